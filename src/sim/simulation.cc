@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "sim/simulation.h"
+
+#include "sim/bug.h"
+
+namespace schedlab {
+
+event_id simulation::at(sim_time when, event_prio prio, event_handler* h, u64 arg)
+{
+    SIM_BUG_ON(when < now_, "event scheduled in the past: {} < now {}", when, now_);
+    return q_.schedule(when, prio, h, arg);
+}
+
+u64 simulation::run_until(sim_time limit)
+{
+    u64 n = 0;
+    stopped_ = false;
+    while (!stopped_ && !q_.empty()) {
+        if (q_.next_time() > limit)
+            break;
+        const auto ev = q_.pop();
+        SIM_BUG_ON(ev.when < now_, "time went backwards: {} < {}", ev.when, now_);
+        now_ = ev.when;
+        ev.handler->fire(ev.arg);
+        ++n;
+    }
+    fired_ += n;
+    return n;
+}
+
+} // namespace schedlab

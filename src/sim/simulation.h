@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * One simulation's engine: its clock, its event queue and its seed. A value
+ * with no global state: any number of them may exist and run on any threads.
+ * It knows nothing about scheduling.
+ */
+#include "sim/event_queue.h"
+#include "sim/rng.h"
+
+#include <string_view>
+
+namespace schedlab {
+
+class simulation {
+public:
+    explicit simulation(u64 seed) : seed_(seed) {}
+
+    sim_time now() const { return now_; }
+    u64 seed() const { return seed_; }
+
+    /// A named random stream of this simulation, independent of every other name.
+    rng_stream rng(std::string_view name) const { return rng_stream(seed_, name); }
+
+    event_id at(sim_time when, event_prio prio, event_handler* h, u64 arg = 0);
+    event_id after(sim_dur delay, event_prio prio, event_handler* h, u64 arg = 0)
+    {
+        return at(now_ + delay, prio, h, arg);
+    }
+    bool cancel(event_id id) { return q_.cancel(id); }
+    bool pending(event_id id) const { return q_.pending(id); }
+
+    /// Fires events in order until the queue is empty, stop() is called, or
+    /// the next event lies beyond `limit`. Returns the number of events fired.
+    u64 run_until(sim_time limit);
+    void stop() { stopped_ = true; }
+    bool stopped() const { return stopped_; }
+
+    u64 events_fired() const { return fired_; }
+    const event_queue& queue() const { return q_; }
+
+private:
+    sim_time now_ = 0;
+    u64 seed_;
+    event_queue q_;
+    u64 fired_ = 0;
+    bool stopped_ = false;
+};
+
+} // namespace schedlab
