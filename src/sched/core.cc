@@ -1,0 +1,675 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The scheduler core: task creation and exit, the wakeup path, __schedule(),
+ * the tick, and the execution of task bursts on CPUs (which the kernel does
+ * not have: it is where simulated user space runs).
+ */
+#include "sched/core.h"
+
+#include <fmt/format.h>
+
+#include "sim/bug.h"
+#include "sim/config_error.h"
+
+#include <algorithm>
+
+namespace schedlab {
+
+/* kernel: kernel/sched/core.c sched_prio_to_weight[] (same table since 2.6.23). */
+const u32 sched_prio_to_weight[40] = {
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+    9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
+    1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
+    110,   87,    70,    56,    45,    36,    29,    23,    18,    15,
+};
+
+namespace {
+constexpr u64 NOT_QUEUED = ~0ULL;
+
+void digest_mix(u64& h, u64 v)
+{
+    for (int i = 0; i < 8; ++i) {
+        h ^= (v >> (i * 8)) & 0xff;
+        h *= 0x100000001b3ULL;
+    }
+}
+
+trace_task_state trace_state(const task_struct& p)
+{
+    if (p.__state == TASK_RUNNING)
+        return trace_task_state::R;
+    if (p.__state & TASK_DEAD)
+        return trace_task_state::X;
+    if (p.__state & TASK_UNINTERRUPTIBLE)
+        return trace_task_state::D;
+    return trace_task_state::S;
+}
+} // namespace
+
+kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params costs)
+    : sim_(sim), m_(m), kc_(std::move(kc)), tun_(scale_tunables(kc_.params, m.nr_cpus())),
+      costs_(costs)
+{
+    topology_params tp;
+    topo_ = build_sched_domains(m_, tp);
+
+    const u64 initial_min_vruntime = static_cast<u64>(-(1LL << 20)); // as init_cfs_rq(): exercise wrap
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
+        auto r = std::make_unique<rq>();
+        r->cpu = cpu;
+        r->cfs.rq_ = r.get();
+        r->cfs.min_vruntime = initial_min_vruntime;
+        r->avg_idle = 2 * tun_.migration_cost;
+        r->max_idle_balance_cost = tun_.migration_cost;
+
+        auto idle = std::make_unique<task_struct>();
+        idle->pid = 0;
+        idle->comm = fmt::format("swapper/{}", cpu);
+        idle->__state = TASK_RUNNING;
+        idle->cpu = cpu;
+        idle->on_cpu = true;
+        idle->cpus_mask = cpumask(m_.nr_cpus());
+        idle->cpus_mask.set(cpu);
+        idle->nr_cpus_allowed = 1;
+        r->idle = idle.get();
+        r->curr = idle.get();
+        r->idle_stamp = 0;
+        idle_tasks_.push_back(std::move(idle));
+        rqs_.push_back(std::move(r));
+    }
+}
+
+kernel::~kernel() = default;
+
+void kernel::set_check_level(check_level l, u64 interval)
+{
+    check_level_ = l;
+    check_interval_ = std::max<u64>(1, interval);
+    check_countdown_ = check_interval_;
+}
+
+task_struct* kernel::find_task_by_pid(int pid)
+{
+    if (pid <= 0 || pid > static_cast<int>(tasks_.size()))
+        return nullptr;
+    return tasks_[pid - 1].get();
+}
+
+task_struct& kernel::task_of(sched_entity& se)
+{
+    // container_of(se, struct task_struct, se): kept as a back pointer here.
+    return *se.owner;
+}
+
+sim_dur kernel::charge(task_struct& p, sim_dur base) { return p.rng.jitter(base, costs_.jitter_pct); }
+
+/* ------------------------------------------------------------------------ */
+/* Task creation                                                              */
+
+// kernel: kernel/fork.c copy_process() + kernel/sched/core.c sched_fork(), 6.6. No mm/files model.
+task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts& o, int parent_cpu)
+{
+    SIM_BUG_ON(o.nice < -20 || o.nice > 19, "nice {} out of range", o.nice);
+    auto t = std::make_unique<task_struct>();
+    task_struct& p = *t;
+    p.pid = static_cast<int>(tasks_.size()) + 1;
+    p.tgid = p.pid;
+    p.se.owner = &p;
+    p.comm = o.comm;
+    p.__state = TASK_NEW;
+    p.policy = o.policy;
+    p.static_prio_nice = o.nice;
+    p.se.load.weight =
+        o.policy == SCHED_IDLE ? WEIGHT_IDLEPRIO : sched_prio_to_weight[o.nice + 20];
+    p.cpus_mask = o.allowed.nr_cpu_ids() ? o.allowed : m_.all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    SIM_BUG_ON(p.nr_cpus_allowed == 0, "task {} has an empty affinity mask", p.comm);
+    p.cpu = p.wake_cpu = p.recent_used_cpu = parent_cpu;
+    p.sched_info_.last_queued = NOT_QUEUED;
+    p.rng = sim_.rng(fmt::format("task/{}", p.pid));
+    p.behaviour = std::move(b);
+    p.start_time = now();
+    tasks_.push_back(std::move(t));
+    ++nr_alive_;
+    return p;
+}
+
+task_struct& kernel::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o)
+{
+    const int cpu = o.cpu < 0 ? 0 : o.cpu;
+    SIM_BUG_ON(cpu >= nr_cpu_ids(), "spawn on cpu{} of a {}-CPU machine", cpu, nr_cpu_ids());
+    this_cpu_ = cpu;
+    task_struct& p = new_task(std::move(b), o, cpu);
+    for (auto* s : sinks_)
+        s->sched_process_fork({now(), cpu, p.pid, 0, &p.comm});
+    task_fork_fair(p);
+    wake_up_new_task(p);
+    return p;
+}
+
+task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b,
+                          const task_opts& o)
+{
+    SIM_BUG_ON(parent.cpu != this_cpu_ || cpu_rq(this_cpu_).curr != &parent,
+               "fork() from pid {} which is not current on cpu{}", parent.pid, this_cpu_);
+    task_opts co = o;
+    if (!co.allowed.nr_cpu_ids())
+        co.allowed = parent.cpus_mask;
+    task_struct& p = new_task(std::move(b), co, parent.cpu);
+    p.parent_pid = parent.pid;
+    if (o.thread)
+        p.tgid = parent.tgid;
+    for (auto* s : sinks_)
+        s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm});
+    task_fork_fair(p);
+    wake_up_new_task(p);
+    return p;
+}
+
+// kernel: kernel/sched/core.c wake_up_new_task(), 6.6. No balance callbacks yet.
+void kernel::wake_up_new_task(task_struct& p)
+{
+    p.__state = TASK_RUNNING;
+    // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
+    const int cpu = select_task_rq(p, p.cpu, WF_FORK);
+    p.cpu = p.wake_cpu = cpu;
+    rq& r = cpu_rq(cpu);
+    update_rq_clock(r);
+    activate_task(r, p, ENQUEUE_NOCLOCK);
+    for (auto* s : sinks_)
+        s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu});
+    if (r.curr->is_idle_task())
+        resched_curr(r);
+    else
+        check_preempt_wakeup_fair(r, p, WF_FORK);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Enqueue / dequeue                                                          */
+
+void kernel::update_rq_clock(rq& r)
+{
+    const u64 t = static_cast<u64>(now());
+    SIM_BUG_ON(t < r.clock, "cpu{}: rq clock went backwards", r.cpu);
+    r.clock_task += t - r.clock; // no IRQ or steal time is modelled
+    r.clock = t;
+}
+
+// kernel: kernel/sched/core.c activate_task() + enqueue_task(), 6.6 (no uclamp, no psi).
+void kernel::activate_task(rq& r, task_struct& p, int flags)
+{
+    if (!(flags & ENQUEUE_NOCLOCK))
+        update_rq_clock(r);
+    if (!(flags & ENQUEUE_RESTORE) && p.sched_info_.last_queued == NOT_QUEUED)
+        p.sched_info_.last_queued = r.clock; // sched_info_enqueue()
+    enqueue_task_fair(r, p, flags);
+    p.on_rq = TASK_ON_RQ_QUEUED;
+}
+
+// kernel: kernel/sched/core.c deactivate_task() + dequeue_task(), 6.6.
+void kernel::deactivate_task(rq& r, task_struct& p, int flags)
+{
+    p.on_rq = (flags & DEQUEUE_SLEEP) ? 0 : TASK_ON_RQ_MIGRATING;
+    if (!(flags & DEQUEUE_NOCLOCK))
+        update_rq_clock(r);
+    if (!(flags & DEQUEUE_SAVE) && p.sched_info_.last_queued != NOT_QUEUED) {
+        // sched_info_dequeue(): time queued but not run counts as run_delay
+        const u64 delta = r.clock - p.sched_info_.last_queued;
+        p.sched_info_.last_queued = NOT_QUEUED;
+        p.sched_info_.run_delay += delta;
+        r.stats.run_delay += delta;
+    }
+    dequeue_task_fair(r, p, flags);
+}
+
+// kernel: kernel/sched/core.c set_task_cpu(), 6.6: migrate_task_rq + sched_migrate_task trace.
+void kernel::set_task_cpu(task_struct& p, int new_cpu)
+{
+    if (p.cpu == new_cpu)
+        return;
+    for (auto* s : sinks_)
+        s->sched_migrate_task({now(), p.pid, &p.comm, p.cpu, new_cpu});
+    migrate_task_rq_fair(p, new_cpu);
+    ++p.se.nr_migrations;
+    ++nr_migrations_;
+    p.cpu = p.wake_cpu = new_cpu;
+}
+
+// kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.6 (no cpuset fallback).
+int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
+{
+    if (p.nr_cpus_allowed > 1)
+        cpu = select_task_rq_fair(p, cpu, wake_flags);
+    else
+        cpu = p.cpus_mask.first();
+    if (!p.cpus_mask.test(cpu))
+        cpu = p.cpus_mask.first();
+    return cpu;
+}
+
+bool kernel::idle_cpu(int cpu) const
+{
+    const rq& r = cpu_rq(cpu);
+    return r.curr == r.idle && r.nr_running == 0 && !r.ttwu_pending;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Wakeups                                                                    */
+
+/*
+ * kernel: kernel/sched/core.c try_to_wake_up(), 6.6.
+ * Differs: the wakeup is activated on the target rq at once (no wake list,
+ * TTWU_QUEUE and its IPI delay come with the wakeup-path issue); no p->pi_lock
+ * or on_cpu spinning, since a task's block and its schedule() are atomic here.
+ */
+bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
+{
+    if (!(p.__state & state))
+        return false;
+    for (auto* s : sinks_)
+        s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu});
+
+    rq& this_rq = cpu_rq(this_cpu_);
+    if (p.on_rq) {
+        // ttwu_runnable(): still queued, just mark it running again.
+        p.__state = TASK_RUNNING;
+        this_rq.stats.ttwu_count++;
+        return true;
+    }
+
+    p.__state = TASK_WAKING;
+    if (p.timer.valid()) {
+        sim_.cancel(p.timer);
+        p.timer = {};
+    }
+    const int cpu = select_task_rq(p, p.wake_cpu, wake_flags | WF_TTWU);
+    if (cpu != p.cpu) {
+        wake_flags |= WF_MIGRATED;
+        set_task_cpu(p, cpu);
+    }
+
+    // ttwu_queue() -> ttwu_do_activate()
+    rq& r = cpu_rq(cpu);
+    update_rq_clock(r);
+    int en_flags = ENQUEUE_WAKEUP | ENQUEUE_NOCLOCK;
+    if (wake_flags & WF_MIGRATED)
+        en_flags |= ENQUEUE_MIGRATED;
+    activate_task(r, p, en_flags);
+    // wakeup_preempt(): the idle class always yields to a fair task.
+    if (r.curr->is_idle_task())
+        resched_curr(r);
+    else
+        check_preempt_wakeup_fair(r, p, wake_flags);
+    p.__state = TASK_RUNNING;
+    for (auto* s : sinks_)
+        s->sched_wakeup({now(), cpu, p.pid, &p.comm, cpu});
+
+    if (r.idle_stamp) {
+        // update_avg(&rq->avg_idle, delta), capped at 2 * max_idle_balance_cost.
+        const u64 delta = r.clock - r.idle_stamp;
+        const u64 max = 2 * r.max_idle_balance_cost;
+        const s64 diff = static_cast<s64>(delta) - static_cast<s64>(r.avg_idle);
+        r.avg_idle = static_cast<u64>(static_cast<s64>(r.avg_idle) + diff / 8);
+        if (r.avg_idle > max)
+            r.avg_idle = max;
+        r.idle_stamp = 0;
+    }
+
+    // ttwu_stat(), counted on the waking CPU.
+    this_rq.stats.ttwu_count++;
+    if (cpu == this_cpu_)
+        this_rq.stats.ttwu_local++;
+    return true;
+}
+
+void kernel::schedule_timeout(task_struct& p, sim_dur ns)
+{
+    SIM_BUG_ON(ns < 0, "negative timeout {} for pid {}", ns, p.pid);
+    if (p.timer.valid())
+        sim_.cancel(p.timer);
+    p.timer = sim_.after(ns, event_prio::hrtimer, this, ev_arg(EV_TIMER, static_cast<u32>(p.pid)));
+}
+
+// kernel: kernel/sched/core.c resched_curr(), 6.6. The IPI to a remote CPU costs nothing yet.
+void kernel::resched_curr(rq& r)
+{
+    if (r.need_resched)
+        return;
+    r.need_resched = true;
+    r.resched_event = sim_.after(0, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
+}
+
+/* ------------------------------------------------------------------------ */
+/* __schedule                                                                 */
+
+void kernel::sched_info_depart(rq& r, task_struct& p)
+{
+    r.stats.rq_cpu_time += r.clock - p.sched_info_.last_arrival;
+    if (p.__state == TASK_RUNNING && p.on_rq)
+        p.sched_info_.last_queued = r.clock; // preempted: waiting again
+}
+
+void kernel::sched_info_arrive(rq& r, task_struct& p)
+{
+    if (p.sched_info_.last_queued != NOT_QUEUED) {
+        const u64 delta = r.clock - p.sched_info_.last_queued;
+        p.sched_info_.run_delay += delta;
+        r.stats.run_delay += delta;
+        p.sched_info_.last_queued = NOT_QUEUED;
+    }
+    p.sched_info_.last_arrival = r.clock;
+    ++p.sched_info_.pcount;
+    ++r.stats.pcount;
+}
+
+/*
+ * kernel: kernel/sched/core.c __schedule(), 6.6.
+ * Differs: no signal_pending check, no core scheduling; the class loop is the
+ * fair class then idle.
+ */
+void kernel::__schedule(rq& r, bool preempt)
+{
+    this_cpu_ = r.cpu;
+    task_struct* prev = r.curr;
+    stop_burst(r);
+    update_rq_clock(r);
+    r.need_resched = false;
+    if (r.resched_event.valid()) {
+        sim_.cancel(r.resched_event);
+        r.resched_event = {};
+    }
+    r.stats.sched_count++;
+
+    u64* switch_count = &prev->nivcsw;
+    if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
+        deactivate_task(r, *prev, DEQUEUE_SLEEP | DEQUEUE_NOCLOCK);
+        switch_count = &prev->nvcsw;
+    }
+
+    task_struct* next = pick_next_task_fair(r, prev->is_idle_task() ? nullptr : prev);
+    if (!next) {
+        next = r.idle;
+        r.stats.sched_goidle++;
+    }
+
+    if (next != prev) {
+        ++r.nr_switches;
+        if (!prev->is_idle_task())
+            ++*switch_count;
+        if (!prev->is_idle_task())
+            sched_info_depart(r, *prev);
+        if (!next->is_idle_task())
+            sched_info_arrive(r, *next);
+        prev->on_cpu = false;
+        next->on_cpu = true;
+        r.curr = next;
+
+        const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
+        for (auto* s : sinks_)
+            s->sched_switch({now(), r.cpu, prev->pid, &prev->comm, trace_state(*prev), preempted,
+                             next->pid, &next->comm});
+        digest_mix(digest_, static_cast<u64>(now()));
+        digest_mix(digest_, static_cast<u64>(r.cpu));
+        digest_mix(digest_, static_cast<u64>(prev->pid));
+        digest_mix(digest_, static_cast<u64>(next->pid));
+
+        if (prev->is_idle_task()) {
+            r.idle_since = -1;
+            start_tick(r);
+        }
+        if (next->is_idle_task()) {
+            r.idle_stamp = r.clock; // newidle accounting (avg_idle)
+            r.idle_since = now();
+            if (r.tick_event.valid()) { // NOHZ: an idle CPU stops its tick
+                sim_.cancel(r.tick_event);
+                r.tick_event = {};
+            }
+        }
+        start_burst(r, next->is_idle_task() ? 0 : charge(*next, costs_.context_switch));
+    } else {
+        start_burst(r, 0);
+    }
+    maybe_check(r);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bursts: simulated user space running on a CPU                              */
+
+void kernel::start_burst(rq& r, sim_dur overhead)
+{
+    task_struct& p = *r.curr;
+    if (p.is_idle_task())
+        return;
+    r.seg_start = now();
+    r.seg_overhead = overhead;
+    r.work_event = sim_.after(overhead + p.work_left, event_prio::task_work, this,
+                              ev_arg(EV_WORK, static_cast<u32>(r.cpu)));
+}
+
+void kernel::stop_burst(rq& r)
+{
+    task_struct& p = *r.curr;
+    if (!sim_.pending(r.work_event))
+        return;
+    sim_.cancel(r.work_event);
+    r.work_event = {};
+    const sim_dur elapsed = now() - r.seg_start;
+    const sim_dur useful = std::max<sim_dur>(0, elapsed - r.seg_overhead);
+    p.work_left -= std::min(useful, p.work_left);
+    r.busy_time += elapsed;
+}
+
+void kernel::cpu_work_done(rq& r)
+{
+    this_cpu_ = r.cpu;
+    task_struct& p = *r.curr;
+    SIM_BUG_ON(p.is_idle_task(), "cpu{}: burst completion for the idle task", r.cpu);
+    r.busy_time += now() - r.seg_start;
+    r.work_event = {};
+    p.work_left = 0;
+    for (int guard = 0;; ++guard) {
+        SIM_BUG_ON(guard > 1'000'000, "pid {} ({}) made no progress in 1e6 steps", p.pid, p.comm);
+        const task_action a = p.behaviour->step(*this, p);
+        switch (a.kind) {
+        case task_action::run:
+            if (a.ns <= 0)
+                continue;
+            p.work_left = a.ns;
+            start_burst(r, 0);
+            return;
+        case task_action::block:
+            if (p.__state == TASK_RUNNING)
+                p.__state = TASK_INTERRUPTIBLE; // set_current_state()
+            __schedule(r, false);
+            return;
+        case task_action::exit:
+            do_exit(r, p);
+            return;
+        case task_action::yield:
+            r.stats.yld_count++;
+            yield_task_fair(r);
+            __schedule(r, false);
+            return;
+        }
+    }
+}
+
+// kernel: kernel/exit.c do_exit() -> do_task_dead(), 6.6: TASK_DEAD then a final __schedule().
+void kernel::do_exit(rq& r, task_struct& p)
+{
+    for (auto* s : sinks_)
+        s->sched_process_exit({now(), r.cpu, p.pid, p.parent_pid, &p.comm});
+    p.__state = TASK_DEAD;
+    p.exit_time = now();
+    --nr_alive_;
+    __schedule(r, false);
+    if (nr_alive_ == 0)
+        sim_.stop();
+}
+
+/* ------------------------------------------------------------------------ */
+/* The tick                                                                   */
+
+void kernel::start_tick(rq& r)
+{
+    if (r.tick_event.valid())
+        return;
+    // The tick restarts on the next jiffy boundary (tick_nohz_restart()).
+    const s64 tick = static_cast<s64>(kc_.params.tick_nsec());
+    const sim_time next = (now() / tick + 1) * tick;
+    r.tick_event = sim_.at(next, event_prio::tick, this, ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
+}
+
+// kernel: kernel/sched/core.c sched_tick() (scheduler_tick() before 6.10), 6.6. No load balancing yet.
+void kernel::sched_tick(rq& r)
+{
+    this_cpu_ = r.cpu;
+    update_rq_clock(r);
+    if (!r.curr->is_idle_task())
+        task_tick_fair(r, *r.curr);
+    if (!r.curr->is_idle_task())
+        r.tick_event = sim_.after(static_cast<s64>(kc_.params.tick_nsec()), event_prio::tick, this,
+                                  ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
+}
+
+void kernel::fire(u64 arg)
+{
+    const auto kind = static_cast<ev_kind>(arg >> 32);
+    const u32 v = static_cast<u32>(arg);
+    switch (kind) {
+    case EV_WORK:
+        cpu_work_done(cpu_rq(static_cast<int>(v)));
+        break;
+    case EV_RESCHED: {
+        rq& r = cpu_rq(static_cast<int>(v));
+        r.resched_event = {};
+        if (r.need_resched)
+            __schedule(r, true);
+        break;
+    }
+    case EV_TICK: {
+        rq& r = cpu_rq(static_cast<int>(v));
+        r.tick_event = {};
+        sched_tick(r);
+        break;
+    }
+    case EV_TIMER: {
+        task_struct* p = find_task_by_pid(static_cast<int>(v));
+        SIM_BUG_ON(!p, "timer for unknown pid {}", v);
+        p->timer = {};
+        this_cpu_ = p->cpu;
+        try_to_wake_up(*p, TASK_NORMAL, 0);
+        break;
+    }
+    }
+}
+
+void kernel::run(sim_time limit)
+{
+    // Any SIM_BUG_ON during the run prints the scheduler state and the seed.
+    bug_context_scope scope([this] { return dump_state(); });
+    sim_.run_until(limit);
+    check_all();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Always-on invariant checks                                                 */
+
+void kernel::maybe_check(rq& r)
+{
+    if (check_level_ == check_level::every) {
+        check_all();
+        return;
+    }
+    (void)r;
+    if (--check_countdown_ == 0) {
+        check_countdown_ = check_interval_;
+        check_all();
+    }
+}
+
+void kernel::check_rq(const rq& r, std::string& errs) const
+{
+    const cfs_rq& cfs = r.cfs;
+    auto err = [&](fmt::string_view f, auto&&... args) {
+        errs += fmt::format("cpu{}: ", r.cpu) + fmt::vformat(f, fmt::make_format_args(args...)) +
+                "\n";
+    };
+    unsigned n = 0;
+    u64 load = 0;
+    s64 avg = 0;
+    u64 avg_load = 0;
+    const sched_entity* prev = nullptr;
+    for (const sched_entity* se : cfs.tasks_timeline) {
+        ++n;
+        load += se->load.weight;
+        avg += static_cast<s64>(se->vruntime - cfs.min_vruntime) * se->load.weight;
+        avg_load += se->load.weight;
+        if (prev && entity_less{}(se, prev))
+            err("tree out of order at vruntime {}", se->vruntime);
+        if (!se->on_rq)
+            err("entity in the tree with on_rq == 0");
+        if (se == cfs.curr)
+            err("curr is in the tree");
+        const task_struct& p = *se->owner;
+        if (p.cpu != r.cpu)
+            err("pid {} queued here but task_cpu is {}", p.pid, p.cpu);
+        if (!task_on_rq_queued(p))
+            err("pid {} in the tree but on_rq={}", p.pid, p.on_rq);
+        prev = se;
+    }
+    if (cfs.curr && cfs.curr->on_rq) {
+        ++n;
+        load += cfs.curr->load.weight;
+    }
+    if (n != cfs.nr_running)
+        err("cfs_rq nr_running {} but {} entities queued", cfs.nr_running, n);
+    if (cfs.h_nr_running != cfs.nr_running || r.nr_running != cfs.h_nr_running)
+        err("nr_running {} / h_nr_running {} / cfs nr_running {} disagree", r.nr_running,
+            cfs.h_nr_running, cfs.nr_running);
+    if (load != cfs.load.weight)
+        err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
+    if (is_eevdf() && (avg != cfs.avg_vruntime || avg_load != cfs.avg_load))
+        err("avg_vruntime {} / avg_load {} but the tree sums to {} / {}", cfs.avg_vruntime,
+            cfs.avg_load, avg, avg_load);
+    if (r.curr->is_idle_task()) {
+        if (cfs.curr)
+            err("idle is running but cfs_rq->curr is set");
+    } else {
+        if (cfs.curr != &r.curr->se)
+            err("rq->curr pid {} is not cfs_rq->curr", r.curr->pid);
+        if (r.curr->cpu != r.cpu)
+            err("rq->curr pid {} has task_cpu {}", r.curr->pid, r.curr->cpu);
+    }
+    if (r.nr_running > 0 && r.curr->is_idle_task() && !r.need_resched)
+        err("{} runnable tasks but the CPU idles without need_resched", r.nr_running);
+}
+
+void kernel::check_all()
+{
+    std::string errs;
+    u64 queued = 0;
+    for (const auto& r : rqs_) {
+        check_rq(*r, errs);
+        queued += r->nr_running;
+    }
+    u64 runnable = 0;
+    for (const auto& t : tasks_) {
+        if (t->__state & TASK_DEAD)
+            continue;
+        if (task_on_rq_queued(*t))
+            ++runnable;
+        if (t->__state == TASK_RUNNING && !task_on_rq_queued(*t))
+            errs += fmt::format("pid {} ({}) is TASK_RUNNING but on no runqueue (lost)\n", t->pid,
+                                t->comm);
+        if (t->__state != TASK_RUNNING && task_on_rq_queued(*t) && !t->on_cpu)
+            errs += fmt::format("pid {} ({}) sleeps (state {:#x}) but is queued\n", t->pid,
+                                t->comm, t->__state);
+    }
+    if (runnable != queued)
+        errs += fmt::format("{} tasks are queued but the runqueues hold {}\n", runnable, queued);
+    if (!errs.empty())
+        sim_panic("scheduler invariant violated at t={} ns:\n{}\n{}", now(), errs, dump_state());
+}
+
+} // namespace schedlab

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Whole-scheduler behaviour on tiny machines, every invariant checked after
+ * every scheduling operation (check_level::every).
+ */
+#include "sched/testlib.h"
+
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using testlib::sched_fixture;
+using testlib::small_machine;
+
+struct policy_case {
+    const char* kernel;
+};
+
+class fair_share : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(fair_share, two_equal_hogs_on_one_cpu_split_it_evenly)
+{
+    sched_fixture t(small_machine(1), GetParam());
+    task_struct& a = t.spawn("a", testlib::spin());
+    task_struct& b = t.spawn("b", testlib::spin());
+    t.run_for(secs(1));
+    const double ra = static_cast<double>(a.se.sum_exec_runtime);
+    const double rb = static_cast<double>(b.se.sum_exec_runtime);
+    EXPECT_NEAR(ra / (ra + rb), 0.5, 0.01) << t.k->dump_state();
+    EXPECT_NEAR(ra + rb, 1e9, 1e6);
+}
+
+TEST_P(fair_share, nice_5_gets_its_weight_share)
+{
+    sched_fixture t(small_machine(1), GetParam());
+    task_struct& a = t.spawn("nice0", testlib::spin());
+    task_struct& b = t.spawn("nice5", testlib::spin(), 0, 5);
+    t.run_for(secs(2));
+    const double ratio = static_cast<double>(a.se.sum_exec_runtime) /
+                         static_cast<double>(b.se.sum_exec_runtime);
+    EXPECT_NEAR(ratio, 1024.0 / 335.0, 0.15) << t.k->dump_state();
+}
+
+TEST_P(fair_share, hogs_switch_at_tick_granularity)
+{
+    // One CPU: factor 1, EEVDF slice 0.75 ms / CFS ideal 3 ms are both below the
+    // 4 ms tick, so each tick preempts: ~250 switches per second.
+    sched_fixture t(small_machine(1), GetParam());
+    t.spawn("a", testlib::spin());
+    t.spawn("b", testlib::spin());
+    t.run_for(secs(1));
+    EXPECT_NEAR(static_cast<double>(t.k->cpu_rq(0).nr_switches), 250.0, 3.0);
+}
+
+TEST_P(fair_share, a_short_sleeper_runs_promptly_after_waking)
+{
+    sched_fixture t(small_machine(1), GetParam());
+    t.spawn("hog", testlib::spin());
+    task_struct& s = t.spawn("sleeper", testlib::run_sleep(usecs(200), msecs(10)));
+    t.run_for(secs(1));
+    // ~1000/10.2 wakeups; each should wait for at most about one tick.
+    EXPECT_GT(s.sched_info_.pcount, 90u);
+    EXPECT_LT(s.sched_info_.run_delay / s.sched_info_.pcount, usecs(4000)) << t.k->dump_state();
+}
+
+INSTANTIATE_TEST_SUITE_P(policies, fair_share, ::testing::Values("6.6", "6.5"));
+
+TEST(wake_up_new_task, forks_spread_to_idle_cpus)
+{
+    sched_fixture t(small_machine(4), "6.6");
+    for (int i = 0; i < 4; ++i)
+        t.spawn(fmt::format("t{}", i), testlib::spin());
+    t.run_for(msecs(10));
+    for (int cpu = 0; cpu < 4; ++cpu)
+        EXPECT_EQ(t.k->cpu_rq(cpu).nr_running, 1u) << t.k->dump_state();
+}
+
+TEST(select_task_rq, never_places_a_task_outside_its_affinity)
+{
+    sched_fixture t(small_machine(4), "6.6");
+    task_struct& p = t.spawn("pinned", testlib::run_sleep(usecs(100), usecs(300)), 0, 0, 3);
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("hog{}", i), testlib::spin());
+    t.run_for(msecs(200));
+    EXPECT_EQ(p.cpu, 3);
+    EXPECT_EQ(p.se.nr_migrations, 0u);
+    EXPECT_GT(p.sched_info_.pcount, 100u);
+}
+
+TEST(try_to_wake_up, returns_false_for_a_task_that_is_not_sleeping)
+{
+    sched_fixture t(small_machine(2), "6.6");
+    task_struct& p = t.spawn("hog", testlib::spin());
+    t.run_for(msecs(1));
+    EXPECT_EQ(p.__state, TASK_RUNNING);
+    EXPECT_FALSE(t.k->wake_up_process(p));
+}
+
+TEST(do_exit, a_finished_task_leaves_the_runqueue_and_the_run_ends)
+{
+    sched_fixture t(small_machine(2), "6.5");
+    task_struct& p = t.spawn("short", testlib::run_sleep(msecs(1), msecs(1), 3));
+    t.run_for(secs(10));
+    EXPECT_TRUE(t.k->all_exited());
+    EXPECT_EQ(p.__state, TASK_DEAD);
+    EXPECT_EQ(p.se.sum_exec_runtime, static_cast<u64>(msecs(3)));
+    EXPECT_EQ(p.nvcsw, 4u) << "3 sleeps + the final switch away from the dead task";
+    EXPECT_LT(t.sim.now(), msecs(7));
+    for (int cpu = 0; cpu < 2; ++cpu)
+        EXPECT_EQ(t.k->cpu_rq(cpu).nr_running, 0u);
+}
+
+TEST(context_switch_cost, is_charged_to_the_incoming_task)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.context_switch = usecs(10);
+    sched_fixture t(small_machine(1), "6.6", 1, "", c);
+    task_struct& p = t.spawn("loop", testlib::run_sleep(usecs(100), usecs(100), 10));
+    t.run_for(secs(1));
+    // 11 switches in (10 runs, then the wakeup that exits), each 10 us, plus 10 x 100 us of work.
+    EXPECT_EQ(p.se.sum_exec_runtime, static_cast<u64>(11 * usecs(10) + 10 * usecs(100)));
+}
+
+u64 digest_of(u64 seed, const char* profile)
+{
+    cost_params c; // default costs, with jitter: the seed matters
+    sched_fixture t(small_machine(2), profile, seed, "", c);
+    for (int i = 0; i < 6; ++i)
+        t.spawn(fmt::format("w{}", i),
+                testlib::behaviour([](kernel& k, task_struct& p) {
+                    // run a jittered amount, then sleep a random time
+                    if (p.rng.below(2))
+                        return task_action::cpu(k.charge(p, usecs(300)));
+                    k.schedule_timeout(p, static_cast<sim_dur>(p.rng.below(usecs(500))));
+                    return task_action::sleep();
+                }));
+    t.run_for(msecs(200));
+    return t.k->schedule_digest();
+}
+
+TEST(determinism, same_seed_gives_the_same_schedule_and_another_seed_does_not)
+{
+    for (const char* k : {"6.6", "6.5"}) {
+        EXPECT_EQ(digest_of(42, k), digest_of(42, k)) << k;
+        EXPECT_NE(digest_of(42, k), digest_of(43, k)) << k;
+    }
+}
+
+TEST(check_all, reports_a_corrupted_runqueue_with_the_state_dump)
+{
+    sched_fixture t(small_machine(1), "6.6");
+    t.spawn("a", testlib::spin());
+    t.spawn("b", testlib::spin());
+    t.run_for(msecs(10));
+    EXPECT_DEATH(
+        {
+            t.k->cpu_rq(0).cfs.nr_running += 1; // simulate a lost accounting update
+            t.k->check_all();
+        },
+        "scheduler invariant violated(.|\n)*cfs_rq nr_running(.|\n)*seed 1");
+}
+
+} // namespace
+} // namespace schedlab

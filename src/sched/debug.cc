@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * State dumps in the spirit of /proc/sched_debug (kernel/sched/debug.c
+ * print_cfs_rq() / print_rq()), printed by every failed invariant check.
+ */
+#include "sched/core.h"
+
+#include <fmt/format.h>
+
+namespace schedlab {
+
+// kernel: kernel/sched/debug.c print_cpu() + print_cfs_rq() + print_rq(), 6.6 fields, own layout.
+std::string kernel::print_rq(int cpu) const
+{
+    const rq& r = cpu_rq(cpu);
+    const cfs_rq& cfs = r.cfs;
+    std::string s = fmt::format(
+        "cpu#{}\n  .nr_running : {}\n  .nr_switches : {}\n  .curr->pid : {} ({})\n"
+        "  .clock : {}\n  .need_resched : {}\n  .avg_idle : {}\n",
+        cpu, r.nr_running, r.nr_switches, r.curr->pid, r.curr->comm, r.clock, r.need_resched,
+        r.avg_idle);
+    s += fmt::format("cfs_rq[{}]:/\n  .nr_running : {}\n  .h_nr_running : {}\n  .load : {}\n"
+                     "  .min_vruntime : {}\n",
+                     cpu, cfs.nr_running, cfs.h_nr_running, cfs.load.weight,
+                     static_cast<s64>(cfs.min_vruntime));
+    if (is_eevdf())
+        s += fmt::format("  .avg_vruntime : {}\n  .avg_load : {}\n  V : {}\n", cfs.avg_vruntime,
+                         cfs.avg_load, static_cast<s64>(avg_vruntime(cfs)));
+    s += "runnable tasks:\n   S  task   PID   vruntime   deadline   vlag   slice   "
+         "sum-exec   switches  eligible\n";
+    auto line = [&](const sched_entity& se, char state) {
+        const task_struct& p = *se.owner;
+        s += fmt::format(" {} {:>6} {:>5} {:>12} {:>12} {:>8} {:>8} {:>12} {:>8} {}\n", state,
+                         p.comm, p.pid, static_cast<s64>(se.vruntime), static_cast<s64>(se.deadline),
+                         se.vlag, se.slice, se.sum_exec_runtime, p.nvcsw + p.nivcsw,
+                         is_eevdf() ? (entity_eligible(cfs, se) ? "yes" : "no") : "-");
+    };
+    if (cfs.curr)
+        line(*cfs.curr, '>');
+    for (const sched_entity* se : cfs.tasks_timeline)
+        line(*se, ' ');
+    return s;
+}
+
+std::string kernel::dump_state() const
+{
+    std::string s = fmt::format("schedlab state at t={} ns, seed {}, kernel {} ({}), machine {}\n",
+                                sim_.now(), sim_.seed(), kc_.spec,
+                                is_eevdf() ? "EEVDF" : "CFS", m_.name);
+    s += fmt::format("features: {}\n", kc_.features_string());
+    for (int cpu = 0; cpu < nr_cpu_ids(); ++cpu) {
+        const rq& r = cpu_rq(cpu);
+        if (r.nr_running == 0 && r.curr->is_idle_task() && nr_cpu_ids() > 16)
+            continue; // keep dumps of big machines readable: skip idle CPUs
+        s += print_rq(cpu);
+    }
+    return s;
+}
+
+} // namespace schedlab

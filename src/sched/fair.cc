@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The fair class shell: what CFS (<= 6.5) and EEVDF (>= 6.6) share, and the
+ * class hooks core.cc calls. Policy-specific parts are in fair_cfs.cc and
+ * fair_eevdf.cc; the branch on kernel::is_eevdf() sits where the two
+ * kernels' versions of a function differ.
+ *
+ * Not modelled yet: PELT (update_load_avg and friends), task groups,
+ * bandwidth control, util_est.
+ */
+#include "sched/core.h"
+
+#include "sim/bug.h"
+
+namespace schedlab {
+
+// kernel: kernel/sched/fair.c calc_delta_fair(), 6.6. Exact division instead of
+// __calc_delta()'s 32-bit inverse-weight fixed point (differs in the last ns).
+u64 kernel::calc_delta_fair(u64 delta, const sched_entity& se)
+{
+    if (se.load.weight == NICE_0_LOAD)
+        return delta;
+    return static_cast<u64>(static_cast<unsigned __int128>(delta) * NICE_0_LOAD / se.load.weight);
+}
+
+sched_entity* kernel::__pick_first_entity(const cfs_rq& cfs) const
+{
+    return cfs.tasks_timeline.empty() ? nullptr : *cfs.tasks_timeline.begin();
+}
+
+// kernel: kernel/sched/fair.c __enqueue_entity(), 6.6 (6.5: no avg_vruntime). Ordered set, not an rbtree.
+void kernel::__enqueue_entity(cfs_rq& cfs, sched_entity& se)
+{
+    if (is_eevdf())
+        avg_vruntime_add(cfs, se);
+    se.tree_seq = ++cfs.tree_seq;
+    const bool inserted = cfs.tasks_timeline.insert(&se).second;
+    SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
+}
+
+// kernel: kernel/sched/fair.c __dequeue_entity(), 6.6.
+void kernel::__dequeue_entity(cfs_rq& cfs, sched_entity& se)
+{
+    const auto erased = cfs.tasks_timeline.erase(&se);
+    SIM_BUG_ON(erased != 1, "entity of pid {} not in the tree", se.owner->pid);
+    if (is_eevdf())
+        avg_vruntime_sub(cfs, se);
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_min_vruntime(), 6.6 (== 6.5 for the value).
+ * min_vruntime follows the smaller of curr and the leftmost entity and never
+ * decreases; EEVDF shifts the avg_vruntime sum by the same amount (avg_vruntime_update()).
+ */
+void kernel::update_min_vruntime(cfs_rq& cfs)
+{
+    sched_entity* se = __pick_first_entity(cfs);
+    sched_entity* curr = cfs.curr;
+    u64 vruntime = cfs.min_vruntime;
+    if (curr) {
+        if (curr->on_rq)
+            vruntime = curr->vruntime;
+        else
+            curr = nullptr;
+    }
+    if (se) {
+        if (!curr)
+            vruntime = se->vruntime;
+        else if (static_cast<s64>(se->vruntime - vruntime) < 0)
+            vruntime = se->vruntime;
+    }
+    // __update_min_vruntime(): max_vruntime(min_vruntime, vruntime)
+    const s64 delta = static_cast<s64>(vruntime - cfs.min_vruntime);
+    if (delta > 0) {
+        if (is_eevdf())
+            cfs.avg_vruntime -= static_cast<s64>(cfs.avg_load) * delta;
+        cfs.min_vruntime = vruntime;
+    }
+}
+
+// kernel: kernel/sched/fair.c update_curr(), 6.6 (6.5: without update_deadline). No cgroup/bandwidth.
+void kernel::update_curr(cfs_rq& cfs)
+{
+    sched_entity* curr = cfs.curr;
+    if (!curr)
+        return;
+    const u64 now_task = cfs.rq_->clock_task;
+    const s64 delta_exec = static_cast<s64>(now_task - curr->exec_start);
+    if (delta_exec <= 0)
+        return;
+    curr->exec_start = now_task;
+    curr->sum_exec_runtime += static_cast<u64>(delta_exec);
+    curr->vruntime += calc_delta_fair(static_cast<u64>(delta_exec), *curr);
+    if (is_eevdf())
+        update_deadline(cfs, *curr);
+    update_min_vruntime(cfs);
+}
+
+// kernel: kernel/sched/fair.c clear_buddies(), 6.6 (6.5 also clears last).
+void kernel::clear_buddies(cfs_rq& cfs, sched_entity& se)
+{
+    if (cfs.next == &se)
+        cfs.next = nullptr;
+    if (cfs.last == &se)
+        cfs.last = nullptr;
+    if (cfs.skip == &se)
+        cfs.skip = nullptr;
+}
+
+/*
+ * kernel: kernel/sched/fair.c enqueue_entity(), 6.6 and 6.5.
+ * 6.6 places every enqueued entity by its lag; 6.5 renormalises a migrated or
+ * non-wakeup entity's relative vruntime and gives wakeups the sleeper credit.
+ */
+void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    const bool curr = cfs.curr == &se;
+    if (is_eevdf()) {
+        if (curr)
+            place_entity_eevdf(cfs, se, flags);
+        update_curr(cfs);
+        if (!curr)
+            place_entity_eevdf(cfs, se, flags);
+    } else {
+        const bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
+        if (renorm && curr)
+            se.vruntime += cfs.min_vruntime;
+        update_curr(cfs);
+        if (renorm && !curr)
+            se.vruntime += cfs.min_vruntime;
+    }
+    // account_entity_enqueue()
+    cfs.load.weight += se.load.weight;
+    cfs.nr_running++;
+    if (!is_eevdf() && (flags & ENQUEUE_WAKEUP))
+        place_entity_cfs(cfs, se, false);
+    if (!curr)
+        __enqueue_entity(cfs, se);
+    se.on_rq = true;
+    se.cfs_rq_ = &cfs;
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_entity(), 6.6 and 6.5.
+ * 6.6 records the lag (update_entity_lag); 6.5 makes a non-sleep dequeue's
+ * vruntime relative to min_vruntime so it can be renormalised elsewhere.
+ */
+void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    update_curr(cfs);
+    clear_buddies(cfs, se);
+    if (is_eevdf())
+        update_entity_lag(cfs, se);
+    if (&se != cfs.curr)
+        __dequeue_entity(cfs, se);
+    se.on_rq = false;
+    // account_entity_dequeue()
+    cfs.load.weight -= se.load.weight;
+    cfs.nr_running--;
+    if (!is_eevdf() && !(flags & DEQUEUE_SLEEP))
+        se.vruntime -= cfs.min_vruntime;
+    if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
+        update_min_vruntime(cfs);
+}
+
+// kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash).
+void kernel::set_next_entity(cfs_rq& cfs, sched_entity& se)
+{
+    if (se.on_rq) {
+        __dequeue_entity(cfs, se);
+        // 6.6: "HACK, stash a copy of deadline at the point of pick in vlag".
+        if (is_eevdf())
+            se.vlag = static_cast<s64>(se.deadline);
+    }
+    se.exec_start = cfs.rq_->clock_task; // update_stats_curr_start()
+    cfs.curr = &se;
+    se.prev_sum_exec_runtime = se.sum_exec_runtime;
+}
+
+// kernel: kernel/sched/fair.c put_prev_entity(), 6.6.
+void kernel::put_prev_entity(cfs_rq& cfs, sched_entity& prev)
+{
+    if (prev.on_rq) {
+        update_curr(cfs);
+        __enqueue_entity(cfs, prev);
+    }
+    cfs.curr = nullptr;
+}
+
+// kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5.
+sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
+{
+    if (!is_eevdf())
+        return pick_next_entity_cfs(cfs, curr);
+    // 6.6: a next buddy is taken if eligible (NEXT_BUDDY is off by default).
+    if (sched_feat(NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
+        return cfs.next;
+    return pick_eevdf(cfs);
+}
+
+/* ---- class hooks ---- */
+
+// kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, for a task of the root group only.
+void kernel::enqueue_task_fair(rq& r, task_struct& p, int flags)
+{
+    enqueue_entity(r.cfs, p.se, flags);
+    r.cfs.h_nr_running++;
+    if (p.policy == SCHED_IDLE)
+        r.cfs.idle_h_nr_running++;
+    r.nr_running++; // add_nr_running()
+}
+
+// kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only; no util_est.
+void kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
+{
+    dequeue_entity(r.cfs, p.se, flags);
+    r.cfs.h_nr_running--;
+    if (p.policy == SCHED_IDLE)
+        r.cfs.idle_h_nr_running--;
+    r.nr_running--; // sub_nr_running()
+}
+
+/*
+ * kernel: kernel/sched/fair.c pick_next_task_fair(), 6.6, the
+ * CONFIG_FAIR_GROUP_SCHED path distribution kernels run: curr stays
+ * cfs_rq->curr during the pick (so RUN_TO_PARITY and the CFS curr
+ * comparison see it) and is put back only if another entity wins.
+ * When nothing is runnable it runs sched_balance_newidle() and retries.
+ */
+task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
+{
+    cfs_rq& cfs = r.cfs;
+    for (;;) {
+        if (cfs.nr_running) {
+            sched_entity* curr = cfs.curr;
+            if (curr) {
+                if (curr->on_rq)
+                    update_curr(cfs);
+                else
+                    curr = nullptr;
+            }
+            sched_entity* se = pick_next_entity(cfs, curr);
+            SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu, cfs.nr_running);
+            if (!is_eevdf())
+                clear_buddies(cfs, *se);
+            task_struct& p = task_of(*se);
+            if (&p != prev) {
+                if (prev && cfs.curr == &prev->se)
+                    put_prev_entity(cfs, prev->se);
+                set_next_entity(cfs, *se);
+            }
+            return &p;
+        }
+        // idle: put prev back first (it is not on the rq any more), then try to pull.
+        if (prev && cfs.curr == &prev->se)
+            put_prev_entity(cfs, prev->se);
+        prev = nullptr;
+        if (sched_balance_newidle(r) <= 0)
+            return nullptr;
+    }
+}
+
+void kernel::put_prev_task_fair(rq& r, task_struct& prev)
+{
+    if (r.cfs.curr == &prev.se)
+        put_prev_entity(r.cfs, prev.se);
+}
+
+void kernel::set_next_task_fair(rq& r, task_struct& p) { set_next_entity(r.cfs, p.se); }
+
+// kernel: kernel/sched/fair.c check_preempt_wakeup() (wakeup_preempt_fair from 6.7), 6.6 / 6.5.
+void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
+{
+    if (is_eevdf())
+        check_preempt_wakeup_eevdf(r, p, wake_flags);
+    else
+        check_preempt_wakeup_cfs(r, p, wake_flags);
+}
+
+/*
+ * kernel: kernel/sched/fair.c migrate_task_rq_fair(), 6.6 / 6.5.
+ * 6.5 makes a waking task's vruntime relative to the old min_vruntime; both
+ * forget cache hotness (exec_start = 0). No PELT removal yet.
+ */
+void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
+{
+    if (!is_eevdf() && p.__state == TASK_WAKING)
+        p.se.vruntime -= cpu_rq(p.cpu).cfs.min_vruntime;
+    p.se.exec_start = 0;
+}
+
+// kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(), 6.6 / 6.5 (no PELT, no hrtick).
+void kernel::task_tick_fair(rq& r, task_struct& curr)
+{
+    cfs_rq& cfs = r.cfs;
+    SIM_BUG_ON(cfs.curr != &curr.se, "cpu{}: tick for pid {} which is not cfs_rq->curr", r.cpu,
+               curr.pid);
+    update_curr(cfs);
+    if (!is_eevdf() && cfs.nr_running > 1)
+        check_preempt_tick(cfs, curr.se);
+}
+
+/*
+ * kernel: kernel/sched/fair.c task_fork_fair(), 6.6 / 6.5.
+ * The child is placed on the forking CPU's cfs_rq (the parent's, or the
+ * spawning CPU's for tasks created by the harness); 6.5 then makes its
+ * vruntime relative for the renormalisation in enqueue_entity().
+ */
+void kernel::task_fork_fair(task_struct& p)
+{
+    rq& r = cpu_rq(p.cpu);
+    cfs_rq& cfs = r.cfs;
+    update_rq_clock(r);
+    sched_entity* curr = cfs.curr;
+    if (curr)
+        update_curr(cfs);
+    sched_entity& se = p.se;
+    se.vruntime = 0;
+    se.vlag = 0;
+    se.slice = tun_.base_slice;
+    se.sum_exec_runtime = se.prev_sum_exec_runtime = 0;
+    if (is_eevdf()) {
+        place_entity_eevdf(cfs, se, ENQUEUE_INITIAL);
+    } else {
+        if (curr)
+            se.vruntime = curr->vruntime;
+        place_entity_cfs(cfs, se, true);
+        se.vruntime -= cfs.min_vruntime;
+    }
+}
+
+// kernel: kernel/sched/fair.c yield_task_fair(), 6.6 (EEVDF: deadline += slice) / 6.5 (skip buddy).
+void kernel::yield_task_fair(rq& r)
+{
+    cfs_rq& cfs = r.cfs;
+    if (r.nr_running == 1 || !cfs.curr)
+        return;
+    update_rq_clock(r);
+    update_curr(cfs);
+    if (is_eevdf())
+        cfs.curr->deadline += calc_delta_fair(cfs.curr->slice, *cfs.curr);
+    else
+        cfs.skip = cfs.curr;
+}
+
+/*
+ * kernel: kernel/sched/fair.c sched_balance_newidle() (newidle_balance()
+ * before 6.10). Not modelled yet: no task is pulled. The call sits where the
+ * kernel's does (pick_next_task_fair's idle path) so the load-balancing
+ * model replaces only this body.
+ */
+int kernel::sched_balance_newidle(rq& /*r*/) { return 0; }
+
+} // namespace schedlab

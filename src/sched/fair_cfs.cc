@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * CFS, as in v6.5 and earlier (kernel-model.md section 1): vruntime ordered
+ * timeline, min_vruntime placement with sleeper credit, NEXT/LAST buddies,
+ * wakeup granularity and tick preemption against the ideal slice.
+ */
+#include "sched/core.h"
+
+#include "sim/bug.h"
+
+#include <algorithm>
+
+namespace schedlab {
+
+namespace {
+inline bool entity_before(const sched_entity& a, const sched_entity& b)
+{
+    return static_cast<s64>(a.vruntime - b.vruntime) < 0;
+}
+} // namespace
+
+/*
+ * kernel: kernel/sched/fair.c sched_slice() + __sched_period(), 6.5.
+ * period = latency for up to nr_latency tasks, else nr * min_granularity;
+ * slice = period * w / W (W counting se if it is not queued yet); with
+ * BASE_SLICE at least min_granularity.
+ */
+u64 kernel::sched_slice(const cfs_rq& cfs, const sched_entity& se) const
+{
+    unsigned nr_running = cfs.nr_running;
+    if (sched_feat(ALT_PERIOD))
+        nr_running = cfs.rq_->cfs.h_nr_running;
+    nr_running += se.on_rq ? 0 : 1;
+    u64 slice = nr_running > tun_.nr_latency ? nr_running * tun_.min_granularity : tun_.latency;
+
+    u64 load = cfs.load.weight;
+    if (!se.on_rq)
+        load += se.load.weight;
+    if (load)
+        slice = static_cast<u64>(static_cast<unsigned __int128>(slice) * se.load.weight / load);
+    if (sched_feat(BASE_SLICE))
+        slice = std::max<u64>(slice, tun_.min_granularity); // no SCHED_IDLE-entity variant
+    return slice;
+}
+
+// kernel: kernel/sched/fair.c sched_vslice(), 6.5.
+u64 kernel::sched_vslice(const cfs_rq& cfs, const sched_entity& se) const
+{
+    return calc_delta_fair(sched_slice(cfs, se), se);
+}
+
+/*
+ * kernel: kernel/sched/fair.c place_entity(), 6.5.
+ * A fork starts a vslice after min_vruntime (START_DEBIT); a wakeup gets up to
+ * latency (halved by GENTLE_FAIR_SLEEPERS) of credit below min_vruntime, but
+ * never moves backwards - unless it slept so long that its vruntime is stale
+ * (entity_is_long_sleeper(), new in 6.5: about 104 days of vruntime).
+ */
+void kernel::place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial)
+{
+    u64 vruntime = cfs.min_vruntime;
+    if (initial && sched_feat(START_DEBIT))
+        vruntime += sched_vslice(cfs, se);
+    if (!initial) {
+        u64 thresh = tun_.latency;
+        if (sched_feat(GENTLE_FAIR_SLEEPERS))
+            thresh >>= 1;
+        vruntime -= thresh;
+    }
+    // entity_is_long_sleeper(): 1 << 63 / NICE_0_LOAD ns of vruntime since exec_start.
+    constexpr u64 sleep_time_limit = (1ULL << 63) / NICE_0_LOAD;
+    const bool long_sleeper =
+        se.exec_start != 0 && cfs.rq_->clock_task - se.exec_start > sleep_time_limit;
+    if (long_sleeper || static_cast<s64>(vruntime - se.vruntime) > 0)
+        se.vruntime = vruntime;
+}
+
+// kernel: kernel/sched/fair.c wakeup_gran(), 6.5: wakeup_granularity in se's virtual time.
+u64 kernel::wakeup_gran(const sched_entity& se) const
+{
+    return calc_delta_fair(tun_.wakeup_granularity, se);
+}
+
+/*
+ * kernel: kernel/sched/fair.c wakeup_preempt_entity(), 6.5.
+ * -1 if se is not ahead of curr, 1 if it is more than a wakeup granularity
+ * ahead (should preempt), 0 in between.
+ */
+int kernel::wakeup_preempt_entity(const sched_entity& curr, const sched_entity& se) const
+{
+    const s64 vdiff = static_cast<s64>(curr.vruntime - se.vruntime);
+    if (vdiff <= 0)
+        return -1;
+    if (vdiff > static_cast<s64>(wakeup_gran(se)))
+        return 1;
+    return 0;
+}
+
+/*
+ * kernel: kernel/sched/fair.c check_preempt_tick(), 6.5 (ideal capped at
+ * sched_latency, as 6.5 does and 6.1 does not).
+ */
+void kernel::check_preempt_tick(cfs_rq& cfs, sched_entity& curr)
+{
+    const u64 ideal_runtime = std::min(sched_slice(cfs, curr), tun_.latency);
+    const u64 delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
+    if (delta_exec > ideal_runtime) {
+        resched_curr(*cfs.rq_);
+        clear_buddies(cfs, curr);
+        return;
+    }
+    if (delta_exec < tun_.min_granularity)
+        return;
+    const sched_entity* se = __pick_first_entity(cfs);
+    if (!se)
+        return;
+    const s64 delta = static_cast<s64>(curr.vruntime - se->vruntime);
+    if (delta < 0)
+        return;
+    if (static_cast<u64>(delta) > ideal_runtime)
+        resched_curr(*cfs.rq_);
+}
+
+/*
+ * kernel: kernel/sched/fair.c pick_next_entity(), 6.5.
+ * The leftmost (or curr if it is further left), overridden by the skip, next
+ * and last buddies when they are within a wakeup granularity of it.
+ */
+sched_entity* kernel::pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr)
+{
+    sched_entity* left = __pick_first_entity(cfs);
+    if (!left || (curr && entity_before(*curr, *left)))
+        left = curr;
+    sched_entity* se = left;
+
+    if (cfs.skip && cfs.skip == se) {
+        sched_entity* second = nullptr;
+        if (se == curr) {
+            second = __pick_first_entity(cfs);
+        } else {
+            auto it = cfs.tasks_timeline.find(se);
+            if (it != cfs.tasks_timeline.end() && ++it != cfs.tasks_timeline.end())
+                second = *it;
+            if (!second || (curr && entity_before(*curr, *second)))
+                second = curr;
+        }
+        if (second && wakeup_preempt_entity(*second, *left) < 1)
+            se = second;
+    }
+    if (cfs.next && wakeup_preempt_entity(*cfs.next, *left) < 1)
+        se = cfs.next;
+    else if (cfs.last && wakeup_preempt_entity(*cfs.last, *left) < 1)
+        se = cfs.last;
+    return se;
+}
+
+/*
+ * kernel: kernel/sched/fair.c check_preempt_wakeup(), 6.5. The wakee
+ * preempts when curr's vruntime is more than wakeup_gran ahead of it; it
+ * then becomes the next buddy and curr the last buddy (when >= nr_latency
+ * tasks are queued).
+ */
+void kernel::check_preempt_wakeup_cfs(rq& r, task_struct& p, int wake_flags)
+{
+    task_struct& curr = *r.curr;
+    cfs_rq& cfs = r.cfs;
+    sched_entity& se = curr.se;
+    sched_entity& pse = p.se;
+    if (&se == &pse)
+        return;
+    const bool scale = cfs.nr_running >= tun_.nr_latency;
+    bool next_buddy_marked = false;
+    if (sched_feat(NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
+        cfs.next = &pse;
+        next_buddy_marked = true;
+    }
+    if (r.need_resched)
+        return;
+    if (curr.policy == SCHED_IDLE && p.policy != SCHED_IDLE) {
+        resched_curr(r);
+        return;
+    }
+    if (p.policy != SCHED_NORMAL || !sched_feat(WAKEUP_PREEMPTION))
+        return;
+    update_curr(cfs);
+    if (wakeup_preempt_entity(se, pse) != 1)
+        return;
+    if (!next_buddy_marked)
+        cfs.next = &pse;
+    resched_curr(r);
+    if (!se.on_rq)
+        return;
+    if (sched_feat(LAST_BUDDY) && scale)
+        cfs.last = &se;
+}
+
+} // namespace schedlab

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * EEVDF, as first merged in v6.6 (kernel-model.md section 2).
+ *
+ * Virtual time V is the load-weighted average vruntime of the queued
+ * entities (curr included when on_rq):
+ *
+ *   V = v0 + sum((v_i - v0) * w_i) / sum(w_i),  v0 = min_vruntime
+ *
+ * An entity is eligible when its lag V - v_i >= 0, i.e. it has received less
+ * service than it is due. Among eligible entities the one with the earliest
+ * virtual deadline vd_i = ve_i + r_i / w_i runs.
+ */
+#include "sched/core.h"
+
+#include "sim/bug.h"
+
+#include <algorithm>
+
+namespace schedlab {
+
+namespace {
+inline s64 entity_key(const cfs_rq& cfs, const sched_entity& se)
+{
+    return static_cast<s64>(se.vruntime - cfs.min_vruntime);
+}
+} // namespace
+
+// kernel: kernel/sched/fair.c avg_vruntime_add(), 6.6.
+void kernel::avg_vruntime_add(cfs_rq& cfs, const sched_entity& se)
+{
+    const s64 w = se.load.weight;
+    cfs.avg_vruntime += entity_key(cfs, se) * w;
+    cfs.avg_load += static_cast<u64>(w);
+}
+
+// kernel: kernel/sched/fair.c avg_vruntime_sub(), 6.6.
+void kernel::avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se)
+{
+    const s64 w = se.load.weight;
+    cfs.avg_vruntime -= entity_key(cfs, se) * w;
+    cfs.avg_load -= static_cast<u64>(w);
+}
+
+// kernel: kernel/sched/fair.c avg_vruntime(), 6.6: the division rounds towards -inf.
+u64 kernel::avg_vruntime(const cfs_rq& cfs) const
+{
+    const sched_entity* curr = cfs.curr;
+    s64 avg = cfs.avg_vruntime;
+    s64 load = static_cast<s64>(cfs.avg_load);
+    if (curr && curr->on_rq) {
+        const s64 w = curr->load.weight;
+        avg += entity_key(cfs, *curr) * w;
+        load += w;
+    }
+    if (load) {
+        if (avg < 0)
+            avg -= (load - 1); // sign flips effective floor / ceil
+        avg /= load;
+    }
+    return cfs.min_vruntime + static_cast<u64>(avg);
+}
+
+// kernel: kernel/sched/fair.c entity_eligible(), 6.6: avg >= key * load, without the division.
+bool kernel::entity_eligible(const cfs_rq& cfs, const sched_entity& se) const
+{
+    const sched_entity* curr = cfs.curr;
+    s64 avg = cfs.avg_vruntime;
+    s64 load = static_cast<s64>(cfs.avg_load);
+    if (curr && curr->on_rq) {
+        const s64 w = curr->load.weight;
+        avg += entity_key(cfs, *curr) * w;
+        load += w;
+    }
+    return avg >= entity_key(cfs, se) * load;
+}
+
+// kernel: kernel/sched/fair.c update_entity_lag(), 6.6: lag clamped to max(2 slice, tick) of virtual time.
+void kernel::update_entity_lag(cfs_rq& cfs, sched_entity& se)
+{
+    SIM_BUG_ON(!se.on_rq, "update_entity_lag on a dequeued entity (pid {})", se.owner->pid);
+    const s64 lag = static_cast<s64>(avg_vruntime(cfs) - se.vruntime);
+    const s64 limit = static_cast<s64>(
+        calc_delta_fair(std::max<u64>(2 * se.slice, kc_.params.tick_nsec()), se));
+    se.vlag = std::clamp(lag, -limit, limit);
+}
+
+/*
+ * kernel: kernel/sched/fair.c place_entity(), 6.6.
+ * With PLACE_LAG the saved lag is inflated by (W + w) / W so that adding the
+ * entity does not pull V towards it and shrink its lag; then
+ * v = V - lag and vd = v + vslice (half a slice for a fork with
+ * PLACE_DEADLINE_INITIAL).
+ */
+void kernel::place_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    const u64 vruntime = avg_vruntime(cfs);
+    s64 lag = 0;
+    se.slice = tun_.base_slice;
+    u64 vslice = calc_delta_fair(se.slice, se);
+
+    if (sched_feat(PLACE_LAG) && cfs.nr_running) {
+        const sched_entity* curr = cfs.curr;
+        s64 load = static_cast<s64>(cfs.avg_load);
+        if (curr && curr->on_rq)
+            load += curr->load.weight;
+        lag = se.vlag * (load + static_cast<s64>(se.load.weight));
+        if (!load)
+            load = 1;
+        lag /= load; // div_s64 truncates towards zero
+    }
+    se.vruntime = vruntime - static_cast<u64>(lag);
+
+    if (sched_feat(PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL))
+        vslice /= 2;
+    se.deadline = se.vruntime + vslice;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_deadline(), 6.6: once an entity's
+ * vruntime reaches its deadline it gets a new request of base_slice and, if
+ * others are queued, the CPU is asked to reschedule. This replaces CFS's
+ * check_preempt_tick().
+ */
+void kernel::update_deadline(cfs_rq& cfs, sched_entity& se)
+{
+    if (static_cast<s64>(se.vruntime - se.deadline) < 0)
+        return;
+    se.slice = tun_.base_slice;
+    se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
+    if (cfs.nr_running > 1) {
+        resched_curr(*cfs.rq_);
+        clear_buddies(cfs, se);
+    }
+}
+
+/*
+ * kernel: kernel/sched/fair.c pick_eevdf(), 6.6.
+ * Differs: a linear walk of the vruntime-ordered tree instead of the
+ * min_deadline-augmented heap search. Eligibility is monotone in vruntime,
+ * so the eligible entities are a prefix of the tree; the earliest deadline
+ * among them wins, the leftmost on ties. curr wins only with a strictly
+ * earlier deadline, and with RUN_TO_PARITY while it still holds the deadline
+ * it was picked with.
+ */
+sched_entity* kernel::pick_eevdf(cfs_rq& cfs)
+{
+    sched_entity* curr = cfs.curr;
+    if (curr && (!curr->on_rq || !entity_eligible(cfs, *curr)))
+        curr = nullptr;
+    if (sched_feat(RUN_TO_PARITY) && curr && curr->vlag == static_cast<s64>(curr->deadline))
+        return curr;
+
+    sched_entity* best = nullptr;
+    for (sched_entity* se : cfs.tasks_timeline) {
+        if (!entity_eligible(cfs, *se))
+            break;
+        if (!best || static_cast<s64>(se->deadline - best->deadline) < 0)
+            best = se;
+    }
+    if (!best || (curr && static_cast<s64>(best->deadline - curr->deadline) > 0))
+        best = curr;
+    if (!best) {
+        // The kernel prints "EEVDF scheduling fail, picking leftmost" here.
+        best = __pick_first_entity(cfs);
+        SIM_BUG_ON(best == nullptr && cfs.curr == nullptr, "pick_eevdf on an empty cfs_rq");
+    }
+    return best;
+}
+
+/*
+ * kernel: kernel/sched/fair.c check_preempt_wakeup(), v6.6.0 naming (later
+ * 6.6 stable: check_preempt_wakeup_fair). Preempt iff pick_eevdf() would
+ * choose the wakee now.
+ */
+void kernel::check_preempt_wakeup_eevdf(rq& r, task_struct& p, int wake_flags)
+{
+    task_struct& curr = *r.curr;
+    cfs_rq& cfs = r.cfs;
+    sched_entity& se = curr.se;
+    sched_entity& pse = p.se;
+    if (&se == &pse)
+        return;
+    if (sched_feat(NEXT_BUDDY) && !(wake_flags & WF_FORK))
+        cfs.next = &pse; // set_next_buddy()
+    if (r.need_resched)
+        return;
+    const bool cse_is_idle = curr.policy == SCHED_IDLE;
+    const bool pse_is_idle = p.policy == SCHED_IDLE;
+    if (cse_is_idle && !pse_is_idle) {
+        resched_curr(r);
+        return;
+    }
+    if (cse_is_idle != pse_is_idle)
+        return;
+    // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
+    if (p.policy != SCHED_NORMAL || !sched_feat(WAKEUP_PREEMPTION))
+        return;
+    update_curr(cfs);
+    if (pick_eevdf(cfs) == &pse)
+        resched_curr(r);
+}
+
+} // namespace schedlab

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Kernel profiles: which fair-class policy, which features (and their
+ * defaults) and which tunables a given kernel version has. A profile
+ * spec is "NAME" optionally followed by "+FEATURE" or "+NO_FEATURE" tokens
+ * ("6.6+NO_RUN_TO_PARITY"); --features applies further toggles.
+ */
+#include "sched/features.h"
+#include "sched/params.h"
+
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+struct kernel_profile_info {
+    std::string name;
+    std::string description;
+};
+
+/// The resolved kernel an arm runs: everything a simulation needs to know.
+struct kernel_config {
+    std::string spec;               ///< as given, e.g. "6.6+NO_RUN_TO_PARITY"
+    std::string base;               ///< profile name, e.g. "6.6"
+    sched_params params;
+    sched_features features;        ///< effective feature bits
+    std::vector<sched_feat_id> available; ///< features this kernel has, features.def order
+    std::vector<std::string> warnings;    ///< e.g. toggled features that are not modelled
+
+    bool has_feature(sched_feat_id f) const;
+    /// Like /sys/kernel/debug/sched/features: "PLACE_LAG NO_NEXT_BUDDY ...".
+    std::string features_string() const;
+    /// Toggles that differ from the profile's defaults, "+"-joined ("" if none).
+    std::string delta_string() const;
+};
+
+const std::vector<kernel_profile_info>& kernel_profiles();
+
+/// Resolves "NAME[+FEAT...]". Throws config_error naming `where` for an
+/// unknown profile or feature, with a did-you-mean hint.
+kernel_config make_kernel_config(const std::string& spec, const std::string& where = "--kernel");
+
+/// Applies a comma- or space-separated list of "NAME" / "NO_NAME" toggles, as
+/// `echo NO_NAME > /sys/kernel/debug/sched/features` would. Throws config_error.
+void apply_features(kernel_config& kc, const std::string& list, const std::string& where);
+
+/// The profile default of a feature (false if the kernel lacks it).
+bool profile_default(const std::string& base, sched_feat_id f);
+
+} // namespace schedlab

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The scheduler's data structures, named as in kernel/sched/sched.h and
+ * include/linux/sched.h: task_struct, sched_entity, cfs_rq, rq. Fields keep
+ * their kernel names so this file reads side by side with the kernel's.
+ *
+ * Not modelled (yet): task groups / cgroups (every task is a child of the
+ * root cfs_rq), RT and deadline classes, PELT (issue: placement/balancing).
+ */
+#include "machine/cpumask.h"
+#include "sim/event_queue.h"
+#include "sim/rng.h"
+#include "sim/time.h"
+
+#include <sched.h> // glibc defines SCHED_BATCH (3) and SCHED_IDLE (5) with the uapi values
+
+#include <memory>
+#include <set>
+#include <string>
+
+#ifndef SCHED_NORMAL
+#define SCHED_NORMAL 0 /* include/uapi/linux/sched.h; glibc calls it SCHED_OTHER */
+#endif
+
+namespace schedlab {
+
+class kernel;
+struct rq;
+struct cfs_rq;
+struct task_struct;
+
+/* Wake flags (kernel/sched/sched.h, 6.x values; the low nibble equals SD_BALANCE_*). */
+enum : int {
+    WF_EXEC = 0x02,
+    WF_FORK = 0x04,
+    WF_TTWU = 0x08,
+    WF_SYNC = 0x10,        ///< waker goes to sleep right after the wakeup
+    WF_MIGRATED = 0x20,    ///< internal: task was migrated by ttwu
+    WF_CURRENT_CPU = 0x40, ///< 6.6+: prefer the waker's CPU
+};
+
+/* enqueue_task / dequeue_task flags (6.6 values). */
+enum : int {
+    DEQUEUE_SLEEP = 0x01,
+    DEQUEUE_SAVE = 0x02,
+    DEQUEUE_MOVE = 0x04,
+    DEQUEUE_NOCLOCK = 0x08,
+    ENQUEUE_WAKEUP = 0x01,
+    ENQUEUE_RESTORE = 0x02,
+    ENQUEUE_MOVE = 0x04,
+    ENQUEUE_NOCLOCK = 0x08,
+    ENQUEUE_HEAD = 0x10,
+    ENQUEUE_REPLENISH = 0x20,
+    ENQUEUE_MIGRATED = 0x40,
+    ENQUEUE_INITIAL = 0x80,
+};
+
+/* task_struct::__state */
+enum : unsigned {
+    TASK_RUNNING = 0x0000,
+    TASK_INTERRUPTIBLE = 0x0001,
+    TASK_UNINTERRUPTIBLE = 0x0002,
+    TASK_DEAD = 0x0080,
+    TASK_WAKING = 0x0200,
+    TASK_NEW = 0x0800,
+    TASK_NORMAL = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE,
+};
+
+/* task_struct::on_rq */
+enum : int { TASK_ON_RQ_QUEUED = 1, TASK_ON_RQ_MIGRATING = 2 };
+
+
+constexpr u32 NICE_0_LOAD = 1024;
+constexpr u32 WEIGHT_IDLEPRIO = 3;
+/// kernel: kernel/sched/core.c sched_prio_to_weight[], nice -20..19.
+extern const u32 sched_prio_to_weight[40];
+
+/// What a task does next, returned by its behaviour's step().
+struct task_action {
+    enum kind_t : u8 {
+        run,   ///< consume `ns` of CPU, then call step() again
+        block, ///< the task has queued itself on a wait queue: sleep until woken
+        exit,  ///< do_exit()
+        yield, ///< sched_yield()
+    } kind;
+    sim_dur ns = 0;
+
+    static task_action cpu(sim_dur ns) { return {run, ns}; }
+    static task_action sleep() { return {block, 0}; }
+    static task_action do_exit() { return {exit, 0}; }
+};
+
+/*
+ * A task's user-space behaviour, implemented by the workload layer. step()
+ * is called when the task is current on a CPU and has no CPU work left; it
+ * performs the effects of the task's next operation at the current simulated
+ * time (writes, wakeups, forks, through the kernel's syscall surface) and says
+ * what the task does next. It must not block the host thread or keep state
+ * outside the task and the objects the workload owns.
+ */
+class task_behaviour {
+public:
+    virtual ~task_behaviour() = default;
+    virtual task_action step(kernel& k, task_struct& p) = 0;
+};
+
+struct load_weight {
+    u32 weight = NICE_0_LOAD;
+};
+
+/// struct sched_entity (no group hierarchy: every entity is a task on the root cfs_rq).
+struct sched_entity {
+    load_weight load;
+    u64 vruntime = 0;
+    u64 deadline = 0;     ///< EEVDF virtual deadline
+    s64 vlag = 0;         ///< EEVDF lag; with RUN_TO_PARITY also the deadline at pick time
+    u64 slice = 0;        ///< EEVDF request size
+    u64 exec_start = 0;
+    u64 sum_exec_runtime = 0;
+    u64 prev_sum_exec_runtime = 0;
+    u64 nr_migrations = 0;
+    bool on_rq = false;
+    cfs_rq* cfs_rq_ = nullptr; ///< cfs_rq_of(se); trailing _ only to avoid the type's name
+    u64 tree_seq = 0;         ///< insertion order: breaks vruntime ties FIFO, deterministically
+    task_struct* owner = nullptr; ///< container_of(se, task_struct, se)
+};
+
+/// struct sched_info (CONFIG_SCHED_INFO): run_delay and pcount.
+struct sched_info {
+    u64 pcount = 0;       ///< times run on a CPU
+    u64 run_delay = 0;    ///< ns spent runnable but waiting
+    u64 last_arrival = 0; ///< when last run on a CPU
+    u64 last_queued = 0;  ///< when last queued (0 = not waiting)
+};
+
+struct task_struct {
+    int pid = 0;
+    int tgid = 0;
+    std::string comm;
+    unsigned __state = TASK_NEW;
+    int on_rq = 0;
+    bool on_cpu = false;
+    int cpu = 0;                ///< task_cpu(p)
+    int wake_cpu = 0;
+    int recent_used_cpu = 0;
+    int policy = SCHED_NORMAL;
+    int static_prio_nice = 0;   ///< nice value, -20..19
+    cpumask cpus_mask;
+    int nr_cpus_allowed = 0;
+    sched_entity se;
+
+    /* wakee tracking (record_wakee / wake_wide) */
+    task_struct* last_wakee = nullptr;
+    u32 wakee_flips = 0;
+    u64 wakee_flip_decay_ts = 0;
+
+    /* accounting */
+    u64 nvcsw = 0;  ///< voluntary context switches
+    u64 nivcsw = 0; ///< involuntary context switches
+    sched_info sched_info_;
+    sim_time start_time = 0;
+    sim_time exit_time = -1;
+    int parent_pid = 0;
+
+    /* the simulated user-space program */
+    std::unique_ptr<task_behaviour> behaviour;
+    sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
+    rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
+    event_id timer;            ///< pending hrtimer (timed sleep), if any
+    void* wait_token = nullptr; ///< workload's wait-queue bookkeeping (opaque to sched)
+
+    bool is_idle_task() const { return pid == 0; }
+    int task_nice() const { return static_prio_nice; }
+};
+
+/// Orders a cfs_rq's timeline: vruntime (wrap-safe), then insertion sequence.
+struct entity_less {
+    bool operator()(const sched_entity* a, const sched_entity* b) const
+    {
+        const s64 d = static_cast<s64>(a->vruntime - b->vruntime);
+        if (d != 0)
+            return d < 0;
+        return a->tree_seq < b->tree_seq;
+    }
+};
+
+/// struct cfs_rq (the root one of each rq; no task groups).
+struct cfs_rq {
+    load_weight load{0};         ///< sum of queued weights, curr included
+    unsigned nr_running = 0;     ///< queued entities, curr included
+    unsigned h_nr_running = 0;
+    unsigned idle_h_nr_running = 0;
+    u64 min_vruntime = 0;
+    s64 avg_vruntime = 0;        ///< EEVDF: sum of (v_i - min_vruntime) * w_i over the tree
+    u64 avg_load = 0;            ///< EEVDF: sum of w_i over the tree
+    std::set<sched_entity*, entity_less> tasks_timeline;
+    sched_entity* curr = nullptr;
+    sched_entity* next = nullptr;
+    sched_entity* last = nullptr; ///< CFS LAST_BUDDY
+    sched_entity* skip = nullptr;
+    rq* rq_ = nullptr;
+    u64 tree_seq = 0;
+};
+
+/// Per-CPU schedstat counters (/proc/schedstat v15 "cpu" line).
+struct rq_schedstat {
+    u64 yld_count = 0;
+    u64 sched_count = 0;
+    u64 sched_goidle = 0;
+    u64 ttwu_count = 0;
+    u64 ttwu_local = 0;
+    u64 rq_cpu_time = 0;
+    u64 run_delay = 0;
+    u64 pcount = 0;
+};
+
+/// struct rq: one per CPU.
+struct rq {
+    int cpu = 0;
+    unsigned nr_running = 0;
+    u64 nr_switches = 0;
+    cfs_rq cfs;
+    task_struct* curr = nullptr;
+    task_struct* idle = nullptr;
+    u64 clock = 0;
+    u64 clock_task = 0;
+    bool need_resched = false;   ///< TIF_NEED_RESCHED of rq->curr
+    u64 next_balance = 0;
+    bool ttwu_pending = false;
+    u64 idle_stamp = 0;
+    u64 avg_idle = 0;
+    u64 max_idle_balance_cost = 0;
+    rq_schedstat stats;
+
+    /* execution of the current task's burst */
+    event_id work_event;     ///< end of the current burst (or the step() call)
+    event_id resched_event;  ///< pending __schedule() for need_resched
+    event_id tick_event;     ///< next scheduler tick (stopped while idle: NOHZ)
+    sim_time seg_start = 0;  ///< when the current burst segment began
+    sim_dur seg_overhead = 0; ///< context-switch cost at the start of the segment
+    sim_time idle_since = 0;
+    sim_dur busy_time = 0;   ///< time not running the idle task
+};
+
+inline bool task_on_rq_queued(const task_struct& p) { return p.on_rq == TASK_ON_RQ_QUEUED; }
+
+} // namespace schedlab

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Scheduler tracepoints as plain records, with the field names of
+ * include/trace/events/sched.h. The scheduler emits them to every attached
+ * sink; sinks (metrics, trace exporters) only observe and never change
+ * scheduler state.
+ */
+#include "sim/time.h"
+
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+/// prev_state as the sched_switch tracepoint prints it.
+enum class trace_task_state : u8 { R, S, D, X };
+
+struct trace_sched_switch {
+    sim_time ts;
+    int cpu;
+    int prev_pid;
+    const std::string* prev_comm;
+    trace_task_state prev_state;
+    bool prev_preempted; ///< "R+" in ftrace output
+    int next_pid;
+    const std::string* next_comm;
+};
+
+/// sched_waking (on the waker's CPU), sched_wakeup (target CPU), sched_wakeup_new.
+struct trace_sched_wakeup {
+    sim_time ts;
+    int cpu;        ///< CPU the event is emitted on
+    int pid;
+    const std::string* comm;
+    int target_cpu;
+};
+
+struct trace_sched_migrate_task {
+    sim_time ts;
+    int pid;
+    const std::string* comm;
+    int orig_cpu;
+    int dest_cpu;
+};
+
+struct trace_sched_process {
+    sim_time ts;
+    int cpu;
+    int pid;        ///< child (fork) or exiting task
+    int parent_pid; ///< fork only
+    const std::string* comm;
+};
+
+class trace_sink {
+public:
+    virtual ~trace_sink() = default;
+    virtual void sched_switch(const trace_sched_switch&) {}
+    virtual void sched_waking(const trace_sched_wakeup&) {}
+    virtual void sched_wakeup(const trace_sched_wakeup&) {}
+    virtual void sched_wakeup_new(const trace_sched_wakeup&) {}
+    virtual void sched_migrate_task(const trace_sched_migrate_task&) {}
+    virtual void sched_process_fork(const trace_sched_process&) {}
+    virtual void sched_process_exit(const trace_sched_process&) {}
+};
+
+} // namespace schedlab
