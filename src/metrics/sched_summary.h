@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The scheduler summary printed after a benchmark's own output: context
+ * switches, migrations, wakeup-to-run latency and per-CPU utilisation.
+ * Computed from the tracepoints alone (a trace_sink), the way a user would
+ * compute them from a `perf sched record` or trace-cmd recording, so the
+ * same numbers can be compared with real traces.
+ */
+#include "metrics/histogram.h"
+#include "trace/tracepoints.h"
+
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+struct sched_summary_result {
+    sim_time begin = 0, end = 0;
+    u64 switches = 0;     ///< sched_switch events between two different tasks
+    u64 voluntary = 0;    ///< prev left in a sleep state (S, D) or exited (X)
+    u64 involuntary = 0;  ///< prev preempted while runnable (R+)
+    u64 migrations = 0;   ///< sched_migrate_task
+    u64 wakeups = 0;      ///< sched_waking + sched_wakeup_new
+    log_histogram wakeup_latency; ///< sched_waking / sched_wakeup_new -> sched_switch in, ns
+    std::vector<sim_dur> busy;    ///< per CPU: time running a non-idle task in [begin, end]
+
+    double utilisation(int cpu) const;
+    /// The text block printed after the benchmark's output ("# " prefixed lines).
+    std::string format() const;
+};
+
+class sched_summary final : public trace_sink {
+public:
+    explicit sched_summary(int nr_cpus);
+
+    void sched_switch(const trace_sched_switch& e) override;
+    void sched_waking(const trace_sched_wakeup& e) override;
+    void sched_wakeup_new(const trace_sched_wakeup& e) override;
+    void sched_migrate_task(const trace_sched_migrate_task&) override { ++r_.migrations; }
+
+    /// Closes open busy intervals at `end` and returns the result.
+    sched_summary_result finish(sim_time end);
+
+private:
+    sched_summary_result r_;
+    std::vector<sim_time> running_since_; ///< per CPU: start of the current non-idle run, -1 idle
+    std::vector<sim_time> waking_;        ///< per pid: pending sched_waking time, -1 none
+};
+
+} // namespace schedlab
