@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Scheduling domains and groups, as kernel/sched/topology.c builds them.
+ *
+ * The machine (machine/machine.h) says what CPUs share; build_sched_domains()
+ * turns that into the per-CPU domain hierarchy, its groups, the sd_init()
+ * balancing parameters and the per-CPU sd_llc shortcuts. The result is
+ * immutable except for the runtime fields the balancer updates
+ * (balance_interval, nr_balance_failed, last_balance, max_newidle_lb_cost,
+ * last_decay_max_lb_cost, and the sched_domain_shared counters).
+ *
+ * Modelled on v6.6 (names of v6.10+: SD_SHARE_LLC). Not modelled: CPU
+ * hotplug and domain rebuilds, cpusets / exclusive root domains, isolcpus,
+ * relax_domain_level, SD_ASYM_PACKING (ITMT), energy-aware perf domains.
+ */
+#include "machine/cpumask.h"
+#include "machine/machine.h"
+#include "sim/time.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+/*
+ * include/linux/sched/sd_flags.h, in the kernel's bit order (v6.x).
+ * SD_SHARE_LLC was called SD_SHARE_PKG_RESOURCES before v6.10; same bit,
+ * same meaning (the domain's CPUs share the last-level cache).
+ */
+enum : u32 {
+    SD_BALANCE_NEWIDLE = 1u << 0,
+    SD_BALANCE_EXEC = 1u << 1,
+    SD_BALANCE_FORK = 1u << 2,
+    SD_BALANCE_WAKE = 1u << 3,
+    SD_WAKE_AFFINE = 1u << 4,
+    SD_ASYM_CPUCAPACITY = 1u << 5,
+    SD_ASYM_CPUCAPACITY_FULL = 1u << 6,
+    SD_SHARE_CPUCAPACITY = 1u << 7,
+    SD_CLUSTER = 1u << 8,
+    SD_SHARE_LLC = 1u << 9,
+    SD_SERIALIZE = 1u << 10,
+    SD_ASYM_PACKING = 1u << 11,
+    SD_PREFER_SIBLING = 1u << 12,
+    SD_OVERLAP = 1u << 13,
+    SD_NUMA = 1u << 14,
+};
+inline constexpr int SD_FLAG_CNT = 15; ///< __SD_FLAG_CNT
+
+/// Kernel name of one SD_* bit ("SD_SHARE_LLC"), "" if not a flag.
+const char* sd_flag_name(u32 flag);
+/// "SD_BALANCE_NEWIDLE SD_BALANCE_EXEC ...": the set bits in bit order, as debugfs .../flags.
+std::string sd_flags_to_string(u32 flags);
+
+/// kernel: struct sched_domain_shared (one per LLC, shared by that LLC's CPUs)
+struct sched_domain_shared {
+    int nr_busy_cpus = 0; ///< initialised to the LLC's weight, as sd_init() does
+    bool has_idle_cores = false;
+    int nr_idle_scan = 0;
+};
+
+/// kernel: struct sched_group + its sched_group_capacity
+struct sched_group {
+    cpumask span;         ///< sched_group_span()
+    u32 capacity = 0;     ///< sgc->capacity: sum of the CPUs' capacities
+    int group_weight = 0; ///< CPUs in span
+    int balance_cpu = -1; ///< group_balance_cpu(): first CPU of balance_mask; also sgc->id
+    cpumask balance_mask; ///< group_balance_mask(): == span except on some NUMA (overlap) groups
+    int cores = 0;        ///< sg->cores: SMT cores in span
+    u32 flags = 0;        ///< sg->flags: flags of the child domain the group was built from
+};
+
+/// kernel: struct sched_domain
+struct sched_domain {
+    sched_domain* parent = nullptr;
+    sched_domain* child = nullptr;
+    std::string name; ///< "SMT", "CLS", "MC", "DIE" or "PKG", "NODE", "NUMA"
+    int level = 0;    ///< index after degenerate removal: domain-<level>
+    cpumask span;
+    int span_weight = 0;
+    u32 flags = 0;
+    std::vector<sched_group> groups; ///< groups[0] contains the owning CPU (kernel: sd->groups)
+    u32 min_interval = 0, max_interval = 0, balance_interval = 0; ///< ms, as sd_init
+    u32 busy_factor = 16, imbalance_pct = 117, cache_nice_tries = 0, imb_numa_nr = 0;
+    u32 nr_balance_failed = 0;
+    u64 last_balance = 0, max_newidle_lb_cost = 0, last_decay_max_lb_cost = 0; ///< ns
+    sched_domain_shared* shared = nullptr; ///< non-null on the sd_llc domain (kernel: sd->shared)
+    int numa_distance = 0; ///< NUMA levels: the SLIT distance this level spans (else 0)
+
+    bool has(u32 f) const { return (flags & f) != 0; }
+};
+
+/// Tunables lifted out of sd_init() so they can be printed and swept.
+struct topology_params {
+    bool pkg_name = false; ///< name the package level "PKG" (6.7+) instead of "DIE"
+    u32 imbalance_pct = 117, smt_imbalance_pct = 110, busy_factor = 16;
+    bool numa_imb_6x = true; ///< imb_numa_nr as 6.x computes it (else 0 = the 5.15 25% rule)
+};
+
+/// Per CPU, like rq->sd plus the per-cpu sd_llc shortcuts (update_top_cache_domain()).
+struct cpu_sched_domains {
+    std::vector<std::unique_ptr<sched_domain>> domains; ///< bottom-up; domains[i]->level == i
+    sched_domain* sd() const { return domains.empty() ? nullptr : domains.front().get(); }
+    sched_domain* sd_llc = nullptr;
+    int sd_llc_size = 1;
+    int sd_llc_id = 0; ///< first CPU of the LLC span (the CPU itself without an LLC domain)
+    sched_domain_shared* sd_llc_shared = nullptr;
+    sched_domain* sd_numa = nullptr; ///< lowest NUMA domain
+    sched_domain* sd_asym_cpucapacity = nullptr;
+};
+
+class sched_topology {
+public:
+    std::vector<cpu_sched_domains> cpus;                          ///< indexed by CPU
+    std::vector<std::unique_ptr<sched_domain_shared>> llc_shared; ///< one per LLC
+
+    const cpu_sched_domains& cpu(int c) const { return cpus[c]; }
+    cpu_sched_domains& cpu(int c) { return cpus[c]; }
+    /// kernel: cpus_share_cache()
+    bool cpus_share_cache(int a, int b) const { return cpus[a].sd_llc_id == cpus[b].sd_llc_id; }
+};
+
+/// kernel: build_sched_domains() for all CPUs; SIM_BUG_ON if sched_domain_check() finds anything.
+sched_topology build_sched_domains(const machine& m, const topology_params& tp);
+
+/// The invariants sched_domain_debug_one() reports as "ERROR: ..."; empty means sound.
+std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu);
+
+/// The dmesg "CPU0 attaching sched-domain(s):" text for every CPU; `verbose` adds each
+/// domain's flags and sd_init parameters (like /sys/kernel/debug/sched/domains/cpuN/domainM/).
+std::string sched_domain_debug(const sched_topology& t, const machine& m, bool verbose);
+
+} // namespace schedlab
