@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Wait queues, pipes and AF_UNIX stream sockets: the blocking and wakeup
+ * rules of fs/pipe.c and net/unix/af_unix.c, without the data.
+ */
+#include "workload/channel.h"
+
+#include "sched/core.h"
+#include "sim/bug.h"
+
+#include <algorithm>
+
+namespace schedlab {
+
+/* ------------------------------------------------------------------------ */
+/* wait_queue                                                                 */
+
+void wait_queue::add(task_struct& p)
+{
+    SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
+    entries_.push_front({&p, false});
+}
+
+void wait_queue::add_exclusive(task_struct& p)
+{
+    SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
+    entries_.push_back({&p, true});
+}
+
+bool wait_queue::contains(const task_struct& p) const
+{
+    return std::any_of(entries_.begin(), entries_.end(), [&](const entry& e) { return e.p == &p; });
+}
+
+int wait_queue::wake_up(kernel& k, int nr_exclusive, int wake_flags)
+{
+    ++nr_wake_calls_;
+    int woken = 0;
+    // Every visited entry is woken and (autoremove) dequeued, so the walk
+    // always takes the head; it stops after the nr_exclusive-th exclusive one.
+    while (!entries_.empty()) {
+        const entry e = entries_.front();
+        entries_.pop_front();
+        const bool ok = k.try_to_wake_up(*e.p, TASK_NORMAL, wake_flags);
+        SIM_BUG_ON(!ok, "pid {} ({}) was on a wait queue but not asleep (state {:#x})", e.p->pid,
+                   e.p->comm, e.p->__state);
+        ++woken;
+        if (e.exclusive && nr_exclusive > 0 && --nr_exclusive == 0)
+            break;
+    }
+    nr_woken_ += static_cast<u64>(woken);
+    return woken;
+}
+
+/* ------------------------------------------------------------------------ */
+/* pipe                                                                       */
+
+// kernel: fs/pipe.c pipe_write(), 6.6 (blocking mode; see the class comment).
+bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
+{
+    if (c.waited && full()) {
+        // Still inside wait_event_interruptible_exclusive(): the condition
+        // pipe_writable() is re-checked and the writer sleeps again, no side effects.
+        wr_wait_.add_exclusive(p);
+        ++stats_.writer_sleeps;
+        return false;
+    }
+    const bool was_empty = empty(); // recomputed after each wait, as the kernel does
+    u64 left = c.want - c.done;
+
+    // A sub-page tail is merged into the last buffer on the first pass only
+    // (kernel: "chars = total_len & (PAGE_SIZE-1)" before the main loop).
+    if (!c.waited && c.done == 0 && !was_empty) {
+        const u64 chars = left % PAGE_SIZE;
+        pipe_buffer& last = bufs_.back();
+        if (chars && last.offset + last.len + chars <= PAGE_SIZE) {
+            last.len += chars;
+            bytes_ += chars;
+            stats_.bytes_written += chars;
+            c.done += chars;
+            left -= chars;
+        }
+    }
+    while (left > 0) {
+        if (full()) {
+            // Release the pipe, wake the reader if we made the pipe non-empty, sleep.
+            if (was_empty)
+                c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+            wr_wait_.add_exclusive(p);
+            c.waited = true;
+            ++stats_.writer_sleeps;
+            note_queued();
+            return false;
+        }
+        const u64 chunk = std::min(PAGE_SIZE, left);
+        bufs_.push_back({0, chunk});
+        bytes_ += chunk;
+        stats_.bytes_written += chunk;
+        c.done += chunk;
+        left -= chunk;
+    }
+    ++stats_.writes;
+    note_queued();
+
+    const bool wake_next_writer = c.waited && !full();
+    if (was_empty || poll_usage_)
+        c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+    if (wake_next_writer)
+        c.nr_woken += wr_wait_.wake_up(k, 1, WF_SYNC);
+    return true;
+}
+
+// kernel: fs/pipe.c pipe_read(), 6.6 (blocking mode; see the class comment).
+bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
+{
+    if (empty()) {
+        // wait_event_interruptible_exclusive(pipe->rd_wait, pipe_readable(pipe))
+        rd_wait_.add_exclusive(p);
+        c.waited = true;
+        ++stats_.reader_sleeps;
+        return false;
+    }
+    const bool was_full = full();
+    while (c.done < c.want && !bufs_.empty()) {
+        pipe_buffer& buf = bufs_.front();
+        const u64 chars = std::min(buf.len, c.want - c.done);
+        buf.offset += chars;
+        buf.len -= chars;
+        bytes_ -= chars;
+        c.done += chars;
+        if (buf.len == 0)
+            bufs_.pop_front(); // pipe_buf_release(); pipe->tail++
+    }
+    stats_.bytes_read += c.done;
+    ++stats_.reads;
+
+    const bool wake_next_reader = c.waited && !empty();
+    if (was_full)
+        c.nr_woken += wr_wait_.wake_up(k, 1, WF_SYNC);
+    if (wake_next_reader)
+        c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+    return true;
+}
+
+// kernel: fs/pipe.c pipe_poll(), 6.6: registers on rd_wait and sets poll_usage.
+bool pipe_channel::poll(kernel& k, task_struct& p)
+{
+    (void)k;
+    poll_usage_ = true;
+    if (!empty())
+        return true;
+    rd_wait_.add(p);
+    ++stats_.reader_sleeps;
+    return false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* AF_UNIX SOCK_STREAM                                                        */
+
+u64 unix_stream_channel::truesize(u64 len) const
+{
+    const u64 a = params_.skb_data_align;
+    return (len + a - 1) / a * a + params_.skb_overhead;
+}
+
+// kernel: net/unix/af_unix.c unix_stream_sendmsg(), 6.6 (see the class comment).
+bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
+{
+    const u64 max_skb = params_.sk_sndbuf / 2 > 64 ? params_.sk_sndbuf / 2 - 64 : 1;
+    while (c.done < c.want) {
+        // sock_alloc_send_pskb(): allocation succeeds while sk_wmem_alloc < sk_sndbuf.
+        if (wmem_alloc_ >= params_.sk_sndbuf) {
+            wr_wait_.add(p); // sock_wait_for_wmem(): prepare_to_wait(), non-exclusive
+            c.waited = true;
+            ++stats_.writer_sleeps;
+            return false;
+        }
+        const u64 len = std::min(max_skb, c.want - c.done);
+        const u64 ts = truesize(len);
+        wmem_alloc_ += ts;
+        skbs_.push_back({len, ts});
+        bytes_ += len;
+        c.done += len;
+        stats_.bytes_written += len;
+        note_queued();
+        // other->sk_data_ready(other): sock_def_readable()
+        if (rd_wait_.has_sleeper())
+            c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+    }
+    ++stats_.writes;
+    return true;
+}
+
+// kernel: net/unix/af_unix.c unix_stream_read_generic(), 6.6 (see the class comment).
+bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
+{
+    if (skbs_.empty()) {
+        rd_wait_.add(p); // unix_stream_data_wait(): prepare_to_wait(), non-exclusive
+        c.waited = true;
+        ++stats_.reader_sleeps;
+        return false;
+    }
+    while (c.done < c.want && !skbs_.empty()) {
+        skb& s = skbs_.front();
+        const u64 chunk = std::min(s.len, c.want - c.done);
+        s.len -= chunk;
+        bytes_ -= chunk;
+        c.done += chunk;
+        stats_.bytes_read += chunk;
+        if (s.len == 0) {
+            // consume_skb() -> sock_wfree() -> sk_write_space() = unix_write_space()
+            wmem_alloc_ -= s.truesize;
+            skbs_.pop_front();
+            if (writable() && wr_wait_.has_sleeper())
+                c.nr_woken += wr_wait_.wake_up(k, 1, WF_SYNC);
+        }
+    }
+    ++stats_.reads;
+    return true;
+}
+
+// kernel: net/unix/af_unix.c unix_poll(), 6.6: sock_poll_wait() on the peer's queue.
+bool unix_stream_channel::poll(kernel& k, task_struct& p)
+{
+    (void)k;
+    if (!skbs_.empty())
+        return true;
+    rd_wait_.add(p);
+    ++stats_.reader_sleeps;
+    return false;
+}
+
+} // namespace schedlab

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The kernel objects simulated tasks share: wait queues, pipes, AF_UNIX
+ * SOCK_STREAM socketpairs, futexes, barriers and counters.
+ *
+ * Each object models the blocking and wakeup rules of its kernel counterpart
+ * (which wait queue a task sleeps on, exclusive or not, which event wakes it,
+ * with or without WF_SYNC) and none of its data: only byte counts move.
+ *
+ * A channel call is one *attempt* of a blocking syscall: it moves what it
+ * can and either completes or queues the task on a wait queue and reports
+ * that the task must sleep. When the task is woken, the caller (the program
+ * interpreter, program.h) makes the next attempt, the way the kernel loops
+ * inside pipe_read()/pipe_write() after schedule() returns.
+ *
+ * Not modelled: the pipe mutex and the wait-queue spinlocks (no contention
+ * cost), signals, O_NONBLOCK, splice, packet mode, SCM rights, peer close.
+ */
+#include "sched/params.h"
+#include "sched/sched.h"
+
+#include <deque>
+#include <string>
+
+namespace schedlab {
+
+class kernel;
+
+/*
+ * model: include/linux/wait.h struct wait_queue_head with
+ * autoremove_wake_function entries. Differs: every entry is removed when its
+ * task is woken (the kernel keeps poll entries until poll returns; a second
+ * wakeup of an already running task is a no-op there, so only its cost differs).
+ */
+class wait_queue {
+public:
+    /// kernel: add_wait_queue() / prepare_to_wait(): a non-exclusive entry at the head.
+    void add(task_struct& p);
+    /// kernel: add_wait_queue_exclusive() (wait_event_*_exclusive()): an entry at the tail.
+    void add_exclusive(task_struct& p);
+    /*
+     * kernel: kernel/sched/wait.c __wake_up_common(), 6.6: walks the queue from
+     * the head and wakes every non-exclusive entry and up to nr_exclusive
+     * exclusive ones (nr_exclusive <= 0: all). Returns the number of tasks woken.
+     */
+    int wake_up(kernel& k, int nr_exclusive, int wake_flags);
+    int wake_up_all(kernel& k, int wake_flags) { return wake_up(k, 0, wake_flags); }
+
+    /// kernel: wq_has_sleeper().
+    bool has_sleeper() const { return !entries_.empty(); }
+    std::size_t size() const { return entries_.size(); }
+    bool contains(const task_struct& p) const;
+
+    u64 nr_wake_calls() const { return nr_wake_calls_; } ///< wake_up() invocations
+    u64 nr_woken() const { return nr_woken_; }           ///< tasks woken in total
+
+private:
+    struct entry {
+        task_struct* p;
+        bool exclusive;
+    };
+    std::deque<entry> entries_;
+    u64 nr_wake_calls_ = 0;
+    u64 nr_woken_ = 0;
+};
+
+/// The progress of one blocking read()/write() syscall across its attempts.
+struct io_call {
+    u64 want = 0;        ///< bytes the syscall asks for
+    u64 done = 0;        ///< bytes moved by this syscall so far
+    bool waited = false; ///< the task has slept inside this syscall
+    int nr_woken = 0;    ///< tasks woken by this syscall (the caller charges costs().wakeup each)
+};
+
+struct channel_stats {
+    u64 bytes_written = 0;
+    u64 bytes_read = 0;
+    u64 writes = 0;        ///< completed write() syscalls
+    u64 reads = 0;         ///< completed read() syscalls (short ones included)
+    u64 writer_sleeps = 0; ///< times a writer went to sleep for room
+    u64 reader_sleeps = 0; ///< times a reader or poller went to sleep for data
+    u64 max_bytes_queued = 0;
+};
+
+/// A byte channel with the blocking behaviour of a kernel file (pipe, socket).
+class channel {
+public:
+    explicit channel(std::string name) : name_(std::move(name)) {}
+    virtual ~channel() = default;
+    channel(const channel&) = delete;
+    channel& operator=(const channel&) = delete;
+
+    /// One attempt of a blocking write(): true when all c.want bytes are written;
+    /// false when p has been queued on a wait queue and must sleep.
+    virtual bool write(kernel& k, task_struct& p, io_call& c) = 0;
+    /// One attempt of a blocking read(): true when at least one byte was read
+    /// (short reads complete); false when p has been queued and must sleep.
+    virtual bool read(kernel& k, task_struct& p, io_call& c) = 0;
+    /// One attempt of poll(POLLIN): true if readable; otherwise p has been queued
+    /// (non-exclusive, like __pollwait()) and must sleep.
+    virtual bool poll(kernel& k, task_struct& p) = 0;
+
+    /// Fixed CPU cost of one write()/read() syscall on this kind of file.
+    virtual sim_dur write_cost(const cost_params& c) const = 0;
+    virtual sim_dur read_cost(const cost_params& c) const = 0;
+    /// Bytes written and not yet read.
+    virtual u64 bytes_queued() const = 0;
+
+    wait_queue& rd_wait() { return rd_wait_; }
+    wait_queue& wr_wait() { return wr_wait_; }
+    const wait_queue& rd_wait() const { return rd_wait_; }
+    const wait_queue& wr_wait() const { return wr_wait_; }
+    const std::string& name() const { return name_; }
+    const channel_stats& stats() const { return stats_; }
+
+protected:
+    void note_queued()
+    {
+        if (bytes_queued() > stats_.max_bytes_queued)
+            stats_.max_bytes_queued = bytes_queued();
+    }
+
+    std::string name_;
+    wait_queue rd_wait_; ///< readers and POLLIN pollers
+    wait_queue wr_wait_; ///< writers waiting for room
+    channel_stats stats_;
+};
+
+/*
+ * kernel: fs/pipe.c pipe_write()/pipe_read()/pipe_poll(), 5.5+ (checked
+ * against 6.6): a ring of PIPE_DEF_BUFFERS = 16 page-sized buffers; a write
+ * merges its sub-page tail into the last buffer when the pipe is not empty and
+ * it fits, else takes new buffers; readers and writers sleep exclusively on
+ * rd_wait / wr_wait; the reader is woken (WF_SYNC) only when the write found
+ * the pipe empty, or on every write once the pipe has been polled (poll_usage);
+ * a reader that found the pipe full wakes one writer (WF_SYNC); a writer or
+ * reader that had to wait wakes the next one when it leaves with room/data left.
+ * model: the pipe mutex is left out (no lock hand-off or contention cost;
+ * benchmarks.md 1.3 notes it dominates pipe-mode hackbench on real machines).
+ */
+class pipe_channel final : public channel {
+public:
+    static constexpr u64 PAGE_SIZE = 4096;
+    static constexpr u32 PIPE_DEF_BUFFERS = 16;
+
+    explicit pipe_channel(std::string name, u32 max_usage = PIPE_DEF_BUFFERS)
+        : channel(std::move(name)), max_usage_(max_usage)
+    {
+    }
+
+    bool write(kernel& k, task_struct& p, io_call& c) override;
+    bool read(kernel& k, task_struct& p, io_call& c) override;
+    bool poll(kernel& k, task_struct& p) override;
+    sim_dur write_cost(const cost_params& c) const override { return c.pipe_write; }
+    sim_dur read_cost(const cost_params& c) const override { return c.pipe_read; }
+    u64 bytes_queued() const override { return bytes_; }
+
+    /// kernel: pipe_empty() / pipe_full(): occupied buffer slots vs max_usage.
+    bool empty() const { return bufs_.empty(); }
+    bool full() const { return bufs_.size() >= max_usage_; }
+    std::size_t nr_buffers() const { return bufs_.size(); }
+    u32 max_usage() const { return max_usage_; }
+
+private:
+    struct pipe_buffer {
+        u64 offset;
+        u64 len;
+    };
+    std::deque<pipe_buffer> bufs_; ///< tail (oldest) at the front, head at the back
+    u64 bytes_ = 0;
+    u32 max_usage_;
+    bool poll_usage_ = false; ///< kernel: pipe->poll_usage, set by the first poll()
+};
+
+/// Model parameters of an AF_UNIX SOCK_STREAM socket (benchmarks.md 1.3 [M]).
+struct unix_stream_params {
+    /// kernel: sk->sk_sndbuf, default net.core.wmem_default = 212992 bytes.
+    u64 sk_sndbuf = 212'992;
+    /// model: skb truesize = ALIGN(len, skb_data_align) + skb_overhead: sk_buff
+    /// plus skb_shared_info plus the kmalloc bucket rounding, ~0.9 KiB for a
+    /// 100-byte message (benchmarks.md 1.3 [M]: 0.75-1.3 KiB).
+    u64 skb_overhead = 768;
+    u64 skb_data_align = 64; ///< SMP_CACHE_BYTES
+};
+
+/*
+ * One direction of an AF_UNIX SOCK_STREAM socketpair: the writers hold the
+ * sending socket, the reader the peer socket.
+ * kernel: net/unix/af_unix.c unix_stream_sendmsg() / unix_stream_read_generic(),
+ * net/core/sock.c sock_alloc_send_pskb() / sock_wfree() / sock_def_readable(), 6.6:
+ * every write of n bytes (n <= sk_sndbuf/2 - 64) is one skb charged to the
+ * sender's sk_wmem_alloc with its truesize; a writer may allocate while
+ * sk_wmem_alloc < sk_sndbuf, else it sleeps (non-exclusive, prepare_to_wait) on
+ * the sending socket's wait queue; every queued skb calls sk_data_ready, which
+ * wakes the peer's sleepers with WF_SYNC if it has any (wq_has_sleeper); the
+ * reader copies across skbs up to its buffer, and each fully consumed skb
+ * calls unix_write_space, which wakes all the sender's sleepers (WF_SYNC) once
+ * sk_wmem_alloc * 4 <= sk_sndbuf (unix_writable()).
+ * model: larger writes are split into skbs of at most sk_sndbuf/2 - 64 bytes,
+ * all linear (no page frags); no receive-queue limit, no MSG_WAITALL, no
+ * socket lock.
+ */
+class unix_stream_channel final : public channel {
+public:
+    explicit unix_stream_channel(std::string name, unix_stream_params params = {})
+        : channel(std::move(name)), params_(params)
+    {
+    }
+
+    bool write(kernel& k, task_struct& p, io_call& c) override;
+    bool read(kernel& k, task_struct& p, io_call& c) override;
+    bool poll(kernel& k, task_struct& p) override;
+    sim_dur write_cost(const cost_params& c) const override { return c.socket_send; }
+    sim_dur read_cost(const cost_params& c) const override { return c.socket_recv; }
+    u64 bytes_queued() const override { return bytes_; }
+
+    u64 sk_wmem_alloc() const { return wmem_alloc_; }
+    std::size_t nr_skbs() const { return skbs_.size(); }
+    u64 truesize(u64 len) const;
+    const unix_stream_params& params() const { return params_; }
+
+private:
+    struct skb {
+        u64 len;      ///< bytes not yet consumed
+        u64 truesize; ///< charged to the sender's sk_wmem_alloc until freed
+    };
+    bool writable() const { return wmem_alloc_ * 4 <= params_.sk_sndbuf; } ///< unix_writable()
+
+    unix_stream_params params_;
+    std::deque<skb> skbs_; ///< the peer's sk_receive_queue
+    u64 bytes_ = 0;
+    u64 wmem_alloc_ = 0;
+};
+
+/*
+ * model: a futex word and its hash-bucket waiters (kernel/futex/waitwake.c
+ * futex_wait()/futex_wake(), 6.6). futex_wait sleeps only if the word still
+ * holds the expected value; futex_wake wakes up to nr waiters in FIFO order
+ * (all waiters share one priority) without WF_SYNC (wake_up_q()). No PI, no
+ * requeue, no bitset; a woken waiter returns (no spurious wakeups).
+ */
+struct futex {
+    std::string name;
+    u32 val = 0;
+    wait_queue waiters;
+};
+
+/*
+ * model: a pthread_barrier_t built on a futex: the last of `parties`
+ * arrivals starts a new generation and wakes every waiter (futex_wake(INT_MAX)).
+ */
+struct barrier {
+    std::string name;
+    u32 parties = 1;
+    u32 arrived = 0;
+    u64 generation = 0;
+    wait_queue waiters;
+};
+
+/*
+ * model: an event count with waiters (a parent's wait_chldexit queue, a
+ * pthread_join futex, a semaphore): signal adds one and wakes every waiter,
+ * which re-checks its target. wake_flags: WF_SYNC for __wake_up_parent()
+ * (process exit), 0 for the CLONE_CHILD_CLEARTID futex wake (thread exit).
+ */
+struct counter {
+    std::string name;
+    u64 value = 0;
+    int wake_flags = 0;
+    wait_queue waiters;
+};
+
+} // namespace schedlab

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Pipes, AF_UNIX stream sockets, futexes, barriers: blocking and wakeup rules.
+ */
+#include "workload/channel.h"
+
+#include "workload/test_util.h"
+
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using testing::spawn_scripted;
+using testing::test_env;
+
+/// Writes `bytes` to `ch` directly from a scripted task; must not block.
+int direct_write(kernel& k, task_struct& p, channel& ch, u64 bytes)
+{
+    io_call c{.want = bytes};
+    const bool ok = ch.write(k, p, c);
+    EXPECT_TRUE(ok) << "direct write of " << bytes << " bytes to " << ch.name() << " blocked";
+    return c.nr_woken;
+}
+
+TEST(pipe_write, reader_is_woken_only_when_the_pipe_was_empty)
+{
+    test_env t(2);
+    workload_state st;
+    pipe_channel& pipe = st.make_pipe("p");
+    task_struct& reader = t.spawn(program_builder().read(pipe, 1000).build(), st, "reader");
+    t.k.run(msecs(1));
+    ASSERT_EQ(reader.__state, TASK_INTERRUPTIBLE);
+    ASSERT_TRUE(pipe.rd_wait().contains(reader));
+
+    int woken = 0;
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            for (int i = 0; i < 10; ++i)
+                woken += direct_write(k, p, pipe, 100); // ten writes in one burst
+            return task_action::do_exit();
+        },
+        "writer");
+    t.k.run(msecs(10));
+
+    // Only the first write found the pipe empty: one wake_up() call, one task woken.
+    EXPECT_EQ(pipe.rd_wait().nr_wake_calls(), 1u);
+    EXPECT_EQ(woken, 1);
+    EXPECT_EQ(pipe.stats().bytes_read, 1000u);
+    EXPECT_EQ(pipe.stats().reads, 1u) << "the reader found all ten messages at once";
+    EXPECT_TRUE(t.k.all_exited());
+}
+
+TEST(pipe_write, writer_blocks_when_64k_are_queued_and_resumes_when_the_reader_drains)
+{
+    test_env t(2);
+    workload_state st;
+    pipe_channel& pipe = st.make_pipe("p");
+    task_struct& writer = t.spawn(
+        program_builder().loop(700, [&](program_builder& b) { b.write(pipe, 100); }).build(), st,
+        "writer");
+    task_struct& reader = t.spawn(program_builder()
+                                      .sleep(msecs(10))
+                                      .loop(700, [&](program_builder& b) { b.read(pipe, 100); })
+                                      .build(),
+                                  st, "reader");
+    t.k.run(msecs(5));
+
+    // 16 pages of 40 merged 100-byte messages each: 640 messages, 64000 bytes.
+    EXPECT_EQ(pipe.stats().writes, 640u);
+    EXPECT_EQ(pipe.bytes_queued(), 64'000u);
+    EXPECT_EQ(pipe.nr_buffers(), 16u);
+    EXPECT_TRUE(pipe.full());
+    EXPECT_EQ(writer.__state, TASK_INTERRUPTIBLE);
+    EXPECT_TRUE(pipe.wr_wait().contains(writer));
+
+    t.k.run(secs(1));
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(pipe.stats().bytes_read, 70'000u);
+    EXPECT_GE(pipe.stats().writer_sleeps, 1u);
+    EXPECT_GT(writer.exit_time, msecs(10));
+    EXPECT_GT(reader.exit_time, msecs(10));
+}
+
+TEST(pipe_write, page_sized_writes_cannot_merge_so_only_16_fit)
+{
+    test_env t(1);
+    workload_state st;
+    pipe_channel& pipe = st.make_pipe("p");
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            for (int i = 0; i < 16; ++i)
+                direct_write(k, p, pipe, pipe_channel::PAGE_SIZE);
+            io_call c{.want = 1};
+            EXPECT_FALSE(pipe.write(k, p, c)) << "a 17th buffer does not fit";
+            EXPECT_EQ(c.done, 0u);
+            return task_action::sleep();
+        },
+        "writer");
+    t.k.run(msecs(1));
+    EXPECT_EQ(pipe.bytes_queued(), 16 * pipe_channel::PAGE_SIZE);
+    EXPECT_EQ(pipe.wr_wait().size(), 1u);
+}
+
+TEST(pipe_read, blocked_read_is_retried_and_short_reads_loop)
+{
+    test_env t(2);
+    workload_state st;
+    pipe_channel& pipe = st.make_pipe("p");
+    task_struct& reader = t.spawn(program_builder().read(pipe, 100).build(), st, "reader");
+    t.spawn(
+        program_builder().sleep(msecs(1)).write(pipe, 60).sleep(msecs(1)).write(pipe, 40).build(),
+        st, "writer");
+    t.k.run(secs(1));
+
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(pipe.stats().bytes_read, 100u);
+    EXPECT_EQ(pipe.stats().reads, 2u) << "60 bytes, then a second read() for the other 40";
+    EXPECT_EQ(pipe.stats().reader_sleeps, 2u);
+    EXPECT_GT(reader.exit_time, msecs(2));
+    EXPECT_EQ(reader.nvcsw, 2u + 1u) << "two sleeps, plus do_exit()'s final schedule()";
+}
+
+TEST(pipe_read, reader_of_a_full_pipe_wakes_one_writer_which_rechecks_for_room)
+{
+    test_env t(3);
+    workload_state st;
+    pipe_channel& pipe = st.make_pipe("p");
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            for (int i = 0; i < 15; ++i)
+                direct_write(k, p, pipe, pipe_channel::PAGE_SIZE);
+            direct_write(k, p, pipe, pipe_channel::PAGE_SIZE - 50); // no room to merge 100 bytes
+            return task_action::do_exit();
+        },
+        "filler", 0);
+    t.k.run(msecs(1));
+    ASSERT_TRUE(pipe.full());
+    task_struct& a = t.spawn_pinned(program_builder().write(pipe, 100).build(), st, "a", 1);
+    t.k.run(msecs(2));
+    task_struct& b = t.spawn_pinned(program_builder().write(pipe, 100).build(), st, "b", 2);
+    t.k.run(msecs(3));
+    ASSERT_EQ(pipe.wr_wait().size(), 2u);
+
+    // Read 100 bytes of the oldest page: no buffer is freed, yet one writer is woken.
+    int woken = -1;
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            io_call c{.want = 100};
+            EXPECT_TRUE(pipe.read(k, p, c));
+            woken = c.nr_woken;
+            return task_action::do_exit();
+        },
+        "reader1", 0);
+    t.k.run(msecs(4));
+    EXPECT_EQ(woken, 1);
+    EXPECT_EQ(pipe.wr_wait().size(), 2u) << "the woken writer found no room and slept again";
+    EXPECT_EQ(a.__state, TASK_INTERRUPTIBLE);
+
+    // Free a whole buffer: one writer gets it and, leaving the pipe full, wakes nobody.
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            io_call c{.want = pipe_channel::PAGE_SIZE - 100};
+            EXPECT_TRUE(pipe.read(k, p, c));
+            EXPECT_EQ(c.done, pipe_channel::PAGE_SIZE - 100);
+            return task_action::do_exit();
+        },
+        "reader2", 0);
+    t.k.run(msecs(5));
+    EXPECT_TRUE(pipe.full());
+    EXPECT_EQ(pipe.wr_wait().size(), 1u);
+    EXPECT_EQ(pipe.stats().writes, 16u + 1u);
+    EXPECT_NE(a.__state == TASK_DEAD, b.__state == TASK_DEAD) << "exactly one writer finished";
+}
+
+TEST(pipe_poll, pollers_are_all_woken_by_one_write)
+{
+    test_env t(4);
+    workload_state st;
+    pipe_channel& wake = st.make_pipe("wake");
+    for (int i = 0; i < 5; ++i)
+        t.spawn(program_builder().poll(wake).build(), st, fmt::format("poller{}", i));
+    t.k.run(msecs(1));
+    ASSERT_EQ(wake.rd_wait().size(), 5u);
+    int woken = 0;
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            woken = direct_write(k, p, wake, 1);
+            return task_action::do_exit();
+        },
+        "kicker");
+    t.k.run(secs(1));
+    EXPECT_EQ(woken, 5) << "poll entries are non-exclusive: a thundering herd";
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(wake.bytes_queued(), 1u) << "poll does not consume";
+}
+
+TEST(unix_stream, sender_blocks_when_sndbuf_is_exhausted)
+{
+    test_env t(2);
+    workload_state st;
+    unix_stream_channel& sock = st.make_socketpair("s");
+    const unix_stream_params& sp = sock.params();
+    ASSERT_EQ(sock.truesize(100), 128u + sp.skb_overhead);
+    task_struct& writer = t.spawn(
+        program_builder().loop(300, [&](program_builder& b) { b.write(sock, 100); }).build(), st,
+        "writer");
+    t.spawn(program_builder()
+                .sleep(msecs(10))
+                .loop(300, [&](program_builder& b) { b.read(sock, 100).run(usecs(20)); })
+                .build(),
+            st, "reader"); // a reader slower than the writer
+    t.k.run(msecs(5));
+
+    // Allocation is allowed while sk_wmem_alloc < sk_sndbuf: ceil(212992 / 896) = 238 skbs.
+    const u64 ts = sock.truesize(100);
+    const u64 in_flight = (sp.sk_sndbuf + ts - 1) / ts;
+    EXPECT_EQ(in_flight, 238u);
+    EXPECT_EQ(sock.nr_skbs(), in_flight);
+    EXPECT_EQ(sock.sk_wmem_alloc(), in_flight * ts);
+    EXPECT_EQ(writer.__state, TASK_INTERRUPTIBLE);
+    EXPECT_TRUE(sock.wr_wait().contains(writer));
+
+    t.k.run(secs(1));
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(sock.stats().bytes_read, 30'000u);
+    // Woken once, when the reader brought sk_wmem_alloc down to sk_sndbuf / 4
+    // (59 skbs), not as soon as one skb was freed; the 62 remaining messages
+    // then fit without blocking again.
+    EXPECT_EQ(sock.stats().writer_sleeps, 1u);
+    EXPECT_EQ(sock.wr_wait().nr_woken(), 1u);
+}
+
+TEST(unix_stream, sleeping_reader_is_woken_by_the_first_skb_and_reads_across_skbs)
+{
+    test_env t(2);
+    workload_state st;
+    unix_stream_channel& sock = st.make_socketpair("s");
+    t.spawn(program_builder().read(sock, 1000).build(), st, "reader");
+    t.k.run(msecs(1));
+    int woken = 0;
+    spawn_scripted(
+        t.k,
+        [&](kernel& k, task_struct& p, int) {
+            for (int i = 0; i < 10; ++i)
+                woken += direct_write(k, p, sock, 100);
+            return task_action::do_exit();
+        },
+        "writer");
+    t.k.run(secs(1));
+    EXPECT_EQ(woken, 1);
+    EXPECT_EQ(sock.stats().reads, 1u);
+    EXPECT_EQ(sock.stats().bytes_read, 1000u);
+    EXPECT_EQ(sock.sk_wmem_alloc(), 0u);
+}
+
+TEST(futex, wait_sleeps_only_while_the_value_matches)
+{
+    test_env t(2);
+    workload_state st;
+    futex& f = st.make_futex("f", 0);
+    task_struct& waiter =
+        t.spawn(program_builder().futex_wait(f, 0).mark("waiter").build(), st, "waiter");
+    task_struct& mismatch =
+        t.spawn(program_builder().futex_wait(f, 7).mark("mismatch").build(), st, "mismatch");
+    t.spawn(program_builder().sleep(msecs(1)).futex_store(f, 1).futex_wake(f, 1).build(), st,
+            "waker");
+    t.k.run(secs(1));
+
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_GE(*st.mark_time("waiter"), msecs(1));
+    EXPECT_LT(*st.mark_time("mismatch"), usecs(100)) << "EAGAIN: the value was not 7";
+    EXPECT_EQ(mismatch.nvcsw, 1u) << "only do_exit()'s final schedule()";
+    EXPECT_EQ(waiter.nvcsw, 2u) << "one sleep, plus do_exit()";
+}
+
+TEST(futex, wake_wakes_at_most_nr_waiters_in_fifo_order)
+{
+    test_env t(4);
+    workload_state st;
+    futex& f = st.make_futex("f", 0);
+    t.spawn(program_builder().futex_wait(f, 0).mark("first").build(), st, "first");
+    t.k.run(usecs(100));
+    t.spawn(program_builder().futex_wait(f, 0).mark("second").build(), st, "second");
+    t.k.run(usecs(200));
+    t.spawn(program_builder().futex_wake(f, 1).sleep(msecs(1)).futex_wake(f, 1).build(), st,
+            "waker");
+    t.k.run(secs(1));
+
+    ASSERT_TRUE(st.mark_time("first") && st.mark_time("second"));
+    EXPECT_LT(*st.mark_time("first"), msecs(1));
+    EXPECT_GE(*st.mark_time("second"), msecs(1));
+    EXPECT_TRUE(t.k.all_exited());
+}
+
+TEST(barrier, every_party_leaves_after_the_last_arrival)
+{
+    test_env t(3);
+    workload_state st;
+    barrier& b = st.make_barrier("b", 3);
+    for (int i = 1; i <= 3; ++i)
+        t.spawn(program_builder()
+                    .loop(2, [&](program_builder& l) { l.run(msecs(i)).barrier_wait(b); })
+                    .mark(fmt::format("t{}", i))
+                    .build(),
+                st, fmt::format("t{}", i));
+    t.k.run(secs(1));
+
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(b.generation, 2u);
+    EXPECT_EQ(b.arrived, 0u);
+    for (int i = 1; i <= 3; ++i)
+        EXPECT_GE(*st.mark_time(fmt::format("t{}", i)), msecs(6)) << "t" << i;
+}
+
+} // namespace
+} // namespace schedlab

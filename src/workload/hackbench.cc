@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * perf bench sched messaging (hackbench): see hackbench.h.
+ */
+#include "workload/hackbench.h"
+
+#include "sched/core.h"
+#include "workload/options.h"
+
+#include <fmt/format.h>
+
+namespace schedlab {
+
+namespace {
+const char* const where_messaging = "perf bench sched messaging";
+const char* const comm_messaging = "sched-messaging"; // perf bench sets "<collection>-<bench>"
+} // namespace
+
+messaging_params parse_messaging_options(const std::vector<std::string>& args)
+{
+    messaging_params mp;
+    const std::vector<option_spec> specs = {
+        {.short_name = 'p',
+         .long_name = "pipe",
+         .flag = &mp.pipe,
+         .help = "Use pipe() instead of socketpair()"},
+        {.short_name = 't',
+         .long_name = "thread",
+         .flag = &mp.thread,
+         .help = "Be multi thread instead of multi process"},
+        {.short_name = 'g',
+         .long_name = "group",
+         .uinteger = &mp.groups,
+         .help = "Specify number of groups"},
+        {.short_name = 'l',
+         .long_name = "nr_loops",
+         .uinteger = &mp.loops,
+         .help = "Specify the number of loops to run (default: 100)"},
+    };
+    parse_options(args, specs, where_messaging);
+    return mp;
+}
+
+std::string messaging_workload::command_line() const
+{
+    return fmt::format("perf bench sched messaging --group {} --nr_loops {}{}{}", mp_.groups,
+                       mp_.loops, mp_.pipe ? " --pipe" : "", mp_.thread ? " --thread" : "");
+}
+
+/*
+ * model: tools/perf/bench/sched-messaging.c bench_sched_messaging(), group(),
+ * sender(), receiver(), ready(), reap_worker() (perf 6.x), task by task:
+ * - main: creates "ready" and "wake" channels, then per group 20 receivers
+ *   (each with its own channel) and 20 senders, in that order (fork() or
+ *   pthread_create(): costs fork_process / fork_thread); reads one byte per
+ *   worker from "ready"; gettimeofday(start); writes one byte to "wake";
+ *   reaps every worker (wait() for any child, or pthread_join() in creation
+ *   order: wait_child each); gettimeofday(stop).
+ * - every worker: writes 1 byte to "ready", poll()s "wake".
+ * - receiver: reads num_fds * loops messages of 100 bytes, looping on short reads.
+ * - sender: for each loop, writes 100 bytes to each receiver of its group in turn.
+ * Differs: the fd closes of process mode are not modelled (no cost).
+ */
+void messaging_workload::setup(kernel& k)
+{
+    const unsigned nfds = messaging_params::num_fds;
+    const u64 size = messaging_params::datasize;
+    auto fdpair = [&](const std::string& name) -> channel& {
+        if (mp_.pipe)
+            return state_.make_pipe(name);
+        return state_.make_socketpair(name);
+    };
+    channel& ready = fdpair("ready");
+    channel& wake = fdpair("wake");
+
+    counter* wait_chldexit = nullptr;
+    if (!mp_.thread) // exit_notify() -> __wake_up_parent(): a sync wakeup
+        wait_chldexit = &state_.make_counter("wait_chldexit", WF_SYNC);
+
+    program_builder main;
+    auto create_worker = [&](const program_ptr& prog, const std::string& what) {
+        fork_opts fo;
+        fo.comm = comm_messaging;
+        fo.thread = mp_.thread;
+        if (mp_.thread) {
+            // pthread_join(): futex on the CLONE_CHILD_CLEARTID word, no WF_SYNC.
+            exit_counters_.push_back(&state_.make_counter(what + "/join", 0));
+            fo.notify = exit_counters_.back();
+        } else {
+            fo.notify = wait_chldexit;
+        }
+        main.fork(prog, fo);
+    };
+
+    for (unsigned g = 0; g < mp_.groups; ++g) {
+        std::vector<channel*> out;
+        for (unsigned i = 0; i < nfds; ++i) {
+            channel& ch = fdpair(fmt::format("group{}/fd{}", g, i));
+            out.push_back(&ch);
+            group_channels_.push_back(&ch);
+            program_builder rcv;
+            rcv.write(ready, 1).poll(wake);
+            rcv.loop(static_cast<u64>(nfds) * mp_.loops,
+                     [&](program_builder& b) { b.read(ch, size); });
+            rcv.exit();
+            create_worker(rcv.build(), fmt::format("group{}/receiver{}", g, i));
+        }
+        program_builder snd;
+        snd.write(ready, 1).poll(wake);
+        snd.loop(mp_.loops, [&](program_builder& b) {
+            for (channel* ch : out)
+                b.write(*ch, size);
+        });
+        snd.exit();
+        const program_ptr sender = snd.build();
+        for (unsigned i = 0; i < nfds; ++i)
+            create_worker(sender, fmt::format("group{}/sender{}", g, i));
+    }
+
+    const u64 total = nr_workers();
+    main.loop(total, [&](program_builder& b) { b.read(ready, 1); });
+    main.mark("start");
+    main.write(wake, 1);
+    if (mp_.thread) {
+        for (counter* c : exit_counters_)
+            main.wait_for(*c, 1, &cost_params::wait_child);
+    } else {
+        if (wait_chldexit)
+            exit_counters_.push_back(wait_chldexit);
+        for (u64 i = 0; i < total; ++i)
+            main.wait_for(*wait_chldexit, i + 1, &cost_params::wait_child);
+    }
+    main.mark("stop");
+    main.exit();
+
+    task_opts to;
+    to.comm = comm_messaging;
+    to.cpu = 0;
+    main_ = &k.spawn(std::make_unique<program_task>(main.build(), state_), to);
+}
+
+bool messaging_workload::finished() const
+{
+    return state_.mark_time("stop").has_value();
+}
+
+u64 messaging_workload::nr_workers_exited() const
+{
+    u64 n = 0;
+    for (const counter* c : exit_counters_)
+        n += c->value;
+    return n;
+}
+
+u64 messaging_workload::bytes_received() const
+{
+    u64 n = 0;
+    for (const channel* ch : group_channels_)
+        n += ch->stats().bytes_read;
+    return n;
+}
+
+std::optional<sim_dur> messaging_workload::elapsed_usec() const
+{
+    const auto start = state_.mark_time("start");
+    const auto stop = state_.mark_time("stop");
+    if (!start || !stop)
+        return std::nullopt;
+    // gettimeofday() has microsecond resolution: each timestamp is truncated.
+    return *stop / NSEC_PER_USEC - *start / NSEC_PER_USEC;
+}
+
+std::string perf_total_time_line(sim_dur usec)
+{
+    const sim_dur sec = usec / 1'000'000;
+    const sim_dur msec = (usec % 1'000'000) / 1000; // truncated, like diff.tv_usec / USEC_PER_MSEC
+    return fmt::format(" {:>14}: {}.{:03} [sec]\n", "Total time", sec, msec);
+}
+
+std::string messaging_workload::report() const
+{
+    const char* what = mp_.thread ? "threads" : "processes";
+    std::string out = "# Running 'sched/messaging' benchmark:\n";
+    out += fmt::format("# {} sender and receiver {} per group\n", messaging_params::num_fds, what);
+    out += fmt::format("# {} groups == {} {} run\n\n", mp_.groups, nr_workers(), what);
+    if (const auto us = elapsed_usec())
+        out += perf_total_time_line(*us);
+    else
+        out +=
+            fmt::format("# schedlab: not finished ({} of {} workers exited when the run stopped)\n",
+                        nr_workers_exited(), nr_workers());
+    return out;
+}
+
+std::unique_ptr<workload> make_messaging_workload(const std::vector<std::string>& args)
+{
+    return std::make_unique<messaging_workload>(parse_messaging_options(args));
+}
+
+} // namespace schedlab

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Option parsing for the benchmark command lines (see options.h).
+ */
+#include "workload/options.h"
+
+#include "sim/config_error.h"
+
+#include <fmt/format.h>
+
+#include <climits>
+
+namespace schedlab {
+
+namespace {
+
+bool takes_value(const option_spec& s)
+{
+    return s.uinteger || s.text;
+}
+
+std::string display(const option_spec& s)
+{
+    if (s.short_name && !s.long_name.empty())
+        return fmt::format("-{}/--{}", s.short_name, s.long_name);
+    if (s.short_name)
+        return fmt::format("-{}", s.short_name);
+    return "--" + s.long_name;
+}
+
+void set_value(const option_spec& s, const std::string& shown, const std::string& value,
+               const std::string& where)
+{
+    if (!s.unsupported.empty())
+        throw config_error(where,
+                           fmt::format("option '{}' is not modelled: {}", shown, s.unsupported));
+    if (s.text) {
+        *s.text = value;
+        return;
+    }
+    // OPT_UINTEGER: decimal digits only; perf rejects negative values.
+    bool ok = !value.empty() && value.size() <= 10;
+    unsigned long long v = 0;
+    for (char ch : value) {
+        if (ch < '0' || ch > '9') {
+            ok = false;
+            break;
+        }
+        v = v * 10 + static_cast<unsigned>(ch - '0');
+    }
+    if (!ok || v > UINT_MAX)
+        throw config_error(
+            where,
+            fmt::format("option '{}' expects a non-negative integer, got '{}'", shown, value));
+    *s.uinteger = static_cast<unsigned>(v);
+}
+
+void set_flag(const option_spec& s, const std::string& shown, bool on, const std::string& where)
+{
+    if (!s.unsupported.empty())
+        throw config_error(where,
+                           fmt::format("option '{}' is not modelled: {}", shown, s.unsupported));
+    *s.flag = on;
+}
+
+std::string unknown(const std::string& shown, const std::vector<option_spec>& specs)
+{
+    return fmt::format("unknown option '{}' (accepted: {})", shown, options_summary(specs));
+}
+
+} // namespace
+
+std::string options_summary(const std::vector<option_spec>& specs)
+{
+    std::string out;
+    for (const option_spec& s : specs) {
+        if (!s.unsupported.empty())
+            continue;
+        if (!out.empty())
+            out += ", ";
+        out += display(s);
+        if (takes_value(s))
+            out += s.uinteger ? " N" : " VALUE";
+    }
+    return out;
+}
+
+void parse_options(const std::vector<std::string>& args, const std::vector<option_spec>& specs,
+                   const std::string& where)
+{
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto next_value = [&](const std::string& shown) -> std::string {
+            if (i + 1 >= args.size())
+                throw config_error(where, fmt::format("option '{}' requires a value", shown));
+            return args[++i];
+        };
+
+        if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+            // --name, --name=value, --no-name, or an unambiguous prefix of a name.
+            std::string name = a.substr(2);
+            std::string value;
+            bool has_value = false;
+            if (auto eq = name.find('='); eq != std::string::npos) {
+                value = name.substr(eq + 1);
+                name = name.substr(0, eq);
+                has_value = true;
+            }
+            bool negated = false;
+            const option_spec* match = nullptr;
+            int nr_matches = 0;
+            auto find = [&](const std::string& n) {
+                match = nullptr;
+                nr_matches = 0;
+                for (const option_spec& s : specs) {
+                    if (s.long_name == n) {
+                        match = &s;
+                        nr_matches = 1;
+                        return;
+                    }
+                }
+                for (const option_spec& s : specs) {
+                    if (!s.long_name.empty() && s.long_name.compare(0, n.size(), n) == 0) {
+                        match = &s;
+                        ++nr_matches;
+                    }
+                }
+            };
+            find(name);
+            if (!match && name.compare(0, 3, "no-") == 0) {
+                find(name.substr(3));
+                negated = match && match->flag;
+                if (!negated)
+                    match = nullptr;
+            }
+            if (nr_matches > 1)
+                throw config_error(where, fmt::format("option '{}' is ambiguous", a));
+            if (!match)
+                throw config_error(where, unknown(has_value ? "--" + name : a, specs));
+            const std::string shown = "--" + match->long_name;
+            if (match->flag) {
+                if (has_value)
+                    throw config_error(where, fmt::format("option '{}' takes no value", shown));
+                set_flag(*match, shown, !negated, where);
+            } else {
+                set_value(*match, shown, has_value ? value : next_value(shown), where);
+            }
+            continue;
+        }
+
+        if (a.size() >= 2 && a[0] == '-' && a != "--") {
+            // A cluster of short options: booleans, then at most one that takes a value.
+            for (std::size_t j = 1; j < a.size(); ++j) {
+                const char c = a[j];
+                const option_spec* match = nullptr;
+                for (const option_spec& s : specs)
+                    if (s.short_name == c)
+                        match = &s;
+                const std::string shown = fmt::format("-{}", c);
+                if (!match)
+                    throw config_error(where, unknown(shown, specs));
+                if (match->flag) {
+                    set_flag(*match, shown, true, where);
+                    continue;
+                }
+                const std::string rest = a.substr(j + 1);
+                set_value(*match, shown, rest.empty() ? next_value(shown) : rest, where);
+                break;
+            }
+            continue;
+        }
+
+        throw config_error(where, fmt::format("unexpected argument '{}' (accepted: {})", a,
+                                              options_summary(specs)));
+    }
+}
+
+} // namespace schedlab

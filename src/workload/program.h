@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Task programs: what a simulated user-space task does, as a small list of
+ * operations (run, read, write, poll, futex, sleep, fork, exit, loops, ...),
+ * and the interpreter that executes one on behalf of a task_struct.
+ *
+ * Benchmarks (perf bench sched messaging/pipe here; rt-app and schbench
+ * later) compile to programs with program_builder. The shared objects a
+ * program touches (channels, futexes, barriers, counters, marks) live in a
+ * workload_state that outlives the run; programs hold plain pointers to them.
+ *
+ * Syscalls follow the core's contract (sched/core.h): the syscall's CPU
+ * cost is consumed first, its effect happens when that CPU time ends, and the
+ * wakeups it made are charged (costs().wakeup each) right after. A syscall
+ * that must block queues the task and sleeps; when woken it retries where it
+ * stopped, without paying the entry cost again.
+ */
+#include "sched/params.h"
+#include "sched/sched.h"
+#include "workload/channel.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedlab {
+
+class kernel;
+class program;
+using program_ptr = std::shared_ptr<const program>;
+
+/// The shared objects of one run, owned by the workload; they outlive the kernel's tasks.
+class workload_state {
+public:
+    workload_state() = default;
+    workload_state(const workload_state&) = delete;
+    workload_state& operator=(const workload_state&) = delete;
+
+    pipe_channel& make_pipe(std::string name);
+    unix_stream_channel& make_socketpair(std::string name, unix_stream_params params = {});
+    futex& make_futex(std::string name, u32 val = 0);
+    barrier& make_barrier(std::string name, u32 parties);
+    counter& make_counter(std::string name, int wake_flags = 0);
+
+    /// Records `name` at time t (a program's mark op: gettimeofday()).
+    void mark(std::string name, sim_time t) { marks_.emplace_back(std::move(name), t); }
+    /// The time of the last mark called `name`, if any.
+    std::optional<sim_time> mark_time(const std::string& name) const;
+    const std::vector<std::pair<std::string, sim_time>>& marks() const { return marks_; }
+
+    const std::vector<std::unique_ptr<channel>>& channels() const { return channels_; }
+    const std::vector<std::unique_ptr<counter>>& counters() const { return counters_; }
+
+private:
+    std::vector<std::unique_ptr<channel>> channels_;
+    std::vector<std::unique_ptr<futex>> futexes_;
+    std::vector<std::unique_ptr<barrier>> barriers_;
+    std::vector<std::unique_ptr<counter>> counters_;
+    std::vector<std::pair<std::string, sim_time>> marks_;
+};
+
+/// How a fork op creates its child.
+struct fork_opts {
+    std::string comm;          ///< empty: inherit the parent's comm
+    bool thread = false;       ///< clone(CLONE_VM|CLONE_THREAD...) (pthread_create) vs fork()
+    counter* notify = nullptr; ///< signalled when the child exits (SIGCHLD / join futex)
+};
+
+/// One operation of a program (a flat record; only the fields of its kind are used).
+struct op {
+    enum kind_t : u8 {
+        run,          ///< consume `ns` of CPU
+        run_uniform,  ///< consume a uniform duration in [ns, ns_hi]
+        run_exp,      ///< consume an exponential duration of mean `ns`
+        write,        ///< write `n` bytes to `ch` (blocking, all of them)
+        read,         ///< read `n` bytes from `ch`, looping on short reads
+        poll,         ///< poll(POLLIN) on `ch` until readable, consuming nothing
+        futex_wait,   ///< futex_wait(fx, expected = n)
+        futex_wake,   ///< futex_wake(fx, nr = n)
+        futex_store,  ///< fx->val = n (a user-space store, no syscall)
+        sleep,        ///< nanosleep(ns)
+        fork,         ///< fork()/pthread_create() of `child`
+        exit,         ///< exit(): signal the exit counter, do_exit()
+        barrier_wait, ///< pthread_barrier_wait(bar)
+        wait_for,     ///< sleep until ctr->value >= n (wait(), pthread_join())
+        signal,       ///< ctr->value += 1 and wake its waiters
+        mark,         ///< record now() under `name` (gettimeofday())
+        yield,        ///< sched_yield()
+        loop,         ///< repeat the ops up to the matching end_loop `n` times
+        end_loop,
+    } kind;
+    sim_dur ns = 0;
+    sim_dur ns_hi = 0;
+    u64 n = 0;
+    channel* ch = nullptr;
+    futex* fx = nullptr;
+    barrier* bar = nullptr;
+    counter* ctr = nullptr;
+    program_ptr child;
+    fork_opts child_opts;
+    std::string name;
+    sim_dur cost_params::*cost = nullptr; ///< wait_for: the syscall cost charged per call
+    std::size_t jump = 0;                 ///< loop: index of its end_loop; end_loop: of its loop
+};
+
+/// An immutable op list, shared by every task that runs it.
+class program {
+public:
+    explicit program(std::vector<op> ops) : ops_(std::move(ops)) {}
+    const std::vector<op>& ops() const { return ops_; }
+    std::size_t size() const { return ops_.size(); }
+
+private:
+    std::vector<op> ops_;
+};
+
+/// Builds a program: program_builder().write(ch, 100).loop(10, [&](auto& b) { ... }).build().
+class program_builder {
+public:
+    program_builder& run(sim_dur ns);
+    program_builder& run_uniform(sim_dur lo, sim_dur hi);
+    program_builder& run_exponential(sim_dur mean);
+    program_builder& write(channel& ch, u64 bytes);
+    program_builder& read(channel& ch, u64 bytes);
+    program_builder& poll(channel& ch);
+    program_builder& futex_wait(futex& f, u32 expected);
+    program_builder& futex_wake(futex& f, u32 nr);
+    program_builder& futex_store(futex& f, u32 val);
+    program_builder& sleep(sim_dur ns);
+    program_builder& fork(program_ptr child, fork_opts opts = {});
+    program_builder& exit();
+    program_builder& barrier_wait(barrier& b);
+    /// Sleeps until c.value >= target; `cost` (e.g. &cost_params::wait_child) is charged per call.
+    program_builder& wait_for(counter& c, u64 target, sim_dur cost_params::*cost = nullptr);
+    program_builder& signal(counter& c);
+    program_builder& mark(std::string name);
+    program_builder& yield();
+    /// Repeats what `body` emits `count` times (count 0 skips it).
+    program_builder& loop(u64 count, const std::function<void(program_builder&)>& body);
+    /// The same as loop(), in two calls.
+    program_builder& begin_loop(u64 count);
+    program_builder& end_loop();
+
+    /// Finishes the program; unbalanced loops are a bug in the caller.
+    program_ptr build();
+
+private:
+    program_builder& push(op o);
+    std::vector<op> ops_;
+    std::vector<std::size_t> open_loops_;
+};
+
+/*
+ * The interpreter: a task_behaviour that runs a program for one task.
+ * A program that runs off its end exits, as if it called exit().
+ */
+class program_task final : public task_behaviour {
+public:
+    /// `exit_notify` (may be null) is signalled when the task exits.
+    program_task(program_ptr prog, workload_state& state, counter* exit_notify = nullptr);
+
+    task_action step(kernel& k, task_struct& p) override;
+
+    std::size_t pc() const { return pc_; }
+    bool exited() const { return exited_; }
+
+private:
+    enum class phase : u8 {
+        fresh,   ///< the op has not started
+        syscall, ///< its entry cost has been charged: the next step() applies the effect
+    };
+    void advance();
+    task_action do_exit_op(kernel& k, task_struct& p);
+    /// Adds the CPU owed for wakeups made just before a block to `ns`.
+    task_action cpu(sim_dur ns);
+
+    program_ptr prog_;
+    workload_state* state_;
+    counter* exit_notify_;
+    std::size_t pc_ = 0;
+    std::vector<u64> loops_; ///< iterations left of each open loop, innermost last
+    phase phase_ = phase::fresh;
+    bool started_ = false; ///< the current op has begun (reads: across short reads)
+    bool waited_ = false;  ///< the current op has slept
+    u64 left_ = 0;         ///< read: bytes still to read for this op
+    u64 generation_ = 0;   ///< barrier_wait: the generation this task waits to end
+    io_call io_;
+    sim_dur owed_ = 0; ///< wakeup cost incurred by an attempt that then blocked
+    bool exited_ = false;
+};
+
+/// Copy cost of `bytes` (copy_{from,to}_user) under the cost parameters.
+sim_dur copy_cost(const cost_params& c, u64 bytes);
+
+} // namespace schedlab

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The workloads schedlab knows, in one explicit table (no static-init
+ * registration), looked up by the benchmark's own command line: the argv
+ * after schedlab's "--", e.g. {"perf", "bench", "sched", "messaging", "-g", "4"}.
+ */
+#include "workload/workload.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+struct workload_info {
+    std::string command; ///< the command prefix, e.g. "perf bench sched messaging"
+    std::string description;
+    std::string options; ///< accepted options, e.g. "-g/--group N, ..."
+};
+
+/// Every known workload command (aliases included), in table order.
+std::vector<workload_info> known_workloads();
+
+/// Builds the workload a command line names. An unknown command or a bad
+/// option is a config_error (the former lists the known commands).
+std::unique_ptr<workload> make_workload(const std::vector<std::string>& argv);
+
+} // namespace schedlab

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Test scaffolding for the workload tests: a small machine, a kernel with
+ * every invariant check on, and helpers to spawn programs or scripted tasks.
+ */
+#include "machine/presets.h"
+#include "sched/core.h"
+#include "sched/profiles.h"
+#include "workload/program.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace schedlab::testing {
+
+/// 1 socket, `cores` cores, no SMT, one LLC.
+inline machine small_machine(int cores)
+{
+    symmetric_machine_spec s;
+    s.name = fmt::format("test-1s-{}c", cores);
+    s.cores_per_socket = cores;
+    return make_symmetric_machine(s, s.name);
+}
+
+struct test_env {
+    explicit test_env(int cores, u64 seed = 1, const std::string& profile = "6.6",
+                      cost_params costs = {})
+        : m(small_machine(cores)), sim(seed), k(sim, m, make_kernel_config(profile), costs)
+    {
+        k.set_check_level(check_level::every);
+    }
+
+    task_struct& spawn(program_ptr prog, workload_state& st, const std::string& comm, int cpu = 0,
+                       counter* exit_notify = nullptr)
+    {
+        task_opts o;
+        o.comm = comm;
+        o.cpu = cpu;
+        return k.spawn(std::make_unique<program_task>(std::move(prog), st, exit_notify), o);
+    }
+
+    /// Spawns a task pinned to `cpu`.
+    task_struct& spawn_pinned(program_ptr prog, workload_state& st, const std::string& comm,
+                              int cpu)
+    {
+        task_opts o;
+        o.comm = comm;
+        o.cpu = cpu;
+        o.allowed = cpumask(m.nr_cpus());
+        o.allowed.set(cpu);
+        return k.spawn(std::make_unique<program_task>(std::move(prog), st), o);
+    }
+
+    machine m;
+    simulation sim;
+    kernel k;
+};
+
+/// A task whose step() is a test function; `n` counts its calls.
+class scripted final : public task_behaviour {
+public:
+    using fn_t = std::function<task_action(kernel&, task_struct&, int n)>;
+    explicit scripted(fn_t f) : f_(std::move(f)) {}
+    task_action step(kernel& k, task_struct& p) override { return f_(k, p, n_++); }
+
+private:
+    fn_t f_;
+    int n_ = 0;
+};
+
+inline task_struct& spawn_scripted(kernel& k, scripted::fn_t f, const std::string& comm,
+                                   int cpu = 0)
+{
+    task_opts o;
+    o.comm = comm;
+    o.cpu = cpu;
+    return k.spawn(std::make_unique<scripted>(std::move(f)), o);
+}
+
+} // namespace schedlab::testing

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * A benchmark model: creates its tasks in a kernel, and prints the
+ * benchmark's own output from what its tasks recorded.
+ *
+ * Use (the CLI does this):
+ *     auto w = make_workload(argv);   // registry.h; throws config_error
+ *     w->setup(k);                    // spawns the benchmark's main task
+ *     k.run(limit);
+ *     fmt::print("{}", w->report());
+ */
+#include <string>
+
+namespace schedlab {
+
+class kernel;
+
+class workload {
+public:
+    virtual ~workload() = default;
+
+    /// The benchmark's own name, e.g. "sched/messaging".
+    virtual std::string name() const = 0;
+    /// The canonical command line with every option explicit, e.g.
+    /// "perf bench sched messaging --group 10 --nr_loops 100".
+    virtual std::string command_line() const = 0;
+    /// Creates the workload's objects and spawns its first task(s) on CPU 0.
+    /// Called once, before the kernel runs.
+    virtual void setup(kernel& k) = 0;
+    /// True once the benchmark has taken its final timestamp.
+    virtual bool finished() const = 0;
+    /// The benchmark's output, in its own format (perf's, byte for byte where possible).
+    virtual std::string report() const = 0;
+};
+
+} // namespace schedlab
