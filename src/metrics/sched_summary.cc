@@ -72,8 +72,9 @@ std::string sched_summary_result::format() const
     const double secs = static_cast<double>(end - begin) / 1e9;
     std::string s;
     s += fmt::format("# schedlab: simulated {:.6f} s\n", secs);
-    s += fmt::format("# context switches: {} (voluntary {}, involuntary {})\n", switches,
-                     voluntary, involuntary);
+    s += fmt::format("# context switches: {} (voluntary {}, involuntary {}); cpu switches incl. "
+                     "idle: {}\n",
+                     voluntary + involuntary, voluntary, involuntary, switches);
     s += fmt::format("# migrations: {}\n", migrations);
     auto us = [](u64 ns) { return static_cast<double>(ns) / 1000.0; };
     s += fmt::format("# wakeup-to-run latency (us): p50 {:.1f}  p99 {:.1f}  max {:.1f}  "

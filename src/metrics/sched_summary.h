@@ -17,7 +17,7 @@ namespace schedlab {
 
 struct sched_summary_result {
     sim_time begin = 0, end = 0;
-    u64 switches = 0;     ///< sched_switch events between two different tasks
+    u64 switches = 0;     ///< every sched_switch, to and from the idle task too (rq->nr_switches)
     u64 voluntary = 0;    ///< prev left in a sleep state (S, D) or exited (X)
     u64 involuntary = 0;  ///< prev preempted while runnable (R+)
     u64 migrations = 0;   ///< sched_migrate_task

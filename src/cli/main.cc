@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The schedlab command line. The only place that includes CLI11.
+ *
+ * Exit codes: 0 success; 2 a user error (bad flag, unknown name, malformed
+ * file), with a message naming the input; 3 a run that did not finish within
+ * its simulated time limit. A simulator bug aborts with the scheduler state.
+ */
+#include "cli/commands.h"
+
+#include "sim/config_error.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+using namespace schedlab;
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"schedlab: a deterministic discrete-event simulator of the Linux CPU "
+                 "scheduler",
+                 "schedlab"};
+    app.set_version_flag("--version", std::string(schedlab_version()));
+    app.require_subcommand(1);
+    app.footer("Run `schedlab COMMAND --help` for a command's options. Documentation: "
+               "README.md and docs/.");
+
+    auto* machines = app.add_subcommand("machines", "List the machine presets");
+
+    std::string topo_machine;
+    bool topo_verbose = false;
+    bool topo_pkg = false;
+    auto* topology = app.add_subcommand(
+        "topology", "Print a machine's sched domains the way the kernel's sched_domain_debug does");
+    topology->add_option("machine", topo_machine, "Preset name, machine JSON file or lscpu -p output")
+        ->required();
+    topology->add_flag("-v,--verbose", topo_verbose,
+                       "Also print each domain's flags and balancing parameters");
+    topology->add_flag("--pkg", topo_pkg, "Name the package level PKG, as kernels from 6.7 do");
+
+    auto* kernels = app.add_subcommand("kernels", "List the kernel profiles");
+
+    std::string feat_kernel;
+    auto* features = app.add_subcommand(
+        "features", "List the sched features, their default per kernel profile and meaning");
+    features->add_option("--kernel", feat_kernel, "Only this kernel profile (with its toggles)");
+
+    cost_params costs_defaults;
+    std::vector<std::string> costs_set;
+    auto* costs = app.add_subcommand("costs", "List the CPU cost of each modelled operation");
+    costs->add_option("--cost", costs_set, "Override NAME=NANOSECONDS (repeatable)");
+
+    run_options ro;
+    auto* run = app.add_subcommand(
+        "run", "Run a benchmark on a simulated machine and kernel: schedlab run [OPTIONS] -- "
+               "BENCHMARK ARGS...");
+    run->add_option("-m,--machine", ro.machine, "Preset name, machine JSON file or lscpu -p output")
+        ->capture_default_str();
+    run->add_option("-k,--kernel", ro.kernel,
+                    "Kernel profile with optional +FEATURE/+NO_FEATURE terms, e.g. 6.6+NO_RUN_TO_PARITY")
+        ->capture_default_str();
+    run->add_option("-f,--features", ro.features,
+                    "Feature toggles in the kernel's spelling, comma separated (NO_X turns X off)");
+    run->add_option("-s,--seed", ro.seed, "Random seed; the same seed gives the same result")
+        ->capture_default_str();
+    run->add_option("--cost", ro.costs, "Override a cost: NAME=NANOSECONDS (repeatable); see "
+                                        "`schedlab costs`");
+    run->add_option("--time-limit", ro.time_limit_s,
+                    "Stop after this many simulated seconds (exit 3 if unfinished)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    run->add_option("--check", ro.check,
+                    "Invariant checks: 'sampled' (every 1024 schedules) or 'every' (slow)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"sampled", "every"}));
+    run->add_flag("--no-summary", ro.no_summary, "Print only the benchmark's own output");
+    run->add_option("benchmark", ro.workload_argv,
+                    "The benchmark command line after --, e.g. perf bench sched messaging -g 4 -p")
+        ->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+
+    try {
+        if (*machines)
+            return cmd_machines(std::cout);
+        if (*topology)
+            return cmd_topology(std::cout, topo_machine, topo_verbose, topo_pkg);
+        if (*kernels)
+            return cmd_kernels(std::cout);
+        if (*features)
+            return cmd_features(std::cout, feat_kernel);
+        if (*costs) {
+            for (const auto& c : costs_set)
+                set_cost(costs_defaults, c, "--cost");
+            return cmd_costs(std::cout, costs_defaults);
+        }
+        if (*run)
+            return cmd_run(std::cout, std::cerr, ro);
+    } catch (const config_error& e) {
+        std::fprintf(stderr, "schedlab: error: %s\n", e.what());
+        return 2;
+    }
+    return 0;
+}
