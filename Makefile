@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The two set-up commands of the README:
+#   make demo   installs dependencies, builds (Release) and runs the headline example
+#   make test   installs dependencies, builds and runs the whole test suite
+JOBS ?= 2
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build demo test test-asan bench clean format
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/src/cli/schedlab topology milan-2s | head -n 12
+	./$(BUILD)/src/cli/schedlab run --machine milan-2s --kernel 6.6 --seed 7 -- \
+	    perf bench sched messaging -g 4 -p -l 100
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs both).
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCHEDLAB_SANITIZE=ON \
+	    -DSCHEDLAB_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	./$(BUILD)/bench/schedlab_bench
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)
