@@ -111,7 +111,8 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 
     simulation sim(o.seed);
     kernel k(sim, m, kc, costs);
-    k.set_check_level(o.check == "every" ? check_level::every : check_level::sampled);
+    if (!o.check.empty())
+        k.set_check_level(o.check == "every" ? check_level::every : check_level::sampled);
     sched_summary summary(m.nr_cpus());
     k.add_sink(&summary);
     w->setup(k);

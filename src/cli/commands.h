@@ -22,7 +22,7 @@ struct run_options {
     u64 seed = 1;
     std::vector<std::string> costs;
     double time_limit_s = 600;
-    std::string check = "sampled";
+    std::string check; ///< "" = the build's default (every in debug builds, sampled in release)
     bool no_summary = false;
     std::vector<std::string> workload_argv;
 };

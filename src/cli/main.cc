@@ -73,8 +73,8 @@ int main(int argc, char** argv)
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
     run->add_option("--check", ro.check,
-                    "Invariant checks: 'sampled' (every 1024 schedules) or 'every' (slow)")
-        ->capture_default_str()
+                    "Invariant checks: 'sampled' (every 1024 schedules; release default) or 'every' "
+                    "(after every schedule; debug default, slow)")
         ->check(CLI::IsMember({"sampled", "every"}));
     run->add_flag("--no-summary", ro.no_summary, "Print only the benchmark's own output");
     run->add_option("benchmark", ro.workload_argv,

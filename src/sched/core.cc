@@ -77,9 +77,14 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
+#ifndef NDEBUG
+    // Debug builds check every invariant after every scheduling operation.
+    check_level_ = check_level::every;
+#endif
 }
 
 kernel::~kernel() = default;
+
 
 void kernel::set_check_level(check_level l, u64 interval)
 {

@@ -44,7 +44,7 @@ struct task_opts {
 /// How often the always-on rq/cfs_rq invariant checks run.
 enum class check_level {
     sampled, ///< release default: every `check_interval` schedule() calls, and at the end
-    every,   ///< after every scheduler operation (debug builds, tests)
+    every,   ///< after every __schedule() (the default of debug builds; tests)
 };
 
 class kernel final : private event_handler {

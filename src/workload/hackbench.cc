@@ -192,6 +192,15 @@ std::string messaging_workload::report() const
     return out;
 }
 
+std::vector<workload_metric> messaging_workload::metrics() const
+{
+    const auto us = elapsed_usec();
+    if (!us)
+        return {};
+    // perf prints the time truncated to ms; the metric keeps the microseconds it measured.
+    return {{"time", "s", static_cast<double>(*us) / 1e6, false}};
+}
+
 std::unique_ptr<workload> make_messaging_workload(const std::vector<std::string>& args)
 {
     return std::make_unique<messaging_workload>(parse_messaging_options(args));

@@ -48,6 +48,7 @@ public:
     void setup(kernel& k) override;
     bool finished() const override;
     std::string report() const override;
+    std::vector<workload_metric> metrics() const override;
 
     const messaging_params& params() const { return mp_; }
     const workload_state& state() const { return state_; }

@@ -191,6 +191,22 @@ TEST(messaging, unfinished_run_says_so)
     t.k.run(usecs(100));
     EXPECT_FALSE(w.finished());
     EXPECT_THAT(w.report(), HasSubstr("not finished"));
+    EXPECT_TRUE(w.metrics().empty());
+}
+
+TEST(messaging, metrics_give_the_measured_time_in_seconds)
+{
+    test_env t(2);
+    messaging_workload w(parse_messaging_options({"-g", "1", "-l", "10", "-p"}));
+    w.setup(t.k);
+    t.k.run(secs(60));
+    ASSERT_TRUE(w.finished());
+    const auto m = w.metrics();
+    ASSERT_EQ(m.size(), 1u);
+    EXPECT_EQ(m[0].name, "time");
+    EXPECT_FALSE(m[0].higher_is_better);
+    EXPECT_DOUBLE_EQ(m[0].value, static_cast<double>(*w.elapsed_usec()) / 1e6);
+    EXPECT_GT(m[0].value, 0.0);
 }
 
 } // namespace

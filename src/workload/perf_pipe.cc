@@ -136,6 +136,17 @@ std::optional<sim_dur> perf_pipe_workload::elapsed_usec() const
     return *stop / NSEC_PER_USEC - *start / NSEC_PER_USEC;
 }
 
+std::vector<workload_metric> perf_pipe_workload::metrics() const
+{
+    const auto us = elapsed_usec();
+    if (!us || pp_.loops == 0)
+        return {};
+    const double result_usec = static_cast<double>(*us);
+    const double loops = static_cast<double>(pp_.loops);
+    return {{"usecs/op", "us", result_usec / loops, false},
+            {"ops/sec", "ops/s", result_usec > 0 ? loops / (result_usec / 1e6) : 0.0, true}};
+}
+
 std::string perf_pipe_workload::report() const
 {
     std::string out = "# Running 'sched/pipe' benchmark:\n";

@@ -49,6 +49,7 @@ public:
     void setup(kernel& k) override;
     bool finished() const override;
     std::string report() const override;
+    std::vector<workload_metric> metrics() const override;
 
     const perf_pipe_params& params() const { return pp_; }
     const workload_state& state() const { return state_; }

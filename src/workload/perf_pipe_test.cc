@@ -25,6 +25,7 @@ struct pipe_run {
     u64 worker_switches = 0; ///< context switches (voluntary + involuntary) of the two workers
     bool all_exited = false;
     std::size_t nr_tasks = 0;
+    std::vector<workload_metric> metrics;
 };
 
 pipe_run run_pipe(const std::vector<std::string>& args, int cores = 2, u64 seed = 1)
@@ -39,6 +40,7 @@ pipe_run run_pipe(const std::vector<std::string>& args, int cores = 2, u64 seed 
     r.usec = w.elapsed_usec().value_or(0);
     r.all_exited = t.k.all_exited();
     r.nr_tasks = t.k.tasks().size();
+    r.metrics = w.metrics();
     // The workers: process mode = main (task 1) + child; threaded = the two threads.
     for (const auto& p : t.k.tasks())
         if (!(w.params().threaded && p.get() == w.main_task()))
@@ -104,6 +106,17 @@ TEST(perf_pipe, variant_2025_keeps_two_tokens_in_flight)
     EXPECT_TRUE(v2025.all_exited);
     EXPECT_NE(classic.usec, v2025.usec);
     EXPECT_LT(v2025.worker_switches, classic.worker_switches);
+}
+
+TEST(perf_pipe, metrics_are_usecs_per_op_and_ops_per_sec)
+{
+    const pipe_run r = run_pipe({"-l", "1000"});
+    ASSERT_EQ(r.metrics.size(), 2u);
+    EXPECT_EQ(r.metrics[0].name, "usecs/op");
+    EXPECT_DOUBLE_EQ(r.metrics[0].value, static_cast<double>(r.usec) / 1000.0);
+    EXPECT_EQ(r.metrics[1].name, "ops/sec");
+    EXPECT_TRUE(r.metrics[1].higher_is_better);
+    EXPECT_NEAR(r.metrics[1].value * r.metrics[0].value, 1e6, 1e-3);
 }
 
 TEST(perf_pipe, threaded_mode_joins_both_threads)

@@ -11,10 +11,19 @@
  *     fmt::print("{}", w->report());
  */
 #include <string>
+#include <vector>
 
 namespace schedlab {
 
 class kernel;
+
+/// One figure of a benchmark's result, as the benchmark itself reports it.
+struct workload_metric {
+    std::string name;       ///< e.g. "time", "usecs/op", "ops/sec"
+    std::string unit;       ///< e.g. "s", "us", "ops/s"
+    double value = 0;
+    bool higher_is_better = false;
+};
 
 class workload {
 public:
@@ -32,6 +41,8 @@ public:
     virtual bool finished() const = 0;
     /// The benchmark's output, in its own format (perf's, byte for byte where possible).
     virtual std::string report() const = 0;
+    /// The result as named figures (empty until finished()), for tables and comparisons.
+    virtual std::vector<workload_metric> metrics() const = 0;
 };
 
 } // namespace schedlab
