@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "analysis/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace schedlab {
+
+namespace {
+
+std::vector<double> sorted(std::span<const double> x)
+{
+    std::vector<double> v(x.begin(), x.end());
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+double variance_sample(std::span<const double> x)
+{
+    if (x.size() < 2)
+        return 0;
+    const double m = amean(x);
+    double ss = 0;
+    for (double v : x)
+        ss += (v - m) * (v - m);
+    return ss / static_cast<double>(x.size() - 1);
+}
+
+} // namespace
+
+double amean(std::span<const double> x)
+{
+    if (x.empty())
+        return 0;
+    double s = 0;
+    for (double v : x)
+        s += v;
+    return s / static_cast<double>(x.size());
+}
+
+double hmean(std::span<const double> x)
+{
+    if (x.empty())
+        return std::numeric_limits<double>::quiet_NaN();
+    double s = 0;
+    for (double v : x) {
+        if (v <= 0)
+            return std::numeric_limits<double>::quiet_NaN();
+        s += 1.0 / v;
+    }
+    return static_cast<double>(x.size()) / s;
+}
+
+double median(std::span<const double> x)
+{
+    if (x.empty())
+        return 0;
+    const std::vector<double> v = sorted(x);
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double min_of(std::span<const double> x)
+{
+    return x.empty() ? 0 : *std::min_element(x.begin(), x.end());
+}
+
+double max_of(std::span<const double> x)
+{
+    return x.empty() ? 0 : *std::max_element(x.begin(), x.end());
+}
+
+double stddev_sample(std::span<const double> x) { return std::sqrt(variance_sample(x)); }
+
+double stddev_population(std::span<const double> x)
+{
+    if (x.empty())
+        return 0;
+    const double m = amean(x);
+    double ss = 0;
+    for (double v : x)
+        ss += (v - m) * (v - m);
+    return std::sqrt(ss / static_cast<double>(x.size()));
+}
+
+double hstddev(std::span<const double> x)
+{
+    const double h = hmean(x);
+    if (!std::isfinite(h))
+        return std::numeric_limits<double>::quiet_NaN();
+    double ss = 0;
+    for (double v : x)
+        ss += (1.0 / v - 1.0 / h) * (1.0 / v - 1.0 / h);
+    return std::sqrt(ss * h * h * h * h / static_cast<double>(x.size()));
+}
+
+double coeff_var(double stddev, double mean) { return mean == 0 ? 0 : 100.0 * stddev / mean; }
+
+double best_mean(std::span<const double> x, int pct, bool higher_is_better, bool harmonic)
+{
+    if (x.empty())
+        return 0;
+    std::vector<double> v = sorted(x);
+    if (higher_is_better)
+        std::reverse(v.begin(), v.end());
+    std::size_t keep = v.size() * static_cast<std::size_t>(pct) / 100;
+    keep = std::clamp<std::size_t>(keep, 1, v.size());
+    const std::span<const double> best(v.data(), keep);
+    return harmonic ? hmean(best) : amean(best);
+}
+
+/*
+ * I_x(a, b) by the continued fraction of the incomplete beta function,
+ * evaluated with the modified Lentz method; for x > (a+1)/(a+b+2) the
+ * symmetry I_x(a, b) = 1 - I_{1-x}(b, a) keeps the fraction convergent.
+ */
+double regularized_incomplete_beta(double a, double b, double x)
+{
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    if (x > (a + 1) / (a + b + 2))
+        return 1 - regularized_incomplete_beta(b, a, 1 - x);
+
+    const double log_front =
+        std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+    const double front = std::exp(log_front) / a;
+
+    constexpr double tiny = 1e-300;
+    constexpr double eps = 1e-15;
+    double f = 1, c = 1, d = 0;
+    for (int i = 0; i <= 400; ++i) {
+        const int m = i / 2;
+        double numerator;
+        if (i == 0)
+            numerator = 1;
+        else if (i % 2 == 0)
+            numerator = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
+        else
+            numerator = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1));
+        d = 1 + numerator * d;
+        if (std::fabs(d) < tiny)
+            d = tiny;
+        d = 1 / d;
+        c = 1 + numerator / c;
+        if (std::fabs(c) < tiny)
+            c = tiny;
+        const double cd = c * d;
+        f *= cd;
+        if (std::fabs(1 - cd) < eps)
+            return front * (f - 1);
+    }
+    return front * (f - 1);
+}
+
+double student_t_sf(double t, double df)
+{
+    // P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2)
+    const double two_sided = regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
+    return t >= 0 ? two_sided / 2 : 1 - two_sided / 2;
+}
+
+t_test_result welch_t_test(std::span<const double> a, std::span<const double> b, double alpha)
+{
+    t_test_result r;
+    const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+    if (a.size() < 2 || b.size() < 2)
+        return r;
+    const double va = variance_sample(a) / na, vb = variance_sample(b) / nb;
+    const double diff = std::fabs(amean(a) - amean(b));
+    if (va + vb == 0) {
+        r.significant = diff > 0;
+        r.p = diff > 0 ? 0 : 1;
+        return r;
+    }
+    r.t = diff / std::sqrt(va + vb);
+    r.df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+    r.p = 2 * student_t_sf(r.t, r.df);
+    r.significant = r.p < alpha;
+    return r;
+}
+
+t_test_result mmtests_t_test(double m1, std::span<const double> a, double m2,
+                             std::span<const double> b, double alpha)
+{
+    t_test_result r;
+    if (a.empty() || b.empty())
+        return r;
+    const double se = std::sqrt(variance_sample(a) / static_cast<double>(a.size()) +
+                                variance_sample(b) / static_cast<double>(b.size()));
+    r.df = static_cast<double>(a.size() + b.size()) - 2;
+    const double diff = std::fabs(m1 - m2);
+    if (se == 0 || r.df <= 0) {
+        r.significant = se == 0 && diff > 0;
+        r.p = r.significant ? 0 : 1;
+        return r;
+    }
+    r.t = diff / se;
+    r.p = 2 * student_t_sf(r.t, r.df);
+    r.significant = r.p < alpha;
+    return r;
+}
+
+ci_test_result mmtests_ci_test(double m_a, double s_a, double m_b, double s_b)
+{
+    constexpr double qnorm_975 = 1.959963984540054; // qnorm(0.975)
+    ci_test_result r;
+    const double h = qnorm_975 * (s_a + s_b);
+    r.r = h == 0 ? m_a - m_b : (m_a - m_b) / h;
+    r.significant = std::fabs(r.r) > 1;
+    return r;
+}
+
+double mmtests_pdiff(double base, double now)
+{
+    if (base == now || now == 0)
+        return 0;
+    if (base == 0)
+        return 100;
+    return now / base * 100 - 100;
+}
+
+double mmtests_pndiff(double base, double now)
+{
+    if (base == now)
+        return 0;
+    if (now == 0)
+        return 100;
+    if (base == 0)
+        return -99;
+    return 100 - now / base * 100;
+}
+
+double amd_pct_imp(double base, double now, bool higher_is_better)
+{
+    const double rel = (now / base - 1) * 100;
+    return higher_is_better ? rel : -rel;
+}
+
+double lkp_change(double base, double now)
+{
+    if (base == 0)
+        base = 1e-100;
+    return 100.0 * (now - base) / base;
+}
+
+bool lkp_separated(std::span<const double> base, std::span<const double> now)
+{
+    auto trim = [](std::span<const double> x) {
+        std::vector<double> v = sorted(x);
+        const std::size_t drop = std::min<std::size_t>(v.size() >> 5, 3);
+        return std::vector<double>(v.begin() + static_cast<long>(drop),
+                                   v.end() - static_cast<long>(drop));
+    };
+    const std::vector<double> a = trim(base), b = trim(now);
+    if (a.empty() || b.empty())
+        return false;
+    const double mid_a = a[a.size() / 2], mid_b = b[b.size() / 2];
+    return (b.front() > mid_a && mid_b > a.back()) || (a.front() > mid_b && mid_a > b.back());
+}
+
+} // namespace schedlab

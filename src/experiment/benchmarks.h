@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * What `schedlab compare` and the report formats need to know about each
+ * benchmark, in one explicit table (benchmarks.cc), looked up by the
+ * benchmark's command line:
+ *
+ * - the load option: the option of the benchmark's own command line that
+ *   takes a comma-separated load list in a compare ("-g 1,2,4,8" for
+ *   `perf bench sched messaging`); each value becomes one row of the tables;
+ * - how the LKML table formats name the benchmark and its rows.
+ *
+ * A workload without an entry still works in a compare, with one load (its
+ * command line as given) and generic names. Adding a benchmark: one row in
+ * benchmarks.cc and one line in docs/compare.md.
+ */
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+struct benchmark_info {
+    std::vector<std::string> command;      ///< argv prefix, e.g. {"perf","bench","sched","messaging"}
+    std::vector<std::string> load_options; ///< spellings of the load option, e.g. {"-g","--group"}; empty: none
+    std::string load_name;                 ///< what a load counts: "groups" (AMD rows "4-groups")
+    std::string amd_test;                  ///< AMD's "Test :" name, e.g. "hackbench"
+    std::string lkp_testcase;              ///< lkp's testcase, the stat key prefix
+    int mmtests_decimals = 2;              ///< mmtests DecimalPlaces (hackbench: 4)
+    /// mmtests' table name from the benchmark's options, e.g. "hackbench-process-pipes".
+    std::string (*mmtests_name)(const std::vector<std::string>& args) = nullptr;
+};
+
+/// The entry whose command prefixes argv, or nullptr.
+const benchmark_info* find_benchmark(const std::vector<std::string>& argv);
+/// Every entry, in table order (for docs and `schedlab compare --help`).
+const std::vector<benchmark_info>& benchmark_table();
+
+/// A benchmark command line with its load list taken out.
+struct load_sweep {
+    std::vector<std::string> loads;       ///< e.g. {"1","2","4","8"}; empty: no load option given
+    std::string option;                   ///< the spelling found, e.g. "-g"
+    /// One command line per load (or just the original when `loads` is empty).
+    std::vector<std::vector<std::string>> argv_per_load;
+};
+
+/// Splits "-g 1,2,4" / "--group=1,2,4" into one command line per load. Throws
+/// config_error("benchmark", ...) for an empty or repeated value in the list.
+load_sweep expand_load_list(const std::vector<std::string>& argv);
+
+/// The command line with the load option and its value removed, for naming
+/// the benchmark independently of the load.
+std::vector<std::string> argv_without_load(const std::vector<std::string>& argv);
+
+} // namespace schedlab

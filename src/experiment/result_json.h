@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The result file formats (docs/compare.md has the full description):
+ *
+ *   schedlab-result-v1   one run_result (schedlab run --json FILE)
+ *   schedlab-results-v1  {"format", "experiment": {...}, "runs": [result-v1, ...]}
+ *                        (schedlab compare --json FILE)
+ *
+ * Readers ignore members they do not know, so optional members (such as
+ * "schedstat") can be added without a format bump; a change of meaning of an
+ * existing member bumps the version.
+ */
+#include "experiment/run.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+inline constexpr const char* result_format_v1 = "schedlab-result-v1";
+inline constexpr const char* results_format_v1 = "schedlab-results-v1";
+
+/// What a compare invocation asked for, stored beside its runs.
+struct experiment_info {
+    std::string command; ///< the schedlab command line that produced the runs
+    std::vector<std::string> arms;
+    std::vector<std::string> loads;
+    std::string load_option; ///< e.g. "-g"; "" if the benchmark has no load list
+    int runs = 0;
+    u64 seed = 0; ///< run r of every arm uses seed + r
+};
+
+nlohmann::ordered_json to_json(const run_result& r);
+/// Throws config_error(where, ...) naming the missing or malformed member.
+run_result run_result_from_json(const nlohmann::ordered_json& j, const std::string& where);
+
+std::string results_to_string(const std::vector<run_result>& runs, const experiment_info& info);
+void write_results_file(const std::string& path, const std::vector<run_result>& runs,
+                        const experiment_info& info);
+void write_result_file(const std::string& path, const run_result& r);
+
+/// Reads either format; appends the runs. Throws config_error naming the file.
+std::vector<run_result> read_results_file(const std::string& path);
+std::vector<run_result> parse_results(const std::string& text, const std::string& where);
+
+} // namespace schedlab

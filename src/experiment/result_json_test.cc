@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "experiment/result_json.h"
+
+#include "sim/config_error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using ::testing::HasSubstr;
+
+run_spec small_run(u64 seed)
+{
+    run_spec s;
+    s.machine = "skylake-18c";
+    s.kernel = "6.6+NO_RUN_TO_PARITY";
+    s.seed = seed;
+    s.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1", "-l", "5"};
+    s.check = "sampled";
+    s.arm = "6.6+NO_RUN_TO_PARITY";
+    s.load = "1";
+    s.run_index = 2;
+    return s;
+}
+
+TEST(run_result, carries_provenance_metrics_and_the_summary)
+{
+    const run_result r = execute_run(small_run(3));
+    EXPECT_TRUE(r.finished);
+    EXPECT_EQ(r.provenance.machine, "skylake-18c");
+    EXPECT_EQ(r.provenance.kernel_base, "6.6");
+    EXPECT_EQ(r.provenance.feature_delta, "NO_RUN_TO_PARITY");
+    EXPECT_THAT(r.provenance.features, HasSubstr("NO_RUN_TO_PARITY"));
+    EXPECT_EQ(r.provenance.seed, 3u);
+    EXPECT_FALSE(r.provenance.git_sha.empty());
+    ASSERT_EQ(r.metrics.size(), 1u);
+    EXPECT_EQ(r.metrics[0].name, "time");
+    EXPECT_GT(r.metrics[0].value, 0);
+    EXPECT_GT(r.summary.switches, 0u);
+    EXPECT_EQ(r.summary.busy_ns.size(), static_cast<std::size_t>(r.provenance.nr_cpus));
+    EXPECT_NE(r.schedule_digest, 0u);
+    EXPECT_THAT(r.benchmark_output, HasSubstr("Total time:"));
+}
+
+TEST(run_result, json_round_trip_is_exact)
+{
+    run_result r = execute_run(small_run(5));
+    r.schedstat = std::vector<schedstat_counter>{{"SMT", "newly_idle", "lb_count", 1986},
+                                                 {"MC", "newly_idle", "lb_count", 1954},
+                                                 {"MC", "any", "ttwu_wake_remote", 12}};
+    const std::string text = to_json(r).dump(1);
+    const std::vector<run_result> back = parse_results(text, "mem");
+    ASSERT_EQ(back.size(), 1u);
+    const run_result& b = back[0];
+    EXPECT_EQ(to_json(b).dump(1), text); // every member survives, in order
+    EXPECT_EQ(b.schedule_digest, r.schedule_digest);
+    EXPECT_EQ(b.metrics[0].value, r.metrics[0].value); // doubles exactly
+    EXPECT_EQ(b.provenance.costs, r.provenance.costs);
+    ASSERT_TRUE(b.schedstat);
+    EXPECT_EQ((*b.schedstat)[0].domain, "SMT"); // kernel order kept, not sorted
+    EXPECT_EQ((*b.schedstat)[1].value, 1954);
+    EXPECT_EQ(b.arm, "6.6+NO_RUN_TO_PARITY");
+    EXPECT_EQ(b.run_index, 2);
+}
+
+TEST(run_result, a_collection_file_round_trips_and_a_result_without_schedstat_is_valid)
+{
+    const run_result r = execute_run(small_run(1));
+    experiment_info info;
+    info.arms = {"6.6+NO_RUN_TO_PARITY"};
+    info.loads = {"1"};
+    info.runs = 1;
+    const std::string text = results_to_string({r, r}, info);
+    EXPECT_THAT(text, HasSubstr("\"format\": \"schedlab-results-v1\""));
+    const auto back = parse_results(text, "mem");
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_FALSE(back[1].schedstat);
+    EXPECT_EQ(results_to_string(back, info), text);
+}
+
+TEST(parse_results, names_the_file_and_the_problem)
+{
+    auto message = [](const std::string& text) {
+        try {
+            parse_results(text, "res.json");
+        } catch (const config_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_THAT(message("{"), HasSubstr("res.json: not valid JSON"));
+    EXPECT_THAT(message("[]"), HasSubstr("res.json: not a schedlab result file"));
+    EXPECT_THAT(message(R"({"format": "schedlab-result-v9"})"), HasSubstr("unknown format"));
+    EXPECT_THAT(message(R"({"format": "schedlab-result-v1"})"),
+                HasSubstr("missing member \"provenance\""));
+    EXPECT_THAT(message(R"({"format": "schedlab-results-v1", "runs": 3})"),
+                HasSubstr("\"runs\" is missing or not an array"));
+
+    const run_result r = execute_run(small_run(1));
+    auto j = to_json(r);
+    j["schedule_digest"] = "xyz";
+    EXPECT_THAT(message(j.dump()), HasSubstr("schedule_digest \"xyz\" is not hexadecimal"));
+    j = to_json(r);
+    j["provenance"]["seed"] = "seven";
+    EXPECT_THAT(message(j.dump()), HasSubstr("res.json.provenance: member \"seed\" has the wrong type"));
+}
+
+} // namespace
+} // namespace schedlab

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "experiment/run.h"
+
+#include "machine/presets.h"
+#include "metrics/sched_summary.h"
+#include "sched/core.h"
+#include "sched/profiles.h"
+#include "sim/config_error.h"
+#include "workload/registry.h"
+
+#include <fmt/format.h>
+
+namespace schedlab {
+
+#ifndef SCHEDLAB_GIT_SHA
+#define SCHEDLAB_GIT_SHA "unknown"
+#endif
+#ifndef SCHEDLAB_VERSION
+#define SCHEDLAB_VERSION "0.0.0"
+#endif
+
+const char* schedlab_version_string() { return SCHEDLAB_VERSION; }
+const char* schedlab_git_sha() { return SCHEDLAB_GIT_SHA; }
+
+std::string run_result::arm_label() const
+{
+    if (!arm.empty())
+        return arm;
+    if (provenance.features_arg.empty())
+        return provenance.kernel_spec;
+    return provenance.kernel_spec + " --features " + provenance.features_arg;
+}
+
+struct prepared_run {
+    run_spec spec;
+    machine m;
+    kernel_config kc;
+    cost_params costs;
+    std::string command_line;
+};
+
+std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
+{
+    if (spec.time_limit_s <= 0)
+        throw config_error("--time-limit", "must be a positive number of seconds");
+    if (!spec.check.empty() && spec.check != "every" && spec.check != "sampled")
+        throw config_error("--check", fmt::format("'{}' is neither 'every' nor 'sampled'", spec.check));
+    machine m = load_machine(spec.machine);
+    kernel_config kc = make_kernel_config(spec.kernel, "--kernel");
+    if (!spec.features.empty())
+        apply_features(kc, spec.features, "--features");
+    cost_params costs;
+    for (const auto& c : spec.costs)
+        set_cost(costs, c, "--cost");
+    const std::unique_ptr<workload> w = make_workload(spec.workload_argv);
+    auto p = std::make_shared<prepared_run>(
+        prepared_run{spec, std::move(m), std::move(kc), costs, w->command_line()});
+    return p;
+}
+
+run_result execute_run(const prepared_run& pr, trace_sink* extra_sink)
+{
+    const run_spec& spec = pr.spec;
+    run_result res;
+    run_provenance& pv = res.provenance;
+    pv.schedlab_version = schedlab_version_string();
+    pv.git_sha = schedlab_git_sha();
+    pv.machine = pr.m.name;
+    pv.machine_spec = spec.machine;
+    pv.nr_cpus = pr.m.nr_cpus();
+    pv.kernel_spec = spec.kernel;
+    pv.kernel_base = pr.kc.base;
+    pv.policy = pr.kc.params.policy == fair_policy::eevdf ? "EEVDF" : "CFS";
+    pv.features_arg = spec.features;
+    pv.features = pr.kc.features_string();
+    pv.feature_delta = pr.kc.delta_string();
+    for (const auto& [name, v] : cost_list(pr.costs))
+        pv.costs.emplace_back(name, v);
+    pv.seed = spec.seed;
+    pv.argv = spec.workload_argv;
+    pv.command_line = pr.command_line;
+    pv.time_limit_s = spec.time_limit_s;
+    res.arm = spec.arm;
+    res.load = spec.load;
+    res.run_index = spec.run_index;
+
+    // prepare_run() validated the command line, so this cannot throw.
+    const std::unique_ptr<workload> w = make_workload(spec.workload_argv);
+    simulation sim(spec.seed);
+    kernel k(sim, pr.m, pr.kc, pr.costs);
+    if (!spec.check.empty())
+        k.set_check_level(spec.check == "every" ? check_level::every : check_level::sampled);
+    sched_summary summary(pr.m.nr_cpus());
+    k.add_sink(&summary);
+    if (extra_sink)
+        k.add_sink(extra_sink);
+    w->setup(k);
+    k.run(static_cast<sim_time>(spec.time_limit_s * 1e9));
+
+    res.finished = w->finished();
+    res.metrics = w->metrics();
+    res.benchmark_output = w->report();
+    const sched_summary_result s = summary.finish(sim.now());
+    run_sched_summary& rs = res.summary;
+    rs.simulated_ns = s.end - s.begin;
+    rs.switches = s.switches;
+    rs.voluntary = s.voluntary;
+    rs.involuntary = s.involuntary;
+    rs.migrations = s.migrations;
+    rs.wakeups = s.wakeups;
+    rs.wakeup_latency_count = s.wakeup_latency.count();
+    rs.wakeup_latency_p50_ns = s.wakeup_latency.percentile(50);
+    rs.wakeup_latency_p99_ns = s.wakeup_latency.percentile(99);
+    rs.wakeup_latency_max_ns = s.wakeup_latency.max();
+    rs.busy_ns.assign(s.busy.begin(), s.busy.end());
+    res.summary_text = s.format();
+    res.schedule_digest = k.schedule_digest();
+    res.events_fired = sim.events_fired();
+    return res;
+}
+
+run_result execute_run(const run_spec& spec, trace_sink* extra_sink)
+{
+    return execute_run(*prepare_run(spec), extra_sink);
+}
+
+} // namespace schedlab

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * One run: what to simulate (run_spec) and what came out (run_result).
+ *
+ * A run_spec is validated by prepare_run(), which raises every user error
+ * (config_error naming the flag) before anything is simulated; execute_run()
+ * then builds a fresh simulation + kernel, runs the workload and returns an
+ * immutable run_result with its provenance. Runs share nothing, so any number
+ * can execute in parallel threads (runner.h) with identical results.
+ */
+#include "sim/time.h"
+#include "workload/workload.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedlab {
+
+class trace_sink;
+
+/// The inputs of one run, as the user spells them.
+struct run_spec {
+    std::string machine = "host";  ///< preset, machine JSON or lscpu -p file
+    std::string kernel = "6.6";    ///< profile with optional +FEATURE terms
+    std::string features;          ///< further toggles, comma separated
+    std::vector<std::string> costs; ///< NAME=NS overrides
+    u64 seed = 1;
+    std::vector<std::string> workload_argv;
+    double time_limit_s = 600;
+    std::string check;             ///< "", "sampled" or "every"
+
+    // Where the run sits in an experiment (empty / 0 for a single run).
+    std::string arm;  ///< arm label, e.g. "6.6+NO_RUN_TO_PARITY"
+    std::string load; ///< the load value of this run, e.g. "4" for -g 4
+    int run_index = 0;
+};
+
+/// Where a result came from: enough to run it again and get the same digest.
+struct run_provenance {
+    std::string schedlab_version; ///< PROJECT_VERSION
+    std::string git_sha;          ///< SCHEDLAB_GIT_SHA at build time
+    std::string machine;          ///< the machine's name
+    std::string machine_spec;     ///< as given (--machine)
+    int nr_cpus = 0;
+    std::string kernel_spec;      ///< as given, e.g. "6.6+NO_RUN_TO_PARITY"
+    std::string kernel_base;      ///< profile, e.g. "6.6"
+    std::string policy;           ///< "EEVDF" or "CFS"
+    std::string features_arg;     ///< --features as given
+    std::string features;         ///< effective, kernel_config::features_string()
+    std::string feature_delta;    ///< toggles that differ from the profile
+    std::vector<std::pair<std::string, s64>> costs; ///< every cost, effective values (ns)
+    u64 seed = 0;
+    std::vector<std::string> argv; ///< the benchmark command line as given
+    std::string command_line;      ///< the workload's canonical command line
+    double time_limit_s = 0;
+};
+
+/// The scheduler summary's numbers (metrics/sched_summary.h), kept in results.
+struct run_sched_summary {
+    s64 simulated_ns = 0;
+    u64 switches = 0;
+    u64 voluntary = 0;
+    u64 involuntary = 0;
+    u64 migrations = 0;
+    u64 wakeups = 0;
+    u64 wakeup_latency_count = 0;
+    u64 wakeup_latency_p50_ns = 0;
+    u64 wakeup_latency_p99_ns = 0;
+    u64 wakeup_latency_max_ns = 0;
+    std::vector<s64> busy_ns; ///< per CPU
+};
+
+/*
+ * /proc/schedstat-style counters of a run, for the schedstat difference
+ * tables: one entry per (sched-domain level name, idle type, counter), e.g.
+ * ("MC", "newly_idle", "lb_count", 1954), summed over CPUs, in the order the
+ * kernel prints them. Optional: results without it stay valid.
+ */
+struct schedstat_counter {
+    std::string domain;    ///< "SMT", "MC", "DIE", "NUMA", ...
+    std::string idle_type; ///< "idle", "busy", "newly_idle", or "any" for per-domain counters
+    std::string counter;   ///< the sched-stats.rst field name, e.g. "lb_count"
+    double value = 0;
+};
+
+struct run_result {
+    run_provenance provenance;
+    std::string arm;
+    std::string load;
+    int run_index = 0;
+    bool finished = false; ///< the benchmark completed within the time limit
+    std::vector<workload_metric> metrics;
+    run_sched_summary summary;
+    u64 schedule_digest = 0;
+    u64 events_fired = 0;
+    std::optional<std::vector<schedstat_counter>> schedstat;
+    std::string benchmark_output; ///< the workload's own report()
+    std::string summary_text;     ///< the "# ..." scheduler summary block `schedlab run` prints
+
+    /// The label of the arm: `arm`, else the kernel spec plus any --features.
+    std::string arm_label() const;
+};
+
+const char* schedlab_version_string(); ///< "0.1.0"
+const char* schedlab_git_sha();        ///< "1a2b3c4d5e6f" or "unknown"
+
+struct prepared_run;
+
+/// Validates a spec and builds its inputs; throws config_error naming the bad input.
+std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec);
+
+/// Simulates a prepared run. `extra_sink`, if given, also observes every
+/// tracepoint (e.g. the ftrace exporter). Thread-safe across runs.
+run_result execute_run(const prepared_run& prepared, trace_sink* extra_sink = nullptr);
+
+/// prepare_run + execute_run.
+run_result execute_run(const run_spec& spec, trace_sink* extra_sink = nullptr);
+
+} // namespace schedlab

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "experiment/runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <memory>
+#include <thread>
+
+namespace schedlab {
+
+int default_jobs()
+{
+    const unsigned n = std::thread::hardware_concurrency();
+    return n ? static_cast<int>(n) : 1;
+}
+
+std::vector<run_result> run_all(const std::vector<run_spec>& specs, int jobs,
+                                const progress_fn& progress)
+{
+    // Every user error surfaces here, before the first simulation starts.
+    std::vector<std::shared_ptr<const prepared_run>> prepared;
+    prepared.reserve(specs.size());
+    for (const run_spec& s : specs)
+        prepared.push_back(prepare_run(s));
+
+    std::vector<run_result> results(specs.size());
+    std::vector<std::exception_ptr> errors(specs.size());
+    std::atomic<std::size_t> next{0};
+    std::size_t done = 0;
+    std::mutex progress_lock;
+
+    auto worker = [&] {
+        while (true) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= specs.size())
+                return;
+            try {
+                results[i] = execute_run(*prepared[i]);
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+            prepared[i].reset();
+            const std::lock_guard<std::mutex> g(progress_lock);
+            ++done;
+            if (progress)
+                progress(done, specs.size());
+        }
+    };
+
+    const std::size_t nr_threads =
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(jobs, 1)), specs.size());
+    if (nr_threads <= 1) {
+        worker();
+    } else {
+        std::vector<std::thread> pool;
+        for (std::size_t t = 0; t < nr_threads; ++t)
+            pool.emplace_back(worker);
+        for (auto& t : pool)
+            t.join();
+    }
+    for (const auto& e : errors)
+        if (e)
+            std::rethrow_exception(e);
+    return results;
+}
+
+namespace {
+
+std::string clock_string(double s)
+{
+    const long t = std::lround(s);
+    if (t >= 3600)
+        return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
+    return fmt::format("{}:{:02}", t / 60, t % 60);
+}
+
+} // namespace
+
+std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, bool tty,
+                            int bar_width)
+{
+    const double frac = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    const int pct = static_cast<int>(std::floor(frac * 100));
+    // ETA: the mean time per finished run so far, times the runs left.
+    std::string eta = "?";
+    if (done > 0) {
+        const double left = elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
+        eta = tty ? clock_string(left) : fmt::format("{:.0f} s", left);
+    }
+    if (tty) {
+        const int filled = static_cast<int>(std::floor(frac * bar_width));
+        return fmt::format("\r[{}{}] {:>{}}/{}  {:3}%  elapsed {}  ETA {}\x1b[K",
+                           std::string(static_cast<std::size_t>(filled), '#'),
+                           std::string(static_cast<std::size_t>(bar_width - filled), '.'), done,
+                           fmt::format("{}", total).size(), total, pct, clock_string(elapsed_s), eta);
+    }
+    return fmt::format("schedlab: {}/{} runs done ({}%), elapsed {:.0f} s, ETA {}\n", done, total,
+                       pct, elapsed_s, eta);
+}
+
+progress_meter::progress_meter(std::ostream& out, bool tty)
+    : out_(out), tty_(tty), start_(std::chrono::steady_clock::now())
+{
+}
+
+void progress_meter::operator()(std::size_t done, std::size_t total)
+{
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!tty_ && done != total && last_line_s_ >= 0 && elapsed - last_line_s_ < 1.0)
+        return;
+    last_line_s_ = elapsed;
+    out_ << format_progress(done, total, elapsed, tty_);
+    if (tty_ && done == total)
+        out_ << "\n";
+    out_.flush();
+}
+
+} // namespace schedlab

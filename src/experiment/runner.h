@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Executes many runs on a pool of threads. Each run is an independent
+ * simulation (no shared state), results are stored by the index of their
+ * spec and never by completion order, so the output is identical for any
+ * number of jobs.
+ */
+#include "experiment/run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+/// Called (serialised) after each run completes with the number done so far.
+using progress_fn = std::function<void(std::size_t done, std::size_t total)>;
+
+/// Default --jobs: the hardware threads (at least 1).
+int default_jobs();
+
+/// Runs every spec; throws config_error before simulating if one is invalid.
+std::vector<run_result> run_all(const std::vector<run_spec>& specs, int jobs,
+                                const progress_fn& progress = {});
+
+/*
+ * Progress output. On a terminal: one line redrawn in place,
+ *   [##########..........]  12/40  30%  elapsed 0:05  ETA 0:12
+ * otherwise plain lines, at most one per second plus the last:
+ *   schedlab: 12/40 runs done (30%), elapsed 5 s, ETA 12 s
+ */
+std::string format_progress(std::size_t done, std::size_t total, double elapsed_s, bool tty,
+                            int bar_width = 30);
+
+class progress_meter {
+public:
+    progress_meter(std::ostream& out, bool tty);
+    void operator()(std::size_t done, std::size_t total);
+
+private:
+    std::ostream& out_;
+    bool tty_;
+    std::chrono::steady_clock::time_point start_;
+    double last_line_s_ = -1;
+};
+
+} // namespace schedlab

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "experiment/runner.h"
+
+#include "experiment/plan.h"
+#include "experiment/result_json.h"
+#include "sim/config_error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using ::testing::HasSubstr;
+
+compare_spec small_compare()
+{
+    compare_spec c;
+    c.machine = "skylake-18c";
+    c.arms = {"6.6", "6.5"};
+    c.runs = 2;
+    c.seed = 10;
+    c.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1,2", "-l", "5"};
+    c.check = "sampled";
+    return c;
+}
+
+TEST(plan_compare, pairs_seeds_across_arms_and_loads)
+{
+    const compare_plan p = plan_compare(small_compare());
+    ASSERT_EQ(p.runs.size(), 8u); // 2 loads x 2 arms x 2 runs
+    EXPECT_EQ(p.info.loads, (std::vector<std::string>{"1", "2"}));
+    EXPECT_EQ(p.info.load_option, "-g");
+    for (const run_spec& s : p.runs)
+        EXPECT_EQ(s.seed, 10u + static_cast<u64>(s.run_index));
+    EXPECT_EQ(p.runs[6].kernel, "6.5");
+    EXPECT_EQ(p.runs[6].run_index, 0);
+    EXPECT_EQ(p.runs[6].load, "2");
+    EXPECT_EQ(p.runs[6].workload_argv[5], "2");
+}
+
+TEST(plan_compare, rejects_bad_arms_before_running)
+{
+    compare_spec c = small_compare();
+    c.arms = {"6.6", "6.6"};
+    EXPECT_THROW(plan_compare(c), config_error);
+    c.arms = {"6.6", "6.6+NO_RUN_TO_PARTY"};
+    try {
+        plan_compare(c);
+        FAIL();
+    } catch (const config_error& e) {
+        EXPECT_THAT(e.what(), HasSubstr("NO_RUN_TO_PARTY"));
+    }
+    c = small_compare();
+    c.runs = 0;
+    EXPECT_THROW(plan_compare(c), config_error);
+}
+
+TEST(run_all, results_are_identical_for_one_and_two_jobs)
+{
+    const compare_plan p = plan_compare(small_compare());
+    std::vector<std::size_t> seen;
+    const auto one = run_all(p.runs, 1, [&](std::size_t done, std::size_t total) {
+        EXPECT_EQ(total, 8u);
+        seen.push_back(done);
+    });
+    const auto two = run_all(p.runs, 2);
+    EXPECT_EQ(seen, (std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+    ASSERT_EQ(one.size(), two.size());
+    EXPECT_EQ(results_to_string(one, p.info), results_to_string(two, p.info));
+    // collected by index: result i is the run of spec i
+    for (std::size_t i = 0; i < one.size(); ++i) {
+        EXPECT_EQ(two[i].provenance.seed, p.runs[i].seed);
+        EXPECT_EQ(two[i].load, p.runs[i].load);
+    }
+    // the same seed under EEVDF and CFS gives different schedules
+    EXPECT_NE(one[0].schedule_digest, one[2].schedule_digest);
+}
+
+TEST(format_progress, bar_with_eta_on_a_terminal_and_plain_lines_otherwise)
+{
+    // 10 of 40 done in 5 s: 0.5 s per run, 30 left -> 15 s
+    EXPECT_EQ(format_progress(10, 40, 5.0, true, 20),
+              "\r[#####...............] 10/40   25%  elapsed 0:05  ETA 0:15\x1b[K");
+    EXPECT_EQ(format_progress(10, 40, 5.0, false),
+              "schedlab: 10/40 runs done (25%), elapsed 5 s, ETA 15 s\n");
+    EXPECT_EQ(format_progress(0, 3, 0.0, false), "schedlab: 0/3 runs done (0%), elapsed 0 s, ETA ?\n");
+    EXPECT_EQ(format_progress(3, 3, 4000.0, true, 4), "\r[####] 3/3  100%  elapsed 1:06:40  ETA 0:00\x1b[K");
+}
+
+} // namespace
+} // namespace schedlab
