@@ -5,6 +5,7 @@
 #include "metrics/sched_summary.h"
 #include "sched/core.h"
 #include "sched/profiles.h"
+#include "sched/stats.h"
 #include "sched/topology.h"
 #include "sim/config_error.h"
 #include "workload/registry.h"
@@ -137,6 +138,11 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
         out << r.format();
         out << fmt::format("# schedule digest: {:016x}  ({} events)\n", k.schedule_digest(),
                            sim.events_fired());
+    }
+    if (!o.schedstat.empty()) {
+        out << "\n" << schedstat_table(k);
+        if (o.schedstat == "raw")
+            out << "\n" << schedstat_v15(k);
     }
     return 0;
 }

@@ -24,6 +24,7 @@ struct run_options {
     double time_limit_s = 600;
     std::string check; ///< "" = the build's default (every in debug builds, sampled in release)
     bool no_summary = false;
+    std::string schedstat; ///< "" off; "table": per-level summary; "raw": also /proc/schedstat v15
     std::vector<std::string> workload_argv;
 };
 

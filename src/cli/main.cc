@@ -77,6 +77,11 @@ int main(int argc, char** argv)
                     "(after every schedule; debug default, slow)")
         ->check(CLI::IsMember({"sampled", "every"}));
     run->add_flag("--no-summary", ro.no_summary, "Print only the benchmark's own output");
+    bool schedstat = false, schedstat_raw = false;
+    run->add_flag("--schedstat", schedstat,
+                  "Print the load-balance counters per domain level and idle type");
+    run->add_flag("--schedstat-raw", schedstat_raw,
+                  "Also print them as /proc/schedstat version 15, for schedstat tools");
     run->add_option("benchmark", ro.workload_argv,
                     "The benchmark command line after --, e.g. perf bench sched messaging -g 4 -p")
         ->required();
@@ -102,8 +107,10 @@ int main(int argc, char** argv)
                 set_cost(costs_defaults, c, "--cost");
             return cmd_costs(std::cout, costs_defaults);
         }
-        if (*run)
+        if (*run) {
+            ro.schedstat = schedstat_raw ? "raw" : schedstat ? "table" : "";
             return cmd_run(std::cout, std::cerr, ro);
+        }
     } catch (const config_error& e) {
         std::fprintf(stderr, "schedlab: error: %s\n", e.what());
         return 2;

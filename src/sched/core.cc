@@ -62,6 +62,9 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         r->avg_idle = 2 * tun_.migration_cost;
         r->max_idle_balance_cost = tun_.migration_cost;
 
+        if (kc_.params.autogroup)
+            r->cfs.tg = &autogroup_;
+        r->wake_avg_idle = r->avg_idle / 2;
         auto idle = std::make_unique<task_struct>();
         idle->pid = 0;
         idle->comm = fmt::format("swapper/{}", cpu);
@@ -76,6 +79,15 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         r->idle_stamp = 0;
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
+    }
+    sched_smt_active_ = m_.smt_width() > 1;
+    nohz_idle_cpus_ = cpumask(m_.nr_cpus());
+    nohz_tick_stopped_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
+    active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
+    // At boot every CPU idles with its tick stopped and every core is idle.
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
+        nohz_balance_enter_idle(cpu_rq(cpu));
+        update_idle_core(cpu_rq(cpu));
     }
 #ifndef NDEBUG
     // Debug builds check every invariant after every scheduling operation.
@@ -175,9 +187,11 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
 void kernel::wake_up_new_task(task_struct& p)
 {
     p.__state = TASK_RUNNING;
+    p.recent_used_cpu = p.cpu;
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
     const int cpu = select_task_rq(p, p.cpu, WF_FORK);
     p.cpu = p.wake_cpu = cpu;
+    post_init_entity_util_avg(p);
     rq& r = cpu_rq(cpu);
     update_rq_clock(r);
     activate_task(r, p, ENQUEUE_NOCLOCK);
@@ -262,10 +276,62 @@ bool kernel::idle_cpu(int cpu) const
 /* Wakeups                                                                    */
 
 /*
- * kernel: kernel/sched/core.c try_to_wake_up(), 6.6.
- * Differs: the wakeup is activated on the target rq at once (no wake list,
- * TTWU_QUEUE and its IPI delay come with the wakeup-path issue); no p->pi_lock
- * or on_cpu spinning, since a task's block and its schedule() are atomic here.
+ * kernel: kernel/sched/core.c ttwu_do_activate(), 6.6: enqueue, the
+ * wakeup-preemption check, and the avg_idle sample of a CPU leaving idle.
+ */
+void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
+{
+    update_rq_clock(r);
+    int en_flags = ENQUEUE_WAKEUP | ENQUEUE_NOCLOCK;
+    if (wake_flags & WF_MIGRATED)
+        en_flags |= ENQUEUE_MIGRATED;
+    activate_task(r, p, en_flags);
+    // wakeup_preempt(): the idle class always yields to a fair task.
+    if (r.curr->is_idle_task())
+        resched_curr(r);
+    else
+        check_preempt_wakeup_fair(r, p, wake_flags);
+    p.__state = TASK_RUNNING; // ttwu_do_wakeup()
+    for (auto* s : sinks_)
+        s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
+
+    if (r.idle_stamp) {
+        // update_avg(&rq->avg_idle, delta), capped at 2 * max_idle_balance_cost.
+        const u64 delta = r.clock - r.idle_stamp;
+        const u64 max = 2 * r.max_idle_balance_cost;
+        const s64 diff = static_cast<s64>(delta) - static_cast<s64>(r.avg_idle);
+        r.avg_idle = static_cast<u64>(static_cast<s64>(r.avg_idle) + diff / 8);
+        if (r.avg_idle > max)
+            r.avg_idle = max;
+        r.wake_stamp = jiffies();
+        r.wake_avg_idle = r.avg_idle / 2;
+        r.idle_stamp = 0;
+    }
+}
+
+// kernel: kernel/sched/core.c sched_ttwu_pending(), 6.6: the IPI activates every queued wakeup.
+void kernel::sched_ttwu_pending(rq& r)
+{
+    this_cpu_ = r.cpu;
+    r.ttwu_ipi_event = {};
+    auto list = std::move(r.wake_list);
+    r.wake_list.clear();
+    for (auto& [p, wf] : list) {
+        SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
+                   p->cpu, r.cpu);
+        ttwu_do_activate(r, *p, wf & WF_MIGRATED);
+    }
+    r.ttwu_pending = false;
+}
+
+/*
+ * kernel: kernel/sched/core.c try_to_wake_up(), 6.6: select a CPU, migrate,
+ * then activate directly or - with TTWU_QUEUE, for a target outside the
+ * waker's LLC or an idle one inside it - through the target's wake list,
+ * activated when the IPI arrives (costs().ipi_wakeup later), with
+ * rq->ttwu_pending set meanwhile so other wakers see the CPU as busy.
+ * Differs: no p->pi_lock or on_cpu spinning (a task's block and its
+ * schedule() are atomic here); the IPI delay does not depend on idle state yet.
  */
 bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
@@ -288,42 +354,43 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         p.timer = {};
     }
     const int cpu = select_task_rq(p, p.wake_cpu, wake_flags | WF_TTWU);
+    if (decisions_)
+        log_decision(this_cpu_, "select_task_rq",
+                     fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}{}{}", p.pid, p.comm, p.cpu,
+                                 cpu, last_select_branch_ ? last_select_branch_ : "",
+                                 last_sis_branch_ ? "; select_idle_sibling: " : "",
+                                 last_sis_branch_ ? last_sis_branch_ : ""));
     if (cpu != p.cpu) {
         wake_flags |= WF_MIGRATED;
         set_task_cpu(p, cpu);
     }
 
-    // ttwu_queue() -> ttwu_do_activate()
-    rq& r = cpu_rq(cpu);
-    update_rq_clock(r);
-    int en_flags = ENQUEUE_WAKEUP | ENQUEUE_NOCLOCK;
-    if (wake_flags & WF_MIGRATED)
-        en_flags |= ENQUEUE_MIGRATED;
-    activate_task(r, p, en_flags);
-    // wakeup_preempt(): the idle class always yields to a fair task.
-    if (r.curr->is_idle_task())
-        resched_curr(r);
-    else
-        check_preempt_wakeup_fair(r, p, wake_flags);
-    p.__state = TASK_RUNNING;
-    for (auto* s : sinks_)
-        s->sched_wakeup({now(), cpu, p.pid, &p.comm, cpu});
-
-    if (r.idle_stamp) {
-        // update_avg(&rq->avg_idle, delta), capped at 2 * max_idle_balance_cost.
-        const u64 delta = r.clock - r.idle_stamp;
-        const u64 max = 2 * r.max_idle_balance_cost;
-        const s64 diff = static_cast<s64>(delta) - static_cast<s64>(r.avg_idle);
-        r.avg_idle = static_cast<u64>(static_cast<s64>(r.avg_idle) + diff / 8);
-        if (r.avg_idle > max)
-            r.avg_idle = max;
-        r.idle_stamp = 0;
-    }
-
     // ttwu_stat(), counted on the waking CPU.
     this_rq.stats.ttwu_count++;
-    if (cpu == this_cpu_)
+    if (cpu == this_cpu_) {
         this_rq.stats.ttwu_local++;
+    } else {
+        for (auto& sd : topo_.cpu(this_cpu_).domains)
+            if (sd->span.test(cpu)) {
+                sd->stats.ttwu_wake_remote++;
+                break;
+            }
+    }
+
+    // ttwu_queue(): ttwu_queue_cond() decides between the wake list and a direct activation.
+    rq& r = cpu_rq(cpu);
+    const bool queue = sched_feat(TTWU_QUEUE) && p.cpus_mask.test(cpu) &&
+                       (!topo_.cpus_share_cache(this_cpu_, cpu) ||
+                        (cpu != this_cpu_ && r.nr_running == 0));
+    if (queue) {
+        r.wake_list.emplace_back(&p, wake_flags);
+        r.ttwu_pending = true;
+        if (!r.ttwu_ipi_event.valid())
+            r.ttwu_ipi_event = sim_.after(costs_.ipi_wakeup, event_prio::ipi, this,
+                                          ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
+        return true;
+    }
+    ttwu_do_activate(r, p, wake_flags);
     return true;
 }
 
@@ -391,6 +458,7 @@ void kernel::__schedule(rq& r, bool preempt)
         switch_count = &prev->nvcsw;
     }
 
+    newidle_cost_ = 0;
     task_struct* next = pick_next_task_fair(r, prev->is_idle_task() ? nullptr : prev);
     if (!next) {
         next = r.idle;
@@ -423,17 +491,20 @@ void kernel::__schedule(rq& r, bool preempt)
             start_tick(r);
         }
         if (next->is_idle_task()) {
-            r.idle_stamp = r.clock; // newidle accounting (avg_idle)
             r.idle_since = now();
+            update_idle_core(r); // pick_next_task_idle() -> update_idle_core()
             if (r.tick_event.valid()) { // NOHZ: an idle CPU stops its tick
                 sim_.cancel(r.tick_event);
                 r.tick_event = {};
             }
+            nohz_balance_enter_idle(r);
         }
-        start_burst(r, next->is_idle_task() ? 0 : charge(*next, costs_.context_switch));
+        start_burst(r, next->is_idle_task() ? 0
+                                            : charge(*next, costs_.context_switch) + newidle_cost_);
     } else {
-        start_burst(r, 0);
+        start_burst(r, newidle_cost_);
     }
+    newidle_cost_ = 0;
     maybe_check(r);
 }
 
@@ -525,13 +596,15 @@ void kernel::start_tick(rq& r)
     r.tick_event = sim_.at(next, event_prio::tick, this, ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
 }
 
-// kernel: kernel/sched/core.c sched_tick() (scheduler_tick() before 6.10), 6.6. No load balancing yet.
+// kernel: kernel/sched/core.c sched_tick() (scheduler_tick() before 6.10), 6.6.
 void kernel::sched_tick(rq& r)
 {
     this_cpu_ = r.cpu;
     update_rq_clock(r);
     if (!r.curr->is_idle_task())
         task_tick_fair(r, *r.curr);
+    r.idle_balance = idle_cpu(r.cpu);
+    trigger_load_balance(r);
     if (!r.curr->is_idle_task())
         r.tick_event = sim_.after(static_cast<s64>(kc_.params.tick_nsec()), event_prio::tick, this,
                                   ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
@@ -558,6 +631,19 @@ void kernel::fire(u64 arg)
         sched_tick(r);
         break;
     }
+    case EV_TTWU_IPI:
+        sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
+        break;
+    case EV_SOFTIRQ:
+        sched_balance_softirq(cpu_rq(static_cast<int>(v)));
+        break;
+    case EV_ILB:
+        this_cpu_ = static_cast<int>(v);
+        nohz_idle_balance(cpu_rq(static_cast<int>(v)));
+        break;
+    case EV_ACTIVE_LB:
+        active_load_balance_cpu_stop(cpu_rq(static_cast<int>(v)));
+        break;
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);

@@ -41,6 +41,76 @@ struct task_opts {
     bool thread = false;  ///< share the parent's tgid (CLONE_THREAD)
 };
 
+/// kernel: fair.c enum group_type, in pulling priority order (6.6).
+enum group_type : int {
+    group_has_spare = 0,
+    group_fully_busy,
+    group_smt_balance, ///< 6.6; not produced by this model yet
+    group_misfit_task,
+    group_asym_packing,
+    group_imbalanced,
+    group_overloaded,
+};
+
+/// kernel: fair.c enum migration_type.
+enum migration_type : int { migrate_load = 0, migrate_util, migrate_task, migrate_misfit };
+
+/// kernel: fair.c struct sg_lb_stats.
+struct sg_lb_stats {
+    unsigned long avg_load = 0;
+    unsigned long group_load = 0;
+    unsigned long group_capacity = 0;
+    unsigned long group_util = 0;
+    unsigned long group_runnable = 0;
+    unsigned int sum_nr_running = 0;
+    unsigned int sum_h_nr_running = 0;
+    unsigned int idle_cpus = 0;
+    unsigned int group_weight = 0;
+    group_type group_type_ = group_has_spare; ///< kernel: sgs->group_type
+    unsigned long group_misfit_task_load = 0;
+};
+
+/// kernel: fair.c struct sd_lb_stats.
+struct sd_lb_stats {
+    const sched_group* busiest = nullptr;
+    const sched_group* local = nullptr;
+    unsigned long total_load = 0;
+    unsigned long total_capacity = 0;
+    unsigned long avg_load = 0;
+    bool prefer_sibling = false;
+    sg_lb_stats busiest_stat;
+    sg_lb_stats local_stat;
+};
+
+/* lb_env flags (kernel/sched/fair.c LBF_*) */
+enum : unsigned { LBF_ALL_PINNED = 0x01, LBF_NEED_BREAK = 0x02, LBF_DST_PINNED = 0x04,
+                  LBF_SOME_PINNED = 0x08, LBF_ACTIVE_LB = 0x10 };
+
+/// kernel: fair.c struct lb_env: one load_balance() attempt.
+struct lb_env {
+    sched_domain* sd = nullptr;
+    int src_cpu = -1;
+    rq* src_rq = nullptr;
+    int dst_cpu = -1;
+    rq* dst_rq = nullptr;
+    cpu_idle_type idle = CPU_NOT_IDLE;
+    long imbalance = 0;
+    cpumask cpus;
+    unsigned flags = 0;
+    unsigned loop = 0, loop_break = 0, loop_max = 0;
+    migration_type migration_type_ = migrate_load;
+    std::vector<task_struct*> tasks; ///< detached, to attach
+    u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats (cost)
+};
+
+/// One explained decision, when the decision log is on (kernel::set_decision_log).
+struct sched_decision {
+    sim_time ts;
+    int cpu;          ///< the CPU deciding
+    std::string what; ///< "select_task_rq", "load_balance", ...
+    std::string text; ///< the branch taken and why
+};
+
 /// How often the always-on rq/cfs_rq invariant checks run.
 enum class check_level {
     sampled, ///< release default: every `check_interval` schedule() calls, and at the end
@@ -166,15 +236,90 @@ public:
     sched_entity* pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr);
     void check_preempt_wakeup_cfs(rq& rq, task_struct& p, int wake_flags);
 
-    /* ---- fair_select.cc ---- */
+    /* ---- fair_select.cc: placement ---- */
+    u64 jiffies() const;
+    bool available_idle_cpu(int cpu) const;
+    bool sched_idle_cpu(int cpu) const;
+    void record_wakee(task_struct& p);
+    int wake_wide(task_struct& p);
+    int wake_affine_idle(int this_cpu, int prev_cpu, int sync);
+    int wake_affine_weight(const sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu,
+                           int sync);
+    int wake_affine(sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu, int sync);
+    int __select_idle_cpu(int cpu, task_struct& p);
+    void update_idle_core(rq& r);
+    int select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out);
+    int select_idle_smt(task_struct& p, int target);
+    int select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core, int target);
     int select_idle_sibling(task_struct& p, int prev, int target);
-    int find_idlest_cpu(task_struct& p, int cpu);
+    void update_sg_wakeup_stats(const sched_domain& sd, const sched_group& group, sg_lb_stats& sgs,
+                                task_struct& p);
+    const sched_group* find_idlest_group(const sched_domain& sd, task_struct& p, int this_cpu);
+    int find_idlest_group_cpu(const sched_group& group, task_struct& p, int this_cpu);
+    int find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag);
+
+    /* ---- fair_balance.cc: load balancing ---- */
+    group_type group_classify(unsigned imbalance_pct, const sched_group& group,
+                              const sg_lb_stats& sgs) const;
+    long adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const;
+    unsigned long get_sd_balance_interval(const sched_domain& sd, bool cpu_busy) const;
+    bool update_newidle_cost(sched_domain& sd, u64 cost);
+    bool should_we_balance(lb_env& env);
+    void update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group& group,
+                            sg_lb_stats& sgs, bool& sg_overload);
+    bool update_sd_pick_busiest(lb_env& env, sd_lb_stats& sds, const sched_group& sg,
+                                const sg_lb_stats& sgs);
+    void update_sd_lb_stats(lb_env& env, sd_lb_stats& sds);
+    void update_idle_cpu_scan(lb_env& env, unsigned long sum_util);
+    void calculate_imbalance(lb_env& env, sd_lb_stats& sds);
+    const sched_group* find_busiest_group(lb_env& env);
+    rq* find_busiest_queue(lb_env& env, const sched_group& group);
+    int task_hot(task_struct& p, lb_env& env);
+    int can_migrate_task(task_struct& p, lb_env& env);
+    int detach_tasks(lb_env& env);
+    void attach_tasks(lb_env& env);
+    bool need_active_balance(lb_env& env);
+    int sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
+                         int& continue_balancing);
+    void sched_balance_domains(rq& r, cpu_idle_type idle);
+    void trigger_load_balance(rq& r);
+    void nohz_balancer_kick(rq& r);
+    void nohz_balance_enter_idle(rq& r);
+    void nohz_balance_exit_idle(rq& r);
+    void kick_ilb();
+    void nohz_idle_balance(rq& ilb_rq);
+    void active_load_balance_cpu_stop(rq& busiest);
+    void sched_balance_softirq(rq& r);
+    const root_domain& rd() const { return rd_; }
+    root_domain& rd() { return rd_; }
+
+    /* ---- fair.c: PELT readers (fair_pelt.cc) ---- */
+    unsigned long capacity_of(int cpu) const;
+    unsigned long cpu_load(const rq& r) const;
+    unsigned long cpu_runnable(const rq& r) const;
+    unsigned long cpu_util_cfs(int cpu) const;
+    unsigned long cpu_load_without(const rq& r, const task_struct& p) const;
+    unsigned long cpu_runnable_without(const rq& r, const task_struct& p) const;
+    unsigned long cpu_util_without(int cpu, const task_struct& p) const;
+    unsigned long task_h_load(const task_struct& p) const;
+    unsigned long task_util_est(const task_struct& p) const;
+    void update_load_avg(cfs_rq& cfs, sched_entity& se, int flags);
+    void update_blocked_averages(int cpu);
+    void remove_entity_load_avg(sched_entity& se);
+    void post_init_entity_util_avg(task_struct& p);
+    const task_group& autogroup() const { return autogroup_; }
+
+    /* ---- the decision log ---- */
+    void set_decision_log(std::vector<sched_decision>* log) { decisions_ = log; }
+    const char* last_select_branch() const { return last_select_branch_; }
+    const char* last_sis_branch() const { return last_sis_branch_; }
 
     bool is_eevdf() const { return kc_.params.policy == fair_policy::eevdf; }
     task_struct& task_of(sched_entity& se);
 
 private:
-    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER };
+    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
+                         EV_ILB, EV_ACTIVE_LB };
     void fire(u64 arg) override;
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 
@@ -203,6 +348,25 @@ private:
     u64 nr_alive_ = 0;
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;
+    bool sched_smt_active_ = false; ///< sched_smt_present: some core has SMT siblings
+    root_domain rd_;
+    task_group autogroup_{"autogroup-1"};
+    sim_dur last_lb_cost_ = 0;  ///< cost of the load_balance() calls since last reset
+    sim_dur newidle_cost_ = 0;  ///< cost of the newidle balance in the current __schedule()
+    const char* last_select_branch_ = nullptr;
+    const char* last_sis_branch_ = nullptr;
+    int last_scan_probes_ = 0;
+    std::vector<sched_decision>* decisions_ = nullptr;
+    /* NOHZ idle balancing (kernel: fair.c struct nohz) */
+    cpumask nohz_idle_cpus_;
+    u64 nohz_next_balance_ = 0;
+    bool nohz_ilb_kicked_ = false;
+    std::vector<u8> nohz_tick_stopped_;
+    std::vector<int> active_balance_push_cpu_; ///< rq->push_cpu while rq->active_balance
+    void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
+    void sched_ttwu_pending(rq& r);
+    void add_nr_running(rq& r, unsigned count);
+    void log_decision(int cpu, const char* what, std::string text);
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;
     u64 check_countdown_ = 1024;

@@ -5,14 +5,18 @@
  * fair_eevdf.cc; the branch on kernel::is_eevdf() sits where the two
  * kernels' versions of a function differ.
  *
- * Not modelled yet: PELT (update_load_avg and friends), task groups,
- * bandwidth control, util_est.
+ * PELT is driven from here and fair_pelt.cc. Not modelled: task-group
+ * hierarchies (see fair_pelt.cc), bandwidth control.
  */
 #include "sched/core.h"
 
 #include "sim/bug.h"
 
 namespace schedlab {
+
+namespace {
+constexpr int UPDATE_TG = 0x1, DO_ATTACH = 0x4, DO_DETACH = 0x8; // update_load_avg() flags
+} // namespace
 
 // kernel: kernel/sched/fair.c calc_delta_fair(), 6.6. Exact division instead of
 // __calc_delta()'s 32-bit inverse-weight fixed point (differs in the last ns).
@@ -115,10 +119,12 @@ void kernel::clear_buddies(cfs_rq& cfs, sched_entity& se)
 void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
 {
     const bool curr = cfs.curr == &se;
+    se.cfs_rq_ = &cfs;
     if (is_eevdf()) {
         if (curr)
             place_entity_eevdf(cfs, se, flags);
         update_curr(cfs);
+        update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
         if (!curr)
             place_entity_eevdf(cfs, se, flags);
     } else {
@@ -128,10 +134,14 @@ void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
         update_curr(cfs);
         if (renorm && !curr)
             se.vruntime += cfs.min_vruntime;
+        update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
     }
     // account_entity_enqueue()
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
+    task_struct& p = *se.owner;
+    p.group_node = cfs.rq_->cfs_tasks.insert(cfs.rq_->cfs_tasks.begin(), &p);
+    p.on_cfs_tasks = true;
     if (!is_eevdf() && (flags & ENQUEUE_WAKEUP))
         place_entity_cfs(cfs, se, false);
     if (!curr)
@@ -148,6 +158,8 @@ void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
 void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
 {
     update_curr(cfs);
+    update_load_avg(cfs, se,
+                    UPDATE_TG | (se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH : 0));
     clear_buddies(cfs, se);
     if (is_eevdf())
         update_entity_lag(cfs, se);
@@ -157,6 +169,11 @@ void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
     // account_entity_dequeue()
     cfs.load.weight -= se.load.weight;
     cfs.nr_running--;
+    task_struct& p = *se.owner;
+    if (p.on_cfs_tasks) {
+        cfs.rq_->cfs_tasks.erase(p.group_node);
+        p.on_cfs_tasks = false;
+    }
     if (!is_eevdf() && !(flags & DEQUEUE_SLEEP))
         se.vruntime -= cfs.min_vruntime;
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
@@ -168,6 +185,7 @@ void kernel::set_next_entity(cfs_rq& cfs, sched_entity& se)
 {
     if (se.on_rq) {
         __dequeue_entity(cfs, se);
+        update_load_avg(cfs, se, UPDATE_TG);
         // 6.6: "HACK, stash a copy of deadline at the point of pick in vlag".
         if (is_eevdf())
             se.vlag = static_cast<s64>(se.deadline);
@@ -183,6 +201,7 @@ void kernel::put_prev_entity(cfs_rq& cfs, sched_entity& prev)
     if (prev.on_rq) {
         update_curr(cfs);
         __enqueue_entity(cfs, prev);
+        update_load_avg(cfs, prev, 0);
     }
     cfs.curr = nullptr;
 }
@@ -203,21 +222,38 @@ sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
 // kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, for a task of the root group only.
 void kernel::enqueue_task_fair(rq& r, task_struct& p, int flags)
 {
+    if (sched_feat(UTIL_EST))
+        util_est_enqueue(r.cfs.avg.util_est_, p.se.avg);
     enqueue_entity(r.cfs, p.se, flags);
     r.cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
         r.cfs.idle_h_nr_running++;
-    r.nr_running++; // add_nr_running()
+    add_nr_running(r, 1);
+}
+
+// kernel: kernel/sched/sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
+void kernel::add_nr_running(rq& r, unsigned count)
+{
+    const unsigned prev_nr = r.nr_running;
+    r.nr_running = prev_nr + count;
+    if (prev_nr < 2 && r.nr_running >= 2)
+        rd_.overload = true;
 }
 
 // kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only; no util_est.
 void kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
 {
+    const bool task_sleep = flags & DEQUEUE_SLEEP;
+    if (sched_feat(UTIL_EST))
+        util_est_dequeue(r.cfs.avg.util_est_, p.se.avg);
     dequeue_entity(r.cfs, p.se, flags);
     r.cfs.h_nr_running--;
     if (p.policy == SCHED_IDLE)
         r.cfs.idle_h_nr_running--;
     r.nr_running--; // sub_nr_running()
+    if (sched_feat(UTIL_EST))
+        util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(r.cpu),
+                        sched_feat(UTIL_EST_FASTUP));
 }
 
 /*
@@ -249,6 +285,9 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
                     put_prev_entity(cfs, prev->se);
                 set_next_entity(cfs, *se);
             }
+            // Keep cfs_tasks most-recently-run first (detach_tasks() takes from the tail).
+            if (p.on_cfs_tasks)
+                r.cfs_tasks.splice(r.cfs_tasks.begin(), r.cfs_tasks, p.group_node);
             return &p;
         }
         // idle: put prev back first (it is not on the rq any more), then try to pull.
@@ -268,6 +307,7 @@ void kernel::put_prev_task_fair(rq& r, task_struct& prev)
 
 void kernel::set_next_task_fair(rq& r, task_struct& p) { set_next_entity(r.cfs, p.se); }
 
+
 // kernel: kernel/sched/fair.c check_preempt_wakeup() (wakeup_preempt_fair from 6.7), 6.6 / 6.5.
 void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
 {
@@ -286,7 +326,10 @@ void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
 {
     if (!is_eevdf() && p.__state == TASK_WAKING)
         p.se.vruntime -= cpu_rq(p.cpu).cfs.min_vruntime;
-    p.se.exec_start = 0;
+    if (p.on_rq != TASK_ON_RQ_MIGRATING)
+        remove_entity_load_avg(p.se); // asleep: leave the load behind for removal
+    p.se.avg.last_update_time = 0;    // tell the new CPU to attach it
+    p.se.exec_start = 0;              // no longer cache hot
 }
 
 // kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(), 6.6 / 6.5 (no PELT, no hrtick).
@@ -296,6 +339,7 @@ void kernel::task_tick_fair(rq& r, task_struct& curr)
     SIM_BUG_ON(cfs.curr != &curr.se, "cpu{}: tick for pid {} which is not cfs_rq->curr", r.cpu,
                curr.pid);
     update_curr(cfs);
+    update_load_avg(cfs, curr.se, UPDATE_TG);
     if (!is_eevdf() && cfs.nr_running > 1)
         check_preempt_tick(cfs, curr.se);
 }
@@ -342,13 +386,5 @@ void kernel::yield_task_fair(rq& r)
     else
         cfs.skip = cfs.curr;
 }
-
-/*
- * kernel: kernel/sched/fair.c sched_balance_newidle() (newidle_balance()
- * before 6.10). Not modelled yet: no task is pulled. The call sits where the
- * kernel's does (pick_next_task_fair's idle path) so the load-balancing
- * model replaces only this body.
- */
-int kernel::sched_balance_newidle(rq& /*r*/) { return 0; }
 
 } // namespace schedlab

@@ -98,11 +98,13 @@ int kernel::wakeup_preempt_entity(const sched_entity& curr, const sched_entity& 
 
 /*
  * kernel: kernel/sched/fair.c check_preempt_tick(), 6.5 (ideal capped at
- * sched_latency, as 6.5 does and 6.1 does not).
+ * sched_latency, as 6.5 does; 6.1 and 5.15 do not).
  */
 void kernel::check_preempt_tick(cfs_rq& cfs, sched_entity& curr)
 {
-    const u64 ideal_runtime = std::min(sched_slice(cfs, curr), tun_.latency);
+    u64 ideal_runtime = sched_slice(cfs, curr);
+    if (kc_.behaviour.cfs_tick_ideal_capped)
+        ideal_runtime = std::min(ideal_runtime, tun_.latency);
     const u64 delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
     if (delta_exec > ideal_runtime) {
         resched_curr(*cfs.rq_);

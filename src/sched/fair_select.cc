@@ -1,72 +1,623 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Task placement: select_task_rq_fair() and the idle-CPU searches.
+ * Task placement (kernel-model.md section 3): select_task_rq_fair() with
+ * record_wakee / wake_wide / wake_affine, the select_idle_sibling() fast
+ * path with its idle-core and SIS_PROP / SIS_UTIL scan limits, and the
+ * fork/exec slow path find_idlest_cpu() / find_idlest_group().
  *
- * This is the placeholder rule of the core issue, deliberately simple and
- * documented as such in docs/kernel-map.md: no wake_affine, no wake_wide,
- * no SIS_UTIL/SIS_PROP scan limit, no find_idlest_group hierarchy. The
- * mainline wakeup path replaces these bodies without changing the callers.
+ * Kernel versions: the code follows 6.6; where 5.15, 6.1 or 6.5 differ
+ * (the ttwu_move_affine counting of wake_affine, SIS_PROP vs SIS_UTIL) the
+ * difference is selected by the profile's features or policy.
+ * Not modelled: asymmetric capacity (asym_fits_cpu, EAS), core scheduling
+ * cookies, per-CPU kthread stacking, NUMA-balancing preferences.
  */
 #include "sched/core.h"
 
+#include "sim/bug.h"
+
+#include <algorithm>
+#include <limits>
+
 namespace schedlab {
 
-/*
- * kernel: kernel/sched/fair.c select_task_rq_fair(), 6.6 - simplified:
- * fork/exec take the slow path (find_idlest_cpu), wakeups the fast path
- * (select_idle_sibling around prev_cpu). wake_affine and the domain walk are
- * not modelled yet, so a wakee never moves towards its waker's LLC.
- */
-int kernel::select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags)
+namespace {
+constexpr int nr_cpumask_bits = std::numeric_limits<int>::max(); // "no CPU" result
+
+// kernel: kernel/sched/fair.c update_avg(), 6.6: an EWMA with weight 1/8.
+void update_avg(u64& avg, u64 sample)
 {
-    if (wake_flags & (WF_FORK | WF_EXEC))
-        return find_idlest_cpu(p, smp_processor_id());
-    return select_idle_sibling(p, prev_cpu, prev_cpu);
+    const s64 diff = static_cast<s64>(sample) - static_cast<s64>(avg);
+    avg = static_cast<u64>(static_cast<s64>(avg) + diff / 8);
+}
+} // namespace
+
+u64 kernel::jiffies() const { return static_cast<u64>(now()) / kc_.params.tick_nsec(); }
+
+bool kernel::available_idle_cpu(int cpu) const
+{
+    // kernel: core.c available_idle_cpu(): idle_cpu() and the vCPU is not preempted (never here).
+    return idle_cpu(cpu);
+}
+
+bool kernel::sched_idle_cpu(int cpu) const
+{
+    // kernel: fair.c sched_idle_cpu(): every runnable task is SCHED_IDLE.
+    const rq& r = cpu_rq(cpu);
+    return r.nr_running && r.nr_running == r.cfs.idle_h_nr_running;
 }
 
 /*
- * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 - simplified: target
- * if idle, else the first idle CPU of target's LLC in wrap-around order from
- * target + 1 (no scan limit, no idle-core preference), else target.
+ * kernel: kernel/sched/fair.c record_wakee(), 5.15-6.12 (unchanged). Runs on
+ * the waker: halves its wakee_flips once a second, and counts a flip each
+ * time it wakes a different task than last time.
  */
-int kernel::select_idle_sibling(task_struct& p, int prev, int target)
+void kernel::record_wakee(task_struct& p)
 {
-    (void)prev;
-    if (p.cpus_mask.test(target) && idle_cpu(target))
-        return target;
-    const cpu_sched_domains& cd = topo_.cpu(target);
-    if (!cd.sd_llc)
-        return target;
-    int found = -1;
-    for_each_cpu_wrap(cd.sd_llc->span, target + 1, [&](int cpu) {
-        if (p.cpus_mask.test(cpu) && idle_cpu(cpu)) {
-            found = cpu;
-            return false;
+    task_struct& cur = *current();
+    const u64 j = jiffies();
+    if (j > cur.wakee_flip_decay_ts + kc_.params.hz) {
+        cur.wakee_flips >>= 1;
+        cur.wakee_flip_decay_ts = j;
+    }
+    if (cur.last_wakee != &p) {
+        cur.last_wakee = &p;
+        cur.wakee_flips++;
+    }
+}
+
+/*
+ * kernel: kernel/sched/fair.c wake_wide(), 5.15-6.12. 1 (wake wide: skip
+ * wake_affine) when both the waker's and the wakee's flips reach the LLC
+ * size and the larger is at least llc_size times the smaller: a 1:N
+ * relationship too wide for one LLC.
+ */
+int kernel::wake_wide(task_struct& p)
+{
+    u32 master = current()->wakee_flips;
+    u32 slave = p.wakee_flips;
+    const u32 factor = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size);
+    if (master < slave)
+        std::swap(master, slave);
+    if (slave < factor || master < slave * factor)
+        return 0;
+    return 1;
+}
+
+/*
+ * kernel: kernel/sched/fair.c wake_affine_idle(), 6.6 (== 5.15): prefer an
+ * idle waker CPU sharing the cache with prev (then prev if it is idle too), a
+ * sync wakeup from a CPU running only the waker, then an idle prev.
+ */
+int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
+{
+    if (available_idle_cpu(this_cpu) && topo_.cpus_share_cache(this_cpu, prev_cpu))
+        return available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
+    if (sync && cpu_rq(this_cpu).nr_running == 1)
+        return this_cpu;
+    if (available_idle_cpu(prev_cpu))
+        return prev_cpu;
+    return nr_cpumask_bits;
+}
+
+/*
+ * kernel: kernel/sched/fair.c wake_affine_weight(), 6.6 (== 5.15): move to
+ * the waker's CPU if its load with p (minus the sync waker) is below prev's
+ * load without p, with WA_BIAS tilting the comparison by half the domain's
+ * imbalance margin towards prev.
+ */
+int kernel::wake_affine_weight(const sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu,
+                               int sync)
+{
+    s64 this_eff_load = static_cast<s64>(cpu_load(cpu_rq(this_cpu)));
+    if (sync) {
+        const s64 current_load = static_cast<s64>(task_h_load(*current()));
+        if (current_load > this_eff_load)
+            return this_cpu;
+        this_eff_load -= current_load;
+    }
+    const s64 task_load = static_cast<s64>(task_h_load(p));
+    this_eff_load += task_load;
+    if (sched_feat(WA_BIAS))
+        this_eff_load *= 100;
+    this_eff_load *= capacity_of(prev_cpu);
+
+    s64 prev_eff_load = static_cast<s64>(cpu_load(cpu_rq(prev_cpu)));
+    prev_eff_load -= task_load;
+    if (sched_feat(WA_BIAS))
+        prev_eff_load *= 100 + (static_cast<s64>(sd.imbalance_pct) - 100) / 2;
+    prev_eff_load *= capacity_of(this_cpu);
+    // If sync, adjust the weight of prev_eff_load such that if prev_eff == this_eff
+    // that select_idle_sibling() will consider stacking the wakee on top of the waker.
+    if (sync)
+        prev_eff_load += 1;
+    return this_eff_load < prev_eff_load ? this_cpu : nr_cpumask_bits;
+}
+
+/*
+ * kernel: kernel/sched/fair.c wake_affine(), 6.6. 6.5/6.6 count
+ * ttwu_move_affine only when the waker's CPU was chosen; 5.15/6.1 also when
+ * an idle prev was (kernel-model.md 3.5): selected by the profile.
+ */
+int kernel::wake_affine(sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu, int sync)
+{
+    int target = nr_cpumask_bits;
+    if (sched_feat(WA_IDLE))
+        target = wake_affine_idle(this_cpu, prev_cpu, sync);
+    if (sched_feat(WA_WEIGHT) && target == nr_cpumask_bits)
+        target = wake_affine_weight(sd, p, this_cpu, prev_cpu, sync);
+    if (kc_.behaviour.old_wake_affine_stats) {
+        if (target == nr_cpumask_bits)
+            return prev_cpu;
+    } else if (target != this_cpu) {
+        return prev_cpu;
+    }
+    sd.stats.ttwu_move_affine++;
+    return target;
+}
+
+/* ---- the fast path ---- */
+
+// kernel: kernel/sched/fair.c __select_idle_cpu(), 6.6 (no core-scheduling cookies).
+int kernel::__select_idle_cpu(int cpu, task_struct& /*p*/)
+{
+    if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
+        return cpu;
+    return -1;
+}
+
+/*
+ * kernel: kernel/sched/fair.c __update_idle_core(), 6.6: when a CPU goes
+ * idle and all its SMT siblings are idle too, its LLC has an idle core.
+ */
+void kernel::update_idle_core(rq& r)
+{
+    if (!sched_smt_active_)
+        return;
+    sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared;
+    if (!sds || sds->has_idle_cores)
+        return;
+    const cpumask smt = m_.smt_mask(r.cpu);
+    for_each_cpu(cpu, smt) {
+        if (cpu == r.cpu)
+            continue;
+        if (!available_idle_cpu(cpu))
+            return;
+    }
+    sds->has_idle_cores = true;
+}
+
+/*
+ * kernel: kernel/sched/fair.c select_idle_core(), 6.6: the whole core idle
+ * -> core; meanwhile remember the first idle allowed sibling as a fallback
+ * and drop the core's siblings from the scan.
+ */
+int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
+{
+    bool idle = true;
+    const cpumask smt = m_.smt_mask(core);
+    for_each_cpu(cpu, smt) {
+        if (!available_idle_cpu(cpu)) {
+            idle = false;
+            if (idle_cpu_out == -1) {
+                if (sched_idle_cpu(cpu) && p.cpus_mask.test(cpu)) {
+                    idle_cpu_out = cpu;
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        if (idle_cpu_out == -1 && p.cpus_mask.test(cpu))
+            idle_cpu_out = cpu;
+    }
+    if (idle)
+        return core;
+    cpus.andnot(smt);
+    return -1;
+}
+
+// kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
+int kernel::select_idle_smt(task_struct& p, int target)
+{
+    const cpumask smt = m_.smt_mask(target);
+    for_each_cpu(cpu, smt) {
+        if (cpu == target || !p.cpus_mask.test(cpu))
+            continue;
+        if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
+            return cpu;
+    }
+    return -1;
+}
+
+/*
+ * kernel: kernel/sched/fair.c select_idle_cpu(), 6.6 (SIS_PROP as in 5.15).
+ * Scans target's LLC in wrap-around order from target + 1: for a fully idle
+ * core when the LLC has one (no limit), else for any idle CPU within the
+ * scan depth - SIS_PROP's avg_idle / avg_scan_cost estimate, or SIS_UTIL's
+ * nr_idle_scan + 1 (which gives up at once when it is 0).
+ * Differs: the scan time SIS_PROP subtracts is probes x costs().idle_scan_probe
+ * (the cost model decides how it is charged to the waker).
+ */
+int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core, int target)
+{
+    cpumask cpus = sd.span & p.cpus_mask;
+    int idle_cpu_found = -1;
+    int nr = std::numeric_limits<int>::max();
+    rq& this_rq = cpu_rq(smp_processor_id());
+    sched_domain* this_sd = nullptr;
+    int probes = 0;
+
+    if (sched_feat(SIS_PROP) && !has_idle_core) {
+        this_sd = topo_.cpu(smp_processor_id()).sd_llc;
+        if (!this_sd)
+            return -1;
+        // Age wake_avg_idle: halve it once per jiffy since the last wakeup.
+        const u64 j = jiffies();
+        while (this_rq.wake_stamp < j && this_rq.wake_avg_idle) {
+            this_rq.wake_stamp++;
+            this_rq.wake_avg_idle >>= 1;
+        }
+        const u64 avg_idle = this_rq.wake_avg_idle;
+        const u64 avg_cost = this_sd->avg_scan_cost + 1;
+        const u64 span_avg = static_cast<u64>(sd.span_weight) * avg_idle;
+        if (span_avg > 4 * avg_cost)
+            nr = static_cast<int>(std::min<u64>(span_avg / avg_cost, 1u << 30));
+        else
+            nr = 4;
+    }
+    if (sched_feat(SIS_UTIL)) {
+        if (const sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared) {
+            nr = sds->nr_idle_scan + 1;
+            if (nr == 1)
+                return -1;
+        }
+    }
+
+    bool done = false;
+    for_each_cpu_wrap(sd.span, target + 1, [&](int cpu) {
+        if (!cpus.test(cpu))
+            return true; // removed (not allowed, or a sibling of a scanned core)
+        ++probes;
+        if (has_idle_core) {
+            const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
+            if (i >= 0) {
+                idle_cpu_found = i;
+                done = true;
+                return false;
+            }
+        } else {
+            if (!--nr) {
+                idle_cpu_found = -1;
+                done = true;
+                return false;
+            }
+            idle_cpu_found = __select_idle_cpu(cpu, p);
+            if (idle_cpu_found >= 0)
+                return false;
         }
         return true;
     });
-    return found >= 0 ? found : target;
+    if (done && has_idle_core) {
+        last_scan_probes_ = probes;
+        return idle_cpu_found; // a fully idle core
+    }
+    if (has_idle_core) {
+        // A full scan found no idle core: the hint was stale.
+        if (sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared)
+            sds->has_idle_cores = false;
+    }
+    if (sched_feat(SIS_PROP) && this_sd && !has_idle_core) {
+        const u64 time = static_cast<u64>(probes) * static_cast<u64>(costs_.idle_scan_probe);
+        this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, time);
+        update_avg(this_sd->avg_scan_cost, time);
+    }
+    last_scan_probes_ = probes;
+    return idle_cpu_found;
+}
+
+/*
+ * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.100 has the
+ * same logic). target if idle; prev if idle and cache-affine; the task's
+ * recent_used_cpu; an idle SMT sibling of prev when the LLC has no idle core;
+ * then select_idle_cpu(); else target, where stacking happens.
+ * Not modelled: the asym-capacity variant and the per-CPU-kthread stacking rule.
+ */
+int kernel::select_idle_sibling(task_struct& p, int prev, int target)
+{
+    last_sis_branch_ = "target idle";
+    if (available_idle_cpu(target) || sched_idle_cpu(target))
+        return target;
+
+    last_sis_branch_ = "prev idle";
+    if (prev != target && topo_.cpus_share_cache(prev, target) &&
+        (available_idle_cpu(prev) || sched_idle_cpu(prev)))
+        return prev;
+
+    const int recent_used_cpu = p.recent_used_cpu;
+    p.recent_used_cpu = prev;
+    last_sis_branch_ = "recent_used_cpu idle";
+    if (recent_used_cpu != prev && recent_used_cpu != target &&
+        topo_.cpus_share_cache(recent_used_cpu, target) &&
+        (available_idle_cpu(recent_used_cpu) || sched_idle_cpu(recent_used_cpu)) &&
+        p.cpus_mask.test(recent_used_cpu))
+        return recent_used_cpu;
+
+    sched_domain* sd = topo_.cpu(target).sd_llc;
+    last_sis_branch_ = "no LLC domain: target";
+    if (!sd)
+        return target;
+
+    bool has_idle_core = false;
+    if (sched_smt_active_) {
+        const sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared;
+        has_idle_core = sds && sds->has_idle_cores;
+        if (!has_idle_core && topo_.cpus_share_cache(prev, target)) {
+            const int i = select_idle_smt(p, prev);
+            last_sis_branch_ = "idle SMT sibling of prev";
+            if (i >= 0)
+                return i;
+        }
+    }
+    const int i = select_idle_cpu(p, *sd, has_idle_core, target);
+    if (i >= 0) {
+        last_sis_branch_ = has_idle_core ? "select_idle_cpu: idle core" : "select_idle_cpu: idle cpu";
+        return i;
+    }
+    last_sis_branch_ = "no idle cpu found: target (stacking)";
+    return target;
+}
+
+/* ---- the slow path (fork / exec) ---- */
+
+/*
+ * kernel: kernel/sched/fair.c update_sg_wakeup_stats(), 6.6: a group's
+ * statistics as they would be without p (cpu_load_without() & co.).
+ */
+void kernel::update_sg_wakeup_stats(const sched_domain& sd, const sched_group& group,
+                                    sg_lb_stats& sgs, task_struct& p)
+{
+    sgs = sg_lb_stats{};
+    for_each_cpu(i, group.span) {
+        rq& r = cpu_rq(i);
+        sgs.group_load += cpu_load_without(r, p);
+        sgs.group_util += cpu_util_without(i, p);
+        sgs.group_runnable += cpu_runnable_without(r, p);
+        const unsigned local = (p.cpu == i && task_on_rq_queued(p) && r.curr == &p) ? 1 : 0;
+        sgs.sum_h_nr_running += r.cfs.h_nr_running - local;
+        const unsigned nr_running = r.nr_running - local;
+        sgs.sum_nr_running += nr_running;
+        if (!nr_running && idle_cpu(i))
+            sgs.idle_cpus++;
+    }
+    sgs.group_capacity = group.capacity;
+    sgs.group_weight = static_cast<unsigned>(group.group_weight);
+    sgs.group_type_ = group_classify(sd.imbalance_pct, group, sgs);
+    if (sgs.group_type_ == group_fully_busy || sgs.group_type_ == group_overloaded)
+        sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+}
+
+// kernel: kernel/sched/fair.c update_pick_idlest(), 6.6.
+static bool update_pick_idlest(const sched_group* idlest, const sg_lb_stats& idlest_sgs,
+                               const sg_lb_stats& sgs)
+{
+    if (!idlest)
+        return true;
+    if (sgs.group_type_ < idlest_sgs.group_type_)
+        return true;
+    if (sgs.group_type_ > idlest_sgs.group_type_)
+        return false;
+    switch (sgs.group_type_) {
+    case group_overloaded:
+    case group_fully_busy:
+        if (idlest_sgs.avg_load <= sgs.avg_load)
+            return false;
+        break;
+    case group_imbalanced:
+    case group_asym_packing:
+    case group_smt_balance:
+        return false;
+    case group_misfit_task:
+        return false;
+    case group_has_spare:
+        if (idlest_sgs.idle_cpus > sgs.idle_cpus)
+            return false;
+        if (idlest_sgs.idle_cpus == sgs.idle_cpus && idlest_sgs.group_util <= sgs.group_util)
+            return false;
+        break;
+    }
+    return true;
+}
+
+/*
+ * kernel: kernel/sched/fair.c find_idlest_group(), 6.6: the least busy group
+ * of sd (by group type, then load or idle CPUs); NULL when the local group
+ * is good enough. NUMA domains keep the task local while the destination
+ * would run fewer than imb_numa_nr tasks (adjust_numa_imbalance()).
+ */
+const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct& p, int this_cpu)
+{
+    const sched_group* idlest = nullptr;
+    const sched_group* local = nullptr;
+    sg_lb_stats local_sgs, tmp_sgs, idlest_sgs;
+    for (const sched_group& group : sd.groups) {
+        if (!group.span.intersects(p.cpus_mask))
+            continue;
+        const bool local_group = group.span.test(this_cpu);
+        sg_lb_stats& sgs = local_group ? local_sgs : tmp_sgs;
+        if (local_group)
+            local = &group;
+        update_sg_wakeup_stats(sd, group, sgs, p);
+        if (!local_group && update_pick_idlest(idlest, idlest_sgs, sgs)) {
+            idlest = &group;
+            idlest_sgs = sgs;
+        }
+    }
+    if (!idlest)
+        return nullptr;
+    if (!local)
+        return idlest;
+    if (local_sgs.group_type_ < idlest_sgs.group_type_)
+        return nullptr;
+    if (local_sgs.group_type_ > idlest_sgs.group_type_)
+        return idlest;
+
+    switch (local_sgs.group_type_) {
+    case group_overloaded:
+    case group_fully_busy: {
+        const unsigned long imbalance = NICE_0_LOAD * (sd.imbalance_pct - 100) / 100;
+        if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance)
+            return nullptr;
+        if (100 * local_sgs.avg_load <= sd.imbalance_pct * idlest_sgs.avg_load)
+            return nullptr;
+        break;
+    }
+    case group_imbalanced:
+    case group_asym_packing:
+    case group_misfit_task:
+    case group_smt_balance:
+        return idlest;
+    case group_has_spare:
+        if (sd.has(SD_NUMA)) {
+            const long imb_numa_nr = sd.imb_numa_nr;
+            const long imbalance =
+                std::abs(static_cast<long>(local_sgs.idle_cpus) - static_cast<long>(idlest_sgs.idle_cpus));
+            if (!adjust_numa_imbalance(imbalance, static_cast<long>(local_sgs.sum_nr_running) + 1,
+                                       imb_numa_nr))
+                return nullptr;
+        }
+        if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus)
+            return nullptr;
+        break;
+    }
+    return idlest;
+}
+
+/*
+ * kernel: kernel/sched/fair.c find_idlest_group_cpu(), 6.6: an idle CPU
+ * (the most recently idled, no C-state data yet), else the least loaded.
+ */
+int kernel::find_idlest_group_cpu(const sched_group& group, task_struct& p, int this_cpu)
+{
+    if (group.group_weight == 1)
+        return group.span.first();
+    unsigned long min_load = std::numeric_limits<unsigned long>::max();
+    int least_loaded_cpu = this_cpu;
+    int shallowest_idle_cpu = -1;
+    u64 latest_idle_timestamp = 0;
+    for_each_cpu(i, group.span) {
+        if (!p.cpus_mask.test(i))
+            continue;
+        if (sched_idle_cpu(i))
+            return i;
+        if (available_idle_cpu(i)) {
+            const rq& r = cpu_rq(i);
+            if (shallowest_idle_cpu == -1 || r.idle_stamp > latest_idle_timestamp) {
+                latest_idle_timestamp = r.idle_stamp;
+                shallowest_idle_cpu = i;
+            }
+        } else if (shallowest_idle_cpu == -1) {
+            const unsigned long load = cpu_load(cpu_rq(i));
+            if (load < min_load) {
+                min_load = load;
+                least_loaded_cpu = i;
+            }
+        }
+    }
+    return shallowest_idle_cpu != -1 ? shallowest_idle_cpu : least_loaded_cpu;
 }
 
 /*
  * kernel: kernel/sched/fair.c find_idlest_cpu() (sched_balance_find_dst_cpu()
- * from 6.10) - simplified: the allowed CPU with the fewest runnable tasks,
- * idle CPUs first, scanning from the forking CPU in wrap-around order; no
- * group hierarchy, load or NUMA imbalance rules.
+ * from 6.10), 6.6: descend from the highest balancing domain, each level
+ * picking the idlest group then its idlest CPU.
  */
-int kernel::find_idlest_cpu(task_struct& p, int cpu)
+int kernel::find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag)
 {
-    int best = -1;
-    unsigned best_nr = ~0u;
-    for_each_cpu_wrap(p.cpus_mask, cpu, [&](int i) {
-        const unsigned nr = idle_cpu(i) ? 0 : cpu_rq(i).nr_running + 1;
-        if (nr < best_nr) {
-            best_nr = nr;
-            best = i;
+    if (!sd->span.intersects(p.cpus_mask))
+        return prev_cpu;
+    int new_cpu = cpu;
+    while (sd) {
+        if (!(sd->flags & sd_flag)) {
+            sd = sd->child;
+            continue;
         }
-        return best_nr != 0;
-    });
-    return best >= 0 ? best : p.cpus_mask.first();
+        const sched_group* group = find_idlest_group(*sd, p, cpu);
+        if (!group) {
+            sd = sd->child;
+            continue;
+        }
+        new_cpu = find_idlest_group_cpu(*group, p, cpu);
+        if (new_cpu == cpu) {
+            sd = sd->child;
+            continue;
+        }
+        // Now try balancing at a lower domain level of new_cpu.
+        cpu = new_cpu;
+        const int weight = sd->span_weight;
+        sd = nullptr;
+        for (auto& tmp : topo_.cpu(cpu).domains) {
+            if (weight <= tmp->span_weight)
+                break;
+            if (tmp->flags & sd_flag)
+                sd = tmp.get();
+        }
+    }
+    return new_cpu;
+}
+
+/*
+ * kernel: kernel/sched/fair.c select_task_rq_fair(), 6.6 (5.15-6.5 the same
+ * but for WF_CURRENT_CPU). Wakeups: record_wakee, then wake_affine in the
+ * lowest SD_WAKE_AFFINE domain spanning both the waker's CPU and prev unless
+ * wake_wide(), then select_idle_sibling(). Fork/exec: the slow path from the
+ * highest domain with SD_BALANCE_FORK/EXEC.
+ */
+int kernel::select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags)
+{
+    const int sync = (wake_flags & WF_SYNC) ? 1 : 0;
+    const u32 sd_flag = static_cast<u32>(wake_flags & 0xF);
+    const int cpu = smp_processor_id();
+    int new_cpu = prev_cpu;
+    bool want_affine = false;
+    sched_domain* sd = nullptr;
+    last_sis_branch_ = nullptr;
+    last_select_branch_ = "prev";
+
+    if (wake_flags & WF_TTWU) {
+        record_wakee(p);
+        if (kc_.behaviour.wf_current_cpu && (wake_flags & WF_CURRENT_CPU) && p.cpus_mask.test(cpu)) {
+            last_select_branch_ = "WF_CURRENT_CPU";
+            return cpu;
+        }
+        want_affine = !wake_wide(p) && p.cpus_mask.test(cpu);
+        if (!want_affine)
+            last_select_branch_ = p.cpus_mask.test(cpu) ? "wake_wide" : "waker cpu not allowed";
+    }
+
+    for (auto& tmp : topo_.cpu(cpu).domains) {
+        if (want_affine && tmp->has(SD_WAKE_AFFINE) && tmp->span.test(prev_cpu)) {
+            if (cpu != prev_cpu) {
+                new_cpu = wake_affine(*tmp, p, cpu, prev_cpu, sync);
+                last_select_branch_ = new_cpu == cpu ? "wake_affine: waker cpu" : "wake_affine: prev";
+            } else {
+                last_select_branch_ = "waker cpu is prev";
+            }
+            sd = nullptr;
+            break;
+        }
+        if (tmp->flags & sd_flag)
+            sd = tmp.get();
+        else if (!want_affine)
+            break;
+    }
+
+    if (sd) {
+        last_select_branch_ = "find_idlest_cpu (slow path)";
+        new_cpu = find_idlest_cpu(sd, p, cpu, prev_cpu, sd_flag);
+    } else if (wake_flags & WF_TTWU) {
+        new_cpu = select_idle_sibling(p, prev_cpu, new_cpu);
+    }
+    return new_cpu;
 }
 
 } // namespace schedlab

@@ -48,6 +48,17 @@ template <typename F> void for_each_cost(cost_params& c, F&& f)
     f("exit", c.exit);
     f("wait_child", c.wait_child);
     f("gettime", c.gettime);
+    f("tcp_send", c.tcp_send);
+    f("tcp_recv", c.tcp_recv);
+    f("udp_send", c.udp_send);
+    f("udp_recv", c.udp_recv);
+    f("softirq_rx", c.softirq_rx);
+    f("exec", c.exec);
+    f("ipi_wakeup", c.ipi_wakeup);
+    f("idle_scan_probe", c.idle_scan_probe);
+    f("lb_base", c.lb_base);
+    f("lb_scan_per_cpu", c.lb_scan_per_cpu);
+    f("lb_migrate_task", c.lb_migrate_task);
 }
 } // namespace
 

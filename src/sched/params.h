@@ -29,6 +29,7 @@ struct sched_params {
     u32 nr_migrate = 32;                      ///< sysctl_sched_nr_migrate
     u32 nr_latency = 8;                       ///< CFS sched_nr_latency
     bool tunable_scaling_log = true;          ///< SCHED_TUNABLESCALING_LOG (the default)
+    bool autogroup = true;                    ///< kernel.sched_autogroup_enabled (distribution default)
 
     u64 tick_nsec() const { return 1'000'000'000ULL / hz; }
 };
@@ -71,6 +72,17 @@ struct cost_params {
     sim_dur exit = 20'000;           ///< do_exit()
     sim_dur wait_child = 2'000;      ///< wait4()/pthread_join() reaping one child
     sim_dur gettime = 50;            ///< clock_gettime() (vDSO)
+    sim_dur tcp_send = 3'000;        ///< tcp_sendmsg() + tcp_write_xmit() + ip_output() to loopback_xmit()
+    sim_dur tcp_recv = 2'000;        ///< tcp_recvmsg(): lock_sock, skb walk, tcp_cleanup_rbuf() ACK
+    sim_dur udp_send = 2'200;        ///< udp_sendmsg(): route, skb build, ip_output() to loopback_xmit()
+    sim_dur udp_recv = 1'300;        ///< udp_recvmsg(): dequeue one datagram (skb_recv_udp)
+    sim_dur softirq_rx = 2'500;      ///< per skb: netif_rx() + NET_RX softirq (ip_rcv, tcp/udp_rcv, sk_data_ready)
+    sim_dur exec = 100'000;          ///< execve(): tear down the mm, load an ELF binary (kernel part)
+    sim_dur ipi_wakeup = 1'500;      ///< wake-list IPI delivery: sched_waking to sched_wakeup on the target
+    sim_dur idle_scan_probe = 25;    ///< select_idle_cpu(): one CPU probed (SIS_PROP's scan time)
+    sim_dur lb_base = 500;           ///< load_balance(): fixed cost of one attempt
+    sim_dur lb_scan_per_cpu = 40;    ///< update_sg_lb_stats(): one CPU's rq statistics read
+    sim_dur lb_migrate_task = 1'000; ///< detach_task() + attach_task() of one task
     u32 jitter_pct = 5;              ///< each charged cost varies uniformly by +-jitter_pct %
 };
 

@@ -21,7 +21,22 @@ struct profile_def {
     const char* description;
     fair_policy policy;
     std::vector<feat_default> feats;
+    kernel_behaviour behaviour;
 };
+
+kernel_behaviour behaviour_of(const char* version)
+{
+    const std::string v = version;
+    kernel_behaviour b;
+    b.old_wake_affine_stats = v == "5.15" || v == "6.1";
+    b.wf_current_cpu = v == "6.6";
+    b.numa_imb_nr = v != "5.15";
+    b.newidle_5_15 = v == "5.15";
+    b.cfs_tick_ideal_capped = v == "6.5";
+    b.swb_idle_core_first = v == "6.6";
+    b.config_preemption = true;
+    return b;
+}
 
 #define F(name, on) feat_default{__SCHED_FEAT_##name, on}
 
@@ -209,6 +224,7 @@ kernel_config make_kernel_config(const std::string& spec, const std::string& whe
     kc.spec = spec;
     kc.base = d->name;
     kc.params.policy = d->policy;
+    kc.behaviour = behaviour_of(d->name);
     for (const auto& fd : d->feats) {
         std::size_t pos = 0;
         while (pos < kc.available.size() && kc.available[pos] < fd.id)

@@ -19,11 +19,24 @@ struct kernel_profile_info {
     std::string description;
 };
 
+/// Version differences that are code changes rather than feature bits (kernel-model.md).
+struct kernel_behaviour {
+    bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
+    bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
+    bool numa_imb_nr = true;              ///< 6.x imb_numa_nr; false: 5.15's "< 25% busy" rule
+    bool newidle_5_15 = false;            ///< 5.15 newidle gate (migration_cost) and sticky decay
+    bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency
+    bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core
+    bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
+    bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
+};
+
 /// The resolved kernel an arm runs: everything a simulation needs to know.
 struct kernel_config {
     std::string spec;               ///< as given, e.g. "6.6+NO_RUN_TO_PARITY"
     std::string base;               ///< profile name, e.g. "6.6"
     sched_params params;
+    kernel_behaviour behaviour;
     sched_features features;        ///< effective feature bits
     std::vector<sched_feat_id> available; ///< features this kernel has, features.def order
     std::vector<std::string> warnings;    ///< e.g. toggled features that are not modelled

@@ -9,14 +9,18 @@
  * root cfs_rq), RT and deadline classes, PELT (issue: placement/balancing).
  */
 #include "machine/cpumask.h"
+#include "sched/pelt.h"
 #include "sim/event_queue.h"
 #include "sim/rng.h"
 #include "sim/time.h"
 
 #include <sched.h> // glibc defines SCHED_BATCH (3) and SCHED_IDLE (5) with the uapi values
 
+#include <list>
 #include <memory>
 #include <set>
+#include <utility>
+#include <vector>
 #include <string>
 
 #ifndef SCHED_NORMAL
@@ -124,6 +128,18 @@ struct sched_entity {
     cfs_rq* cfs_rq_ = nullptr; ///< cfs_rq_of(se); trailing _ only to avoid the type's name
     u64 tree_seq = 0;         ///< insertion order: breaks vruntime ties FIFO, deterministically
     task_struct* owner = nullptr; ///< container_of(se, task_struct, se)
+    sched_avg avg;                ///< PELT
+    /* SIS_SHORT v6 (fair_experimental): CPU time between voluntary sleeps */
+    u64 dur_avg = 0;
+    u64 prev_sleep_sum_runtime = 0;
+};
+
+/// struct task_group, reduced to what the model reads: the group's global
+/// load_avg, updated from each CPU's cfs_rq by update_tg_load_avg().
+struct task_group {
+    std::string name;
+    long load_avg = 0;        ///< atomic_long_t tg->load_avg
+    u64 load_avg_updates = 0; ///< writes to tg->load_avg (one contended cache line)
 };
 
 /// struct sched_info (CONFIG_SCHED_INFO): run_delay and pcount.
@@ -163,6 +179,10 @@ struct task_struct {
     sim_time exit_time = -1;
     int parent_pid = 0;
 
+    /* placement */
+    std::list<task_struct*>::iterator group_node; ///< position in rq->cfs_tasks (se->group_node)
+    bool on_cfs_tasks = false;
+
     /* the simulated user-space program */
     std::unique_ptr<task_behaviour> behaviour;
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
@@ -201,6 +221,14 @@ struct cfs_rq {
     sched_entity* skip = nullptr;
     rq* rq_ = nullptr;
     u64 tree_seq = 0;
+    sched_avg avg; ///< PELT of the whole runqueue (running and blocked entities)
+    struct {
+        int nr = 0;
+        unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
+    } removed;                          ///< load of tasks that migrated away while asleep
+    task_group* tg = nullptr;           ///< the group whose per-CPU queue this is
+    long tg_load_avg_contrib = 0;       ///< this cfs_rq's share last added to tg->load_avg
+    u64 last_update_tg_load_avg = 0;    ///< ns: for the tg load_avg ratelimit
 };
 
 /// Per-CPU schedstat counters (/proc/schedstat v15 "cpu" line).
@@ -213,6 +241,12 @@ struct rq_schedstat {
     u64 rq_cpu_time = 0;
     u64 run_delay = 0;
     u64 pcount = 0;
+};
+
+/// struct root_domain: one for the whole machine (no cpusets / exclusive partitions).
+struct root_domain {
+    bool overload = false;     ///< some CPU had >= 2 runnable tasks (sticky; see add_nr_running)
+    bool overutilized = false; ///< EAS only: kept for the record, not consulted
 };
 
 /// struct rq: one per CPU.
@@ -228,9 +262,15 @@ struct rq {
     bool need_resched = false;   ///< TIF_NEED_RESCHED of rq->curr
     u64 next_balance = 0;
     bool ttwu_pending = false;
+    std::vector<std::pair<task_struct*, int>> wake_list; ///< TTWU_QUEUE: (task, wake_flags) awaiting the IPI
+    event_id ttwu_ipi_event;
     u64 idle_stamp = 0;
     u64 avg_idle = 0;
     u64 max_idle_balance_cost = 0;
+    u64 wake_stamp = 0;     ///< SIS_PROP: jiffies of the last wake_avg_idle update
+    u64 wake_avg_idle = 0;  ///< SIS_PROP: avg_idle / 2 at the last wakeup, aged per jiffy
+    bool idle_balance = false; ///< the tick found the CPU idle (rebalance as CPU_IDLE)
+    std::list<task_struct*> cfs_tasks; ///< fair tasks on this rq, most recently run first
     rq_schedstat stats;
 
     /* execution of the current task's burst */

@@ -71,6 +71,27 @@ struct sched_group {
     u32 flags = 0;        ///< sg->flags: flags of the child domain the group was built from
 };
 
+/// enum cpu_idle_type (v6.6 order): the index of the per-idle-type load-balance counters.
+enum cpu_idle_type : int { CPU_IDLE = 0, CPU_NOT_IDLE = 1, CPU_NEWLY_IDLE = 2, CPU_MAX_IDLE_TYPES = 3 };
+
+/// The per-domain counters of /proc/schedstat version 15 (Documentation/scheduler/sched-stats.rst).
+struct sd_schedstat {
+    u64 lb_count[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_balanced[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_failed[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_imbalance[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_gained[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_hot_gained[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_nobusyq[CPU_MAX_IDLE_TYPES] = {};
+    u64 lb_nobusyg[CPU_MAX_IDLE_TYPES] = {};
+    u64 alb_count = 0, alb_failed = 0, alb_pushed = 0;
+    u64 sbe_count = 0, sbe_balanced = 0, sbe_pushed = 0; ///< unused since 2.6: always 0
+    u64 sbf_count = 0, sbf_balanced = 0, sbf_pushed = 0; ///< unused: always 0
+    u64 ttwu_wake_remote = 0, ttwu_move_affine = 0, ttwu_move_balance = 0;
+    /// Not in /proc/schedstat: find_busiest_group() calls per idle type (sched-scoreboard's view).
+    u64 fbg_count[CPU_MAX_IDLE_TYPES] = {};
+};
+
 /// kernel: struct sched_domain
 struct sched_domain {
     sched_domain* parent = nullptr;
@@ -87,6 +108,8 @@ struct sched_domain {
     u64 last_balance = 0, max_newidle_lb_cost = 0, last_decay_max_lb_cost = 0; ///< ns
     sched_domain_shared* shared = nullptr; ///< non-null on the sd_llc domain (kernel: sd->shared)
     int numa_distance = 0; ///< NUMA levels: the SLIT distance this level spans (else 0)
+    u64 avg_scan_cost = 0; ///< SIS_PROP: EWMA of select_idle_cpu() scan time, ns (on sd_llc)
+    sd_schedstat stats;    ///< CONFIG_SCHEDSTATS counters of this CPU's domain
 
     bool has(u32 f) const { return (flags & f) != 0; }
 };

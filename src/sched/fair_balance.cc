@@ -1,0 +1,1066 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Load balancing (kernel-model.md section 4): sched_balance_rq() (the
+ * kernel's load_balance() before 6.10) with find_busiest_group /
+ * find_busiest_queue / detach_tasks, periodic balancing per domain
+ * (sched_balance_domains(), ex rebalance_domains()), NOHZ idle balancing and
+ * its kicks, newly-idle balancing (sched_balance_newidle(), ex
+ * newidle_balance()) with its avg_idle / max_newidle_lb_cost gates, active
+ * balancing, the root-domain overload flag and SIS_UTIL's nr_idle_scan.
+ *
+ * Follows 6.5 (== 6.1/6.6 for most of it); 5.15's newidle gate and decay and
+ * 6.6's idle-core preference in should_we_balance() are profile behaviours.
+ * Not modelled: 6.6's group_smt_balance / sibling_imbalance refinements,
+ * misfit and asym-packing (no asymmetric capacity), NUMA balancing (fbq
+ * types, migrate_degrades_locality), LBF_DST_PINNED retries on another
+ * destination CPU and the sg_imbalanced() affinity flag, RT/IRQ capacity
+ * pressure (check_cpu_capacity is always false).
+ *
+ * Time: a balancing attempt is instantaneous in simulated time; its cost
+ * (lb_base + lb_scan_per_cpu per CPU read + lb_migrate_task per task) feeds
+ * max_newidle_lb_cost and is charged to the balancing CPU as overhead.
+ */
+#include "sched/core.h"
+
+#include "sim/bug.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace schedlab {
+
+namespace {
+constexpr unsigned SCHED_NR_MIGRATE_BREAK = 32;
+constexpr unsigned long MAX_PINNED_INTERVAL = 512; // ms
+constexpr long NUMA_IMBALANCE_MIN = 2;
+
+const char* idle_name(cpu_idle_type t)
+{
+    switch (t) {
+    case CPU_IDLE:
+        return "idle";
+    case CPU_NOT_IDLE:
+        return "busy";
+    case CPU_NEWLY_IDLE:
+        return "newidle";
+    default:
+        return "?";
+    }
+}
+} // namespace
+
+void kernel::log_decision(int cpu, const char* what, std::string text)
+{
+    if (decisions_)
+        decisions_->push_back({now(), cpu, what, std::move(text)});
+}
+
+/* ---- group classification ---- */
+
+namespace {
+// kernel: fair.c group_is_overloaded(), 6.5.
+bool group_is_overloaded(unsigned imbalance_pct, const sg_lb_stats& sgs)
+{
+    if (sgs.sum_nr_running <= sgs.group_weight)
+        return false;
+    if (sgs.group_capacity * 100 < sgs.group_util * imbalance_pct)
+        return true;
+    if (sgs.group_capacity * imbalance_pct < sgs.group_runnable * 100)
+        return true;
+    return false;
+}
+
+// kernel: fair.c group_has_capacity(), 6.5.
+bool group_has_capacity(unsigned imbalance_pct, const sg_lb_stats& sgs)
+{
+    if (sgs.sum_nr_running < sgs.group_weight)
+        return true;
+    if (sgs.group_capacity * imbalance_pct < sgs.group_runnable * 100)
+        return false;
+    if (sgs.group_capacity * 100 > sgs.group_util * imbalance_pct)
+        return true;
+    return false;
+}
+} // namespace
+
+// kernel: kernel/sched/fair.c group_classify(), 6.5 (no sg_imbalanced, misfit or asym packing).
+group_type kernel::group_classify(unsigned imbalance_pct, const sched_group& /*group*/,
+                                  const sg_lb_stats& sgs) const
+{
+    if (group_is_overloaded(imbalance_pct, sgs))
+        return group_overloaded;
+    if (!group_has_capacity(imbalance_pct, sgs))
+        return group_fully_busy;
+    return group_has_spare;
+}
+
+/*
+ * kernel: kernel/sched/fair.c adjust_numa_imbalance(), 6.x: allow a small
+ * imbalance (<= 2 tasks) while the destination runs fewer than imb_numa_nr
+ * tasks. 5.15 (numa_imb_nr off): imb_numa_nr here is the group weight and the
+ * allowance holds below a quarter of it.
+ */
+long kernel::adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const
+{
+    const bool allow = kc_.behaviour.numa_imb_nr ? dst_running < imb_numa_nr
+                                                 : dst_running < (imb_numa_nr >> 2);
+    if (!allow)
+        return imbalance;
+    if (imbalance <= NUMA_IMBALANCE_MIN)
+        return 0;
+    return imbalance;
+}
+
+// kernel: kernel/sched/fair.c get_sd_balance_interval(), 6.5. In jiffies.
+unsigned long kernel::get_sd_balance_interval(const sched_domain& sd, bool cpu_busy) const
+{
+    unsigned long interval = sd.balance_interval;
+    if (cpu_busy)
+        interval *= sd.busy_factor;
+    // msecs_to_jiffies(): round up
+    const unsigned long ms_per_jiffy_num = 1000;
+    interval = (interval * kc_.params.hz + ms_per_jiffy_num - 1) / ms_per_jiffy_num;
+    if (cpu_busy)
+        interval -= 1;
+    const unsigned long max_load_balance_interval =
+        static_cast<unsigned long>(kc_.params.hz) * static_cast<unsigned long>(nr_cpu_ids()) / 10;
+    return std::clamp<unsigned long>(interval, 1, std::max<unsigned long>(1, max_load_balance_interval));
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_newidle_cost(), 6.x: a new maximum is
+ * taken at once; otherwise the maximum decays by 253/256 once a second.
+ * Returns true when it decayed. 5.15 decays in sched_balance_domains instead.
+ */
+bool kernel::update_newidle_cost(sched_domain& sd, u64 cost)
+{
+    const u64 j = jiffies();
+    if (cost > sd.max_newidle_lb_cost) {
+        sd.max_newidle_lb_cost = cost;
+        sd.last_decay_max_lb_cost = j;
+    } else if (j > sd.last_decay_max_lb_cost + kc_.params.hz) {
+        sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+        sd.last_decay_max_lb_cost = j;
+        return true;
+    }
+    return false;
+}
+
+/* ---- find_busiest_group ---- */
+
+/*
+ * kernel: kernel/sched/fair.c should_we_balance(), 6.5; 6.6 (profile
+ * behaviour swb_idle_core_first) prefers the first idle CPU of a fully idle
+ * core over an idle SMT sibling of a busy core. Newly idle CPUs always
+ * balance unless work arrived meanwhile.
+ */
+bool kernel::should_we_balance(lb_env& env)
+{
+    if (!env.cpus.test(env.dst_cpu))
+        return false;
+    if (env.idle == CPU_NEWLY_IDLE) {
+        if (env.dst_rq->nr_running > 0 || env.dst_rq->ttwu_pending)
+            return false;
+        return true;
+    }
+    const sched_group& sg = env.sd->groups.front();
+    cpumask swb_cpus = sg.balance_mask & env.cpus;
+    int idle_smt = -1;
+    for (int cpu = swb_cpus.first(); cpu < swb_cpus.nr_cpu_ids(); cpu = swb_cpus.next(cpu + 1)) {
+        if (!idle_cpu(cpu))
+            continue;
+        if (kc_.behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
+            bool core_idle = true;
+            const cpumask smt = m_.smt_mask(cpu);
+            for_each_cpu(sib, smt)
+                if (sib != cpu && !idle_cpu(sib))
+                    core_idle = false;
+            if (!core_idle) {
+                if (idle_smt == -1)
+                    idle_smt = cpu;
+                swb_cpus.andnot(smt);
+                continue;
+            }
+        }
+        return cpu == env.dst_cpu;
+    }
+    if (idle_smt != -1)
+        return idle_smt == env.dst_cpu;
+    return sg.balance_cpu == env.dst_cpu;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_sg_lb_stats(), 6.5: load, util,
+ * runnable and task counts of a group's CPUs; SG_OVERLOAD when any has more
+ * than one task.
+ */
+void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group& group,
+                                sg_lb_stats& sgs, bool& sg_overload)
+{
+    sgs = sg_lb_stats{};
+    (void)sds;
+    for_each_cpu(i, group.span) {
+        if (!env.cpus.test(i))
+            continue;
+        ++env.cpus_scanned;
+        const rq& r = cpu_rq(i);
+        sgs.group_load += cpu_load(r);
+        sgs.group_util += cpu_util_cfs(i);
+        sgs.group_runnable += cpu_runnable(r);
+        sgs.sum_h_nr_running += r.cfs.h_nr_running;
+        const unsigned nr_running = r.nr_running;
+        sgs.sum_nr_running += nr_running;
+        if (nr_running > 1)
+            sg_overload = true;
+        if (!nr_running && idle_cpu(i))
+            sgs.idle_cpus++;
+    }
+    sgs.group_capacity = group.capacity;
+    sgs.group_weight = static_cast<unsigned>(group.group_weight);
+    sgs.group_type_ = group_classify(env.sd->imbalance_pct, group, sgs);
+    if (sgs.group_type_ == group_overloaded)
+        sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+}
+
+// kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity).
+bool kernel::update_sd_pick_busiest(lb_env& /*env*/, sd_lb_stats& sds, const sched_group& /*sg*/,
+                                    const sg_lb_stats& sgs)
+{
+    const sg_lb_stats& busiest = sds.busiest_stat;
+    if (!sgs.sum_h_nr_running)
+        return false; // nothing the fair class could pull
+    if (sgs.group_type_ > busiest.group_type_)
+        return true;
+    if (sgs.group_type_ < busiest.group_type_)
+        return false;
+    switch (sgs.group_type_) {
+    case group_overloaded:
+        if (sgs.avg_load <= busiest.avg_load)
+            return false;
+        break;
+    case group_imbalanced:
+    case group_asym_packing:
+    case group_misfit_task:
+    case group_smt_balance:
+        return false;
+    case group_fully_busy:
+        if (sgs.avg_load < busiest.avg_load)
+            return false;
+        if (sgs.avg_load == busiest.avg_load && sds.busiest &&
+            (sds.busiest->flags & SD_SHARE_CPUCAPACITY))
+            return false; // SMT groups need more help: keep the SMT one
+        break;
+    case group_has_spare:
+        if (sgs.idle_cpus > busiest.idle_cpus)
+            return false;
+        if (sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running)
+            return false;
+        break;
+    }
+    return true;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_idle_cpu_scan(), 6.x (SIS_UTIL): the
+ * LLC-sized domain's periodic balance sets how many CPUs select_idle_cpu()
+ * may scan: llc_weight * (1 - min(1, (util * pct / 100)^2)).
+ */
+void kernel::update_idle_cpu_scan(lb_env& env, unsigned long sum_util)
+{
+    if (!sched_feat(SIS_UTIL) || env.idle == CPU_NEWLY_IDLE)
+        return;
+    const cpu_sched_domains& cd = topo_.cpu(env.dst_cpu);
+    const int llc_weight = cd.sd_llc_size;
+    if (env.sd->span_weight != llc_weight || !cd.sd_llc_shared)
+        return;
+    const u64 x = sum_util / static_cast<u64>(llc_weight);
+    const u64 pct = env.sd->imbalance_pct;
+    u64 tmp = x * x * pct * pct / (10000ULL * SCHED_CAPACITY_SCALE);
+    tmp = std::min<u64>(tmp, SCHED_CAPACITY_SCALE);
+    u64 y = SCHED_CAPACITY_SCALE - tmp;
+    y = y * static_cast<u64>(llc_weight) / SCHED_CAPACITY_SCALE;
+    cd.sd_llc_shared->nr_idle_scan = static_cast<int>(y);
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_sd_lb_stats(), 6.5: statistics of every
+ * group, the busiest non-local one, and at the top level the root domain's
+ * overload flag (rewritten only here).
+ */
+void kernel::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds)
+{
+    bool sg_overload = false;
+    unsigned long sum_util = 0;
+    sds.busiest_stat.idle_cpus = std::numeric_limits<unsigned>::max();
+    sds.busiest_stat.group_type_ = group_has_spare;
+    for (const sched_group& sg : env.sd->groups) {
+        const bool local_group = sg.span.test(env.dst_cpu);
+        sg_lb_stats tmp;
+        sg_lb_stats& sgs = local_group ? sds.local_stat : tmp;
+        if (local_group)
+            sds.local = &sg;
+        update_sg_lb_stats(env, sds, sg, sgs, sg_overload);
+        if (!local_group && update_sd_pick_busiest(env, sds, sg, sgs)) {
+            sds.busiest = &sg;
+            sds.busiest_stat = sgs;
+        }
+        sds.total_load += sgs.group_load;
+        sds.total_capacity += sgs.group_capacity;
+        sum_util += sgs.group_util;
+    }
+    // 6.5: the child domain's SD_PREFER_SIBLING
+    if (env.sd->child)
+        sds.prefer_sibling = env.sd->child->has(SD_PREFER_SIBLING);
+    if (!env.sd->parent)
+        rd_.overload = sg_overload; // set_rd_overload()
+    update_idle_cpu_scan(env, sum_util);
+}
+
+// kernel: kernel/sched/fair.c calculate_imbalance(), 6.5 (symmetric capacity).
+void kernel::calculate_imbalance(lb_env& env, sd_lb_stats& sds)
+{
+    sg_lb_stats& local = sds.local_stat;
+    sg_lb_stats& busiest = sds.busiest_stat;
+
+    if (busiest.group_type_ == group_imbalanced) {
+        env.migration_type_ = migrate_task;
+        env.imbalance = 1;
+        return;
+    }
+    if (local.group_type_ == group_has_spare) {
+        if (busiest.group_type_ > group_fully_busy && !env.sd->has(SD_SHARE_LLC)) {
+            // Fill local's spare capacity from an overloaded busiest.
+            env.migration_type_ = migrate_util;
+            env.imbalance = static_cast<long>(std::max(local.group_capacity, local.group_util) -
+                                              local.group_util);
+            if (env.idle != CPU_NOT_IDLE && env.imbalance == 0) {
+                env.migration_type_ = migrate_task;
+                env.imbalance = 1;
+            }
+            return;
+        }
+        if (busiest.group_weight == 1 || sds.prefer_sibling) {
+            // Spread the running tasks evenly over the groups.
+            env.migration_type_ = migrate_task;
+            env.imbalance = std::max<long>(0, static_cast<long>(busiest.sum_nr_running) -
+                                                  static_cast<long>(local.sum_nr_running));
+        } else {
+            // No overload: even out the number of idle CPUs.
+            env.migration_type_ = migrate_task;
+            env.imbalance = std::max<long>(0, static_cast<long>(local.idle_cpus) -
+                                                  static_cast<long>(busiest.idle_cpus));
+        }
+        if (env.sd->has(SD_NUMA)) {
+            const long limit = kc_.behaviour.numa_imb_nr ? static_cast<long>(env.sd->imb_numa_nr)
+                                                         : static_cast<long>(local.group_weight);
+            env.imbalance = adjust_numa_imbalance(env.imbalance,
+                                                  static_cast<long>(local.sum_nr_running) + 1, limit);
+        }
+        env.imbalance >>= 1; // number of tasks to move
+        return;
+    }
+    if (local.group_type_ < group_overloaded) {
+        local.avg_load = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity;
+        if (local.avg_load >= busiest.avg_load) {
+            env.imbalance = 0;
+            return;
+        }
+        sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
+        if (local.avg_load >= sds.avg_load) {
+            env.imbalance = 0;
+            return;
+        }
+    }
+    // Both are (or will be) overloaded: move load towards the domain average.
+    env.migration_type_ = migrate_load;
+    const long b = (static_cast<long>(busiest.avg_load) - static_cast<long>(sds.avg_load)) *
+                   static_cast<long>(busiest.group_capacity);
+    const long l = (static_cast<long>(sds.avg_load) - static_cast<long>(local.avg_load)) *
+                   static_cast<long>(local.group_capacity);
+    env.imbalance = std::min(b, l) / static_cast<long>(SCHED_CAPACITY_SCALE);
+}
+
+/*
+ * kernel: kernel/sched/fair.c find_busiest_group() (sched_balance_find_src_group()
+ * from 6.10), 6.5: is there an imbalance worth fixing, and from which group.
+ */
+const sched_group* kernel::find_busiest_group(lb_env& env)
+{
+    env.sd->stats.fbg_count[env.idle]++;
+    sd_lb_stats sds;
+    update_sd_lb_stats(env, sds);
+    env.imbalance = 0;
+    if (!sds.busiest)
+        return nullptr;
+    sg_lb_stats& busiest = sds.busiest_stat;
+    sg_lb_stats& local = sds.local_stat;
+
+    if (busiest.group_type_ != group_imbalanced) {
+        if (local.group_type_ > busiest.group_type_)
+            return nullptr;
+        if (local.group_type_ == group_overloaded) {
+            if (local.avg_load >= busiest.avg_load)
+                return nullptr;
+            sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
+            if (local.avg_load >= sds.avg_load)
+                return nullptr;
+            if (100 * busiest.avg_load <= env.sd->imbalance_pct * local.avg_load)
+                return nullptr;
+        }
+        const bool force_sibling = sds.prefer_sibling && local.group_type_ == group_has_spare &&
+                                   busiest.sum_nr_running > local.sum_nr_running + 1;
+        if (!force_sibling && busiest.group_type_ != group_overloaded) {
+            if (env.idle == CPU_NOT_IDLE)
+                return nullptr; // let an idle CPU pull instead
+            if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1)
+                return nullptr;
+            if (busiest.sum_h_nr_running == 1)
+                return nullptr;
+        }
+    }
+    calculate_imbalance(env, sds);
+    return env.imbalance ? sds.busiest : nullptr;
+}
+
+/*
+ * kernel: kernel/sched/fair.c find_busiest_queue() (sched_balance_find_src_rq()
+ * from 6.10), 6.5: the CPU of the busiest group to pull from, by the
+ * migration type's measure.
+ */
+rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
+{
+    rq* busiest = nullptr;
+    unsigned long busiest_util = 0, busiest_load = 0, busiest_capacity = 1;
+    unsigned busiest_nr = 0;
+    for_each_cpu(i, group.span) {
+        if (!env.cpus.test(i))
+            continue;
+        rq& r = cpu_rq(i);
+        const unsigned nr_running = r.cfs.h_nr_running;
+        if (!nr_running)
+            continue;
+        const unsigned long capacity = capacity_of(i);
+        switch (env.migration_type_) {
+        case migrate_load: {
+            const unsigned long load = cpu_load(r);
+            // A single task heavier than the imbalance would only move the imbalance.
+            if (nr_running == 1 && static_cast<long>(load) > env.imbalance)
+                break;
+            if (load * busiest_capacity > busiest_load * capacity) {
+                busiest_load = load;
+                busiest_capacity = capacity;
+                busiest = &r;
+            }
+            break;
+        }
+        case migrate_util: {
+            const unsigned long util = cpu_util_cfs(i);
+            if (nr_running <= 1)
+                continue;
+            if (busiest_util < util) {
+                busiest_util = util;
+                busiest = &r;
+            }
+            break;
+        }
+        case migrate_task:
+            if (busiest_nr < nr_running) {
+                busiest_nr = nr_running;
+                busiest = &r;
+            }
+            break;
+        case migrate_misfit:
+            break;
+        }
+    }
+    return busiest;
+}
+
+/* ---- moving tasks ---- */
+
+/*
+ * kernel: kernel/sched/fair.c task_hot(), 6.5: cache hot if it last started
+ * running on its CPU less than migration_cost ago; never across SMT siblings;
+ * buddies are hot with CACHE_HOT_BUDDY.
+ */
+int kernel::task_hot(task_struct& p, lb_env& env)
+{
+    if (p.policy == SCHED_IDLE)
+        return 0;
+    if (env.sd->has(SD_SHARE_CPUCAPACITY))
+        return 0;
+    const cfs_rq& cfs = env.src_rq->cfs;
+    if (sched_feat(CACHE_HOT_BUDDY) && env.dst_rq->nr_running &&
+        (cfs.next == &p.se || cfs.last == &p.se))
+        return 1;
+    if (tun_.migration_cost == 0)
+        return 0;
+    const s64 delta = static_cast<s64>(env.src_rq->clock_task - p.se.exec_start);
+    return delta < static_cast<s64>(tun_.migration_cost) ? 1 : 0;
+}
+
+/*
+ * kernel: kernel/sched/fair.c can_migrate_task(), 6.5: not if pinned away
+ * from dst, not the running task, and not cache hot unless balancing has
+ * failed more than cache_nice_tries times (counted as lb_hot_gained).
+ */
+int kernel::can_migrate_task(task_struct& p, lb_env& env)
+{
+    if (!p.cpus_mask.test(env.dst_cpu)) {
+        env.flags |= LBF_SOME_PINNED;
+        return 0;
+    }
+    env.flags &= ~LBF_ALL_PINNED;
+    if (env.src_rq->curr == &p)
+        return 0;
+    if (env.flags & LBF_ACTIVE_LB)
+        return 1;
+    const int tsk_cache_hot = task_hot(p, env);
+    if (tsk_cache_hot <= 0 || env.sd->nr_balance_failed > env.sd->cache_nice_tries) {
+        if (tsk_cache_hot == 1)
+            env.sd->stats.lb_hot_gained[env.idle]++;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * kernel: kernel/sched/fair.c detach_tasks(), 6.5: walk the source's
+ * cfs_tasks from the least recently run, detaching what the migration type
+ * allows, at most loop_max, one at a time when newly idle on
+ * CONFIG_PREEMPTION kernels.
+ */
+int kernel::detach_tasks(lb_env& env)
+{
+    std::list<task_struct*>& tasks = env.src_rq->cfs_tasks;
+    int detached = 0;
+    if (env.src_rq->nr_running <= 1) {
+        env.flags &= ~LBF_ALL_PINNED;
+        return 0;
+    }
+    if (env.imbalance <= 0)
+        return 0;
+    // Visit each task at most once per call: rotation moves skipped tasks to the head.
+    std::size_t budget = tasks.size();
+    while (!tasks.empty() && budget-- > 0) {
+        if (env.idle != CPU_NOT_IDLE && env.src_rq->nr_running <= 1)
+            break;
+        env.loop++;
+        if (env.loop > env.loop_max && !(env.flags & LBF_ALL_PINNED))
+            break;
+        if (env.loop > env.loop_break) {
+            env.loop_break += SCHED_NR_MIGRATE_BREAK;
+            env.flags |= LBF_NEED_BREAK;
+            break;
+        }
+        task_struct& p = *tasks.back();
+        bool take = can_migrate_task(p, env) != 0;
+        if (take) {
+            switch (env.migration_type_) {
+            case migrate_load: {
+                const unsigned long load = std::max<unsigned long>(task_h_load(p), 1);
+                if (sched_feat(LB_MIN) && load < 16 && !env.sd->nr_balance_failed) {
+                    take = false;
+                    break;
+                }
+                const unsigned shift = std::min<unsigned>(env.sd->nr_balance_failed, 63);
+                if (static_cast<long>(load >> shift) > env.imbalance) {
+                    take = false;
+                    break;
+                }
+                env.imbalance -= static_cast<long>(load);
+                break;
+            }
+            case migrate_util: {
+                const unsigned long util = task_util_est(p);
+                if (static_cast<long>(util) > env.imbalance) {
+                    take = false;
+                    break;
+                }
+                env.imbalance -= static_cast<long>(util);
+                break;
+            }
+            case migrate_task:
+                env.imbalance--;
+                break;
+            case migrate_misfit:
+                take = false;
+                break;
+            }
+        }
+        if (!take) {
+            // list_move(&p->se.group_node, tasks): rotate to the head
+            tasks.splice(tasks.begin(), tasks, std::prev(tasks.end()));
+            continue;
+        }
+        // detach_task(): deactivate_task(DEQUEUE_NOCLOCK) + set_task_cpu()
+        deactivate_task(*env.src_rq, p, DEQUEUE_NOCLOCK);
+        set_task_cpu(p, env.dst_cpu);
+        env.tasks.push_back(&p);
+        ++detached;
+        if (kc_.behaviour.config_preemption && env.idle == CPU_NEWLY_IDLE)
+            break;
+        if (env.imbalance <= 0)
+            break;
+    }
+    env.sd->stats.lb_gained[env.idle] += static_cast<u64>(detached);
+    return detached;
+}
+
+// kernel: kernel/sched/fair.c attach_tasks(), 6.5: enqueue each on dst, then the wakeup-preemption check.
+void kernel::attach_tasks(lb_env& env)
+{
+    rq& r = *env.dst_rq;
+    update_rq_clock(r);
+    for (task_struct* p : env.tasks) {
+        activate_task(r, *p, ENQUEUE_NOCLOCK);
+        if (r.curr->is_idle_task())
+            resched_curr(r);
+        else
+            check_preempt_wakeup_fair(r, *p, 0);
+    }
+    env.tasks.clear();
+}
+
+// kernel: kernel/sched/fair.c need_active_balance() + imbalanced_active_balance(), 6.5.
+bool kernel::need_active_balance(lb_env& env)
+{
+    return env.migration_type_ == migrate_task &&
+           env.sd->nr_balance_failed > env.sd->cache_nice_tries + 2;
+}
+
+/*
+ * kernel: kernel/sched/fair.c load_balance() (sched_balance_rq() from 6.10),
+ * 6.5. Returns the number of tasks pulled to this_cpu. The schedstat
+ * counters follow the kernel's accounting exactly (lb_nobusyg/lb_nobusyq
+ * are subsets of lb_balanced).
+ */
+int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
+                             int& continue_balancing)
+{
+    lb_env env;
+    env.sd = &sd;
+    env.dst_cpu = this_cpu;
+    env.dst_rq = &this_rq;
+    env.idle = idle;
+    env.loop_break = SCHED_NR_MIGRATE_BREAK;
+    env.cpus = sd.span; // all CPUs active
+    sd.stats.lb_count[idle]++;
+    int ld_moved = 0;
+    bool balanced = false;
+    bool all_pinned = false;
+    const char* outcome = "";
+
+    for (;;) { // redo:
+        if (!should_we_balance(env)) {
+            continue_balancing = 0;
+            balanced = true;
+            outcome = "not this cpu's turn (should_we_balance)";
+            break;
+        }
+        const sched_group* group = find_busiest_group(env);
+        if (!group) {
+            sd.stats.lb_nobusyg[idle]++;
+            balanced = true;
+            outcome = "balanced: no busiest group";
+            break;
+        }
+        rq* busiest = find_busiest_queue(env, *group);
+        if (!busiest) {
+            sd.stats.lb_nobusyq[idle]++;
+            balanced = true;
+            outcome = "balanced: no busiest queue";
+            break;
+        }
+        SIM_BUG_ON(busiest == env.dst_rq, "cpu{}: busiest queue is the destination", this_cpu);
+        sd.stats.lb_imbalance[idle] += static_cast<u64>(std::max<long>(env.imbalance, 0));
+        env.src_cpu = busiest->cpu;
+        env.src_rq = busiest;
+        env.flags |= LBF_ALL_PINNED;
+        if (busiest->nr_running > 1) {
+            env.loop_max = std::min<unsigned>(kc_.params.nr_migrate, busiest->nr_running);
+            for (;;) { // more_balance:
+                update_rq_clock(*busiest);
+                const int cur = detach_tasks(env);
+                if (cur) {
+                    attach_tasks(env);
+                    ld_moved += cur;
+                }
+                if (env.flags & LBF_NEED_BREAK) {
+                    env.flags &= ~LBF_NEED_BREAK;
+                    if (env.loop < busiest->nr_running)
+                        continue;
+                }
+                break;
+            }
+            if (env.flags & LBF_ALL_PINNED) {
+                env.cpus.andnot([&] {
+                    cpumask one(nr_cpu_ids());
+                    one.set(busiest->cpu);
+                    return one;
+                }());
+                if (!env.cpus.is_subset_of(sd.groups.front().balance_mask)) {
+                    env.loop = 0;
+                    env.loop_break = SCHED_NR_MIGRATE_BREAK;
+                    continue; // goto redo
+                }
+                // out_all_pinned: counted as balanced; the interval may grow to 512 ms
+                all_pinned = true;
+                balanced = true;
+                ld_moved = 0;
+                outcome = "balanced: all tasks pinned";
+                break;
+            }
+        }
+        break;
+    }
+
+    if (balanced) {
+        sd.stats.lb_balanced[idle]++;
+        sd.nr_balance_failed = 0;
+        // out_one_pinned:
+        if (idle != CPU_NEWLY_IDLE &&
+            ((all_pinned && sd.balance_interval < MAX_PINNED_INTERVAL) ||
+             sd.balance_interval < sd.max_interval))
+            sd.balance_interval *= 2;
+        log_decision(this_cpu, "load_balance", fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
+        last_lb_cost_ += costs_.lb_base + static_cast<sim_dur>(env.cpus_scanned) * costs_.lb_scan_per_cpu;
+        return 0;
+    }
+
+    bool active_balance = false;
+    if (!ld_moved) {
+        sd.stats.lb_failed[idle]++;
+        if (idle != CPU_NEWLY_IDLE)
+            sd.nr_balance_failed++;
+        if (need_active_balance(env)) {
+            rq& busiest = *env.src_rq;
+            if (busiest.curr && !busiest.curr->is_idle_task() &&
+                busiest.curr->cpus_mask.test(this_cpu) &&
+                active_balance_push_cpu_[busiest.cpu] < 0) {
+                active_balance_push_cpu_[busiest.cpu] = this_cpu;
+                active_balance = true;
+                // stop_one_cpu_nowait(): the stopper preempts busiest's current task.
+                sim_.after(0, event_prio::ipi, this, ev_arg(EV_ACTIVE_LB, static_cast<u32>(busiest.cpu)));
+            }
+            sd.nr_balance_failed = sd.cache_nice_tries + 1;
+        }
+        outcome = active_balance ? "failed: active balance started" : "failed to move a task";
+    } else {
+        sd.nr_balance_failed = 0;
+        outcome = "pulled";
+    }
+    if (!active_balance || need_active_balance(env))
+        sd.balance_interval = sd.min_interval;
+    log_decision(this_cpu, "load_balance",
+                 fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})", sd.name,
+                             idle_name(idle), outcome, ld_moved, env.src_cpu, env.imbalance,
+                             static_cast<int>(env.migration_type_)));
+    last_lb_cost_ += costs_.lb_base + static_cast<sim_dur>(env.cpus_scanned) * costs_.lb_scan_per_cpu +
+                     static_cast<sim_dur>(ld_moved) * costs_.lb_migrate_task;
+    return ld_moved;
+}
+
+/*
+ * kernel: kernel/sched/stop_task.c + fair.c active_load_balance_cpu_stop(),
+ * 6.5: on the busiest CPU the stopper preempts the running task and pushes
+ * it to push_cpu. Differs: the stopper thread itself is not a task here (no
+ * extra context switch is charged).
+ */
+void kernel::active_load_balance_cpu_stop(rq& busiest)
+{
+    const int push_cpu = active_balance_push_cpu_[busiest.cpu];
+    active_balance_push_cpu_[busiest.cpu] = -1;
+    this_cpu_ = busiest.cpu;
+    sched_domain* sd = nullptr;
+    for (auto& tmp : topo_.cpu(push_cpu).domains)
+        if (tmp->span.test(busiest.cpu)) {
+            sd = tmp.get();
+            break;
+        }
+    if (!sd)
+        return;
+    sd->stats.alb_count++;
+    task_struct* p = busiest.curr;
+    if (!p || p->is_idle_task() || busiest.nr_running < 1 || !p->cpus_mask.test(push_cpu) ||
+        !idle_cpu(push_cpu)) {
+        sd->stats.alb_failed++;
+        return;
+    }
+    // The running task is preempted by the stopper, then migrated like a queued one.
+    stop_burst(busiest);
+    update_rq_clock(busiest);
+    update_curr(busiest.cfs);
+    put_prev_entity(busiest.cfs, p->se);
+    deactivate_task(busiest, *p, DEQUEUE_NOCLOCK);
+    set_task_cpu(*p, push_cpu);
+    rq& dst = cpu_rq(push_cpu);
+    update_rq_clock(dst);
+    activate_task(dst, *p, ENQUEUE_NOCLOCK);
+    resched_curr(dst);
+    sd->stats.alb_pushed++;
+    log_decision(busiest.cpu, "active_balance", fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
+    // busiest now schedules away from the migrated task.
+    busiest.need_resched = true;
+    __schedule(busiest, true);
+}
+
+/*
+ * kernel: kernel/sched/fair.c rebalance_domains() (sched_balance_domains()
+ * from 6.10), 6.x; 5.15's sticky decay by profile. For each domain whose
+ * interval has passed, balance; then record when to come back.
+ */
+void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
+{
+    int continue_balancing = 1;
+    const int cpu = r.cpu;
+    bool busy = idle != CPU_IDLE && !sched_idle_cpu(cpu);
+    u64 next_balance = jiffies() + 60 * kc_.params.hz;
+    bool update_next_balance = false;
+    bool need_decay = false;
+    u64 max_cost = 0;
+    for (auto& sdp : topo_.cpu(cpu).domains) {
+        sched_domain& sd = *sdp;
+        if (kc_.behaviour.newidle_5_15) {
+            if (jiffies() > sd.last_decay_max_lb_cost) {
+                sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+                sd.last_decay_max_lb_cost = jiffies() + kc_.params.hz; // next_decay_max_lb_cost
+                need_decay = true;
+            }
+        } else {
+            need_decay = update_newidle_cost(sd, 0);
+        }
+        max_cost += sd.max_newidle_lb_cost;
+        if (!continue_balancing) {
+            if (need_decay)
+                continue;
+            break;
+        }
+        unsigned long interval = get_sd_balance_interval(sd, busy);
+        if (jiffies() >= sd.last_balance + interval) {
+            if (sched_balance_rq(cpu, r, sd, idle, continue_balancing)) {
+                idle = idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
+                busy = idle != CPU_IDLE && !sched_idle_cpu(cpu);
+            }
+            sd.last_balance = jiffies();
+            interval = get_sd_balance_interval(sd, busy);
+        }
+        if (next_balance > sd.last_balance + interval) {
+            next_balance = sd.last_balance + interval;
+            update_next_balance = true;
+        }
+    }
+    if (need_decay)
+        r.max_idle_balance_cost = std::max<u64>(tun_.migration_cost, max_cost);
+    if (update_next_balance)
+        r.next_balance = next_balance;
+}
+
+/*
+ * kernel: kernel/sched/fair.c newidle_balance() (sched_balance_newidle() from
+ * 6.10), 6.1-6.6 and 5.15 by profile: when a CPU is about to go idle, pull
+ * from the domains bottom-up while the expected idle time (avg_idle) exceeds
+ * the cost spent so far plus the domain's max_newidle_lb_cost; nothing at
+ * all unless the root domain is overloaded.
+ */
+int kernel::sched_balance_newidle(rq& this_rq)
+{
+    const int this_cpu = this_rq.cpu;
+    if (this_rq.ttwu_pending)
+        return 0;
+    this_rq.idle_stamp = this_rq.clock; // measure the balancing itself as idle time
+    u64 next_balance = jiffies() + kc_.params.hz;
+    int pulled_task = 0;
+    u64 curr_cost = 0;
+    sched_domain* base = topo_.cpu(this_cpu).sd();
+    auto update_next = [&](const sched_domain& sd) {
+        const u64 next = sd.last_balance + get_sd_balance_interval(sd, false);
+        if (next_balance > next)
+            next_balance = next;
+    };
+
+    const bool closed = kc_.behaviour.newidle_5_15
+                            ? (this_rq.avg_idle < tun_.migration_cost || !rd_.overload)
+                            : (!rd_.overload || (base && this_rq.avg_idle < base->max_newidle_lb_cost));
+    if (closed || !base) {
+        if (base)
+            update_next(*base);
+        log_decision(this_cpu, "newidle_balance",
+                     fmt::format("gate closed: overload={} avg_idle={} base max_newidle_lb_cost={}",
+                                 rd_.overload, this_rq.avg_idle, base ? base->max_newidle_lb_cost : 0));
+    } else {
+        // update_blocked_averages(): charged to the first domain (5.16+)
+        update_blocked_averages(this_cpu);
+        u64 pending_cost = kc_.behaviour.newidle_5_15 ? 0 : static_cast<u64>(costs_.lb_scan_per_cpu);
+        for (auto& sdp : topo_.cpu(this_cpu).domains) {
+            sched_domain& sd = *sdp;
+            int continue_balancing = 1;
+            if (!kc_.behaviour.newidle_5_15)
+                update_next(sd);
+            if (this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
+                if (kc_.behaviour.newidle_5_15)
+                    update_next(sd);
+                break;
+            }
+            if (sd.has(SD_BALANCE_NEWIDLE)) {
+                last_lb_cost_ = 0;
+                pulled_task = sched_balance_rq(this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
+                const u64 domain_cost = static_cast<u64>(last_lb_cost_) + pending_cost;
+                pending_cost = 0;
+                if (kc_.behaviour.newidle_5_15) {
+                    if (domain_cost > sd.max_newidle_lb_cost)
+                        sd.max_newidle_lb_cost = domain_cost;
+                } else {
+                    update_newidle_cost(sd, domain_cost);
+                }
+                curr_cost += domain_cost;
+            }
+            if (kc_.behaviour.newidle_5_15)
+                update_next(sd);
+            if (pulled_task || this_rq.nr_running > 0 || this_rq.ttwu_pending)
+                break;
+        }
+        if (curr_cost > this_rq.max_idle_balance_cost)
+            this_rq.max_idle_balance_cost = curr_cost;
+        if (this_rq.cfs.h_nr_running && !pulled_task)
+            pulled_task = 1;
+        newidle_cost_ += static_cast<sim_dur>(curr_cost);
+    }
+    if (this_rq.next_balance > next_balance)
+        this_rq.next_balance = next_balance;
+    if (pulled_task)
+        this_rq.idle_stamp = 0;
+    return pulled_task;
+}
+
+/* ---- triggers: the tick, NOHZ idle balancing ---- */
+
+// kernel: kernel/sched/fair.c trigger_load_balance(), 6.5: raise SCHED_SOFTIRQ when due; maybe kick an ILB.
+void kernel::trigger_load_balance(rq& r)
+{
+    if (jiffies() >= r.next_balance)
+        sim_.after(0, event_prio::softirq, this, ev_arg(EV_SOFTIRQ, static_cast<u32>(r.cpu)));
+    nohz_balancer_kick(r);
+}
+
+// kernel: kernel/sched/fair.c run_rebalance_domains(), 6.5 (the SCHED_SOFTIRQ handler).
+void kernel::sched_balance_softirq(rq& r)
+{
+    this_cpu_ = r.cpu;
+    const cpu_idle_type idle = r.idle_balance ? CPU_IDLE : CPU_NOT_IDLE;
+    update_blocked_averages(r.cpu);
+    last_lb_cost_ = 0;
+    sched_balance_domains(r, idle);
+    // The softirq's work delays whatever runs on this CPU.
+    if (last_lb_cost_ > 0 && !r.curr->is_idle_task()) {
+        stop_burst(r);
+        start_burst(r, last_lb_cost_);
+    }
+    last_lb_cost_ = 0;
+}
+
+/*
+ * kernel: kernel/sched/fair.c nohz_balance_enter_idle(), 6.5: a CPU whose
+ * tick stops joins nohz.idle_cpus_mask and stops counting as busy in its LLC.
+ */
+void kernel::nohz_balance_enter_idle(rq& r)
+{
+    if (nohz_tick_stopped_[r.cpu])
+        return;
+    nohz_tick_stopped_[r.cpu] = 1;
+    nohz_idle_cpus_.set(r.cpu);
+    if (sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
+        sds->nr_busy_cpus--;
+}
+
+// kernel: kernel/sched/fair.c nohz_balance_exit_idle(), 6.5: at the first busy tick after idling.
+void kernel::nohz_balance_exit_idle(rq& r)
+{
+    if (!nohz_tick_stopped_[r.cpu])
+        return;
+    nohz_tick_stopped_[r.cpu] = 0;
+    nohz_idle_cpus_.clear(r.cpu);
+    if (sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
+        sds->nr_busy_cpus++;
+}
+
+/*
+ * kernel: kernel/sched/fair.c nohz_balancer_kick(), 6.5: from a busy tick,
+ * kick an idle CPU to balance on behalf of all tickless idle CPUs when this
+ * rq has >= 2 tasks or its LLC has more than one busy CPU (no asym or
+ * capacity-pressure reasons here, and no blocked-load-only kicks).
+ */
+void kernel::nohz_balancer_kick(rq& r)
+{
+    if (r.idle_balance)
+        return;
+    nohz_balance_exit_idle(r);
+    if (nohz_idle_cpus_.empty())
+        return;
+    if (jiffies() < nohz_next_balance_)
+        return;
+    bool kick = r.nr_running >= 2;
+    if (!kick)
+        if (const sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
+            kick = sds->nr_busy_cpus > 1;
+    if (kick)
+        kick_ilb();
+}
+
+// kernel: kernel/sched/fair.c kick_ilb() + find_new_ilb(), 6.5: IPI the first idle tickless CPU.
+void kernel::kick_ilb()
+{
+    nohz_next_balance_++;
+    if (nohz_ilb_kicked_)
+        return;
+    int ilb = -1;
+    for_each_cpu(cpu, nohz_idle_cpus_)
+        if (idle_cpu(cpu)) {
+            ilb = cpu;
+            break;
+        }
+    if (ilb < 0)
+        return;
+    nohz_ilb_kicked_ = true;
+    sim_.after(costs_.ipi_wakeup, event_prio::ipi, this, ev_arg(EV_ILB, static_cast<u32>(ilb)));
+}
+
+/*
+ * kernel: kernel/sched/fair.c _nohz_idle_balance(), 6.5: the kicked CPU runs
+ * rebalance_domains(CPU_IDLE) for every tickless idle CPU whose balance is
+ * due, itself last, and stops if it gets work of its own.
+ */
+void kernel::nohz_idle_balance(rq& ilb_rq)
+{
+    nohz_ilb_kicked_ = false;
+    const int this_cpu = ilb_rq.cpu;
+    u64 next_balance = jiffies() + 60 * kc_.params.hz;
+    bool update_next = false;
+    const cpumask idle_mask = nohz_idle_cpus_;
+    bool abort = false;
+    for_each_cpu_wrap(idle_mask, this_cpu + 1, [&](int balance_cpu) {
+        if (!idle_cpu(balance_cpu))
+            return true;
+        if (ilb_rq.need_resched || !idle_cpu(this_cpu)) {
+            abort = true;
+            return false;
+        }
+        rq& r = cpu_rq(balance_cpu);
+        update_blocked_averages(balance_cpu);
+        if (jiffies() >= r.next_balance) {
+            this_cpu_ = balance_cpu;
+            update_rq_clock(r);
+            sched_balance_domains(r, CPU_IDLE);
+        }
+        if (next_balance > r.next_balance) {
+            next_balance = r.next_balance;
+            update_next = true;
+        }
+        return true;
+    });
+    this_cpu_ = this_cpu;
+    if (!abort && update_next)
+        nohz_next_balance_ = next_balance;
+}
+
+} // namespace schedlab

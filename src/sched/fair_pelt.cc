@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PELT as the fair class drives it (kernel/sched/fair.c, 6.6): entity and
+ * cfs_rq averages updated at enqueue, dequeue, pick, put and tick; load
+ * attached and detached on migration, with the "removed" accumulator for
+ * tasks that migrate while asleep; util_est; and the readers the placement
+ * and balancing code uses (cpu_load, cpu_util_cfs, ...). The arithmetic is
+ * in pelt.cc.
+ *
+ * Task groups: every benchmark task belongs to one autogroup (the session's,
+ * as when a benchmark is started from one shell with autogroup on), which
+ * is the only task in the root group. Scheduling inside one group is the
+ * same as flat scheduling, so the model keeps one cfs_rq per CPU and tracks
+ * the group only where it matters to later models: tg->load_avg and its
+ * update rule (update_tg_load_avg), counted as writes to a shared line.
+ * Differs: task_h_load() is the task's own load (the group's share of the
+ * root is not applied), so absolute load figures are per-task, not scaled by
+ * the group's shares.
+ */
+#include "sched/core.h"
+
+#include <algorithm>
+
+namespace schedlab {
+
+namespace {
+template <typename T> void lsub_positive(T& v, T sub) { v = v > sub ? v - sub : 0; }
+} // namespace
+
+unsigned long kernel::capacity_of(int cpu) const { return m_.cpus[cpu].capacity; }
+unsigned long kernel::cpu_load(const rq& r) const { return r.cfs.avg.load_avg; }
+unsigned long kernel::cpu_runnable(const rq& r) const { return r.cfs.avg.runnable_avg; }
+
+// kernel: kernel/sched/fair.c cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0), 6.6.
+unsigned long kernel::cpu_util_cfs(int cpu) const
+{
+    const cfs_rq& cfs = cpu_rq(cpu).cfs;
+    unsigned long util = cfs.avg.util_avg;
+    if (sched_feat(UTIL_EST))
+        util = std::max<unsigned long>(util, cfs.avg.util_est_.enqueued);
+    return std::min<unsigned long>(util, capacity_of(cpu));
+}
+
+// kernel: kernel/sched/fair.c cpu_load_without(), 6.6.
+unsigned long kernel::cpu_load_without(const rq& r, const task_struct& p) const
+{
+    if (r.cpu != p.cpu || !p.se.avg.last_update_time)
+        return cpu_load(r);
+    unsigned long load = r.cfs.avg.load_avg;
+    lsub_positive(load, task_h_load(p));
+    return load;
+}
+
+// kernel: kernel/sched/fair.c cpu_runnable_without(), 6.6.
+unsigned long kernel::cpu_runnable_without(const rq& r, const task_struct& p) const
+{
+    if (r.cpu != p.cpu || !p.se.avg.last_update_time)
+        return cpu_runnable(r);
+    unsigned long runnable = r.cfs.avg.runnable_avg;
+    lsub_positive(runnable, p.se.avg.runnable_avg);
+    return runnable;
+}
+
+// kernel: kernel/sched/fair.c cpu_util_without() -> cpu_util(cpu, p, -1, 0), 6.6.
+unsigned long kernel::cpu_util_without(int cpu, const task_struct& p) const
+{
+    if (cpu != p.cpu || !p.se.avg.last_update_time)
+        return cpu_util_cfs(cpu);
+    const cfs_rq& cfs = cpu_rq(cpu).cfs;
+    unsigned long util = cfs.avg.util_avg;
+    lsub_positive(util, task_util(p.se.avg));
+    if (sched_feat(UTIL_EST)) {
+        unsigned long estimated = cfs.avg.util_est_.enqueued;
+        if (task_on_rq_queued(p) || p.on_cpu)
+            lsub_positive(estimated, _task_util_est(p.se.avg));
+        util = std::max(util, estimated);
+    }
+    return std::min<unsigned long>(util, capacity_of(cpu));
+}
+
+// kernel: kernel/sched/fair.c task_h_load(), 6.6 - root group only (see the file comment).
+unsigned long kernel::task_h_load(const task_struct& p) const { return p.se.avg.load_avg; }
+
+unsigned long kernel::task_util_est(const task_struct& p) const
+{
+    return schedlab::task_util_est(p.se.avg);
+}
+
+namespace {
+constexpr int UPDATE_TG = 0x1, SKIP_AGE_LOAD = 0x2, DO_ATTACH = 0x4, DO_DETACH = 0x8;
+} // namespace
+
+/*
+ * kernel: kernel/sched/fair.c update_tg_load_avg(), 6.6: fold this CPU's
+ * change into the group's global load_avg when it moved by more than 1/64.
+ * With TG_LOAD_AVG_RATELIMIT (Aaron Lu, 2023) at most once per ms per cfs_rq.
+ */
+static void update_tg_load_avg(cfs_rq& cfs, u64 now, bool ratelimit)
+{
+    if (!cfs.tg)
+        return;
+    if (ratelimit && now - cfs.last_update_tg_load_avg < NSEC_PER_MSEC)
+        return;
+    const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
+    if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {
+        cfs.tg->load_avg += delta;
+        cfs.tg->load_avg_updates++;
+        cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
+        cfs.last_update_tg_load_avg = now;
+    }
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_load_avg() with attach/detach_entity_load_avg()
+ * and update_cfs_rq_load_avg(), 6.6 (no propagation: no group entities).
+ */
+void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    const u64 now = cfs.rq_->clock_task;
+    const bool running = cfs.curr == &se;
+    if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
+        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
+
+    // update_cfs_rq_load_avg(): first fold in load removed by migrations
+    bool decayed = false;
+    if (cfs.removed.nr) {
+        const u32 divider = get_pelt_divider(cfs.avg);
+        auto& a = cfs.avg;
+        lsub_positive(a.util_avg, cfs.removed.util_avg);
+        a.util_sum = static_cast<u32>(std::max<u64>(
+            a.util_sum > cfs.removed.util_avg * divider ? a.util_sum - cfs.removed.util_avg * divider : 0,
+            static_cast<u64>(a.util_avg) * PELT_MIN_DIVIDER));
+        lsub_positive(a.load_avg, cfs.removed.load_avg);
+        a.load_sum = std::max<u64>(a.load_sum > cfs.removed.load_avg * divider
+                                       ? a.load_sum - cfs.removed.load_avg * divider
+                                       : 0,
+                                   static_cast<u64>(a.load_avg) * PELT_MIN_DIVIDER);
+        lsub_positive(a.runnable_avg, cfs.removed.runnable_avg);
+        a.runnable_sum = std::max<u64>(a.runnable_sum > cfs.removed.runnable_avg * divider
+                                           ? a.runnable_sum - cfs.removed.runnable_avg * divider
+                                           : 0,
+                                       static_cast<u64>(a.runnable_avg) * PELT_MIN_DIVIDER);
+        cfs.removed = {};
+        decayed = true;
+    }
+    decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs.h_nr_running,
+                                        cfs.curr != nullptr);
+
+    const bool ratelimit = kc_.behaviour.tg_load_avg_ratelimit;
+    if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
+        // attach_entity_load_avg(): the entity starts at the cfs_rq's clock
+        const u32 divider = get_pelt_divider(cfs.avg);
+        se.avg.last_update_time = cfs.avg.last_update_time;
+        se.avg.period_contrib = cfs.avg.period_contrib;
+        se.avg.util_sum = static_cast<u32>(se.avg.util_avg * divider);
+        se.avg.runnable_sum = se.avg.runnable_avg * divider;
+        se.avg.load_sum = se.avg.load_avg * divider;
+        if (se.load.weight < se.avg.load_sum)
+            se.avg.load_sum /= se.load.weight;
+        else
+            se.avg.load_sum = 1;
+        cfs.avg.load_avg += se.avg.load_avg;
+        cfs.avg.load_sum += static_cast<u64>(se.load.weight) * se.avg.load_sum;
+        cfs.avg.util_avg += se.avg.util_avg;
+        cfs.avg.util_sum += se.avg.util_sum;
+        cfs.avg.runnable_avg += se.avg.runnable_avg;
+        cfs.avg.runnable_sum += se.avg.runnable_sum;
+        update_tg_load_avg(cfs, now, ratelimit);
+    } else if (flags & DO_DETACH) {
+        // detach_entity_load_avg()
+        lsub_positive(cfs.avg.load_avg, se.avg.load_avg);
+        lsub_positive<u64>(cfs.avg.load_sum, static_cast<u64>(se.load.weight) * se.avg.load_sum);
+        cfs.avg.load_sum = std::max<u64>(cfs.avg.load_sum, static_cast<u64>(cfs.avg.load_avg) * PELT_MIN_DIVIDER);
+        lsub_positive(cfs.avg.util_avg, se.avg.util_avg);
+        lsub_positive<u32>(cfs.avg.util_sum, se.avg.util_sum);
+        cfs.avg.util_sum = std::max<u32>(cfs.avg.util_sum, static_cast<u32>(cfs.avg.util_avg * PELT_MIN_DIVIDER));
+        lsub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
+        lsub_positive<u64>(cfs.avg.runnable_sum, se.avg.runnable_sum);
+        cfs.avg.runnable_sum = std::max<u64>(cfs.avg.runnable_sum, static_cast<u64>(cfs.avg.runnable_avg) * PELT_MIN_DIVIDER);
+        update_tg_load_avg(cfs, now, ratelimit);
+    } else if (decayed && (flags & UPDATE_TG)) {
+        update_tg_load_avg(cfs, now, ratelimit);
+    }
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_blocked_averages(), 6.6: decay the
+ * blocked load of an idle CPU's cfs_rq (root only).
+ */
+void kernel::update_blocked_averages(int cpu)
+{
+    rq& r = cpu_rq(cpu);
+    update_rq_clock(r);
+    cfs_rq& cfs = r.cfs;
+    if (cfs.curr)
+        update_curr(cfs);
+    __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
+                             cfs.curr != nullptr);
+}
+
+/*
+ * kernel: kernel/sched/fair.c remove_entity_load_avg(), 6.6: a task leaving
+ * this CPU while asleep is synced to the cfs_rq's last update and its load
+ * queued for removal at the next update there.
+ */
+void kernel::remove_entity_load_avg(sched_entity& se)
+{
+    cfs_rq& cfs = cpu_rq(se.owner->cpu).cfs;
+    __update_load_avg_blocked_se(cfs.avg.last_update_time, se.avg, se.load.weight);
+    cfs.removed.nr++;
+    cfs.removed.util_avg += se.avg.util_avg;
+    cfs.removed.load_avg += se.avg.load_avg;
+    cfs.removed.runnable_avg += se.avg.runnable_avg;
+}
+
+/*
+ * kernel: kernel/sched/fair.c init_entity_runnable_average() +
+ * post_init_entity_util_avg(), 6.6: a new task starts with its full weight
+ * as load, and half the CPU's spare capacity scaled by its weight share as
+ * util.
+ */
+void kernel::post_init_entity_util_avg(task_struct& p)
+{
+    sched_entity& se = p.se;
+    se.avg = sched_avg{};
+    se.avg.load_avg = se.load.weight;
+    cfs_rq& cfs = cpu_rq(p.cpu).cfs;
+    const long cap = (static_cast<long>(capacity_of(p.cpu)) - static_cast<long>(cpu_util_cfs(p.cpu))) / 2;
+    if (cap > 0) {
+        if (cfs.avg.util_avg != 0) {
+            se.avg.util_avg = cfs.avg.util_avg * se.load.weight / (cfs.avg.load_avg + 1);
+            if (se.avg.util_avg > static_cast<unsigned long>(cap))
+                se.avg.util_avg = static_cast<unsigned long>(cap);
+        } else {
+            se.avg.util_avg = static_cast<unsigned long>(cap);
+        }
+    }
+    se.avg.runnable_avg = se.avg.util_avg;
+}
+
+} // namespace schedlab

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * schedstat output: /proc/schedstat version 15, byte-compatible with what the
+ * kernel prints (so existing tools such as sched-scoreboard parse it), and a
+ * readable per-domain-level summary.
+ */
+#include <string>
+
+namespace schedlab {
+
+class kernel;
+
+/// kernel: kernel/sched/stats.c show_schedstat(), 6.6 (SCHEDSTAT_VERSION 15).
+std::string schedstat_v15(const kernel& k);
+
+/// The per-domain counters summed over all CPUs, one block per domain level
+/// (SMT, MC, DIE, NUMA...) and idle type, with find_busiest_group() calls.
+std::string schedstat_table(const kernel& k);
+
+/// The kernel's "%*pb" bitmap form: 32-bit hex words, most significant first.
+std::string cpumask_hex(const class cpumask& m);
+
+} // namespace schedlab
