@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "analysis/compare.h"
+
+#include "experiment/benchmarks.h"
+#include "sim/config_error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace schedlab {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep)
+{
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        s += (i ? sep : "") + v[i];
+    return s;
+}
+
+template <typename T>
+std::size_t index_of_or_add(std::vector<T>& v, const T& x)
+{
+    const auto it = std::find(v.begin(), v.end(), x);
+    if (it != v.end())
+        return static_cast<std::size_t>(it - v.begin());
+    v.push_back(x);
+    return v.size() - 1;
+}
+
+sample_stats make_stats(std::vector<double> x)
+{
+    sample_stats s;
+    s.amean = amean(x);
+    s.hmean = hmean(x);
+    s.median = median(x);
+    s.min = min_of(x);
+    s.max = max_of(x);
+    s.stddev_sample = stddev_sample(x);
+    s.stddev_population = stddev_population(x);
+    s.samples = std::move(x);
+    return s;
+}
+
+void fill_own(arm_cell& c, bool higher_is_better)
+{
+    const sample_stats& s = c.s;
+    if (higher_is_better) {
+        c.mm_mean = s.hmean;
+        c.mm_stddev = hstddev(s.samples);
+    } else {
+        c.mm_mean = s.amean;
+        c.mm_stddev = s.stddev_sample;
+    }
+    c.mm_coeffvar = coeff_var(c.mm_stddev, c.mm_mean);
+    c.mm_best95 = best_mean(s.samples, 95, higher_is_better, higher_is_better);
+    c.amd_cv = coeff_var(s.stddev_sample, s.amean);
+    c.lkp_avg = s.amean;
+    c.lkp_stddev_pct = s.amean != 0 ? 100.0 * s.stddev_population / s.amean : 0;
+}
+
+void fill_against(arm_cell& c, const arm_cell& base, bool higher_is_better, significance_rule rule,
+                  bool is_base)
+{
+    // mmtests: positive = better; Stddev and CoeffVar always in the lower-is-better form.
+    auto pct = [&](double b, double n) {
+        return higher_is_better ? mmtests_pdiff(b, n) : mmtests_pndiff(b, n);
+    };
+    c.mm_pct_min = pct(base.s.min, c.s.min);
+    c.mm_pct_mean = pct(base.mm_mean, c.mm_mean);
+    c.mm_pct_max = pct(base.s.max, c.s.max);
+    c.mm_pct_best95 = pct(base.mm_best95, c.mm_best95);
+    c.mm_pct_stddev = mmtests_pndiff(base.mm_stddev, c.mm_stddev);
+    c.mm_pct_coeffvar = mmtests_pndiff(base.mm_coeffvar, c.mm_coeffvar);
+    c.ci = mmtests_ci_test(base.mm_mean, base.s.stddev_sample, c.mm_mean, c.s.stddev_sample);
+    c.mm_ttest = mmtests_t_test(base.mm_mean, base.s.samples, c.mm_mean, c.s.samples);
+    c.welch = welch_t_test(base.s.samples, c.s.samples);
+    c.significant =
+        !is_base && (rule == significance_rule::ci ? c.ci.significant : c.mm_ttest.significant);
+
+    c.amd_norm = c.s.amean / base.s.amean;
+    c.amd_pct_imp = amd_pct_imp(base.s.amean, c.s.amean, higher_is_better);
+    c.lkp_change = lkp_change(base.lkp_avg, c.lkp_avg);
+    c.lkp_changed = !is_base && lkp_separated(base.s.samples, c.s.samples);
+}
+
+} // namespace
+
+comparison compare_runs(const std::vector<run_result>& all_runs, significance_rule rule)
+{
+    comparison cmp;
+    cmp.rule = rule;
+
+    std::vector<const run_result*> runs;
+    for (const run_result& r : all_runs) {
+        if (r.finished)
+            runs.push_back(&r);
+        else
+            cmp.warnings.push_back(fmt::format(
+                "left out: arm {} load {} run {} (seed {}) did not finish within {} s",
+                r.arm_label(), r.load.empty() ? "-" : r.load, r.run_index, r.provenance.seed,
+                r.provenance.time_limit_s));
+    }
+    if (runs.empty())
+        throw config_error("results", "no finished runs to compare");
+
+    // One benchmark on one machine: the load is the only thing that may vary.
+    const run_result& first = *runs.front();
+    const std::vector<std::string> bench_argv = argv_without_load(first.provenance.argv);
+    cmp.benchmark = join(bench_argv, " ");
+    for (const run_result* r : runs) {
+        const std::string b = join(argv_without_load(r->provenance.argv), " ");
+        if (b != cmp.benchmark)
+            throw config_error("results", fmt::format("the runs are of different benchmarks: '{}' "
+                                                      "and '{}'", cmp.benchmark, b));
+        if (r->provenance.machine != first.provenance.machine)
+            throw config_error("results", fmt::format("the runs are from different machines: {} "
+                                                      "and {}", first.provenance.machine,
+                                                      r->provenance.machine));
+    }
+
+    if (const benchmark_info* b = find_benchmark(first.provenance.argv)) {
+        const std::vector<std::string> args(bench_argv.begin() + static_cast<long>(b->command.size()),
+                                            bench_argv.end());
+        cmp.mmtests_name = b->mmtests_name ? b->mmtests_name(args) : b->amd_test;
+        cmp.amd_test = b->amd_test;
+        cmp.lkp_testcase = b->lkp_testcase;
+        cmp.load_name = b->load_name;
+        cmp.mmtests_decimals = b->mmtests_decimals;
+    } else {
+        std::vector<std::string> words;
+        for (const auto& a : bench_argv) {
+            if (a.starts_with("-"))
+                break;
+            words.push_back(a);
+        }
+        cmp.mmtests_name = cmp.amd_test = cmp.lkp_testcase = join(words, "-");
+    }
+
+    // Arms, loads and metrics in order of first appearance.
+    struct metric_key {
+        std::string name, unit;
+        bool higher_is_better;
+    };
+    std::vector<metric_key> metric_keys;
+    std::vector<std::string> metric_names;
+    for (const run_result* r : runs) {
+        const std::size_t arm = index_of_or_add(cmp.arms, r->arm_label());
+        if (arm == cmp.arm_provenance.size())
+            cmp.arm_provenance.push_back(r->provenance);
+        index_of_or_add(cmp.loads, r->load);
+        for (const workload_metric& m : r->metrics)
+            if (index_of_or_add(metric_names, m.name) == metric_keys.size())
+                metric_keys.push_back({m.name, m.unit, m.higher_is_better});
+    }
+    if (metric_keys.empty())
+        throw config_error("results", "the runs report no benchmark metrics");
+
+    const std::size_t nr_arms = cmp.arms.size(), nr_loads = cmp.loads.size();
+    cmp.runs_per_arm.assign(nr_arms, -1);
+    for (const metric_key& mk : metric_keys) {
+        metric_comparison mc;
+        mc.name = mk.name;
+        mc.unit = mk.unit;
+        mc.higher_is_better = mk.higher_is_better;
+        mc.mm_kind = mk.higher_is_better ? mean_kind::hmean : mean_kind::amean;
+        mc.cells.assign(nr_loads, std::vector<arm_cell>(nr_arms));
+        for (std::size_t l = 0; l < nr_loads; ++l) {
+            for (std::size_t a = 0; a < nr_arms; ++a) {
+                std::vector<double> x;
+                for (const run_result* r : runs) {
+                    if (r->arm_label() != cmp.arms[a] || r->load != cmp.loads[l])
+                        continue;
+                    for (const workload_metric& m : r->metrics)
+                        if (m.name == mk.name)
+                            x.push_back(m.value);
+                }
+                const int n = static_cast<int>(x.size());
+                if (cmp.runs_per_arm[a] < 0 || n < cmp.runs_per_arm[a])
+                    cmp.runs_per_arm[a] = n;
+                if (x.empty())
+                    cmp.warnings.push_back(fmt::format("no {} samples for arm {} at load {}",
+                                                       mk.name, cmp.arms[a], cmp.loads[l]));
+                mc.cells[l][a].s = make_stats(std::move(x));
+                fill_own(mc.cells[l][a], mk.higher_is_better);
+            }
+            const arm_cell base = mc.cells[l][0];
+            for (std::size_t a = 0; a < nr_arms; ++a)
+                fill_against(mc.cells[l][a], base, mk.higher_is_better, rule, a == 0);
+        }
+        cmp.metrics.push_back(std::move(mc));
+    }
+
+    // schedstat: mean per (idle type, counter, domain, load) and arm
+    struct ss_key {
+        std::string idle_type, counter, domain;
+        bool operator==(const ss_key&) const = default;
+    };
+    std::vector<ss_key> keys;
+    for (const run_result* r : runs)
+        if (r->schedstat)
+            for (const schedstat_counter& c : *r->schedstat)
+                index_of_or_add(keys, ss_key{c.idle_type, c.counter, c.domain});
+    // group rows by (idle type, counter), keeping the domains' order
+    std::stable_sort(keys.begin(), keys.end(), [&](const ss_key& x, const ss_key& y) {
+        auto first_of = [&](const ss_key& k) {
+            for (std::size_t i = 0; i < keys.size(); ++i)
+                if (keys[i].idle_type == k.idle_type && keys[i].counter == k.counter)
+                    return i;
+            return keys.size();
+        };
+        return first_of(x) < first_of(y);
+    });
+    for (const ss_key& k : keys) {
+        for (const std::string& load : cmp.loads) {
+            schedstat_row row{k.idle_type, k.counter, k.domain, load, {}, {}};
+            for (std::size_t a = 0; a < nr_arms; ++a) {
+                double sum = 0;
+                int n = 0;
+                for (const run_result* r : runs) {
+                    if (r->arm_label() != cmp.arms[a] || r->load != load || !r->schedstat)
+                        continue;
+                    ++n;
+                    for (const schedstat_counter& c : *r->schedstat)
+                        if (c.idle_type == k.idle_type && c.counter == k.counter &&
+                            c.domain == k.domain)
+                            sum += c.value;
+                }
+                row.mean.push_back(n ? sum / n : std::nan(""));
+            }
+            for (std::size_t a = 0; a < nr_arms; ++a)
+                row.pct_change.push_back(row.mean[0] != 0
+                                             ? (row.mean[a] - row.mean[0]) / row.mean[0] * 100
+                                             : 0);
+            cmp.schedstat.push_back(std::move(row));
+        }
+    }
+    return cmp;
+}
+
+} // namespace schedlab
