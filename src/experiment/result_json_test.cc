@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace schedlab {
 namespace {
 
@@ -42,6 +44,14 @@ TEST(run_result, carries_provenance_metrics_and_the_summary)
     EXPECT_EQ(r.summary.busy_ns.size(), static_cast<std::size_t>(r.provenance.nr_cpus));
     EXPECT_NE(r.schedule_digest, 0u);
     EXPECT_THAT(r.benchmark_output, HasSubstr("Total time:"));
+    // schedstat: every level of skylake-18c (SMT, MC), bottom-up, with the newly-idle counters
+    ASSERT_TRUE(r.schedstat);
+    EXPECT_EQ(r.schedstat->front().domain, "SMT");
+    EXPECT_EQ(r.schedstat->back().domain, "MC");
+    const auto newidle = std::find_if(r.schedstat->begin(), r.schedstat->end(), [](const auto& c) {
+        return c.idle_type == "newly_idle" && c.counter == "lb_count" && c.domain == "MC";
+    });
+    ASSERT_NE(newidle, r.schedstat->end());
 }
 
 TEST(run_result, json_round_trip_is_exact)
@@ -67,7 +77,8 @@ TEST(run_result, json_round_trip_is_exact)
 
 TEST(run_result, a_collection_file_round_trips_and_a_result_without_schedstat_is_valid)
 {
-    const run_result r = execute_run(small_run(1));
+    run_result r = execute_run(small_run(1));
+    r.schedstat.reset(); // results written before schedstat existed
     experiment_info info;
     info.arms = {"6.6+NO_RUN_TO_PARITY"};
     info.loads = {"1"};

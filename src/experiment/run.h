@@ -12,6 +12,7 @@
 #include "sim/time.h"
 #include "workload/workload.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 namespace schedlab {
 
 class trace_sink;
+class kernel;
 
 /// The inputs of one run, as the user spells them.
 struct run_spec {
@@ -113,11 +115,19 @@ struct prepared_run;
 /// Validates a spec and builds its inputs; throws config_error naming the bad input.
 std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec);
 
-/// Simulates a prepared run. `extra_sink`, if given, also observes every
-/// tracepoint (e.g. the ftrace exporter). Thread-safe across runs.
-run_result execute_run(const prepared_run& prepared, trace_sink* extra_sink = nullptr);
+/// Optional observers of one run.
+struct run_hooks {
+    trace_sink* extra_sink = nullptr; ///< also sees every tracepoint (e.g. the ftrace exporter)
+    std::function<void(const kernel&)> after_run; ///< inspects the kernel once the run has stopped
+};
+
+/// Simulates a prepared run. Thread-safe across runs (each builds its own simulation).
+run_result execute_run(const prepared_run& prepared, const run_hooks& hooks = {});
 
 /// prepare_run + execute_run.
-run_result execute_run(const run_spec& spec, trace_sink* extra_sink = nullptr);
+run_result execute_run(const run_spec& spec, const run_hooks& hooks = {});
+
+/// The /proc/schedstat domain counters of a kernel, summed over CPUs per domain level.
+std::vector<schedstat_counter> collect_schedstat(const kernel& k);
 
 } // namespace schedlab

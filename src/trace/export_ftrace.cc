@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "trace/export_ftrace.h"
+
+#include "sim/config_error.h"
+
+#include <fmt/format.h>
+#include <zstd.h>
+
+#include <fstream>
+#include <functional>
+#include <memory>
+
+namespace schedlab {
+
+namespace {
+
+constexpr int default_prio = 120; // nice 0: MAX_RT_PRIO + 20
+
+const char* state_string(u8 code)
+{
+    if (code & 0x80)
+        return "R+";
+    switch (static_cast<trace_task_state>(code)) {
+    case trace_task_state::R: return "R";
+    case trace_task_state::S: return "S";
+    case trace_task_state::D: return "D";
+    case trace_task_state::X: return "X";
+    }
+    return "R";
+}
+
+constexpr const char* header_fmt =
+    "# tracer: nop\n"
+    "#\n"
+    "# entries-in-buffer/entries-written: {0}/{0}   #P:{1}\n"
+    "#\n"
+    "#                                _-----=> irqs-off/BH-disabled\n"
+    "#                               / _----=> need-resched\n"
+    "#                              | / _---=> hardirq/softirq\n"
+    "#                              || / _--=> preempt-depth\n"
+    "#                              ||| / _-=> migrate-disable\n"
+    "#                              |||| /     delay\n"
+    "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+    "#              | |         |   |||||     |         |\n";
+
+} // namespace
+
+u32 ftrace_exporter::intern(const std::string& comm)
+{
+    // TASK_COMM_LEN is 16 including the NUL: the kernel keeps 15 characters.
+    const std::string c = comm.substr(0, 15);
+    const auto it = comm_index_.find(c);
+    if (it != comm_index_.end())
+        return it->second;
+    const u32 idx = static_cast<u32>(comms_.size());
+    comms_.push_back(c);
+    comm_index_.emplace(c, idx);
+    return idx;
+}
+
+void ftrace_exporter::note_comm(int pid, u32 comm)
+{
+    const auto p = static_cast<std::size_t>(pid);
+    if (p >= pid_comm_.size())
+        pid_comm_.resize(p + 1, 0);
+    pid_comm_[p] = comm + 1;
+}
+
+u32 ftrace_exporter::comm_of(int pid, u32 fallback) const
+{
+    const auto p = static_cast<std::size_t>(pid);
+    return p < pid_comm_.size() && pid_comm_[p] ? pid_comm_[p] - 1 : fallback;
+}
+
+void ftrace_exporter::ensure_cpu(int cpu)
+{
+    while (static_cast<int>(curr_pid_.size()) <= cpu) {
+        const int c = static_cast<int>(curr_pid_.size());
+        curr_pid_.push_back(0);
+        curr_comm_.push_back(intern(fmt::format("swapper/{}", c)));
+    }
+}
+
+void ftrace_exporter::push(record r)
+{
+    ensure_cpu(r.cpu);
+    r.curr_pid = curr_pid_[static_cast<std::size_t>(r.cpu)];
+    r.curr_comm = curr_comm_[static_cast<std::size_t>(r.cpu)];
+    last_cpu_ = r.cpu;
+    records_.push_back(r);
+}
+
+void ftrace_exporter::sched_switch(const trace_sched_switch& e)
+{
+    const u32 prev = intern(*e.prev_comm), next = intern(*e.next_comm);
+    u8 state = static_cast<u8>(e.prev_state);
+    if (e.prev_preempted)
+        state |= 0x80;
+    push({e.ts, kind::sched_switch, state, e.cpu, 0, 0, e.prev_pid, prev, e.next_pid, next, 0});
+    curr_pid_[static_cast<std::size_t>(e.cpu)] = e.next_pid;
+    curr_comm_[static_cast<std::size_t>(e.cpu)] = next;
+    note_comm(e.prev_pid, prev);
+    note_comm(e.next_pid, next);
+}
+
+void ftrace_exporter::sched_waking(const trace_sched_wakeup& e)
+{
+    const u32 c = intern(*e.comm);
+    note_comm(e.pid, c);
+    push({e.ts, kind::waking, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0});
+}
+
+void ftrace_exporter::sched_wakeup(const trace_sched_wakeup& e)
+{
+    const u32 c = intern(*e.comm);
+    note_comm(e.pid, c);
+    push({e.ts, kind::wakeup, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0});
+}
+
+void ftrace_exporter::sched_wakeup_new(const trace_sched_wakeup& e)
+{
+    const u32 c = intern(*e.comm);
+    note_comm(e.pid, c);
+    push({e.ts, kind::wakeup_new, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0});
+}
+
+void ftrace_exporter::sched_migrate_task(const trace_sched_migrate_task& e)
+{
+    const u32 c = intern(*e.comm);
+    note_comm(e.pid, c);
+    push({e.ts, kind::migrate, 0, last_cpu_, 0, 0, e.pid, c, e.orig_cpu, 0, e.dest_cpu});
+}
+
+void ftrace_exporter::sched_process_fork(const trace_sched_process& e)
+{
+    ensure_cpu(e.cpu);
+    const u32 child = intern(*e.comm);
+    // The parent's comm: the current task's when it is the parent (always, for a
+    // fork() call; the idle task for a task spawned at boot), else the last seen.
+    const std::size_t cpu = static_cast<std::size_t>(e.cpu);
+    const u32 parent = curr_pid_[cpu] == e.parent_pid ? curr_comm_[cpu] : comm_of(e.parent_pid, child);
+    note_comm(e.pid, child);
+    push({e.ts, kind::fork, 0, e.cpu, 0, 0, e.parent_pid, parent, e.pid, child, 0});
+}
+
+void ftrace_exporter::sched_process_exit(const trace_sched_process& e)
+{
+    const u32 c = intern(*e.comm);
+    push({e.ts, kind::exit, 0, e.cpu, 0, 0, e.pid, c, 0, 0, 0});
+}
+
+void ftrace_exporter::format_line(std::string& buf, const record& r) const
+{
+    auto out = std::back_inserter(buf);
+    const char* flags = (r.k == kind::fork || r.k == kind::exit) ? "....." : "d..2.";
+    const std::string& task = r.curr_pid == 0 ? std::string("<idle>") : comms_[r.curr_comm];
+    const u64 ts = static_cast<u64>(r.ts);
+    fmt::format_to(out, "{:>16}-{:<7} [{:03}] {} {:>5}.{:06}: ", task, r.curr_pid, r.cpu, flags,
+                   ts / 1'000'000'000, ts % 1'000'000'000 / 1000);
+    switch (r.k) {
+    case kind::sched_switch:
+        fmt::format_to(out,
+                       "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> "
+                       "next_comm={} next_pid={} next_prio={}\n",
+                       comms_[r.comm], r.pid, default_prio,
+                       r.pid == 0 ? "R" : state_string(r.prev_state), comms_[r.comm2], r.pid2,
+                       default_prio);
+        break;
+    case kind::waking:
+    case kind::wakeup:
+    case kind::wakeup_new:
+        fmt::format_to(out, "{}: comm={} pid={} prio={} target_cpu={:03}\n",
+                       r.k == kind::waking   ? "sched_waking"
+                       : r.k == kind::wakeup ? "sched_wakeup"
+                                             : "sched_wakeup_new",
+                       comms_[r.comm], r.pid, default_prio, r.pid2);
+        break;
+    case kind::migrate:
+        fmt::format_to(out, "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}\n",
+                       comms_[r.comm], r.pid, default_prio, r.pid2, r.dest_cpu);
+        break;
+    case kind::fork:
+        fmt::format_to(out, "sched_process_fork: comm={} pid={} child_comm={} child_pid={}\n",
+                       comms_[r.comm], r.pid, comms_[r.comm2], r.pid2);
+        break;
+    case kind::exit:
+        fmt::format_to(out, "sched_process_exit: comm={} pid={} prio={}\n", comms_[r.comm], r.pid,
+                       default_prio);
+        break;
+    }
+}
+
+namespace {
+
+/// Where the text goes: a stream, optionally through a zstd compressor.
+class trace_output {
+public:
+    trace_output(std::ostream& out, bool zstd) : out_(out)
+    {
+        if (zstd) {
+            cctx_ = ZSTD_createCCtx();
+            ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 3);
+            zbuf_.resize(ZSTD_CStreamOutSize());
+        }
+    }
+    ~trace_output() { ZSTD_freeCCtx(cctx_); }
+    trace_output(const trace_output&) = delete;
+    trace_output& operator=(const trace_output&) = delete;
+
+    void put(const std::string& s) { feed(s, ZSTD_e_continue); }
+    void finish() { feed("", ZSTD_e_end); }
+
+private:
+    void feed(const std::string& s, ZSTD_EndDirective mode)
+    {
+        if (!cctx_) {
+            out_.write(s.data(), static_cast<std::streamsize>(s.size()));
+            return;
+        }
+        ZSTD_inBuffer in{s.data(), s.size(), 0};
+        while (true) {
+            ZSTD_outBuffer o{zbuf_.data(), zbuf_.size(), 0};
+            const std::size_t left = ZSTD_compressStream2(cctx_, &o, &in, mode);
+            if (ZSTD_isError(left))
+                throw config_error("--trace", std::string("zstd: ") + ZSTD_getErrorName(left));
+            out_.write(zbuf_.data(), static_cast<std::streamsize>(o.pos));
+            if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
+                break;
+        }
+    }
+
+    std::ostream& out_;
+    ZSTD_CCtx* cctx_ = nullptr;
+    std::vector<char> zbuf_;
+};
+
+void write_records(trace_output& out, const std::string& header, std::size_t n,
+                   const std::function<void(std::string&, std::size_t)>& line)
+{
+    std::string buf = header;
+    for (std::size_t i = 0; i < n; ++i) {
+        line(buf, i);
+        if (buf.size() > (1 << 20)) {
+            out.put(buf);
+            buf.clear();
+        }
+    }
+    out.put(buf);
+    out.finish();
+}
+
+} // namespace
+
+void ftrace_exporter::write(std::ostream& os, int nr_cpus) const
+{
+    trace_output out(os, false);
+    write_records(out, fmt::format(header_fmt, records_.size(), nr_cpus), records_.size(),
+                  [&](std::string& buf, std::size_t i) { format_line(buf, records_[i]); });
+}
+
+void ftrace_exporter::write_file(const std::string& path, int nr_cpus) const
+{
+    std::ofstream f(path, std::ios::binary);
+    if (!f)
+        throw config_error("--trace", fmt::format("cannot write '{}'", path));
+    trace_output out(f, path.ends_with(".zst"));
+    write_records(out, fmt::format(header_fmt, records_.size(), nr_cpus), records_.size(),
+                  [&](std::string& buf, std::size_t i) { format_line(buf, records_[i]); });
+    if (!f.flush())
+        throw config_error("--trace", fmt::format("error writing '{}'", path));
+}
+
+} // namespace schedlab

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Trace export in the ftrace text format of /sys/kernel/tracing/trace (the
+ * layout of the recordings in ../shared/traces), which Perfetto's UI,
+ * trace-cmd users' scripts and `perf script`-style parsers read:
+ *
+ *   # tracer: nop
+ *   ...
+ *              <idle>-0       [001] d..2.     0.001234: sched_switch: prev_comm=swapper/1 ...
+ *
+ * Columns: TASK-PID is the task current on that CPU when the event fired
+ * ("<idle>-0" for the idle task), CPU#, five flag characters, the timestamp
+ * in seconds with microsecond resolution, the event and its fields in the
+ * kernel's TP_printk format (6.6).
+ *
+ * Not modelled, printed as constants: the flags column ("d..2." for
+ * scheduler events under the rq lock, "....." for fork/exit), and prio,
+ * always 120 (nice 0; nice levels are not traced yet). sched_migrate_task
+ * carries no CPU in schedlab's record, so it is printed on the CPU of the
+ * event that preceded it (the waker's sched_waking, or the fork).
+ */
+#include "trace/tracepoints.h"
+
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+class ftrace_exporter final : public trace_sink {
+public:
+    void sched_switch(const trace_sched_switch& e) override;
+    void sched_waking(const trace_sched_wakeup& e) override;
+    void sched_wakeup(const trace_sched_wakeup& e) override;
+    void sched_wakeup_new(const trace_sched_wakeup& e) override;
+    void sched_migrate_task(const trace_sched_migrate_task& e) override;
+    void sched_process_fork(const trace_sched_process& e) override;
+    void sched_process_exit(const trace_sched_process& e) override;
+
+    std::size_t nr_events() const { return records_.size(); }
+
+    /// The whole trace as text; `nr_cpus` goes into the "#P:" header field.
+    void write(std::ostream& out, int nr_cpus) const;
+    /// Writes to a file, zstd-compressed when the name ends in ".zst".
+    /// Throws config_error("--trace", ...) when the file cannot be written.
+    void write_file(const std::string& path, int nr_cpus) const;
+
+private:
+    enum class kind : u8 { sched_switch, waking, wakeup, wakeup_new, migrate, fork, exit };
+    struct record {
+        sim_time ts;
+        kind k;
+        u8 prev_state;       ///< switch: trace_task_state, +0x80 when preempted
+        int cpu;             ///< CPU whose buffer holds the event
+        int curr_pid;        ///< TASK-PID column
+        u32 curr_comm;
+        int pid;             ///< switch: prev_pid; fork: parent; others: the task
+        u32 comm;
+        int pid2;            ///< switch: next_pid; fork: child; wakeups: target_cpu; migrate: orig_cpu
+        u32 comm2;           ///< switch: next_comm; fork: child comm
+        int dest_cpu;        ///< migrate only
+    };
+
+    u32 intern(const std::string& comm);
+    u32 comm_of(int pid, u32 fallback) const;
+    void note_comm(int pid, u32 comm);
+    void ensure_cpu(int cpu);
+    void push(record r);
+    void format_line(std::string& buf, const record& r) const;
+
+    std::vector<record> records_;
+    std::vector<std::string> comms_;
+    std::map<std::string, u32> comm_index_;
+    std::vector<int> curr_pid_;  ///< per CPU: pid running now
+    std::vector<u32> curr_comm_;
+    std::vector<u32> pid_comm_;  ///< per pid: last comm seen (index + 1; 0 = none)
+    int last_cpu_ = 0;
+};
+
+} // namespace schedlab

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ftrace text layout, line for line against a real recording
+ * (../shared/traces/perf_messaging_g1_l200.trace.txt.xz: the fork of the
+ * benchmark by the recorder's shell, its wakeup_new and first switch-in).
+ */
+#include "trace/export_ftrace.h"
+
+#include "sim/config_error.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace schedlab {
+namespace {
+
+const std::string recorder = "record_tracefs.sh"; // truncated to 15 characters, as the kernel does
+const std::string swapper0 = "swapper/0", swapper1 = "swapper/1";
+
+std::string lines_after_header(const std::string& text)
+{
+    std::istringstream in(text);
+    std::string line, out;
+    while (std::getline(in, line))
+        if (!line.starts_with("#"))
+            out += line + "\n";
+    return out;
+}
+
+TEST(ftrace_exporter, reproduces_lines_of_a_real_recording)
+{
+    ftrace_exporter x;
+    x.sched_switch({594'130'000'000, 1, 0, &swapper1, trace_task_state::R, false, 14052, &recorder});
+    x.sched_process_fork({594'130'973'000, 1, 14053, 14052, &recorder});
+    x.sched_wakeup_new({594'130'986'000, 1, 14053, &recorder, 0});
+    x.sched_switch({594'131'032'000, 0, 0, &swapper0, trace_task_state::R, false, 14053, &recorder});
+    x.sched_switch({594'131'098'000, 1, 14052, &recorder, trace_task_state::S, false, 0, &swapper1});
+    std::ostringstream out;
+    x.write(out, 2);
+    const std::string text = out.str();
+    EXPECT_TRUE(text.starts_with("# tracer: nop\n#\n# entries-in-buffer/entries-written: 5/5   #P:2\n"));
+    EXPECT_NE(text.find("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+                        "#              | |         |   |||||     |         |\n"),
+              std::string::npos);
+    EXPECT_EQ(
+        lines_after_header(text),
+        "          <idle>-0       [001] d..2.   594.130000: sched_switch: prev_comm=swapper/1 "
+        "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=record_tracefs. next_pid=14052 "
+        "next_prio=120\n"
+        " record_tracefs.-14052   [001] .....   594.130973: sched_process_fork: "
+        "comm=record_tracefs. pid=14052 child_comm=record_tracefs. child_pid=14053\n"
+        " record_tracefs.-14052   [001] d..2.   594.130986: sched_wakeup_new: comm=record_tracefs. "
+        "pid=14053 prio=120 target_cpu=000\n"
+        "          <idle>-0       [000] d..2.   594.131032: sched_switch: prev_comm=swapper/0 "
+        "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=record_tracefs. next_pid=14053 "
+        "next_prio=120\n"
+        " record_tracefs.-14052   [001] d..2.   594.131098: sched_switch: prev_comm=record_tracefs. "
+        "prev_pid=14052 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 "
+        "next_prio=120\n");
+}
+
+TEST(ftrace_exporter, preempted_tasks_print_r_plus_and_migrations_follow_the_waker)
+{
+    const std::string a = "worker", b = "waker";
+    ftrace_exporter x;
+    x.sched_switch({1'000, 2, 0, &swapper0, trace_task_state::R, false, 7, &b});
+    x.sched_waking({2'000'000, 2, 9, &a, 0});
+    x.sched_migrate_task({2'000'000, 9, &a, 0, 3});
+    x.sched_switch({3'500'000, 2, 7, &b, trace_task_state::R, true, 9, &a});
+    x.sched_process_exit({4'000'000, 2, 9, 7, &a});
+    std::ostringstream out;
+    x.write(out, 4);
+    EXPECT_EQ(lines_after_header(out.str()),
+              "          <idle>-0       [002] d..2.     0.000001: sched_switch: prev_comm=swapper/0 "
+              "prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=waker next_pid=7 next_prio=120\n"
+              "           waker-7       [002] d..2.     0.002000: sched_waking: comm=worker pid=9 "
+              "prio=120 target_cpu=000\n"
+              "           waker-7       [002] d..2.     0.002000: sched_migrate_task: comm=worker "
+              "pid=9 prio=120 orig_cpu=0 dest_cpu=3\n"
+              "           waker-7       [002] d..2.     0.003500: sched_switch: prev_comm=waker "
+              "prev_pid=7 prev_prio=120 prev_state=R+ ==> next_comm=worker next_pid=9 "
+              "next_prio=120\n"
+              "          worker-9       [002] .....     0.004000: sched_process_exit: comm=worker "
+              "pid=9 prio=120\n");
+}
+
+TEST(ftrace_exporter, an_unwritable_path_is_a_config_error_naming_the_flag)
+{
+    ftrace_exporter x;
+    try {
+        x.write_file("/nonexistent-dir/t.txt", 1);
+        FAIL();
+    } catch (const config_error& e) {
+        EXPECT_EQ(e.where(), "--trace");
+    }
+}
+
+} // namespace
+} // namespace schedlab
