@@ -140,6 +140,9 @@ public:
 
     sim_time now() const { return sim_.now(); }
     int smp_processor_id() const { return this_cpu_; }
+    /// Sets the CPU whose context the next direct call runs in (tests and harnesses
+    /// calling kernel functions outside an event; events set it themselves).
+    void set_this_cpu(int cpu) { this_cpu_ = cpu; }
     task_struct* current() { return cpu_rq(this_cpu_).curr; }
 
     /* ---- running ---- */

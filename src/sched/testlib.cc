@@ -84,4 +84,63 @@ std::unique_ptr<task_behaviour> run_sleep(sim_dur run, sim_dur sleep, int loops)
     });
 }
 
+wasted_cores_checker::wasted_cores_checker(kernel& kk)
+    : k(kk), idle_with_waiting_since(static_cast<std::size_t>(kk.nr_cpu_ids()), -1)
+{
+}
+
+// The smallest domain of `cpu` holding a CPU with a waiting task allowed on `cpu`.
+const sched_domain* wasted_cores_checker::pull_domain(int cpu)
+{
+    for (const auto& sd : k.topology().cpu(cpu).domains)
+        for_each_cpu(j, sd->span) {
+            const rq& r = k.cpu_rq(j);
+            if (j == cpu || r.nr_running < 2)
+                continue;
+            for (const task_struct* p : r.cfs_tasks)
+                if (p != r.curr && p->cpus_mask.test(cpu)) {
+                    last_src_ = j;
+                    return sd.get();
+                }
+        }
+    return nullptr;
+}
+
+void wasted_cores_checker::sample()
+{
+    const sim_time now = k.now();
+    for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu) {
+        auto& since = idle_with_waiting_since[static_cast<std::size_t>(cpu)];
+        const sched_domain* sd = k.idle_cpu(cpu) ? pull_domain(cpu) : nullptr;
+        if (!sd) {
+            since = -1;
+            continue;
+        }
+        if (since < 0)
+            since = now;
+        const sim_dur waited = now - since;
+        const sim_dur bound = msecs(sd->max_interval + (sd->cache_nice_tries + 1) * sd->min_interval) +
+                              2 * static_cast<sim_dur>(k.config().params.tick_nsec());
+        if (waited > bound && waited - bound > worst) {
+            worst = waited - bound;
+            std::string core;
+            for_each_cpu(s, k.mach().smt_mask(last_src_))
+                core += fmt::format(" cpu{}:{}", s, k.idle_cpu(s) ? "idle" : "busy");
+            worst_what = fmt::format("cpu{} idle {} us while {} had waiting work on cpu{} "
+                                     "(nr_running {}; its core:{}) (bound {} us)\n{}",
+                                     cpu, waited / 1000, sd->name, last_src_,
+                                     k.cpu_rq(last_src_).nr_running, core, bound / 1000,
+                                     k.print_rq(cpu));
+        }
+    }
+}
+
+int wasted_cores_checker::open_now() const
+{
+    int n = 0;
+    for (sim_time t : idle_with_waiting_since)
+        n += t >= 0;
+    return n;
+}
+
 } // namespace schedlab::testlib

@@ -40,4 +40,28 @@ std::unique_ptr<task_behaviour> run_sleep(sim_dur run, sim_dur sleep, int loops 
 /// Any behaviour from a lambda.
 std::unique_ptr<task_behaviour> behaviour(std::function<task_action(kernel&, task_struct&)> f);
 
+/*
+ * Work conservation in the Wasted-Cores sense: no CPU stays idle for longer
+ * than the balancing of the domain it shares with a CPU that has a waiting
+ * task allowed to run on it can take. Call sample() periodically. The
+ * kernel's own rules set the bound: an idle CPU balances a domain every
+ * balance_interval (up to max_interval after balanced attempts); a cache-hot
+ * task may be refused cache_nice_tries + 1 times, each failure resetting the
+ * interval to min_interval; plus two ticks for the NOHZ kick and its IPI.
+ */
+struct wasted_cores_checker {
+    kernel& k;
+    std::vector<sim_time> idle_with_waiting_since; ///< per CPU, -1 when not in violation
+    sim_dur worst = 0;       ///< largest excess over the bound seen
+    std::string worst_what;  ///< description of that case, with the rq dump
+
+    explicit wasted_cores_checker(kernel& kk);
+    void sample();
+    int open_now() const;
+
+private:
+    int last_src_ = -1;
+    const sched_domain* pull_domain(int cpu);
+};
+
 } // namespace schedlab::testlib

@@ -24,6 +24,9 @@ u64 simulation::run_until(sim_time limit)
         ev.handler->fire(ev.arg);
         ++n;
     }
+    // Unless stopped, the run lasted until the limit, even if nothing happened last.
+    if (!stopped_ && limit > now_)
+        now_ = limit;
     fired_ += n;
     return n;
 }

@@ -30,8 +30,9 @@ public:
     bool cancel(event_id id) { return q_.cancel(id); }
     bool pending(event_id id) const { return q_.pending(id); }
 
-    /// Fires events in order until the queue is empty, stop() is called, or
-    /// the next event lies beyond `limit`. Returns the number of events fired.
+    /// Fires events in order until stop() is called or no event is due by
+    /// `limit`; then, unless stopped, the clock reads `limit`. Returns the
+    /// number of events fired.
     u64 run_until(sim_time limit);
     void stop() { stopped_ = true; }
     bool stopped() const { return stopped_; }
