@@ -32,6 +32,17 @@ bool wait_queue::contains(const task_struct& p) const
     return std::any_of(entries_.begin(), entries_.end(), [&](const entry& e) { return e.p == &p; });
 }
 
+bool wait_queue::remove(const task_struct& p)
+{
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->p == &p) {
+            entries_.erase(it);
+            return true;
+        }
+    }
+    return false;
+}
+
 int wait_queue::wake_up(kernel& k, int nr_exclusive, int wake_flags)
 {
     ++nr_wake_calls_;
@@ -50,6 +61,27 @@ int wait_queue::wake_up(kernel& k, int nr_exclusive, int wake_flags)
     }
     nr_woken_ += static_cast<u64>(woken);
     return woken;
+}
+
+/* ------------------------------------------------------------------------ */
+/* channel                                                                    */
+
+sim_dur copy_cost(const cost_params& c, u64 bytes)
+{
+    return static_cast<sim_dur>((bytes * static_cast<u64>(c.copy_per_kib) + 1023) / 1024);
+}
+
+/*
+ * model: the release of the last writer's file: pipe_release() wakes rd_wait
+ * (and poll waiters) so readers see EOF; for sockets, the FIN reaching the
+ * peer (tcp_fin() -> sk_data_ready / sk_state_change) does the same.
+ */
+int channel::close_write(kernel& k)
+{
+    if (write_closed_)
+        return 0;
+    write_closed_ = true;
+    return rd_wait_.wake_up_all(k, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -113,6 +145,8 @@ bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
 // kernel: fs/pipe.c pipe_read(), 6.6 (blocking mode; see the class comment).
 bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
 {
+    if (at_eof(c))
+        return true; // no writers left: read() returns 0
     if (empty()) {
         // wait_event_interruptible_exclusive(pipe->rd_wait, pipe_readable(pipe))
         rd_wait_.add_exclusive(p);
@@ -147,7 +181,7 @@ bool pipe_channel::poll(kernel& k, task_struct& p)
 {
     (void)k;
     poll_usage_ = true;
-    if (!empty())
+    if (!empty() || write_closed_)
         return true;
     rd_wait_.add(p);
     ++stats_.reader_sleeps;
@@ -194,6 +228,8 @@ bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
 // kernel: net/unix/af_unix.c unix_stream_read_generic(), 6.6 (see the class comment).
 bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
 {
+    if (at_eof(c))
+        return true;
     if (skbs_.empty()) {
         rd_wait_.add(p); // unix_stream_data_wait(): prepare_to_wait(), non-exclusive
         c.waited = true;
@@ -223,7 +259,7 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
 bool unix_stream_channel::poll(kernel& k, task_struct& p)
 {
     (void)k;
-    if (!skbs_.empty())
+    if (!skbs_.empty() || write_closed_)
         return true;
     rd_wait_.add(p);
     ++stats_.reader_sleeps;

@@ -47,6 +47,8 @@ public:
     int wake_up(kernel& k, int nr_exclusive, int wake_flags);
     int wake_up_all(kernel& k, int wake_flags) { return wake_up(k, 0, wake_flags); }
 
+    /// kernel: remove_wait_queue() / finish_wait(): drops p's entry if present.
+    bool remove(const task_struct& p);
     /// kernel: wq_has_sleeper().
     bool has_sleeper() const { return !entries_.empty(); }
     std::size_t size() const { return entries_.size(); }
@@ -70,8 +72,12 @@ struct io_call {
     u64 want = 0;        ///< bytes the syscall asks for
     u64 done = 0;        ///< bytes moved by this syscall so far
     bool waited = false; ///< the task has slept inside this syscall
+    bool eof = false;    ///< read: end of file (the writing side closed, nothing queued)
     int nr_woken = 0;    ///< tasks woken by this syscall (the caller charges costs().wakeup each)
 };
+
+/// Copy cost of `bytes` (copy_{from,to}_user) under the cost parameters.
+sim_dur copy_cost(const cost_params& c, u64 bytes);
 
 struct channel_stats {
     u64 bytes_written = 0;
@@ -104,6 +110,24 @@ public:
     /// Fixed CPU cost of one write()/read() syscall on this kind of file.
     virtual sim_dur write_cost(const cost_params& c) const = 0;
     virtual sim_dur read_cost(const cost_params& c) const = 0;
+    /// The whole CPU cost of a write()/read() of `bytes`: the fixed cost plus
+    /// the copy; a channel whose kernel path does more per byte (e.g. the
+    /// loopback receive path of a TCP send, net.h) overrides these.
+    virtual sim_dur write_syscall_cost(const cost_params& c, u64 bytes) const
+    {
+        return write_cost(c) + copy_cost(c, bytes);
+    }
+    virtual sim_dur read_syscall_cost(const cost_params& c, u64 bytes) const
+    {
+        return read_cost(c) + copy_cost(c, bytes);
+    }
+    /*
+     * The last writer closes its end (close() / shutdown(SHUT_WR)): readers
+     * and pollers are woken and, once the queued bytes are read, read()
+     * returns 0 (io_call::eof). Returns the number of tasks woken.
+     */
+    virtual int close_write(kernel& k);
+    bool write_closed() const { return write_closed_; }
     /// Bytes written and not yet read.
     virtual u64 bytes_queued() const = 0;
 
@@ -121,7 +145,17 @@ protected:
             stats_.max_bytes_queued = bytes_queued();
     }
 
+    /// read(): true (and c.eof) when nothing is queued and the writer has closed.
+    bool at_eof(io_call& c) const
+    {
+        if (!write_closed_ || bytes_queued() > 0)
+            return false;
+        c.eof = true;
+        return true;
+    }
+
     std::string name_;
+    bool write_closed_ = false;
     wait_queue rd_wait_; ///< readers and POLLIN pollers
     wait_queue wr_wait_; ///< writers waiting for room
     channel_stats stats_;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <climits>
 
 namespace schedlab {
@@ -85,11 +86,62 @@ std::string options_summary(const std::vector<option_spec>& specs)
     return out;
 }
 
+long long parse_integer(const std::string& value, const std::string& name,
+                        const std::string& where, long long min, long long max)
+{
+    long long v = 0;
+    const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || res.ec != std::errc() || res.ptr != value.data() + value.size())
+        throw config_error(where,
+                           fmt::format("option '{}' expects an integer, got '{}'", name, value));
+    if (v < min || v > max)
+        throw config_error(where, fmt::format("option '{}': {} is out of range [{}, {}]", name,
+                                              value, min, max));
+    return v;
+}
+
+sim_dur parse_seconds(const std::string& value, const std::string& name, const std::string& where)
+{
+    // Digits with at most one '.', up to nanosecond precision; no exponent, no sign.
+    sim_dur whole = 0;
+    sim_dur frac = 0;
+    sim_dur scale = NSEC_PER_SEC;
+    bool dot = false;
+    bool digits = false;
+    bool ok = !value.empty() && value.size() <= 18;
+    for (char ch : value) {
+        if (ch == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (ch < '0' || ch > '9') {
+            ok = false;
+            break;
+        }
+        digits = true;
+        if (!dot) {
+            whole = whole * 10 + (ch - '0');
+        } else if (scale > 1) {
+            scale /= 10;
+            frac += (ch - '0') * scale;
+        }
+    }
+    if (!ok || !digits || whole > 1'000'000'000)
+        throw config_error(where, fmt::format("option '{}' expects a number of seconds, got '{}'",
+                                              name, value));
+    return whole * NSEC_PER_SEC + frac;
+}
+
 void parse_options(const std::vector<std::string>& args, const std::vector<option_spec>& specs,
-                   const std::string& where)
+                   const std::string& where, std::vector<std::string>* positional)
 {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
+        if (positional && a == "--") {
+            positional->insert(positional->end(), args.begin() + static_cast<long>(i) + 1,
+                               args.end());
+            return;
+        }
         auto next_value = [&](const std::string& shown) -> std::string {
             if (i + 1 >= args.size())
                 throw config_error(where, fmt::format("option '{}' requires a value", shown));
@@ -170,6 +222,10 @@ void parse_options(const std::vector<std::string>& args, const std::vector<optio
             continue;
         }
 
+        if (positional) {
+            positional->push_back(a);
+            continue;
+        }
         throw config_error(where, fmt::format("unexpected argument '{}' (accepted: {})", a,
                                               options_summary(specs)));
     }

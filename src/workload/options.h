@@ -7,6 +7,8 @@
  * ("--group 4", "--group=4", unambiguous prefixes "--gro=4"), "--no-NAME"
  * for booleans. Anything else is a config_error naming the offending option.
  */
+#include "sim/time.h"
+
 #include <string>
 #include <vector>
 
@@ -25,9 +27,17 @@ struct option_spec {
 };
 
 /// Parses `args` into the options' targets. `where` prefixes every error
-/// ("perf bench sched messaging"). Positional arguments are rejected.
+/// ("perf bench sched messaging"). Positional arguments are rejected, unless
+/// `positional` is given: then they are collected there, in order (as
+/// getopt/popt leave them for the program), and "--" ends the options.
 void parse_options(const std::vector<std::string>& args, const std::vector<option_spec>& specs,
-                   const std::string& where);
+                   const std::string& where, std::vector<std::string>* positional = nullptr);
+
+/// A decimal integer (sign allowed) for option `name`; config_error otherwise.
+long long parse_integer(const std::string& value, const std::string& name,
+                        const std::string& where, long long min, long long max);
+/// A non-negative decimal number of seconds ("10", "0.25") as ns; config_error otherwise.
+sim_dur parse_seconds(const std::string& value, const std::string& name, const std::string& where);
 
 /// "-g/--group N, -l/--nr_loops N, ..." for error messages and docs.
 std::string options_summary(const std::vector<option_spec>& specs);

@@ -189,6 +189,60 @@ program_builder& program_builder::end_loop()
     return push({.kind = op::end_loop, .jump = begin});
 }
 
+program_builder& program_builder::begin_loop_while(loop_cond cond)
+{
+    SIM_BUG_ON(!cond, "loop_while without a condition");
+    open_loops_.push_back(ops_.size());
+    op o{.kind = op::loop_while};
+    o.cond = std::move(cond);
+    return push(std::move(o));
+}
+
+program_builder& program_builder::loop_while(loop_cond cond,
+                                             const std::function<void(program_builder&)>& body)
+{
+    begin_loop_while(std::move(cond));
+    body(*this);
+    return end_loop();
+}
+
+program_builder& program_builder::user(user_fn fn)
+{
+    SIM_BUG_ON(!fn, "user op without code");
+    op o{.kind = op::user};
+    o.fn = std::move(fn);
+    return push(std::move(o));
+}
+
+program_builder& program_builder::close(channel& ch)
+{
+    return push({.kind = op::close, .ch = &ch});
+}
+
+program_builder& program_builder::syscall(sim_dur cost_params::*cost)
+{
+    SIM_BUG_ON(!cost, "syscall op without a cost");
+    op o{.kind = op::syscall};
+    o.cost = cost;
+    return push(std::move(o));
+}
+
+program_builder& program_builder::break_if(loop_cond cond)
+{
+    SIM_BUG_ON(!cond, "break_if without a condition");
+    op o{.kind = op::break_if};
+    o.cond = std::move(cond);
+    return push(std::move(o));
+}
+
+program_builder& program_builder::sleep_until(time_fn until)
+{
+    SIM_BUG_ON(!until, "sleep_until without a time");
+    op o{.kind = op::sleep_until};
+    o.until = std::move(until);
+    return push(std::move(o));
+}
+
 program_builder& program_builder::loop(u64 count, const std::function<void(program_builder&)>& body)
 {
     begin_loop(count);
@@ -207,15 +261,24 @@ program_ptr program_builder::build()
 /* ------------------------------------------------------------------------ */
 /* program_task: the interpreter                                              */
 
-sim_dur copy_cost(const cost_params& c, u64 bytes)
-{
-    return static_cast<sim_dur>((bytes * static_cast<u64>(c.copy_per_kib) + 1023) / 1024);
-}
-
 program_task::program_task(program_ptr prog, workload_state& state, counter* exit_notify)
     : prog_(std::move(prog)), state_(&state), exit_notify_(exit_notify)
 {
     SIM_BUG_ON(!prog_, "program_task without a program");
+}
+
+void program_task::break_loop()
+{
+    if (loops_.empty())
+        return; // not in a loop: the read just returns 0
+    const std::size_t begin = loops_.back().begin;
+    loops_.pop_back();
+    pc_ = prog_->ops()[begin].jump + 1;
+    phase_ = phase::fresh;
+    started_ = false;
+    waited_ = false;
+    left_ = 0;
+    io_ = {};
 }
 
 void program_task::advance()
@@ -266,6 +329,9 @@ task_action program_task::do_exit_op(kernel& k, task_struct& p)
  * - wait_for: model: kernel/exit.c do_wait() (or a futex join): check, sleep, re-check.
  * - signal: model: an event count + wake_up_all() of its waiters.
  * - mark: model: a vDSO gettimeofday(): the time is read at the end of its cost.
+ * - user: model: user-space code between syscalls; runs at once, then its CPU time.
+ * - close: model: close() of the last writer; only the wakeups it makes are charged.
+ * - sleep_until: model: clock_nanosleep(TIMER_ABSTIME): the time is taken after the entry cost.
  */
 task_action program_task::step(kernel& k, task_struct& p)
 {
@@ -301,7 +367,7 @@ task_action program_task::step(kernel& k, task_struct& p)
             if (phase_ == phase::fresh) {
                 phase_ = phase::syscall;
                 io_ = {.want = o.n};
-                return cpu(k.charge(p, o.ch->write_cost(costs) + copy_cost(costs, o.n)));
+                return cpu(k.charge(p, o.ch->write_syscall_cost(costs, o.n)));
             }
             io_.nr_woken = 0;
             if (!o.ch->write(k, p, io_)) {
@@ -323,12 +389,21 @@ task_action program_task::step(kernel& k, task_struct& p)
             if (phase_ == phase::fresh) {
                 phase_ = phase::syscall;
                 io_ = {.want = left_};
-                return cpu(k.charge(p, o.ch->read_cost(costs) + copy_cost(costs, left_)));
+                return cpu(k.charge(p, o.ch->read_syscall_cost(costs, left_)));
             }
             io_.nr_woken = 0;
             if (!o.ch->read(k, p, io_)) {
                 owed_ += wake_cost(io_.nr_woken);
                 return task_action::sleep();
+            }
+            if (io_.eof) {
+                // read() returned 0: the benchmark leaves its loop.
+                const int nr = io_.nr_woken;
+                advance();
+                break_loop();
+                if (nr > 0)
+                    return cpu(wake_cost(nr));
+                continue;
             }
             {
                 const int nr = io_.nr_woken;
@@ -478,20 +553,79 @@ task_action program_task::step(kernel& k, task_struct& p)
             if (o.n == 0) {
                 pc_ = o.jump + 1;
             } else {
-                loops_.push_back(o.n);
+                loops_.push_back({o.n, pc_});
                 ++pc_;
             }
             continue;
 
-        case op::end_loop:
+        case op::loop_while:
+            if (!o.cond(k, p)) {
+                pc_ = o.jump + 1;
+            } else {
+                loops_.push_back({0, pc_});
+                ++pc_;
+            }
+            continue;
+
+        case op::end_loop: {
             SIM_BUG_ON(loops_.empty(), "pid {}: end_loop at {} outside a loop", p.pid, pc_);
-            if (--loops_.back() > 0) {
+            const op& head = ops[o.jump];
+            const bool again =
+                head.kind == op::loop_while ? head.cond(k, p) : --loops_.back().left > 0;
+            if (again) {
                 pc_ = o.jump + 1;
             } else {
                 loops_.pop_back();
                 ++pc_;
             }
             continue;
+        }
+
+        case op::user: {
+            const sim_dur ns = o.fn(k, p);
+            SIM_BUG_ON(ns < 0, "pid {}: user op at {} returned {} ns", p.pid, pc_, ns);
+            advance();
+            if (ns > 0 || owed_ > 0)
+                return cpu(ns);
+            continue;
+        }
+
+        case op::syscall:
+            advance();
+            return cpu(k.charge(p, costs.*(o.cost)));
+
+        case op::break_if:
+            if (o.cond(k, p)) {
+                advance();
+                break_loop();
+            } else {
+                advance();
+            }
+            continue;
+
+        case op::sleep_until:
+            if (phase_ == phase::fresh) {
+                phase_ = phase::syscall;
+                return cpu(k.charge(p, costs.nanosleep));
+            }
+            if (!waited_) {
+                const sim_time when = o.until(k, p);
+                if (when > k.now()) {
+                    waited_ = true;
+                    k.schedule_timeout(p, when - k.now());
+                    return task_action::sleep();
+                }
+            }
+            advance();
+            continue;
+
+        case op::close: {
+            const int nr = o.ch->close_write(k);
+            advance();
+            if (nr > 0)
+                return cpu(wake_cost(nr));
+            continue;
+        }
         }
         SIM_BUG_ON(true, "pid {}: unknown op kind {}", p.pid, static_cast<int>(o.kind));
     }

@@ -45,6 +45,14 @@ public:
     futex& make_futex(std::string name, u32 val = 0);
     barrier& make_barrier(std::string name, u32 parties);
     counter& make_counter(std::string name, int wake_flags = 0);
+    /// Any other kind of channel (e.g. net.h's tcp_channel): make_channel<tcp_channel>("c2s").
+    template <class C, class... Args> C& make_channel(std::string name, Args&&... args)
+    {
+        auto c = std::make_unique<C>(std::move(name), std::forward<Args>(args)...);
+        C& r = *c;
+        channels_.push_back(std::move(c));
+        return r;
+    }
 
     /// Records `name` at time t (a program's mark op: gettimeofday()).
     void mark(std::string name, sim_time t) { marks_.emplace_back(std::move(name), t); }
@@ -70,6 +78,13 @@ struct fork_opts {
     counter* notify = nullptr; ///< signalled when the child exits (SIGCHLD / join futex)
 };
 
+/// User-space code run by a `user` op: returns the CPU time it took (0: none).
+using user_fn = std::function<sim_dur(kernel& k, task_struct& p)>;
+/// The condition of a `loop_while` / `break_if` op, evaluated in user space at no cost.
+using loop_cond = std::function<bool(kernel& k, task_struct& p)>;
+/// The absolute wake-up time of a `sleep_until` op.
+using time_fn = std::function<sim_time(kernel& k, task_struct& p)>;
+
 /// One operation of a program (a flat record; only the fields of its kind are used).
 struct op {
     enum kind_t : u8 {
@@ -91,7 +106,13 @@ struct op {
         mark,         ///< record now() under `name` (gettimeofday())
         yield,        ///< sched_yield()
         loop,         ///< repeat the ops up to the matching end_loop `n` times
+        loop_while,   ///< repeat the ops up to the matching end_loop while `cond` holds
         end_loop,
+        user,         ///< user-space code `fn` (bookkeeping, timestamps): no syscall
+        close,        ///< close the writing end of `ch` (readers then see EOF)
+        break_if,     ///< leave the innermost loop if `cond` holds
+        sleep_until,  ///< clock_nanosleep(TIMER_ABSTIME) until the time `until` returns
+        syscall,      ///< a syscall with no modelled effect: charges costs().*cost
     } kind;
     sim_dur ns = 0;
     sim_dur ns_hi = 0;
@@ -103,7 +124,10 @@ struct op {
     program_ptr child;
     fork_opts child_opts;
     std::string name;
-    sim_dur cost_params::*cost = nullptr; ///< wait_for: the syscall cost charged per call
+    user_fn fn;                           ///< user: the code
+    loop_cond cond;                       ///< loop_while, break_if: the condition
+    time_fn until;                        ///< sleep_until: the absolute time
+    sim_dur cost_params::*cost = nullptr; ///< wait_for, syscall: the syscall cost charged per call
     std::size_t jump = 0;                 ///< loop: index of its end_loop; end_loop: of its loop
 };
 
@@ -144,6 +168,23 @@ public:
     /// The same as loop(), in two calls.
     program_builder& begin_loop(u64 count);
     program_builder& end_loop();
+    /// Repeats `body` while `cond` holds, checked before every iteration
+    /// (a `while (!done)` on a shared flag, or a deadline).
+    program_builder& loop_while(loop_cond cond, const std::function<void(program_builder&)>& body);
+    program_builder& begin_loop_while(loop_cond cond);
+    /// Runs user-space code: `fn` executes when the op is reached and the
+    /// task then consumes the CPU time it returns. For the bookkeeping a
+    /// benchmark does between syscalls (counters, timestamps, histograms).
+    program_builder& user(user_fn fn);
+    /// close() of the writing end of `ch`: its readers see EOF once it is drained.
+    program_builder& close(channel& ch);
+    /// A syscall whose only modelled effect is its CPU cost, e.g. &cost_params::exec.
+    program_builder& syscall(sim_dur cost_params::*cost);
+    /// Leaves the innermost loop when `cond` holds (a "if (done) break;").
+    program_builder& break_if(loop_cond cond);
+    /// clock_nanosleep(TIMER_ABSTIME): sleeps until the time `until` returns
+    /// (evaluated when the op starts); no sleep if that time has passed.
+    program_builder& sleep_until(time_fn until);
 
     /// Finishes the program; unbalanced loops are a bug in the caller.
     program_ptr build();
@@ -157,6 +198,8 @@ private:
 /*
  * The interpreter: a task_behaviour that runs a program for one task.
  * A program that runs off its end exits, as if it called exit().
+ * A read that hits end-of-file (read() returns 0) leaves the innermost loop,
+ * as the benchmarks' "if (n == 0) break;" does.
  */
 class program_task final : public task_behaviour {
 public:
@@ -175,6 +218,8 @@ private:
     };
     void advance();
     task_action do_exit_op(kernel& k, task_struct& p);
+    /// Leaves the innermost loop (after an EOF); pc_ moves past its end_loop.
+    void break_loop();
     /// Adds the CPU owed for wakeups made just before a block to `ns`.
     task_action cpu(sim_dur ns);
 
@@ -182,7 +227,11 @@ private:
     workload_state* state_;
     counter* exit_notify_;
     std::size_t pc_ = 0;
-    std::vector<u64> loops_; ///< iterations left of each open loop, innermost last
+    struct open_loop {
+        u64 left;          ///< iterations left (loop); unused by loop_while
+        std::size_t begin; ///< index of the loop / loop_while op
+    };
+    std::vector<open_loop> loops_; ///< the open loops, innermost last
     phase phase_ = phase::fresh;
     bool started_ = false; ///< the current op has begun (reads: across short reads)
     bool waited_ = false;  ///< the current op has slept
@@ -192,8 +241,5 @@ private:
     sim_dur owed_ = 0; ///< wakeup cost incurred by an attempt that then blocked
     bool exited_ = false;
 };
-
-/// Copy cost of `bytes` (copy_{from,to}_user) under the cost parameters.
-sim_dur copy_cost(const cost_params& c, u64 bytes);
 
 } // namespace schedlab

@@ -145,3 +145,98 @@ TEST(program_syscall, write_charges_entry_copy_and_one_wakeup_per_woken_task)
 
 } // namespace
 } // namespace schedlab
+
+namespace schedlab {
+namespace {
+
+TEST(program_loop_while, repeats_while_the_condition_holds_and_break_if_leaves_early)
+{
+    testing::test_env t(1);
+    workload_state st;
+    counter& c = st.make_counter("c");
+    counter& after = st.make_counter("after");
+    program_builder b;
+    b.loop_while([&](kernel&, task_struct&) { return c.value < 5; },
+                 [&](program_builder& l) { l.signal(c); });
+    b.loop_while([](kernel&, task_struct&) { return true; }, [&](program_builder& l) {
+        l.signal(c).break_if([&](kernel&, task_struct&) { return c.value >= 8; });
+    });
+    b.signal(after);
+    t.spawn(b.build(), st, "looper");
+    t.k.run(secs(1));
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(c.value, 8u);
+    EXPECT_EQ(after.value, 1u);
+}
+
+TEST(program_user, user_code_runs_in_order_and_its_cpu_time_is_consumed)
+{
+    cost_params nj;
+    nj.jitter_pct = 0;
+    testing::test_env t(1, 1, "6.6", nj);
+    workload_state st;
+    std::vector<sim_time> seen;
+    program_builder b;
+    b.user([&](kernel& k, task_struct&) {
+        seen.push_back(k.now());
+        return usecs(30);
+    });
+    b.user([&](kernel& k, task_struct&) {
+        seen.push_back(k.now());
+        return sim_dur{0};
+    });
+    b.syscall(&cost_params::exec);
+    b.user([&](kernel& k, task_struct&) {
+        seen.push_back(k.now());
+        return sim_dur{0};
+    });
+    t.spawn(b.build(), st, "user");
+    t.k.run(secs(1));
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen[1] - seen[0], usecs(30));
+    EXPECT_EQ(seen[2] - seen[1], nj.exec);
+}
+
+TEST(program_sleep_until, sleeps_to_an_absolute_time_and_not_at_all_when_late)
+{
+    cost_params nj;
+    nj.jitter_pct = 0;
+    testing::test_env t(1, 1, "6.6", nj);
+    workload_state st;
+    t.spawn(program_builder()
+                .sleep_until([](kernel&, task_struct&) { return msecs(5); })
+                .mark("a")
+                .sleep_until([](kernel&, task_struct&) { return msecs(1); })
+                .mark("b")
+                .build(),
+            st, "sleeper");
+    t.k.run(secs(1));
+    const sim_time a = *st.mark_time("a");
+    const sim_time b = *st.mark_time("b");
+    EXPECT_GE(a, msecs(5));
+    EXPECT_LT(a, msecs(5) + usecs(5));
+    EXPECT_EQ(b - a, nj.nanosleep + nj.gettime) << "a deadline in the past does not sleep";
+}
+
+TEST(program_close, readers_see_eof_which_leaves_their_loop)
+{
+    testing::test_env t(2);
+    workload_state st;
+    pipe_channel& p = st.make_pipe("p");
+    counter& reads = st.make_counter("reads");
+    counter& after = st.make_counter("after");
+    t.spawn(program_builder().write(p, 4).write(p, 4).close(p).build(), st, "writer", 0);
+    t.spawn(program_builder()
+                .loop(1000, [&](program_builder& l) { l.read(p, 4).signal(reads); })
+                .signal(after)
+                .build(),
+            st, "reader", 1);
+    t.k.run(secs(1));
+    EXPECT_TRUE(t.k.all_exited());
+    EXPECT_EQ(reads.value, 2u);
+    EXPECT_EQ(after.value, 1u);
+    EXPECT_TRUE(p.write_closed());
+}
+
+} // namespace
+} // namespace schedlab
