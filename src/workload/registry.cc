@@ -6,9 +6,12 @@
 
 #include "sim/config_error.h"
 #include "workload/hackbench.h"
+#include "workload/netperf.h"
 #include "workload/perf_pipe.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace schedlab {
 
@@ -19,21 +22,31 @@ struct workload_entry {
     std::unique_ptr<workload> (*make)(const std::vector<std::string>& args);
     const char* description;
     const char* options;
+    const char* load_option;
+    /// For load_option "ARG1": the options that take a separate value, so the
+    /// positional argument can be found.
+    std::vector<std::string> value_options = {};
 };
 
 const workload_entry workload_table[] = {
     {{"perf", "bench", "sched", "messaging"},
      &make_messaging_workload,
      "hackbench: groups of 20 senders spraying 100-byte messages at 20 receivers",
-     "-g/--group N (10), -l/--nr_loops N (100), -p/--pipe, -t/--thread"},
+     "-g/--group N (10), -l/--nr_loops N (100), -p/--pipe, -t/--thread", "-g"},
     {{"hackbench"},
      &make_messaging_workload,
      "alias of 'perf bench sched messaging' (perf's options, not rt-tests')",
-     "-g/--group N (10), -l/--nr_loops N (100), -p/--pipe, -t/--thread"},
+     "-g/--group N (10), -l/--nr_loops N (100), -p/--pipe, -t/--thread", "-g"},
     {{"perf", "bench", "sched", "pipe"},
      &make_perf_pipe_workload,
      "two tasks ping-pong a 4-byte token through two pipes",
-     "-l/--loop N (1000000), -T/--threaded, --variant=classic|2025 (schedlab only)"},
+     "-l/--loop N (1000000), -T/--threaded, --variant=classic|2025 (schedlab only)", "-l"},
+    {{"netperf"},
+     &make_netperf_workload,
+     "netperf TCP_RR/UDP_RR request/response over loopback",
+     "--instances N (1; the load, schedlab only), -t TCP_RR|UDP_RR, -l SECONDS|-TRANS (10), "
+     "-H 127.0.0.1, -P 0|1, -c, -C, -- -r REQ[,RSP] (1,1) -s/-S SND[,RCV] -D",
+     "--instances"},
 };
 
 std::string join(const std::vector<std::string>& v, std::size_t n)
@@ -50,8 +63,70 @@ std::vector<workload_info> known_workloads()
 {
     std::vector<workload_info> v;
     for (const workload_entry& e : workload_table)
-        v.push_back({join(e.command, e.command.size()), e.description, e.options});
+        v.push_back({join(e.command, e.command.size()), e.description, e.options, e.load_option});
     return v;
+}
+
+namespace {
+const workload_entry* find_entry(const std::vector<std::string>& argv)
+{
+    for (const workload_entry& e : workload_table) {
+        if (argv.size() >= e.command.size() &&
+            std::equal(e.command.begin(), e.command.end(), argv.begin()))
+            return &e;
+    }
+    return nullptr;
+}
+} // namespace
+
+std::vector<std::string> with_load(const std::vector<std::string>& argv, const std::string& value)
+{
+    const workload_entry* e = find_entry(argv);
+    if (!e)
+        make_workload(argv); // throws the "unknown workload" error
+    std::vector<std::string> out = argv;
+    const std::size_t first = e->command.size();
+    const std::string opt = e->load_option;
+    if (opt == "ARG1") {
+        for (std::size_t i = first; i < out.size(); ++i) {
+            const std::string& a = out[i];
+            if (a == "--")
+                break;
+            if (!a.empty() && a[0] == '-') {
+                if (std::find(e->value_options.begin(), e->value_options.end(), a) !=
+                    e->value_options.end())
+                    ++i;
+                continue;
+            }
+            out[i] = value;
+            return out;
+        }
+        out.push_back(value);
+        return out;
+    }
+    std::size_t end = out.size();
+    for (std::size_t i = first; i < out.size(); ++i) {
+        const std::string& a = out[i];
+        if (a == "--") {
+            end = i;
+            break;
+        }
+        if (a == opt && i + 1 < out.size()) {
+            out[i + 1] = value;
+            return out;
+        }
+        const bool is_long = opt.size() > 2 && opt[1] == '-';
+        if (is_long && a.rfind(opt + "=", 0) == 0) {
+            out[i] = opt + "=" + value;
+            return out;
+        }
+        if (!is_long && a.size() > opt.size() && a.rfind(opt, 0) == 0) {
+            out[i] = opt + value; // "-g4"
+            return out;
+        }
+    }
+    out.insert(out.begin() + static_cast<long>(end), {opt, value});
+    return out;
 }
 
 std::unique_ptr<workload> make_workload(const std::vector<std::string>& argv)

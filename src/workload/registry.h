@@ -17,7 +17,16 @@ struct workload_info {
     std::string command; ///< the command prefix, e.g. "perf bench sched messaging"
     std::string description;
     std::string options; ///< accepted options, e.g. "-g/--group N, ..."
+    /// The option that sets the benchmark's load (what a comparison sweeps):
+    /// an option name ("-g", "--instances") or "ARG1" for the first
+    /// positional argument (tbench N).
+    std::string load_option;
 };
+
+/// argv with the load set to `value`: the load option replaced (or appended
+/// if absent), or the first positional argument for "ARG1". config_error if
+/// the command is unknown.
+std::vector<std::string> with_load(const std::vector<std::string>& argv, const std::string& value);
 
 /// Every known workload command (aliases included), in table order.
 std::vector<workload_info> known_workloads();

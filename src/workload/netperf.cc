@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * netperf TCP_RR / UDP_RR: see netperf.h.
+ */
+#include "workload/netperf.h"
+
+#include "sched/core.h"
+#include "sim/config_error.h"
+#include "workload/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace schedlab {
+
+namespace {
+const char* const where_netperf = "netperf";
+
+/// "a,b" or "a" (both) as netperf's break_args() splits test-specific values.
+std::pair<std::string, std::string> split_pair(const std::string& v)
+{
+    const auto comma = v.find(',');
+    if (comma == std::string::npos)
+        return {v, v};
+    return {v.substr(0, comma), v.substr(comma + 1)};
+}
+
+u64 size_value(const std::string& v, const std::string& opt, u64 max)
+{
+    return static_cast<u64>(
+        parse_integer(v, opt, where_netperf, 1, static_cast<long long>(max)));
+}
+} // namespace
+
+netperf_params parse_netperf_options(const std::vector<std::string>& argv)
+{
+    netperf_params np;
+    // Global options, then "--" and the test-specific ones (netperf's convention).
+    std::vector<std::string> global;
+    std::vector<std::string> test_specific;
+    bool seen_dashdash = false;
+    for (const std::string& a : argv) {
+        if (!seen_dashdash && a == "--") {
+            seen_dashdash = true;
+            continue;
+        }
+        (seen_dashdash ? test_specific : global).push_back(a);
+    }
+
+    std::string test = "TCP_RR";
+    std::string length;
+    std::string banner;
+    std::string units;
+    std::string unused;
+    bool ipv4 = false;
+    bool ipv6 = false;
+    bool local_cpu = false;
+    bool remote_cpu = false;
+    const std::vector<option_spec> gspecs = {
+        {.short_name = 't', .long_name = "", .text = &test, .help = "test name"},
+        {.short_name = 'l', .text = &length, .help = "test length: seconds, or -transactions"},
+        {.short_name = 'H', .text = &np.host, .help = "remote host (loopback only)"},
+        {.short_name = '4', .flag = &ipv4, .help = "IPv4"},
+        {.short_name = '6', .flag = &ipv6, .unsupported = "IPv6 is not modelled (loopback IPv4 only)"},
+        {.short_name = 'c', .flag = &local_cpu, .help = "local CPU utilisation (not modelled)"},
+        {.short_name = 'C', .flag = &remote_cpu, .help = "remote CPU utilisation (not modelled)"},
+        {.short_name = 'P', .text = &banner, .help = "0: no test banner"},
+        {.short_name = 'f', .text = &units, .help = "output units (stream tests only)"},
+        {.short_name = 'D', .text = &unused,
+         .unsupported = "interim (demo) results are not modelled"},
+        {.short_name = 'i', .text = &unused,
+         .unsupported = "confidence-interval iterations are not modelled"},
+        {.short_name = 'I', .text = &unused,
+         .unsupported = "confidence-interval iterations are not modelled"},
+        {.short_name = 'T', .text = &unused, .unsupported = "CPU binding is not modelled yet"},
+        {.short_name = 'L', .text = &unused,
+         .unsupported = "a local address other than loopback is not modelled"},
+        {.short_name = 'p', .text = &unused,
+         .unsupported = "the control port does not matter on loopback"},
+        {.long_name = "instances",
+         .uinteger = &np.instances,
+         .help = "schedlab only: run N netperf processes concurrently"},
+    };
+    parse_options(global, gspecs, where_netperf);
+    np.cpu_util = local_cpu || remote_cpu;
+    (void)ipv4;
+
+    if (test == "TCP_RR")
+        np.udp = false;
+    else if (test == "UDP_RR")
+        np.udp = true;
+    else
+        throw config_error(where_netperf,
+                           fmt::format("option '-t': test '{}' is not modelled (TCP_RR, UDP_RR)",
+                                       test));
+    if (!length.empty()) {
+        const long long l = parse_integer(length, "-l", where_netperf, -1'000'000'000'000LL,
+                                          1'000'000);
+        if (l == 0)
+            throw config_error(where_netperf, "option '-l': 0 is not a test length");
+        if (l > 0)
+            np.duration = secs(l);
+        else
+            np.transactions = static_cast<u64>(-l);
+    }
+    if (np.host != "localhost" && np.host != "127.0.0.1")
+        throw config_error(where_netperf,
+                           fmt::format("option '-H': host '{}' is not modelled (only loopback: "
+                                       "localhost or 127.0.0.1)",
+                                       np.host));
+    if (!banner.empty()) {
+        if (banner != "0" && banner != "1")
+            throw config_error(where_netperf,
+                               fmt::format("option '-P' expects 0 or 1, got '{}'", banner));
+        np.banner = banner == "1";
+    }
+    if (np.instances == 0)
+        throw config_error(where_netperf, "option '--instances' must be at least 1");
+
+    std::string rr;
+    std::string lsock;
+    std::string rsock;
+    const std::vector<option_spec> tspecs = {
+        {.short_name = 'r', .text = &rr, .help = "request,response sizes"},
+        {.short_name = 'D', .flag = &np.nodelay, .help = "TCP_NODELAY"},
+        {.short_name = 's', .text = &lsock, .help = "local socket send,recv buffer sizes"},
+        {.short_name = 'S', .text = &rsock, .help = "remote socket send,recv buffer sizes"},
+        {.short_name = 'k', .text = &unused,
+         .unsupported = "output selectors are not modelled (netperf's default table is printed)"},
+        {.short_name = 'o', .text = &unused, .unsupported = "output selectors are not modelled"},
+        {.short_name = 'O', .text = &unused, .unsupported = "output selectors are not modelled"},
+        {.short_name = 'b', .text = &unused, .unsupported = "bursts are not modelled"},
+        {.short_name = 'P', .text = &unused,
+         .unsupported = "data ports do not matter on loopback"},
+    };
+    parse_options(test_specific, tspecs, "netperf (test-specific, after --)");
+    const u64 max_size = np.udp ? udp_params::max_payload : (1ULL << 30);
+    if (!rr.empty()) {
+        const auto [a, b] = split_pair(rr);
+        np.req = size_value(a, "-r", max_size);
+        np.rsp = size_value(b, "-r", max_size);
+    }
+    const u64 max_buf = 1ULL << 30;
+    if (!lsock.empty()) {
+        const auto [a, b] = split_pair(lsock);
+        np.local_sndbuf = size_value(a, "-s", max_buf);
+        np.local_rcvbuf = size_value(b, "-s", max_buf);
+    }
+    if (!rsock.empty()) {
+        const auto [a, b] = split_pair(rsock);
+        np.remote_sndbuf = size_value(a, "-S", max_buf);
+        np.remote_rcvbuf = size_value(b, "-S", max_buf);
+    }
+    return np;
+}
+
+std::string netperf_workload::command_line() const
+{
+    std::string s = fmt::format("netperf --instances {} -t {} -H {} -l {}", np_.instances,
+                                np_.udp ? "UDP_RR" : "TCP_RR", np_.host,
+                                np_.transactions ? -static_cast<long long>(np_.transactions)
+                                                 : np_.duration / NSEC_PER_SEC);
+    if (!np_.banner)
+        s += " -P 0";
+    s += fmt::format(" -- -r {},{}", np_.req, np_.rsp);
+    if (np_.local_sndbuf)
+        s += fmt::format(" -s {},{}", np_.local_sndbuf, np_.local_rcvbuf);
+    if (np_.remote_sndbuf)
+        s += fmt::format(" -S {},{}", np_.remote_sndbuf, np_.remote_rcvbuf);
+    if (np_.nodelay)
+        s += " -D";
+    return s;
+}
+
+u64 netperf_workload::sock_send_size(bool local) const
+{
+    const u64 set = local ? np_.local_sndbuf : np_.remote_sndbuf;
+    if (set)
+        return set;
+    return np_.udp ? udp_params{}.sk_sndbuf : tcp_params{}.sk_sndbuf;
+}
+
+u64 netperf_workload::sock_recv_size(bool local) const
+{
+    const u64 set = local ? np_.local_rcvbuf : np_.remote_rcvbuf;
+    if (set)
+        return set;
+    return np_.udp ? udp_params{}.sk_rcvbuf : tcp_params{}.sk_rcvbuf;
+}
+
+double netperf_workload::instance::rate() const
+{
+    if (end <= start || start < 0)
+        return 0;
+    return static_cast<double>(trans) / (static_cast<double>(end - start) / 1e9);
+}
+
+/*
+ * model: netperf's send_tcp_rr()/send_udp_rr() and netserver's
+ * recv_tcp_rr()/recv_udp_rr() (nettest_bsd.c), task by task:
+ * - netserver (a daemon started before the run, on CPU 0): accept()s each
+ *   test connection and fork()s a child that serves it, then (model) exits
+ *   once it has accepted `instances` connections instead of listening on;
+ * - sh (the shell loop of the evaluations): fork()+exec()s `instances`
+ *   netperf processes, then wait()s for them;
+ * - netperf: connect()s (the daemon wakes), takes its start time, then
+ *   loops "send the request, recv until the whole response arrived" until
+ *   the -l time has passed (checked before each transaction, as the SIGALRM
+ *   flag times_up is) or -l -N transactions are done; takes its end time,
+ *   closes the data connection and exits;
+ * - netserver child: loops "recv until the whole request arrived, send the
+ *   response" until the connection is closed (recv() returns 0), then exits.
+ * Each direction of the connection is one tcp_channel or udp_channel (net.h).
+ * Differs: socket set-up, the control connection and the daemon's
+ * lifetime; send sizes are those of -r, receive buffers are the defaults.
+ */
+void netperf_workload::setup(kernel& k)
+{
+    const unsigned n = np_.instances;
+    inst_.assign(n, instance{});
+    counter& listen = state_.make_counter("netserver/listen", WF_SYNC);
+    counter& reaped = state_.make_counter("sh/wait_chldexit", WF_SYNC);
+
+    tcp_params tp_c2s;
+    tp_c2s.sk_sndbuf = sock_send_size(true);
+    tp_c2s.sk_rcvbuf = sock_recv_size(false);
+    tcp_params tp_s2c;
+    tp_s2c.sk_sndbuf = sock_send_size(false);
+    tp_s2c.sk_rcvbuf = sock_recv_size(true);
+    udp_params up_c2s;
+    up_c2s.sk_rcvbuf = sock_recv_size(false);
+    udp_params up_s2c;
+    up_s2c.sk_rcvbuf = sock_recv_size(true);
+
+    program_builder daemon;
+    program_builder sh;
+    for (unsigned i = 0; i < n; ++i) {
+        instance& in = inst_[i];
+        if (np_.udp) {
+            in.to_server = &state_.make_channel<udp_channel>(fmt::format("udp{}/c2s", i), up_c2s);
+            in.to_client = &state_.make_channel<udp_channel>(fmt::format("udp{}/s2c", i), up_s2c);
+        } else {
+            in.to_server = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/c2s", i), tp_c2s);
+            in.to_client = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/s2c", i), tp_s2c);
+        }
+
+        program_builder srv;
+        srv.user([this, i](kernel&, task_struct& p) {
+            inst_[i].server = &p;
+            return sim_dur{0};
+        });
+        srv.loop(std::numeric_limits<u64>::max(), [&](program_builder& b) {
+            b.read(*in.to_server, np_.req).write(*in.to_client, np_.rsp);
+        });
+        srv.exit();
+        daemon.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
+        daemon.fork(srv.build(), {.comm = "netserver", .thread = false, .notify = nullptr});
+
+        program_builder cl;
+        cl.syscall(&cost_params::exec); // the exec() of the netperf binary
+        cl.signal(listen);      // connect(): the daemon's accept() returns
+        cl.mark(fmt::format("netperf{}/start", i));
+        cl.user([this, i](kernel& kk, task_struct& p) {
+            inst_[i].client = &p;
+            inst_[i].start = kk.now();
+            return sim_dur{0};
+        });
+        auto transaction = [&, i](program_builder& b) {
+            b.write(*in.to_server, np_.req).read(*in.to_client, np_.rsp);
+            b.user([this, i](kernel&, task_struct&) {
+                ++inst_[i].trans;
+                return sim_dur{0};
+            });
+        };
+        if (np_.transactions) {
+            cl.loop(np_.transactions, transaction);
+        } else {
+            const sim_dur len = np_.duration;
+            cl.loop_while([this, i, len](kernel& kk, task_struct&) {
+                return kk.now() - inst_[i].start < len;
+            }, transaction);
+        }
+        cl.user([this, i](kernel& kk, task_struct&) {
+            inst_[i].end = kk.now();
+            return sim_dur{0};
+        });
+        cl.close(*in.to_server);
+        cl.exit();
+        sh.fork(cl.build(), {.comm = "netperf", .thread = false, .notify = &reaped});
+    }
+    daemon.exit();
+    for (unsigned i = 0; i < n; ++i)
+        sh.wait_for(reaped, i + 1, &cost_params::wait_child);
+    sh.mark("stop");
+    sh.exit();
+
+    task_opts dopt;
+    dopt.comm = "netserver";
+    dopt.cpu = 0;
+    k.spawn(std::make_unique<program_task>(daemon.build(), state_), dopt);
+    task_opts sopt;
+    sopt.comm = "sh";
+    sopt.cpu = 0;
+    k.spawn(std::make_unique<program_task>(sh.build(), state_), sopt);
+}
+
+bool netperf_workload::finished() const
+{
+    return state_.mark_time("stop").has_value();
+}
+
+std::vector<workload_metric> netperf_workload::metrics() const
+{
+    if (!finished() || inst_.empty())
+        return {};
+    double sum = 0;
+    for (const instance& in : inst_)
+        sum += in.rate();
+    return {{"trans/s", "trans/s", sum, true},
+            {"trans/s/instance", "trans/s", sum / static_cast<double>(inst_.size()), true}};
+}
+
+std::string netperf_workload::report() const
+{
+    std::string out;
+    const char* proto = np_.udp ? "UDP" : "TCP";
+    double sum = 0;
+    double lo = 0;
+    double hi = 0;
+    for (std::size_t i = 0; i < inst_.size(); ++i) {
+        const instance& in = inst_[i];
+        if (np_.banner)
+            out += fmt::format("MIGRATED {} REQUEST/RESPONSE TEST from 0.0.0.0 (0.0.0.0) port 0 "
+                               "AF_INET to {} () port 0 AF_INET : first burst 0\n",
+                               proto, np_.host);
+        if (in.end < 0) {
+            out += "# schedlab: this instance did not finish when the run stopped\n";
+            continue;
+        }
+        const double elapsed = static_cast<double>(in.end - in.start) / 1e9;
+        const double rate = in.rate();
+        sum += rate;
+        lo = i == 0 ? rate : std::min(lo, rate);
+        hi = i == 0 ? rate : std::max(hi, rate);
+        out += "Local /Remote\n"
+               "Socket Size   Request  Resp.   Elapsed  Trans.\n"
+               "Send   Recv   Size     Size    Time     Rate\n"
+               "bytes  Bytes  bytes    bytes   secs.    per sec\n\n";
+        out += fmt::format("{:<6} {:<6} {:<6}   {:<6}  {:<6.2f}   {:7.2f}\n", sock_send_size(true),
+                           sock_recv_size(true), np_.req, np_.rsp, elapsed, rate);
+        out += fmt::format("{:<6} {:<6}\n\n", sock_send_size(false), sock_recv_size(false));
+    }
+    if (np_.cpu_util)
+        out += "# schedlab: -c/-C (CPU utilisation) is not modelled; see the scheduler summary\n";
+    if (finished())
+        out += fmt::format("# schedlab: {} instance{}: {:.2f} trans/s in total, {:.2f} per "
+                           "instance (min {:.2f}, max {:.2f})\n",
+                           inst_.size(), inst_.size() == 1 ? "" : "s", sum,
+                           sum / static_cast<double>(inst_.size()), lo, hi);
+    else
+        out += "# schedlab: not finished when the run stopped\n";
+    return out;
+}
+
+std::unique_ptr<workload> make_netperf_workload(const std::vector<std::string>& args)
+{
+    return std::make_unique<netperf_workload>(parse_netperf_options(args));
+}
+
+} // namespace schedlab
