@@ -8,6 +8,7 @@
 #include "workload/hackbench.h"
 #include "workload/netperf.h"
 #include "workload/perf_pipe.h"
+#include "workload/tbench.h"
 
 #include <fmt/format.h>
 
@@ -41,6 +42,14 @@ const workload_entry workload_table[] = {
      &make_perf_pipe_workload,
      "two tasks ping-pong a 4-byte token through two pipes",
      "-l/--loop N (1000000), -T/--threaded, --variant=classic|2025 (schedlab only)", "-l"},
+    {{"tbench"},
+     &make_tbench_workload,
+     "dbench's network mode: N client/server process pairs over loopback TCP",
+     "N (clients, required; the load), -t SECONDS (5; dbench 600), -c client.txt|client-tiny.txt, "
+     "[127.0.0.1]",
+     "ARG1",
+     {"-t", "--timelimit", "-c", "--loadfile", "-T", "--tcp-options", "-B", "--backend", "-D",
+      "--directory", "-R", "--target-rate", "--clients-per-process"}},
     {{"netperf"},
      &make_netperf_workload,
      "netperf TCP_RR/UDP_RR request/response over loopback",

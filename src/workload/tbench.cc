@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tbench (dbench's sockio backend + tbench_srv): see tbench.h.
+ */
+#include "workload/tbench.h"
+
+#include "sched/core.h"
+#include "sim/config_error.h"
+#include "sim/rng.h"
+#include "workload/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace schedlab {
+
+namespace {
+const char* const where_tbench = "tbench";
+
+struct op_model {
+    tbench_op op;
+    const char* name;
+    u32 weight; ///< relative frequency
+};
+
+/*
+ * model: the op mix of dbench 4's client.txt, in the proportions of a
+ * typical dbench 4 per-op table (counts per 10 000 ops, rounded); Deltree is
+ * a no-op in sockio and Mkdir is too rare to matter, so neither is drawn.
+ */
+constexpr op_model op_table[] = {
+    {tbench_op::NTCreateX, "NTCreateX", 1730}, {tbench_op::Close, "Close", 1272},
+    {tbench_op::Rename, "Rename", 73},         {tbench_op::Unlink, "Unlink", 350},
+    {tbench_op::Deltree, "Deltree", 0},        {tbench_op::Mkdir, "Mkdir", 0},
+    {tbench_op::Qpathinfo, "Qpathinfo", 1569}, {tbench_op::Qfileinfo, "Qfileinfo", 273},
+    {tbench_op::Qfsinfo, "Qfsinfo", 287},      {tbench_op::Sfileinfo, "Sfileinfo", 141},
+    {tbench_op::Find, "Find", 607},            {tbench_op::WriteX, "WriteX", 854},
+    {tbench_op::ReadX, "ReadX", 2711},         {tbench_op::LockX, "LockX", 6},
+    {tbench_op::UnlockX, "UnlockX", 6},        {tbench_op::Flush, "Flush", 121},
+};
+
+/// A size drawn from {value, weight} pairs.
+u64 pick(rng_stream& r, std::initializer_list<std::pair<u64, u32>> dist)
+{
+    u32 total = 0;
+    for (const auto& d : dist)
+        total += d.second;
+    u64 x = r.below(total);
+    for (const auto& d : dist) {
+        if (x < d.second)
+            return d.first;
+        x -= d.second;
+    }
+    return dist.begin()->first;
+}
+} // namespace
+
+const char* tbench_op_name(tbench_op o)
+{
+    return op_table[static_cast<int>(o)].name;
+}
+
+/*
+ * model: dbench's sockio.c turns each loadfile line into one exchange; the
+ * request and reply sizes below follow benchmarks.md 2.1 (WriteX: 59 + size
+ * / 55; ReadX: 59 / 59 + size; NTCreateX: 74 + 2 * name length / 87; Find:
+ * reply 39 + 90 per entry; other metadata ops 40-90 / 39-84 bytes). File
+ * names are 20-60 characters; ReadX/WriteX sizes are drawn from a discrete
+ * mix of 512 B .. 64 KiB (mean about 22 KiB), an assumption: the real
+ * client.txt could not be read.
+ */
+std::vector<tbench_line> tbench_loadfile(const std::string& name)
+{
+    const bool tiny = name == "client-tiny.txt";
+    const std::size_t nr_lines = tiny ? 357 : 1000;
+    rng_stream r(0, "tbench/" + name); // a file: the same for every seed
+    u32 total = 0;
+    for (const op_model& m : op_table)
+        total += m.weight;
+    std::vector<tbench_line> lines;
+    lines.reserve(nr_lines);
+    while (lines.size() < nr_lines) {
+        u64 x = r.below(total);
+        const op_model* m = &op_table[0];
+        for (const op_model& c : op_table) {
+            if (x < c.weight) {
+                m = &c;
+                break;
+            }
+            x -= c.weight;
+        }
+        const u64 len = static_cast<u64>(r.range(20, 60));
+        tbench_line l{m->op, 0, 39, 0};
+        switch (m->op) {
+        case tbench_op::NTCreateX: l.req = 74 + 2 * len; l.rsp = 87; break;
+        case tbench_op::Close: l.req = 45; break;
+        case tbench_op::Rename: l.req = 70 + 4 * len; break;
+        case tbench_op::Unlink: l.req = 60 + 2 * len; break;
+        case tbench_op::Deltree:
+        case tbench_op::Mkdir: l.req = 60 + 2 * len; break;
+        case tbench_op::Qpathinfo: l.req = 66 + 2 * len; l.rsp = 84; break;
+        case tbench_op::Qfileinfo: l.req = 52; l.rsp = 84; break;
+        case tbench_op::Qfsinfo: l.req = 48; l.rsp = 72; break;
+        case tbench_op::Sfileinfo: l.req = 90; break;
+        case tbench_op::Find:
+            l.req = 78 + 2 * len;
+            l.rsp = 39 + 90 * static_cast<u64>(r.range(1, 20));
+            break;
+        case tbench_op::WriteX:
+            l.payload = pick(r, {{512, 15}, {4096, 40}, {16384, 20}, {65536, 25}});
+            l.req = 59 + l.payload;
+            l.rsp = 55;
+            break;
+        case tbench_op::ReadX:
+            l.payload = pick(r, {{512, 10}, {4096, 35}, {16384, 20}, {32768, 15}, {65536, 20}});
+            l.req = 59;
+            l.rsp = 59 + l.payload;
+            break;
+        case tbench_op::LockX:
+        case tbench_op::UnlockX: l.req = 63; break;
+        case tbench_op::Flush: l.req = 41; break;
+        case tbench_op::nr_ops: break;
+        }
+        lines.push_back(l);
+    }
+    return lines;
+}
+
+tbench_params parse_tbench_options(const std::vector<std::string>& args)
+{
+    tbench_params tp;
+    std::string timelimit;
+    std::string unused;
+    std::string tcp_options;
+    unsigned per_process = 1;
+    bool run_once = false;
+    std::vector<std::string> pos;
+    const std::vector<option_spec> specs = {
+        {.short_name = 't', .long_name = "timelimit", .text = &timelimit,
+         .help = "seconds (dbench: 600; schedlab default 5, fractions allowed)"},
+        {.short_name = 'c', .long_name = "loadfile", .text = &tp.loadfile,
+         .help = "client.txt or client-tiny.txt (modelled op mix)"},
+        {.short_name = 'T', .long_name = "tcp-options", .text = &tcp_options,
+         .help = "TCP socket options (accepted; the model is TCP_NODELAY-like)"},
+        {.short_name = 'B', .long_name = "backend", .text = &unused,
+         .unsupported = "only the sockio backend (tbench) is modelled"},
+        {.short_name = 'D', .long_name = "directory", .text = &unused,
+         .unsupported = "tbench does no file I/O"},
+        {.short_name = 'R', .long_name = "target-rate", .text = &unused,
+         .unsupported = "rate pacing is not modelled"},
+        {.long_name = "clients-per-process", .uinteger = &per_process,
+         .help = "must be 1 (more clients per process is not modelled)"},
+        {.long_name = "run-once", .flag = &run_once,
+         .unsupported = "stopping at the end of the loadfile is not modelled"},
+    };
+    parse_options(args, specs, where_tbench, &pos);
+    if (per_process != 1)
+        throw config_error(where_tbench,
+                           "option '--clients-per-process': only 1 is modelled");
+    if (pos.empty())
+        throw config_error(where_tbench, "You need to specify NPROCS (tbench N [server])");
+    if (pos.size() > 2)
+        throw config_error(where_tbench,
+                           fmt::format("unexpected argument '{}' (tbench N [server])", pos[2]));
+    tp.clients = static_cast<unsigned>(parse_integer(pos[0], "NPROCS", where_tbench, 1, 100'000));
+    if (pos.size() == 2) {
+        tp.server = pos[1];
+        if (tp.server != "127.0.0.1" && tp.server != "localhost")
+            throw config_error(where_tbench,
+                               fmt::format("server '{}' is not modelled (only loopback: "
+                                           "127.0.0.1 or localhost)",
+                                           tp.server));
+    }
+    if (!timelimit.empty()) {
+        tp.timelimit = parse_seconds(timelimit, "-t", where_tbench);
+        if (tp.timelimit <= 0)
+            throw config_error(where_tbench, "option '-t': the time limit must be positive");
+    }
+    const auto slash = tp.loadfile.rfind('/');
+    const std::string base = slash == std::string::npos ? tp.loadfile : tp.loadfile.substr(slash + 1);
+    if (base != "client.txt" && base != "client-tiny.txt")
+        throw config_error(where_tbench,
+                           fmt::format("option '-c': loadfile '{}' is not modelled (client.txt or "
+                                       "client-tiny.txt, both from the built-in op mix)",
+                                       tp.loadfile));
+    tp.loadfile = base;
+    return tp;
+}
+
+std::string tbench_workload::command_line() const
+{
+    return fmt::format("tbench -t {} -c {} {} {}", static_cast<double>(tp_.timelimit) / 1e9,
+                       tp_.loadfile, tp_.clients, tp_.server);
+}
+
+/*
+ * kernel-independent bookkeeping: dbench.c sig_alarm(), run once a second by
+ * the parent. Resets the counters at the end of the warm-up, flags the
+ * clients done at the time limit, and prints the progress line.
+ */
+void tbench_workload::sig_alarm(sim_time now)
+{
+    double total_bytes = 0;
+    u64 total_lines = 0;
+    bool in_warmup = false;
+    unsigned num_active = 0;
+    unsigned num_finished = 0;
+    const unsigned n = tp_.clients;
+    for (const client& c : cl_) {
+        total_bytes += static_cast<double>(c.bytes - c.bytes_done_warmup);
+        if (c.bytes == 0)
+            in_warmup = true;
+        else
+            ++num_active;
+        total_lines += c.line;
+        if (c.exited)
+            ++num_finished;
+    }
+    const double t = static_cast<double>(now - tv_start_) / 1e9;
+    const double warmup = static_cast<double>(warmup_) / 1e9;
+    const double limit = static_cast<double>(tp_.timelimit) / 1e9;
+    if (!in_warmup && warmup_ > 0 && t > warmup) {
+        tv_start_ = now;
+        warmup_ = 0;
+        for (client& c : cl_) {
+            c.bytes_done_warmup = c.bytes;
+            c.worst_latency = 0;
+            c.ops = {};
+        }
+        return;
+    }
+    if (t < warmup) {
+        in_warmup = true;
+    } else if (!in_warmup && !in_cleanup_ && t > limit) {
+        for (client& c : cl_)
+            c.done = true;
+        tv_end_ = now;
+        in_cleanup_ = true;
+    }
+    if (t < 1)
+        return;
+    sim_dur latency = 0;
+    if (!in_cleanup_) {
+        for (client& c : cl_) {
+            latency = std::max(latency, c.max_latency);
+            latency = std::max(latency, now - c.lasttime);
+            c.max_latency = 0;
+            c.worst_latency = std::max(c.worst_latency, latency);
+        }
+    }
+    const double lat_ms = static_cast<double>(latency) / 1e6;
+    if (in_warmup) {
+        out_ += fmt::format("{:4}  {:8}  {:7.2f} MB/sec  warmup {:3.0f} sec  latency {:.03f} ms\n",
+                            num_active, total_lines / n, 1e-6 * total_bytes / t, t, lat_ms);
+    } else if (in_cleanup_) {
+        out_ += fmt::format("{:4}  cleanup {:3.0f} sec\n", n - num_finished, t);
+    } else {
+        out_ += fmt::format("{:4}  {:8}  {:7.2f} MB/sec  execute {:3.0f} sec  latency {:.03f} ms\n",
+                            n, total_lines / n, 1e-6 * total_bytes / t, t, lat_ms);
+        throughput_ = 1e-6 * total_bytes / t;
+    }
+}
+
+/*
+ * model: dbench.c main()/create_procs(), child.c child_run(), sockio.c and
+ * tbench_srv.c, task by task:
+ * - tbench_srv (a daemon started before the run, on CPU 0): accept()s each
+ *   connection and fork()s a server process for it; (model) it exits after
+ *   N connections instead of listening on;
+ * - tbench (the parent, on CPU 0): fork()s N clients; polls every 100 ms
+ *   until all wait on the start semaphore ("N of N processes prepared for
+ *   launch"); releases them; then every second runs sig_alarm(); once the
+ *   clients are flagged done it wait()s for them and prints the summary;
+ * - client: connect()s, waits on the semaphore, then replays the loadfile
+ *   (rewinding at its end) until flagged done, checked before every line:
+ *   send the request, read the 4-byte reply header, read the rest of the
+ *   reply; finally it closes the connection and exits;
+ * - server: reads a 4-byte length, the rest of the request, sends the reply;
+ *   until the connection is closed (read() returns 0), then exits.
+ */
+void tbench_workload::setup(kernel& k)
+{
+    const unsigned n = tp_.clients;
+    lines_ = tbench_loadfile(tp_.loadfile);
+    cl_.assign(n, client{});
+    // dbench: warmup = timelimit / 5 in whole seconds.
+    warmup_ = secs((tp_.timelimit / NSEC_PER_SEC) / 5);
+    out_ = "dbench version 4.00 - Copyright Andrew Tridgell 1999-2004\n\n";
+    out_ += fmt::format("Running for {} seconds with load '{}' and minimum warmup {} secs\n",
+                        static_cast<double>(tp_.timelimit) / 1e9, tp_.loadfile,
+                        warmup_ / NSEC_PER_SEC);
+
+    counter& listen = state_.make_counter("tbench_srv/listen", WF_SYNC);
+    counter& release = state_.make_counter("tbench/barrier", 0);
+    counter& exits = state_.make_counter("tbench/wait_chldexit", WF_SYNC);
+
+    program_builder daemon;
+    program_builder parent;
+    for (unsigned i = 0; i < n; ++i) {
+        channel& c2s = state_.make_channel<tcp_channel>(fmt::format("client{}/c2s", i));
+        channel& s2c = state_.make_channel<tcp_channel>(fmt::format("client{}/s2c", i));
+
+        program_builder srv;
+        srv.user([this, i](kernel&, task_struct& p) {
+            cl_[i].server = &p;
+            return sim_dur{0};
+        });
+        srv.loop(std::numeric_limits<u64>::max(), [&](program_builder& b) {
+            for (const tbench_line& l : lines_)
+                b.read(c2s, 4).read(c2s, l.req - 4).write(s2c, l.rsp);
+        });
+        srv.exit();
+        daemon.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
+        daemon.fork(srv.build(), {.comm = "tbench_srv", .thread = false, .notify = nullptr});
+
+        program_builder cb;
+        cb.signal(listen); // connect()
+        cb.user([this, i](kernel&, task_struct& p) {
+            cl_[i].task = &p;
+            ++nr_ready_;
+            return sim_dur{0};
+        });
+        cb.wait_for(release, 1, &cost_params::futex_wait); // semop() on the start barrier
+        cb.user([this, i](kernel& kk, task_struct&) {
+            cl_[i].lasttime = kk.now();
+            return sim_dur{0};
+        });
+        auto is_done = [this, i](kernel&, task_struct&) { return cl_[i].done; };
+        cb.loop_while([this, i](kernel&, task_struct&) { return !cl_[i].done; },
+                      [&](program_builder& b) {
+                          for (const tbench_line& l : lines_) {
+                              b.break_if(is_done);
+                              b.user([this, i](kernel& kk, task_struct&) {
+                                  cl_[i].op_start = kk.now();
+                                  return sim_dur{0};
+                              });
+                              b.write(c2s, l.req).read(s2c, 4).read(s2c, l.rsp - 4);
+                              b.user([this, i, l](kernel& kk, task_struct&) {
+                                  client& c = cl_[i];
+                                  const sim_dur lat = kk.now() - c.op_start;
+                                  op_stats& s = c.ops[static_cast<int>(l.op)];
+                                  ++s.count;
+                                  s.total += lat;
+                                  s.max = std::max(s.max, lat);
+                                  c.max_latency = std::max(c.max_latency, lat);
+                                  c.lasttime = kk.now();
+                                  c.bytes += l.payload;
+                                  ++c.line;
+                                  return sim_dur{0};
+                              });
+                          }
+                      });
+        cb.close(c2s);
+        cb.user([this, i](kernel&, task_struct&) {
+            cl_[i].exited = true;
+            return sim_dur{0};
+        });
+        cb.exit();
+        parent.fork(cb.build(), {.comm = "tbench", .thread = false, .notify = &exits});
+    }
+    daemon.exit();
+
+    auto prepared_line = [this, n](kernel& kk, task_struct&) {
+        out_ += fmt::format("{} of {} processes prepared for launch {:3.0f} sec\n", nr_ready_, n,
+                            static_cast<double>(kk.now() - launch_start_) / 1e9);
+        return sim_dur{0};
+    };
+    parent.user([this](kernel& kk, task_struct&) {
+        launch_start_ = kk.now();
+        return sim_dur{0};
+    });
+    parent.user(prepared_line);
+    parent.loop_while([this, n](kernel&, task_struct&) { return nr_ready_ < n; },
+                      [&](program_builder& b) { b.sleep(msecs(100)).user(prepared_line); });
+    parent.mark("start");
+    parent.user([this](kernel& kk, task_struct&) {
+        out_ += "releasing clients\n";
+        tv_start_ = kk.now();
+        return sim_dur{0};
+    });
+    parent.signal(release);
+    parent.loop_while([this](kernel&, task_struct&) { return !in_cleanup_; },
+                      [&](program_builder& b) {
+                          b.sleep(secs(1)).user([this](kernel& kk, task_struct&) {
+                              sig_alarm(kk.now());
+                              return sim_dur{0};
+                          });
+                      });
+    parent.wait_for(exits, n, &cost_params::wait_child);
+    parent.user([this](kernel& kk, task_struct&) {
+        sig_alarm(kk.now());
+        out_ += "\n";
+        done_ = true;
+        return sim_dur{0};
+    });
+    parent.mark("stop");
+    parent.exit();
+
+    task_opts dopt;
+    dopt.comm = "tbench_srv";
+    dopt.cpu = 0;
+    k.spawn(std::make_unique<program_task>(daemon.build(), state_), dopt);
+    task_opts popt;
+    popt.comm = "tbench";
+    popt.cpu = 0;
+    k.spawn(std::make_unique<program_task>(parent.build(), state_), popt);
+}
+
+std::string tbench_workload::report() const
+{
+    std::string out = out_;
+    if (!done_) {
+        out += "# schedlab: not finished when the run stopped\n";
+        return out;
+    }
+    // dbench.c report_latencies() + the final line of main().
+    out += " Operation                Count    AvgLat    MaxLat\n";
+    out += " --------------------------------------------------\n";
+    sim_dur worst = 0;
+    for (int o = 0; o < static_cast<int>(tbench_op::nr_ops); ++o) {
+        op_stats sum;
+        for (const client& c : cl_) {
+            sum.count += c.ops[o].count;
+            sum.total += c.ops[o].total;
+            sum.max = std::max(sum.max, c.ops[o].max);
+        }
+        if (sum.count == 0)
+            continue;
+        out += fmt::format(" {:<22} {:7} {:9.03f} {:9.03f}\n", tbench_op_name(static_cast<tbench_op>(o)),
+                           sum.count,
+                           static_cast<double>(sum.total) / 1e6 / static_cast<double>(sum.count),
+                           static_cast<double>(sum.max) / 1e6);
+    }
+    out += "\n";
+    for (const client& c : cl_)
+        worst = std::max(worst, c.worst_latency);
+    out += fmt::format("Throughput {:g} MB/sec  {} clients  {} procs  max_latency={:.03f} ms\n",
+                       throughput_, tp_.clients, tp_.clients, static_cast<double>(worst) / 1e6);
+    return out;
+}
+
+std::vector<workload_metric> tbench_workload::metrics() const
+{
+    if (!done_)
+        return {};
+    sim_dur worst = 0;
+    for (const client& c : cl_)
+        worst = std::max(worst, c.worst_latency);
+    return {{"throughput", "MB/s", throughput_, true},
+            {"max_latency", "ms", static_cast<double>(worst) / 1e6, false}};
+}
+
+std::unique_ptr<workload> make_tbench_workload(const std::vector<std::string>& args)
+{
+    return std::make_unique<tbench_workload>(parse_tbench_options(args));
+}
+
+} // namespace schedlab
