@@ -188,7 +188,7 @@ TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)
 
 class work_conservation : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(work_conservation, holds_for_hackbench_like_ping_pong_and_for_cpu_bound_spreads)
+TEST_P(work_conservation, holds_for_a_cpu_bound_spread_with_exits)
 {
     const machine m = load_machine(GetParam());
     sched_fixture t(m, "6.6", 5);
