@@ -204,16 +204,16 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         if (r->schedstat)
             for (const schedstat_counter& c : *r->schedstat)
                 index_of_or_add(keys, ss_key{c.idle_type, c.counter, c.domain});
-    // group rows by (idle type, counter), keeping the domains' order
-    std::stable_sort(keys.begin(), keys.end(), [&](const ss_key& x, const ss_key& y) {
-        auto first_of = [&](const ss_key& k) {
-            for (std::size_t i = 0; i < keys.size(); ++i)
-                if (keys[i].idle_type == k.idle_type && keys[i].counter == k.counter)
-                    return i;
-            return keys.size();
-        };
-        return first_of(x) < first_of(y);
-    });
+    // group rows by (idle type, counter) in order of first appearance, keeping the domains' order
+    std::vector<ss_key> groups;
+    for (const ss_key& k : keys)
+        index_of_or_add(groups, ss_key{k.idle_type, k.counter, ""});
+    std::vector<ss_key> ordered;
+    for (const ss_key& g : groups)
+        for (const ss_key& k : keys)
+            if (k.idle_type == g.idle_type && k.counter == g.counter)
+                ordered.push_back(k);
+    keys = std::move(ordered);
     for (const ss_key& k : keys) {
         for (const std::string& load : cmp.loads) {
             schedstat_row row{k.idle_type, k.counter, k.domain, load, {}, {}};

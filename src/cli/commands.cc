@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "cli/commands.h"
 
+#include "analysis/compare.h"
+#include "experiment/result_json.h"
+#include "experiment/runner.h"
 #include "machine/presets.h"
-#include "metrics/sched_summary.h"
+#include "report/html.h"
+#include "report/text.h"
 #include "sched/core.h"
 #include "sched/profiles.h"
 #include "sched/stats.h"
 #include "sched/topology.h"
 #include "sim/config_error.h"
+#include "trace/export_ftrace.h"
 #include "workload/registry.h"
 
 #include <fmt/format.h>
@@ -98,52 +103,138 @@ int cmd_costs(std::ostream& out, const cost_params& c)
 
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 {
+    run_spec spec;
+    spec.machine = o.machine;
+    spec.kernel = o.kernel;
+    spec.features = o.features;
+    spec.costs = o.costs;
+    spec.seed = o.seed;
+    spec.workload_argv = o.workload_argv;
+    spec.time_limit_s = o.time_limit_s;
+    spec.check = o.check;
     // Build and validate everything before simulating: all user errors surface here.
-    const machine m = load_machine(o.machine);
-    kernel_config kc = make_kernel_config(o.kernel, "--kernel");
-    if (!o.features.empty())
-        apply_features(kc, o.features, "--features");
-    cost_params costs;
-    for (const auto& c : o.costs)
-        set_cost(costs, c, "--cost");
-    std::unique_ptr<workload> w = make_workload(o.workload_argv);
-    for (const auto& warning : kc.warnings)
+    const auto prepared = prepare_run(spec);
+    for (const auto& warning : run_warnings(*prepared))
         err << "schedlab: warning: " << warning << "\n";
 
-    simulation sim(o.seed);
-    kernel k(sim, m, kc, costs);
-    if (!o.check.empty())
-        k.set_check_level(o.check == "every" ? check_level::every : check_level::sampled);
-    sched_summary summary(m.nr_cpus());
-    k.add_sink(&summary);
-    w->setup(k);
-    const auto limit = static_cast<sim_time>(o.time_limit_s * 1e9);
-    k.run(limit);
+    ftrace_exporter trace;
+    run_hooks hooks;
+    if (!o.trace_path.empty())
+        hooks.extra_sink = &trace;
+    std::string schedstat_text;
+    if (!o.schedstat.empty())
+        hooks.after_run = [&](const kernel& k) {
+            schedstat_text = "\n" + schedstat_table(k);
+            if (o.schedstat == "raw")
+                schedstat_text += "\n" + schedstat_v15(k);
+        };
+    const run_result r = execute_run(*prepared, hooks);
+    if (!o.trace_path.empty())
+        trace.write_file(o.trace_path, r.provenance.nr_cpus);
+    if (!o.json_path.empty())
+        write_result_file(o.json_path, r);
 
-    if (!w->finished()) {
+    if (!r.finished) {
         err << fmt::format("schedlab: the benchmark did not finish within the {} s simulated "
                            "time limit (--time-limit)\n",
                            o.time_limit_s);
         return 3;
     }
-    out << w->report();
+    out << r.benchmark_output;
     if (!o.no_summary) {
-        const sched_summary_result r = summary.finish(sim.now());
+        const run_provenance& p = r.provenance;
         out << "\n";
         out << fmt::format("# schedlab {}: machine {} ({} CPUs), kernel {} ({}), seed {}\n",
-                           schedlab_version(), m.name, m.nr_cpus(), kc.spec,
-                           kc.params.policy == fair_policy::eevdf ? "EEVDF" : "CFS", o.seed);
-        if (!kc.delta_string().empty())
-            out << fmt::format("# features changed from the profile: {}\n", kc.delta_string());
-        out << r.format();
-        out << fmt::format("# schedule digest: {:016x}  ({} events)\n", k.schedule_digest(),
-                           sim.events_fired());
+                           schedlab_version(), p.machine, p.nr_cpus, p.kernel_spec, p.policy, p.seed);
+        if (!p.feature_delta.empty())
+            out << fmt::format("# features changed from the profile: {}\n", p.feature_delta);
+        out << r.summary_text;
+        out << fmt::format("# schedule digest: {:016x}  ({} events)\n", r.schedule_digest,
+                           r.events_fired);
     }
-    if (!o.schedstat.empty()) {
-        out << "\n" << schedstat_table(k);
-        if (o.schedstat == "raw")
-            out << "\n" << schedstat_v15(k);
+    out << schedstat_text;
+    return 0;
+}
+
+namespace {
+
+void print_tables(std::ostream& out, const comparison& c, const table_options& t)
+{
+    out << render_provenance(c);
+    const bool all = t.format == "all";
+    if (all || t.format == "mmtests")
+        out << "\n" << render_mmtests(c);
+    if (all || t.format == "amd")
+        out << "\n" << render_amd(c);
+    if (all || t.format == "lkp")
+        out << "\n" << render_lkp(c);
+    if (t.schedstat && !c.schedstat.empty())
+        out << "\n" << render_schedstat(c);
+    if (!t.html_path.empty())
+        write_html_report(t.html_path, c);
+}
+
+significance_rule parse_rule(const std::string& s)
+{
+    if (s == "ci")
+        return significance_rule::ci;
+    if (s == "ttest")
+        return significance_rule::ttest;
+    throw config_error("--significance", fmt::format("'{}' is neither 'ci' nor 'ttest'", s));
+}
+
+void check_format(const std::string& f)
+{
+    if (f != "all" && f != "amd" && f != "mmtests" && f != "lkp")
+        throw config_error("--format", fmt::format("'{}' is not one of amd, mmtests, lkp, all", f));
+}
+
+} // namespace
+
+int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o)
+{
+    check_format(o.tables.format);
+    const significance_rule rule = parse_rule(o.tables.significance);
+    if (!o.tables.html_path.empty())
+        load_chart_libraries(); // fail before simulating when the report cannot be written
+    if (o.jobs < 0)
+        throw config_error("--jobs", "must be at least 1");
+    compare_plan plan = plan_compare(o.spec);
+    plan.info.command = o.command_line;
+    const int jobs = o.jobs > 0 ? o.jobs : default_jobs();
+    progress_meter meter(err, o.progress_tty);
+    const std::vector<run_result> results = run_all(plan.runs, jobs, std::ref(meter));
+    if (!o.json_path.empty())
+        write_results_file(o.json_path, results, plan.info);
+    int unfinished = 0;
+    for (const run_result& r : results)
+        unfinished += !r.finished;
+    if (unfinished == static_cast<int>(results.size())) {
+        err << fmt::format("schedlab: no run finished within the {} s simulated time limit "
+                           "(--time-limit)\n", o.spec.time_limit_s);
+        return 3;
     }
+    print_tables(out, compare_runs(results, rule), o.tables);
+    if (unfinished) {
+        err << fmt::format("schedlab: {} of {} runs did not finish within the {} s simulated time "
+                           "limit and were left out\n", unfinished, results.size(),
+                           o.spec.time_limit_s);
+        return 3;
+    }
+    return 0;
+}
+
+int cmd_report(std::ostream& out, std::ostream&, const report_options& o)
+{
+    check_format(o.tables.format);
+    const significance_rule rule = parse_rule(o.tables.significance);
+    if (o.files.empty())
+        throw config_error("report", "give at least one result file");
+    std::vector<run_result> runs;
+    for (const std::string& f : o.files)
+        for (run_result& r : read_results_file(f))
+            runs.push_back(std::move(r));
+    print_tables(out, compare_runs(runs, rule), o.tables);
     return 0;
 }
 

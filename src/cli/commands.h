@@ -5,6 +5,7 @@
  * and read their output. Each throws config_error for user errors and
  * returns the process exit code otherwise.
  */
+#include "experiment/plan.h"
 #include "sched/params.h"
 
 #include <ostream>
@@ -25,7 +26,31 @@ struct run_options {
     std::string check; ///< "" = the build's default (every in debug builds, sampled in release)
     bool no_summary = false;
     std::string schedstat; ///< "" off; "table": per-level summary; "raw": also /proc/schedstat v15
+    std::string trace_path; ///< --trace FILE: ftrace text export (.zst: zstd-compressed)
+    std::string json_path;  ///< --json FILE: the run_result (schedlab-result-v1)
     std::vector<std::string> workload_argv;
+};
+
+/// What to print from a comparison (compare and report share it).
+struct table_options {
+    std::string format = "all";     ///< amd, mmtests, lkp or all
+    std::string significance = "ci"; ///< mmtests rule: ci (2024+) or ttest (2018-2024)
+    bool schedstat = false;          ///< also print the schedstat difference tables
+    std::string html_path;           ///< --html FILE
+};
+
+struct compare_options {
+    compare_spec spec;
+    int jobs = 0;                 ///< 0: the hardware threads
+    std::string json_path;        ///< --json FILE: every run (schedlab-results-v1)
+    table_options tables;
+    bool progress_tty = false;    ///< draw the progress bar (stderr is a terminal)
+    std::string command_line;     ///< recorded in the results file
+};
+
+struct report_options {
+    std::vector<std::string> files;
+    table_options tables;
 };
 
 int cmd_machines(std::ostream& out);
@@ -34,5 +59,9 @@ int cmd_kernels(std::ostream& out);
 int cmd_features(std::ostream& out, const std::string& kernel);
 int cmd_costs(std::ostream& out, const cost_params& c);
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o);
+/// Arms x loads x runs in parallel, then the tables (exit 3 if a run did not finish).
+int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o);
+/// The tables and HTML again from stored results.
+int cmd_report(std::ostream& out, std::ostream& err, const report_options& o);
 
 } // namespace schedlab

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <unistd.h>
 
 using namespace schedlab;
 
@@ -82,9 +83,74 @@ int main(int argc, char** argv)
                   "Print the load-balance counters per domain level and idle type");
     run->add_flag("--schedstat-raw", schedstat_raw,
                   "Also print them as /proc/schedstat version 15, for schedstat tools");
+    run->add_option("--trace", ro.trace_path,
+                    "Write the scheduler tracepoints in ftrace text format to FILE "
+                    "(zstd-compressed if FILE ends in .zst)");
+    run->add_option("--json", ro.json_path,
+                    "Write the result with its provenance to FILE (schedlab-result-v1)");
     run->add_option("benchmark", ro.workload_argv,
                     "The benchmark command line after --, e.g. perf bench sched messaging -g 4 -p")
         ->required();
+
+    auto add_table_options = [](CLI::App* cmd, table_options& t) {
+        cmd->add_option("--format", t.format, "Tables to print: amd, mmtests, lkp or all")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"amd", "mmtests", "lkp", "all"}));
+        cmd->add_option("--significance", t.significance,
+                        "mmtests significance rule for the asterisks: ci (2024+: the mean +- "
+                        "1.96 stddev intervals do not overlap) or ttest (2018-2024: p < 0.10)")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"ci", "ttest"}));
+        cmd->add_flag("--schedstat", t.schedstat,
+                      "Also print the schedstat counter differences per domain level and idle type");
+        cmd->add_option("--html", t.html_path,
+                        "Write a self-contained HTML report with charts to FILE");
+    };
+
+    compare_options co;
+    co.spec.runs = 5;
+    auto* compare = app.add_subcommand(
+        "compare", "A/B comparison: arms x loads x runs in parallel, printed as the LKML "
+                   "tables: schedlab compare --kernel A --kernel B [OPTIONS] -- BENCHMARK ARGS...");
+    compare->add_option("-m,--machine", co.spec.machine,
+                        "Preset name, machine JSON file or lscpu -p output")
+        ->capture_default_str();
+    compare->add_option("-k,--kernel", co.spec.arms,
+                        "An arm: kernel profile with optional +FEATURE/+NO_FEATURE terms "
+                        "(repeatable; the first is the baseline)")
+        ->required();
+    compare->add_option("-f,--features", co.spec.features,
+                        "Feature toggles applied to every arm, comma separated");
+    compare->add_option("--runs", co.spec.runs, "Runs per arm and load (seeds SEED..SEED+RUNS-1)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    compare->add_option("-j,--jobs", co.jobs, "Parallel runs (default: the hardware threads)")
+        ->check(CLI::PositiveNumber);
+    compare->add_option("-s,--seed", co.spec.seed,
+                        "Seed of run 0; run r of every arm uses SEED + r (paired arms)")
+        ->capture_default_str();
+    compare->add_option("--cost", co.spec.costs, "Override a cost: NAME=NANOSECONDS (repeatable)");
+    compare->add_option("--time-limit", co.spec.time_limit_s,
+                        "Stop each run after this many simulated seconds")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    compare->add_option("--check", co.spec.check, "Invariant checks: 'sampled' or 'every'")
+        ->check(CLI::IsMember({"sampled", "every"}));
+    compare->add_option("--json", co.json_path,
+                        "Write every run with its provenance to FILE (schedlab-results-v1)");
+    add_table_options(compare, co.tables);
+    compare->add_option("benchmark", co.spec.workload_argv,
+                        "The benchmark after --, with a comma-separated load list in its own load "
+                        "option, e.g. perf bench sched messaging -g 1,2,4,8 -p")
+        ->required();
+
+    report_options rpo;
+    auto* report = app.add_subcommand(
+        "report", "Print the tables (and --html) again from result files of compare --json or "
+                  "run --json");
+    report->add_option("results", rpo.files, "Result files (schedlab-results-v1 or -result-v1)")
+        ->required();
+    add_table_options(report, rpo.tables);
 
     try {
         app.parse(argc, argv);
@@ -111,6 +177,14 @@ int main(int argc, char** argv)
             ro.schedstat = schedstat_raw ? "raw" : schedstat ? "table" : "";
             return cmd_run(std::cout, std::cerr, ro);
         }
+        if (*compare) {
+            co.progress_tty = isatty(fileno(stderr)) != 0;
+            for (int i = 0; i < argc; ++i)
+                co.command_line += (i ? " " : "") + std::string(argv[i]);
+            return cmd_compare(std::cout, std::cerr, co);
+        }
+        if (*report)
+            return cmd_report(std::cout, std::cerr, rpo);
     } catch (const config_error& e) {
         std::fprintf(stderr, "schedlab: error: %s\n", e.what());
         return 2;

@@ -60,6 +60,11 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
     return p;
 }
 
+const std::vector<std::string>& run_warnings(const prepared_run& prepared)
+{
+    return prepared.kc.warnings;
+}
+
 run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
 {
     const run_spec& spec = pr.spec;

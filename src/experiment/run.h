@@ -114,6 +114,8 @@ struct prepared_run;
 
 /// Validates a spec and builds its inputs; throws config_error naming the bad input.
 std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec);
+/// Warnings about a prepared run's kernel (e.g. toggled features that are not modelled).
+const std::vector<std::string>& run_warnings(const prepared_run& prepared);
 
 /// Optional observers of one run.
 struct run_hooks {

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "report/html.h"
+
+#include "report/text.h"
+#include "sim/config_error.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace schedlab {
+
+#ifndef SCHEDLAB_NODE_MODULES_DIR
+#define SCHEDLAB_NODE_MODULES_DIR "node_modules"
+#endif
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+std::string read_library(const std::string& dir, const std::string& rel)
+{
+    const std::string path = dir + "/" + rel;
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        throw config_error("--html", fmt::format("the chart library {} is missing; run `npm ci` in "
+                                                 "the source tree (scripts/install-deps.sh does) "
+                                                 "or point SCHEDLAB_NODE_MODULES at a node_modules "
+                                                 "holding vega, vega-lite and vega-embed",
+                                                 path));
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+/*
+ * Text inside <script>: a literal "</script" would end the element early.
+ * "<\/script" means the same inside JS strings, regular expressions and JSON,
+ * and nothing else is touched (a blanket "</" rewrite would break regex
+ * literals such as /</g in the libraries).
+ */
+std::string script_safe(const std::string& js)
+{
+    std::string out;
+    out.reserve(js.size());
+    for (std::size_t i = 0; i < js.size(); ++i) {
+        out += js[i];
+        if (js[i] == '<' && i + 7 < js.size() && js[i + 1] == '/') {
+            std::string tag = js.substr(i + 2, 6);
+            for (char& ch : tag)
+                ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if (tag == "script")
+                out += '\\';
+        }
+    }
+    return out;
+}
+
+std::string html_escape(const std::string& s)
+{
+    std::string out;
+    for (char ch : s) {
+        switch (ch) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        default: out += ch;
+        }
+    }
+    return out;
+}
+
+/// JSON numbers cannot be NaN or infinite: such values become null (no point drawn).
+ojson num(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+std::string load_label(const comparison& c, std::size_t l, const std::string& fallback)
+{
+    return c.loads[l].empty() ? fallback : c.loads[l];
+}
+
+ojson metric_chart(const comparison& c, const metric_comparison& m)
+{
+    ojson values = ojson::array();
+    ojson load_order = ojson::array();
+    for (std::size_t l = 0; l < c.loads.size(); ++l) {
+        load_order.push_back(load_label(c, l, m.name));
+        for (std::size_t a = 0; a < c.arms.size(); ++a) {
+            const arm_cell& cell = m.cells[l][a];
+            const double mean = cell.s.amean, sd = cell.s.stddev_sample;
+            values.push_back({{"arm", c.arms[a]},
+                              {"load", load_label(c, l, m.name)},
+                              {"mean", num(mean)},
+                              {"lo", num(mean - sd)},
+                              {"hi", num(mean + sd)},
+                              {"cv", num(cell.amd_cv)},
+                              {"pct_imp", num(cell.amd_pct_imp)},
+                              {"n", cell.s.samples.size()}});
+        }
+    }
+    const std::string y_title = fmt::format("{} ({}), mean of runs", m.name, m.unit);
+    ojson tooltip = ojson::array({{{"field", "arm"}},
+                                  {{"field", "load"}},
+                                  {{"field", "mean"}, {"format", ".4~g"}},
+                                  {{"field", "cv"}, {"title", "CV %"}, {"format", ".2f"}},
+                                  {{"field", "pct_imp"}, {"title", "pct imp"}, {"format", ".2f"}},
+                                  {{"field", "n"}, {"title", "runs"}}});
+    ojson arms = ojson::array();
+    for (const auto& a : c.arms)
+        arms.push_back(a);
+    return {
+        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+        {"title", fmt::format("{}: {} ({} is better)", c.amd_test, m.name,
+                              m.higher_is_better ? "higher" : "lower")},
+        {"width", 460},
+        {"height", 280},
+        {"data", {{"values", values}}},
+        {"encoding",
+         {{"x",
+           {{"field", "load"},
+            {"type", "ordinal"},
+            {"sort", load_order},
+            {"title", c.load_name.empty() ? "load" : c.load_name},
+            {"axis", {{"labelAngle", 0}}}}},
+          {"color", {{"field", "arm"}, {"type", "nominal"}, {"sort", arms}}}}},
+        {"layer",
+         ojson::array(
+             {{{"mark", {{"type", "line"}, {"point", true}}},
+               {"encoding",
+                {{"y",
+                  {{"field", "mean"},
+                   {"type", "quantitative"},
+                   {"title", y_title},
+                   {"scale", {{"zero", false}}}}},
+                 {"tooltip", tooltip}}}},
+              {{"mark", {{"type", "rule"}, {"strokeWidth", 2}, {"opacity", 0.7}}},
+               {"encoding",
+                {{"y", {{"field", "lo"}, {"type", "quantitative"}, {"title", y_title}}},
+                 {"y2", {{"field", "hi"}}}}}}})},
+    };
+}
+
+/// Counters charted in the report (when non-zero); the text table has them all.
+bool charted_counter(const std::string& idle_type, const std::string& counter)
+{
+    if (idle_type == "any")
+        return counter == "alb_pushed" || counter == "ttwu_wake_remote" ||
+               counter == "ttwu_move_affine";
+    return counter == "lb_count" || counter == "lb_failed" || counter == "lb_gained" ||
+           counter == "fbg_count";
+}
+
+struct schedstat_chart_key {
+    std::string idle_type, counter;
+};
+
+std::vector<schedstat_chart_key> schedstat_charts(const comparison& c)
+{
+    std::vector<schedstat_chart_key> keys;
+    for (const schedstat_row& r : c.schedstat) {
+        if (!charted_counter(r.idle_type, r.counter))
+            continue;
+        bool nonzero = false;
+        for (double v : r.mean)
+            nonzero |= std::isfinite(v) && v != 0;
+        if (!nonzero)
+            continue;
+        bool seen = false;
+        for (const auto& k : keys)
+            seen |= k.idle_type == r.idle_type && k.counter == r.counter;
+        if (!seen)
+            keys.push_back({r.idle_type, r.counter});
+    }
+    return keys;
+}
+
+ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
+{
+    ojson values = ojson::array(), domains = ojson::array(), loads = ojson::array(),
+          arms = ojson::array();
+    for (const auto& a : c.arms)
+        arms.push_back(a);
+    for (std::size_t l = 0; l < c.loads.size(); ++l)
+        loads.push_back(load_label(c, l, "all"));
+    for (const schedstat_row& r : c.schedstat) {
+        if (r.idle_type != k.idle_type || r.counter != k.counter)
+            continue;
+        if (std::find(domains.begin(), domains.end(), ojson(r.domain)) == domains.end())
+            domains.push_back(r.domain);
+        for (std::size_t a = 0; a < c.arms.size(); ++a)
+            values.push_back({{"domain", r.domain},
+                              {"load", r.load.empty() ? "all" : r.load},
+                              {"arm", c.arms[a]},
+                              {"value", num(r.mean[a])}});
+    }
+    return {
+        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+        {"title", fmt::format("schedstat {} {} per domain level (mean per run)", k.idle_type,
+                              k.counter)},
+        {"data", {{"values", values}}},
+        {"facet", {{"field", "domain"}, {"type", "nominal"}, {"sort", domains}, {"title", nullptr}}},
+        {"columns", 4},
+        {"spec",
+         {{"width", 220},
+          {"height", 160},
+          {"mark", {{"type", "line"}, {"point", true}}},
+          {"encoding",
+           {{"x",
+             {{"field", "load"},
+              {"type", "ordinal"},
+              {"sort", loads},
+              {"title", c.load_name.empty() ? "load" : c.load_name},
+              {"axis", {{"labelAngle", 0}}}}},
+            {"y",
+             {{"field", "value"},
+              {"type", "quantitative"},
+              {"scale", {{"type", "symlog"}}},
+              {"title", k.counter}}},
+            {"color", {{"field", "arm"}, {"type", "nominal"}, {"sort", arms}}},
+            {"tooltip",
+             ojson::array({{{"field", "arm"}},
+                           {{"field", "domain"}},
+                           {{"field", "load"}},
+                           {{"field", "value"}, {"format", ",.1f"}}})}}}}},
+        {"resolve", {{"scale", {{"y", "independent"}}}}},
+    };
+}
+
+} // namespace
+
+chart_libraries load_chart_libraries()
+{
+    const char* env = std::getenv("SCHEDLAB_NODE_MODULES");
+    const std::string dir = env && *env ? env : SCHEDLAB_NODE_MODULES_DIR;
+    return {read_library(dir, "vega/build/vega.min.js"),
+            read_library(dir, "vega-lite/build/vega-lite.min.js"),
+            read_library(dir, "vega-embed/build/vega-embed.min.js")};
+}
+
+int html_chart_count(const comparison& c)
+{
+    return static_cast<int>(c.metrics.size() + schedstat_charts(c).size());
+}
+
+std::string render_html(const comparison& c, const chart_libraries& libs)
+{
+    ojson specs = ojson::array();
+    for (const metric_comparison& m : c.metrics)
+        specs.push_back(metric_chart(c, m));
+    const std::vector<schedstat_chart_key> ss_keys = schedstat_charts(c);
+    for (const auto& k : ss_keys)
+        specs.push_back(schedstat_chart(c, k));
+
+    const std::string title = fmt::format("schedlab compare: {} on {}", c.mmtests_name,
+                                          c.arm_provenance.front().machine);
+    std::string h;
+    h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    h += "<title>" + html_escape(title) + "</title>\n";
+    h += "<style>\n"
+         "body{font-family:sans-serif;margin:2em;max-width:1100px}\n"
+         "pre{background:#f6f6f6;padding:0.8em;overflow-x:auto;font-size:12px}\n"
+         "table.prov{border-collapse:collapse;font-size:13px}\n"
+         "table.prov td,table.prov th{border:1px solid #ccc;padding:3px 8px;text-align:left;"
+         "vertical-align:top}\n"
+         ".chart{margin:1em 0}\n"
+         "</style>\n";
+    h += "<script>" + script_safe(libs.vega) + "</script>\n";
+    h += "<script>" + script_safe(libs.vega_lite) + "</script>\n";
+    h += "<script>" + script_safe(libs.vega_embed) + "</script>\n";
+    h += "</head>\n";
+    h += fmt::format("<body data-charts-expected=\"{}\">\n", specs.size());
+    h += "<h1>" + html_escape(title) + "</h1>\n";
+    h += "<p>Benchmark: <code>" + html_escape(c.benchmark) + "</code></p>\n";
+
+    h += "<section id=\"provenance\">\n<h2>Provenance</h2>\n<table class=\"prov\">\n";
+    h += "<tr><th>arm</th><th>runs</th><th>kernel</th><th>features changed</th><th>seeds</th>"
+         "<th>schedlab</th><th>machine</th></tr>\n";
+    for (std::size_t a = 0; a < c.arms.size(); ++a) {
+        const run_provenance& p = c.arm_provenance[a];
+        h += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>from {}</td>"
+                         "<td>{} (git {})</td><td>{} ({} CPUs)</td></tr>\n",
+                         html_escape(c.arms[a]), a == 0 ? " (baseline)" : "", c.runs_per_arm[a],
+                         html_escape(p.kernel_base), p.policy,
+                         html_escape(p.feature_delta.empty() ? "-" : p.feature_delta), p.seed,
+                         html_escape(p.schedlab_version), html_escape(p.git_sha),
+                         html_escape(p.machine), p.nr_cpus);
+    }
+    h += "</table>\n";
+    h += "<details><summary>Effective features per arm</summary>\n<pre>";
+    for (std::size_t a = 0; a < c.arms.size(); ++a)
+        h += html_escape(c.arms[a] + ": " + c.arm_provenance[a].features) + "\n";
+    h += "</pre></details>\n";
+    for (const std::string& w : c.warnings)
+        h += "<p class=\"warning\">Warning: " + html_escape(w) + "</p>\n";
+    h += "</section>\n";
+
+    h += "<section id=\"charts\">\n<h2>Benchmark metrics</h2>\n"
+         "<p>Mean of the runs per arm and load; bars: &#177; one sample standard deviation "
+         "(the CV of the AMD table).</p>\n";
+    std::size_t chart = 0;
+    for (std::size_t i = 0; i < c.metrics.size(); ++i)
+        h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
+    h += "</section>\n";
+
+    h += "<section id=\"schedstat\">\n<h2>Schedstat differences</h2>\n";
+    if (c.schedstat.empty()) {
+        h += "<p>The runs carry no schedstat counters.</p>\n";
+    } else {
+        h += "<p>Load-balance counters summed over CPUs per domain level, mean per run "
+             "(/proc/schedstat v15 fields; fbg_count = find_busiest_group() calls).</p>\n";
+        for (std::size_t i = 0; i < ss_keys.size(); ++i)
+            h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
+        h += "<details><summary>Every counter</summary>\n<pre>" + html_escape(render_schedstat(c)) +
+             "</pre></details>\n";
+    }
+    h += "</section>\n";
+
+    h += "<section id=\"tables\">\n<h2>Tables</h2>\n";
+    h += "<h3>mmtests compare-kernels</h3>\n<pre>" + html_escape(render_mmtests(c)) + "</pre>\n";
+    h += "<h3>AMD norm [pct imp](CV)</h3>\n<pre>" + html_escape(render_amd(c)) + "</pre>\n";
+    h += "<h3>lkp %stddev %change %stddev</h3>\n<pre>" + html_escape(render_lkp(c)) + "</pre>\n";
+    h += "<pre>" + html_escape(render_provenance(c)) + "</pre>\n";
+    h += "</section>\n";
+
+    h += "<script type=\"application/json\" id=\"chart-specs\">" + script_safe(specs.dump()) +
+         "</script>\n";
+    h += "<script>\n"
+         "(function () {\n"
+         "  var specs = JSON.parse(document.getElementById('chart-specs').textContent);\n"
+         "  Promise.all(specs.map(function (spec, i) {\n"
+         "    return vegaEmbed('#chart-' + i, spec, {renderer: 'svg', actions: false});\n"
+         "  })).then(function () {\n"
+         "    document.body.setAttribute('data-charts-rendered', String(specs.length));\n"
+         "    document.title += ' (rendered)';\n"
+         "  }).catch(function (e) {\n"
+         "    document.body.setAttribute('data-chart-error', String(e));\n"
+         "  });\n"
+         "})();\n"
+         "</script>\n";
+    h += "</body>\n</html>\n";
+    return h;
+}
+
+void write_html_report(const std::string& path, const comparison& c)
+{
+    const std::string html = render_html(c, load_chart_libraries());
+    std::ofstream f(path, std::ios::binary);
+    if (!f)
+        throw config_error("--html", fmt::format("cannot write '{}'", path));
+    f << html;
+    if (!f.flush())
+        throw config_error("--html", fmt::format("error writing '{}'", path));
+}
+
+} // namespace schedlab

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The HTML report: one self-contained file with the provenance, the three
+ * text tables, a chart per metric (statistic against load, one line per arm,
+ * +- one standard deviation bars: the CV band) and, when the runs carry
+ * them, charts of the schedstat counters per domain level. Charts are
+ * Vega-Lite specifications rendered by vega-embed; the three libraries
+ * (npm packages vega, vega-lite, vega-embed) are inlined, so the file needs
+ * no network. When every chart has rendered, the page sets
+ * <body data-charts-rendered="N"> and the title gains " (rendered)"; on a
+ * failure, data-chart-error holds the message.
+ */
+#include "analysis/compare.h"
+
+#include <string>
+
+namespace schedlab {
+
+/// The JavaScript of the charting libraries, read from node_modules.
+struct chart_libraries {
+    std::string vega, vega_lite, vega_embed;
+};
+
+/*
+ * Reads the libraries from $SCHEDLAB_NODE_MODULES, else from the source
+ * tree's node_modules (installed by `npm ci`, which scripts/install-deps.sh
+ * runs). Throws config_error("--html", ...) naming the missing file.
+ */
+chart_libraries load_chart_libraries();
+
+/// The number of charts render_html() draws for a comparison.
+int html_chart_count(const comparison& c);
+
+std::string render_html(const comparison& c, const chart_libraries& libs);
+
+/// render_html + write; throws config_error("--html", ...) when the file cannot be written.
+void write_html_report(const std::string& path, const comparison& c);
+
+} // namespace schedlab
