@@ -8,6 +8,7 @@
 #include "workload/hackbench.h"
 #include "workload/netperf.h"
 #include "workload/perf_pipe.h"
+#include "workload/schbench.h"
 #include "workload/tbench.h"
 
 #include <fmt/format.h>
@@ -56,6 +57,13 @@ const workload_entry workload_table[] = {
      "--instances N (1; the load, schedlab only), -t TCP_RR|UDP_RR, -l SECONDS|-TRANS (10), "
      "-H 127.0.0.1, -P 0|1, -c, -C, -- -r REQ[,RSP] (1,1) -s/-S SND[,RCV] -D",
      "--instances"},
+    {{"schbench"},
+     &make_schbench_workload,
+     "message threads hand requests to workers via futexes; wakeup/request latency, RPS",
+     "--variant=v1|old (v1; schedlab only), -m N (1; old 2), -t N (ncpus/m; old 16; the load), "
+     "-r S (30), -w S, -i S (10), -z S; v1: -F KB (256), -n N (5), -s USEC (100), -L, -C, "
+     "-R RPS; old: -s USEC, -c USEC, -C USEC (30000), -j",
+     "-t"},
 };
 
 std::string join(const std::vector<std::string>& v, std::size_t n)

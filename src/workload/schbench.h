@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * schbench (masoncl/schbench; benchmarks.md 4): message threads hand work to
+ * worker threads through a futex handshake and measure the wakeup latency
+ * (the message thread's timestamp to the worker running) and, in v1.x, the
+ * request latency and the requests per second.
+ *
+ * Two versions, chosen with --variant (schedlab's option; schbench has
+ * none): `v1` (default; the April 2023 rewrite and later: per-CPU lock,
+ * matrix-multiply "think time" with a cache footprint, usleep per request,
+ * RPS mode -R) and `old` (<= 2021: workers spin -c usec, the message thread
+ * spins -C usec and sleeps -s usec + jitter; latency percentiles only).
+ *
+ * The latency histograms are schbench's (fio's "plat" buckets: 8 bits of
+ * precision, 19 groups, bucket midpoints reported), at gettimeofday()'s
+ * microsecond resolution; zero deltas are not recorded, as schbench does.
+ *
+ * Not modelled: pipe mode (-p), auto-RPS (-A), CPU pinning (-M/-W/-P), JSON
+ * output (-j), --split, old schbench's RPS and auto modes; the matrix
+ * arithmetic's cache misses (its CPU time is a fixed ns per multiply-add).
+ */
+#include "workload/program.h"
+#include "workload/workload.h"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+struct task_struct;
+
+/*
+ * model: schbench's (and fio's) latency histogram: values below 512 are
+ * exact; above, each power of two is split into 256 buckets; a percentile
+ * is the midpoint of the bucket where the running count first reaches
+ * p% of the samples (calc_percentiles()).
+ */
+class plat_histogram {
+public:
+    static constexpr unsigned PLAT_BITS = 8;
+    static constexpr unsigned PLAT_VAL = 1u << PLAT_BITS;
+    static constexpr unsigned PLAT_GROUP_NR = 19;
+    static constexpr unsigned PLAT_NR = PLAT_GROUP_NR * PLAT_VAL;
+
+    static unsigned val_to_idx(unsigned val);
+    static unsigned idx_to_val(unsigned idx);
+
+    void add(unsigned v);
+    void merge(const plat_histogram& o);
+    void clear() { *this = plat_histogram(); }
+    u64 nr_samples() const { return nr_; }
+    unsigned min() const { return min_; }
+    unsigned max() const { return max_; }
+
+    struct pct {
+        double p;
+        unsigned value;
+        u64 samples; ///< samples between the previous percentile's bucket and this one
+    };
+    /// The percentiles of `list` (ascending), as schbench computes them.
+    std::vector<pct> percentiles(const std::vector<double>& list) const;
+
+private:
+    std::vector<u32> plat_ = std::vector<u32>(PLAT_NR, 0);
+    u64 nr_ = 0;
+    unsigned min_ = 0;
+    unsigned max_ = 0;
+};
+
+enum class schbench_variant { v1, old };
+
+struct schbench_params {
+    schbench_variant variant = schbench_variant::v1; ///< --variant (schedlab only)
+    unsigned message_threads = 1; ///< -m (old: 2)
+    unsigned threads = 0;         ///< -t workers per message thread (v1: 0 = ceil(ncpus / m); old: 16)
+    sim_dur runtime = secs(30);   ///< -r
+    sim_dur warmup = 0;           ///< -w (old: 5 s)
+    sim_dur interval = secs(10);  ///< -i
+    sim_dur zerotime = 0;         ///< -z
+    // v1.x
+    u64 cache_footprint_kb = 256; ///< -F
+    u64 operations = 5;           ///< -n
+    sim_dur sleep = usecs(100);   ///< -s sleep_usec
+    bool no_locking = false;      ///< -L
+    bool calibrate = false;       ///< -C (v1: calibrate; implies -L)
+    u64 rps = 0;                  ///< -R requests per second (v1)
+    // old
+    sim_dur old_sleeptime = usecs(30'000);      ///< -s
+    sim_dur old_cputime = usecs(30'000);        ///< -c
+    sim_dur old_message_cputime = usecs(30'000); ///< -C
+    bool old_jitter = false;                    ///< -j
+    /// Model: CPU time of one multiply-add of the matrix "think time" (an
+    /// L2-resident naive triple loop, about two cycles at 4 GHz).
+    double ns_per_mac = 0.5;
+};
+
+schbench_params parse_schbench_options(const std::vector<std::string>& args);
+
+class schbench_workload final : public workload {
+public:
+    explicit schbench_workload(schbench_params sp) : sp_(sp) {}
+
+    std::string name() const override { return "schbench"; }
+    std::string command_line() const override;
+    void setup(kernel& k) override;
+    bool finished() const override { return finished_; }
+    std::string report() const override;
+    std::vector<workload_metric> metrics() const override;
+
+    /// Per thread (message thread or worker) state, schbench's thread_data.
+    struct thread_data {
+        u32 futex = 0; ///< FUTEX_BLOCKED (0) / FUTEX_RUNNING (1)
+        wait_queue futex_waiters;
+        sim_time wake_time = 0;
+        int msg = -1;             ///< worker: index of its message thread
+        std::vector<int> posted;  ///< message thread: the workers on its list (xlist)
+        std::vector<sim_time> requests; ///< worker, RPS mode: pending requests
+        u64 pending = 0;
+        plat_histogram wakeup_stats;
+        plat_histogram request_stats;
+        u64 loop_count = 0;
+        sim_time start = 0;
+        sim_dur runtime = 0;
+        counter* join = nullptr;
+        task_struct* task = nullptr;
+    };
+
+    const schbench_params& params() const { return sp_; }
+    unsigned workers_per_message() const { return workers_; }
+    const std::vector<thread_data>& threads() const { return td_; }
+    /// The combined histograms of the last report (final once finished()).
+    const plat_histogram& wakeup() const { return final_wakeup_; }
+    const plat_histogram& request() const { return final_request_; }
+    const plat_histogram& rps() const { return rps_stats_; }
+    u64 total_requests() const;
+    /// Matrix size and CPU time of one request's math (v1).
+    u64 matrix_size() const { return matrix_size_; }
+    sim_dur math_ns() const { return math_ns_; }
+    u64 lock_spins() const { return lock_spins_; }
+
+    // Used by the thread behaviours (schbench.cc).
+    thread_data& td(int i) { return td_[static_cast<std::size_t>(i)]; }
+    bool stopping = false;
+    std::vector<task_struct*> cpu_lock; ///< per-CPU lock holder (v1 -L off)
+    u64 lock_spins_ = 0;
+    void main_tick(kernel& k); ///< sleep_for_runtime(): one pass of its loop
+    void main_exit(kernel& k); ///< the final statistics, after the joins
+    bool main_done = false;
+
+private:
+    void combine(plat_histogram& wake, plat_histogram& req, u64& loops, sim_dur& runtime) const;
+    void show(std::string& out, const plat_histogram& h, const char* label, const char* units,
+              u64 runtime_s, bool rps_list) const;
+    void sched_delay(u64& msg_us, u64& worker_us) const;
+
+    schbench_params sp_;
+    workload_state state_;
+    unsigned workers_ = 0;
+    std::vector<thread_data> td_; ///< message thread i at i * (workers + 1), its workers after it
+    std::vector<int> msg_index_;
+    u64 matrix_size_ = 0;
+    sim_dur math_ns_ = 0;
+    std::string out_;
+    bool finished_ = false;
+    // sleep_for_runtime() state
+    sim_time start_ = 0;
+    sim_time last_calc_ = 0;
+    sim_time last_rps_calc_ = 0;
+    sim_time zero_time_ = 0;
+    u64 last_loop_count_ = 0;
+    bool warmup_done_ = false;
+    plat_histogram rps_stats_;
+    plat_histogram final_wakeup_;
+    plat_histogram final_request_;
+};
+
+std::unique_ptr<workload> make_schbench_workload(const std::vector<std::string>& args);
+
+} // namespace schedlab

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * schbench: the fio-style histogram, options of both versions, the futex
+ * handshake's latencies, the per-CPU lock, RPS mode and the output.
+ */
+#include "workload/schbench.h"
+
+#include "sim/config_error.h"
+#include "workload/test_util.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using testing::test_env;
+
+TEST(plat_histogram, values_below_512_are_exact_and_larger_ones_report_bucket_midpoints)
+{
+    for (unsigned v : {0u, 1u, 255u, 256u, 511u})
+        EXPECT_EQ(plat_histogram::idx_to_val(plat_histogram::val_to_idx(v)), v);
+    // 512..1023: buckets of 2, reported at their middle (truncated): 1000 -> [1000, 1001] -> 1001.
+    EXPECT_EQ(plat_histogram::val_to_idx(1000), 2 * 256u + 244);
+    EXPECT_EQ(plat_histogram::idx_to_val(plat_histogram::val_to_idx(1000)), 1001u);
+    // 2^15..2^16: buckets of 128: 62528 is the midpoint 32768 + 232 * 128 + 64.
+    EXPECT_EQ(plat_histogram::idx_to_val(plat_histogram::val_to_idx(62500)), 62528u);
+}
+
+TEST(plat_histogram, percentiles_walk_the_buckets_as_schbench_does)
+{
+    plat_histogram h;
+    for (unsigned v = 1; v <= 100; ++v)
+        h.add(v);
+    const auto p = h.percentiles({50.0, 90.0, 99.0, 99.9});
+    ASSERT_EQ(p.size(), 4u);
+    EXPECT_EQ(p[0].value, 50u);
+    EXPECT_EQ(p[0].samples, 50u);
+    EXPECT_EQ(p[1].value, 90u);
+    EXPECT_EQ(p[1].samples, 40u);
+    EXPECT_EQ(p[2].value, 99u);
+    EXPECT_EQ(p[2].samples, 9u);
+    EXPECT_EQ(p[3].value, 100u);
+    EXPECT_EQ(p[3].samples, 1u);
+    EXPECT_EQ(h.min(), 1u);
+    EXPECT_EQ(h.max(), 100u);
+}
+
+std::string error_of(const std::vector<std::string>& args)
+{
+    try {
+        parse_schbench_options(args);
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "(accepted)";
+}
+
+TEST(schbench_options, each_version_has_its_defaults_and_meanings)
+{
+    schbench_params v1 = parse_schbench_options({});
+    EXPECT_EQ(v1.variant, schbench_variant::v1);
+    EXPECT_EQ(v1.message_threads, 1u);
+    EXPECT_EQ(v1.threads, 0u);
+    EXPECT_EQ(v1.runtime, secs(30));
+    EXPECT_EQ(v1.cache_footprint_kb, 256u);
+    EXPECT_EQ(v1.operations, 5u);
+    EXPECT_EQ(v1.sleep, usecs(100));
+    v1 = parse_schbench_options({"-m", "2", "-t", "4", "-r", "5", "-w", "3", "-s", "50", "-L"});
+    EXPECT_EQ(v1.warmup, 0) << "schbench drops the warm-up when -r < 30";
+    EXPECT_EQ(v1.sleep, usecs(50));
+    EXPECT_TRUE(v1.no_locking);
+    EXPECT_TRUE(parse_schbench_options({"-C"}).no_locking) << "-C implies -L";
+
+    const schbench_params old = parse_schbench_options({"--variant=old", "-s", "10000", "-c", "2000"});
+    EXPECT_EQ(old.variant, schbench_variant::old);
+    EXPECT_EQ(old.message_threads, 2u);
+    EXPECT_EQ(old.threads, 16u);
+    EXPECT_EQ(old.warmup, secs(5));
+    EXPECT_EQ(old.old_sleeptime, usecs(10000));
+    EXPECT_EQ(old.old_cputime, usecs(2000));
+    EXPECT_EQ(old.old_message_cputime, usecs(30000));
+}
+
+TEST(schbench_options, bad_and_unmodelled_options_are_rejected_by_name)
+{
+    EXPECT_THAT(error_of({"--variant=2019"}), HasSubstr("'--variant'"));
+    EXPECT_THAT(error_of({"-p", "4096"}), HasSubstr("'-p' is not modelled"));
+    EXPECT_THAT(error_of({"-A", "90"}), HasSubstr("'-A' is not modelled"));
+    EXPECT_THAT(error_of({"-M", "auto"}), HasSubstr("'-M' is not modelled"));
+    EXPECT_THAT(error_of({"-r", "0"}), HasSubstr("'-r'"));
+    EXPECT_THAT(error_of({"-m", "0"}), HasSubstr("'-m'"));
+    EXPECT_THAT(error_of({"-F", "x"}), HasSubstr("'-F'"));
+    EXPECT_THAT(error_of({"--variant=old", "-R", "100"}), HasSubstr("'-R' is not modelled"));
+    EXPECT_THAT(error_of({"--variant=old", "-F", "64"}), HasSubstr("'-F'"));
+    EXPECT_THAT(error_of({"--bogus"}), HasSubstr("'--bogus'"));
+}
+
+struct sb_run {
+    std::unique_ptr<schbench_workload> w;
+    std::unique_ptr<test_env> t;
+};
+
+sb_run run_schbench(const std::vector<std::string>& args, int cores, u64 seed = 1)
+{
+    sb_run r;
+    r.t = std::make_unique<test_env>(cores, seed);
+    r.t->k.set_check_level(check_level::sampled, 64);
+    r.w = std::make_unique<schbench_workload>(parse_schbench_options(args));
+    r.w->setup(r.t->k);
+    r.t->k.run(secs(60));
+    return r;
+}
+
+TEST(schbench_v1, every_request_follows_one_recorded_wakeup_and_lasts_sleep_plus_math)
+{
+    const sb_run r = run_schbench({"-m", "1", "-t", "2", "-r", "1", "-F", "16", "-n", "2"}, 4);
+    ASSERT_TRUE(r.w->finished());
+    EXPECT_TRUE(r.t->k.all_exited());
+    EXPECT_EQ(r.w->matrix_size(), 26u); // sqrt(16 KiB / 3 / 8)
+    const sim_dur math = r.w->math_ns();
+    EXPECT_EQ(math, static_cast<sim_dur>(26 * 26 * 26 * 2 * 0.5));
+    const u64 reqs = r.w->total_requests();
+    EXPECT_GT(reqs, 1000u);
+    // Each request is preceded by one handshake wakeup (+1 for the stop's last fpost).
+    EXPECT_GE(r.w->wakeup().nr_samples() + 2, reqs);
+    EXPECT_LE(r.w->wakeup().nr_samples(), reqs + 2);
+    EXPECT_EQ(r.w->request().nr_samples(), reqs);
+    // Request latency = usleep(100 us) + the math, with nothing else running.
+    EXPECT_GE(r.w->request().min(), (usecs(100) + math) / 1000);
+    EXPECT_LE(r.w->request().max(), (usecs(100) + math) / 1000 + 20);
+    // Message thread + 2 workers + main.
+    EXPECT_EQ(r.t->k.tasks().size(), 4u);
+    EXPECT_EQ(r.t->k.tasks()[1]->comm, "schbench-msg");
+    EXPECT_EQ(r.t->k.tasks()[2]->comm, "schbench-worker");
+    EXPECT_EQ(r.t->k.tasks()[2]->tgid, r.t->k.tasks()[0]->tgid);
+    const auto m = r.w->metrics();
+    ASSERT_EQ(m.size(), 6u);
+    EXPECT_EQ(m[5].name, "average_rps");
+    EXPECT_DOUBLE_EQ(m[5].value, static_cast<double>(reqs) / 1.0);
+}
+
+TEST(schbench_v1, output_has_the_three_blocks_and_the_averages)
+{
+    const sb_run r = run_schbench({"-t", "2", "-r", "1", "-i", "1", "-F", "16", "-n", "1"}, 2);
+    const std::string out = r.w->report();
+    EXPECT_THAT(out, ContainsRegex("^Wakeup Latencies percentiles \\(usec\\) runtime 1 \\(s\\) "
+                                   "\\([0-9]+ total samples\\)\n"
+                                   "\t  50\\.0th: [0-9 ]{10} \\([0-9]+ samples\\)\n"
+                                   "\t  90\\.0th: [0-9 ]{10} \\([0-9]+ samples\\)\n"
+                                   "\t\\* 99\\.0th: [0-9 ]{10} \\([0-9]+ samples\\)\n"
+                                   "\t  99\\.9th: [0-9 ]{10} \\([0-9]+ samples\\)\n"
+                                   "\t  min=[0-9]+, max=[0-9]+\n"
+                                   "Request Latencies percentiles \\(usec\\) runtime 1 \\(s\\)"));
+    EXPECT_THAT(out, ContainsRegex("RPS percentiles \\(requests\\) runtime 1 \\(s\\) \\([0-9]+ total "
+                                   "samples\\)\n"
+                                   "\t  20\\.0th: [0-9 ]{10} \\([0-9]+ samples\\)\n"
+                                   "\t\\* 50\\.0th: [0-9 ]{10} \\([0-9]+ samples\\)\n"
+                                   "\t  90\\.0th: [0-9 ]{10} \\([0-9]+ samples\\)\n"));
+    EXPECT_THAT(out, ContainsRegex("current rps: [0-9]+\\.[0-9][0-9]\n"));
+    EXPECT_THAT(out, ContainsRegex("\naverage rps: [0-9]+\\.[0-9][0-9]\n"
+                                   "sched delay: message [0-9]+ \\(usec\\) worker [0-9]+ \\(usec\\)\n$"));
+    const sb_run d = run_schbench({"-r", "1", "-F", "16", "-n", "1"}, 3);
+    EXPECT_THAT(d.w->report(), HasSubstr("setting worker threads to 3\n"));
+    EXPECT_EQ(d.w->workers_per_message(), 3u);
+}
+
+TEST(schbench_v1, a_preempted_lock_holder_makes_the_others_on_its_cpu_spin)
+{
+    // Six workers, one CPU, 2 ms of math: wakeups preempt lock holders.
+    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "256", "-n", "1", "-s", "50"};
+    const sb_run locked = run_schbench(a, 1);
+    std::vector<std::string> b = a;
+    b.push_back("-L");
+    const sb_run unlocked = run_schbench(b, 1);
+    EXPECT_GT(locked.w->lock_spins(), 0u);
+    EXPECT_EQ(unlocked.w->lock_spins(), 0u);
+    EXPECT_LT(locked.w->total_requests(), unlocked.w->total_requests())
+        << "spinning burns CPU the requests could have used";
+}
+
+TEST(schbench_v1, p99_wakeup_latency_rises_once_workers_exceed_the_cpus)
+{
+    const sb_run under = run_schbench({"-t", "2", "-r", "1", "-F", "64", "-n", "4"}, 4);
+    const sb_run over = run_schbench({"-t", "16", "-r", "1", "-F", "64", "-n", "4"}, 4);
+    const auto p99 = [](const sb_run& r) { return r.w->wakeup().percentiles({99.0}).at(0).value; };
+    EXPECT_GT(p99(over), 10 * p99(under));
+}
+
+TEST(schbench_v1, rps_mode_queues_the_requested_rate_round_robin)
+{
+    const sb_run r = run_schbench({"-t", "4", "-r", "2", "-R", "400", "-F", "16", "-n", "1"}, 2);
+    ASSERT_TRUE(r.w->finished());
+    // 400 requests per second for two seconds, 100 a second per worker.
+    EXPECT_EQ(r.w->total_requests(), 800u);
+    for (const auto& td : r.w->threads())
+        if (td.msg >= 0)
+            EXPECT_EQ(td.loop_count, 200u);
+    // Queued 500 at a time per worker, more than 128 pending are skipped (schbench's batch limit).
+    const sb_run burst = run_schbench({"-t", "4", "-r", "2", "-R", "4000", "-F", "16", "-n", "1"}, 2);
+    EXPECT_LT(burst.w->total_requests(), 8000u);
+    EXPECT_GT(burst.w->total_requests(), 2000u);
+}
+
+TEST(schbench_old, workers_spin_and_the_output_is_the_2021_block)
+{
+    const sb_run r = run_schbench({"--variant=old", "-m", "1", "-t", "2", "-r", "2", "-i", "1",
+                                   "-s", "2000", "-c", "1000", "-C", "100"},
+                                  2);
+    ASSERT_TRUE(r.w->finished());
+    EXPECT_TRUE(r.t->k.all_exited());
+    EXPECT_GT(r.w->wakeup().nr_samples(), 100u);
+    EXPECT_EQ(r.w->request().nr_samples(), 0u);
+    const std::string out = r.w->report();
+    EXPECT_THAT(out, ContainsRegex("Latency percentiles \\(usec\\) runtime 2 \\(s\\) \\([0-9]+ total "
+                                   "samples\\)\n"
+                                   "\t50\\.0th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\t75\\.0th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\t90\\.0th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\t95\\.0th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\t\\*99\\.0th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\t99\\.5th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\t99\\.9th: [0-9]+ \\([0-9]+ samples\\)\n"
+                                   "\tmin=[0-9]+, max=[0-9]+\n$"));
+    // Each worker loop spins ~1 ms of wall time: at most ~2000 loops in 2 s for two workers.
+    u64 loops = 0;
+    for (const auto& td : r.w->threads())
+        loops += td.msg >= 0 ? td.loop_count : 0;
+    EXPECT_GT(loops, 200u);
+    EXPECT_LE(loops, 4000u);
+}
+
+TEST(schbench, the_same_seed_gives_the_same_schedule)
+{
+    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "64", "-n", "2"};
+    const sb_run x = run_schbench(a, 2, 9);
+    const sb_run y = run_schbench(a, 2, 9);
+    EXPECT_EQ(x.t->k.schedule_digest(), y.t->k.schedule_digest());
+    EXPECT_EQ(x.w->report(), y.w->report());
+}
+
+} // namespace
+} // namespace schedlab
