@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Installs everything schedlab needs to build and test, from Debian's archive
-# only. Idempotent: packages already present are left alone; run as root or
-# with sudo available.
+# Installs everything schedlab needs to build and test: packages from Debian's
+# archive, then the HTML report's charting libraries from the npm registry
+# (`npm ci` from package-lock.json, into ./node_modules). Idempotent: what is
+# already present is left alone; run as root or with sudo available.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build git pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libzstd-dev   # trace export to .zst
+  chromium      # the HTML report test renders the charts headless
 )
+# Node.js and npm fetch the chart libraries; a machine may already have them
+# from elsewhere (e.g. NodeSource), which is fine.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -20,14 +28,21 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO="sudo"
+# The chart libraries the HTML report inlines (vega, vega-lite, vega-embed),
+# at the versions of package-lock.json; skipped when already installed from it.
+cd "$(dirname "$0")/.."
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "install-deps: npm ci (chart libraries for the HTML report)"
+  npm ci --no-audit --no-fund --loglevel=error
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -95,6 +95,105 @@ TEST(cmd_run, rejects_bad_input_before_simulating)
     EXPECT_THROW(cmd_run(out, err, o), config_error);
 }
 
+/* ---- compare, report, run --trace/--json ---- */
+
+compare_options small_compare(int jobs, const std::string& json)
+{
+    compare_options o;
+    o.spec.machine = "skylake-18c";
+    o.spec.arms = {"6.6", "6.5"};
+    o.spec.runs = 2;
+    o.spec.seed = 3;
+    o.spec.check = "sampled";
+    o.spec.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1,2", "-l", "5"};
+    o.jobs = jobs;
+    o.json_path = json;
+    return o;
+}
+
+std::string slurp(const std::string& path)
+{
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+TEST(cmd_compare, prints_three_formats_identically_for_one_and_two_jobs)
+{
+    const std::string j1 = ::testing::TempDir() + "/cmp-j1.json", j2 = ::testing::TempDir() + "/cmp-j2.json";
+    std::ostringstream out1, out2, err1, err2;
+    ASSERT_EQ(cmd_compare(out1, err1, small_compare(1, j1)), 0) << err1.str();
+    ASSERT_EQ(cmd_compare(out2, err2, small_compare(2, j2)), 0) << err2.str();
+    EXPECT_EQ(out1.str(), out2.str());
+    EXPECT_EQ(slurp(j1), slurp(j2));
+    const std::string s = out1.str();
+    EXPECT_THAT(s, HasSubstr("hackbench-process-sockets\n"));                 // mmtests
+    EXPECT_THAT(s, HasSubstr("\nAmean     1 "));
+    EXPECT_THAT(s, HasSubstr("Case:           6.6[pct imp](CV)    6.5[pct imp](CV)\n")); // AMD
+    EXPECT_THAT(s, HasSubstr(" 2-groups     1.00 [ -0.00]("));
+    EXPECT_THAT(s, HasSubstr("         %stddev     %change         %stddev\n")); // lkp
+    EXPECT_THAT(s, HasSubstr("# baseline 6.6: 2 runs, kernel 6.6 (EEVDF)"));
+    // non-tty progress: plain lines ending with the last run
+    EXPECT_THAT(err1.str(), HasSubstr("schedlab: 8/8 runs done (100%)"));
+
+    // report re-renders the same tables from the stored results
+    report_options r;
+    r.files = {j1};
+    std::ostringstream rep, rerr;
+    ASSERT_EQ(cmd_report(rep, rerr, r), 0);
+    EXPECT_EQ(rep.str(), s);
+    r.tables.format = "amd";
+    std::ostringstream amd;
+    cmd_report(amd, rerr, r);
+    EXPECT_THAT(amd.str(), Not(HasSubstr("%stddev")));
+    EXPECT_THAT(amd.str(), HasSubstr("Statistic     : AMean"));
+    std::remove(j1.c_str());
+    std::remove(j2.c_str());
+}
+
+TEST(cmd_compare, rejects_bad_input_before_simulating)
+{
+    std::ostringstream out, err;
+    compare_options o = small_compare(1, "");
+    o.spec.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1,,2"};
+    EXPECT_THROW(cmd_compare(out, err, o), config_error);
+    o = small_compare(1, "");
+    o.spec.arms = {"6.6", "6.6+NO_RUN_TO_PARTY"};
+    EXPECT_THROW(cmd_compare(out, err, o), config_error);
+    o = small_compare(1, "");
+    o.tables.format = "csv";
+    EXPECT_THROW(cmd_compare(out, err, o), config_error);
+    EXPECT_EQ(err.str(), ""); // nothing ran
+}
+
+TEST(cmd_run, trace_and_json_files)
+{
+    const std::string trace = ::testing::TempDir() + "/run-trace.txt";
+    const std::string json = ::testing::TempDir() + "/run.json";
+    run_options o;
+    o.machine = "skylake-18c";
+    o.seed = 2;
+    o.check = "sampled";
+    o.trace_path = trace;
+    o.json_path = json;
+    o.workload_argv = {"perf", "bench", "sched", "pipe", "-l", "200"};
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_run(out, err, o), 0) << err.str();
+    const std::string t = slurp(trace);
+    EXPECT_TRUE(t.starts_with("# tracer: nop\n"));
+    EXPECT_THAT(t, HasSubstr("#P:36\n"));
+    EXPECT_THAT(t, HasSubstr(": sched_switch: prev_comm="));
+    const std::string j = slurp(json);
+    EXPECT_THAT(j, HasSubstr("\"format\": \"schedlab-result-v1\""));
+    // the printed digest is the stored one
+    const std::size_t at = out.str().find("# schedule digest: ");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_THAT(j, HasSubstr("\"schedule_digest\": \"" + out.str().substr(at + 19, 16) + "\""));
+    std::remove(trace.c_str());
+    std::remove(json.c_str());
+}
+
 /* ---- the binary: exit codes and messages ---- */
 
 struct proc_result {
@@ -159,6 +258,25 @@ TEST(schedlab_binary, unknown_benchmark_exits_2)
     const auto r = run_bin("run --machine skylake-18c -- nosuchbench -x");
     EXPECT_EQ(r.status, 2);
     EXPECT_THAT(r.output, HasSubstr("nosuchbench"));
+}
+
+TEST(schedlab_binary, compare_and_report_exit_codes)
+{
+    auto r = run_bin("compare --machine skylake-18c --kernel 6.6 --kernel 9.9 -- perf bench sched "
+                     "messaging -g 1");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("unknown kernel profile '9.9'"));
+    r = run_bin("compare --machine skylake-18c --kernel 6.6 --runs 2 -- perf bench sched messaging "
+                "-g 2,2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("load 2 appears twice"));
+    r = run_bin("report /nonexistent/results.json");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("/nonexistent/results.json"));
+    r = run_bin("compare --machine skylake-18c --kernel 6.6 --runs 1 --jobs 2 --check sampled "
+                "--format mmtests -- perf bench sched messaging -g 1 -l 3");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("hackbench-process-sockets"));
 }
 
 TEST(schedlab_binary, a_run_prints_the_benchmark_result)

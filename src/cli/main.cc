@@ -118,7 +118,8 @@ int main(int argc, char** argv)
     compare->add_option("-k,--kernel", co.spec.arms,
                         "An arm: kernel profile with optional +FEATURE/+NO_FEATURE terms "
                         "(repeatable; the first is the baseline)")
-        ->required();
+        ->required()
+        ->allow_extra_args(false); // one value per --kernel, so "--kernel B -- bench" works
     compare->add_option("-f,--features", co.spec.features,
                         "Feature toggles applied to every arm, comma separated");
     compare->add_option("--runs", co.spec.runs, "Runs per arm and load (seeds SEED..SEED+RUNS-1)")
@@ -129,7 +130,8 @@ int main(int argc, char** argv)
     compare->add_option("-s,--seed", co.spec.seed,
                         "Seed of run 0; run r of every arm uses SEED + r (paired arms)")
         ->capture_default_str();
-    compare->add_option("--cost", co.spec.costs, "Override a cost: NAME=NANOSECONDS (repeatable)");
+    compare->add_option("--cost", co.spec.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
+        ->allow_extra_args(false);
     compare->add_option("--time-limit", co.spec.time_limit_s,
                         "Stop each run after this many simulated seconds")
         ->capture_default_str()
