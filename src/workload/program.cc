@@ -479,6 +479,8 @@ task_action program_task::step(kernel& k, task_struct& p)
             to.nice = p.static_prio_nice;
             to.policy = p.policy;
             to.thread = o.child_opts.thread;
+            if (o.child_opts.allowed.nr_cpu_ids())
+                to.allowed = o.child_opts.allowed;
             k.fork(p, std::make_unique<program_task>(o.child, *state_, o.child_opts.notify), to);
             advance();
             continue;

@@ -76,6 +76,7 @@ struct fork_opts {
     std::string comm;          ///< empty: inherit the parent's comm
     bool thread = false;       ///< clone(CLONE_VM|CLONE_THREAD...) (pthread_create) vs fork()
     counter* notify = nullptr; ///< signalled when the child exits (SIGCHLD / join futex)
+    cpumask allowed;           ///< empty: inherit the parent's affinity (else sched_setaffinity first)
 };
 
 /// User-space code run by a `user` op: returns the CPU time it took (0: none).

@@ -10,6 +10,7 @@
 #include "workload/perf_pipe.h"
 #include "workload/schbench.h"
 #include "workload/tbench.h"
+#include "workload/will_it_scale.h"
 
 #include <fmt/format.h>
 
@@ -63,6 +64,17 @@ const workload_entry workload_table[] = {
      "--variant=v1|old (v1; schedlab only), -m N (1; old 2), -t N (ncpus/m; old 16; the load), "
      "-r S (30), -w S, -i S (10), -z S; v1: -F KB (256), -n N (5), -s USEC (100), -L, -C, "
      "-R RPS; old: -s USEC, -c USEC, -C USEC (30000), -j",
+     "-t"},
+    {{"context_switch1_processes"},
+     &make_context_switch1_processes,
+     "will-it-scale: -t copies, each a process pair ping-ponging a byte through two pipes",
+     "-t N (1; the load), -s N (5), -m (bind to SMT threads), -n (no binding), --warmup N (5), "
+     "--interval S (1) (the last two schedlab only)",
+     "-t"},
+    {{"context_switch1_threads"},
+     &make_context_switch1_threads,
+     "will-it-scale: -t copies, each a thread pair ping-ponging a byte through two pipes",
+     "-t N (1; the load), -s N (5), -m, -n, --warmup N (5), --interval S (1)",
      "-t"},
 };
 
