@@ -9,6 +9,7 @@
 #include "workload/netperf.h"
 #include "workload/perf_pipe.h"
 #include "workload/schbench.h"
+#include "workload/stream.h"
 #include "workload/tbench.h"
 #include "workload/will_it_scale.h"
 
@@ -76,6 +77,12 @@ const workload_entry workload_table[] = {
      "will-it-scale: -t copies, each a thread pair ping-ponging a byte through two pipes",
      "-t N (1; the load), -s N (5), -m, -n, --warmup N (5), --interval S (1)",
      "-t"},
+    {{"stream"},
+     &make_stream_workload,
+     "STREAM Copy/Scale/Add/Triad with OpenMP threads over a shared memory bandwidth",
+     "--threads N (OMP_NUM_THREADS; ncpus; the load), --array-size N (10000000), --ntimes N (10), "
+     "--core-bw/--llc-bw/--node-bw GB/s (20/40/100) (all schedlab: STREAM has no options)",
+     "--threads"},
 };
 
 std::string join(const std::vector<std::string>& v, std::size_t n)
@@ -158,8 +165,25 @@ std::vector<std::string> with_load(const std::vector<std::string>& argv, const s
     return out;
 }
 
-std::unique_ptr<workload> make_workload(const std::vector<std::string>& argv)
+std::unique_ptr<workload> make_workload(const std::vector<std::string>& argv_in)
 {
+    // "OMP_NUM_THREADS=N stream": the environment of an OpenMP benchmark.
+    std::vector<std::string> argv = argv_in;
+    std::vector<std::string> env;
+    while (!argv.empty() && argv[0].find('=') != std::string::npos && argv[0][0] != '-') {
+        env.push_back(argv[0]);
+        argv.erase(argv.begin());
+    }
+    for (const std::string& e : env) {
+        const std::string name = e.substr(0, e.find('='));
+        if (name != "OMP_NUM_THREADS" || argv.empty() || argv[0] != "stream")
+            throw config_error("workload",
+                               fmt::format("environment '{}' is not modelled (only "
+                                           "OMP_NUM_THREADS=N before 'stream')",
+                                           e));
+        argv.push_back("--threads");
+        argv.push_back(e.substr(e.find('=') + 1));
+    }
     for (const workload_entry& e : workload_table) {
         if (argv.size() < e.command.size())
             continue;
