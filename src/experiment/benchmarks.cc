@@ -2,6 +2,7 @@
 #include "experiment/benchmarks.h"
 
 #include "sim/config_error.h"
+#include "workload/registry.h"
 
 #include <fmt/format.h>
 
@@ -25,49 +26,74 @@ std::string mmtests_hackbench_name(const std::vector<std::string>& args)
 }
 
 std::string mmtests_perfpipe_name(const std::vector<std::string>&) { return "perfpipe"; }
+std::string mmtests_tbench_name(const std::vector<std::string>&) { return "tbench4"; }
+std::string mmtests_schbench_name(const std::vector<std::string>&) { return "schbench"; }
+std::string mmtests_netperf_name(const std::vector<std::string>& args)
+{
+    return has_flag(args, "UDP_RR", "UDP_RR") ? "netperf-udp-rr" : "netperf-tcp-rr";
+}
 
+// Names as the posted tables use them (benchmarks.md section 8).
 // clang-format off
 const std::vector<benchmark_info> table = {
-    {{"perf", "bench", "sched", "messaging"}, {"-g", "--group"}, "groups",
-     "hackbench", "hackbench", 4, &mmtests_hackbench_name},
-    {{"hackbench"}, {"-g", "--group"}, "groups",
-     "hackbench", "hackbench", 4, &mmtests_hackbench_name},
-    {{"perf", "bench", "sched", "pipe"}, {}, "",
-     "perf-pipe", "perf-bench-sched-pipe", 2, &mmtests_perfpipe_name},
+    {{"perf", "bench", "sched", "messaging"}, "groups", "hackbench", "hackbench", 4, &mmtests_hackbench_name},
+    {{"hackbench"},                           "groups", "hackbench", "hackbench", 4, &mmtests_hackbench_name},
+    {{"perf", "bench", "sched", "pipe"},      "loops", "perf-pipe", "perf-bench-sched-pipe", 2, &mmtests_perfpipe_name},
+    {{"tbench"},                              "clients", "tbench", "tbench", 2, &mmtests_tbench_name},
+    {{"netperf"},                             "clients", "netperf", "netperf", 2, &mmtests_netperf_name},
+    {{"schbench"},                            "workers", "schbench", "schbench", 2, &mmtests_schbench_name},
 };
 // clang-format on
 
-bool prefix_matches(const benchmark_info& b, const std::vector<std::string>& argv)
+/// True when the workload's load is its first positional argument (tbench N).
+bool load_is_first_argument(const std::vector<std::string>& argv)
 {
-    return argv.size() >= b.command.size() &&
-           std::equal(b.command.begin(), b.command.end(), argv.begin());
+    std::size_t best = 0;
+    bool arg1 = false;
+    for (const workload_info& w : known_workloads()) {
+        std::vector<std::string> words;
+        std::size_t start = 0;
+        while (start <= w.command.size()) {
+            const std::size_t sp = w.command.find(' ', start);
+            words.push_back(w.command.substr(start, sp == std::string::npos ? sp : sp - start));
+            if (sp == std::string::npos)
+                break;
+            start = sp + 1;
+        }
+        if (words.size() > best && argv.size() >= words.size() &&
+            std::equal(words.begin(), words.end(), argv.begin())) {
+            best = words.size();
+            arg1 = w.load_option == "ARG1";
+        }
+    }
+    return arg1;
 }
 
-/// Index of the load option's value in argv and the spelling used; npos if absent.
+/// Where the load value sits in argv, found through the workload table's
+/// with_load(): the token it rewrites, and the part of the token before the value.
 struct load_pos {
-    std::size_t token = std::string::npos; ///< index of the token holding the value
-    std::size_t value_at = 0;               ///< offset of the value inside that token
-    std::size_t option_token = std::string::npos;
-    std::string option;
+    std::size_t token = std::string::npos;
+    std::string prefix; ///< "" for a separate value, "-g" for "-g4", "--group=" for "--group=4"
+    bool separate_option = false; ///< the value follows an option token (argv[token - 1])
 };
 
-load_pos find_load(const benchmark_info& b, const std::vector<std::string>& argv)
+load_pos find_load(const std::vector<std::string>& argv)
 {
+    static const std::string marker = "\x01load\x01";
+    const std::vector<std::string> probe = with_load(argv, marker); // config_error if unknown
     load_pos pos;
-    for (std::size_t i = b.command.size(); i < argv.size(); ++i) {
-        for (const std::string& opt : b.load_options) {
-            if (argv[i] == opt) {
-                if (i + 1 >= argv.size())
-                    throw config_error("benchmark", fmt::format("{} needs a value", opt));
-                if (pos.token != std::string::npos)
-                    throw config_error("benchmark", fmt::format("{} is given twice", opt));
-                pos = {i + 1, 0, i, opt};
-            } else if (opt.starts_with("--") && argv[i].starts_with(opt + "=")) {
-                if (pos.token != std::string::npos)
-                    throw config_error("benchmark", fmt::format("{} is given twice", opt));
-                pos = {i, opt.size() + 1, i, opt};
-            }
-        }
+    if (probe.size() != argv.size())
+        return pos; // with_load appended the option: the command line has no load
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        if (probe[i] == argv[i])
+            continue;
+        const std::size_t at = probe[i].find(marker);
+        if (at == std::string::npos)
+            continue;
+        pos.token = i;
+        pos.prefix = probe[i].substr(0, at);
+        pos.separate_option = at == 0 && !load_is_first_argument(argv);
+        return pos;
     }
     return pos;
 }
@@ -79,7 +105,8 @@ const std::vector<benchmark_info>& benchmark_table() { return table; }
 const benchmark_info* find_benchmark(const std::vector<std::string>& argv)
 {
     for (const benchmark_info& b : table)
-        if (prefix_matches(b, argv))
+        if (argv.size() >= b.command.size() &&
+            std::equal(b.command.begin(), b.command.end(), argv.begin()))
             return &b;
     return nullptr;
 }
@@ -87,14 +114,14 @@ const benchmark_info* find_benchmark(const std::vector<std::string>& argv)
 load_sweep expand_load_list(const std::vector<std::string>& argv)
 {
     load_sweep s;
-    const benchmark_info* b = find_benchmark(argv);
-    const load_pos pos = b ? find_load(*b, argv) : load_pos{};
+    const load_pos pos = find_load(argv);
     if (pos.token == std::string::npos) {
         s.argv_per_load.push_back(argv);
         return s;
     }
-    s.option = pos.option;
-    const std::string list = argv[pos.token].substr(pos.value_at);
+    s.option = pos.separate_option ? argv[pos.token - 1] : pos.prefix.empty() ? "the first argument"
+                                                                               : pos.prefix;
+    const std::string list = argv[pos.token].substr(pos.prefix.size());
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = list.find(',', start);
@@ -102,10 +129,10 @@ load_sweep expand_load_list(const std::vector<std::string>& argv)
                                                                              : comma - start);
         if (v.empty())
             throw config_error("benchmark",
-                               fmt::format("empty value in the load list '{}' of {}", list, pos.option));
+                               fmt::format("empty value in the load list '{}' of {}", list, s.option));
         if (std::find(s.loads.begin(), s.loads.end(), v) != s.loads.end())
             throw config_error("benchmark",
-                               fmt::format("load {} appears twice in '{}' of {}", v, list, pos.option));
+                               fmt::format("load {} appears twice in '{}' of {}", v, list, s.option));
         s.loads.push_back(v);
         if (comma == std::string::npos)
             break;
@@ -113,7 +140,7 @@ load_sweep expand_load_list(const std::vector<std::string>& argv)
     }
     for (const std::string& v : s.loads) {
         std::vector<std::string> a = argv;
-        a[pos.token] = argv[pos.token].substr(0, pos.value_at) + v;
+        a[pos.token] = pos.prefix + v;
         s.argv_per_load.push_back(std::move(a));
     }
     return s;
@@ -121,13 +148,17 @@ load_sweep expand_load_list(const std::vector<std::string>& argv)
 
 std::vector<std::string> argv_without_load(const std::vector<std::string>& argv)
 {
-    const benchmark_info* b = find_benchmark(argv);
-    const load_pos pos = b ? find_load(*b, argv) : load_pos{};
+    load_pos pos;
+    try {
+        pos = find_load(argv);
+    } catch (const config_error&) {
+        return argv; // an unknown command: nothing to take out
+    }
     if (pos.token == std::string::npos)
         return argv;
     std::vector<std::string> out;
     for (std::size_t i = 0; i < argv.size(); ++i)
-        if (i != pos.token && i != pos.option_token)
+        if (i != pos.token && !(pos.separate_option && i + 1 == pos.token))
             out.push_back(argv[i]);
     return out;
 }

@@ -2,17 +2,18 @@
 #pragma once
 /*
  * What `schedlab compare` and the report formats need to know about each
- * benchmark, in one explicit table (benchmarks.cc), looked up by the
- * benchmark's command line:
+ * benchmark.
  *
- * - the load option: the option of the benchmark's own command line that
- *   takes a comma-separated load list in a compare ("-g 1,2,4,8" for
- *   `perf bench sched messaging`); each value becomes one row of the tables;
- * - how the LKML table formats name the benchmark and its rows.
+ * The load option - the option of the benchmark's own command line that
+ * takes a comma-separated load list in a compare ("-g 1,2,4,8" for
+ * `perf bench sched messaging`, the first argument of tbench) - is declared
+ * once, in the workload table (workload/registry.h: workload_info::load_option,
+ * with_load()); each value of the list becomes one row of the tables.
  *
- * A workload without an entry still works in a compare, with one load (its
- * command line as given) and generic names. Adding a benchmark: one row in
- * benchmarks.cc and one line in docs/compare.md.
+ * How the LKML table formats name a benchmark and its rows is in one explicit
+ * table here (benchmarks.cc). A workload without an entry still works in a
+ * compare, with generic names. Adding a benchmark: one row in benchmarks.cc
+ * and one line in docs/compare.md.
  */
 #include <string>
 #include <vector>
@@ -21,7 +22,6 @@ namespace schedlab {
 
 struct benchmark_info {
     std::vector<std::string> command;      ///< argv prefix, e.g. {"perf","bench","sched","messaging"}
-    std::vector<std::string> load_options; ///< spellings of the load option, e.g. {"-g","--group"}; empty: none
     std::string load_name;                 ///< what a load counts: "groups" (AMD rows "4-groups")
     std::string amd_test;                  ///< AMD's "Test :" name, e.g. "hackbench"
     std::string lkp_testcase;              ///< lkp's testcase, the stat key prefix
@@ -43,8 +43,9 @@ struct load_sweep {
     std::vector<std::vector<std::string>> argv_per_load;
 };
 
-/// Splits "-g 1,2,4" / "--group=1,2,4" into one command line per load. Throws
-/// config_error("benchmark", ...) for an empty or repeated value in the list.
+/// Splits "-g 1,2,4" (or "-g1,2,4", "tbench 1,2,4", ... as the workload's load
+/// option is spelled) into one command line per load. Throws config_error for
+/// an unknown benchmark, or an empty or repeated value in the list.
 load_sweep expand_load_list(const std::vector<std::string>& argv);
 
 /// The command line with the load option and its value removed, for naming
