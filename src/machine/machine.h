@@ -11,6 +11,7 @@
  * first threads of every core come first and the SMT sibling of CPU n is
  * n + nr_cores; other boards interleave differently. Presets record it.
  */
+#include "machine/costs.h"
 #include "machine/cpumask.h"
 #include "sim/time.h"
 
@@ -38,6 +39,8 @@ struct machine {
     std::vector<cpu_desc> cpus;                   ///< indexed by logical CPU number
     std::vector<std::vector<int>> numa_distance;  ///< SLIT, node x node; diagonal 10
     int node_reclaim_distance = 30; ///< 30 by default, 32 on AMD Zen (init_amd_zn)
+    cost_params costs;              ///< this machine's costs (costs.def defaults unless overridden)
+    cost_sources costs_source;      ///< why a cost differs from its costs.def default
 
     int nr_cpus() const { return static_cast<int>(cpus.size()); }
     int nr_nodes() const { return static_cast<int>(numa_distance.size()); }

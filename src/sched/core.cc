@@ -118,7 +118,10 @@ task_struct& kernel::task_of(sched_entity& se)
     return *se.owner;
 }
 
-sim_dur kernel::charge(task_struct& p, sim_dur base) { return p.rng.jitter(base, costs_.jitter_pct); }
+sim_dur kernel::charge(task_struct& p, sim_dur base)
+{
+    return p.rng.jitter(base, static_cast<u32>(costs_.jitter_pct));
+}
 
 /* ------------------------------------------------------------------------ */
 /* Task creation                                                              */

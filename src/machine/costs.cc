@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "machine/costs.h"
+
+#include "sim/config_error.h"
+
+#include <charconv>
+
+namespace schedlab {
+
+const std::vector<cost_info>& cost_table()
+{
+    static const std::vector<cost_info> table = {
+#define COST(name, def, unit, help, source) {#name, def, unit, help, source},
+#include "machine/costs.def"
+#undef COST
+    };
+    return table;
+}
+
+namespace {
+template <typename F> void for_each_cost(cost_params& c, F&& f)
+{
+#define COST(name, def, unit, help, source) f(#name, c.name);
+#include "machine/costs.def"
+#undef COST
+}
+} // namespace
+
+std::vector<std::pair<std::string, sim_dur>> cost_list(const cost_params& c)
+{
+    std::vector<std::pair<std::string, sim_dur>> v;
+    cost_params copy = c;
+    for_each_cost(copy, [&](const char* name, sim_dur& val) { v.emplace_back(name, val); });
+    return v;
+}
+
+bool set_cost_value(cost_params& c, const std::string& name, sim_dur value)
+{
+    bool found = false;
+    for_each_cost(c, [&](const char* n, sim_dur& val) {
+        if (name == n) {
+            val = value;
+            found = true;
+        }
+    });
+    return found;
+}
+
+void set_cost(cost_params& c, const std::string& assignment, const std::string& where)
+{
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos)
+        throw config_error(where, fmt::format("'{}' is not NAME=NANOSECONDS", assignment));
+    const std::string name = assignment.substr(0, eq);
+    const std::string value = assignment.substr(eq + 1);
+    s64 v = 0;
+    const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (res.ec != std::errc() || res.ptr != value.data() + value.size() || v < 0)
+        throw config_error(where, fmt::format("cost '{}': '{}' is not a non-negative integer "
+                                              "number of nanoseconds",
+                                              name, value));
+    if ((name == "jitter_pct" || name == "smt_pct") && v > 100)
+        throw config_error(where, fmt::format("{} must be between 0 and 100", name));
+    if (!set_cost_value(c, name, v)) {
+        std::vector<std::string> names;
+        for (const auto& ci : cost_table())
+            names.emplace_back(ci.name);
+        const std::string hint = nearest_name(name, names);
+        throw config_error(where, fmt::format("unknown cost '{}'{}; see `schedlab costs`", name,
+                                              hint.empty() ? ""
+                                                           : fmt::format(" (did you mean '{}'?)",
+                                                                         hint)));
+    }
+}
+
+} // namespace schedlab
