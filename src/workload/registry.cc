@@ -6,6 +6,7 @@
 
 #include "sim/config_error.h"
 #include "workload/hackbench.h"
+#include "workload/kbuild.h"
 #include "workload/netperf.h"
 #include "workload/perf_pipe.h"
 #include "workload/schbench.h"
@@ -83,6 +84,12 @@ const workload_entry workload_table[] = {
      "--threads N (OMP_NUM_THREADS; ncpus; the load), --array-size N (10000000), --ntimes N (10), "
      "--core-bw/--llc-bw/--node-bw GB/s (20/40/100) (all schedlab: STREAM has no options)",
      "--threads"},
+    {{"make"},
+     &make_kbuild_workload,
+     "a kernel build under /usr/bin/time: fork/exec compile jobs, archives, a serial link tail",
+     "-j [N] (1; no N: unlimited; the load), [targets], -s, -C DIR; schedlab only: --objects N "
+     "(2400), --dirs N (40), --compile-ms MS (600)",
+     "-j"},
 };
 
 std::string join(const std::vector<std::string>& v, std::size_t n)
