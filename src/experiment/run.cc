@@ -51,7 +51,7 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
     kernel_config kc = make_kernel_config(spec.kernel, "--kernel");
     if (!spec.features.empty())
         apply_features(kc, spec.features, "--features");
-    cost_params costs;
+    cost_params costs = m.costs; // the machine's costs, then the --cost overrides
     for (const auto& c : spec.costs)
         set_cost(costs, c, "--cost");
     const std::unique_ptr<workload> w = make_workload(spec.workload_argv);
