@@ -157,6 +157,16 @@ program_builder& program_builder::wait_for(counter& c, u64 target, sim_dur cost_
     return push(std::move(o));
 }
 
+program_builder& program_builder::wait_for(counter& c, std::function<u64()> target,
+                                           sim_dur cost_params::*cost)
+{
+    SIM_BUG_ON(!target, "wait_for without a target");
+    op o{.kind = op::wait_for, .ctr = &c};
+    o.cost = cost;
+    o.target = std::move(target);
+    return push(std::move(o));
+}
+
 program_builder& program_builder::signal(counter& c)
 {
     return push({.kind = op::signal, .ctr = &c});
@@ -522,7 +532,7 @@ task_action program_task::step(kernel& k, task_struct& p)
                 if (o.cost)
                     return cpu(k.charge(p, costs.*(o.cost)));
             }
-            if (o.ctr->value < o.n) {
+            if (o.ctr->value < (o.target ? o.target() : o.n)) {
                 o.ctr->waiters.add(p);
                 return task_action::sleep();
             }

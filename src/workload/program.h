@@ -128,6 +128,7 @@ struct op {
     user_fn fn;                           ///< user: the code
     loop_cond cond;                       ///< loop_while, break_if: the condition
     time_fn until;                        ///< sleep_until: the absolute time
+    std::function<u64()> target;          ///< wait_for: a target evaluated at each check
     sim_dur cost_params::*cost = nullptr; ///< wait_for, syscall: the syscall cost charged per call
     std::size_t jump = 0;                 ///< loop: index of its end_loop; end_loop: of its loop
 };
@@ -161,6 +162,9 @@ public:
     program_builder& barrier_wait(barrier& b);
     /// Sleeps until c.value >= target; `cost` (e.g. &cost_params::wait_child) is charged per call.
     program_builder& wait_for(counter& c, u64 target, sim_dur cost_params::*cost = nullptr);
+    /// The same, with a target evaluated at each check (it may grow meanwhile).
+    program_builder& wait_for(counter& c, std::function<u64()> target,
+                              sim_dur cost_params::*cost = nullptr);
     program_builder& signal(counter& c);
     program_builder& mark(std::string name);
     program_builder& yield();

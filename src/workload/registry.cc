@@ -9,6 +9,7 @@
 #include "workload/kbuild.h"
 #include "workload/netperf.h"
 #include "workload/perf_pipe.h"
+#include "workload/rt_app.h"
 #include "workload/schbench.h"
 #include "workload/stream.h"
 #include "workload/tbench.h"
@@ -90,6 +91,11 @@ const workload_entry workload_table[] = {
      "-j [N] (1; no N: unlimited; the load), [targets], -s, -C DIR; schedlab only: --objects N "
      "(2400), --dirs N (40), --compile-ms MS (600)",
      "-j"},
+    {{"rt-app"},
+     &make_rtapp_workload,
+     "an rt-app JSON use case: tasks, phases, instances, loops and events",
+     "FILE.json, --duration SECONDS (schedlab only: overrides global.duration)",
+     ""},
 };
 
 std::string join(const std::vector<std::string>& v, std::size_t n)
@@ -130,6 +136,9 @@ std::vector<std::string> with_load(const std::vector<std::string>& argv, const s
     std::vector<std::string> out = argv;
     const std::size_t first = e->command.size();
     const std::string opt = e->load_option;
+    if (opt.empty())
+        throw config_error("workload", fmt::format("'{}' has no load option to vary",
+                                                   join(e->command, e->command.size())));
     if (opt == "ARG1") {
         for (std::size_t i = first; i < out.size(); ++i) {
             const std::string& a = out[i];

@@ -19,7 +19,7 @@ struct workload_info {
     std::string options; ///< accepted options, e.g. "-g/--group N, ..."
     /// The option that sets the benchmark's load (what a comparison sweeps):
     /// an option name ("-g", "--instances") or "ARG1" for the first
-    /// positional argument (tbench N).
+    /// positional argument (tbench N); empty if the workload has none (rt-app).
     std::string load_option;
 };
 

@@ -1,0 +1,1009 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rt-app JSON workloads: see rt_app.h.
+ */
+#include "workload/rt_app.h"
+
+#include "sched/core.h"
+#include "sim/bug.h"
+#include "sim/config_error.h"
+#include "workload/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace schedlab {
+
+/* ------------------------------------------------------------------------ */
+/* parsing                                                                    */
+
+namespace {
+
+struct parse_ctx {
+    const std::string& file;
+    rtapp_config& cfg;
+    std::set<std::string> warned;
+
+    std::string at(int line, int col) const { return fmt::format("{}:{}:{}", file, line, col); }
+    [[noreturn]] void fail(const rtj_member& m, const std::string& what) const
+    {
+        throw config_error(at(m.value->line ? m.value->line : m.line,
+                              m.value->line ? m.value->col : m.col),
+                           what);
+    }
+    [[noreturn]] void fail_key(const rtj_member& m, const std::string& what) const
+    {
+        throw config_error(at(m.line, m.col), what);
+    }
+    /// One warning per distinct `what` (usually the key), naming where it was first seen.
+    void warn(const std::string& id, const rtj_member& m, const std::string& why)
+    {
+        if (!warned.insert(id).second)
+            return;
+        cfg.warnings.push_back(fmt::format("{}: warning: {} ignored: {}", at(m.line, m.col), id, why));
+    }
+
+    long long integer(const rtj_member& m, long long lo, long long hi) const
+    {
+        const rtj_value& v = *m.value;
+        if (v.kind != rtj_value::number || !v.is_integer)
+            fail(m, fmt::format("'{}' expects an integer, not {}", m.key, v.kind_name()));
+        if (v.integer < lo || v.integer > hi)
+            fail(m, fmt::format("'{}': {} is out of range [{}, {}]", m.key, v.integer, lo, hi));
+        return v.integer;
+    }
+    const std::string& string(const rtj_member& m) const
+    {
+        if (m.value->kind != rtj_value::string)
+            fail(m, fmt::format("'{}' expects a string, not {}", m.key, m.value->kind_name()));
+        return m.value->str;
+    }
+    const rtj_value& object(const rtj_member& m) const
+    {
+        if (m.value->kind != rtj_value::object)
+            fail(m, fmt::format("'{}' expects an object, not {}", m.key, m.value->kind_name()));
+        return *m.value;
+    }
+};
+
+constexpr long long max_usec = 1'000'000'000'000LL; // 11.5 days, far beyond any use case
+
+/// rt-app's event keys, matched by prefix in this order (so runtime before run, memrun before mem).
+struct event_key {
+    const char* prefix;
+    rtapp_event::kind_t kind;
+};
+constexpr event_key event_keys[] = {
+    {"lock", rtapp_event::lock},       {"unlock", rtapp_event::unlock},
+    {"wait", rtapp_event::wait},       {"signal", rtapp_event::signal},
+    {"broad", rtapp_event::broad},     {"sync", rtapp_event::sync},
+    {"sleep", rtapp_event::sleep},     {"runtime", rtapp_event::runtime},
+    {"run", rtapp_event::run},         {"timer", rtapp_event::timer},
+    {"suspend", rtapp_event::suspend}, {"resume", rtapp_event::resume},
+    {"memrun", rtapp_event::mem},      {"mem", rtapp_event::mem},
+    {"iorun", rtapp_event::iorun},     {"yield", rtapp_event::yield},
+    {"barrier", rtapp_event::barrier}, {"fork", rtapp_event::fork},
+    {"sem_post", rtapp_event::sem_post}, {"sem_wait", rtapp_event::sem_wait},
+};
+
+const event_key* match_event(const std::string& key)
+{
+    for (const event_key& e : event_keys)
+        if (key.compare(0, std::strlen(e.prefix), e.prefix) == 0)
+            return &e;
+    return nullptr;
+}
+
+int parse_policy(parse_ctx& c, const rtj_member& m, const std::string& p)
+{
+    if (p == "SCHED_OTHER" || p == "SCHED_NORMAL")
+        return SCHED_NORMAL;
+    if (p == "SCHED_BATCH")
+        return SCHED_BATCH;
+    if (p == "SCHED_IDLE")
+        return SCHED_IDLE;
+    if (p == "SCHED_FIFO" || p == "SCHED_RR" || p == "SCHED_DEADLINE") {
+        c.warn(fmt::format("policy {}", p), m,
+               "no RT or deadline class is modelled yet; the thread runs as SCHED_OTHER");
+        return SCHED_NORMAL;
+    }
+    c.fail(m, fmt::format("unknown policy '{}' (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, "
+                          "SCHED_RR, SCHED_DEADLINE)",
+                          p));
+}
+
+/// A key that can appear in a task or a phase and is not an event; false if unknown.
+bool sched_key(parse_ctx& c, const rtj_member& m, bool phase)
+{
+    static const char* ignored[][2] = {
+        {"dl-runtime", "no deadline class (nor EEVDF custom slices) is modelled yet"},
+        {"dl-period", "no deadline class is modelled yet"},
+        {"dl-deadline", "no deadline class is modelled yet"},
+        {"util_min", "uclamp is not modelled"},
+        {"util_max", "uclamp is not modelled"},
+        {"taskgroup", "task groups (cgroups) are not modelled yet"},
+        {"nodes_membind", "memory placement is not modelled"},
+    };
+    for (const auto& ig : ignored) {
+        if (m.key == ig[0]) {
+            c.warn(m.key, m, ig[1]);
+            return true;
+        }
+    }
+    if (phase && (m.key == "cpus" || m.key == "policy" || m.key == "priority")) {
+        c.warn(fmt::format("phase-level '{}'", m.key), m,
+               "changing affinity or policy while running is not modelled yet; the task-level "
+               "value is kept");
+        return true;
+    }
+    return false;
+}
+
+rtapp_event parse_event(parse_ctx& c, const rtj_member& m, const event_key& ek,
+                        const std::string& task)
+{
+    rtapp_event e{ek.kind};
+    e.key = m.key;
+    e.line = m.line;
+    const bool is_memrun = m.key.compare(0, 6, "memrun") == 0;
+    if (m.bare && ek.kind != rtapp_event::suspend && ek.kind != rtapp_event::yield)
+        c.fail_key(m, fmt::format("event '{}' has no value", m.key));
+    switch (ek.kind) {
+    case rtapp_event::run:
+    case rtapp_event::runtime:
+    case rtapp_event::sleep:
+        e.ns = usecs(c.integer(m, 0, max_usec));
+        break;
+    case rtapp_event::mem:
+        if (is_memrun) {
+            // memrun {type, size, count, stride, pattern, ref}: modelled as its bytes' copy time.
+            const rtj_value& o = c.object(m);
+            long long size = 0;
+            long long count = 1;
+            for (const rtj_member& f : o.members) {
+                if (f.key == "size")
+                    size = c.integer(f, 0, 1LL << 40);
+                else if (f.key == "count")
+                    count = c.integer(f, 0, 1LL << 40);
+            }
+            c.warn("memrun", m, "modelled as the CPU time of copying size x count bytes");
+            e.ref = std::to_string(size * count);
+        } else {
+            e.ref = std::to_string(c.integer(m, 0, 1LL << 40));
+        }
+        break;
+    case rtapp_event::iorun:
+        e.ref = std::to_string(c.integer(m, 0, 1LL << 40));
+        break;
+    case rtapp_event::timer: {
+        const rtj_value& o = c.object(m);
+        const rtj_member* ref = o.find("ref");
+        const rtj_member* period = o.find("period");
+        if (!ref || !period)
+            c.fail(m, fmt::format("timer '{}' needs \"ref\" and \"period\"", m.key));
+        e.ref = c.string(*ref);
+        e.ns = usecs(c.integer(*period, 0, max_usec));
+        if (const rtj_member* mode = o.find("mode")) {
+            const std::string& md = c.string(*mode);
+            if (md != "relative" && md != "absolute")
+                c.fail(*mode, fmt::format("timer mode '{}' is not relative or absolute", md));
+            e.absolute = md == "absolute";
+        }
+        if (e.ref.compare(0, 6, "unique") == 0)
+            e.ref = task + "/" + e.ref; // resolved per thread instance at run time
+        break;
+    }
+    case rtapp_event::wait:
+    case rtapp_event::sync: {
+        const rtj_value& o = c.object(m);
+        const rtj_member* ref = o.find("ref");
+        const rtj_member* mx = o.find("mutex");
+        if (!ref || !mx)
+            c.fail(m, fmt::format("'{}' needs \"ref\" and \"mutex\"", m.key));
+        e.ref = c.string(*ref);
+        e.mutex = c.string(*mx);
+        break;
+    }
+    case rtapp_event::suspend:
+        // rt-app 1.0: the condition to wait on; empty (workgen's bare key): the task's name.
+        e.ref = m.value->kind == rtj_value::string && !m.value->str.empty() ? m.value->str : task;
+        break;
+    case rtapp_event::yield:
+        break;
+    default:
+        e.ref = c.string(m);
+        if (e.ref.empty())
+            c.fail(m, fmt::format("'{}' needs a name", m.key));
+        break;
+    }
+    return e;
+}
+
+/// The events of a task or phase object; the other keys go through `other`.
+template <typename F>
+std::vector<rtapp_event> parse_events(parse_ctx& c, const rtj_value& o, const std::string& task,
+                                      F&& other)
+{
+    std::vector<rtapp_event> evs;
+    for (const rtj_member& m : o.members) {
+        if (other(m))
+            continue;
+        if (const event_key* ek = match_event(m.key))
+            evs.push_back(parse_event(c, m, *ek, task));
+        else
+            c.warn(fmt::format("key '{}'", m.key), m, "not an rt-app property or event");
+    }
+    return evs;
+}
+
+} // namespace
+
+rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
+{
+    rtapp_config cfg;
+    cfg.file = file;
+    parse_ctx c{file, cfg, {}};
+    if (root.kind != rtj_value::object)
+        throw config_error(c.at(root.line, root.col), "an rt-app file is a JSON object");
+
+    int default_policy = SCHED_NORMAL;
+    if (const rtj_member* g = root.find("global")) {
+        const rtj_value& go = c.object(*g);
+        for (const rtj_member& m : go.members) {
+            if (m.key == "duration") {
+                const long long d = c.integer(m, -1, 1'000'000'000);
+                cfg.duration = d <= 0 ? -1 : secs(d); // rt-app: -1 (and 0) run until the threads end
+            } else if (m.key == "default_policy") {
+                default_policy = parse_policy(c, m, c.string(m));
+            } else if (m.key == "pi_enabled") {
+                if (m.value->kind == rtj_value::boolean && m.value->b)
+                    c.warn("global.pi_enabled", m, "priority inheritance is not modelled");
+            } else if (m.key == "calibration") {
+                c.warn("global.calibration", m,
+                       "a run event is its duration of CPU time at full capacity");
+            } else if (m.key == "logdir" || m.key == "log_basename" || m.key == "log_size" ||
+                       m.key == "ftrace" || m.key == "gnuplot") {
+                c.warn("global." + m.key, m, "rt-app's logging is replaced by schedlab's report");
+            } else if (m.key == "lock_pages") {
+                c.warn("global.lock_pages", m, "there is no paging in the model");
+            } else if (m.key == "io_device" || m.key == "mem_buffer_size") {
+                c.warn("global." + m.key, m, "mem/iorun events are modelled as copy CPU time");
+            } else if (m.key == "cumulative_slack") {
+                c.warn("global.cumulative_slack", m, "the report gives the worst slack of any timer");
+            } else {
+                c.warn("global." + m.key, m, "not an rt-app global key");
+            }
+        }
+    }
+    if (const rtj_member* r = root.find("resources"))
+        c.warn("resources", *r, "the legacy resources object is not needed (rt-app creates them)");
+    for (const rtj_member& m : root.members)
+        if (m.key != "global" && m.key != "resources" && m.key != "tasks")
+            c.warn(fmt::format("top-level key '{}'", m.key), m, "not an rt-app object");
+
+    const rtj_member* tasks = root.find("tasks");
+    if (!tasks)
+        throw config_error(c.at(root.line, root.col), "no \"tasks\" object (it is mandatory)");
+    for (const rtj_member& tm : c.object(*tasks).members) {
+        const rtj_value& to = c.object(tm);
+        rtapp_task t;
+        t.name = tm.key;
+        t.line = tm.line;
+        t.policy = default_policy;
+        bool loop_given = false;
+        bool nice_given = false;
+        const rtj_member* phases = nullptr;
+        for (const char* legacy : {"exec", "lock_order", "resources"})
+            if (const rtj_member* lm = to.find(legacy))
+                c.fail_key(*lm, fmt::format("task '{}': '{}' is rt-app 0.x syntax, not supported "
+                                            "(rewrite the task with phases and events)",
+                                            t.name, legacy));
+        auto task_key = [&](const rtj_member& m) -> bool {
+            if (m.key == "instance") {
+                t.instance = c.integer(m, 0, 100'000);
+            } else if (m.key == "loop") {
+                t.loop = c.integer(m, -1, 1LL << 40);
+                loop_given = true;
+            } else if (m.key == "delay") {
+                t.delay = usecs(c.integer(m, 0, max_usec));
+            } else if (m.key == "phases") {
+                phases = &m;
+            } else if (m.key == "policy") {
+                t.policy = parse_policy(c, m, c.string(m));
+            } else if (m.key == "priority") {
+                t.nice = static_cast<int>(c.integer(m, -20, 99));
+                nice_given = true;
+            } else if (m.key == "cpus") {
+                const rtj_value& a = *m.value;
+                if (a.kind != rtj_value::array || a.items.empty())
+                    c.fail(m, "'cpus' expects a non-empty array of CPU numbers");
+                for (const auto& it : a.items) {
+                    if (it->kind != rtj_value::number || !it->is_integer || it->integer < 0 ||
+                        it->integer > 100'000)
+                        throw config_error(c.at(it->line, it->col), "'cpus' entries are CPU numbers");
+                    t.cpus.push_back(static_cast<int>(it->integer));
+                }
+            } else if (m.key == "period" || m.key == "deadline") {
+                c.warn(m.key, m, "legacy deadline parameter; no deadline class is modelled yet");
+            } else {
+                return sched_key(c, m, false);
+            }
+            return true;
+        };
+        std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key);
+        if (t.policy == SCHED_NORMAL || t.policy == SCHED_BATCH || t.policy == SCHED_IDLE) {
+            if (nice_given && (t.nice < -20 || t.nice > 19)) {
+                const rtj_member* pm = to.find("priority");
+                c.fail(*pm, fmt::format("priority {} is not a nice value (-20..19) for task '{}'",
+                                        t.nice, t.name));
+            }
+        }
+        if (phases) {
+            if (!direct.empty())
+                c.warn(fmt::format("events beside 'phases' in task '{}'", t.name), *phases,
+                       "rt-app runs the phases only");
+            for (const rtj_member& pm : c.object(*phases).members) {
+                rtapp_phase ph;
+                ph.name = pm.key;
+                auto phase_key = [&](const rtj_member& m) -> bool {
+                    if (m.key == "loop") {
+                        ph.loop = c.integer(m, 0, 1LL << 40);
+                        return true;
+                    }
+                    return sched_key(c, m, true);
+                };
+                ph.events = parse_events(c, c.object(pm), t.name, phase_key);
+                if (ph.events.empty())
+                    c.fail_key(pm, fmt::format("phase '{}' of task '{}' has no event", ph.name, t.name));
+                t.phases.push_back(std::move(ph));
+            }
+            if (t.phases.empty())
+                c.fail(*phases, fmt::format("task '{}' has an empty 'phases' object", t.name));
+        } else {
+            if (direct.empty())
+                c.fail_key(tm, fmt::format("task '{}' has no event", t.name));
+            t.phases.push_back({"", 1, std::move(direct)});
+        }
+        (void)loop_given;
+        cfg.tasks.push_back(std::move(t));
+    }
+    if (cfg.tasks.empty())
+        c.fail(*tasks, "the \"tasks\" object is empty");
+
+    // Cross references: fork targets exist; barrier users = instances x uses.
+    for (const rtapp_task& t : cfg.tasks) {
+        for (const rtapp_phase& ph : t.phases) {
+            for (const rtapp_event& e : ph.events) {
+                if (e.kind == rtapp_event::fork &&
+                    std::none_of(cfg.tasks.begin(), cfg.tasks.end(),
+                                 [&](const rtapp_task& o) { return o.name == e.ref; }))
+                    throw config_error(c.at(e.line, 1),
+                                       fmt::format("fork of unknown task '{}'", e.ref));
+                if (e.kind == rtapp_event::barrier)
+                    cfg.barrier_users[e.ref] += static_cast<u32>(t.instance);
+            }
+        }
+    }
+    return cfg;
+}
+
+rtapp_params parse_rtapp_options(const std::vector<std::string>& args)
+{
+    rtapp_params rp;
+    std::string duration;
+    std::vector<std::string> pos;
+    const std::vector<option_spec> specs = {
+        {.long_name = "duration", .text = &duration,
+         .help = "schedlab only: seconds, overrides global.duration"},
+    };
+    parse_options(args, specs, "rt-app", &pos);
+    if (pos.size() != 1)
+        throw config_error("rt-app", "expects one argument: the JSON file (rt-app FILE.json)");
+    rp.file = pos[0];
+    if (rp.file == "-")
+        throw config_error("rt-app", "reading the use case from stdin is not supported");
+    if (!duration.empty())
+        rp.duration = parse_seconds(duration, "--duration", "rt-app");
+    return rp;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the threads                                                                */
+
+namespace {
+
+/*
+ * One rt-app thread: runs its task's phases and events. Blocking objects
+ * follow pthread semantics: a mutex is free or owned, unlock wakes one
+ * waiter that then competes for it (no hand-off); condition variables and
+ * suspend/resume have no memory; semaphores count; a barrier releases all
+ * its users when the last arrives. Uncontended operations make no syscall.
+ */
+class rtapp_thread final : public task_behaviour {
+public:
+    rtapp_thread(rtapp_workload& w, const rtapp_task& t, std::size_t log) : w_(w), t_(t), log_(log) {}
+    task_action step(kernel& k, task_struct& p) override;
+
+private:
+    enum st : u8 { START, DELAYED, NEXT, SYS_DONE, BLOCKED, RUNTIME, EXITING, EXITED };
+
+    task_action cpu(sim_dur ns)
+    {
+        ns += owed_;
+        owed_ = 0;
+        return task_action::cpu(ns);
+    }
+    bool advance_cursor(kernel& k);
+    void end_activation(kernel& k);
+    /// Sleep on `wq` (exclusive) and remember it for the shutdown.
+    task_action block_on(wait_queue& wq, task_struct& p)
+    {
+        wq.add_exclusive(p);
+        blocked_on_ = &wq;
+        st_ = BLOCKED;
+        return task_action::sleep();
+    }
+    std::string resolve_timer(const std::string& ref) const;
+
+    rtapp_workload& w_;
+    const rtapp_task& t_;
+    std::size_t log_;
+    st st_ = START;
+    long long task_iter_ = 0;
+    std::size_t phase_ = 0;
+    long long phase_iter_ = 0;
+    std::size_t ev_ = 0;
+    int sub_ = 0; ///< progress inside the current event
+    sim_time act_start_ = 0;
+    sim_time runtime_end_ = 0;
+    sim_dur owed_ = 0;
+    u64 barrier_gen_ = 0;
+    sim_time timer_next_ = 0;
+    sim_time thread_start_ = 0;
+
+public:
+    wait_queue* blocked_on_ = nullptr;
+};
+
+std::string rtapp_thread::resolve_timer(const std::string& ref) const
+{
+    // "unique..." timers are per thread instance (parse_event prefixed them with the task).
+    if (ref.find('/') != std::string::npos)
+        return fmt::format("{}#{}", ref, log_);
+    return ref;
+}
+
+void rtapp_thread::end_activation(kernel& k)
+{
+    rtapp_workload::thread_log& l = w_.log(log_);
+    ++l.activations;
+    l.period_sum += k.now() - act_start_;
+    act_start_ = k.now();
+}
+
+/// Moves past the current event; false when the thread has run all its loops.
+bool rtapp_thread::advance_cursor(kernel& k)
+{
+    sub_ = 0;
+    ++ev_;
+    const rtapp_phase& ph = t_.phases[phase_];
+    if (ev_ < ph.events.size())
+        return true;
+    ev_ = 0;
+    end_activation(k);
+    if (++phase_iter_ < ph.loop)
+        return true;
+    phase_iter_ = 0;
+    ++phase_;
+    while (phase_ < t_.phases.size() && t_.phases[phase_].loop == 0)
+        ++phase_;
+    if (phase_ < t_.phases.size())
+        return true;
+    phase_ = 0;
+    ++task_iter_;
+    return t_.loop < 0 || task_iter_ < t_.loop;
+}
+
+/*
+ * model: rt-app's thread_body() / run_event() per event (rt-app 1.0):
+ * run/runtime burn CPU (runtime: until its wall time has passed, checked
+ * every 100 us of work); sleep is a nanosleep; timer sleeps to the next
+ * period of its shared reference (relative mode re-bases a late timer on
+ * now, absolute keeps the grid); lock/unlock/wait/signal/broad/sync are
+ * pthread mutex and condition operations; suspend waits on a condition,
+ * resume broadcasts it; barrier waits for all its users; fork starts a
+ * thread of another task; mem/iorun cost their bytes' copy time.
+ */
+task_action rtapp_thread::step(kernel& k, task_struct& p)
+{
+    const cost_params& c = k.costs();
+    // A fork may grow the log vector: never keep a reference across events.
+    auto L = [&]() -> rtapp_workload::thread_log& { return w_.log(log_); };
+    auto wake_cost = [&](int nr) { return nr > 0 ? k.charge(p, c.wakeup * nr) : sim_dur{0}; };
+
+    for (int guard = 0;; ++guard) {
+        SIM_BUG_ON(guard > 1'000'000, "rt-app pid {} made no progress", p.pid);
+        if (w_.stopping && st_ != EXITING && st_ != EXITED) {
+            st_ = EXITING;
+        }
+        switch (st_) {
+        case START:
+            L().p = &p;
+            act_start_ = k.now();
+            thread_start_ = k.now();
+            if (t_.loop == 0) {
+                st_ = EXITING;
+                continue;
+            }
+            while (phase_ < t_.phases.size() && t_.phases[phase_].loop == 0)
+                ++phase_;
+            if (phase_ == t_.phases.size()) {
+                st_ = EXITING;
+                continue;
+            }
+            if (t_.delay > 0) {
+                st_ = DELAYED;
+                k.schedule_timeout(p, t_.delay);
+                return task_action::sleep();
+            }
+            st_ = NEXT;
+            continue;
+        case DELAYED:
+            act_start_ = k.now();
+            st_ = NEXT;
+            continue;
+        case SYS_DONE:
+            // The syscall of the current event has been charged: apply its effect.
+            break;
+        case BLOCKED:
+            blocked_on_ = nullptr;
+            break; // woken: re-check the current event
+        case RUNTIME:
+            if (k.now() >= runtime_end_) {
+                if (!advance_cursor(k)) {
+                    st_ = EXITING;
+                    continue;
+                }
+                st_ = NEXT;
+                continue;
+            }
+            return cpu(std::min<sim_dur>(usecs(100), runtime_end_ - k.now()));
+        case EXITING:
+            st_ = EXITED;
+            return cpu(k.charge(p, c.exit));
+        case EXITED: {
+            L().exited = true;
+            auto it = std::find(w_.live.begin(), w_.live.end(), &p);
+            if (it != w_.live.end())
+                w_.live.erase(it);
+            ++w_.joined->value;
+            w_.joined->waiters.wake_up_all(k, 0);
+            return task_action::do_exit();
+        }
+        case NEXT:
+            sub_ = 0;
+            break;
+        }
+
+        // Execute (or continue) the current event.
+        const rtapp_event& e = t_.phases[phase_].events[ev_];
+        bool done = false;
+        switch (e.kind) {
+        case rtapp_event::run:
+            if (sub_ == 0) {
+                sub_ = 1;
+                st_ = SYS_DONE;
+                L().run += e.ns;
+                return cpu(e.ns);
+            }
+            done = true;
+            break;
+        case rtapp_event::runtime:
+            runtime_end_ = k.now() + e.ns;
+            L().run += e.ns;
+            st_ = RUNTIME;
+            continue;
+        case rtapp_event::mem:
+        case rtapp_event::iorun:
+            if (sub_ == 0) {
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(copy_cost(c, std::stoull(e.ref)));
+            }
+            done = true;
+            break;
+        case rtapp_event::sleep:
+            if (sub_ == 0) {
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.nanosleep));
+            }
+            if (sub_ == 1 && e.ns > 0) {
+                sub_ = 2;
+                st_ = SYS_DONE;
+                k.schedule_timeout(p, e.ns);
+                return task_action::sleep();
+            }
+            done = true;
+            break;
+        case rtapp_event::timer: {
+            rtapp_workload::timer_obj& tm = w_.timer(resolve_timer(e.ref));
+            if (sub_ == 0) {
+                if (!tm.init) { // the first use starts the timer at the thread's start
+                    tm.init = true;
+                    tm.next = thread_start_;
+                }
+                tm.next += e.ns;
+                timer_next_ = tm.next;
+                const sim_dur slack = tm.next - k.now(); // negative when late
+                rtapp_workload::thread_log& l = L();
+                l.slack_min = l.has_slack ? std::min(l.slack_min, slack) : slack;
+                l.has_slack = true;
+                if (tm.next <= k.now()) {
+                    // Late: relative mode re-bases the timer on now; absolute keeps the grid.
+                    if (!e.absolute)
+                        tm.next = k.now();
+                    done = true;
+                    break;
+                }
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.nanosleep));
+            }
+            if (sub_ == 1) {
+                sub_ = 2;
+                st_ = SYS_DONE;
+                if (timer_next_ > k.now()) {
+                    k.schedule_timeout(p, timer_next_ - k.now());
+                    return task_action::sleep();
+                }
+                continue;
+            }
+            // woken: the timer's wakeup latency
+            const sim_dur lat = std::max<sim_dur>(0, k.now() - timer_next_);
+            rtapp_workload::thread_log& l = L();
+            l.wu_lat_max = std::max(l.wu_lat_max, lat);
+            l.wu_lat_sum += lat;
+            ++l.timer_wakeups;
+            done = true;
+            break;
+        }
+        case rtapp_event::lock: {
+            rtapp_workload::sync_obj& m = w_.mutex(e.ref);
+            if (m.owner == nullptr) {
+                m.owner = &p;
+                done = true;
+                break;
+            }
+            if (sub_ == 0) { // contended: futex_wait
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.futex_wait));
+            }
+            return block_on(m.waiters, p);
+        }
+        case rtapp_event::unlock: {
+            rtapp_workload::sync_obj& m = w_.mutex(e.ref);
+            if (sub_ == 0) {
+                if (m.owner == &p)
+                    m.owner = nullptr;
+                if (!m.waiters.has_sleeper()) {
+                    done = true;
+                    break;
+                }
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.futex_wake));
+            }
+            const int nr = m.waiters.wake_up(k, 1, 0);
+            done = true;
+            owed_ += wake_cost(nr);
+            break;
+        }
+        case rtapp_event::signal:
+        case rtapp_event::broad:
+        case rtapp_event::resume: {
+            rtapp_workload::sync_obj& cv = w_.cond(e.ref);
+            if (sub_ == 0) {
+                if (!cv.waiters.has_sleeper()) {
+                    done = true; // no memory: a signal without a waiter is lost
+                    break;
+                }
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.futex_wake));
+            }
+            const int nr = cv.waiters.wake_up(k, e.kind == rtapp_event::signal ? 1 : 0, 0);
+            owed_ += wake_cost(nr);
+            done = true;
+            break;
+        }
+        case rtapp_event::wait:
+        case rtapp_event::sync:
+        case rtapp_event::suspend: {
+            // pthread_cond_wait(): (sync: signal first,) release the mutex and
+            // sleep on the condition atomically, re-acquire the mutex when
+            // woken; suspend sleeps on the condition alone.
+            rtapp_workload::sync_obj& cv = w_.cond(e.ref);
+            const bool with_mutex = e.kind != rtapp_event::suspend;
+            if (sub_ == 0) {
+                sub_ = 2;
+                if (e.kind == rtapp_event::sync && cv.waiters.has_sleeper())
+                    owed_ += k.charge(p, c.futex_wake) + wake_cost(cv.waiters.wake_up(k, 1, 0));
+                if (with_mutex) {
+                    rtapp_workload::sync_obj& m = w_.mutex(e.mutex);
+                    if (m.owner == &p) {
+                        m.owner = nullptr;
+                        if (m.waiters.has_sleeper())
+                            owed_ += k.charge(p, c.futex_wake) + wake_cost(m.waiters.wake_up(k, 1, 0));
+                    }
+                }
+                owed_ += k.charge(p, c.futex_wait);
+                return block_on(cv.waiters, p);
+            }
+            if (!with_mutex) {
+                done = true;
+                break;
+            }
+            // woken: re-take the mutex (blocking on it while it is owned).
+            rtapp_workload::sync_obj& m = w_.mutex(e.mutex);
+            if (m.owner == nullptr) {
+                m.owner = &p;
+                done = true;
+                break;
+            }
+            owed_ += k.charge(p, c.futex_wait);
+            return block_on(m.waiters, p);
+        }
+        case rtapp_event::barrier: {
+            rtapp_workload::sync_obj& b = w_.barrier(e.ref);
+            if (sub_ == 0) {
+                sub_ = 1;
+                if (++b.count >= b.parties) {
+                    b.count = 0;
+                    ++b.generation;
+                    if (b.waiters.has_sleeper()) {
+                        owed_ += k.charge(p, c.futex_wake) + wake_cost(b.waiters.wake_up_all(k, 0));
+                    }
+                    done = true;
+                    break;
+                }
+                barrier_gen_ = b.generation;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.futex_wait));
+            }
+            if (b.generation == barrier_gen_)
+                return block_on(b.waiters, p);
+            done = true;
+            break;
+        }
+        case rtapp_event::sem_post: {
+            rtapp_workload::sync_obj& s = w_.sem(e.ref);
+            ++s.count;
+            if (s.waiters.has_sleeper())
+                owed_ += k.charge(p, c.futex_wake) + wake_cost(s.waiters.wake_up(k, 1, 0));
+            done = true;
+            break;
+        }
+        case rtapp_event::sem_wait: {
+            rtapp_workload::sync_obj& s = w_.sem(e.ref);
+            if (s.count > 0) {
+                --s.count;
+                done = true;
+                break;
+            }
+            if (sub_ == 0) {
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.futex_wait));
+            }
+            return block_on(s.waiters, p);
+        }
+        case rtapp_event::fork: {
+            if (sub_ == 0) {
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return cpu(k.charge(p, c.fork_thread));
+            }
+            for (const rtapp_task& t : w_.config().tasks)
+                if (t.name == e.ref)
+                    w_.start_thread(k, &p, t, -1);
+            done = true;
+            break;
+        }
+        case rtapp_event::yield:
+            if (sub_ == 0) {
+                sub_ = 1;
+                st_ = SYS_DONE;
+                return {task_action::yield, 0};
+            }
+            done = true;
+            break;
+        }
+        if (!done) {
+            st_ = NEXT;
+            continue;
+        }
+        ++L().events;
+        if (!advance_cursor(k)) {
+            st_ = EXITING;
+            continue;
+        }
+        st_ = NEXT;
+        if (owed_ > 0)
+            return cpu(0);
+    }
+}
+
+} // namespace
+
+/* ------------------------------------------------------------------------ */
+/* the workload                                                               */
+
+std::string rtapp_workload::command_line() const
+{
+    const sim_dur d = duration();
+    return fmt::format("rt-app {}{}", rp_.file,
+                       rp_.duration != -2 ? fmt::format(" --duration {}", static_cast<double>(d) / 1e9)
+                                          : std::string());
+}
+
+void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_task& t, int index)
+{
+    const std::size_t log = logs_.size();
+    thread_log l;
+    l.task = &t;
+    if (index < 0) // forked: rt-app names them after the task with a fork index
+        l.name = fmt::format("{}-{}", t.name, fork_counts_[t.name]++);
+    else
+        l.name = t.instance > 1 ? fmt::format("{}-{}", t.name, index) : t.name;
+    logs_.push_back(l);
+    task_opts o;
+    o.comm = l.name.substr(0, 15); // TASK_COMM_LEN
+    o.nice = t.policy == SCHED_IDLE ? 0 : t.nice;
+    o.policy = t.policy;
+    o.thread = parent != nullptr;
+    if (!t.cpus.empty()) {
+        o.allowed = cpumask(k.nr_cpu_ids());
+        for (int cpu : t.cpus)
+            o.allowed.set(cpu);
+    }
+    auto b = std::make_unique<rtapp_thread>(*this, t, log);
+    task_struct& p = parent ? k.fork(*parent, std::move(b), o) : k.spawn(std::move(b), o);
+    live.push_back(&p);
+    ++nr_started;
+}
+
+/*
+ * model: rt-app's shutdown at the end of the duration: every thread stops;
+ * blocked ones are woken (removed from what they wait on) and exit.
+ */
+void rtapp_workload::stop_all(kernel& k)
+{
+    stopping = true;
+    for (task_struct* p : std::vector<task_struct*>(live)) {
+        auto* t = dynamic_cast<rtapp_thread*>(p->behaviour.get());
+        if (t && t->blocked_on_) {
+            t->blocked_on_->remove(*p);
+            t->blocked_on_ = nullptr;
+        }
+        k.try_to_wake_up(*p, TASK_NORMAL, 0); // also cancels a pending sleep's timer
+    }
+}
+
+/*
+ * model: rt-app main(): creates every task's instances (pthreads; here
+ * spawned on CPU 0 with the task's policy, nice and affinity), then sleeps
+ * for the duration and shuts the threads down, or (duration -1) joins them.
+ */
+void rtapp_workload::setup(kernel& k)
+{
+    for (const rtapp_task& t : cfg_.tasks)
+        for (int cpu : t.cpus)
+            if (cpu >= k.nr_cpu_ids())
+                throw config_error(fmt::format("{}:{}", cfg_.file, t.line),
+                                   fmt::format("task '{}': cpus lists CPU {}, but the machine has "
+                                               "{} CPUs",
+                                               t.name, cpu, k.nr_cpu_ids()));
+    for (const auto& [name, users] : cfg_.barrier_users)
+        barriers_[name].parties = users;
+    joined = &state_.make_counter("rt-app/join", 0);
+    start_ = k.now();
+
+    program_builder main;
+    main.user([this](kernel& kk, task_struct& p) {
+        for (const rtapp_task& t : cfg_.tasks)
+            for (long long i = 0; i < t.instance; ++i)
+                start_thread(kk, &p, t, static_cast<int>(i));
+        return kk.charge(p, kk.costs().fork_thread * static_cast<sim_dur>(nr_started));
+    });
+    const sim_dur d = duration();
+    if (d > 0) {
+        main.sleep_until([this, d](kernel&, task_struct&) { return start_ + d; });
+        main.user([this](kernel& kk, task_struct&) {
+            stop_all(kk);
+            return sim_dur{0};
+        });
+    }
+    // Join every thread, including those forked meanwhile.
+    main.loop_while([this](kernel&, task_struct&) { return joined->value < nr_started; },
+                    [&](program_builder& b) {
+                        b.wait_for(*joined, [this] { return nr_started; }, &cost_params::wait_child);
+                    });
+    main.user([this](kernel& kk, task_struct&) {
+        end_ = kk.now();
+        finished_ = true;
+        return sim_dur{0};
+    });
+    main.exit();
+    task_opts o;
+    o.comm = "rt-app";
+    o.cpu = 0;
+    k.spawn(std::make_unique<program_task>(main.build(), state_), o);
+}
+
+std::string rtapp_workload::report() const
+{
+    std::string out;
+    for (const std::string& w : cfg_.warnings)
+        out += w + "\n";
+    const sim_dur d = duration();
+    out += fmt::format("[rt-app] <notice> use case {}: {} thread{}, duration {}\n", cfg_.file,
+                       logs_.size(), logs_.size() == 1 ? "" : "s",
+                       d > 0 ? fmt::format("{} s", static_cast<double>(d) / 1e9)
+                             : std::string("until the threads end"));
+    out += fmt::format("# {:<16} {:>11} {:>12} {:>14} {:>14} {:>14} {:>14}\n", "thread", "activations",
+                       "run(us)", "period avg(us)", "slack min(us)", "wu_lat avg(us)",
+                       "wu_lat max(us)");
+    for (const thread_log& l : logs_) {
+        const double period =
+            l.activations ? static_cast<double>(l.period_sum) / 1e3 / static_cast<double>(l.activations) : 0;
+        out += fmt::format("  {:<16} {:>11} {:>12} {:>14.1f} {:>14} {:>14} {:>14}\n", l.name,
+                           l.activations, l.run / 1000, period,
+                           l.has_slack ? fmt::format("{}", l.slack_min / 1000) : std::string("-"),
+                           l.timer_wakeups ? fmt::format("{:.1f}", static_cast<double>(l.wu_lat_sum) /
+                                                                       1e3 / static_cast<double>(l.timer_wakeups))
+                                           : std::string("-"),
+                           l.timer_wakeups ? fmt::format("{:.1f}", static_cast<double>(l.wu_lat_max) / 1e3)
+                                           : std::string("-"));
+    }
+    if (!finished_)
+        out += "# schedlab: not finished when the run stopped (the use case runs until its threads "
+               "end; use --duration)\n";
+    return out;
+}
+
+std::vector<workload_metric> rtapp_workload::metrics() const
+{
+    if (!finished_)
+        return {};
+    u64 acts = 0;
+    sim_dur lat_max = 0;
+    sim_dur lat_sum = 0;
+    u64 wakeups = 0;
+    for (const thread_log& l : logs_) {
+        acts += l.activations;
+        lat_max = std::max(lat_max, l.wu_lat_max);
+        lat_sum += l.wu_lat_sum;
+        wakeups += l.timer_wakeups;
+    }
+    std::vector<workload_metric> m = {{"activations", "count", static_cast<double>(acts), true}};
+    if (wakeups) {
+        m.push_back({"wu_lat_avg", "us", static_cast<double>(lat_sum) / 1e3 / static_cast<double>(wakeups), false});
+        m.push_back({"wu_lat_max", "us", static_cast<double>(lat_max) / 1e3, false});
+    }
+    return m;
+}
+
+std::unique_ptr<workload> make_rtapp_workload(const std::vector<std::string>& args)
+{
+    rtapp_params rp = parse_rtapp_options(args);
+    auto root = rtj_parse_file(rp.file);
+    rtapp_config cfg = rtapp_parse(*root, rp.file);
+    return std::make_unique<rtapp_workload>(std::move(rp), std::move(cfg));
+}
+
+} // namespace schedlab
