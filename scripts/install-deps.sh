@@ -10,6 +10,7 @@ packages=(
   build-essential cmake ninja-build git pkg-config
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  rt-app        # the rt-app tests run its example files (/usr/share/doc/rt-app/examples)
   libzstd-dev   # trace export to .zst
   chromium      # the HTML report test renders the charts headless
 )
