@@ -80,3 +80,60 @@ TEST(make_workload, every_known_workload_runs_to_completion)
 
 } // namespace
 } // namespace schedlab
+
+namespace schedlab {
+namespace {
+
+TEST(with_load, sets_each_benchmarks_load_option)
+{
+    using v = std::vector<std::string>;
+    EXPECT_EQ(with_load({"hackbench", "-g", "4", "-p"}, "8"), (v{"hackbench", "-g", "8", "-p"}));
+    EXPECT_EQ(with_load({"perf", "bench", "sched", "messaging", "-g4"}, "2"),
+              (v{"perf", "bench", "sched", "messaging", "-g2"}));
+    EXPECT_EQ(with_load({"tbench", "-t", "3", "8", "127.0.0.1"}, "64"),
+              (v{"tbench", "-t", "3", "64", "127.0.0.1"}));
+    EXPECT_EQ(with_load({"netperf", "-t", "TCP_RR", "--", "-r", "100"}, "16"),
+              (v{"netperf", "-t", "TCP_RR", "--instances", "16", "--", "-r", "100"}));
+    EXPECT_EQ(with_load({"schbench", "-m", "2", "-t", "4"}, "32"), (v{"schbench", "-m", "2", "-t", "32"}));
+    EXPECT_EQ(with_load({"context_switch1_threads", "-s", "3"}, "8"),
+              (v{"context_switch1_threads", "-s", "3", "-t", "8"}));
+    EXPECT_EQ(with_load({"stream", "--threads=4"}, "16"), (v{"stream", "--threads=16"}));
+    EXPECT_EQ(with_load({"make", "-j", "8", "vmlinux"}, "64"), (v{"make", "-j", "64", "vmlinux"}));
+    EXPECT_THROW(with_load({"rt-app", "x.json"}, "2"), config_error);
+    for (const auto& w : known_workloads())
+        if (w.command != "rt-app")
+            EXPECT_FALSE(w.load_option.empty()) << w.command;
+}
+
+TEST(make_workload, the_new_benchmarks_are_in_the_table)
+{
+    for (const auto& argv : std::vector<std::vector<std::string>>{
+             {"tbench", "-t", "0.5", "1"},
+             {"netperf", "-l", "-20"},
+             {"schbench", "-t", "2", "-r", "1", "-F", "8", "-n", "1"},
+             {"context_switch1_processes", "-s", "1", "--warmup", "0", "--interval", "0.01"},
+             {"stream", "--threads", "2", "--array-size", "10000", "--ntimes", "2"},
+             {"make", "-j", "2", "--objects", "10", "--dirs", "2", "--compile-ms", "5"}}) {
+        testing::test_env t(2);
+        t.k.set_check_level(check_level::sampled, 64);
+        auto w = make_workload(argv);
+        w->setup(t.k);
+        t.k.run(secs(20));
+        EXPECT_TRUE(w->finished()) << argv[0];
+        EXPECT_TRUE(t.k.all_exited()) << w->command_line();
+        EXPECT_FALSE(w->metrics().empty()) << argv[0];
+        // The canonical command line builds the same workload.
+        std::vector<std::string> again;
+        std::string cl = w->command_line();
+        for (std::size_t i = 0, j; i < cl.size(); i = j + 1) {
+            j = cl.find(' ', i);
+            if (j == std::string::npos)
+                j = cl.size();
+            again.push_back(cl.substr(i, j - i));
+        }
+        EXPECT_EQ(make_workload(again)->command_line(), cl);
+    }
+}
+
+} // namespace
+} // namespace schedlab
