@@ -31,6 +31,10 @@ struct cpu_desc {
     friend bool operator==(const cpu_desc&, const cpu_desc&) = default;
 };
 
+/// How far apart two CPUs are, for the costs that depend on it (cache lines, refills).
+enum class cpu_distance : u8 { same = 0, smt, llc, package, remote };
+const char* to_string(cpu_distance d);
+
 struct machine {
     std::string name;        ///< preset or file name
     std::string description; ///< one line for `schedlab machines`
@@ -51,6 +55,8 @@ struct machine {
     cpumask node_mask(int node) const;   ///< cpumask_of_node()
     cpumask pkg_mask(int cpu) const;     ///< CPUs of cpu's package
     cpumask all() const;
+
+    cpu_distance distance(int a, int b) const;
 
     int nr_cores() const;
     int nr_llcs() const;

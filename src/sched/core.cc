@@ -81,6 +81,14 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         rqs_.push_back(std::move(r));
     }
     sched_smt_active_ = m_.smt_width() > 1;
+    int max_core = 0, max_llc = 0;
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
+        smt_masks_.push_back(m_.smt_mask(cpu));
+        max_core = std::max(max_core, m_.cpus[static_cast<std::size_t>(cpu)].core);
+        max_llc = std::max(max_llc, m_.cpus[static_cast<std::size_t>(cpu)].llc);
+    }
+    core_footprint_clock_.assign(static_cast<std::size_t>(max_core) + 1, 0);
+    llc_footprint_clock_.assign(static_cast<std::size_t>(max_llc) + 1, 0);
     nohz_idle_cpus_ = cpumask(m_.nr_cpus());
     nohz_tick_stopped_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
@@ -146,6 +154,7 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
     SIM_BUG_ON(p.nr_cpus_allowed == 0, "task {} has an empty affinity mask", p.comm);
     p.cpu = p.wake_cpu = p.recent_used_cpu = parent_cpu;
     p.sched_info_.last_queued = NOT_QUEUED;
+    p.footprint_kib = o.footprint_kib;
     p.rng = sim_.rng(fmt::format("task/{}", p.pid));
     p.behaviour = std::move(b);
     p.start_time = now();
@@ -319,6 +328,7 @@ void kernel::sched_ttwu_pending(rq& r)
     r.ttwu_ipi_event = {};
     auto list = std::move(r.wake_list);
     r.wake_list.clear();
+    lock_and_charge(r.lock, r.cpu, costs_.rq_lock_hold * static_cast<sim_dur>(list.size()));
     for (auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
@@ -387,12 +397,16 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
                         (cpu != this_cpu_ && r.nr_running == 0));
     if (queue) {
         r.wake_list.emplace_back(&p, wake_flags);
-        r.ttwu_pending = true;
-        if (!r.ttwu_ipi_event.valid())
-            r.ttwu_ipi_event = sim_.after(costs_.ipi_wakeup, event_prio::ipi, this,
+        if (!r.ttwu_pending) {
+            r.ttwu_pending = true;
+            // An idle target polls (no IPI) but must leave its C-state first.
+            r.ttwu_ipi_event = sim_.after(remote_notify_delay(r), event_prio::ipi, this,
                                           ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
+        }
         return true;
     }
+    // The waker takes the target's rq lock and activates there itself.
+    lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
     ttwu_do_activate(r, p, wake_flags);
     return true;
 }
@@ -405,13 +419,18 @@ void kernel::schedule_timeout(task_struct& p, sim_dur ns)
     p.timer = sim_.after(ns, event_prio::hrtimer, this, ev_arg(EV_TIMER, static_cast<u32>(p.pid)));
 }
 
-// kernel: kernel/sched/core.c resched_curr(), 6.6. The IPI to a remote CPU costs nothing yet.
+/*
+ * kernel: kernel/sched/core.c resched_curr(), 6.6: the local CPU acts at its
+ * next preemption point (now); a remote busy CPU after the reschedule IPI; an
+ * idle one (polling: no IPI) after leaving its C-state.
+ */
 void kernel::resched_curr(rq& r)
 {
     if (r.need_resched)
         return;
     r.need_resched = true;
-    r.resched_event = sim_.after(0, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
+    const sim_dur delay = r.cpu == this_cpu_ && !r.curr->is_idle_task() ? 0 : remote_notify_delay(r);
+    r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -454,6 +473,7 @@ void kernel::__schedule(rq& r, bool preempt)
         r.resched_event = {};
     }
     r.stats.sched_count++;
+    lock_and_charge(r.lock, r.cpu, costs_.rq_lock_hold);
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
@@ -461,7 +481,6 @@ void kernel::__schedule(rq& r, bool preempt)
         switch_count = &prev->nvcsw;
     }
 
-    newidle_cost_ = 0;
     task_struct* next = pick_next_task_fair(r, prev->is_idle_task() ? nullptr : prev);
     if (!next) {
         next = r.idle;
@@ -489,10 +508,18 @@ void kernel::__schedule(rq& r, bool preempt)
         digest_mix(digest_, static_cast<u64>(prev->pid));
         digest_mix(digest_, static_cast<u64>(next->pid));
 
+        if (!prev->is_idle_task()) {
+            // Where prev leaves its working set warm.
+            prev->last_ran_cpu = r.cpu;
+            prev->last_ran_end = now();
+            prev->core_clock_at_leave = core_footprint_clock_[static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(r.cpu)].core)];
+            prev->llc_clock_at_leave = llc_footprint_clock_[static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(r.cpu)].llc)];
+        }
         if (prev->is_idle_task()) {
             r.idle_since = -1;
             start_tick(r);
         }
+        sim_dur overhead = 0;
         if (next->is_idle_task()) {
             r.idle_since = now();
             update_idle_core(r); // pick_next_task_idle() -> update_idle_core()
@@ -501,27 +528,56 @@ void kernel::__schedule(rq& r, bool preempt)
                 r.tick_event = {};
             }
             nohz_balance_enter_idle(r);
+            // cpuidle: the menu governor's choice, predicted from avg_idle.
+            const u64 predicted = r.avg_idle;
+            r.idle_state = predicted >= static_cast<u64>(costs_.cstate_deep_residency)  ? 2
+                           : predicted >= static_cast<u64>(costs_.cstate_c1_residency) ? 1
+                                                                                       : 0;
+            // Kernel work charged during this __schedule keeps the idle CPU busy.
+            r.idle_busy_until = now() + r.pending_overhead;
+            r.pending_overhead = 0;
+        } else {
+            const sim_dur cs = charge(*next, costs_.context_switch);
+            const sim_dur refill = cache_refill_cost(*next, r.cpu);
+            r.acct.context_switch += cs;
+            r.acct.cache_refill += refill;
+            overhead = cs + refill;
+            const auto& cd = m_.cpus[static_cast<std::size_t>(r.cpu)];
+            core_footprint_clock_[static_cast<std::size_t>(cd.core)] += next->footprint_kib;
+            llc_footprint_clock_[static_cast<std::size_t>(cd.llc)] += next->footprint_kib;
         }
-        start_burst(r, next->is_idle_task() ? 0
-                                            : charge(*next, costs_.context_switch) + newidle_cost_);
+        start_burst(r, overhead);
+        if (prev->is_idle_task() != next->is_idle_task())
+            update_smt_rates(r.cpu);
     } else {
-        start_burst(r, newidle_cost_);
+        start_burst(r, 0);
     }
-    newidle_cost_ = 0;
     maybe_check(r);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Bursts: simulated user space running on a CPU                              */
 
+/*
+ * A burst segment: first the overhead charged to this CPU (context switch,
+ * cache refill, locks, balancing, idle exit), then the task's work at the
+ * rate SMT sharing allows. Progress is accounted when the segment stops.
+ */
 void kernel::start_burst(rq& r, sim_dur overhead)
 {
     task_struct& p = *r.curr;
     if (p.is_idle_task())
         return;
+    overhead += r.pending_overhead;
+    r.pending_overhead = 0;
+    if (r.idle_busy_until > now())
+        overhead += r.idle_busy_until - now(); // kernel work begun while idle
+    r.idle_busy_until = 0;
     r.seg_start = now();
     r.seg_overhead = overhead;
-    r.work_event = sim_.after(overhead + p.work_left, event_prio::task_work, this,
+    r.seg_rate_pct = smt_rate_pct(r.cpu);
+    const sim_dur work_time = (p.work_left * 100 + r.seg_rate_pct - 1) / r.seg_rate_pct;
+    r.work_event = sim_.after(overhead + work_time, event_prio::task_work, this,
                               ev_arg(EV_WORK, static_cast<u32>(r.cpu)));
 }
 
@@ -533,9 +589,13 @@ void kernel::stop_burst(rq& r)
     sim_.cancel(r.work_event);
     r.work_event = {};
     const sim_dur elapsed = now() - r.seg_start;
+    if (elapsed < r.seg_overhead)
+        r.pending_overhead += r.seg_overhead - elapsed; // still owed by this CPU
     const sim_dur useful = std::max<sim_dur>(0, elapsed - r.seg_overhead);
-    p.work_left -= std::min(useful, p.work_left);
+    const sim_dur progress = useful * r.seg_rate_pct / 100;
+    p.work_left -= std::min(progress, p.work_left);
     r.busy_time += elapsed;
+    r.acct.task += useful;
 }
 
 void kernel::cpu_work_done(rq& r)
@@ -544,6 +604,7 @@ void kernel::cpu_work_done(rq& r)
     task_struct& p = *r.curr;
     SIM_BUG_ON(p.is_idle_task(), "cpu{}: burst completion for the idle task", r.cpu);
     r.busy_time += now() - r.seg_start;
+    r.acct.task += std::max<sim_dur>(0, now() - r.seg_start - r.seg_overhead);
     r.work_event = {};
     p.work_left = 0;
     for (int guard = 0;; ++guard) {
@@ -584,6 +645,189 @@ void kernel::do_exit(rq& r, task_struct& p)
     __schedule(r, false);
     if (nr_alive_ == 0)
         sim_.stop();
+}
+
+/* ------------------------------------------------------------------------ */
+/* The cost model                                                             */
+
+sim_dur kernel::line_cost(int from, int to) const
+{
+    if (from < 0)
+        return 0;
+    switch (m_.distance(from, to)) {
+    case cpu_distance::same:
+        return 0;
+    case cpu_distance::smt:
+        return costs_.line_smt;
+    case cpu_distance::llc:
+        return costs_.line_llc;
+    case cpu_distance::package:
+        return costs_.line_pkg;
+    case cpu_distance::remote:
+        return costs_.line_remote;
+    }
+    return 0;
+}
+
+/*
+ * model: a spinlock (or a cache line written with an atomic) is a FIFO
+ * resource. An acquirer arriving while it is held spins until it is free,
+ * then holds it for `hold` plus the transfer of the line from the previous
+ * owner's CPU. Differs: the critical section's effect is applied at once
+ * (the simulation is atomic per event); only its time is modelled.
+ */
+std::pair<sim_dur, sim_dur> kernel::lock_acquire(contended_lock& l, int cpu, sim_dur hold)
+{
+    const sim_time t = now();
+    const sim_dur spin = l.busy_until > t ? l.busy_until - t : 0;
+    const sim_dur held = hold + (l.last_cpu == cpu ? 0 : line_cost(l.last_cpu, cpu));
+    l.busy_until = t + spin + held;
+    l.last_cpu = cpu;
+    l.acquisitions++;
+    if (spin > 0) {
+        l.contended++;
+        l.wait_total += spin;
+    }
+    return {spin, held};
+}
+
+void kernel::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
+{
+    const auto [spin, held] = lock_acquire(l, cpu, hold);
+    rq& r = cpu_rq(cpu);
+    if (spin)
+        charge_cpu(r, spin, &cpu_time_accounting::lock_spin);
+    charge_cpu(r, held, &cpu_time_accounting::lock_hold);
+}
+
+void kernel::charge_cpu(rq& r, sim_dur ns, sim_dur cpu_time_accounting::*category)
+{
+    if (ns <= 0)
+        return;
+    r.acct.*category += ns;
+    if (r.curr->is_idle_task()) {
+        r.idle_busy_until = std::max(r.idle_busy_until, now()) + ns;
+    } else if (sim_.pending(r.work_event)) {
+        stop_burst(r); // interrupts the running task's burst: it resumes after the charge
+        r.pending_overhead += ns;
+        start_burst(r, 0);
+    } else {
+        r.pending_overhead += ns;
+    }
+}
+
+namespace {
+/// 2^(-dt / halflife) in 1/65536 units, piecewise linear between halvings.
+u64 decay_q16(sim_dur dt, sim_dur halflife)
+{
+    if (halflife <= 0)
+        return 0;
+    const s64 k = dt / halflife;
+    if (k >= 32)
+        return 0;
+    const u64 base = 65536ULL >> k;
+    const u64 frac = static_cast<u64>(dt % halflife) * 65536ULL / static_cast<u64>(halflife);
+    return base - base * frac / 131072ULL; // base * (1 - frac/2)
+}
+} // namespace
+
+/*
+ * model: a task's working set (footprint_kib) is warm in the private caches
+ * of the core it last ran on and in that core's LLC. Warmth decays with the
+ * time since it left (cache_halflife / llc_halflife) and with what other
+ * tasks ran there meanwhile (their footprints against l2_kib / llc_kib).
+ * Running again costs refilling the cold part from the nearest level that
+ * still has it: the LLC, memory / another LLC of the package, or the other
+ * package. The kernel has no such cost; task_hot() only approximates it.
+ */
+sim_dur kernel::cache_refill_cost(const task_struct& p, int cpu) const
+{
+    const auto fp = static_cast<sim_dur>(p.footprint_kib);
+    if (fp == 0)
+        return 0;
+    if (p.last_ran_cpu < 0)
+        return fp * costs_.refill_mem_per_kib; // first run: everything comes from memory
+    const sim_dur dt = now() - p.last_ran_end;
+    const auto& last = m_.cpus[static_cast<std::size_t>(p.last_ran_cpu)];
+    auto warmth = [&](u64 clock_now, u64 clock_then, sim_dur halflife, sim_dur size_kib) {
+        const u64 others = clock_now - clock_then;
+        const u64 t = decay_q16(dt, halflife);
+        if (size_kib <= 0 || others >= static_cast<u64>(size_kib))
+            return u64{0};
+        return t * (static_cast<u64>(size_kib) - others) / static_cast<u64>(size_kib);
+    };
+    const u64 w_llc = warmth(llc_footprint_clock_[static_cast<std::size_t>(last.llc)],
+                             p.llc_clock_at_leave, costs_.llc_halflife, costs_.llc_kib);
+    const u64 w_priv = warmth(core_footprint_clock_[static_cast<std::size_t>(last.core)],
+                              p.core_clock_at_leave, costs_.cache_halflife, costs_.l2_kib);
+    // Per KiB cost of what is not in the private caches, when the LLC is the source.
+    const sim_dur from_llc = static_cast<sim_dur>(
+        (w_llc * static_cast<u64>(costs_.refill_llc_per_kib) +
+         (65536 - w_llc) * static_cast<u64>(costs_.refill_mem_per_kib)) / 65536);
+    switch (m_.distance(p.last_ran_cpu, cpu)) {
+    case cpu_distance::same:
+    case cpu_distance::smt:
+        return fp * static_cast<sim_dur>((65536 - w_priv) * static_cast<u64>(from_llc) / 65536);
+    case cpu_distance::llc:
+        return fp * from_llc;
+    case cpu_distance::package:
+        return fp * costs_.refill_mem_per_kib;
+    case cpu_distance::remote:
+        return fp * costs_.refill_remote_per_kib;
+    }
+    return 0;
+}
+
+sim_dur kernel::idle_exit_latency(const rq& r) const
+{
+    if (!r.curr->is_idle_task())
+        return 0;
+    switch (r.idle_state) {
+    case 1:
+        return costs_.cstate_c1_exit;
+    case 2:
+        return costs_.cstate_deep_exit;
+    default:
+        return 0;
+    }
+}
+
+sim_dur kernel::remote_notify_delay(rq& r)
+{
+    if (r.curr->is_idle_task()) {
+        const sim_dur d = idle_exit_latency(r);
+        wakeup_costs_.idle_exits++;
+        wakeup_costs_.idle_exit_delay += d;
+        if (r.idle_state == 2)
+            wakeup_costs_.idle_exits_deep++;
+        r.acct.idle_exit += d;
+        return d;
+    }
+    wakeup_costs_.ipis++;
+    wakeup_costs_.ipi_delay += costs_.ipi_wakeup;
+    return costs_.ipi_wakeup;
+}
+
+/// model: two busy SMT siblings each progress at smt_pct % of a whole core.
+u32 kernel::smt_rate_pct(int cpu) const
+{
+    for_each_cpu(s, smt_mask(cpu))
+        if (s != cpu && !cpu_rq(s).curr->is_idle_task())
+            return static_cast<u32>(std::clamp<sim_dur>(costs_.smt_pct, 1, 100));
+    return 100;
+}
+
+void kernel::update_smt_rates(int cpu)
+{
+    for_each_cpu(s, smt_mask(cpu)) {
+        rq& sr = cpu_rq(s);
+        if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
+            continue;
+        if (smt_rate_pct(s) == sr.seg_rate_pct)
+            continue;
+        stop_burst(sr);
+        start_burst(sr, 0);
+    }
 }
 
 /* ------------------------------------------------------------------------ */

@@ -39,6 +39,7 @@ struct task_opts {
     cpumask allowed;      ///< empty: inherit (fork) or all CPUs (spawn)
     int cpu = -1;         ///< spawn only: the CPU the creating context runs on (default 0)
     bool thread = false;  ///< share the parent's tgid (CLONE_THREAD)
+    u32 footprint_kib = 16; ///< hot working set per run, for the cache-refill cost
 };
 
 /// kernel: fair.c enum group_type, in pulling priority order (6.6).
@@ -100,7 +101,17 @@ struct lb_env {
     unsigned loop = 0, loop_break = 0, loop_max = 0;
     migration_type migration_type_ = migrate_load;
     std::vector<task_struct*> tasks; ///< detached, to attach
-    u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats (cost)
+    u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats
+    sim_dur scan_cost = 0;           ///< their cost: fixed part + cache lines by distance
+};
+
+/// Totals of the delays between a wakeup and the wakee's CPU acting on it.
+struct wakeup_costs {
+    u64 ipis = 0;              ///< wake-list / reschedule IPIs to busy CPUs
+    sim_dur ipi_delay = 0;
+    u64 idle_exits = 0;        ///< wakeups of idle CPUs
+    sim_dur idle_exit_delay = 0;
+    u64 idle_exits_deep = 0;   ///< ... of which from the deep C-state
 };
 
 /// One explained decision, when the decision log is on (kernel::set_decision_log).
@@ -312,6 +323,28 @@ public:
     void post_init_entity_util_avg(task_struct& p);
     const task_group& autogroup() const { return autogroup_; }
 
+    /* ---- the cost model (core.cc) ---- */
+    /// Cache-line transfer between two CPUs, by distance (costs().line_*).
+    sim_dur line_cost(int from, int to) const;
+    /// Acquires a contended lock or cache line on `cpu` for `hold` ns; returns
+    /// {spin, hold + transfer}: waiters spin in arrival order.
+    std::pair<sim_dur, sim_dur> lock_acquire(contended_lock& l, int cpu, sim_dur hold);
+    /// Takes a lock and charges the time to `cpu` (lock_spin / lock_hold).
+    void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);
+    /// Charges kernel time to a CPU: it delays the CPU's current or next task.
+    void charge_cpu(rq& r, sim_dur ns, sim_dur cpu_time_accounting::*category);
+    /// Refill time of p's working set when it starts running on cpu.
+    sim_dur cache_refill_cost(const task_struct& p, int cpu) const;
+    /// Exit latency of the idle state rq is in (0 if not idle).
+    sim_dur idle_exit_latency(const rq& r) const;
+    /// Delay before `cpu` notices a wakeup or reschedule sent by this CPU.
+    sim_dur remote_notify_delay(rq& r);
+    const cpumask& smt_mask(int cpu) const { return smt_masks_[static_cast<std::size_t>(cpu)]; }
+    u32 smt_rate_pct(int cpu) const;
+    void update_smt_rates(int cpu);
+    const wakeup_costs& wakeup_cost_totals() const { return wakeup_costs_; }
+    void update_tg_load_avg(cfs_rq& cfs, int cpu);
+
     /* ---- the decision log ---- */
     void set_decision_log(std::vector<sched_decision>* log) { decisions_ = log; }
     const char* last_select_branch() const { return last_select_branch_; }
@@ -355,7 +388,10 @@ private:
     root_domain rd_;
     task_group autogroup_{"autogroup-1"};
     sim_dur last_lb_cost_ = 0;  ///< cost of the load_balance() calls since last reset
-    sim_dur newidle_cost_ = 0;  ///< cost of the newidle balance in the current __schedule()
+    std::vector<cpumask> smt_masks_;       ///< cpu_smt_mask() per CPU, precomputed
+    std::vector<u64> core_footprint_clock_; ///< KiB of task footprints run per core
+    std::vector<u64> llc_footprint_clock_;  ///< ... per LLC
+    wakeup_costs wakeup_costs_;
     const char* last_select_branch_ = nullptr;
     const char* last_sis_branch_ = nullptr;
     int last_scan_probes_ = 0;

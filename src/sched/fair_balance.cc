@@ -171,7 +171,7 @@ bool kernel::should_we_balance(lb_env& env)
             continue;
         if (kc_.behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            const cpumask smt = m_.smt_mask(cpu);
+            const cpumask& smt = smt_mask(cpu);
             for_each_cpu(sib, smt)
                 if (sib != cpu && !idle_cpu(sib))
                     core_idle = false;
@@ -203,6 +203,7 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
         if (!env.cpus.test(i))
             continue;
         ++env.cpus_scanned;
+        env.scan_cost += costs_.lb_scan_per_cpu + line_cost(env.dst_cpu, i);
         const rq& r = cpu_rq(i);
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(i);
@@ -681,7 +682,10 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             env.loop_max = std::min<unsigned>(kc_.params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 update_rq_clock(*busiest);
+                lock_and_charge(busiest->lock, this_cpu, costs_.rq_lock_hold);
                 const int cur = detach_tasks(env);
+                if (cur)
+                    lock_and_charge(env.dst_rq->lock, this_cpu, costs_.rq_lock_hold);
                 if (cur) {
                     attach_tasks(env);
                     ld_moved += cur;
@@ -724,7 +728,7 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
              sd.balance_interval < sd.max_interval))
             sd.balance_interval *= 2;
         log_decision(this_cpu, "load_balance", fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
-        last_lb_cost_ += costs_.lb_base + static_cast<sim_dur>(env.cpus_scanned) * costs_.lb_scan_per_cpu;
+        last_lb_cost_ += costs_.lb_base + env.scan_cost;
         return 0;
     }
 
@@ -756,8 +760,7 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
                  fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})", sd.name,
                              idle_name(idle), outcome, ld_moved, env.src_cpu, env.imbalance,
                              static_cast<int>(env.migration_type_)));
-    last_lb_cost_ += costs_.lb_base + static_cast<sim_dur>(env.cpus_scanned) * costs_.lb_scan_per_cpu +
-                     static_cast<sim_dur>(ld_moved) * costs_.lb_migrate_task;
+    last_lb_cost_ += costs_.lb_base + env.scan_cost + static_cast<sim_dur>(ld_moved) * costs_.lb_migrate_task;
     return ld_moved;
 }
 
@@ -924,7 +927,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
             this_rq.max_idle_balance_cost = curr_cost;
         if (this_rq.cfs.h_nr_running && !pulled_task)
             pulled_task = 1;
-        newidle_cost_ += static_cast<sim_dur>(curr_cost);
+        charge_cpu(this_rq, static_cast<sim_dur>(curr_cost), &cpu_time_accounting::balance);
     }
     if (this_rq.next_balance > next_balance)
         this_rq.next_balance = next_balance;
@@ -952,10 +955,7 @@ void kernel::sched_balance_softirq(rq& r)
     last_lb_cost_ = 0;
     sched_balance_domains(r, idle);
     // The softirq's work delays whatever runs on this CPU.
-    if (last_lb_cost_ > 0 && !r.curr->is_idle_task()) {
-        stop_burst(r);
-        start_burst(r, last_lb_cost_);
-    }
+    charge_cpu(r, last_lb_cost_, &cpu_time_accounting::balance);
     last_lb_cost_ = 0;
 }
 

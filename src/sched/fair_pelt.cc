@@ -11,8 +11,8 @@
  * as when a benchmark is started from one shell with autogroup on), which
  * is the only task in the root group. Scheduling inside one group is the
  * same as flat scheduling, so the model keeps one cfs_rq per CPU and tracks
- * the group only where it matters to later models: tg->load_avg and its
- * update rule (update_tg_load_avg), counted as writes to a shared line.
+ * the group only where it matters: tg->load_avg and its update rule
+ * (update_tg_load_avg), each write a transfer of one contended cache line.
  * Differs: task_h_load() is the task's own load (the group's share of the
  * root is not applied), so absolute load figures are per-task, not scaled by
  * the group's shares.
@@ -95,16 +95,19 @@ constexpr int UPDATE_TG = 0x1, SKIP_AGE_LOAD = 0x2, DO_ATTACH = 0x4, DO_DETACH =
  * change into the group's global load_avg when it moved by more than 1/64.
  * With TG_LOAD_AVG_RATELIMIT (Aaron Lu, 2023) at most once per ms per cfs_rq.
  */
-static void update_tg_load_avg(cfs_rq& cfs, u64 now, bool ratelimit)
+void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
 {
     if (!cfs.tg)
         return;
-    if (ratelimit && now - cfs.last_update_tg_load_avg < NSEC_PER_MSEC)
+    const u64 now = cfs.rq_->clock_task;
+    if (kc_.behaviour.tg_load_avg_ratelimit && now - cfs.last_update_tg_load_avg < NSEC_PER_MSEC)
         return;
     const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
     if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {
         cfs.tg->load_avg += delta;
         cfs.tg->load_avg_updates++;
+        // atomic_long_add() on the group's shared line: its transfer is the contention.
+        lock_and_charge(cfs.tg->load_avg_line, cpu, costs_.atomic_op);
         cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
         cfs.last_update_tg_load_avg = now;
     }
@@ -146,7 +149,6 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
     decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs.h_nr_running,
                                         cfs.curr != nullptr);
 
-    const bool ratelimit = kc_.behaviour.tg_load_avg_ratelimit;
     if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
         // attach_entity_load_avg(): the entity starts at the cfs_rq's clock
         const u32 divider = get_pelt_divider(cfs.avg);
@@ -165,7 +167,7 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
         cfs.avg.util_sum += se.avg.util_sum;
         cfs.avg.runnable_avg += se.avg.runnable_avg;
         cfs.avg.runnable_sum += se.avg.runnable_sum;
-        update_tg_load_avg(cfs, now, ratelimit);
+        update_tg_load_avg(cfs, smp_processor_id());
     } else if (flags & DO_DETACH) {
         // detach_entity_load_avg()
         lsub_positive(cfs.avg.load_avg, se.avg.load_avg);
@@ -177,9 +179,9 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
         lsub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
         lsub_positive<u64>(cfs.avg.runnable_sum, se.avg.runnable_sum);
         cfs.avg.runnable_sum = std::max<u64>(cfs.avg.runnable_sum, static_cast<u64>(cfs.avg.runnable_avg) * PELT_MIN_DIVIDER);
-        update_tg_load_avg(cfs, now, ratelimit);
+        update_tg_load_avg(cfs, smp_processor_id());
     } else if (decayed && (flags & UPDATE_TG)) {
-        update_tg_load_avg(cfs, now, ratelimit);
+        update_tg_load_avg(cfs, smp_processor_id());
     }
 }
 

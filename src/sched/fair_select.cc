@@ -176,7 +176,7 @@ void kernel::update_idle_core(rq& r)
     sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared;
     if (!sds || sds->has_idle_cores)
         return;
-    const cpumask smt = m_.smt_mask(r.cpu);
+    const cpumask& smt = smt_mask(r.cpu);
     for_each_cpu(cpu, smt) {
         if (cpu == r.cpu)
             continue;
@@ -194,7 +194,7 @@ void kernel::update_idle_core(rq& r)
 int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
 {
     bool idle = true;
-    const cpumask smt = m_.smt_mask(core);
+    const cpumask& smt = smt_mask(core);
     for_each_cpu(cpu, smt) {
         if (!available_idle_cpu(cpu)) {
             idle = false;
@@ -219,7 +219,7 @@ int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_
 // kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
 int kernel::select_idle_smt(task_struct& p, int target)
 {
-    const cpumask smt = m_.smt_mask(target);
+    const cpumask& smt = smt_mask(target);
     for_each_cpu(cpu, smt) {
         if (cpu == target || !p.cpus_mask.test(cpu))
             continue;
@@ -235,8 +235,8 @@ int kernel::select_idle_smt(task_struct& p, int target)
  * core when the LLC has one (no limit), else for any idle CPU within the
  * scan depth - SIS_PROP's avg_idle / avg_scan_cost estimate, or SIS_UTIL's
  * nr_idle_scan + 1 (which gives up at once when it is 0).
- * Differs: the scan time SIS_PROP subtracts is probes x costs().idle_scan_probe
- * (the cost model decides how it is charged to the waker).
+ * The scan's time (idle_scan_probe plus a cache-line read by distance per CPU
+ * probed) is charged to the waking CPU and is what SIS_PROP subtracts.
  */
 int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core, int target)
 {
@@ -246,6 +246,14 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
     rq& this_rq = cpu_rq(smp_processor_id());
     sched_domain* this_sd = nullptr;
     int probes = 0;
+    sim_dur scan_cost = 0;
+    // The scan's time is spent by the waking CPU.
+    struct charge_on_exit {
+        kernel& k;
+        rq& r;
+        sim_dur& cost;
+        ~charge_on_exit() { k.charge_cpu(r, cost, &cpu_time_accounting::idle_scan); }
+    } charge{*this, this_rq, scan_cost};
 
     if (sched_feat(SIS_PROP) && !has_idle_core) {
         this_sd = topo_.cpu(smp_processor_id()).sd_llc;
@@ -278,6 +286,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
         ++probes;
+        scan_cost += costs_.idle_scan_probe + line_cost(smp_processor_id(), cpu);
         if (has_idle_core) {
             const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
             if (i >= 0) {
@@ -307,7 +316,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
             sds->has_idle_cores = false;
     }
     if (sched_feat(SIS_PROP) && this_sd && !has_idle_core) {
-        const u64 time = static_cast<u64>(probes) * static_cast<u64>(costs_.idle_scan_probe);
+        const u64 time = static_cast<u64>(scan_cost);
         this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, time);
         update_avg(this_sd->avg_scan_cost, time);
     }

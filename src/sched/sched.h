@@ -134,12 +134,23 @@ struct sched_entity {
     u64 prev_sleep_sum_runtime = 0;
 };
 
+/// A spinlock or a contended cache line, as the cost model sees it: who held it
+/// last (transfer cost by distance) and until when (waiters spin in order).
+struct contended_lock {
+    sim_time busy_until = 0;
+    int last_cpu = -1;
+    u64 acquisitions = 0;
+    u64 contended = 0;  ///< acquisitions that had to wait
+    sim_dur wait_total = 0;
+};
+
 /// struct task_group, reduced to what the model reads: the group's global
 /// load_avg, updated from each CPU's cfs_rq by update_tg_load_avg().
 struct task_group {
     std::string name;
     long load_avg = 0;        ///< atomic_long_t tg->load_avg
-    u64 load_avg_updates = 0; ///< writes to tg->load_avg (one contended cache line)
+    u64 load_avg_updates = 0; ///< writes to tg->load_avg
+    contended_lock load_avg_line; ///< the cache line holding tg->load_avg
 };
 
 /// struct sched_info (CONFIG_SCHED_INFO): run_delay and pcount.
@@ -182,6 +193,13 @@ struct task_struct {
     /* placement */
     std::list<task_struct*>::iterator group_node; ///< position in rq->cfs_tasks (se->group_node)
     bool on_cfs_tasks = false;
+
+    /* the cache model: the task's working set and where it was left warm */
+    u32 footprint_kib = 16;       ///< hot data touched per run (task_opts.footprint_kib)
+    int last_ran_cpu = -1;        ///< CPU of the last run, -1 before the first
+    sim_time last_ran_end = 0;    ///< when that run ended
+    u64 core_clock_at_leave = 0;  ///< footprint_clock of that CPU's core when it left
+    u64 llc_clock_at_leave = 0;   ///< footprint_clock of that CPU's LLC when it left
 
     /* the simulated user-space program */
     std::unique_ptr<task_behaviour> behaviour;
@@ -243,6 +261,18 @@ struct rq_schedstat {
     u64 pcount = 0;
 };
 
+/// Where a CPU's time went (ns): the cost model's accounting.
+struct cpu_time_accounting {
+    sim_dur task = 0;           ///< useful work of tasks (scaled by SMT sharing)
+    sim_dur context_switch = 0;
+    sim_dur cache_refill = 0;
+    sim_dur lock_spin = 0;      ///< waiting for contended locks and cache lines
+    sim_dur lock_hold = 0;      ///< holding them, cache-line transfers included
+    sim_dur balance = 0;        ///< load balancing (periodic, newly idle, NOHZ) scans and moves
+    sim_dur idle_scan = 0;      ///< select_idle_cpu() probes of the wakeup path
+    sim_dur idle_exit = 0;      ///< C-state exit latency before running again
+};
+
 /// struct root_domain: one for the whole machine (no cpusets / exclusive partitions).
 struct root_domain {
     bool overload = false;     ///< some CPU had >= 2 runnable tasks (sticky; see add_nr_running)
@@ -272,13 +302,19 @@ struct rq {
     bool idle_balance = false; ///< the tick found the CPU idle (rebalance as CPU_IDLE)
     std::list<task_struct*> cfs_tasks; ///< fair tasks on this rq, most recently run first
     rq_schedstat stats;
+    contended_lock lock;         ///< rq->__lock
+    u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
+    cpu_time_accounting acct;
 
     /* execution of the current task's burst */
     event_id work_event;     ///< end of the current burst (or the step() call)
     event_id resched_event;  ///< pending __schedule() for need_resched
     event_id tick_event;     ///< next scheduler tick (stopped while idle: NOHZ)
     sim_time seg_start = 0;  ///< when the current burst segment began
-    sim_dur seg_overhead = 0; ///< context-switch cost at the start of the segment
+    sim_dur seg_overhead = 0; ///< overhead (switch, refill, locks...) at the start of the segment
+    u32 seg_rate_pct = 100;   ///< progress rate of the segment's work (SMT sharing)
+    sim_dur pending_overhead = 0; ///< charged to this CPU, not yet consumed by a burst
+    sim_time idle_busy_until = 0; ///< an idle CPU busy with kernel work until then
     sim_time idle_since = 0;
     sim_dur busy_time = 0;   ///< time not running the idle task
 };

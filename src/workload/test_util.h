@@ -26,10 +26,25 @@ inline machine small_machine(int cores)
     return make_symmetric_machine(s, s.name);
 }
 
+/// `c` with the hardware side of the cost model (cache refills, locks and cache
+/// lines, IPIs and idle exits, scans and balancing) zeroed, so that tests can
+/// check the system-call accounting exactly.
+inline cost_params without_hardware_costs(cost_params c)
+{
+    for (sim_dur* v : {&c.ipi_wakeup, &c.cstate_c1_exit, &c.cstate_deep_exit, &c.line_smt,
+                       &c.line_llc, &c.line_pkg, &c.line_remote, &c.refill_llc_per_kib,
+                       &c.refill_mem_per_kib, &c.refill_remote_per_kib, &c.rq_lock_hold,
+                       &c.atomic_op, &c.idle_scan_probe, &c.lb_base, &c.lb_scan_per_cpu,
+                       &c.lb_migrate_task})
+        *v = 0;
+    return c;
+}
+
 struct test_env {
     explicit test_env(int cores, u64 seed = 1, const std::string& profile = "6.6",
                       cost_params costs = {})
-        : m(small_machine(cores)), sim(seed), k(sim, m, make_kernel_config(profile), costs)
+        : m(small_machine(cores)), sim(seed),
+          k(sim, m, make_kernel_config(profile), without_hardware_costs(costs))
     {
         k.set_check_level(check_level::every);
     }
