@@ -10,6 +10,7 @@
  */
 #include "machine/machine_parse.h"
 
+#include "machine/machine_costs.h"
 #include "machine/presets.h"
 #include "sim/config_error.h"
 
@@ -177,7 +178,8 @@ std::string line_col(std::string_view text, std::size_t byte)
 
 const std::vector<std::string> top_keys = {"format",   "name",      "description",
                                            "vendor",   "numbering", "node_reclaim_distance",
-                                           "generate", "cpus",      "numa_distance"};
+                                           "generate", "cpus",      "numa_distance",
+                                           "costs"};
 const std::vector<std::string> generate_keys = {
     "sockets",       "cores_per_socket", "threads_per_core",
     "cores_per_llc", "nodes_per_socket", "cores_per_cluster",
@@ -186,6 +188,57 @@ const std::vector<std::string> cpu_keys = {"cpu",     "core", "cluster", "llc",
                                            "package", "node", "capacity"};
 
 constexpr long long max_id = 1 << 20;
+
+/*
+ * "costs": {"line_llc": {"value": 20, "source": "..."}, "smt_pct": 60, ...}.
+ * A plain number records that the file gave no source.
+ */
+struct cost_setting {
+    std::string name;
+    long long value;
+    std::string source;
+};
+
+std::vector<cost_setting> read_costs(const json_reader& r, const json& doc, const std::string& where)
+{
+    std::vector<cost_setting> out;
+    if (!doc.contains("costs"))
+        return out;
+    const json& costs = r.object(doc["costs"], "costs");
+    for (auto it = costs.begin(); it != costs.end(); ++it) {
+        const std::string path = "costs." + it.key();
+        if (!find_cost(it.key()))
+            r.fail(path, fmt::format("unknown cost '{}'{}; `schedlab costs` lists them", it.key(),
+                                     did_you_mean(it.key(), cost_names())));
+        cost_setting c{it.key(), 0, ""};
+        const json* value = &it.value();
+        if (it.value().is_object()) {
+            r.check_keys(it.value(), path, {"value", "source"});
+            if (!it.value().contains("value"))
+                r.fail(path + ".value", "missing (a cost object is {\"value\": N, \"source\": \"...\"})");
+            value = &it.value()["value"];
+            if (it.value().contains("source"))
+                c.source = r.string(it.value()["source"], path + ".source");
+            if (c.source.empty())
+                c.source = fmt::format("{} (no source given)", where);
+        } else {
+            c.source = fmt::format("{} (no source given)", where);
+        }
+        if (!value->is_number_integer())
+            r.fail(value == &it.value() ? path : path + ".value",
+                   "expected an integer (or an object {\"value\": N, \"source\": \"...\"})");
+        c.value = r.integer(*value, value == &it.value() ? path : path + ".value", 0,
+                            1'000'000'000'000LL);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+void apply_costs(machine& m, const std::vector<cost_setting>& costs, const std::string& where)
+{
+    for (const auto& c : costs)
+        set_machine_cost(m, c.name, c.value, c.source, where + ": costs." + c.name);
+}
 
 } // namespace
 
@@ -231,6 +284,7 @@ machine machine_from_json(std::string_view text, const std::string& where)
     std::optional<int> reclaim;
     if (doc.contains("node_reclaim_distance"))
         reclaim = r.integer(doc["node_reclaim_distance"], "node_reclaim_distance", 10, 255);
+    const std::vector<cost_setting> costs = read_costs(r, doc, where);
 
     if (has_generate) {
         for (const char* key : {"numbering", "numa_distance"})
@@ -263,7 +317,9 @@ machine machine_from_json(std::string_view text, const std::string& where)
         if (g.contains("numbering"))
             spec.numbering = parse_cpu_numbering(r.string(g["numbering"], "generate.numbering"),
                                                  where + ": generate.numbering");
-        return make_symmetric_machine(spec, where + ": generate");
+        machine gm = make_symmetric_machine(spec, where + ": generate");
+        apply_costs(gm, costs, where);
+        return gm;
     }
 
     machine m;
@@ -327,6 +383,7 @@ machine machine_from_json(std::string_view text, const std::string& where)
                    fmt::format("missing; required when CPUs are on {} nodes", max_node + 1));
         m.numa_distance = {{10}};
     }
+    apply_costs(m, costs, where);
     m.validate(where);
     return m;
 }
@@ -344,7 +401,22 @@ std::string machine_to_json(const machine& m)
     out += "  \"numa_distance\": [";
     for (std::size_t i = 0; i < m.numa_distance.size(); ++i)
         out += fmt::format("{}[{}]", i ? ", " : "", fmt::join(m.numa_distance[i], ", "));
-    out += "],\n  \"cpus\": [\n";
+    out += "],\n";
+    /* Costs that differ from costs.def or carry a source, in costs.def order. */
+    std::vector<std::string> costs;
+    const auto values = cost_list(m.costs);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const auto& [name, v] = values[i];
+        const auto src = m.costs_source.find(name);
+        if (src != m.costs_source.end())
+            costs.push_back(fmt::format("    {}: {{\"value\": {}, \"source\": {}}}", str(name), v,
+                                        str(src->second)));
+        else if (v != cost_table()[i].default_value)
+            costs.push_back(fmt::format("    {}: {}", str(name), v));
+    }
+    if (!costs.empty())
+        out += fmt::format("  \"costs\": {{\n{}\n  }},\n", fmt::join(costs, ",\n"));
+    out += "  \"cpus\": [\n";
     for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
         const cpu_desc& d = m.cpus[cpu];
         out += fmt::format("    {{\"cpu\": {}, \"core\": {}, \"cluster\": {}, \"llc\": {}, "
@@ -610,6 +682,8 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
     m.numa_distance.assign(nodes, std::vector<int>(nodes, 20));
     for (int i = 0; i < nodes; ++i)
         m.numa_distance[i][i] = 10;
+    for (const auto& ci : cost_table()) // the defaults, saying why
+        m.costs_source[ci.name] = "default (lscpu gives no costs)";
     m.validate(where);
     return m;
 }

@@ -6,11 +6,13 @@
  */
 #include "machine/presets.h"
 
+#include "machine/machine_costs.h"
 #include "machine/machine_parse.h"
 #include "sim/config_error.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -263,21 +265,78 @@ std::vector<machine_preset_info> machine_presets()
     return v;
 }
 
-machine make_host_machine()
+machine make_sysfs_host_machine()
 {
     machine m = machine_from_sysfs();
     m.name = "host";
     m.description = host_description;
     read_cpuinfo_vendor(m);
+    read_sysfs_costs(m);
     m.validate("host");
+    return m;
+}
+
+namespace {
+
+std::string env(const char* name)
+{
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+} // namespace
+
+std::string default_host_machine_path()
+{
+    if (std::string p = env("SCHEDLAB_HOST_MACHINE"); !p.empty())
+        return p;
+    if (std::string xdg = env("XDG_CONFIG_HOME"); !xdg.empty())
+        return (std::filesystem::path(xdg) / "schedlab" / "host.json").string();
+    if (std::string home = env("HOME"); !home.empty())
+        return (std::filesystem::path(home) / ".config" / "schedlab" / "host.json").string();
+    return "";
+}
+
+std::string host_machine_file()
+{
+    if (std::string p = env("SCHEDLAB_HOST_MACHINE"); !p.empty())
+        return p; // named explicitly: it must exist (load_host_file says so if not)
+    const std::string p = default_host_machine_path();
+    std::error_code ec;
+    return !p.empty() && std::filesystem::is_regular_file(p, ec) ? p : "";
+}
+
+machine make_host_machine()
+{
+    const std::string file = host_machine_file();
+    if (file.empty())
+        return make_sysfs_host_machine();
+    const bool from_env = !env("SCHEDLAB_HOST_MACHINE").empty();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw config_error(file, "no such machine file (named by SCHEDLAB_HOST_MACHINE for the "
+                                 "host preset)");
+    machine m = machine_from_json(read_file(file), file);
+    const machine here = machine_from_sysfs();
+    if (m.nr_cpus() != here.nr_cpus())
+        throw config_error(file, fmt::format("describes {} CPUs but this machine has {}: it was "
+                                             "calibrated elsewhere; run `schedlab calibrate` again{}",
+                                             m.nr_cpus(), here.nr_cpus(),
+                                             from_env ? " or unset SCHEDLAB_HOST_MACHINE"
+                                                      : " or remove the file"));
+    m.name = "host";
+    m.description = fmt::format("{} (from {})", m.description, file);
     return m;
 }
 
 machine make_machine_preset(const std::string& name)
 {
     for (const auto& s : preset_specs())
-        if (s.name == name)
-            return make_symmetric_machine(s, s.name);
+        if (s.name == name) {
+            machine m = make_symmetric_machine(s, s.name);
+            apply_preset_costs(m);
+            return m;
+        }
     if (name == "host")
         return make_host_machine();
     std::string hint = nearest_name(name, preset_names());

@@ -72,8 +72,24 @@ std::vector<machine_preset_info> machine_presets();
 /// A preset by name; an unknown name is a config_error with a did-you-mean hint.
 machine make_machine_preset(const std::string& name);
 
-/// The machine this process runs on, from sysfs (plus /proc/cpuinfo for the vendor).
+/*
+ * The `host` preset: the calibrated machine file (`schedlab calibrate`) when
+ * there is one, else make_sysfs_host_machine(). The file is
+ * $SCHEDLAB_HOST_MACHINE if set (then it must exist), else
+ * $XDG_CONFIG_HOME/schedlab/host.json, else ~/.config/schedlab/host.json.
+ * A file whose CPU count differs from this machine's is a config_error.
+ */
 machine make_host_machine();
+
+/// The machine this process runs on, from sysfs (plus /proc/cpuinfo for the vendor and
+/// the sysfs cache sizes and cpuidle states as costs); never the calibrated file.
+machine make_sysfs_host_machine();
+
+/// The calibrated host file the `host` preset would read, or "" if there is none.
+std::string host_machine_file();
+
+/// Where `schedlab calibrate` writes by default (the first of the paths above), or "".
+std::string default_host_machine_path();
 
 /// A preset name, a path to a JSON machine file, or a path to `lscpu -p` output.
 machine load_machine(const std::string& spec);

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The hardware costs of each named preset that have a per-platform basis,
+ * each with its source. "estimate:" marks values reasoned from related
+ * figures rather than read from a measurement of that platform. Costs not
+ * listed keep their costs.def default (and its source). `schedlab costs
+ * PRESET` prints the result.
+ */
+#include "machine/machine_costs.h"
+
+#include <string>
+#include <vector>
+
+namespace schedlab {
+
+namespace {
+
+struct preset_cost {
+    const char* preset;
+    const char* cost;
+    long long value;
+    const char* source;
+};
+
+/* Shared reasons. */
+constexpr const char* acpi_c1 =
+    "acpi_idle on AMD: C1 is the _CST FFH MWAIT state, 1 us as firmware usually reports it "
+    "[unverified for these boards]";
+constexpr const char* acpi_c1_res =
+    "acpi_idle: target_residency = latency x latency_factor (2) (drivers/acpi/processor_idle.c)";
+constexpr const char* acpi_cc6 =
+    "AMD CC6 is ACPI C2 (I/O-port _CST entry) under acpi_idle; ~400 us reported for it on an "
+    "EPYC 7502P (Zen2) in FreeBSD review D47444; firmware-specific, assumed for this platform "
+    "[unverified]";
+constexpr const char* acpi_cc6_res =
+    "acpi_idle: target_residency = latency x latency_factor (2) (drivers/acpi/processor_idle.c)";
+constexpr const char* intel_mesh_refill =
+    "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
+
+const std::vector<preset_cost>& preset_cost_table()
+{
+    static const std::vector<preset_cost> table = {
+        // ---- bergamo-2s: Zen4c, 16 MB L3 per 8-core CCX, two CCX per CCD, 12 x DDR5-4800 per socket
+        {"bergamo-2s", "llc_kib", 16384, "kernel-model.md section 6: 16 MB L3 per 8-core CCX (TechPowerUp/SemiAnalysis)"},
+        {"bergamo-2s", "l2_kib", 1024, "Zen4c keeps Zen4's 1 MiB L2 per core (AMD product documentation)"},
+        {"bergamo-2s", "line_llc", 22, "estimate: Zen4 in-CCX transfer is 15-19 ns on a 5+ GHz 7950X (kernel-model.md 7.2); Zen4c runs ~3.1 GHz"},
+        {"bergamo-2s", "line_pkg", 120, "estimate: the two CCX of a Zen4c CCD share no L3, so any other LLC is reached through the server IO die; above the 7950X's ~80 ns cross-CCD (kernel-model.md 7.2)"},
+        {"bergamo-2s", "line_remote", 220, "estimate: kernel-model.md 7.2 cross-socket 150-250 ns [unverified], upper part for the larger IO die"},
+        {"bergamo-2s", "mem_bw_llc_mbs", 32000, "estimate: one GMI link per 16-core CCD (~64 GB/s read) shared by its two CCX"},
+        {"bergamo-2s", "mem_bw_node_mbs", 345000, "estimate: 12 x DDR5-4800 = 460.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
+        {"bergamo-2s", "cstate_c1_exit", 1000, acpi_c1},
+        {"bergamo-2s", "cstate_c1_residency", 2000, acpi_c1_res},
+        {"bergamo-2s", "cstate_deep_exit", 400000, acpi_cc6},
+        {"bergamo-2s", "cstate_deep_residency", 800000, acpi_cc6_res},
+
+        // ---- milan-2s: Zen3, 32 MB L3 per 8-core CCX (= CCD), 8 x DDR4-3200 per socket
+        {"milan-2s", "llc_kib", 32768, "kernel-model.md section 6: CCX = CCD = 8 cores, 32 MB L3"},
+        {"milan-2s", "l2_kib", 512, "Zen3: 512 KiB L2 per core (AnandTech EPYC Milan review, topology page)"},
+        {"milan-2s", "line_llc", 22, "estimate: Zen3's 8-core CCX ring like Zen4's (15-19 ns, kernel-model.md 7.2) at ~3.5 GHz server clocks"},
+        {"milan-2s", "line_pkg", 110, "estimate: other CCDs are reached through the server IO die; above the 7950X's ~80 ns cross-CCD (kernel-model.md 7.2)"},
+        {"milan-2s", "line_remote", 210, "estimate: kernel-model.md 7.2 cross-socket 150-250 ns [unverified]"},
+        {"milan-2s", "refill_mem_per_kib", 250, "kernel-model.md 7.2: DRAM ~113-134 ns (Rome, NPS4/NPS1) x 16 lines per KiB / memory-level parallelism ~8"},
+        {"milan-2s", "mem_bw_llc_mbs", 51200, "estimate: one CCD's GMI read link, 32 B per fabric clock at 1.6 GHz"},
+        {"milan-2s", "mem_bw_node_mbs", 150000, "estimate: 8 x DDR4-3200 = 204.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
+        {"milan-2s", "cstate_c1_exit", 1000, acpi_c1},
+        {"milan-2s", "cstate_c1_residency", 2000, acpi_c1_res},
+        {"milan-2s", "cstate_deep_exit", 400000, acpi_cc6},
+        {"milan-2s", "cstate_deep_residency", 800000, acpi_cc6_res},
+
+        // ---- spr-2s: 56 Golden Cove cores per socket on a 4-tile mesh, 8 x DDR5-4800 per socket
+        {"spr-2s", "llc_kib", 107520, "56 cores x 1.875 MiB L3 slice = 105 MiB per socket (Intel: Xeon Platinum 8480+, 105 MB)"},
+        {"spr-2s", "l2_kib", 2048, "Sapphire Rapids: 2 MiB L2 per core (Intel product documentation; costs.def notes it too)"},
+        {"spr-2s", "line_llc", 60, "estimate: core-to-core over a mesh spanning four tiles is several ring hops; Chips and Cheese's 'Core to Core Latency Data on Large Systems' (2023-11-07) measures SPR, its figures were not read here"},
+        {"spr-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
+        {"spr-2s", "mem_bw_llc_mbs", 230000, "estimate: the LLC is the whole socket, so as mem_bw_node_mbs"},
+        {"spr-2s", "mem_bw_node_mbs", 230000, "estimate: 8 x DDR5-4800 = 307.2 GB/s peak per socket, ~75% sustained"},
+        {"spr-2s", "cstate_c1_exit", 1000, "intel_idle spr_cstates: C1 exit_latency 1 us"},
+        {"spr-2s", "cstate_c1_residency", 1000, "intel_idle spr_cstates: C1 target_residency 1 us"},
+        {"spr-2s", "cstate_deep_exit", 290000, "intel_idle spr_cstates: C6 exit_latency 290 us"},
+        {"spr-2s", "cstate_deep_residency", 800000, "intel_idle spr_cstates: C6 target_residency 800 us"},
+
+        // ---- ryzen-7950x: Zen4 desktop, 2 CCX of 8 cores with 32 MB L3 each, 2 x DDR5
+        {"ryzen-7950x", "llc_kib", 32768, "AnandTech 7950X review: 32 MB L3 per 8-core CCD"},
+        {"ryzen-7950x", "l2_kib", 1024, "Zen4: 1 MiB L2 per core (AnandTech 7950X review)"},
+        {"ryzen-7950x", "line_llc", 17, "kernel-model.md 7.2 (AnandTech 7950X core-to-core): 15-19 ns within the L3"},
+        {"ryzen-7950x", "line_pkg", 80, "kernel-model.md 7.2 (AnandTech 7950X core-to-core): up to 79.5 ns between CCDs"},
+        {"ryzen-7950x", "refill_mem_per_kib", 160, "estimate: desktop DDR5 latency ~75-85 ns (vs the ~120 ns server figure behind the default) x 16 lines per KiB / MLP ~8"},
+        {"ryzen-7950x", "mem_bw_llc_mbs", 50000, "estimate: one CCD's GMI read link, 32 B per fabric clock at ~2 GHz = 64 GB/s peak, ~80% sustained"},
+        {"ryzen-7950x", "mem_bw_node_mbs", 62000, "estimate: 2 x DDR5-5200 = 83.2 GB/s peak, ~75% sustained"},
+        {"ryzen-7950x", "cstate_c1_exit", 1000, acpi_c1},
+        {"ryzen-7950x", "cstate_c1_residency", 2000, acpi_c1_res},
+        {"ryzen-7950x", "cstate_deep_exit", 400000, "estimate: assumed as on EPYC (acpi_idle ACPI C2 = CC6, ~400 us, FreeBSD review D47444 on a 7502P); desktop firmware may report less [unverified]"},
+        {"ryzen-7950x", "cstate_deep_residency", 800000, acpi_cc6_res},
+
+        // ---- skylake-18c: Skylake server core (1 MiB L2, 1.375 MiB L3 per core), mesh
+        {"skylake-18c", "llc_kib", 25344, "18 cores x 1.375 MiB L3 slice = 24.75 MiB (Skylake-SP/X non-inclusive L3)"},
+        {"skylake-18c", "l2_kib", 1024, "Skylake-SP/X: 1 MiB L2 per core"},
+        {"skylake-18c", "line_llc", 45, "estimate: 18-core mesh; core-to-core several times a Zen CCX's (kernel-model.md 7.2) but one die"},
+        {"skylake-18c", "refill_llc_per_kib", 100, intel_mesh_refill},
+        {"skylake-18c", "mem_bw_llc_mbs", 95000, "estimate: as mem_bw_node_mbs, the LLC is the whole socket"},
+        {"skylake-18c", "mem_bw_node_mbs", 95000, "estimate: 6 x DDR4-2666 = 128 GB/s peak if a Xeon SP (a Skylake-X desktop has 4 channels), ~75% sustained"},
+        {"skylake-18c", "cstate_c1_exit", 2000, "intel_idle skx_cstates: C1 exit_latency 2 us"},
+        {"skylake-18c", "cstate_c1_residency", 2000, "intel_idle skx_cstates: C1 target_residency 2 us"},
+        {"skylake-18c", "cstate_deep_exit", 133000, "intel_idle skx_cstates: C6 exit_latency 133 us"},
+        {"skylake-18c", "cstate_deep_residency", 600000, "intel_idle skx_cstates: C6 target_residency 600 us"},
+
+        // ---- icelake-2s: 32 Sunny Cove cores per socket (1.25 MiB L2, 1.5 MiB L3 each), 8 x DDR4-3200
+        {"icelake-2s", "llc_kib", 49152, "32 cores x 1.5 MiB L3 slice = 48 MiB per socket (Ice Lake-SP)"},
+        {"icelake-2s", "l2_kib", 1280, "Ice Lake-SP: 1.25 MiB L2 per core"},
+        {"icelake-2s", "line_llc", 50, "estimate: 32-core mesh, a little further than the 18-core Skylake's"},
+        {"icelake-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
+        {"icelake-2s", "mem_bw_llc_mbs", 150000, "estimate: as mem_bw_node_mbs, the LLC is the whole socket"},
+        {"icelake-2s", "mem_bw_node_mbs", 150000, "estimate: 8 x DDR4-3200 = 204.8 GB/s peak per socket, ~75% sustained"},
+        {"icelake-2s", "cstate_c1_exit", 1000, "intel_idle icx_cstates: C1 exit_latency 1 us"},
+        {"icelake-2s", "cstate_c1_residency", 1000, "intel_idle icx_cstates: C1 target_residency 1 us"},
+        {"icelake-2s", "cstate_deep_exit", 170000, "intel_idle icx_cstates: C6 exit_latency 170 us"},
+        {"icelake-2s", "cstate_deep_residency", 600000, "intel_idle icx_cstates: C6 target_residency 600 us"},
+    };
+    return table;
+}
+
+} // namespace
+
+void apply_preset_costs(machine& m)
+{
+    for (const auto& pc : preset_cost_table())
+        if (m.name == pc.preset)
+            set_machine_cost(m, pc.cost, pc.value, pc.source, m.name);
+}
+
+} // namespace schedlab
