@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "calibrate/calibrate.h"
+
+#include "machine/machine_costs.h"
+#include "machine/machine_parse.h"
+#include "machine/presets.h"
+#include "sim/config_error.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace schedlab::calibrate {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+long long rounded(double v, long long at_least)
+{
+    return std::max(at_least, static_cast<long long>(std::llround(v)));
+}
+
+std::string runs_of(const stats& s, const char* unit)
+{
+    return fmt::format("median of {} runs (min {:.1f}, max {:.1f} {})", s.runs, s.min, s.max, unit);
+}
+
+std::string mib(std::size_t bytes)
+{
+    return fmt::format("{} MiB", bytes >> 20);
+}
+
+} // namespace
+
+cpu_pairs pick_pairs(const machine& m, const std::vector<int>& real_of_dense,
+                     const std::vector<int>& allowed)
+{
+    cpu_pairs p;
+    auto ok = [&](int dense) {
+        return dense < static_cast<int>(real_of_dense.size()) &&
+               std::binary_search(allowed.begin(), allowed.end(), real_of_dense[dense]);
+    };
+    for (int i = 0; i < m.nr_cpus(); ++i) {
+        if (!ok(i))
+            continue;
+        for (int j = i + 1; j < m.nr_cpus(); ++j) {
+            if (!ok(j))
+                continue;
+            const cpu_desc& x = m.cpus[i];
+            const cpu_desc& y = m.cpus[j];
+            auto& slot = x.core == y.core                               ? p.smt
+                         : x.llc == y.llc                               ? p.llc
+                         : x.package == y.package && x.node == y.node ? p.pkg
+                                                                        : p.remote;
+            if (!slot)
+                slot = std::make_pair(real_of_dense[i], real_of_dense[j]);
+        }
+    }
+    return p;
+}
+
+std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector<std::string>& notes)
+{
+    std::vector<measured_cost> out;
+    auto add = [&](const char* name, long long v, const std::string& how) {
+        out.push_back({name, v, fmt::format("{}: {}", raw.stamp, how)});
+    };
+
+    if (raw.syscalls) {
+        const auto& s = *raw.syscalls;
+        add("pipe_write", rounded(s.write_ns.median, 1),
+            fmt::format("1-byte write() to a pipe nobody waits on, CPU {}; {}", raw.cpu,
+                        runs_of(s.write_ns, "ns")));
+        add("pipe_read", rounded(s.read_ns.median, 1),
+            fmt::format("1-byte read() of a pipe holding data, CPU {}; {}", raw.cpu,
+                        runs_of(s.read_ns, "ns")));
+    }
+
+    double switch_and_wake = -1;
+    if (raw.same_cpu_round_trip && raw.syscalls) {
+        const double rt = raw.same_cpu_round_trip->median;
+        switch_and_wake = rt / 2 - raw.syscalls->write_ns.median - raw.syscalls->read_ns.median;
+        const std::string how = fmt::format(
+            "pipe ping-pong between two processes pinned to CPU {}: round trip {:.0f} ns = 2 x "
+            "(write + read + wakeup + context switch), {}; the {:.0f} ns left after write and "
+            "read split 2:1 between context_switch and wakeup as in the costs.def defaults",
+            raw.cpu, rt, runs_of(*raw.same_cpu_round_trip, "ns"), switch_and_wake);
+        if (switch_and_wake > 0) {
+            add("context_switch", rounded(switch_and_wake * 2 / 3, 1), how);
+            add("wakeup", rounded(switch_and_wake / 3, 1), how);
+        } else {
+            notes.push_back(fmt::format("context_switch, wakeup: not set; the same-CPU round trip "
+                                        "({:.0f} ns) left nothing after the pipe syscalls",
+                                        rt));
+        }
+    }
+
+    if (raw.cross_cpu_round_trip && raw.same_cpu_round_trip) {
+        const double cross = raw.cross_cpu_round_trip->median;
+        const double same = raw.same_cpu_round_trip->median;
+        const double ipi = (cross - same) / 2;
+        if (ipi > 0) {
+            add("ipi_wakeup", rounded(ipi, 1),
+                fmt::format("pipe ping-pong across CPUs {} and {} ({}): round trip {:.0f} ns "
+                            "against {:.0f} ns on one CPU; half the difference (each direction "
+                            "adds the wakeup IPI and the target's idle exit), {}",
+                            raw.cross_pair.first, raw.cross_pair.second, raw.cross_kind, cross,
+                            same, runs_of(*raw.cross_cpu_round_trip, "ns")));
+        } else {
+            notes.push_back(fmt::format("ipi_wakeup: not set; the cross-CPU round trip ({:.0f} "
+                                        "ns, CPUs {} and {}) was not slower than the same-CPU "
+                                        "one ({:.0f} ns)",
+                                        cross, raw.cross_pair.first, raw.cross_pair.second, same));
+        }
+    }
+
+    for (const auto& l : raw.lines)
+        out.push_back({l.cost, rounded(l.round_trip.median / 2, 1),
+                       fmt::format("{}: cache line bounced between pinned threads on CPUs {} and "
+                                   "{} (std::atomic store / load): round trip {:.1f} ns, half of "
+                                   "it; {}",
+                                   raw.stamp, l.a, l.b, l.round_trip.median,
+                                   runs_of(l.round_trip, "ns"))});
+
+    if (raw.refill_llc)
+        add("refill_llc_per_kib", rounded(raw.refill_llc->median, 1),
+            fmt::format("one load per line, shuffled, of a warm {} buffer (in the LLC, larger "
+                        "than L2), CPU {}; {}",
+                        mib(raw.refill_llc_bytes), raw.cpu, runs_of(*raw.refill_llc, "ns/KiB")));
+    if (raw.refill_mem)
+        add("refill_mem_per_kib", rounded(raw.refill_mem->median, 1),
+            fmt::format("one load per line, shuffled within 2 MiB windows, of a {} buffer, CPU "
+                        "{}; {}",
+                        mib(raw.refill_mem_bytes), raw.cpu, runs_of(*raw.refill_mem, "ns/KiB")));
+    if (raw.refill_remote)
+        add("refill_remote_per_kib", rounded(raw.refill_remote->median, 1),
+            fmt::format("as refill_mem_per_kib, the buffer first touched on another node; {}",
+                        runs_of(*raw.refill_remote, "ns/KiB")));
+
+    if (raw.bw_llc) {
+        const std::string how =
+            fmt::format("sequential read of a {} buffer by {} threads, one per CPU of an LLC{}; {}",
+                        mib(raw.bw_bytes), raw.bw_llc_cpus,
+                        raw.bw_llc_is_node ? " (the LLC is the whole node)" : "",
+                        runs_of(*raw.bw_llc, "MB/s"));
+        add("mem_bw_llc_mbs", rounded(raw.bw_llc->median, 1), how);
+        if (raw.bw_llc_is_node)
+            add("mem_bw_node_mbs", rounded(raw.bw_llc->median, 1), how);
+    }
+    if (raw.bw_node && !raw.bw_llc_is_node)
+        add("mem_bw_node_mbs", rounded(raw.bw_node->median, 1),
+            fmt::format("sequential read of a {} buffer by {} threads, one per CPU of a node; {}",
+                        mib(raw.bw_bytes), raw.bw_node_cpus, runs_of(*raw.bw_node, "MB/s")));
+
+    if (raw.smt_share)
+        add("smt_pct", std::clamp<long long>(std::llround(raw.smt_share->median), 1, 100),
+            fmt::format("an integer loop on SMT siblings {} and {} at once, against one alone "
+                        "(loop-specific: real code shares a core differently); {}",
+                        raw.smt_pair.first, raw.smt_pair.second, runs_of(*raw.smt_share, "%")));
+    return out;
+}
+
+namespace {
+
+std::string today_utc()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+    return buf;
+}
+
+std::string cpu_model()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            auto colon = line.find(':');
+            std::string v = colon == std::string::npos ? "" : line.substr(colon + 1);
+            v.erase(0, v.find_first_not_of(" \t"));
+            return v;
+        }
+    return "";
+}
+
+/* Dense machine CPU numbers -> the kernel's (machine_from_sysfs renumbers online CPUs in order). */
+std::vector<int> real_cpu_numbers(const machine& m, std::vector<std::string>& notes)
+{
+    std::ifstream in("/sys/devices/system/cpu/online");
+    std::string text;
+    std::getline(in, text);
+    std::vector<int> online;
+    try {
+        if (!text.empty())
+            online = parse_cpulist(text, "/sys/devices/system/cpu/online");
+    } catch (const config_error&) {
+        online.clear();
+    }
+    if (static_cast<int>(online.size()) == m.nr_cpus())
+        return online;
+    notes.push_back(fmt::format("/sys/devices/system/cpu/online lists {} CPUs, sysfs topology {}: "
+                                "assuming CPU numbers 0..{}",
+                                online.size(), m.nr_cpus(), m.nr_cpus() - 1));
+    std::vector<int> identity(m.nr_cpus());
+    for (int i = 0; i < m.nr_cpus(); ++i)
+        identity[i] = i;
+    return identity;
+}
+
+struct plan {
+    budget syscalls, pipe, line, refill_llc, refill_mem, bw, smt;
+    int syscall_ops, pipe_iters, line_iters, perf_loops;
+    double smt_phase;
+    std::size_t big_bytes_cap;
+};
+
+plan make_plan(bool quick)
+{
+    if (quick)
+        return {{3, 5, 0.05},  {3, 5, 0.15}, {3, 5, 0.05}, {3, 3, 0.05}, {3, 3, 0.1},
+                {3, 3, 0.15},  {3, 3, 0.1},  256,          1000,         5000,
+                10000,         0.02,         64u << 20};
+    return {{3, 15, 0.3}, {3, 11, 1.0}, {3, 11, 0.4}, {3, 9, 0.4}, {3, 5, 0.8},
+            {3, 7, 1.0},  {3, 5, 0.5},  256,          5000,        20000,
+            100000,       0.05,         1024u << 20};
+}
+
+/* Runs one probe; a failure becomes a note and leaves the cost at its default. */
+template <typename F> void attempt(const char* what, std::vector<std::string>& notes,
+                                   std::ostream& progress, F&& f)
+{
+    progress << "  " << what << " ..." << std::flush;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        f();
+        progress << fmt::format(" {:.2f} s\n",
+                                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                                    .count());
+    } catch (const probe_error& e) {
+        progress << " skipped\n";
+        notes.push_back(fmt::format("{}: not measured ({})", what, e.what()));
+    }
+}
+
+std::vector<int> allowed_in(const machine& m, const std::vector<int>& real,
+                            const std::vector<int>& allowed,
+                            const std::function<bool(const cpu_desc&)>& keep)
+{
+    std::vector<int> out;
+    for (int i = 0; i < m.nr_cpus(); ++i)
+        if (keep(m.cpus[i]) && std::binary_search(allowed.begin(), allowed.end(), real[i]))
+            out.push_back(real[i]);
+    return out;
+}
+
+} // namespace
+
+result run(const options& o, std::ostream& progress)
+{
+    const auto start = std::chrono::steady_clock::now();
+    result res;
+    res.m = make_sysfs_host_machine();
+    machine& m = res.m;
+    const std::string date = today_utc();
+    const std::string model = cpu_model();
+    m.name = "host";
+    m.description = fmt::format("this machine ({}{} CPUs), calibrated by schedlab calibrate{} on {}",
+                                model.empty() ? "" : model + ", ", m.nr_cpus(),
+                                o.quick ? " --quick" : "", date);
+
+    const plan p = make_plan(o.quick);
+    std::vector<std::string>& notes = res.notes;
+    const std::vector<int> real = real_cpu_numbers(m, notes);
+    std::vector<int> allowed = allowed_cpus();
+    std::sort(allowed.begin(), allowed.end());
+    int first = -1, dense_first = -1;
+    for (int i = 0; i < m.nr_cpus() && first < 0; ++i)
+        if (std::binary_search(allowed.begin(), allowed.end(), real[i]))
+            first = real[i], dense_first = i;
+    if (first < 0)
+        throw config_error("calibrate", "this process may not run on any CPU the sysfs topology "
+                                        "lists");
+
+    raw_measurements raw;
+    raw.stamp = fmt::format("measured by schedlab calibrate{} on {}", o.quick ? " --quick" : "",
+                            date);
+    raw.cpu = first;
+    progress << fmt::format("schedlab calibrate: measuring this machine ({} CPUs{}){}\n",
+                            m.nr_cpus(), model.empty() ? "" : ", " + model,
+                            o.quick ? ", quick" : "");
+
+    attempt("pipe write/read syscalls", notes, progress,
+            [&] { raw.syscalls = probe_pipe_syscalls(first, p.syscall_ops, p.syscalls); });
+    attempt("pipe ping-pong on one CPU", notes, progress, [&] {
+        raw.same_cpu_round_trip = probe_pipe_round_trip(first, first, p.pipe_iters, p.pipe);
+    });
+
+    const cpu_pairs pairs = pick_pairs(m, real, allowed);
+    const std::pair<const char*, const std::optional<std::pair<int, int>>*> by_distance[] = {
+        {"same LLC", &pairs.llc},
+        {"same package, other LLC", &pairs.pkg},
+        {"other package or node", &pairs.remote},
+        {"SMT siblings", &pairs.smt}};
+    for (const auto& [kind, pair] : by_distance)
+        if (*pair) {
+            raw.cross_pair = **pair;
+            raw.cross_kind = kind;
+            break;
+        }
+    if (raw.cross_pair.first >= 0)
+        attempt("pipe ping-pong across two CPUs", notes, progress, [&] {
+            raw.cross_cpu_round_trip = probe_pipe_round_trip(
+                raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe);
+        });
+    else
+        notes.push_back("ipi_wakeup and cache-line transfers: not measured (one usable CPU)");
+
+    const std::pair<const char*, const std::optional<std::pair<int, int>>*> line_pairs[] = {
+        {"line_smt", &pairs.smt},
+        {"line_llc", &pairs.llc},
+        {"line_pkg", &pairs.pkg},
+        {"line_remote", &pairs.remote}};
+    for (const auto& [cost, pair] : line_pairs) {
+        if (!*pair)
+            continue;
+        attempt(fmt::format("cache-line ping-pong for {}", cost).c_str(), notes, progress, [&] {
+            const stats s = probe_line_round_trip((*pair)->first, (*pair)->second, p.line_iters,
+                                                  p.line);
+            raw.lines.push_back({cost, (*pair)->first, (*pair)->second, s});
+        });
+    }
+
+    const std::size_t l2 = static_cast<std::size_t>(m.costs.l2_kib) * 1024;
+    const std::size_t llc = static_cast<std::size_t>(m.costs.llc_kib) * 1024;
+    if (llc > 2 * l2) {
+        raw.refill_llc_bytes = std::min<std::size_t>(
+            std::min(llc / 2, std::max<std::size_t>(4 * l2, 1u << 20)), 16u << 20);
+        attempt("shuffled reads from the LLC", notes, progress, [&] {
+            raw.refill_llc = probe_random_read(first, first, raw.refill_llc_bytes, true,
+                                               p.refill_llc);
+        });
+    } else {
+        notes.push_back("refill_llc_per_kib: not measured (the LLC is not larger than L2)");
+    }
+
+    const std::size_t big = std::min(std::max<std::size_t>(2 * llc, 64u << 20), p.big_bytes_cap);
+    if (big <= llc)
+        notes.push_back(fmt::format("the memory probes use {} buffers, not larger than the {} "
+                                    "LLC sysfs reports: refill_mem_per_kib and the bandwidths may "
+                                    "include LLC hits (a VM may report its host's whole LLC)",
+                                    mib(big), mib(llc)));
+    raw.refill_mem_bytes = big;
+    attempt("shuffled reads from memory", notes, progress, [&] {
+        raw.refill_mem = probe_random_read(first, first, big, false, p.refill_mem);
+    });
+    if (m.nr_nodes() > 1) {
+        const int my_node = m.cpus[dense_first].node;
+        const auto others = allowed_in(m, real, allowed,
+                                       [&](const cpu_desc& d) { return d.node != my_node; });
+        if (!others.empty())
+            attempt("shuffled reads from another node's memory", notes, progress, [&] {
+                raw.refill_remote = probe_random_read(first, others.front(), big, false,
+                                                      p.refill_mem);
+            });
+    }
+
+    raw.bw_bytes = big;
+    const cpu_desc& d0 = m.cpus[dense_first];
+    const auto llc_cpus = allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.llc == d0.llc; });
+    const auto node_cpus =
+        allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.node == d0.node; });
+    raw.bw_llc_cpus = static_cast<int>(llc_cpus.size());
+    raw.bw_node_cpus = static_cast<int>(node_cpus.size());
+    raw.bw_llc_is_node = llc_cpus == node_cpus;
+    attempt("memory bandwidth of an LLC", notes, progress,
+            [&] { raw.bw_llc = probe_stream_read(llc_cpus, big, p.bw); });
+    if (!raw.bw_llc_is_node)
+        attempt("memory bandwidth of a node", notes, progress,
+                [&] { raw.bw_node = probe_stream_read(node_cpus, big, p.bw); });
+
+    if (pairs.smt) {
+        raw.smt_pair = *pairs.smt;
+        attempt("SMT sharing", notes, progress, [&] {
+            raw.smt_share = probe_pair_share(pairs.smt->first, pairs.smt->second, p.smt_phase, p.smt);
+        });
+    } else {
+        notes.push_back("smt_pct: not measured (no SMT siblings this process may use)");
+    }
+
+    std::vector<measured_cost> measured = derive_costs(raw, notes);
+    for (const auto& c : measured) {
+        try {
+            set_machine_cost(m, c.name, c.value, c.source, "calibrate");
+            res.measured.push_back(c);
+        } catch (const config_error& e) {
+            notes.push_back(fmt::format("{}: measured {} but not usable ({})", c.name, c.value,
+                                        e.what()));
+        }
+    }
+
+    if (o.perf) {
+        progress << "  perf bench sched pipe ..." << std::flush;
+        std::string why;
+        if (auto us = perf_bench_pipe_usecs(p.perf_loops, why)) {
+            progress << " done\n";
+            notes.push_back(fmt::format(
+                "cross-check: `perf bench sched pipe -l {}` = {:.2f} usecs/op (a round trip, two "
+                "unpinned processes); pinned here: {} on one CPU, {} across CPUs",
+                p.perf_loops, *us,
+                raw.same_cpu_round_trip
+                    ? fmt::format("{:.2f} us", raw.same_cpu_round_trip->median / 1000)
+                    : "-",
+                raw.cross_cpu_round_trip
+                    ? fmt::format("{:.2f} us", raw.cross_cpu_round_trip->median / 1000)
+                    : "-"));
+        } else {
+            progress << " skipped\n";
+            notes.push_back("perf cross-check: " + why);
+        }
+    }
+    res.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return res;
+}
+
+int cmd_calibrate(std::ostream& out, std::ostream& err, const options& o)
+{
+    const std::string path = o.output.empty() ? default_host_machine_path() : o.output;
+    if (path.empty())
+        throw config_error("--output", "no default location (neither SCHEDLAB_HOST_MACHINE, "
+                                       "XDG_CONFIG_HOME nor HOME is set); give --output FILE");
+    {
+        std::error_code ec;
+        if (fs::is_directory(path, ec))
+            throw config_error(path, "is a directory; --output takes a file name");
+    }
+
+    const result r = run(o, err);
+    const std::string text = machine_to_json(r.m);
+    machine_from_json(text, path); // what we write must read back
+
+    const fs::path target(path);
+    std::error_code ec;
+    if (target.has_parent_path())
+        fs::create_directories(target.parent_path(), ec);
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f << text;
+        f.close();
+        if (!f)
+            throw config_error(path, "cannot write the machine file");
+    }
+    fs::rename(tmp, target, ec);
+    if (ec)
+        throw config_error(path, fmt::format("cannot write the machine file: {}", ec.message()));
+
+    out << fmt::format("{:<22} {:>9} {:<7} {}\n", "COST", "VALUE", "UNIT", "HOW");
+    for (const auto& c : r.measured) {
+        const cost_info* ci = find_cost(c.name);
+        std::string how = c.source.substr(c.source.find(": ") + 2);
+        out << fmt::format("{:<22} {:>9} {:<7} {}\n", c.name, c.value, ci ? ci->unit : "", how);
+    }
+    for (const auto& [name, source] : r.m.costs_source)
+        if (source.rfind("sysfs ", 0) == 0)
+            out << fmt::format("{:<22} {:>9} {:<7} {}\n", name,
+                               [&] {
+                                   for (const auto& [n, v] : cost_list(r.m.costs))
+                                       if (n == name)
+                                           return v;
+                                   return sim_dur{0};
+                               }(),
+                               find_cost(name) ? find_cost(name)->unit : "", source);
+    if (!r.notes.empty()) {
+        out << "\nNotes:\n";
+        for (const auto& n : r.notes)
+            out << "  - " << n << "\n";
+    }
+    const bool is_host_file = path == default_host_machine_path();
+    out << fmt::format("\nMeasured in {:.1f} s. Wrote {}{}.\n", r.seconds, path,
+                       is_host_file ? "; the host preset uses it from now on"
+                                    : "; use it with --machine " + path +
+                                          " (or set SCHEDLAB_HOST_MACHINE to it)");
+    return 0;
+}
+
+} // namespace schedlab::calibrate

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * `schedlab calibrate`: measures this host's costs with real runs and
+ * writes a machine file (the host topology from sysfs plus the measured
+ * costs, each with a "measured by schedlab calibrate on DATE: how" source).
+ * The `host` preset reads that file (machine/presets.h, make_host_machine).
+ *
+ * What is measured (probes.h), and which cost it gives:
+ *   - 1-byte pipe write()/read() with nobody waiting     -> pipe_write, pipe_read
+ *   - pipe ping-pong between two processes on one CPU    -> context_switch, wakeup
+ *   - the same across two CPUs                           -> ipi_wakeup
+ *   - a cache line bounced between two pinned threads    -> line_smt / line_llc /
+ *                                                           line_pkg / line_remote
+ *   - shuffled reads of a buffer in the LLC / in DRAM    -> refill_llc_per_kib /
+ *     (/ in another node's DRAM)                            refill_mem_per_kib /
+ *                                                           refill_remote_per_kib
+ *   - sequential reads by every CPU of an LLC / a node   -> mem_bw_llc_mbs, mem_bw_node_mbs
+ *   - two busy SMT siblings against one                  -> smt_pct
+ *   - `perf bench sched pipe`, when perf runs            -> a cross-check, reported only
+ * Each is the median of repeated short runs within a time budget (about
+ * 10 s in all, 2 s with --quick).
+ */
+#include "calibrate/probes.h"
+#include "machine/machine.h"
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedlab::calibrate {
+
+struct options {
+    std::string output; ///< "" = default_host_machine_path() (where the host preset looks)
+    bool quick = false; ///< shorter runs: about 2 s instead of 10
+    bool perf = true;   ///< also run `perf bench sched pipe` as a cross-check if perf works
+};
+
+/// Pairs of real CPU numbers at each distance, as far as this machine and affinity allow.
+struct cpu_pairs {
+    std::optional<std::pair<int, int>> smt, llc, pkg, remote;
+};
+
+/*
+ * The first allowed pair at each distance: SMT siblings, same LLC (other
+ * core), same package and node (other LLC), other package or node.
+ * real_of_dense maps the machine's dense CPU numbers to the kernel's.
+ */
+cpu_pairs pick_pairs(const machine& m, const std::vector<int>& real_of_dense,
+                     const std::vector<int>& allowed);
+
+/// What the probes returned (absent: not measured), with what they ran on.
+struct raw_measurements {
+    std::string stamp; ///< "measured by schedlab calibrate on DATE"
+    int cpu = -1;      ///< the CPU of the single-CPU probes
+    std::optional<pipe_syscalls> syscalls;
+    std::optional<stats> same_cpu_round_trip;
+    std::optional<stats> cross_cpu_round_trip;
+    std::pair<int, int> cross_pair{-1, -1};
+    std::string cross_kind; ///< "same LLC", ...
+    struct line {
+        std::string cost; ///< line_smt, line_llc, line_pkg or line_remote
+        int a = -1, b = -1;
+        stats round_trip;
+    };
+    std::vector<line> lines;
+    std::optional<stats> refill_llc, refill_mem, refill_remote;
+    std::size_t refill_llc_bytes = 0, refill_mem_bytes = 0;
+    std::optional<stats> bw_llc, bw_node;
+    int bw_llc_cpus = 0, bw_node_cpus = 0;
+    bool bw_llc_is_node = false; ///< one measurement gives both
+    std::size_t bw_bytes = 0;
+    std::optional<stats> smt_share;
+    std::pair<int, int> smt_pair{-1, -1};
+};
+
+struct measured_cost {
+    std::string name;
+    long long value;
+    std::string source;
+};
+
+/// Turns the raw numbers into costs with sources; `notes` gets what could not be derived.
+std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector<std::string>& notes);
+
+struct result {
+    machine m; ///< the host from sysfs, with the measured costs set
+    std::vector<measured_cost> measured;
+    std::vector<std::string> notes; ///< probes skipped and why; the perf cross-check
+    double seconds = 0;             ///< wall time of the measurements
+};
+
+/// Measures this machine; progress lines go to `progress`.
+result run(const options& o, std::ostream& progress);
+
+/// The subcommand: measure, write the machine file, print what was measured. Returns 0.
+int cmd_calibrate(std::ostream& out, std::ostream& err, const options& o);
+
+} // namespace schedlab::calibrate

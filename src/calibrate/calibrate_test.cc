@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The calibration runs on whatever machine runs the tests (often a loaded
+ * 2-CPU VM), so these tests check the plumbing: probes return positive,
+ * finite numbers from at least the minimum number of runs, the derived
+ * costs follow from the raw numbers, and the written file reads back and
+ * feeds the host preset. They never check measured magnitudes.
+ */
+#include "calibrate/calibrate.h"
+
+#include "machine/machine_costs.h"
+#include "machine/machine_parse.h"
+#include "machine/presets.h"
+#include "sim/config_error.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+namespace schedlab::calibrate {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name)
+{
+    fs::path dir = fs::temp_directory_path() /
+                   ("schedlab_calibrate_test_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+class scoped_env {
+public:
+    scoped_env(const char* name, std::optional<std::string> value) : name_(name)
+    {
+        if (const char* old = std::getenv(name))
+            old_ = old;
+        if (value)
+            ::setenv(name, value->c_str(), 1);
+        else
+            ::unsetenv(name);
+    }
+    ~scoped_env()
+    {
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+void expect_sane(const stats& s, int min_runs = 3)
+{
+    EXPECT_GE(s.runs, min_runs);
+    EXPECT_TRUE(std::isfinite(s.median));
+    EXPECT_GT(s.min, 0);
+    EXPECT_LE(s.min, s.median);
+    EXPECT_LE(s.median, s.max);
+}
+
+const budget tiny{3, 3, 0.01};
+
+TEST(summarise, takes_the_median_min_and_max)
+{
+    const stats odd = summarise({5, 1, 3});
+    EXPECT_EQ(odd.median, 3);
+    EXPECT_EQ(odd.min, 1);
+    EXPECT_EQ(odd.max, 5);
+    EXPECT_EQ(odd.runs, 3);
+    EXPECT_EQ(summarise({4, 1, 2, 3}).median, 2.5);
+    EXPECT_THROW(summarise({}), probe_error);
+}
+
+TEST(allowed_cpus, lists_at_least_one_cpu_in_order)
+{
+    const auto cpus = allowed_cpus();
+    ASSERT_FALSE(cpus.empty());
+    EXPECT_TRUE(std::is_sorted(cpus.begin(), cpus.end()));
+}
+
+TEST(probes, pipe_syscalls_and_a_same_cpu_round_trip)
+{
+    const int cpu = allowed_cpus().front();
+    const pipe_syscalls s = probe_pipe_syscalls(cpu, 64, tiny);
+    expect_sane(s.write_ns);
+    expect_sane(s.read_ns);
+    const stats rt = probe_pipe_round_trip(cpu, cpu, 200, tiny);
+    expect_sane(rt);
+    // A round trip is two writes, two reads and two switches: more than one write.
+    EXPECT_GT(rt.median, s.write_ns.min);
+}
+
+TEST(probes, across_two_cpus)
+{
+    const auto cpus = allowed_cpus();
+    if (cpus.size() < 2)
+        GTEST_SKIP() << "one usable CPU";
+    expect_sane(probe_pipe_round_trip(cpus[0], cpus[1], 200, tiny));
+    expect_sane(probe_line_round_trip(cpus[0], cpus[1], 2000, tiny));
+}
+
+TEST(probes, a_cpu_the_process_may_not_use_is_a_probe_error)
+{
+    EXPECT_THROW(probe_pipe_syscalls(65000, 8, tiny), probe_error);
+    EXPECT_THROW(probe_pipe_round_trip(allowed_cpus().front(), 65000, 10, tiny), probe_error);
+}
+
+TEST(probes, reads_and_bandwidth)
+{
+    const int cpu = allowed_cpus().front();
+    expect_sane(probe_random_read(cpu, cpu, 1u << 20, true, tiny));
+    expect_sane(probe_random_read(cpu, cpu, 4u << 20, false, tiny));
+    expect_sane(probe_stream_read({cpu}, 8u << 20, tiny));
+    expect_sane(probe_stream_read(allowed_cpus(), 8u << 20, tiny));
+}
+
+TEST(probes, two_threads_on_one_cpu_share_it)
+{
+    const int cpu = allowed_cpus().front();
+    const stats s = probe_pair_share(cpu, cpu, 0.05, tiny);
+    expect_sane(s);
+    EXPECT_LT(s.median, 90); // time-sliced: each gets about half
+}
+
+TEST(perf_bench_pipe_usecs, gives_a_number_or_a_reason)
+{
+    std::string why;
+    const auto us = perf_bench_pipe_usecs(1000, why);
+    if (us)
+        EXPECT_GT(*us, 0);
+    else
+        EXPECT_FALSE(why.empty());
+}
+
+TEST(pick_pairs, finds_one_pair_per_distance)
+{
+    const machine m = make_machine_preset("milan-2s"); // sibling of n is n + 128, 8 cores per LLC
+    std::vector<int> real(m.nr_cpus()), all(m.nr_cpus());
+    for (int i = 0; i < m.nr_cpus(); ++i)
+        real[i] = all[i] = i;
+    const cpu_pairs p = pick_pairs(m, real, all);
+    EXPECT_EQ(p.smt, std::make_pair(0, 128));
+    EXPECT_EQ(p.llc, std::make_pair(0, 1));
+    EXPECT_EQ(p.pkg, std::make_pair(0, 8));
+    EXPECT_EQ(p.remote, std::make_pair(0, 64));
+
+    const cpu_pairs only = pick_pairs(m, real, {3, 70});
+    EXPECT_FALSE(only.smt || only.llc || only.pkg);
+    EXPECT_EQ(only.remote, std::make_pair(3, 70));
+
+    std::vector<int> shifted(m.nr_cpus()); // the kernel numbers CPUs from 1000
+    for (int i = 0; i < m.nr_cpus(); ++i)
+        shifted[i] = 1000 + i;
+    EXPECT_EQ(pick_pairs(m, shifted, {1000, 1001}).llc, std::make_pair(1000, 1001));
+}
+
+stats fixed(double v)
+{
+    return stats{v, v, v, 5};
+}
+
+TEST(derive_costs, splits_the_round_trips_into_costs_with_sources)
+{
+    raw_measurements raw;
+    raw.stamp = "measured by schedlab calibrate on 2000-01-01";
+    raw.cpu = 0;
+    raw.syscalls = pipe_syscalls{fixed(500), fixed(400)};
+    raw.same_cpu_round_trip = fixed(6000); // one way 3000 = 900 syscalls + 2100 switch+wake
+    raw.cross_cpu_round_trip = fixed(9000);
+    raw.cross_pair = {0, 1};
+    raw.cross_kind = "same LLC";
+    raw.lines.push_back({"line_llc", 0, 1, fixed(101)});
+    raw.refill_mem = fixed(123.4);
+    raw.refill_mem_bytes = 64u << 20;
+    raw.bw_llc = fixed(20000);
+    raw.bw_llc_is_node = true;
+    raw.bw_llc_cpus = 2;
+    raw.smt_share = fixed(61.6);
+    raw.smt_pair = {0, 2};
+    std::vector<std::string> notes;
+    const auto costs = derive_costs(raw, notes);
+    std::map<std::string, long long> v;
+    for (const auto& c : costs) {
+        v[c.name] = c.value;
+        EXPECT_EQ(c.source.rfind(raw.stamp + ": ", 0), 0u) << c.name;
+        EXPECT_NE(find_cost(c.name), nullptr) << c.name;
+    }
+    EXPECT_EQ(v.at("pipe_write"), 500);
+    EXPECT_EQ(v.at("pipe_read"), 400);
+    EXPECT_EQ(v.at("context_switch"), 1400);
+    EXPECT_EQ(v.at("wakeup"), 700);
+    EXPECT_EQ(v.at("ipi_wakeup"), 1500);
+    EXPECT_EQ(v.at("line_llc"), 51); // half of 101, rounded
+    EXPECT_EQ(v.at("refill_mem_per_kib"), 123);
+    EXPECT_EQ(v.at("mem_bw_llc_mbs"), 20000);
+    EXPECT_EQ(v.at("mem_bw_node_mbs"), 20000);
+    EXPECT_EQ(v.at("smt_pct"), 62);
+    EXPECT_TRUE(notes.empty());
+}
+
+TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.syscalls = pipe_syscalls{fixed(2000), fixed(2000)};
+    raw.same_cpu_round_trip = fixed(6000); // less than the syscalls alone
+    raw.cross_cpu_round_trip = fixed(5000); // faster across CPUs
+    std::vector<std::string> notes;
+    const auto costs = derive_costs(raw, notes);
+    for (const auto& c : costs)
+        EXPECT_TRUE(c.name == "pipe_write" || c.name == "pipe_read") << c.name;
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_NE(notes[0].find("context_switch, wakeup: not set"), std::string::npos);
+    EXPECT_NE(notes[1].find("ipi_wakeup: not set"), std::string::npos);
+}
+
+TEST(cmd_calibrate, quick_writes_a_host_file_the_host_preset_then_uses)
+{
+    const fs::path dir = temp_dir("quick");
+    const fs::path file = dir / "sub" / "host.json";
+    scoped_env e("SCHEDLAB_HOST_MACHINE", file.string());
+    options o;
+    o.quick = true;
+    o.perf = false;
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_calibrate(out, err, o), 0);
+    ASSERT_TRUE(fs::exists(file)) << out.str() << err.str();
+    EXPECT_NE(out.str().find("the host preset uses it"), std::string::npos) << out.str();
+    EXPECT_NE(err.str().find("schedlab calibrate: measuring this machine"), std::string::npos);
+
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const machine m = machine_from_json(text.str(), file.string());
+    EXPECT_EQ(m.name, "host");
+    EXPECT_EQ(m.nr_cpus(), make_sysfs_host_machine().nr_cpus());
+    int measured = 0;
+    for (const auto& [name, source] : m.costs_source) {
+        if (source.rfind("measured by schedlab calibrate --quick on ", 0) != 0)
+            continue;
+        ++measured;
+        for (const auto& [n, v] : cost_list(m.costs)) {
+            if (n == name) {
+                EXPECT_GT(v, 0) << name;
+            }
+        }
+    }
+    EXPECT_GE(measured, 4) << text.str(); // pipe syscalls, one-CPU ping-pong, reads, bandwidth
+    EXPECT_TRUE(m.costs_source.count("pipe_write")) << out.str();
+    EXPECT_TRUE(m.costs_source.count("mem_bw_llc_mbs")) << out.str();
+
+    const machine host = make_machine_preset("host");
+    EXPECT_EQ(host.costs, m.costs);
+    EXPECT_EQ(host.costs_source, m.costs_source);
+    fs::remove_all(dir);
+}
+
+TEST(cmd_calibrate, an_output_that_is_a_directory_is_an_error)
+{
+    const fs::path dir = temp_dir("dir");
+    options o;
+    o.quick = true;
+    o.output = dir.string();
+    std::ostringstream out, err;
+    try {
+        cmd_calibrate(out, err, o);
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos);
+    }
+    EXPECT_TRUE(err.str().empty()); // rejected before measuring
+    fs::remove_all(dir);
+}
+
+} // namespace
+} // namespace schedlab::calibrate

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "calibrate/probes.h"
+
+#include <fmt/format.h>
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <functional>
+#include <memory>
+#include <thread>
+
+namespace schedlab::calibrate {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ns_between(clock_type::time_point a, clock_type::time_point b)
+{
+    return std::chrono::duration<double, std::nano>(b - a).count();
+}
+
+double seconds_since(clock_type::time_point a)
+{
+    return std::chrono::duration<double>(clock_type::now() - a).count();
+}
+
+/* A cpu_set for one CPU, allocated before any fork (CPU_ALLOC is malloc). */
+class one_cpu_set {
+public:
+    explicit one_cpu_set(int cpu) : cpu_(cpu)
+    {
+        if (cpu < 0 || cpu >= (1 << 16))
+            throw probe_error(fmt::format("CPU {} is out of range", cpu));
+        set_ = CPU_ALLOC(cpu + 1);
+        size_ = CPU_ALLOC_SIZE(cpu + 1);
+        CPU_ZERO_S(size_, set_);
+        CPU_SET_S(cpu, size_, set_);
+    }
+    ~one_cpu_set() { CPU_FREE(set_); }
+    one_cpu_set(const one_cpu_set&) = delete;
+    one_cpu_set& operator=(const one_cpu_set&) = delete;
+
+    /// Pins the calling thread; async-signal-safe (a bare system call).
+    bool pin() const { return sched_setaffinity(0, size_, set_) == 0; }
+    void pin_or_throw() const
+    {
+        if (!pin())
+            throw probe_error(fmt::format("cannot run on CPU {}: {}", cpu_, std::strerror(errno)));
+    }
+
+private:
+    int cpu_;
+    cpu_set_t* set_;
+    std::size_t size_;
+};
+
+/*
+ * Runs f on a new thread and rethrows what it threw: probes pin the thread
+ * they run on, never the caller's.
+ */
+template <typename F> auto on_thread(F&& f)
+{
+    using R = decltype(f());
+    std::optional<R> result;
+    std::exception_ptr error;
+    std::thread t([&] {
+        try {
+            result.emplace(f());
+        } catch (...) {
+            error = std::current_exception();
+        }
+    });
+    t.join();
+    if (error)
+        std::rethrow_exception(error);
+    return *result;
+}
+
+/* Runs `one_run` (returns a sample) within the budget. */
+stats repeat(const budget& b, const std::function<double()>& one_run)
+{
+    std::vector<double> samples;
+    const auto start = clock_type::now();
+    while (static_cast<int>(samples.size()) < b.max_runs) {
+        samples.push_back(one_run());
+        if (static_cast<int>(samples.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+            break;
+    }
+    return summarise(samples);
+}
+
+void close_fd(int& fd)
+{
+    if (fd >= 0)
+        ::close(fd);
+    fd = -1;
+}
+
+struct pipe_pair {
+    int fd[2] = {-1, -1};
+    pipe_pair()
+    {
+        if (::pipe2(fd, O_CLOEXEC) != 0)
+            throw probe_error(fmt::format("pipe: {}", std::strerror(errno)));
+    }
+    ~pipe_pair()
+    {
+        close_fd(fd[0]);
+        close_fd(fd[1]);
+    }
+    pipe_pair(const pipe_pair&) = delete;
+    pipe_pair& operator=(const pipe_pair&) = delete;
+};
+
+void write_all(int fd, const char* what)
+{
+    const char c = 'x';
+    if (::write(fd, &c, 1) != 1)
+        throw probe_error(fmt::format("{}: write: {}", what, std::strerror(errno)));
+}
+
+void read_one(int fd, const char* what)
+{
+    char c;
+    const ssize_t r = ::read(fd, &c, 1);
+    if (r != 1)
+        throw probe_error(fmt::format("{}: read: {}", what, r == 0 ? "end of file" : std::strerror(errno)));
+}
+
+/* Blocks SIGPIPE on this (probe) thread so a dead child gives EPIPE, not a killed process. */
+void block_sigpipe()
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &s, nullptr);
+}
+
+void drain_sigpipe()
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGPIPE);
+    const timespec zero{0, 0};
+    while (sigtimedwait(&s, nullptr, &zero) == SIGPIPE) {
+    }
+}
+
+/* The pipe ping-pong child: pin, say whether that worked, then echo bytes until EOF. */
+[[noreturn]] void ping_pong_child(const one_cpu_set& cpu, int in, int out)
+{
+    char c = cpu.pin() ? 'P' : 'X';
+    if (::write(out, &c, 1) != 1 || c == 'X')
+        _exit(3);
+    for (;;) {
+        if (::read(in, &c, 1) != 1)
+            _exit(0);
+        if (::write(out, &c, 1) != 1)
+            _exit(0);
+    }
+}
+
+double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters)
+{
+    pipe_pair to_child, to_parent;
+    a.pin_or_throw();
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        throw probe_error(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+        ::close(to_child.fd[1]);
+        ::close(to_parent.fd[0]);
+        ping_pong_child(b, to_child.fd[0], to_parent.fd[1]);
+    }
+    close_fd(to_child.fd[0]);
+    close_fd(to_parent.fd[1]);
+    double ns = -1;
+    std::string failure;
+    try {
+        char status = 0;
+        if (::read(to_parent.fd[0], &status, 1) != 1 || status != 'P')
+            throw probe_error(fmt::format("the ping-pong child cannot run on CPU {}", cpu_b));
+        for (int i = 0; i < std::min(iters / 10 + 10, 500); ++i) { // warm up
+            write_all(to_child.fd[1], "pipe ping-pong");
+            read_one(to_parent.fd[0], "pipe ping-pong");
+        }
+        const auto t0 = clock_type::now();
+        for (int i = 0; i < iters; ++i) {
+            write_all(to_child.fd[1], "pipe ping-pong");
+            read_one(to_parent.fd[0], "pipe ping-pong");
+        }
+        ns = ns_between(t0, clock_type::now()) / iters;
+    } catch (const probe_error& e) {
+        failure = e.what();
+    }
+    close_fd(to_child.fd[1]); // the child reads EOF and exits
+    int wstatus = 0;
+    while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    drain_sigpipe();
+    if (!failure.empty())
+        throw probe_error(failure);
+    return ns;
+}
+
+/* A cache line of its own. */
+struct alignas(128) padded_atomic {
+    std::atomic<std::uint64_t> v{0};
+};
+
+volatile std::uint64_t sink; // keeps the read loops from being optimised away
+
+std::uint64_t sum_sequential(const std::uint64_t* p, std::size_t n)
+{
+    std::uint64_t a = 0, b = 0, c = 0, d = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) { // one load per 16 bytes is plenty to stream every line
+        a += p[i];
+        b += p[i + 2];
+        c += p[i + 4];
+        d += p[i + 6];
+    }
+    for (; i < n; ++i)
+        a += p[i];
+    return a + b + c + d;
+}
+
+/* Page-aligned, zero-filled memory, optionally first-touched by the caller. */
+class big_buffer {
+public:
+    explicit big_buffer(std::size_t bytes) : bytes_(bytes)
+    {
+        void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            throw probe_error(fmt::format("cannot map {} MiB: {}", bytes >> 20, std::strerror(errno)));
+        p_ = static_cast<std::uint64_t*>(p);
+    }
+    ~big_buffer() { ::munmap(p_, bytes_); }
+    big_buffer(const big_buffer&) = delete;
+    big_buffer& operator=(const big_buffer&) = delete;
+
+    std::uint64_t* data() const { return p_; }
+    std::size_t words() const { return bytes_ / sizeof(std::uint64_t); }
+    /// Writes every word of [from, to) so its pages are allocated by (and near) the caller.
+    void touch(std::size_t from, std::size_t to) const
+    {
+        for (std::size_t i = from; i < to; ++i)
+            p_[i] = i;
+    }
+
+private:
+    std::size_t bytes_;
+    std::uint64_t* p_;
+};
+
+/* A fixed shuffle (xorshift, seed constant) of 0..n-1. */
+std::vector<std::uint32_t> shuffled(std::uint32_t n)
+{
+    std::vector<std::uint32_t> v(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+        v[i] = i;
+    std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+    for (std::uint32_t i = n; i > 1; --i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        std::swap(v[i - 1], v[x % i]);
+    }
+    return v;
+}
+
+} // namespace
+
+stats summarise(std::vector<double> samples)
+{
+    if (samples.empty())
+        throw probe_error("no samples");
+    std::sort(samples.begin(), samples.end());
+    stats s;
+    const std::size_t n = samples.size();
+    s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+    s.min = samples.front();
+    s.max = samples.back();
+    s.runs = static_cast<int>(n);
+    return s;
+}
+
+std::vector<int> allowed_cpus()
+{
+    std::vector<int> out;
+    for (int ncpus = 1024; ncpus <= (1 << 16); ncpus *= 4) {
+        cpu_set_t* set = CPU_ALLOC(ncpus);
+        const std::size_t size = CPU_ALLOC_SIZE(ncpus);
+        CPU_ZERO_S(size, set);
+        if (sched_getaffinity(0, size, set) == 0) {
+            for (int c = 0; c < ncpus; ++c)
+                if (CPU_ISSET_S(c, size, set))
+                    out.push_back(c);
+            CPU_FREE(set);
+            return out;
+        }
+        CPU_FREE(set);
+        if (errno != EINVAL)
+            break;
+    }
+    throw probe_error(fmt::format("sched_getaffinity: {}", std::strerror(errno)));
+}
+
+pipe_syscalls probe_pipe_syscalls(int cpu, int ops, const budget& b)
+{
+    return on_thread([&] {
+        const one_cpu_set where(cpu);
+        where.pin_or_throw();
+        pipe_pair p;
+        ops = std::clamp(ops, 1, 4096); // stays below the 64 KiB pipe capacity: never blocks
+        std::vector<double> writes, reads;
+        const auto start = clock_type::now();
+        for (int run = 0; run <= b.max_runs; ++run) { // run 0 warms up
+            const auto t0 = clock_type::now();
+            for (int i = 0; i < ops; ++i)
+                write_all(p.fd[1], "pipe write");
+            const auto t1 = clock_type::now();
+            for (int i = 0; i < ops; ++i)
+                read_one(p.fd[0], "pipe read");
+            const auto t2 = clock_type::now();
+            if (run == 0)
+                continue; // warm-up
+            writes.push_back(ns_between(t0, t1) / ops);
+            reads.push_back(ns_between(t1, t2) / ops);
+            if (static_cast<int>(writes.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+                break;
+        }
+        return pipe_syscalls{summarise(writes), summarise(reads)};
+    });
+}
+
+stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b)
+{
+    return on_thread([&] {
+        block_sigpipe();
+        const one_cpu_set a(cpu_a), bset(cpu_b);
+        /* A short trial sizes the runs: a slow wakeup path (a VM waking an idle vCPU can
+         * take 100 us) must not stretch the probe far past its budget. */
+        const double per_trip = pipe_round_trip_once(a, bset, cpu_b, 20);
+        const double fit = b.seconds / std::max(b.min_runs, 1) / std::max(per_trip, 1.0) * 1e9;
+        iters = std::clamp(static_cast<int>(fit), std::min(20, std::max(iters, 1)), std::max(iters, 1));
+        return repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters); });
+    });
+}
+
+stats probe_line_round_trip(int cpu_a, int cpu_b, int iters, const budget& b)
+{
+    const one_cpu_set a(cpu_a), bset(cpu_b);
+    iters = std::max(iters, 1);
+    const double run_limit_s = std::max(2.0, b.seconds); // one run never spins longer than this
+    return on_thread([&] { return repeat(b, [&] {
+        padded_atomic line, ready, abort;
+        std::string failure;
+        std::thread partner([&] {
+            if (!bset.pin()) {
+                failure = fmt::format("cannot run on CPU {}: {}", cpu_b, std::strerror(errno));
+                abort.v.store(1);
+                return;
+            }
+            ready.v.fetch_add(1);
+            for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(iters); ++i) {
+                unsigned spins = 0;
+                while (line.v.load(std::memory_order_acquire) != 2 * i + 1)
+                    if (++spins % 65536 == 0 && abort.v.load(std::memory_order_relaxed))
+                        return;
+                line.v.store(2 * i + 2, std::memory_order_release);
+            }
+        });
+        double ns = -1;
+        try {
+            a.pin_or_throw();
+            const auto wait_from = clock_type::now();
+            while (ready.v.load() == 0 && !abort.v.load()) {
+                if (seconds_since(wait_from) > run_limit_s)
+                    throw probe_error("the cache-line partner thread did not start");
+                std::this_thread::yield();
+            }
+            if (abort.v.load())
+                throw probe_error(failure);
+            const auto t0 = clock_type::now();
+            for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(iters); ++i) {
+                line.v.store(2 * i + 1, std::memory_order_release);
+                unsigned spins = 0;
+                while (line.v.load(std::memory_order_acquire) != 2 * i + 2)
+                    if (++spins % 65536 == 0 && seconds_since(t0) > run_limit_s)
+                        throw probe_error(fmt::format("cache-line ping-pong between CPUs {} and "
+                                                      "{} made no progress for {} s",
+                                                      cpu_a, cpu_b, run_limit_s));
+            }
+            ns = ns_between(t0, clock_type::now()) / iters;
+        } catch (...) {
+            abort.v.store(1);
+            partner.join();
+            throw;
+        }
+        partner.join();
+        return ns;
+    }); });
+}
+
+stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool warm,
+                        const budget& b)
+{
+    constexpr std::size_t line_words = 64 / sizeof(std::uint64_t);
+    constexpr std::uint32_t window_lines = (2u << 20) / 64;
+    bytes = std::max<std::size_t>(bytes, 64 * 1024) / 64 * 64;
+    const big_buffer buf(bytes);
+    const std::size_t lines = bytes / 64;
+    const std::uint32_t window = static_cast<std::uint32_t>(std::min<std::size_t>(lines, window_lines));
+    const std::vector<std::uint32_t> order = shuffled(window);
+    on_thread([&] {
+        const one_cpu_set owner(owner_cpu);
+        owner.pin_or_throw();
+        buf.touch(0, buf.words());
+        return 0;
+    });
+    return on_thread([&] {
+        const one_cpu_set reader(reader_cpu);
+        reader.pin_or_throw();
+        auto pass = [&] {
+            std::uint64_t sum = 0;
+            const std::uint64_t* p = buf.data();
+            for (std::size_t base = 0; base + window <= lines; base += window)
+                for (std::uint32_t i = 0; i < window; ++i)
+                    sum += p[(base + order[i]) * line_words];
+            sink = sum;
+        };
+        const std::size_t read_lines = lines / window * window;
+        if (warm)
+            pass();
+        return repeat(b, [&] {
+            const auto t0 = clock_type::now();
+            pass();
+            return ns_between(t0, clock_type::now()) / (static_cast<double>(read_lines) * 64 / 1024);
+        });
+    });
+}
+
+stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const budget& b)
+{
+    if (cpus.empty())
+        throw probe_error("no CPUs to read with");
+    const std::size_t n = cpus.size();
+    bytes = std::max<std::size_t>(bytes, n * 4096) / (n * 4096) * (n * 4096);
+    const big_buffer buf(bytes);
+    const std::size_t slice = buf.words() / n;
+    std::vector<std::unique_ptr<one_cpu_set>> sets;
+    for (int c : cpus)
+        sets.push_back(std::make_unique<one_cpu_set>(c));
+
+    /* One run: every thread reads its slice once; the span from the first start to the last end. */
+    auto team = [&](bool touch_only) {
+        std::vector<clock_type::time_point> begin(n), end(n);
+        std::vector<std::string> failures(n);
+        std::atomic<std::size_t> ready{0};
+        std::atomic<bool> go{false};
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < n; ++t)
+            threads.emplace_back([&, t] {
+                const bool pinned = sets[t]->pin();
+                if (!pinned)
+                    failures[t] = fmt::format("cannot run on CPU {}: {}", cpus[t], std::strerror(errno));
+                ready.fetch_add(1);
+                while (!go.load())
+                    std::this_thread::yield();
+                if (!pinned)
+                    return;
+                begin[t] = clock_type::now();
+                if (touch_only)
+                    buf.touch(t * slice, (t + 1) * slice);
+                else
+                    sink = sum_sequential(buf.data() + t * slice, slice);
+                end[t] = clock_type::now();
+            });
+        while (ready.load() < n)
+            std::this_thread::yield();
+        go.store(true);
+        for (auto& th : threads)
+            th.join();
+        for (const auto& f : failures)
+            if (!f.empty())
+                throw probe_error(f);
+        const auto first = *std::min_element(begin.begin(), begin.end());
+        const auto last = *std::max_element(end.begin(), end.end());
+        const double seconds = ns_between(first, last) / 1e9;
+        return static_cast<double>(slice * n * sizeof(std::uint64_t)) / seconds / 1e6;
+    };
+    team(true); // first touch, by the readers, so the pages sit on their node
+    return repeat(b, [&] { return team(false); });
+}
+
+stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const budget& b)
+{
+    const one_cpu_set a(cpu_a), bset(cpu_b);
+    /* Iterations of a loop with four independent integer chains in `seconds`. */
+    auto spin = [](double seconds) {
+        std::uint64_t x0 = 1, x1 = 2, x2 = 3, x3 = 4, n = 0;
+        const auto t0 = clock_type::now();
+        for (;;) {
+            for (int i = 0; i < 4096; ++i) {
+                x0 = x0 * 6364136223846793005ULL + 1;
+                x1 ^= x1 << 7;
+                x2 += x2 >> 3 | 1;
+                x3 = (x3 << 1) ^ x0;
+            }
+            n += 4096;
+            if (seconds_since(t0) >= seconds)
+                break;
+        }
+        sink = x0 + x1 + x2 + x3;
+        return static_cast<double>(n) / seconds_since(t0);
+    };
+    return repeat(b, [&] {
+        const double alone = on_thread([&] {
+            a.pin_or_throw();
+            return spin(seconds_per_phase);
+        });
+        double rate_a = 0, rate_b = 0;
+        std::string failure;
+        std::thread other([&] {
+            if (!bset.pin())
+                failure = fmt::format("cannot run on CPU {}", cpu_b);
+            else
+                rate_b = spin(seconds_per_phase);
+        });
+        try {
+            rate_a = on_thread([&] {
+                a.pin_or_throw();
+                return spin(seconds_per_phase);
+            });
+        } catch (...) {
+            other.join();
+            throw;
+        }
+        other.join();
+        if (!failure.empty())
+            throw probe_error(failure);
+        return 100.0 * (rate_a + rate_b) / 2 / alone;
+    });
+}
+
+std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why)
+{
+    const std::string cmd =
+        fmt::format("timeout 20 perf bench sched pipe -l {} 2>&1 </dev/null", std::max(loops, 1));
+    FILE* f = ::popen(cmd.c_str(), "r");
+    if (!f) {
+        why = fmt::format("cannot run perf: {}", std::strerror(errno));
+        return std::nullopt;
+    }
+    std::string out;
+    char chunk[512];
+    while (std::fgets(chunk, sizeof chunk, f))
+        out += chunk;
+    const int status = ::pclose(f);
+    // "       4.760650 usecs/op"
+    const auto pos = out.find("usecs/op");
+    if (status == 0 && pos != std::string::npos) {
+        auto start = out.rfind('\n', pos);
+        start = start == std::string::npos ? 0 : start + 1;
+        try {
+            const double v = std::stod(out.substr(start, pos - start));
+            if (v > 0)
+                return v;
+        } catch (const std::exception&) {
+        }
+    }
+    std::string first = out.substr(0, out.find('\n'));
+    why = fmt::format("`{}` did not report usecs/op (exit status {}{}{})",
+                      fmt::format("perf bench sched pipe -l {}", loops), status,
+                      first.empty() ? "" : ": ", first);
+    return std::nullopt;
+}
+
+} // namespace schedlab::calibrate

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Measurements of the real machine for `schedlab calibrate`: each probe
+ * runs a short timed loop several times on pinned CPUs (real CPU numbers,
+ * as sched_setaffinity takes them) and reports the median. A probe that
+ * cannot run (a CPU it may not use, a failed fork) throws probe_error.
+ *
+ * These are the only places in schedlab that read the wall clock or spawn
+ * threads; they are never used by a simulation.
+ */
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace schedlab::calibrate {
+
+class probe_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// How long a probe may take: at least min_runs runs, then more until max_runs or `seconds`.
+struct budget {
+    int min_runs = 3;
+    int max_runs = 15;
+    double seconds = 0.5;
+};
+
+struct stats {
+    double median = 0;
+    double min = 0;
+    double max = 0;
+    int runs = 0;
+};
+
+/// The median, minimum and maximum of the samples (which must not be empty).
+stats summarise(std::vector<double> samples);
+
+/// The CPUs this process may run on (sched_getaffinity), ascending.
+std::vector<int> allowed_cpus();
+
+/// Nanoseconds of one 1-byte write() and one 1-byte read() on a pipe nobody waits on.
+struct pipe_syscalls {
+    stats write_ns, read_ns;
+};
+pipe_syscalls probe_pipe_syscalls(int cpu, int ops_per_run, const budget& b);
+
+/*
+ * Round trip of a 1-byte pipe ping-pong between this process (pinned to
+ * cpu_a) and a forked child (pinned to cpu_b), as `perf bench sched pipe`
+ * does in its default process mode: nanoseconds per round trip. A short
+ * trial scales the runs down from round_trips_per_run when a round trip is
+ * so slow that min_runs runs would overrun the budget.
+ */
+stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b);
+
+/// Round trip of a cache line bounced between two pinned threads (std::atomic), in ns.
+stats probe_line_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b);
+
+/*
+ * Nanoseconds per KiB to read `bytes` owned (first touched) by a thread on
+ * owner_cpu from a thread on reader_cpu, one load per 64-byte line in a
+ * shuffled order inside each 2 MiB window (so hardware prefetchers do not
+ * hide the misses), the way a migrated task refills its working set. With
+ * `warm` the buffer is read once before timing (it then sits in whatever
+ * cache holds it).
+ */
+stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool warm,
+                        const budget& b);
+
+/// MB/s (10^6 bytes/s) of a sequential read of `bytes` split across threads pinned to `cpus`.
+stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const budget& b);
+
+/*
+ * Progress of each of two threads busy on cpu_a and cpu_b at once, in
+ * percent of one thread alone on cpu_a (an integer loop with some
+ * instruction-level parallelism). About 100 for separate cores, less for
+ * SMT siblings.
+ */
+stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const budget& b);
+
+/// `perf bench sched pipe -l LOOPS`: its usecs/op, or nullopt (with `why`) if perf does not run.
+std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why);
+
+} // namespace schedlab::calibrate
