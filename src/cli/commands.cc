@@ -4,6 +4,7 @@
 #include "analysis/compare.h"
 #include "experiment/result_json.h"
 #include "experiment/runner.h"
+#include "machine/machine_costs.h"
 #include "machine/presets.h"
 #include "report/html.h"
 #include "report/text.h"
@@ -91,13 +92,10 @@ int cmd_features(std::ostream& out, const std::string& kernel)
     return 0;
 }
 
-int cmd_costs(std::ostream& out, const cost_params& c)
+int cmd_costs(std::ostream& out, const std::string& machine,
+              const std::vector<std::string>& overrides)
 {
-    out << fmt::format("{:<16} {:>10}\n", "COST", "NS");
-    for (const auto& [name, v] : cost_list(c))
-        out << fmt::format("{:<16} {:>10}\n", name, v);
-    out << "\nOverride with `schedlab run --cost NAME=NS`. Defaults and their reasoning: "
-           "src/sched/params.h.\n";
+    out << costs_report(load_machine(machine), overrides);
     return 0;
 }
 

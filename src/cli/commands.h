@@ -57,7 +57,9 @@ int cmd_machines(std::ostream& out);
 int cmd_topology(std::ostream& out, const std::string& machine, bool verbose, bool pkg_name);
 int cmd_kernels(std::ostream& out);
 int cmd_features(std::ostream& out, const std::string& kernel);
-int cmd_costs(std::ostream& out, const cost_params& c);
+/// Every cost of the machine with value, unit, meaning and source; `overrides` are --cost terms.
+int cmd_costs(std::ostream& out, const std::string& machine,
+              const std::vector<std::string>& overrides);
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o);
 /// Arms x loads x runs in parallel, then the tables (exit 3 if a run did not finish).
 int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o);

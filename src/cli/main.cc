@@ -6,6 +6,7 @@
  * file), with a message naming the input; 3 a run that did not finish within
  * its simulated time limit. A simulator bug aborts with the scheduler state.
  */
+#include "calibrate/calibrate.h"
 #include "cli/commands.h"
 
 #include "sim/config_error.h"
@@ -49,10 +50,26 @@ int main(int argc, char** argv)
         "features", "List the sched features, their default per kernel profile and meaning");
     features->add_option("--kernel", feat_kernel, "Only this kernel profile (with its toggles)");
 
-    cost_params costs_defaults;
+    std::string costs_machine = "host";
     std::vector<std::string> costs_set;
-    auto* costs = app.add_subcommand("costs", "List the CPU cost of each modelled operation");
-    costs->add_option("--cost", costs_set, "Override NAME=NANOSECONDS (repeatable)");
+    auto* costs = app.add_subcommand(
+        "costs", "List a machine's costs: value, unit, meaning and where each value comes from");
+    costs->add_option("machine", costs_machine,
+                      "Preset name, machine JSON file or lscpu -p output (default: host)");
+    costs->add_option("--cost", costs_set, "Override NAME=VALUE (repeatable)")
+        ->allow_extra_args(false);
+
+    calibrate::options cal;
+    bool cal_no_perf = false;
+    auto* calibrate_cmd = app.add_subcommand(
+        "calibrate", "Measure this machine's costs with real runs and write a machine file that "
+                     "the host preset uses");
+    calibrate_cmd->add_option("-o,--output", cal.output,
+                              "Machine file to write (default: $SCHEDLAB_HOST_MACHINE, else "
+                              "$XDG_CONFIG_HOME/schedlab/host.json or ~/.config/schedlab/host.json)");
+    calibrate_cmd->add_flag("--quick", cal.quick, "Shorter runs: about 2 s instead of 10");
+    calibrate_cmd->add_flag("--no-perf", cal_no_perf,
+                            "Do not run `perf bench sched pipe` as a cross-check");
 
     run_options ro;
     auto* run = app.add_subcommand(
@@ -170,10 +187,11 @@ int main(int argc, char** argv)
             return cmd_kernels(std::cout);
         if (*features)
             return cmd_features(std::cout, feat_kernel);
-        if (*costs) {
-            for (const auto& c : costs_set)
-                set_cost(costs_defaults, c, "--cost");
-            return cmd_costs(std::cout, costs_defaults);
+        if (*costs)
+            return cmd_costs(std::cout, costs_machine, costs_set);
+        if (*calibrate_cmd) {
+            cal.perf = !cal_no_perf;
+            return calibrate::cmd_calibrate(std::cout, std::cerr, cal);
         }
         if (*run) {
             ro.schedstat = schedstat_raw ? "raw" : schedstat ? "table" : "";

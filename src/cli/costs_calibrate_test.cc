@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* `schedlab costs [MACHINE]` and `schedlab calibrate`, through cmd_costs and the binary. */
+#include "cli/commands.h"
+
+#include "machine/machine_parse.h"
+#include "sim/config_error.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace schedlab {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct bin_result {
+    int status;
+    std::string output; // stdout + stderr
+};
+
+bin_result schedlab_bin(const std::string& args)
+{
+    const std::string cmd = std::string(SCHEDLAB_BIN) + " " + args + " 2>&1";
+    FILE* f = popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 4096> buf{};
+    while (std::fgets(buf.data(), buf.size(), f))
+        out += buf.data();
+    const int st = pclose(f);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+TEST(cmd_costs, lists_a_preset_s_costs_with_their_sources)
+{
+    std::ostringstream out;
+    EXPECT_EQ(cmd_costs(out, "spr-2s", {}), 0);
+    EXPECT_THAT(out.str(), HasSubstr("# costs of machine spr-2s"));
+    EXPECT_THAT(out.str(), HasSubstr("source: intel_idle spr_cstates: C6 exit_latency 290 us"));
+    EXPECT_THAT(out.str(), HasSubstr("source: default: "));
+}
+
+TEST(cmd_costs, overrides_and_unknown_machines)
+{
+    std::ostringstream out;
+    cmd_costs(out, "milan-2s", {"context_switch=900"});
+    EXPECT_THAT(out.str(), HasSubstr("source: --cost context_switch=900"));
+    EXPECT_THROW(cmd_costs(out, "milan-s2", {}), config_error);
+    EXPECT_THROW(cmd_costs(out, "milan-2s", {"contex_switch=1"}), config_error);
+}
+
+TEST(schedlab_binary, costs_takes_a_machine_and_defaults_to_host)
+{
+    const auto preset = schedlab_bin("costs ryzen-7950x");
+    EXPECT_EQ(preset.status, 0) << preset.output;
+    EXPECT_THAT(preset.output, HasSubstr("# costs of machine ryzen-7950x"));
+    EXPECT_THAT(preset.output, HasSubstr("up to 79.5 ns between CCDs"));
+
+    const auto host = schedlab_bin("costs");
+    EXPECT_EQ(host.status, 0) << host.output;
+    EXPECT_THAT(host.output, HasSubstr("# costs of machine host"));
+
+    const auto bad = schedlab_bin("costs ryzen-7950x --cost line_lcc=3");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_THAT(bad.output, HasSubstr("--cost: unknown cost 'line_lcc' (did you mean 'line_llc'?)"));
+
+    const auto unknown = schedlab_bin("costs bergamo");
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_THAT(unknown.output, HasSubstr("did you mean 'bergamo-2s'?"));
+}
+
+TEST(schedlab_binary, calibrate_quick_writes_a_machine_file)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() /
+                         ("schedlab_cli_calibrate_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const fs::path file = dir / "host.json";
+    const auto r = schedlab_bin("calibrate --quick --no-perf --output " + file.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("pipe_write"));
+    EXPECT_THAT(r.output, HasSubstr("Wrote " + file.string()));
+    EXPECT_THAT(r.output, Not(HasSubstr("perf bench sched pipe ...")));
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    const machine m = machine_from_json(text.str(), file.string());
+    EXPECT_GT(m.costs.pipe_write, 0);
+
+    // The file is a machine like any other.
+    const auto costs = schedlab_bin("costs " + file.string());
+    EXPECT_EQ(costs.status, 0) << costs.output;
+    EXPECT_THAT(costs.output, HasSubstr("source: measured by schedlab calibrate --quick on "));
+    fs::remove_all(dir);
+
+    const auto bad = schedlab_bin("calibrate --bogus");
+    EXPECT_EQ(bad.status, 2);
+}
+
+} // namespace
+} // namespace schedlab
