@@ -3,6 +3,7 @@
 
 #include "machine/presets.h"
 #include "metrics/sched_summary.h"
+#include "sched/stats.h"
 #include "sched/core.h"
 #include "sched/profiles.h"
 #include "sim/config_error.h"
@@ -120,7 +121,7 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     rs.wakeup_latency_p99_ns = s.wakeup_latency.percentile(99);
     rs.wakeup_latency_max_ns = s.wakeup_latency.max();
     rs.busy_ns.assign(s.busy.begin(), s.busy.end());
-    res.summary_text = s.format();
+    res.summary_text = s.format() + format_cpu_accounting(k, s.begin);
     res.schedule_digest = k.schedule_digest();
     res.events_fired = sim.events_fired();
     res.schedstat = collect_schedstat(k);

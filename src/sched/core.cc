@@ -519,7 +519,6 @@ void kernel::__schedule(rq& r, bool preempt)
             r.idle_since = -1;
             start_tick(r);
         }
-        sim_dur overhead = 0;
         if (next->is_idle_task()) {
             r.idle_since = now();
             update_idle_core(r); // pick_next_task_idle() -> update_idle_core()
@@ -534,23 +533,25 @@ void kernel::__schedule(rq& r, bool preempt)
                            : predicted >= static_cast<u64>(costs_.cstate_c1_residency) ? 1
                                                                                        : 0;
             // Kernel work charged during this __schedule keeps the idle CPU busy.
-            r.idle_busy_until = now() + r.pending_overhead;
-            r.pending_overhead = 0;
+            sim_dur owed = 0;
+            for (int c = 0; c < ACCT_NR; ++c) {
+                owed += r.pending[c];
+                r.acct.idle_work[c] += r.pending[c];
+                r.pending[c] = 0;
+            }
+            r.idle_busy_until = now() + owed;
         } else {
-            const sim_dur cs = charge(*next, costs_.context_switch);
-            const sim_dur refill = cache_refill_cost(*next, r.cpu);
-            r.acct.context_switch += cs;
-            r.acct.cache_refill += refill;
-            overhead = cs + refill;
+            r.pending[ACCT_CONTEXT_SWITCH] += charge(*next, costs_.context_switch);
+            r.pending[ACCT_CACHE_REFILL] += cache_refill_cost(*next, r.cpu);
             const auto& cd = m_.cpus[static_cast<std::size_t>(r.cpu)];
             core_footprint_clock_[static_cast<std::size_t>(cd.core)] += next->footprint_kib;
             llc_footprint_clock_[static_cast<std::size_t>(cd.llc)] += next->footprint_kib;
         }
-        start_burst(r, overhead);
+        start_burst(r);
         if (prev->is_idle_task() != next->is_idle_task())
             update_smt_rates(r.cpu);
     } else {
-        start_burst(r, 0);
+        start_burst(r);
     }
     maybe_check(r);
 }
@@ -563,16 +564,24 @@ void kernel::__schedule(rq& r, bool preempt)
  * cache refill, locks, balancing, idle exit), then the task's work at the
  * rate SMT sharing allows. Progress is accounted when the segment stops.
  */
-void kernel::start_burst(rq& r, sim_dur overhead)
+void kernel::start_burst(rq& r)
 {
     task_struct& p = *r.curr;
     if (p.is_idle_task())
         return;
-    overhead += r.pending_overhead;
-    r.pending_overhead = 0;
-    if (r.idle_busy_until > now())
-        overhead += r.idle_busy_until - now(); // kernel work begun while idle
+    if (r.idle_busy_until > now()) {
+        // Kernel work begun while idle is not finished: the task waits for it.
+        const sim_dur carried = r.idle_busy_until - now();
+        r.pending[ACCT_CARRIED] += carried;
+        r.acct.carried += carried; // part of idle_work that turns out to be busy time
+    }
     r.idle_busy_until = 0;
+    sim_dur overhead = 0;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        r.seg_cat[c] = r.pending[c];
+        overhead += r.pending[c];
+        r.pending[c] = 0;
+    }
     r.seg_start = now();
     r.seg_overhead = overhead;
     r.seg_rate_pct = smt_rate_pct(r.cpu);
@@ -589,9 +598,16 @@ void kernel::stop_burst(rq& r)
     sim_.cancel(r.work_event);
     r.work_event = {};
     const sim_dur elapsed = now() - r.seg_start;
-    if (elapsed < r.seg_overhead)
-        r.pending_overhead += r.seg_overhead - elapsed; // still owed by this CPU
-    const sim_dur useful = std::max<sim_dur>(0, elapsed - r.seg_overhead);
+    // The overhead is spent first, category by category; what is left stays owed.
+    sim_dur budget = elapsed;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        const sim_dur used = std::min(budget, r.seg_cat[c]);
+        r.acct.spent[c] += used;
+        r.pending[c] += r.seg_cat[c] - used;
+        r.seg_cat[c] = 0;
+        budget -= used;
+    }
+    const sim_dur useful = budget;
     const sim_dur progress = useful * r.seg_rate_pct / 100;
     p.work_left -= std::min(progress, p.work_left);
     r.busy_time += elapsed;
@@ -604,7 +620,11 @@ void kernel::cpu_work_done(rq& r)
     task_struct& p = *r.curr;
     SIM_BUG_ON(p.is_idle_task(), "cpu{}: burst completion for the idle task", r.cpu);
     r.busy_time += now() - r.seg_start;
-    r.acct.task += std::max<sim_dur>(0, now() - r.seg_start - r.seg_overhead);
+    for (int c = 0; c < ACCT_NR; ++c) {
+        r.acct.spent[c] += r.seg_cat[c];
+        r.seg_cat[c] = 0;
+    }
+    r.acct.task += now() - r.seg_start - r.seg_overhead;
     r.work_event = {};
     p.work_left = 0;
     for (int guard = 0;; ++guard) {
@@ -615,7 +635,7 @@ void kernel::cpu_work_done(rq& r)
             if (a.ns <= 0)
                 continue;
             p.work_left = a.ns;
-            start_burst(r, 0);
+            start_burst(r);
             return;
         case task_action::block:
             if (p.__state == TASK_RUNNING)
@@ -695,25 +715,63 @@ void kernel::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
 {
     const auto [spin, held] = lock_acquire(l, cpu, hold);
     rq& r = cpu_rq(cpu);
-    if (spin)
-        charge_cpu(r, spin, &cpu_time_accounting::lock_spin);
-    charge_cpu(r, held, &cpu_time_accounting::lock_hold);
+    charge_cpu(r, spin, ACCT_LOCK_SPIN);
+    charge_cpu(r, held, ACCT_LOCK_HOLD);
 }
 
-void kernel::charge_cpu(rq& r, sim_dur ns, sim_dur cpu_time_accounting::*category)
+void kernel::charge_cpu(rq& r, sim_dur ns, acct_cat category)
 {
     if (ns <= 0)
         return;
-    r.acct.*category += ns;
     if (r.curr->is_idle_task()) {
+        r.acct.idle_work[category] += ns;
         r.idle_busy_until = std::max(r.idle_busy_until, now()) + ns;
     } else if (sim_.pending(r.work_event)) {
         stop_burst(r); // interrupts the running task's burst: it resumes after the charge
-        r.pending_overhead += ns;
-        start_burst(r, 0);
+        r.pending[category] += ns;
+        start_burst(r);
     } else {
-        r.pending_overhead += ns;
+        r.pending[category] += ns;
     }
+}
+
+cpu_time_accounting kernel::cpu_accounting(int cpu) const
+{
+    const rq& r = cpu_rq(cpu);
+    cpu_time_accounting a = r.acct;
+    if (!r.curr->is_idle_task() && sim_.pending(r.work_event)) {
+        sim_dur budget = now() - r.seg_start;
+        for (int c = 0; c < ACCT_NR; ++c) {
+            const sim_dur used = std::min(budget, r.seg_cat[c]);
+            a.spent[c] += used;
+            budget -= used;
+        }
+        a.task += budget;
+    }
+    return a;
+}
+
+const char* acct_cat_name(acct_cat c)
+{
+    switch (c) {
+    case ACCT_CONTEXT_SWITCH:
+        return "context switch";
+    case ACCT_CACHE_REFILL:
+        return "cache refill";
+    case ACCT_LOCK_SPIN:
+        return "lock spinning";
+    case ACCT_LOCK_HOLD:
+        return "lock holding";
+    case ACCT_BALANCE:
+        return "load balancing";
+    case ACCT_IDLE_SCAN:
+        return "idle-cpu scans";
+    case ACCT_CARRIED:
+        return "carried idle work";
+    case ACCT_NR:
+        break;
+    }
+    return "?";
 }
 
 namespace {
@@ -826,7 +884,7 @@ void kernel::update_smt_rates(int cpu)
         if (smt_rate_pct(s) == sr.seg_rate_pct)
             continue;
         stop_burst(sr);
-        start_burst(sr, 0);
+        start_burst(sr);
     }
 }
 

@@ -332,7 +332,7 @@ public:
     /// Takes a lock and charges the time to `cpu` (lock_spin / lock_hold).
     void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);
     /// Charges kernel time to a CPU: it delays the CPU's current or next task.
-    void charge_cpu(rq& r, sim_dur ns, sim_dur cpu_time_accounting::*category);
+    void charge_cpu(rq& r, sim_dur ns, acct_cat category);
     /// Refill time of p's working set when it starts running on cpu.
     sim_dur cache_refill_cost(const task_struct& p, int cpu) const;
     /// Exit latency of the idle state rq is in (0 if not idle).
@@ -343,6 +343,8 @@ public:
     u32 smt_rate_pct(int cpu) const;
     void update_smt_rates(int cpu);
     const wakeup_costs& wakeup_cost_totals() const { return wakeup_costs_; }
+    /// A CPU's accounting up to now, including the segment in progress.
+    cpu_time_accounting cpu_accounting(int cpu) const;
     void update_tg_load_avg(cfs_rq& cfs, int cpu);
 
     /* ---- the decision log ---- */
@@ -361,7 +363,7 @@ private:
 
     task_struct& new_task(std::unique_ptr<task_behaviour> b, const task_opts& o, int parent_cpu);
     void cpu_work_done(rq& rq);
-    void start_burst(rq& rq, sim_dur overhead);
+    void start_burst(rq& rq);
     void stop_burst(rq& rq);
     void do_exit(rq& rq, task_struct& p);
     void start_tick(rq& rq);

@@ -927,7 +927,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
             this_rq.max_idle_balance_cost = curr_cost;
         if (this_rq.cfs.h_nr_running && !pulled_task)
             pulled_task = 1;
-        charge_cpu(this_rq, static_cast<sim_dur>(curr_cost), &cpu_time_accounting::balance);
+        charge_cpu(this_rq, static_cast<sim_dur>(curr_cost), ACCT_BALANCE);
     }
     if (this_rq.next_balance > next_balance)
         this_rq.next_balance = next_balance;
@@ -955,7 +955,7 @@ void kernel::sched_balance_softirq(rq& r)
     last_lb_cost_ = 0;
     sched_balance_domains(r, idle);
     // The softirq's work delays whatever runs on this CPU.
-    charge_cpu(r, last_lb_cost_, &cpu_time_accounting::balance);
+    charge_cpu(r, last_lb_cost_, ACCT_BALANCE);
     last_lb_cost_ = 0;
 }
 

@@ -252,7 +252,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         kernel& k;
         rq& r;
         sim_dur& cost;
-        ~charge_on_exit() { k.charge_cpu(r, cost, &cpu_time_accounting::idle_scan); }
+        ~charge_on_exit() { k.charge_cpu(r, cost, ACCT_IDLE_SCAN); }
     } charge{*this, this_rq, scan_cost};
 
     if (sched_feat(SIS_PROP) && !has_idle_core) {

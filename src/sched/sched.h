@@ -261,16 +261,27 @@ struct rq_schedstat {
     u64 pcount = 0;
 };
 
-/// Where a CPU's time went (ns): the cost model's accounting.
+/// Kinds of kernel time the cost model charges to a CPU (its accounting categories).
+enum acct_cat : int {
+    ACCT_CONTEXT_SWITCH = 0,
+    ACCT_CACHE_REFILL,
+    ACCT_LOCK_SPIN,   ///< waiting for contended locks and cache lines
+    ACCT_LOCK_HOLD,   ///< holding them, cache-line transfers included
+    ACCT_BALANCE,     ///< load balancing: scans and moves (periodic, newly idle, NOHZ)
+    ACCT_IDLE_SCAN,   ///< select_idle_cpu() probes of the wakeup path
+    ACCT_CARRIED,     ///< kernel work begun while idle, finished after a task was picked
+    ACCT_NR,
+};
+const char* acct_cat_name(acct_cat c);
+
+/// Where a CPU's time went (ns), measured as the time elapses, so that
+/// task + spent + idle == the run's duration for every CPU.
 struct cpu_time_accounting {
-    sim_dur task = 0;           ///< useful work of tasks (scaled by SMT sharing)
-    sim_dur context_switch = 0;
-    sim_dur cache_refill = 0;
-    sim_dur lock_spin = 0;      ///< waiting for contended locks and cache lines
-    sim_dur lock_hold = 0;      ///< holding them, cache-line transfers included
-    sim_dur balance = 0;        ///< load balancing (periodic, newly idle, NOHZ) scans and moves
-    sim_dur idle_scan = 0;      ///< select_idle_cpu() probes of the wakeup path
-    sim_dur idle_exit = 0;      ///< C-state exit latency before running again
+    sim_dur task = 0;                 ///< tasks' own work (at SMT-shared speed)
+    sim_dur spent[ACCT_NR] = {};      ///< kernel time spent while a task was current
+    sim_dur idle_work[ACCT_NR] = {};  ///< kernel time charged while the CPU idled
+    sim_dur idle_exit = 0;            ///< C-state exit latencies (part of idle time)
+    sim_dur carried = 0;              ///< idle_work that was still running when a task was picked
 };
 
 /// struct root_domain: one for the whole machine (no cpusets / exclusive partitions).
@@ -312,8 +323,9 @@ struct rq {
     event_id tick_event;     ///< next scheduler tick (stopped while idle: NOHZ)
     sim_time seg_start = 0;  ///< when the current burst segment began
     sim_dur seg_overhead = 0; ///< overhead (switch, refill, locks...) at the start of the segment
+    sim_dur seg_cat[ACCT_NR] = {}; ///< that overhead by category
     u32 seg_rate_pct = 100;   ///< progress rate of the segment's work (SMT sharing)
-    sim_dur pending_overhead = 0; ///< charged to this CPU, not yet consumed by a burst
+    sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
     sim_time idle_busy_until = 0; ///< an idle CPU busy with kernel work until then
     sim_time idle_since = 0;
     sim_dur busy_time = 0;   ///< time not running the idle task

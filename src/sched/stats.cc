@@ -59,6 +59,68 @@ std::string schedstat_v15(const kernel& k)
     return s;
 }
 
+std::string format_cpu_accounting(const kernel& k, sim_time begin)
+{
+    const sim_dur duration = k.now() - begin;
+    const int n = k.nr_cpu_ids();
+    cpu_time_accounting total;
+    for (int cpu = 0; cpu < n; ++cpu) {
+        const cpu_time_accounting a = k.cpu_accounting(cpu);
+        total.task += a.task;
+        total.idle_exit += a.idle_exit;
+        total.carried += a.carried;
+        for (int c = 0; c < ACCT_NR; ++c) {
+            total.spent[c] += a.spent[c];
+            total.idle_work[c] += a.idle_work[c];
+        }
+    }
+    const double all = static_cast<double>(duration) * n;
+    auto pct = [&](sim_dur v) { return all > 0 ? 100.0 * static_cast<double>(v) / all : 0.0; };
+    auto ms = [](sim_dur v) { return static_cast<double>(v) / 1e6; };
+    sim_dur busy = total.task;
+    std::string kernel_line;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        busy += total.spent[c];
+        if (total.spent[c])
+            kernel_line += fmt::format("  {} {:.3f} ({:.1f}%)", acct_cat_name(static_cast<acct_cat>(c)),
+                                       ms(total.spent[c]), pct(total.spent[c]));
+    }
+    const sim_dur idle = static_cast<sim_dur>(all) - busy;
+    std::string s = fmt::format("# cpu time (ms, % of {} cpus x {:.6f} s): tasks {:.3f} ({:.1f}%)  "
+                                "idle {:.3f} ({:.1f}%)\n",
+                                n, static_cast<double>(duration) / 1e9, ms(total.task),
+                                pct(total.task), ms(idle), pct(idle));
+    if (!kernel_line.empty())
+        s += "#   kernel, with a task current:" + kernel_line + "\n";
+    std::string idle_line;
+    for (int c = 0; c < ACCT_NR; ++c)
+        if (total.idle_work[c])
+            idle_line += fmt::format("  {} {:.3f}", acct_cat_name(static_cast<acct_cat>(c)),
+                                     ms(total.idle_work[c]));
+    if (total.idle_exit)
+        idle_line += fmt::format("  C-state exits {:.3f}", ms(total.idle_exit));
+    if (total.carried)
+        idle_line += fmt::format("  (of which carried into busy time {:.3f})", ms(total.carried));
+    if (!idle_line.empty())
+        s += "#   of the idle time, kernel work:" + idle_line + "\n";
+    const wakeup_costs& w = k.wakeup_cost_totals();
+    u64 run_delay = 0, pcount = 0;
+    for (int cpu = 0; cpu < n; ++cpu) {
+        run_delay += k.cpu_rq(cpu).stats.run_delay;
+        pcount += k.cpu_rq(cpu).stats.pcount;
+    }
+    auto avg_us = [](sim_dur total_ns, u64 count) {
+        return count ? static_cast<double>(total_ns) / static_cast<double>(count) / 1000.0 : 0.0;
+    };
+    s += fmt::format("# wakeup delays: {} IPIs to busy cpus (avg {:.2f} us), {} idle exits (avg "
+                     "{:.2f} us, {} from the deep state); runqueue wait avg {:.2f} us per run "
+                     "({} runs)\n",
+                     w.ipis, avg_us(w.ipi_delay, w.ipis), w.idle_exits,
+                     avg_us(w.idle_exit_delay, w.idle_exits), w.idle_exits_deep,
+                     avg_us(static_cast<sim_dur>(run_delay), pcount), pcount);
+    return s;
+}
+
 std::string schedstat_table(const kernel& k)
 {
     // Sum per level name, in bottom-up order of first appearance.

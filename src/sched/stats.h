@@ -5,6 +5,8 @@
  * kernel prints (so existing tools such as sched-scoreboard parse it), and a
  * readable per-domain-level summary.
  */
+#include "sim/time.h"
+
 #include <string>
 
 namespace schedlab {
@@ -17,6 +19,10 @@ std::string schedstat_v15(const kernel& k);
 /// The per-domain counters summed over all CPUs, one block per domain level
 /// (SMT, MC, DIE, NUMA...) and idle type, with find_busiest_group() calls.
 std::string schedstat_table(const kernel& k);
+
+/// Where the CPUs' time went over [begin, now] and what delayed wakeups: the
+/// cost model's accounting, as "# " lines for the run summary.
+std::string format_cpu_accounting(const kernel& k, sim_time begin);
 
 /// The kernel's "%*pb" bitmap form: 32-bit hex words, most significant first.
 std::string cpumask_hex(const class cpumask& m);

@@ -64,6 +64,17 @@ std::unique_ptr<task_behaviour> spin(sim_dur chunk)
     return behaviour([chunk](kernel&, task_struct&) { return task_action::cpu(chunk); });
 }
 
+std::unique_ptr<task_behaviour> run_then_exit(sim_dur run)
+{
+    auto done = std::make_shared<bool>(false);
+    return behaviour([=](kernel&, task_struct&) {
+        if (*done)
+            return task_action::do_exit();
+        *done = true;
+        return task_action::cpu(run);
+    });
+}
+
 std::unique_ptr<task_behaviour> run_sleep(sim_dur run, sim_dur sleep, int loops)
 {
     // phase 0: run; phase 1: sleep

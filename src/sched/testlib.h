@@ -37,6 +37,8 @@ struct sched_fixture {
 std::unique_ptr<task_behaviour> spin(sim_dur chunk = msecs(100));
 /// Runs `run` ns then sleeps `sleep` ns, forever (or `loops` times, then exits).
 std::unique_ptr<task_behaviour> run_sleep(sim_dur run, sim_dur sleep, int loops = -1);
+/// Runs `run` ns of CPU work once, then exits.
+std::unique_ptr<task_behaviour> run_then_exit(sim_dur run);
 /// Any behaviour from a lambda.
 std::unique_ptr<task_behaviour> behaviour(std::function<task_action(kernel&, task_struct&)> f);
 

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The cost model on minimal scenarios (issue: explicit, calibrated costs):
+ * lock contention, cache refill by distance, SMT sharing, idle-state exits,
+ * and the time accounting.
+ */
+#include "metrics/sched_summary.h"
+#include "sched/testlib.h"
+
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using testlib::sched_fixture;
+
+machine two_llc_machine(int smt = 1)
+{
+    symmetric_machine_spec s;
+    s.name = "test-2llc";
+    s.cores_per_socket = 8;
+    s.threads_per_core = smt;
+    s.cores_per_llc = 4;
+    return make_symmetric_machine(s, "test");
+}
+
+TEST(lock_acquire, a_contended_lock_serialises_its_users_in_arrival_order)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 20;
+    sched_fixture t(testlib::small_machine(4), "6.6", 1, "", c);
+    contended_lock l;
+    const auto a = t.k->lock_acquire(l, 1, 300);
+    const auto b = t.k->lock_acquire(l, 2, 300);
+    const auto d = t.k->lock_acquire(l, 3, 300);
+    EXPECT_EQ(a.first, 0) << "the first comes in free";
+    EXPECT_EQ(a.second, 300) << "no previous owner: no line transfer";
+    EXPECT_EQ(b.first, 300) << "the second spins while the first holds it";
+    EXPECT_EQ(b.second, 320) << "then holds it, after pulling the line from cpu1";
+    EXPECT_EQ(d.first, 620);
+    EXPECT_EQ(l.contended, 2u);
+    EXPECT_EQ(l.busy_until, t.sim.now() + 940);
+}
+
+TEST(charge_cpu, a_spinning_cpu_delays_its_running_task)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    task_struct& p = t.spawn("work", testlib::run_then_exit(msecs(1)), 0, 0, 1);
+    t.run_for(usecs(100));
+    contended_lock l;
+    l.busy_until = t.sim.now() + usecs(50); // held elsewhere for 50 more us
+    t.k->lock_and_charge(l, 1, 0);
+    t.run_for(msecs(5));
+    EXPECT_EQ(p.__state, TASK_DEAD);
+    EXPECT_EQ(p.exit_time, msecs(1) + usecs(50)) << "the 1 ms burst ends 50 us late";
+    EXPECT_EQ(t.k->cpu_accounting(1).spent[ACCT_LOCK_SPIN], usecs(50));
+}
+
+TEST(cache_refill_cost, a_cross_llc_migration_of_a_1_mib_task_costs_more_than_a_same_llc_one)
+{
+    sched_fixture t(two_llc_machine(), "6.6", 1, "", cost_params{});
+    ASSERT_FALSE(t.k->topology().cpus_share_cache(0, 4));
+    ASSERT_TRUE(t.k->topology().cpus_share_cache(0, 1));
+    task_struct p;
+    p.footprint_kib = 1024;
+    p.last_ran_cpu = 0;
+    p.last_ran_end = t.sim.now();
+    const sim_dur same_cpu = t.k->cache_refill_cost(p, 0);
+    const sim_dur same_llc = t.k->cache_refill_cost(p, 1);
+    const sim_dur other_llc = t.k->cache_refill_cost(p, 4);
+    EXPECT_LT(same_cpu, same_llc) << "its lines are still in cpu0's private caches";
+    EXPECT_LT(same_llc, other_llc) << "the LLC still has them, the other LLC does not";
+    const cost_params& c = t.k->costs();
+    EXPECT_EQ(same_llc, 1024 * c.refill_llc_per_kib);
+    EXPECT_EQ(other_llc, 1024 * c.refill_mem_per_kib);
+}
+
+TEST(cache_refill_cost, a_long_sleep_or_other_tasks_cool_the_caches)
+{
+    sched_fixture t(two_llc_machine(), "6.6", 1, "", cost_params{});
+    const cost_params& c = t.k->costs();
+    task_struct p;
+    p.footprint_kib = 256;
+    p.last_ran_cpu = 0;
+    p.last_ran_end = t.sim.now();
+    const sim_dur warm = t.k->cache_refill_cost(p, 0);
+    t.run_for(c.cache_halflife); // half the private lines are gone
+    const sim_dur cooler = t.k->cache_refill_cost(p, 0);
+    EXPECT_GT(cooler, warm);
+    t.run_for(100 * c.llc_halflife); // everything is gone
+    EXPECT_EQ(t.k->cache_refill_cost(p, 0), 256 * c.refill_mem_per_kib);
+}
+
+TEST(smt_rate_pct, two_busy_siblings_slow_each_other)
+{
+    // cpu0 and cpu8 are SMT siblings (first-threads numbering, 8 cores).
+    auto finish_time = [](int second_cpu) {
+        cost_params c = sched_fixture::no_costs();
+        c.smt_pct = 62;
+        sched_fixture t(two_llc_machine(2), "6.6", 1, "", c);
+        task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(10)), 0, 0, 0);
+        t.spawn("b", testlib::run_then_exit(msecs(10)), 0, 0, second_cpu);
+        t.run_for(msecs(100));
+        return a.exit_time;
+    };
+    EXPECT_EQ(finish_time(1), msecs(10)) << "another core: full speed";
+    const sim_time shared = finish_time(8);
+    EXPECT_EQ(shared, msecs(10) * 100 / 62 + 1) << "a sibling: 62% of a core";
+}
+
+TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
+{
+    auto wake_delay = [](sim_dur deep_exit) {
+        cost_params c = sched_fixture::no_costs();
+        c.cstate_deep_exit = deep_exit;
+        c.cstate_deep_residency = usecs(300);
+        c.cstate_c1_residency = usecs(2);
+        c.cstate_c1_exit = 1000;
+        sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
+        // Sleeps of 5 ms: avg_idle stays above the deep state's target residency.
+        task_struct& p = t.spawn("sleeper", testlib::run_sleep(usecs(10), msecs(5)), 0, 0, 1);
+        t.run_for(msecs(100));
+        return static_cast<sim_dur>(p.sched_info_.run_delay / p.sched_info_.pcount);
+    };
+    const sim_dur deep = wake_delay(usecs(80));
+    EXPECT_NEAR(static_cast<double>(deep), static_cast<double>(usecs(80)), usecs(5));
+    EXPECT_LT(wake_delay(usecs(10)), usecs(12));
+}
+
+TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)
+{
+    sched_fixture t(two_llc_machine(2), "6.6", 3, "", cost_params{});
+    sched_summary trace(t.m.nr_cpus());
+    t.k->add_sink(&trace);
+    for (int i = 0; i < 24; ++i)
+        t.spawn(fmt::format("w{}", i),
+                testlib::behaviour([](kernel& k, task_struct& p) {
+                    if (p.rng.below(3))
+                        return task_action::cpu(k.charge(p, usecs(200)));
+                    k.schedule_timeout(p, static_cast<sim_dur>(p.rng.below(usecs(400))));
+                    return task_action::sleep();
+                }));
+    t.run_for(msecs(50));
+    const sched_summary_result r = trace.finish(t.sim.now());
+    sim_dur all_busy = 0, all_idle_work = 0;
+    for (int cpu = 0; cpu < t.m.nr_cpus(); ++cpu) {
+        const cpu_time_accounting a = t.k->cpu_accounting(cpu);
+        sim_dur busy = a.task;
+        for (sim_dur s : a.spent)
+            busy += s;
+        EXPECT_EQ(busy, r.busy[static_cast<std::size_t>(cpu)]) << "cpu" << cpu;
+        all_busy += busy;
+        for (sim_dur s : a.idle_work)
+            all_idle_work += s;
+        all_idle_work -= a.carried;
+    }
+    const sim_dur all = t.sim.now() * t.m.nr_cpus();
+    EXPECT_GT(all_busy, 0);
+    EXPECT_LE(all_busy + all_idle_work, all) << "kernel work while idle fits in the idle time";
+}
+
+} // namespace
+} // namespace schedlab
