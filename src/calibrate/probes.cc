@@ -221,7 +221,7 @@ struct alignas(128) padded_atomic {
     std::atomic<std::uint64_t> v{0};
 };
 
-volatile std::uint64_t sink; // keeps the read loops from being optimised away
+std::atomic<std::uint64_t> sink; // keeps the read loops from being optimised away
 
 std::uint64_t sum_sequential(const std::uint64_t* p, std::size_t n)
 {
@@ -441,7 +441,7 @@ stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool w
             for (std::size_t base = 0; base + window <= lines; base += window)
                 for (std::uint32_t i = 0; i < window; ++i)
                     sum += p[(base + order[i]) * line_words];
-            sink = sum;
+            sink.store(sum, std::memory_order_relaxed);
         };
         const std::size_t read_lines = lines / window * window;
         if (warm)
@@ -487,7 +487,8 @@ stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const b
                 if (touch_only)
                     buf.touch(t * slice, (t + 1) * slice);
                 else
-                    sink = sum_sequential(buf.data() + t * slice, slice);
+                    sink.store(sum_sequential(buf.data() + t * slice, slice),
+                               std::memory_order_relaxed);
                 end[t] = clock_type::now();
             });
         while (ready.load() < n)
@@ -525,7 +526,7 @@ stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const bud
             if (seconds_since(t0) >= seconds)
                 break;
         }
-        sink = x0 + x1 + x2 + x3;
+        sink.store(x0 + x1 + x2 + x3, std::memory_order_relaxed);
         return static_cast<double>(n) / seconds_since(t0);
     };
     return repeat(b, [&] {
