@@ -54,15 +54,24 @@ int cmd_topology(std::ostream& out, const std::string& machine_spec, bool verbos
 
 int cmd_kernels(std::ostream& out)
 {
-    out << fmt::format("{:<8} {:<6} {}\n", "PROFILE", "POLICY", "DESCRIPTION");
+    out << fmt::format("{:<12} {:<6} {}\n", "PROFILE", "POLICY", "DESCRIPTION");
     for (const auto& p : kernel_profiles()) {
         const kernel_config kc = make_kernel_config(p.name);
-        out << fmt::format("{:<8} {:<6} {}\n", p.name,
+        out << fmt::format("{:<12} {:<6} {}\n", p.name,
                            kc.params.policy == fair_policy::eevdf ? "EEVDF" : "CFS",
                            p.description);
     }
-    out << "\nA profile may be followed by +FEATURE / +NO_FEATURE terms: --kernel "
-           "6.6+NO_RUN_TO_PARITY.\n";
+    out << fmt::format("\n{:<22} {}\n", "DELTA", "WHAT IT CHANGES (features it provides; source)");
+    for (const auto& d : kernel_deltas()) {
+        std::string feats;
+        for (sched_feat_id f : d.features)
+            feats += fmt::format("{}{}", feats.empty() ? "" : " ", sched_feat_table()[f].name);
+        out << fmt::format("{:<22} {}\n{:<22}   features: {}; {}\n", d.name, d.description, "",
+                           feats, d.source);
+    }
+    out << "\nA profile may be followed by +delta and +FEATURE / +NO_FEATURE terms, deltas "
+           "first: --kernel 6.6+NO_RUN_TO_PARITY, --kernel tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
+           "docs/kernels.md gives the sources.\n";
     return 0;
 }
 
@@ -71,24 +80,37 @@ int cmd_features(std::ostream& out, const std::string& kernel)
     std::vector<kernel_config> cols;
     if (kernel.empty()) {
         for (const auto& p : kernel_profiles())
-            cols.push_back(make_kernel_config(p.name));
+            if (p.main)
+                cols.push_back(make_kernel_config(p.name));
     } else {
         cols.push_back(make_kernel_config(kernel, "--kernel"));
     }
     std::string head = fmt::format("{:<24}", "FEATURE");
     for (const auto& kc : cols)
-        head += fmt::format(" {:>7}", kc.base);
+        head += fmt::format(" {:>{}}", kc.spec, std::max<std::size_t>(7, kc.spec.size()));
     out << head << "  MODELLED  MEANING\n";
     for (const auto& f : sched_feat_table()) {
         std::string line = fmt::format("{:<24}", f.name);
         for (const auto& kc : cols)
-            line += fmt::format(" {:>7}", kc.has_feature(f.id) ? (kc.features.test(f.id) ? "on" : "off")
-                                                                : "-");
+            line += fmt::format(" {:>{}}", kc.has_feature(f.id) ? (kc.features.test(f.id) ? "on" : "off")
+                                                                 : "-",
+                                std::max<std::size_t>(7, kc.spec.size()));
         line += fmt::format("  {:<8}  {}\n", f.modelled ? "yes" : "no", f.help);
         out << line;
     }
-    out << "\n'-': the kernel does not have the feature (naming it is an error). MODELLED no: "
-           "accepted and listed, but its mechanism is not simulated yet.\n";
+    out << "\n'-': the kernel does not have the feature (naming it is an error unless a "
+           "kernel delta provides it). MODELLED no: accepted and listed, but its mechanism is "
+           "not simulated yet.\n";
+    for (const auto& d : kernel_deltas()) {
+        std::string feats;
+        for (sched_feat_id f : d.features)
+            feats += fmt::format("{}{}", feats.empty() ? "" : " ", sched_feat_table()[f].name);
+        out << fmt::format("  +{} provides {}\n", d.name, feats);
+    }
+    if (kernel.empty())
+        out << "Columns are the release profiles; `schedlab features --kernel X` shows another "
+               "profile or spec (e.g. tip-2023-08+shared_runq_v3), `schedlab kernels` lists "
+               "them all.\n";
     return 0;
 }
 

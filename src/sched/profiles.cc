@@ -22,11 +22,25 @@ struct profile_def {
     fair_policy policy;
     std::vector<feat_default> feats;
     kernel_behaviour behaviour;
+    bool main;
 };
 
+/*
+ * The tip bases take the code differences of the nearest release whose tree was read
+ * (kernel-model.md 0.1): 5.15-rc3 -> 5.15, tip-2023-02 -> 6.1, tip-2023-08 -> 6.5,
+ * tip-2023-12 -> 6.6 plus Aaron Lu's ratelimit, merged into tip in Sep 2023 (docs/kernels.md).
+ */
 kernel_behaviour behaviour_of(const char* version)
 {
-    const std::string v = version;
+    std::string v = version;
+    if (v == "5.15-rc3")
+        v = "5.15";
+    else if (v == "tip-2023-02")
+        v = "6.1";
+    else if (v == "tip-2023-08")
+        v = "6.5";
+    else if (v == "tip-2023-12")
+        v = "6.6";
     kernel_behaviour b;
     b.old_wake_affine_stats = v == "5.15" || v == "6.1";
     b.wf_current_cpu = v == "6.6";
@@ -35,6 +49,7 @@ kernel_behaviour behaviour_of(const char* version)
     b.cfs_tick_ideal_capped = v == "6.5";
     b.swb_idle_core_first = v == "6.6";
     b.config_preemption = true;
+    b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12";
     return b;
 }
 
@@ -47,48 +62,120 @@ kernel_behaviour behaviour_of(const char* version)
  */
 const std::vector<profile_def>& profile_defs()
 {
+    static const std::vector<feat_default> v6_6 = {
+        F(PLACE_LAG, true), F(PLACE_DEADLINE_INITIAL, true), F(RUN_TO_PARITY, true),
+        F(NEXT_BUDDY, false), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
+        F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
+        F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, false), F(SIS_UTIL, true),
+        F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
+        F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
+        F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
+        F(HZ_BW, true)};
+    static const std::vector<feat_default> v6_5 = {
+        F(GENTLE_FAIR_SLEEPERS, true), F(START_DEBIT, true), F(NEXT_BUDDY, false),
+        F(LAST_BUDDY, true), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
+        F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
+        F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, false), F(SIS_UTIL, true),
+        F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
+        F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
+        F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
+        F(ALT_PERIOD, true), F(BASE_SLICE, true), F(HZ_BW, true)};
+    static const std::vector<feat_default> v6_1 = {
+        F(GENTLE_FAIR_SLEEPERS, true), F(START_DEBIT, true), F(NEXT_BUDDY, false),
+        F(LAST_BUDDY, true), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
+        F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
+        F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, false), F(SIS_UTIL, true),
+        F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
+        F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
+        F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
+        F(ALT_PERIOD, true), F(BASE_SLICE, true)};
+    static const std::vector<feat_default> v5_15 = {
+        F(GENTLE_FAIR_SLEEPERS, true), F(START_DEBIT, true), F(NEXT_BUDDY, false),
+        F(LAST_BUDDY, true), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
+        F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
+        F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, true),
+        F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
+        F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
+        F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
+        F(ALT_PERIOD, true), F(BASE_SLICE, true)};
+    // v6.7 removed SIS_PROP (docs/kernels.md: from memory, not read in a tree).
+    static const std::vector<feat_default> tip_2023_12 = [] {
+        std::vector<feat_default> v;
+        for (const auto& f : v6_6)
+            if (f.id != __SCHED_FEAT_SIS_PROP)
+                v.push_back(f);
+        return v;
+    }();
+
     static const std::vector<profile_def> defs = {
         {"6.6", "v6.6: first EEVDF release (pick_eevdf, lag placement, RUN_TO_PARITY)",
-         fair_policy::eevdf,
-         {F(PLACE_LAG, true), F(PLACE_DEADLINE_INITIAL, true), F(RUN_TO_PARITY, true),
-          F(NEXT_BUDDY, false), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
-          F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
-          F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, false), F(SIS_UTIL, true),
-          F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
-          F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
-          F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
-          F(HZ_BW, true)}},
+         fair_policy::eevdf, v6_6, {}, true},
         {"6.5", "v6.5: the last CFS release (vruntime, buddies, wakeup granularity)",
-         fair_policy::cfs,
-         {F(GENTLE_FAIR_SLEEPERS, true), F(START_DEBIT, true), F(NEXT_BUDDY, false),
-          F(LAST_BUDDY, true), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
-          F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
-          F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, false), F(SIS_UTIL, true),
-          F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
-          F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
-          F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
-          F(ALT_PERIOD, true), F(BASE_SLICE, true), F(HZ_BW, true)}},
-        {"6.1", "v6.1: CFS with SIS_UTIL (SIS_PROP off)", fair_policy::cfs,
-         {F(GENTLE_FAIR_SLEEPERS, true), F(START_DEBIT, true), F(NEXT_BUDDY, false),
-          F(LAST_BUDDY, true), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
-          F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
-          F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, false), F(SIS_UTIL, true),
-          F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
-          F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
-          F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
-          F(ALT_PERIOD, true), F(BASE_SLICE, true)}},
+         fair_policy::cfs, v6_5, {}, true},
+        {"6.1", "v6.1: CFS with SIS_UTIL (SIS_PROP off)", fair_policy::cfs, v6_1, {}, true},
         {"5.15", "v5.15: CFS with SIS_PROP (no SIS_UTIL; 5.15 newidle gate)", fair_policy::cfs,
-         {F(GENTLE_FAIR_SLEEPERS, true), F(START_DEBIT, true), F(NEXT_BUDDY, false),
-          F(LAST_BUDDY, true), F(CACHE_HOT_BUDDY, true), F(WAKEUP_PREEMPTION, true),
-          F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
-          F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_PROP, true),
-          F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
-          F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
-          F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
-          F(ALT_PERIOD, true), F(BASE_SLICE, true)}},
+         v5_15, {}, true},
+        {"tip-2023-12",
+         "tip 418146e39891 (Dec 2023, ~v6.7-rc): EEVDF as 6.6, tg->load_avg ratelimit merged, "
+         "no SIS_PROP; SHARED_RUNQ v4 base",
+         fair_policy::eevdf, tip_2023_12, {}, false},
+        {"tip-2023-08",
+         "tip 88c56cfeaec4 (Aug 2023): the last CFS-era tip, as 6.5; SHARED_RUNQ v3 base",
+         fair_policy::cfs, v6_5, {}, false},
+        {"tip-2023-02",
+         "tip of v6.2-rc6 (Feb 2023): CFS with SIS_UTIL, as 6.1; SIS_SHORT v6 base",
+         fair_policy::cfs, v6_1, {}, false},
+        {"5.15-rc3", "v5.15-rc3: CFS with SIS_PROP, as 5.15; Mel Gorman's stacking series base",
+         fair_policy::cfs, v5_15, {}, false},
     };
     return defs;
 }
+/*
+ * Named patch sets ("deltas"), docs/kernels.md. A delta makes its features available with
+ * the default its evaluations ran them with and sets the kernel_behaviour fields that are
+ * code changes of the series. Deltas of one `group` exclude each other.
+ */
+struct delta_def {
+    const char* name;
+    const char* description;
+    const char* source;
+    const char* group;
+    std::vector<feat_default> feats;
+    void (*apply)(kernel_behaviour&);
+};
+
+const std::vector<delta_def>& delta_defs()
+{
+    static const std::vector<delta_def> defs = {
+        // The patch's own default is off; the evaluations ran it switched on, so the delta
+        // turns it on ("+shared_runq_v3+NO_SHARED_RUNQ" is the patched kernel, feature off).
+        {"shared_runq_v3",
+         "SHARED_RUNQ v3 (pushes at every tree insertion; pull first in newidle_balance, gate on "
+         "sd_llc->parent), feature on",
+         "David Vernet, v3 6/7 and 7/7, 20230809221218.163894-1-void@manifault.com (base tip "
+         "88c56cfeaec4)",
+         "shared_runq", {F(SHARED_RUNQ, true)},
+         [](kernel_behaviour& b) { b.shared_runq_version = 3; }},
+        {"shared_runq_v3_noopt",
+         "SHARED_RUNQ v3 with its newidle gate change reverted (Gautham Shenoy's \"noopt\"), "
+         "feature on",
+         "Gautham Shenoy, ZOc7i7wM0x4hF4vL@BLR-5CG11610CF.amd.com (on v3)", "shared_runq",
+         {F(SHARED_RUNQ, true)},
+         [](kernel_behaviour& b) {
+             b.shared_runq_version = 3;
+             b.shared_runq_noopt = true;
+         }},
+        {"shared_runq_v4",
+         "SHARED_RUNQ v4 (no push onto an empty rq; pull only if rd->overload; <= LLC domains "
+         "skipped), feature on",
+         "David Vernet, v4 6/8 and 7/8, 20231212003141.216236-1-void@manifault.com (base tip "
+         "418146e39891)",
+         "shared_runq", {F(SHARED_RUNQ, true)},
+         [](kernel_behaviour& b) { b.shared_runq_version = 4; }},
+    };
+    return defs;
+}
+
 #undef F
 
 const profile_def* find_profile(const std::string& name)
@@ -97,6 +184,33 @@ const profile_def* find_profile(const std::string& name)
         if (name == d.name)
             return &d;
     return nullptr;
+}
+
+const delta_def* find_delta(const std::string& name)
+{
+    for (const auto& d : delta_defs())
+        if (name == d.name)
+            return &d;
+    return nullptr;
+}
+
+std::vector<std::string> delta_names()
+{
+    std::vector<std::string> v;
+    for (const auto& d : delta_defs())
+        v.emplace_back(d.name);
+    return v;
+}
+
+/// ", provided by +a / +b" for a feature some deltas make available, else "".
+std::string deltas_providing(sched_feat_id f)
+{
+    std::string s;
+    for (const auto& d : delta_defs())
+        for (const auto& fd : d.feats)
+            if (fd.id == f)
+                s += fmt::format("{}+{}", s.empty() ? "" : " / ", d.name);
+    return s;
 }
 
 std::vector<std::string> profile_names()
@@ -133,10 +247,16 @@ void apply_one(kernel_config& kc, std::string token, const std::string& where)
                                                            : fmt::format(" (did you mean '{}{}'?)",
                                                                          on ? "" : "NO_", hint)));
     }
-    if (!kc.has_feature(fi->id))
-        throw config_error(where, fmt::format("sched feature {} does not exist in kernel {}; see "
-                                              "`schedlab features`",
-                                              fi->name, kc.base));
+    if (!kc.has_feature(fi->id)) {
+        const std::string via = deltas_providing(fi->id);
+        throw config_error(where, fmt::format("sched feature {} does not exist in kernel {}{}; "
+                                              "see `schedlab features`",
+                                              fi->name, kc.base,
+                                              via.empty() ? ""
+                                                          : fmt::format(" (a kernel delta "
+                                                                        "provides it: {})",
+                                                                        via)));
+    }
     kc.features.set(fi->id, on);
     if (!fi->modelled)
         kc.warnings.push_back(fmt::format("feature {} is accepted but its mechanism is not "
@@ -167,8 +287,13 @@ std::string kernel_config::features_string() const
 std::string kernel_config::delta_string() const
 {
     std::string s;
+    for (const auto& d : deltas) {
+        if (!s.empty())
+            s += '+';
+        s += d;
+    }
     for (sched_feat_id f : available) {
-        if (features.test(f) == profile_default(base, f))
+        if (features.test(f) == defaults.test(f))
             continue;
         if (!s.empty())
             s += '+';
@@ -184,7 +309,22 @@ const std::vector<kernel_profile_info>& kernel_profiles()
     static const std::vector<kernel_profile_info> infos = [] {
         std::vector<kernel_profile_info> v;
         for (const auto& d : profile_defs())
-            v.push_back({d.name, d.description});
+            v.push_back({d.name, d.description, d.main});
+        return v;
+    }();
+    return infos;
+}
+
+const std::vector<kernel_delta_info>& kernel_deltas()
+{
+    static const std::vector<kernel_delta_info> infos = [] {
+        std::vector<kernel_delta_info> v;
+        for (const auto& d : delta_defs()) {
+            kernel_delta_info i{d.name, d.description, d.source, {}};
+            for (const auto& fd : d.feats)
+                i.features.push_back(fd.id);
+            v.push_back(std::move(i));
+        }
         return v;
     }();
     return infos;
@@ -225,18 +365,54 @@ kernel_config make_kernel_config(const std::string& spec, const std::string& whe
     kc.base = d->name;
     kc.params.policy = d->policy;
     kc.behaviour = behaviour_of(d->name);
-    for (const auto& fd : d->feats) {
+    auto make_available = [&kc](const feat_default& fd) {
         std::size_t pos = 0;
         while (pos < kc.available.size() && kc.available[pos] < fd.id)
             ++pos;
-        kc.available.insert(kc.available.begin() + static_cast<long>(pos), fd.id);
+        if (pos == kc.available.size() || kc.available[pos] != fd.id)
+            kc.available.insert(kc.available.begin() + static_cast<long>(pos), fd.id);
         kc.features.set(fd.id, fd.on);
-    }
+        kc.defaults.set(fd.id, fd.on);
+    };
+    for (const auto& fd : d->feats)
+        make_available(fd);
+
+    // Deltas first (lower case), whatever their position, then the feature toggles.
+    std::vector<std::string> toggles;
+    std::vector<const delta_def*> applied;
     for (std::size_t i = 1; i < parts.size(); ++i) {
-        if (parts[i].empty())
+        const std::string& t = parts[i];
+        if (t.empty())
             throw config_error(where, fmt::format("empty '+' term in kernel spec '{}'", spec));
-        apply_one(kc, parts[i], where);
+        if (std::none_of(t.begin(), t.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
+            toggles.push_back(t);
+            continue;
+        }
+        const delta_def* dd = find_delta(t);
+        if (!dd) {
+            std::string hint = nearest_name(t, delta_names());
+            throw config_error(where, fmt::format("unknown kernel delta '{}'{}; see `schedlab "
+                                                  "kernels` (features are upper case)",
+                                                  t,
+                                                  hint.empty()
+                                                      ? ""
+                                                      : fmt::format(" (did you mean '{}'?)",
+                                                                    hint)));
+        }
+        for (const delta_def* other : applied)
+            if (std::string(other->group) == dd->group)
+                throw config_error(where, fmt::format("kernel deltas '{}' and '{}' are versions "
+                                                      "of one patch set; give one",
+                                                      other->name, dd->name));
+        applied.push_back(dd);
+        kc.deltas.emplace_back(dd->name);
+        for (const auto& fd : dd->feats)
+            make_available(fd);
+        if (dd->apply)
+            dd->apply(kc.behaviour);
     }
+    for (const auto& t : toggles)
+        apply_one(kc, t, where);
     return kc;
 }
 

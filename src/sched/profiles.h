@@ -17,6 +17,16 @@ namespace schedlab {
 struct kernel_profile_info {
     std::string name;
     std::string description;
+    bool main = true; ///< a release profile (a column of `schedlab features`); false: a tip base
+};
+
+/// A named patch set applied on top of a profile ("tip-2023-08+shared_runq_v3"): it makes
+/// its features available with their defaults and changes kernel_behaviour. Lower case.
+struct kernel_delta_info {
+    std::string name;
+    std::string description;
+    std::string source;                  ///< where the patch set was posted
+    std::vector<sched_feat_id> features; ///< features the delta provides
 };
 
 /// Version differences that are code changes rather than feature bits (kernel-model.md).
@@ -29,28 +39,37 @@ struct kernel_behaviour {
     bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core
     bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
+    // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).
+    int shared_runq_version = 0;          ///< 0 = patch absent, 3 or 4
+    bool shared_runq_noopt = false;       ///< Gautham's v3 "noopt": v3's newidle gate change reverted
+    int shared_runq_shard_size = 6;       ///< SHARED_RUNQ_SHARD_SZ
 };
 
 /// The resolved kernel an arm runs: everything a simulation needs to know.
 struct kernel_config {
     std::string spec;               ///< as given, e.g. "6.6+NO_RUN_TO_PARITY"
     std::string base;               ///< profile name, e.g. "6.6"
+    std::vector<std::string> deltas; ///< named patch sets applied, in spec order
     sched_params params;
     kernel_behaviour behaviour;
     sched_features features;        ///< effective feature bits
+    sched_features defaults;        ///< the profile's defaults with the deltas' applied
     std::vector<sched_feat_id> available; ///< features this kernel has, features.def order
     std::vector<std::string> warnings;    ///< e.g. toggled features that are not modelled
 
     bool has_feature(sched_feat_id f) const;
     /// Like /sys/kernel/debug/sched/features: "PLACE_LAG NO_NEXT_BUDDY ...".
     std::string features_string() const;
-    /// Toggles that differ from the profile's defaults, "+"-joined ("" if none).
+    /// The deltas, then the toggles that differ from the defaults (profile + deltas),
+    /// "+"-joined ("" if none): "shared_runq_v3+NO_SHARED_RUNQ".
     std::string delta_string() const;
 };
 
 const std::vector<kernel_profile_info>& kernel_profiles();
+const std::vector<kernel_delta_info>& kernel_deltas();
 
-/// Resolves "NAME[+FEAT...]". Throws config_error naming `where` for an
+/// Resolves "NAME[+delta...][+FEAT...]" (deltas are lower case and applied before the
+/// toggles, whatever their position). Throws config_error naming `where` for an
 /// unknown profile or feature, with a did-you-mean hint.
 kernel_config make_kernel_config(const std::string& spec, const std::string& where = "--kernel");
 
@@ -58,7 +77,7 @@ kernel_config make_kernel_config(const std::string& spec, const std::string& whe
 /// `echo NO_NAME > /sys/kernel/debug/sched/features` would. Throws config_error.
 void apply_features(kernel_config& kc, const std::string& list, const std::string& where);
 
-/// The profile default of a feature (false if the kernel lacks it).
+/// The profile default of a feature (false if the kernel lacks it; deltas not included).
 bool profile_default(const std::string& base, sched_feat_id f);
 
 } // namespace schedlab

@@ -78,6 +78,79 @@ TEST(apply_features, warns_when_an_unmodelled_feature_is_toggled)
     EXPECT_THAT(kc.warnings[0], HasSubstr("HRTICK"));
 }
 
+TEST(make_kernel_config, a_shared_runq_delta_provides_the_feature_and_its_version)
+{
+    const kernel_config base = make_kernel_config("tip-2023-08");
+    EXPECT_FALSE(base.has_feature(__SCHED_FEAT_SHARED_RUNQ));
+    EXPECT_EQ(base.behaviour.shared_runq_version, 0);
+
+    const kernel_config v3 = make_kernel_config("tip-2023-08+shared_runq_v3");
+    EXPECT_TRUE(v3.has_feature(__SCHED_FEAT_SHARED_RUNQ));
+    EXPECT_TRUE(v3.features.test(__SCHED_FEAT_SHARED_RUNQ));
+    EXPECT_EQ(v3.behaviour.shared_runq_version, 3);
+    EXPECT_FALSE(v3.behaviour.shared_runq_noopt);
+    EXPECT_EQ(v3.behaviour.shared_runq_shard_size, 6);
+    EXPECT_EQ(v3.delta_string(), "shared_runq_v3");
+
+    const kernel_config noopt = make_kernel_config("tip-2023-08+shared_runq_v3_noopt");
+    EXPECT_EQ(noopt.behaviour.shared_runq_version, 3);
+    EXPECT_TRUE(noopt.behaviour.shared_runq_noopt);
+
+    const kernel_config v4 = make_kernel_config("tip-2023-12+shared_runq_v4");
+    EXPECT_EQ(v4.behaviour.shared_runq_version, 4);
+    EXPECT_EQ(v4.params.policy, fair_policy::eevdf);
+}
+
+TEST(make_kernel_config, applies_deltas_before_toggles_whatever_their_position)
+{
+    const kernel_config kc = make_kernel_config("tip-2023-08+NO_SHARED_RUNQ+shared_runq_v3");
+    EXPECT_TRUE(kc.has_feature(__SCHED_FEAT_SHARED_RUNQ));
+    EXPECT_FALSE(kc.features.test(__SCHED_FEAT_SHARED_RUNQ));
+    EXPECT_EQ(kc.behaviour.shared_runq_version, 3);
+    EXPECT_EQ(kc.delta_string(), "shared_runq_v3+NO_SHARED_RUNQ");
+}
+
+TEST(make_kernel_config, rejects_a_feature_only_a_delta_provides_and_names_the_delta)
+{
+    const std::string e = error_of([] { make_kernel_config("tip-2023-08+SHARED_RUNQ"); });
+    EXPECT_THAT(e, HasSubstr("SHARED_RUNQ does not exist in kernel tip-2023-08"));
+    EXPECT_THAT(e, HasSubstr("+shared_runq_v3"));
+    kernel_config kc = make_kernel_config("6.6");
+    EXPECT_THAT(error_of([&] { apply_features(kc, "SHARED_RUNQ", "--features"); }),
+                HasSubstr("does not exist in kernel 6.6"));
+}
+
+TEST(make_kernel_config, rejects_unknown_and_conflicting_deltas)
+{
+    EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-08+shared_runq_v5"); }),
+                HasSubstr("unknown kernel delta 'shared_runq_v5'"));
+    EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-08+shared_runq_v"); }),
+                HasSubstr("did you mean 'shared_runq_v"));
+    EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-08+shared_runq_v3+shared_runq_v4"); }),
+                HasSubstr("versions of one patch set"));
+    EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-8"); }),
+                HasSubstr("did you mean 'tip-2023-08'"));
+}
+
+TEST(make_kernel_config, gives_the_tip_bases_the_features_and_code_of_their_era)
+{
+    const kernel_config t12 = make_kernel_config("tip-2023-12");
+    EXPECT_EQ(t12.params.policy, fair_policy::eevdf);
+    EXPECT_FALSE(t12.has_feature(__SCHED_FEAT_SIS_PROP));
+    EXPECT_TRUE(t12.behaviour.tg_load_avg_ratelimit);
+    const kernel_config t08 = make_kernel_config("tip-2023-08");
+    EXPECT_EQ(t08.params.policy, fair_policy::cfs);
+    EXPECT_FALSE(t08.behaviour.tg_load_avg_ratelimit);
+    EXPECT_TRUE(t08.features.test(__SCHED_FEAT_SIS_UTIL));
+    const kernel_config t02 = make_kernel_config("tip-2023-02");
+    EXPECT_TRUE(t02.features.test(__SCHED_FEAT_SIS_UTIL));
+    EXPECT_FALSE(t02.features.test(__SCHED_FEAT_SIS_PROP));
+    const kernel_config rc3 = make_kernel_config("5.15-rc3");
+    EXPECT_TRUE(rc3.features.test(__SCHED_FEAT_SIS_PROP));
+    EXPECT_FALSE(rc3.has_feature(__SCHED_FEAT_SIS_UTIL));
+    EXPECT_TRUE(rc3.behaviour.newidle_5_15);
+}
+
 TEST(scale_tunables, uses_the_log_factor_capped_at_eight_cpus)
 {
     sched_params sp;
