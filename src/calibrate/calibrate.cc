@@ -103,7 +103,43 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         }
     }
 
-    if (raw.cross_cpu_round_trip && raw.same_cpu_round_trip) {
+    if (raw.cross_cpu_round_trip_busy && raw.same_cpu_round_trip) {
+        const double busy = raw.cross_cpu_round_trip_busy->median;
+        const double same = raw.same_cpu_round_trip->median;
+        const double ipi = (busy - same) / 2;
+        if (ipi > 0)
+            add("ipi_wakeup", rounded(ipi, 1),
+                fmt::format("pipe ping-pong across CPUs {} and {} ({}), both kept busy by "
+                            "SCHED_IDLE spinners so each wakeup reaches a running CPU: round trip "
+                            "{:.0f} ns against {:.0f} ns on one CPU, half the difference; {}",
+                            raw.cross_pair.first, raw.cross_pair.second, raw.cross_kind, busy,
+                            same, runs_of(*raw.cross_cpu_round_trip_busy, "ns")));
+        else
+            notes.push_back(fmt::format("ipi_wakeup: not set; the busy cross-CPU round trip "
+                                        "({:.0f} ns) was not slower than the same-CPU one ({:.0f} "
+                                        "ns)",
+                                        busy, same));
+        if (raw.cross_cpu_round_trip) {
+            const double idle = raw.cross_cpu_round_trip->median;
+            const double exit = (idle - busy) / 2;
+            const std::string how = fmt::format(
+                "the same ping-pong with both CPUs idle between messages: round trip {:.0f} ns "
+                "against {:.0f} ns busy, half the difference (the idle state a CPU picks for "
+                "such short idles, exit included){}; {}",
+                idle, busy, raw.one_idle_state ? "; the only enabled idle state" : "",
+                runs_of(*raw.cross_cpu_round_trip, "ns"));
+            if (exit > 0) {
+                add("cstate_c1_exit", rounded(exit, 1), how);
+                if (raw.one_idle_state)
+                    add("cstate_deep_exit", rounded(exit, 1), how);
+            } else {
+                notes.push_back(fmt::format("cstate_c1_exit: not measured; the idle cross-CPU "
+                                            "round trip ({:.0f} ns) was not slower than the busy "
+                                            "one ({:.0f} ns): the CPUs poll when idle",
+                                            idle, busy));
+            }
+        }
+    } else if (raw.cross_cpu_round_trip && raw.same_cpu_round_trip) {
         const double cross = raw.cross_cpu_round_trip->median;
         const double same = raw.same_cpu_round_trip->median;
         const double ipi = (cross - same) / 2;
@@ -318,12 +354,19 @@ result run(const options& o, std::ostream& progress)
             raw.cross_kind = kind;
             break;
         }
-    if (raw.cross_pair.first >= 0)
-        attempt("pipe ping-pong across two CPUs", notes, progress, [&] {
+    raw.one_idle_state = m.costs_source.count("cstate_deep_exit") &&
+                         m.costs_source.at("cstate_deep_exit").find("the only enabled state") !=
+                             std::string::npos;
+    if (raw.cross_pair.first >= 0) {
+        attempt("pipe ping-pong across two idle CPUs", notes, progress, [&] {
             raw.cross_cpu_round_trip = probe_pipe_round_trip(
                 raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe);
         });
-    else
+        attempt("pipe ping-pong across two busy CPUs", notes, progress, [&] {
+            raw.cross_cpu_round_trip_busy = probe_pipe_round_trip(
+                raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe, true);
+        });
+    } else
         notes.push_back("ipi_wakeup and cache-line transfers: not measured (one usable CPU)");
 
     const std::pair<const char*, const std::optional<std::pair<int, int>>*> line_pairs[] = {

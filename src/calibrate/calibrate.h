@@ -9,7 +9,8 @@
  * What is measured (probes.h), and which cost it gives:
  *   - 1-byte pipe write()/read() with nobody waiting     -> pipe_write, pipe_read
  *   - pipe ping-pong between two processes on one CPU    -> context_switch, wakeup
- *   - the same across two CPUs                           -> ipi_wakeup
+ *   - the same across two CPUs kept busy (SCHED_IDLE     -> ipi_wakeup
+ *     spinners), and across two idle CPUs                -> cstate_c1_exit (the difference)
  *   - a cache line bounced between two pinned threads    -> line_smt / line_llc /
  *                                                           line_pkg / line_remote
  *   - shuffled reads of a buffer in the LLC / in DRAM    -> refill_llc_per_kib /
@@ -57,7 +58,9 @@ struct raw_measurements {
     int cpu = -1;      ///< the CPU of the single-CPU probes
     std::optional<pipe_syscalls> syscalls;
     std::optional<stats> same_cpu_round_trip;
-    std::optional<stats> cross_cpu_round_trip;
+    std::optional<stats> cross_cpu_round_trip;      ///< the target CPUs idle between messages
+    std::optional<stats> cross_cpu_round_trip_busy; ///< both CPUs kept busy (SCHED_IDLE spinners)
+    bool one_idle_state = false; ///< sysfs has one enabled idle state: it is also the deep one
     std::pair<int, int> cross_pair{-1, -1};
     std::string cross_kind; ///< "same LLC", ...
     struct line {

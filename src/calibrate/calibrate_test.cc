@@ -109,6 +109,7 @@ TEST(probes, across_two_cpus)
     if (cpus.size() < 2)
         GTEST_SKIP() << "one usable CPU";
     expect_sane(probe_pipe_round_trip(cpus[0], cpus[1], 200, tiny));
+    expect_sane(probe_pipe_round_trip(cpus[0], cpus[1], 200, tiny, true)); // busy CPUs
     expect_sane(probe_line_round_trip(cpus[0], cpus[1], 2000, tiny));
 }
 
@@ -209,6 +210,36 @@ TEST(derive_costs, splits_the_round_trips_into_costs_with_sources)
     EXPECT_EQ(v.at("mem_bw_node_mbs"), 20000);
     EXPECT_EQ(v.at("smt_pct"), 62);
     EXPECT_TRUE(notes.empty());
+}
+
+TEST(derive_costs, busy_and_idle_cross_cpu_round_trips_give_ipi_and_idle_exit)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.syscalls = pipe_syscalls{fixed(500), fixed(400)};
+    raw.same_cpu_round_trip = fixed(6000);
+    raw.cross_cpu_round_trip_busy = fixed(9000);
+    raw.cross_cpu_round_trip = fixed(109000);
+    raw.one_idle_state = true;
+    std::vector<std::string> notes;
+    std::map<std::string, long long> v;
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.at("ipi_wakeup"), 1500);
+    EXPECT_EQ(v.at("cstate_c1_exit"), 50000);
+    EXPECT_EQ(v.at("cstate_deep_exit"), 50000); // the only idle state is also the deep one
+    EXPECT_TRUE(notes.empty());
+
+    raw.one_idle_state = false;
+    raw.cross_cpu_round_trip = fixed(8000); // idle CPUs that poll answer faster
+    v.clear();
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.at("ipi_wakeup"), 1500);
+    EXPECT_EQ(v.count("cstate_c1_exit"), 0u);
+    EXPECT_EQ(v.count("cstate_deep_exit"), 0u);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("cstate_c1_exit: not measured"), std::string::npos);
 }
 
 TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)

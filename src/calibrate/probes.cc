@@ -347,11 +347,49 @@ pipe_syscalls probe_pipe_syscalls(int cpu, int ops, const budget& b)
     });
 }
 
-stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b)
+stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bool busy_target)
 {
     return on_thread([&] {
         block_sigpipe();
         const one_cpu_set a(cpu_a), bset(cpu_b);
+        /* Both CPUs kept busy by SCHED_IDLE spinners: each wakeup preempts one (a
+         * reschedule IPI to a running CPU) instead of bringing a CPU out of idle. */
+        std::atomic<bool> stop{false};
+        std::atomic<int> spinning{0}, failed{0};
+        int failed_errno[2] = {0, 0};
+        std::vector<std::thread> spinners;
+        struct joiner {
+            std::atomic<bool>& stop;
+            std::vector<std::thread>& threads;
+            ~joiner()
+            {
+                stop.store(true);
+                for (auto& t : threads)
+                    t.join();
+            }
+        } join_spinners{stop, spinners};
+        if (busy_target) {
+            for (int i = 0; i < 2; ++i)
+                spinners.emplace_back([&, i] {
+                    const sched_param param{};
+                    if (!(i ? bset : a).pin() || sched_setscheduler(0, SCHED_IDLE, &param) != 0) {
+                        failed_errno[i] = errno;
+                        failed.fetch_add(1);
+                        return;
+                    }
+                    spinning.fetch_add(1);
+                    while (!stop.load(std::memory_order_relaxed)) {
+                    }
+                });
+            while (spinning.load() + failed.load() < 2)
+                std::this_thread::yield();
+            if (failed.load() > 0)
+                throw probe_error(fmt::format("cannot keep CPUs {} and {} busy with SCHED_IDLE "
+                                              "threads: {}",
+                                              cpu_a, cpu_b,
+                                              std::strerror(failed_errno[0] ? failed_errno[0]
+                                                                            : failed_errno[1])));
+        }
         /* A short trial sizes the runs: a slow wakeup path (a VM waking an idle vCPU can
          * take 100 us) must not stretch the probe far past its budget. */
         const double per_trip = pipe_round_trip_once(a, bset, cpu_b, 20);

@@ -53,9 +53,12 @@ pipe_syscalls probe_pipe_syscalls(int cpu, int ops_per_run, const budget& b);
  * cpu_a) and a forked child (pinned to cpu_b), as `perf bench sched pipe`
  * does in its default process mode: nanoseconds per round trip. A short
  * trial scales the runs down from round_trips_per_run when a round trip is
- * so slow that min_runs runs would overrun the budget.
+ * so slow that min_runs runs would overrun the budget. With busy_target
+ * SCHED_IDLE threads spin on both CPUs, so each wakeup reaches a running
+ * CPU (no idle exit).
  */
-stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b);
+stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b,
+                            bool busy_target = false);
 
 /// Round trip of a cache line bounced between two pinned threads (std::atomic), in ns.
 stats probe_line_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b);
