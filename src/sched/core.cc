@@ -81,6 +81,25 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         rqs_.push_back(std::move(r));
     }
     sched_smt_active_ = m_.smt_width() > 1;
+    if (kc_.behaviour.shared_runq_version > 0) {
+        // One shared runqueue per LLC, owned by its first CPU (sd_llc_id).
+        std::vector<shared_runq*> by_leader(static_cast<std::size_t>(m_.nr_cpus()), nullptr);
+        const int shard_size = std::max(1, kc_.behaviour.shared_runq_shard_size);
+        for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
+            const cpu_sched_domains& cd = topo_.cpu(cpu);
+            if (!cd.sd_llc)
+                continue;
+            shared_runq*& srq = by_leader[static_cast<std::size_t>(cd.sd_llc_id)];
+            if (!srq) {
+                shared_runqs_.push_back(std::make_unique<shared_runq>());
+                srq = shared_runqs_.back().get();
+                srq->shards.resize(static_cast<std::size_t>((cd.sd_llc_size + shard_size - 1) / shard_size));
+            }
+            rq& r = cpu_rq(cpu);
+            r.srq = srq;
+            r.shard_idx = (cpu >> 1) % static_cast<int>(srq->shards.size());
+        }
+    }
     int max_core = 0, max_llc = 0;
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
         smt_masks_.push_back(m_.smt_mask(cpu));

@@ -245,7 +245,7 @@ public:
     u64 sched_vslice(const cfs_rq& cfs, const sched_entity& se) const;
     void place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial);
     int wakeup_preempt_entity(const sched_entity& curr, const sched_entity& se) const;
-    u64 wakeup_gran(const sched_entity& se) const;
+    u64 wakeup_gran(const sched_entity& curr, const sched_entity& se) const;
     void check_preempt_tick(cfs_rq& cfs, sched_entity& curr);
     sched_entity* pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr);
     void check_preempt_wakeup_cfs(rq& rq, task_struct& p, int wake_flags);
@@ -256,6 +256,7 @@ public:
     bool sched_idle_cpu(int cpu) const;
     void record_wakee(task_struct& p);
     int wake_wide(task_struct& p);
+    bool is_short_task(const task_struct& p) const;
     int wake_affine_idle(int this_cpu, int prev_cpu, int sync);
     int wake_affine_weight(const sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu,
                            int sync);
@@ -306,6 +307,18 @@ public:
     void sched_balance_softirq(rq& r);
     const root_domain& rd() const { return rd_; }
     root_domain& rd() { return rd_; }
+
+    /* ---- fair_shared_runq.cc: SHARED_RUNQ v3/v4 ---- */
+    bool shared_runq_active() const;
+    void shared_runq_enqueue_task(rq& r, task_struct& p);
+    void shared_runq_dequeue_task(task_struct& p);
+    int shared_runq_pick_next_task(rq& r);
+    void shared_runq_drain();
+    /// Switches a feature at run time, as writing to /sys/kernel/debug/sched/features
+    /// does (SHARED_RUNQ drains its queues when switched off).
+    void sched_feat_set(sched_feat_id f, bool on);
+    const shared_runq_stats& srq_stats() const { return srq_stats_; }
+    const std::vector<std::unique_ptr<shared_runq>>& shared_runqs() const { return shared_runqs_; }
 
     /* ---- fair.c: PELT readers (fair_pelt.cc) ---- */
     unsigned long capacity_of(int cpu) const;
@@ -394,6 +407,8 @@ private:
     std::vector<u64> core_footprint_clock_; ///< KiB of task footprints run per core
     std::vector<u64> llc_footprint_clock_;  ///< ... per LLC
     wakeup_costs wakeup_costs_;
+    std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
+    shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;
     const char* last_sis_branch_ = nullptr;
     int last_scan_probes_ = 0;

@@ -40,6 +40,7 @@ void kernel::__enqueue_entity(cfs_rq& cfs, sched_entity& se)
     se.tree_seq = ++cfs.tree_seq;
     const bool inserted = cfs.tasks_timeline.insert(&se).second;
     SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
+    shared_runq_enqueue_task(*cfs.rq_, *se.owner); // SHARED_RUNQ v3/v4 hook
 }
 
 // kernel: kernel/sched/fair.c __dequeue_entity(), 6.6.
@@ -47,6 +48,7 @@ void kernel::__dequeue_entity(cfs_rq& cfs, sched_entity& se)
 {
     const auto erased = cfs.tasks_timeline.erase(&se);
     SIM_BUG_ON(erased != 1, "entity of pid {} not in the tree", se.owner->pid);
+    shared_runq_dequeue_task(*se.owner); // SHARED_RUNQ v3/v4 hook
     if (is_eevdf())
         avg_vruntime_sub(cfs, se);
 }
@@ -240,7 +242,11 @@ void kernel::add_nr_running(rq& r, unsigned count)
         rd_.overload = true;
 }
 
-// kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only; no util_est.
+/*
+ * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only; no util_est.
+ * SIS_SHORT v6 1/2 (Chen Yu, Feb 2023) adds dur_avg: on a sleep, the CPU time
+ * since the previous sleep enters a 1/8 EWMA (update_avg), whatever the feature bit.
+ */
 void kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
 {
     const bool task_sleep = flags & DEQUEUE_SLEEP;
@@ -254,6 +260,12 @@ void kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
     if (sched_feat(UTIL_EST))
         util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(r.cpu),
                         sched_feat(UTIL_EST_FASTUP));
+    if (task_sleep) {
+        const u64 dur = p.se.sum_exec_runtime - p.se.prev_sleep_sum_runtime;
+        p.se.prev_sleep_sum_runtime = p.se.sum_exec_runtime;
+        const s64 diff = static_cast<s64>(dur) - static_cast<s64>(p.se.dur_avg);
+        p.se.dur_avg = static_cast<u64>(static_cast<s64>(p.se.dur_avg) + diff / 8);
+    }
 }
 
 /*
@@ -266,6 +278,7 @@ void kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
 task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
 {
     cfs_rq& cfs = r.cfs;
+    int retries = 0;
     for (;;) {
         if (cfs.nr_running) {
             sched_entity* curr = cfs.curr;
@@ -294,8 +307,12 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
         if (prev && cfs.curr == &prev->se)
             put_prev_entity(cfs, prev->se);
         prev = nullptr;
-        if (sched_balance_newidle(r) <= 0)
+        const int new_tasks = sched_balance_newidle(r);
+        if (new_tasks == 0)
             return nullptr;
+        // > 0: pulled, pick again; < 0 (SHARED_RUNQ v3: a pop that did not move a
+        // task): the kernel restarts the pick (RETRY_TASK), which goes newly idle again.
+        SIM_BUG_ON(++retries > 100000, "cpu{}: the newly-idle pick retried forever", r.cpu);
     }
 }
 

@@ -864,13 +864,22 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
  * 6.10), 6.1-6.6 and 5.15 by profile: when a CPU is about to go idle, pull
  * from the domains bottom-up while the expected idle time (avg_idle) exceeds
  * the cost spent so far plus the domain's max_newidle_lb_cost; nothing at
- * all unless the root domain is overloaded.
+ * all unless the root domain is overloaded. With SHARED_RUNQ, v3 pulls from
+ * the shared queue first and gates on the domain above the LLC (kernel-model.md
+ * 5.5); v4 pulls after the overload gate and skips the SMT/LLC domains.
  */
 int kernel::sched_balance_newidle(rq& this_rq)
 {
     const int this_cpu = this_rq.cpu;
     if (this_rq.ttwu_pending)
         return 0;
+    const int srq_version = shared_runq_active() ? kc_.behaviour.shared_runq_version : 0;
+    // SHARED_RUNQ v3: pull first, before idle_stamp and every gate, uncosted.
+    if (srq_version == 3) {
+        const int pulled = shared_runq_pick_next_task(this_rq);
+        if (pulled)
+            return pulled;
+    }
     this_rq.idle_stamp = this_rq.clock; // measure the balancing itself as idle time
     u64 next_balance = jiffies() + kc_.params.hz;
     int pulled_task = 0;
@@ -881,16 +890,44 @@ int kernel::sched_balance_newidle(rq& this_rq)
         if (next_balance > next)
             next_balance = next;
     };
+    // v3 gates on the domain above the LLC (its "skip <= LLC" attempt), unless "noopt".
+    sched_domain* gate_sd = base;
+    if (srq_version == 3 && !kc_.behaviour.shared_runq_noopt) {
+        sched_domain* llc = topo_.cpu(this_cpu).sd_llc;
+        if (llc && llc->parent)
+            gate_sd = llc->parent;
+    }
 
-    const bool closed = kc_.behaviour.newidle_5_15
-                            ? (this_rq.avg_idle < tun_.migration_cost || !rd_.overload)
-                            : (!rd_.overload || (base && this_rq.avg_idle < base->max_newidle_lb_cost));
-    if (closed || !base) {
-        if (base)
-            update_next(*base);
+    bool closed;
+    bool srq_pulled = false;
+    if (kc_.behaviour.newidle_5_15) {
+        closed = this_rq.avg_idle < tun_.migration_cost || !rd_.overload;
+    } else if (srq_version >= 4) {
+        // v4: the overload gate, then the shared queue regardless of avg_idle.
+        closed = !rd_.overload;
+        if (!closed) {
+            const int pulled = shared_runq_pick_next_task(this_rq);
+            if (pulled > 0) {
+                srq_pulled = true;
+                pulled_task = 1;
+            } else if (this_rq.ttwu_pending) {
+                return 0;
+            }
+            if (!srq_pulled)
+                closed = base && this_rq.avg_idle < base->max_newidle_lb_cost;
+        }
+    } else {
+        closed = !rd_.overload || (gate_sd && this_rq.avg_idle < gate_sd->max_newidle_lb_cost);
+    }
+    if (srq_pulled) {
+        // the common epilogue: CFS tasks present
+    } else if (closed || !base) {
+        if (gate_sd)
+            update_next(*gate_sd);
         log_decision(this_cpu, "newidle_balance",
-                     fmt::format("gate closed: overload={} avg_idle={} base max_newidle_lb_cost={}",
-                                 rd_.overload, this_rq.avg_idle, base ? base->max_newidle_lb_cost : 0));
+                     fmt::format("gate closed: overload={} avg_idle={} gate {} max_newidle_lb_cost={}",
+                                 rd_.overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
+                                 gate_sd ? gate_sd->max_newidle_lb_cost : 0));
     } else {
         // update_blocked_averages(): charged to the first domain (5.16+)
         update_blocked_averages(this_cpu);
@@ -898,6 +935,9 @@ int kernel::sched_balance_newidle(rq& this_rq)
         for (auto& sdp : topo_.cpu(this_cpu).domains) {
             sched_domain& sd = *sdp;
             int continue_balancing = 1;
+            // v4 skips the SMT and LLC levels entirely: the shared queue covers them.
+            if (srq_version >= 4 && sd.has(SD_SHARE_LLC))
+                continue;
             if (!kc_.behaviour.newidle_5_15)
                 update_next(sd);
             if (this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
@@ -925,10 +965,10 @@ int kernel::sched_balance_newidle(rq& this_rq)
         }
         if (curr_cost > this_rq.max_idle_balance_cost)
             this_rq.max_idle_balance_cost = curr_cost;
-        if (this_rq.cfs.h_nr_running && !pulled_task)
-            pulled_task = 1;
         charge_cpu(this_rq, static_cast<sim_dur>(curr_cost), ACCT_BALANCE);
     }
+    if (this_rq.cfs.h_nr_running && !pulled_task)
+        pulled_task = 1;
     if (this_rq.next_balance > next_balance)
         this_rq.next_balance = next_balance;
     if (pulled_task)

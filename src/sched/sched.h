@@ -129,7 +129,7 @@ struct sched_entity {
     u64 tree_seq = 0;         ///< insertion order: breaks vruntime ties FIFO, deterministically
     task_struct* owner = nullptr; ///< container_of(se, task_struct, se)
     sched_avg avg;                ///< PELT
-    /* SIS_SHORT v6 (fair_experimental): CPU time between voluntary sleeps */
+    /* SIS_SHORT v6 (dequeue_task_fair): CPU time between voluntary sleeps */
     u64 dur_avg = 0;
     u64 prev_sleep_sum_runtime = 0;
 };
@@ -142,6 +142,27 @@ struct contended_lock {
     u64 acquisitions = 0;
     u64 contended = 0;  ///< acquisitions that had to wait
     sim_dur wait_total = 0;
+};
+
+/// SHARED_RUNQ (David Vernet, 2023): one FIFO of runnable, not running,
+/// unpinned fair tasks per shard of an LLC, under its own spinlock.
+struct shared_runq_shard {
+    std::list<task_struct*> list;
+    contended_lock lock;
+};
+
+struct shared_runq {
+    std::vector<shared_runq_shard> shards;
+};
+
+/// Counters of the shared runqueue, for the run summary and tests.
+struct shared_runq_stats {
+    u64 pushes = 0;
+    u64 removals = 0;       ///< unlinked at pick, sleep or migration (__dequeue_entity)
+    u64 pops = 0;           ///< heads taken by a newly idle CPU
+    u64 pulls_moved = 0;    ///< ... that were then moved to it
+    u64 pops_not_moved = 0; ///< ... that were no longer movable (running or gone)
+    u64 head_not_allowed = 0;
 };
 
 /// struct task_group, reduced to what the model reads: the group's global
@@ -193,6 +214,8 @@ struct task_struct {
     /* placement */
     std::list<task_struct*>::iterator group_node; ///< position in rq->cfs_tasks (se->group_node)
     bool on_cfs_tasks = false;
+    struct shared_runq_shard* shard = nullptr;        ///< SHARED_RUNQ: the shard listing p, if any
+    std::list<task_struct*>::iterator shard_node;     ///< p->shared_runq_node
 
     /* the cache model: the task's working set and where it was left warm */
     u32 footprint_kib = 16;       ///< hot data touched per run (task_opts.footprint_kib)
@@ -259,6 +282,10 @@ struct rq_schedstat {
     u64 rq_cpu_time = 0;
     u64 run_delay = 0;
     u64 pcount = 0;
+    /* patch-set counters (not in /proc/schedstat), counted on the waker's CPU */
+    u64 sis_short_affine = 0;    ///< SIS_SHORT hook A: wake_affine_idle chose the short waker's CPU
+    u64 sis_short_target = 0;    ///< SIS_SHORT hook B: select_idle_cpu kept target without a scan
+    u64 wakee_flips_coupled = 0; ///< COUPLE_WAKEE_FLIPS: flips a heavy waker gave its wakee
 };
 
 /// Kinds of kernel time the cost model charges to a CPU (its accounting categories).
@@ -312,6 +339,8 @@ struct rq {
     u64 wake_avg_idle = 0;  ///< SIS_PROP: avg_idle / 2 at the last wakeup, aged per jiffy
     bool idle_balance = false; ///< the tick found the CPU idle (rebalance as CPU_IDLE)
     std::list<task_struct*> cfs_tasks; ///< fair tasks on this rq, most recently run first
+    shared_runq* srq = nullptr;        ///< SHARED_RUNQ: this CPU's LLC's queue (rq->cfs.shared_runq)
+    int shard_idx = 0;                 ///< and its shard (rq->cfs.shard)
     rq_schedstat stats;
     contended_lock lock;         ///< rq->__lock
     u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep

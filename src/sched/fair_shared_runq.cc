@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * SHARED_RUNQ, David Vernet's per-LLC shared runqueue (2023), as posted in
+ * v3 (9 Aug 2023, base tip 88c56cfeaec4) and v4 (11 Dec 2023), never merged
+ * (kernel-model.md section 5). The version, the "noopt" variant and the shard
+ * size come from the kernel delta (kernel_behaviour).
+ *
+ * Each LLC has ceil(llc_size / shard_size) shards; CPU c uses shard
+ * (c >> 1) % nr_shards on the machine's real numbering. A shard lists the
+ * runnable-but-not-running unpinned fair tasks of its CPUs in the order they
+ * entered their cfs_rq tree: pushed in __enqueue_entity (v4: not when the rq
+ * was empty), unlinked in __dequeue_entity. A CPU about to go idle pops the
+ * first allowed head across its LLC's shards and moves that task to itself.
+ * Every push, removal and pop takes the shard's spinlock, and a pull takes
+ * the source rq's lock: all contended resources of the cost model.
+ */
+#include "sched/core.h"
+
+#include "sim/bug.h"
+
+namespace schedlab {
+
+bool kernel::shared_runq_active() const
+{
+    return kc_.behaviour.shared_runq_version > 0 && sched_feat(SHARED_RUNQ);
+}
+
+/*
+ * kernel: shared_runq_enqueue_task() from __enqueue_entity() (SHARED_RUNQ v3
+ * 6/7 and v4 6/8): push p at the tail of its rq's shard if it may run
+ * elsewhere; v4 skips it when the rq was empty (p will run next anyway).
+ */
+void kernel::shared_runq_enqueue_task(rq& r, task_struct& p)
+{
+    if (!shared_runq_active() || p.nr_cpus_allowed <= 1 || !r.srq || p.shard)
+        return;
+    if (kc_.behaviour.shared_runq_version >= 4 && r.nr_running < 1)
+        return;
+    shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
+    lock_and_charge(shard.lock, smp_processor_id(), costs_.shard_lock_hold);
+    p.shard_node = shard.list.insert(shard.list.end(), &p);
+    p.shard = &shard;
+    srq_stats_.pushes++;
+}
+
+// kernel: shared_runq_dequeue_task() from __dequeue_entity() (v3/v4): unlink p if still listed.
+void kernel::shared_runq_dequeue_task(task_struct& p)
+{
+    if (!p.shard)
+        return;
+    lock_and_charge(p.shard->lock, smp_processor_id(), costs_.shard_lock_hold);
+    p.shard->list.erase(p.shard_node);
+    p.shard = nullptr;
+    srq_stats_.removals++;
+}
+
+/*
+ * kernel: shared_runq_pick_next_task() (v3 6/7, v4 6/8): pop the first head
+ * allowed on this CPU, starting at its own shard; then, under the task's rq
+ * lock, move it here if it is still queued and not running there. Returns
+ * 1 if moved; 0 if nothing was found; a popped task that could not be moved
+ * returns -1 in v3 (the pick restarts) and 0 in v4.
+ */
+int kernel::shared_runq_pick_next_task(rq& r)
+{
+    if (!r.srq)
+        return 0;
+    const int this_cpu = r.cpu;
+    const std::size_t nr = r.srq->shards.size();
+    task_struct* p = nullptr;
+    for (std::size_t i = 0; i < nr && !p; ++i) {
+        shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
+        if (shard.list.empty())
+            continue; // the unlocked emptiness check
+        lock_and_charge(shard.lock, this_cpu, costs_.shard_lock_hold);
+        task_struct* head = shard.list.front();
+        if (head->cpus_mask.test(this_cpu)) {
+            shard.list.pop_front();
+            head->shard = nullptr;
+            p = head;
+            srq_stats_.pops++;
+        } else {
+            srq_stats_.head_not_allowed++;
+        }
+    }
+    if (!p)
+        return 0;
+
+    // task_rq_lock(): the source rq's lock (this rq's was dropped meanwhile).
+    rq& src = cpu_rq(p->cpu);
+    lock_and_charge(src.lock, this_cpu, costs_.rq_lock_hold);
+    const bool movable = task_on_rq_queued(*p) && src.curr != p && p->cpus_mask.test(this_cpu) &&
+                         &src != &r;
+    if (!movable) {
+        srq_stats_.pops_not_moved++;
+        lock_and_charge(r.lock, this_cpu, costs_.rq_lock_hold);
+        return kc_.behaviour.shared_runq_version >= 4 ? 0 : -1;
+    }
+    // move_queued_task(): dequeue there, set_task_cpu, enqueue here (v3 re-pushes it).
+    update_rq_clock(src);
+    deactivate_task(src, *p, DEQUEUE_NOCLOCK);
+    set_task_cpu(*p, this_cpu);
+    update_rq_clock(r);
+    activate_task(r, *p, ENQUEUE_NOCLOCK);
+    if (r.curr->is_idle_task())
+        resched_curr(r);
+    else
+        check_preempt_wakeup_fair(r, *p, 0);
+    srq_stats_.pulls_moved++;
+    log_decision(this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
+    return 1;
+}
+
+// kernel: shared_runq_drain() on the feature's disable path (v3/v4): unlink every entry.
+void kernel::shared_runq_drain()
+{
+    for (auto& srq : shared_runqs_)
+        for (auto& shard : srq->shards) {
+            for (task_struct* p : shard.list)
+                p->shard = nullptr;
+            shard.list.clear();
+        }
+}
+
+void kernel::sched_feat_set(sched_feat_id f, bool on)
+{
+    SIM_BUG_ON(!kc_.has_feature(f), "feature {} does not exist in kernel {}",
+               sched_feat_table()[f].name, kc_.base);
+    const bool was = kc_.features.test(f);
+    kc_.features.set(f, on);
+    if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
+        shared_runq_drain();
+}
+
+} // namespace schedlab

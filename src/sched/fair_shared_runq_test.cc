@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * SHARED_RUNQ v3 / v4 mechanisms (kernel-model.md section 5).
+ */
+#include "sched/testlib.h"
+
+#include <gtest/gtest.h>
+
+namespace schedlab {
+namespace {
+
+using testlib::sched_fixture;
+
+TEST(shared_runq_shards, follow_the_amd_numbering_of_milan)
+{
+    sched_fixture t(load_machine("milan-2s"), "tip-2023-08+shared_runq_v3");
+    kernel& k = *t.k;
+    // CCX0 = CPUs 0-7 and their siblings 128-135: 16 CPUs, ceil(16 / 6) = 3 shards.
+    ASSERT_EQ(k.cpu_rq(0).srq->shards.size(), 3u);
+    for (int cpu : {0, 1, 6, 7, 132, 133})
+        EXPECT_EQ(k.cpu_rq(cpu).shard_idx, 0) << "cpu" << cpu;
+    for (int cpu : {2, 3, 128, 129, 134, 135})
+        EXPECT_EQ(k.cpu_rq(cpu).shard_idx, 1) << "cpu" << cpu;
+    for (int cpu : {4, 5, 130, 131})
+        EXPECT_EQ(k.cpu_rq(cpu).shard_idx, 2) << "cpu" << cpu;
+    EXPECT_EQ(k.cpu_rq(0).srq, k.cpu_rq(135).srq) << "one queue per LLC";
+    EXPECT_NE(k.cpu_rq(0).srq, k.cpu_rq(8).srq);
+    EXPECT_EQ(k.shared_runqs().size(), 16u);
+}
+
+TEST(shared_runq_shards, are_absent_without_the_patch)
+{
+    sched_fixture t(load_machine("milan-2s"), "tip-2023-08");
+    EXPECT_EQ(t.k->cpu_rq(0).srq, nullptr);
+    EXPECT_TRUE(t.k->shared_runqs().empty());
+}
+
+/// Three spinners on cpu0 of a 4-CPU LLC, allowed anywhere once queued there;
+/// cpus 1-3 run pinned fillers, so no balancing moves them meanwhile.
+struct queued_case {
+    sched_fixture t;
+    std::vector<task_struct*> ts;
+    explicit queued_case(const char* spec) : t(testlib::small_machine(4), spec)
+    {
+        for (int cpu = 1; cpu < 4; ++cpu)
+            t.spawn(fmt::format("filler{}", cpu), testlib::spin(), 0, 0, cpu);
+        for (int i = 0; i < 3; ++i)
+            ts.push_back(&t.spawn(fmt::format("s{}", i), testlib::spin(), 0, 0, 0));
+        t.run_for(msecs(9)); // a few tick preemptions: waiting tasks re-enter the tree
+        for (auto* p : ts) {
+            p->cpus_mask.set_all();
+            p->nr_cpus_allowed = 4;
+        }
+        t.k->set_this_cpu(1);
+    }
+    shared_runq_shard& shard0() { return t.k->cpu_rq(0).srq->shards[0]; }
+};
+
+TEST(shared_runq_enqueue_task, lists_exactly_the_waiting_unpinned_tasks_in_insertion_order)
+{
+    queued_case c("tip-2023-08+shared_runq_v3");
+    // Pinned tasks are never pushed; re-queue them now that they may move.
+    EXPECT_TRUE(c.shard0().list.empty()) << "pinned when they entered the tree";
+    c.t.run_for(msecs(8)); // two more preemptions push the preempted ones
+    std::size_t waiting = 0;
+    for (auto* p : c.ts)
+        waiting += (p->shard != nullptr);
+    EXPECT_EQ(c.shard0().list.size(), waiting);
+    EXPECT_GE(waiting, 1u);
+    for (auto* p : c.shard0().list)
+        EXPECT_NE(c.t.k->cpu_rq(0).curr, p) << "the running task is never listed";
+}
+
+TEST(shared_runq_pick_next_task, moves_the_head_to_the_pulling_cpu)
+{
+    queued_case c("tip-2023-08+shared_runq_v3");
+    c.t.run_for(msecs(8));
+    ASSERT_FALSE(c.shard0().list.empty());
+    task_struct* head = c.shard0().list.front();
+    rq& src = c.t.k->cpu_rq(0);
+    rq& dst = c.t.k->cpu_rq(1);
+    const unsigned src_before = src.nr_running;
+    EXPECT_EQ(c.t.k->shared_runq_pick_next_task(dst), 1);
+    EXPECT_EQ(head->cpu, 1);
+    EXPECT_EQ(src.nr_running, src_before - 1);
+    EXPECT_EQ(dst.nr_running, 2u) << "its filler and the pulled task";
+    EXPECT_EQ(c.t.k->srq_stats().pulls_moved, 1u);
+    EXPECT_NE(head->shard, nullptr) << "v3 re-pushes it on its new CPU's shard";
+    c.t.k->check_all();
+}
+
+// A lone sleeper waking on an idle CPU: v3 pushes it at every wakeup (and
+// unlinks it at the pick right after); v4 never, as the rq was empty.
+u64 lone_sleeper_pushes(const char* spec)
+{
+    sched_fixture t(testlib::small_machine(4), spec);
+    task_struct& p = t.spawn("sleeper", testlib::run_sleep(usecs(50), usecs(500)));
+    t.run_for(msecs(20));
+    EXPECT_GT(p.sched_info_.pcount, 10u);
+    EXPECT_EQ(t.k->srq_stats().pushes, t.k->srq_stats().removals) << spec;
+    return t.k->srq_stats().pushes;
+}
+
+TEST(shared_runq_enqueue_task, v4_does_not_push_onto_an_empty_rq)
+{
+    EXPECT_GT(lone_sleeper_pushes("tip-2023-08+shared_runq_v3"), 10u);
+    EXPECT_EQ(lone_sleeper_pushes("tip-2023-12+shared_runq_v4"), 0u);
+}
+
+TEST(shared_runq_pick_next_task, skips_a_head_not_allowed_here)
+{
+    queued_case c("tip-2023-08+shared_runq_v3");
+    c.t.run_for(msecs(8));
+    ASSERT_FALSE(c.shard0().list.empty());
+    task_struct* head = c.shard0().list.front();
+    head->cpus_mask.clear(1);
+    head->nr_cpus_allowed = 3;
+    const int r = c.t.k->shared_runq_pick_next_task(c.t.k->cpu_rq(1));
+    EXPECT_EQ(r, 0) << "one shard: only its head is examined";
+    EXPECT_EQ(c.t.k->srq_stats().head_not_allowed, 1u);
+    EXPECT_EQ(head->shard, &c.shard0()) << "left in place";
+}
+
+// v3 pulls before every gate; v4 only when the root domain is overloaded.
+TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_the_overload_gate)
+{
+    for (const char* spec : {"tip-2023-08+shared_runq_v3", "tip-2023-12+shared_runq_v4"}) {
+        queued_case c(spec);
+        c.t.run_for(msecs(8));
+        ASSERT_FALSE(c.shard0().list.empty()) << spec;
+        c.t.k->rd().overload = false;
+        rq& dst = c.t.k->cpu_rq(1);
+        dst.avg_idle = 0;
+        c.t.k->sched_balance_newidle(dst);
+        const bool v3 = std::string(spec).find("v3") != std::string::npos;
+        EXPECT_EQ(c.t.k->srq_stats().pulls_moved, v3 ? 1u : 0u) << spec;
+    }
+}
+
+TEST(sched_feat_set, switching_shared_runq_off_drains_the_shards)
+{
+    queued_case c("tip-2023-08+shared_runq_v3");
+    c.t.run_for(msecs(8));
+    ASSERT_FALSE(c.shard0().list.empty());
+    c.t.k->sched_feat_set(__SCHED_FEAT_SHARED_RUNQ, false);
+    EXPECT_TRUE(c.shard0().list.empty());
+    for (auto* p : c.ts)
+        EXPECT_EQ(p->shard, nullptr);
+    c.t.run_for(msecs(20));
+    EXPECT_TRUE(c.shard0().list.empty()) << "nothing is pushed while off";
+}
+
+} // namespace
+} // namespace schedlab
