@@ -75,23 +75,34 @@ void kernel::place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial)
         se.vruntime = vruntime;
 }
 
-// kernel: kernel/sched/fair.c wakeup_gran(), 6.5: wakeup_granularity in se's virtual time.
-u64 kernel::wakeup_gran(const sched_entity& se) const
+/*
+ * kernel: kernel/sched/fair.c wakeup_gran(), 6.5: wakeup_granularity in se's
+ * virtual time. SCALE_WAKEUP_GRAN (Mel Gorman, patch 2 of "Reduce stacking and
+ * overscheduling", Oct 2021 / Jan 2022 resend, never merged; kernel-model.md
+ * 1.10) adds min_granularity while curr has run less than min_granularity since
+ * it was last picked; the patch passed curr in, as here.
+ */
+u64 kernel::wakeup_gran(const sched_entity& curr, const sched_entity& se) const
 {
-    return calc_delta_fair(tun_.wakeup_granularity, se);
+    u64 gran = tun_.wakeup_granularity;
+    if (sched_feat(SCALE_WAKEUP_GRAN) &&
+        curr.sum_exec_runtime - curr.prev_sum_exec_runtime < tun_.min_granularity)
+        gran += tun_.min_granularity;
+    return calc_delta_fair(gran, se);
 }
 
 /*
  * kernel: kernel/sched/fair.c wakeup_preempt_entity(), 6.5.
  * -1 if se is not ahead of curr, 1 if it is more than a wakeup granularity
- * ahead (should preempt), 0 in between.
+ * ahead (should preempt), 0 in between. pick_next_entity_cfs() passes a buddy
+ * as curr, so SCALE_WAKEUP_GRAN then tests the buddy's last run length.
  */
 int kernel::wakeup_preempt_entity(const sched_entity& curr, const sched_entity& se) const
 {
     const s64 vdiff = static_cast<s64>(curr.vruntime - se.vruntime);
     if (vdiff <= 0)
         return -1;
-    if (vdiff > static_cast<s64>(wakeup_gran(se)))
+    if (vdiff > static_cast<s64>(wakeup_gran(curr, se)))
         return 1;
     return 0;
 }

@@ -93,14 +93,17 @@ constexpr int UPDATE_TG = 0x1, SKIP_AGE_LOAD = 0x2, DO_ATTACH = 0x4, DO_DETACH =
 /*
  * kernel: kernel/sched/fair.c update_tg_load_avg(), 6.6: fold this CPU's
  * change into the group's global load_avg when it moved by more than 1/64.
- * With TG_LOAD_AVG_RATELIMIT (Aaron Lu, 2023) at most once per ms per cfs_rq.
+ * Aaron Lu's ratelimit (tip afc1996859a2, v6.7; kernel-model.md 5.10): at most
+ * once per ms per cfs_rq, unconditional from tip-2023-12 (behaviour), the
+ * TG_LOAD_AVG_RATELIMIT feature of the tg_ratelimit delta on earlier bases.
  */
 void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
 {
     if (!cfs.tg)
         return;
     const u64 now = cfs.rq_->clock_task;
-    if (kc_.behaviour.tg_load_avg_ratelimit && now - cfs.last_update_tg_load_avg < NSEC_PER_MSEC)
+    if ((kc_.behaviour.tg_load_avg_ratelimit || sched_feat(TG_LOAD_AVG_RATELIMIT)) &&
+        now - cfs.last_update_tg_load_avg < NSEC_PER_MSEC)
         return;
     const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
     if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {

@@ -50,6 +50,9 @@ bool kernel::sched_idle_cpu(int cpu) const
  * kernel: kernel/sched/fair.c record_wakee(), 5.15-6.12 (unchanged). Runs on
  * the waker: halves its wakee_flips once a second, and counts a flip each
  * time it wakes a different task than last time.
+ * With COUPLE_WAKEE_FLIPS (Mel Gorman / Mike Galbraith, Oct 2021, patch 1 of
+ * "Reduce stacking and overscheduling", never merged; kernel-model.md 3.4) the
+ * wakee of a waker with more than 2 * llc_size times its flips gains a flip too.
  */
 void kernel::record_wakee(task_struct& p)
 {
@@ -60,6 +63,13 @@ void kernel::record_wakee(task_struct& p)
         cur.wakee_flip_decay_ts = j;
     }
     if (cur.last_wakee != &p) {
+        if (sched_feat(COUPLE_WAKEE_FLIPS)) {
+            const u32 min = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size) << 1;
+            if (cur.wakee_flips > p.wakee_flips * min) {
+                p.wakee_flips++;
+                cpu_rq(smp_processor_id()).stats.wakee_flips_coupled++;
+            }
+        }
         cur.last_wakee = &p;
         cur.wakee_flips++;
     }
@@ -70,6 +80,9 @@ void kernel::record_wakee(task_struct& p)
  * wake_affine) when both the waker's and the wakee's flips reach the LLC
  * size and the larger is at least llc_size times the smaller: a 1:N
  * relationship too wide for one LLC.
+ * COUPLE_WAKEE_FLIPS (patch 1 of Mel Gorman's Oct 2021 series): a slave below
+ * the factor no longer keeps the wakeup affine once the master's flips reach
+ * (factor / 2) * factor.
  */
 int kernel::wake_wide(task_struct& p)
 {
@@ -78,15 +91,34 @@ int kernel::wake_wide(task_struct& p)
     const u32 factor = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size);
     if (master < slave)
         std::swap(master, slave);
+    if (sched_feat(COUPLE_WAKEE_FLIPS)) {
+        if ((slave < factor && master < (factor >> 1) * factor) || master < slave * factor)
+            return 0;
+        return 1;
+    }
     if (slave < factor || master < slave * factor)
         return 0;
     return 1;
 }
 
 /*
+ * kernel: is_short_task(), SIS_SHORT v6 2/2 (Chen Yu, Feb 2023, never merged;
+ * kernel-model.md 3.9): a task that flips no wakees and whose average CPU time
+ * between voluntary sleeps (dur_avg, 0 until its first sleep) is below an
+ * eighth of min_granularity (375 us at factor 4).
+ */
+bool kernel::is_short_task(const task_struct& p) const
+{
+    return sched_feat(SIS_SHORT) && !p.is_idle_task() && p.wakee_flips == 0 && p.se.dur_avg != 0 &&
+           p.se.dur_avg * 8 < tun_.min_granularity;
+}
+
+/*
  * kernel: kernel/sched/fair.c wake_affine_idle(), 6.6 (== 5.15): prefer an
  * idle waker CPU sharing the cache with prev (then prev if it is idle too), a
  * sync wakeup from a CPU running only the waker, then an idle prev.
+ * SIS_SHORT v6 (hook A) adds a last choice: the waker's CPU when it runs only
+ * one task and that task is short, sync or not.
  */
 int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
 {
@@ -96,6 +128,13 @@ int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
         return this_cpu;
     if (available_idle_cpu(prev_cpu))
         return prev_cpu;
+    if (sched_feat(SIS_SHORT)) {
+        rq& this_rq = cpu_rq(this_cpu);
+        if (this_rq.nr_running == 1 && this_rq.curr && is_short_task(*this_rq.curr)) {
+            this_rq.stats.sis_short_affine++;
+            return this_cpu;
+        }
+    }
     return nr_cpumask_bits;
 }
 
@@ -278,6 +317,15 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
             nr = sds->nr_idle_scan + 1;
             if (nr == 1)
                 return -1;
+            // SIS_SHORT v6 (hook B): no scan when SIS_UTIL asks for less than 60% of the
+            // LLC (LLC util above ~50%), no idle core is known, the wakeup is on the
+            // waker's CPU, which runs at most one task, and both it and p are short.
+            if (sched_feat(SIS_SHORT) && !has_idle_core && smp_processor_id() == target &&
+                5 * nr < 3 * sd.span_weight && cpu_rq(target).nr_running <= 1 &&
+                is_short_task(p) && this_rq.curr && is_short_task(*this_rq.curr)) {
+                this_rq.stats.sis_short_target++;
+                return target;
+            }
         }
     }
 

@@ -142,6 +142,7 @@ struct delta_def {
     const char* group;
     std::vector<feat_default> feats;
     void (*apply)(kernel_behaviour&);
+    bool cfs_only = false; ///< changes CFS code (wakeup_gran) that EEVDF profiles do not have
 };
 
 const std::vector<delta_def>& delta_defs()
@@ -172,6 +173,23 @@ const std::vector<delta_def>& delta_defs()
          "418146e39891)",
          "shared_runq", {F(SHARED_RUNQ, true)},
          [](kernel_behaviour& b) { b.shared_runq_version = 4; }},
+        {"tg_ratelimit",
+         "Aaron Lu's tg->load_avg ratelimit (\"tgfix\"): one update per cfs_rq per ms; merged "
+         "for v6.7, so tip-2023-12 has it without the delta",
+         "Aaron Lu, RFC 20230816024831.682107-2-aaron.lu@intel.com; merged as tip afc1996859a2",
+         "tg_ratelimit", {F(TG_LOAD_AVG_RATELIMIT, true)}, nullptr},
+        {"sis_short_v6",
+         "SIS_SHORT v6: dur_avg, and short wakees of short wakers stay on the waker's CPU "
+         "(wake_affine_idle; select_idle_cpu at 50-83% LLC util)",
+         "Chen Yu, v6 1/2 and 2/2, cover.1677069490.git.yu.c.chen@intel.com (base v6.2-rc6 tip)",
+         "sis_short", {F(SIS_SHORT, true)}, nullptr},
+        {"stacking",
+         "Mel Gorman's \"Reduce stacking and overscheduling\": patch 1 COUPLE_WAKEE_FLIPS "
+         "(record_wakee/wake_wide), patch 2 SCALE_WAKEUP_GRAN (CFS wakeup_gran)",
+         "Mel Gorman, 20211021145603.5313-1-mgorman@techsingularity.net and the Oct 28 2021 "
+         "posting; patch 2 as resent 20220124100312.32573-1-mgorman@techsingularity.net "
+         "(base 5.15-rc3)",
+         "stacking", {F(COUPLE_WAKEE_FLIPS, true), F(SCALE_WAKEUP_GRAN, true)}, nullptr, true},
     };
     return defs;
 }
@@ -404,6 +422,14 @@ kernel_config make_kernel_config(const std::string& spec, const std::string& whe
                 throw config_error(where, fmt::format("kernel deltas '{}' and '{}' are versions "
                                                       "of one patch set; give one",
                                                       other->name, dd->name));
+        if (dd->cfs_only && kc.params.policy != fair_policy::cfs)
+            throw config_error(where, fmt::format("kernel delta '{}' changes CFS code; kernel {} "
+                                                  "runs EEVDF",
+                                                  dd->name, kc.base));
+        if (std::string(dd->name) == "tg_ratelimit" && kc.behaviour.tg_load_avg_ratelimit)
+            throw config_error(where, fmt::format("kernel {} already rate-limits tg->load_avg "
+                                                  "updates (merged in v6.7); drop +tg_ratelimit",
+                                                  kc.base));
         applied.push_back(dd);
         kc.deltas.emplace_back(dd->name);
         for (const auto& fd : dd->feats)
