@@ -6,6 +6,9 @@
  */
 #include "sched/testlib.h"
 
+#include "sched/profiles.h"
+#include "sim/config_error.h"
+
 #include <gtest/gtest.h>
 
 namespace schedlab {
@@ -38,7 +41,7 @@ TEST_F(cfs, wakeup_preempt_entity_needs_more_than_one_wakeup_granularity)
 TEST_F(cfs, a_lighter_wakee_needs_a_larger_lead)
 {
     b.se.load.weight = sched_prio_to_weight[25]; // nice 5: 335
-    EXPECT_EQ(t.k->wakeup_gran(b.se), 1'000'000ull * 1024 / 335);
+    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), 1'000'000ull * 1024 / 335);
 }
 
 TEST_F(cfs, a_waking_sleeper_gets_half_the_latency_as_credit)
@@ -119,6 +122,113 @@ TEST(check_preempt_tick, resched_once_the_ideal_slice_is_used)
     // Each run of a lasts exactly one tick period (4 ms) except the first partial one.
     EXPECT_NEAR(static_cast<double>(a.se.sum_exec_runtime) / static_cast<double>(a.nivcsw),
                 4e6, 0.3e6);
+}
+
+/* ---- SCALE_WAKEUP_GRAN (Mel Gorman, stacking patch 2; kernel-model.md 1.10) ---- */
+
+// Eight CPUs: factor 4, so wakeup_granularity 4 ms and min_granularity 3 ms.
+struct scale_wakeup_gran : ::testing::Test {
+    testlib::sched_fixture t{testlib::small_machine(8), "5.15-rc3+stacking"};
+    testlib::sched_fixture base{testlib::small_machine(8), "5.15-rc3"};
+    task_struct a, b;
+    scale_wakeup_gran()
+    {
+        a.se.owner = &a;
+        b.se.owner = &b;
+        a.pid = 1;
+        b.pid = 2;
+    }
+    void ran(sched_entity& se, u64 ns)
+    {
+        se.prev_sum_exec_runtime = msecs(50);
+        se.sum_exec_runtime = msecs(50) + ns;
+    }
+};
+
+TEST_F(scale_wakeup_gran, wakeup_gran_is_7ms_while_curr_has_run_less_than_min_granularity)
+{
+    ASSERT_EQ(t.k->tunables().wakeup_granularity, msecs(4));
+    ran(a.se, msecs(1));
+    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(7));
+    ran(a.se, msecs(3) - 1);
+    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(7));
+    EXPECT_EQ(base.k->wakeup_gran(a.se, b.se), msecs(4)) << "the base kernel does not scale";
+}
+
+TEST_F(scale_wakeup_gran, wakeup_gran_stays_4ms_once_curr_has_run_min_granularity)
+{
+    ran(a.se, msecs(3));
+    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(4));
+    ran(a.se, msecs(10));
+    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(4));
+}
+
+TEST_F(scale_wakeup_gran, wakeup_preempt_entity_needs_a_7ms_lead_against_a_fresh_curr)
+{
+    a.se.vruntime = msecs(100);
+    b.se.vruntime = msecs(100) - msecs(5); // the wakee is 5 ms behind curr
+    ran(a.se, msecs(1));
+    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), 0) << "5 ms < 7 ms: no preemption";
+    EXPECT_EQ(base.k->wakeup_preempt_entity(a.se, b.se), 1) << "5 ms > 4 ms on the base";
+    ran(a.se, msecs(4));
+    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), 1);
+}
+
+// The buddy is passed as curr: its own last run length decides the granularity.
+TEST_F(scale_wakeup_gran, pick_next_entity_cfs_tests_the_next_buddys_own_last_run)
+{
+    for (testlib::sched_fixture* f : {&t, &base}) {
+        const bool scaled = f == &t;
+        cfs_rq& c = f->k->cpu_rq(0).cfs;
+        a.se.vruntime = c.min_vruntime;
+        f->k->__enqueue_entity(c, a.se); // the leftmost
+        a.se.on_rq = true;
+        c.nr_running = 1;
+        b.se.vruntime = c.min_vruntime + msecs(5); // next buddy 5 ms to the right
+        c.next = &b.se;
+        ran(b.se, msecs(1));
+        EXPECT_EQ(f->k->pick_next_entity_cfs(c, &b.se), scaled ? &b.se : &a.se)
+            << (scaled ? "scaled: 5 ms < 7 ms keeps the buddy" : "base: 5 ms > 4 ms");
+        ran(b.se, msecs(3));
+        EXPECT_EQ(f->k->pick_next_entity_cfs(c, &b.se), &a.se) << "a buddy that ran 3 ms";
+        c.next = nullptr;
+        f->k->__dequeue_entity(c, a.se);
+        a.se.on_rq = false;
+        c.nr_running = 0;
+    }
+}
+
+TEST(scale_wakeup_gran_delta, is_refused_on_an_eevdf_kernel)
+{
+    EXPECT_THROW(make_kernel_config("6.6+stacking"), config_error);
+}
+
+/* ---- tg->load_avg ratelimit (Aaron Lu; kernel-model.md 5.10) ---- */
+
+// cpu0's cfs_rq load swings by half every 100 us for 5 ms: each call is above the 1/64
+// threshold, so only the ratelimit can skip an update.
+u64 tg_updates_in_5ms(const std::string& spec)
+{
+    testlib::sched_fixture f{testlib::small_machine(2), spec};
+    rq& r = f.k->cpu_rq(0);
+    cfs_rq& c = r.cfs;
+    const u64 start = r.clock_task + msecs(10); // the limit counts from a last update at 0
+    const u64 before = f.k->autogroup().load_avg_updates;
+    for (int i = 0; i < 50; ++i) {
+        r.clock_task = start + static_cast<u64>(i) * usecs(100);
+        c.avg.load_avg = i % 2 ? 2048 : 1024;
+        f.k->update_tg_load_avg(c, 0);
+    }
+    return f.k->autogroup().load_avg_updates - before;
+}
+
+TEST(update_tg_load_avg, the_ratelimit_allows_one_update_per_ms_per_cfs_rq)
+{
+    EXPECT_EQ(tg_updates_in_5ms("tip-2023-08"), 50u) << "no limit before v6.7";
+    EXPECT_EQ(tg_updates_in_5ms("tip-2023-08+tg_ratelimit"), 5u) << "0, 1, 2, 3, 4 ms";
+    EXPECT_EQ(tg_updates_in_5ms("tip-2023-08+tg_ratelimit+NO_TG_LOAD_AVG_RATELIMIT"), 50u);
+    EXPECT_EQ(tg_updates_in_5ms("tip-2023-12"), 5u) << "merged: unconditional from v6.7";
+    EXPECT_THROW(make_kernel_config("tip-2023-12+tg_ratelimit"), config_error);
 }
 
 } // namespace

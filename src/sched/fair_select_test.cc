@@ -212,5 +212,169 @@ TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
     EXPECT_EQ(socket0, 2) << "the NUMA/package level splits forks between the sockets";
 }
 
+
+/* ---- patch sets: SIS_SHORT v6 and COUPLE_WAKEE_FLIPS (docs/kernels.md) ---- */
+
+// CPUs 1..4 busy, 5.. idle; the waker spins on cpu1. At factor 4 (16 CPUs) min_granularity
+// is 3 ms, so a task is short below a dur_avg of 375 us.
+struct sis_short_setup {
+    task_struct* waker = nullptr;
+    task_struct* p = nullptr;
+    sched_domain* sd = nullptr;
+
+    void setup(sched_fixture& f)
+    {
+        waker = &f.spawn("waker", testlib::spin(), 0, 0, 1);
+        for (int cpu = 2; cpu <= 4; ++cpu)
+            f.spawn(fmt::format("busy{}", cpu), testlib::spin(), 0, 0, cpu);
+        f.run_for(msecs(1));
+        p = &f.spawn("p", testlib::run_sleep(usecs(10), secs(10)));
+        f.run_for(msecs(1));
+        f.k->set_this_cpu(1);
+        ASSERT_EQ(f.k->current(), waker);
+        sd = f.k->topology().cpu(1).sd_llc;
+        waker->se.dur_avg = usecs(100);
+        p->se.dur_avg = usecs(100);
+        waker->wakee_flips = 0;
+        p->wakee_flips = 0;
+    }
+};
+
+struct sis_short : ::testing::Test, sis_short_setup {
+    sched_fixture t{llc16_machine(), "tip-2023-02+sis_short_v6"};
+    void SetUp() override { setup(t); }
+};
+
+TEST_F(sis_short, select_idle_cpu_keeps_a_short_wakee_on_its_short_wakers_cpu)
+{
+    sd->shared->nr_idle_scan = 8; // nr = 9: 5 * 9 = 45 < 3 * 16 = 48
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 1) << "target, without scanning";
+    EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_target, 1u);
+}
+
+TEST_F(sis_short, select_idle_cpu_scans_while_sis_util_suggests_60_percent_of_the_llc_or_more)
+{
+    sd->shared->nr_idle_scan = 9; // nr = 10: 5 * 10 = 50 >= 48, LLC util below ~50%
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5);
+    EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_target, 0u);
+}
+
+TEST_F(sis_short, select_idle_cpu_scans_unless_every_guard_holds)
+{
+    sd->shared->nr_idle_scan = 8;
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, true, 1), 5) << "an idle core is known";
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 2), 5) << "target is not this CPU";
+    p->wakee_flips = 1;
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "a wakee that flips is not short";
+    p->wakee_flips = 0;
+    p->se.dur_avg = usecs(375); // 8 * 375 us == 3 ms: not below min_granularity
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "p is not short";
+    p->se.dur_avg = 0;
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "no sleep yet: no duration";
+    p->se.dur_avg = usecs(100);
+    waker->se.dur_avg = msecs(1);
+    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "the waker is not short";
+    EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_target, 0u);
+}
+
+TEST(sis_short_feature, select_idle_cpu_scans_as_the_base_with_no_sis_short)
+{
+    sched_fixture t(llc16_machine(), "tip-2023-02+sis_short_v6+NO_SIS_SHORT");
+    sis_short_setup s;
+    s.setup(t);
+    s.sd->shared->nr_idle_scan = 8;
+    EXPECT_EQ(t.k->select_idle_cpu(*s.p, *s.sd, false, 1), 5);
+}
+
+TEST(sis_short_feature, select_idle_cpu_scans_when_the_target_runs_two_tasks)
+{
+    sched_fixture t(llc16_machine(), "tip-2023-02+sis_short_v6");
+    sis_short_setup s;
+    s.setup(t);
+    t.spawn("second", testlib::spin(), 0, 0, 1);
+    t.k->set_this_cpu(1);
+    ASSERT_EQ(t.k->cpu_rq(1).nr_running, 2u);
+    s.sd->shared->nr_idle_scan = 8;
+    EXPECT_EQ(t.k->select_idle_cpu(*s.p, *s.sd, false, 1), 5);
+}
+
+TEST_F(sis_short, wake_affine_idle_chooses_a_short_wakers_cpu_after_the_idle_prev_check)
+{
+    ASSERT_FALSE(t.k->available_idle_cpu(3)); // prev 3 is busy
+    EXPECT_EQ(t.k->wake_affine_idle(1, 3, /*sync=*/0), 1) << "no sync needed";
+    EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_affine, 1u);
+    EXPECT_EQ(t.k->wake_affine_idle(1, 7, 0), 7) << "an idle prev still wins";
+    waker->se.dur_avg = msecs(1);
+    EXPECT_NE(t.k->wake_affine_idle(1, 3, 0), 1) << "a long waker keeps the base rules";
+}
+
+TEST(sis_short_feature, wake_affine_idle_is_the_bases_without_the_delta)
+{
+    sched_fixture t(llc16_machine(), "tip-2023-02");
+    sis_short_setup s;
+    s.setup(t);
+    EXPECT_NE(t.k->wake_affine_idle(1, 3, 0), 1);
+}
+
+TEST(dequeue_task_fair, dur_avg_is_the_eighth_weight_average_of_runtime_between_sleeps)
+{
+    sched_fixture t(testlib::small_machine(1), "tip-2023-02+sis_short_v6");
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(800), msecs(1)));
+    t.run_for(usecs(1000)); // ran 800 us, slept once
+    EXPECT_EQ(p.se.dur_avg, usecs(100)) << "0 + (800 - 0) / 8";
+    EXPECT_EQ(p.se.prev_sleep_sum_runtime, p.se.sum_exec_runtime);
+    t.run_for(usecs(1700)); // woke at 1.8 ms, ran 800 us, slept again
+    EXPECT_EQ(p.se.dur_avg, usecs(100) + usecs(700) / 8);
+}
+
+TEST(wake_wide, couple_wakee_flips_lets_a_heavy_waker_go_wide_past_a_small_slave)
+{
+    for (const char* spec : {"5.15-rc3", "5.15-rc3+stacking"}) {
+        const bool coupled = std::string(spec).find("stacking") != std::string::npos;
+        sched_fixture t(llc16_machine(), spec);
+        task_struct& waker = t.spawn("waker", testlib::spin());
+        task_struct& wakee = t.spawn("wakee", testlib::spin());
+        t.run_for(msecs(1));
+        t.k->set_this_cpu(waker.cpu);
+        ASSERT_EQ(t.k->current(), &waker);
+        waker.wakee_flips = 128; // (16 / 2) * 16
+        wakee.wakee_flips = 4;   // below the factor: the base never goes wide
+        EXPECT_EQ(t.k->wake_wide(wakee), coupled ? 1 : 0) << spec;
+        waker.wakee_flips = 127;
+        EXPECT_EQ(t.k->wake_wide(wakee), 0) << spec << ": master below factor^2/2";
+        waker.wakee_flips = 400;
+        wakee.wakee_flips = 20; // the base condition still goes wide
+        EXPECT_EQ(t.k->wake_wide(wakee), 1) << spec;
+        waker.wakee_flips = 300; // 300 < 20 * 16
+        EXPECT_EQ(t.k->wake_wide(wakee), 0) << spec;
+    }
+}
+
+TEST(record_wakee, couple_wakee_flips_gives_a_heavy_wakers_new_wakee_a_flip)
+{
+    for (const char* spec : {"5.15-rc3", "5.15-rc3+stacking"}) {
+        const bool coupled = std::string(spec).find("stacking") != std::string::npos;
+        sched_fixture t(llc16_machine(), spec);
+        task_struct& waker = t.spawn("waker", testlib::spin());
+        task_struct& a = t.spawn("a", testlib::spin());
+        task_struct& b = t.spawn("b", testlib::spin());
+        t.run_for(msecs(1));
+        t.k->set_this_cpu(waker.cpu);
+        waker.wakee_flip_decay_ts = t.k->jiffies();
+        waker.last_wakee = &b;
+        waker.wakee_flips = 33; // > 1 * (2 * 16)
+        a.wakee_flips = 1;
+        t.k->record_wakee(a);
+        EXPECT_EQ(a.wakee_flips, coupled ? 2u : 1u) << spec;
+        EXPECT_EQ(waker.wakee_flips, 34u) << spec;
+        b.wakee_flips = 2;
+        t.k->record_wakee(b); // 34 > 2 * 32 is false
+        EXPECT_EQ(b.wakee_flips, 2u) << spec;
+        t.k->record_wakee(b); // same wakee: nothing at all
+        EXPECT_EQ(b.wakee_flips, 2u) << spec;
+        EXPECT_EQ(t.k->cpu_rq(waker.cpu).stats.wakee_flips_coupled, coupled ? 1u : 0u) << spec;
+    }
+}
+
 } // namespace
 } // namespace schedlab

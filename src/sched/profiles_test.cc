@@ -120,6 +120,28 @@ TEST(make_kernel_config, rejects_a_feature_only_a_delta_provides_and_names_the_d
                 HasSubstr("does not exist in kernel 6.6"));
 }
 
+TEST(make_kernel_config, each_patch_set_delta_provides_only_its_features)
+{
+    const kernel_config base = make_kernel_config("tip-2023-02");
+    const kernel_config sis = make_kernel_config("tip-2023-02+sis_short_v6");
+    EXPECT_TRUE(sis.features.test(__SCHED_FEAT_SIS_SHORT));
+    EXPECT_FALSE(sis.has_feature(__SCHED_FEAT_COUPLE_WAKEE_FLIPS));
+    EXPECT_EQ(sis.available.size(), base.available.size() + 1);
+    const kernel_config st = make_kernel_config("5.15-rc3+stacking+NO_SCALE_WAKEUP_GRAN");
+    EXPECT_TRUE(st.features.test(__SCHED_FEAT_COUPLE_WAKEE_FLIPS));
+    EXPECT_FALSE(st.features.test(__SCHED_FEAT_SCALE_WAKEUP_GRAN));
+    EXPECT_EQ(st.delta_string(), "stacking+NO_SCALE_WAKEUP_GRAN");
+    const kernel_config tg = make_kernel_config("tip-2023-08+shared_runq_v3+tg_ratelimit");
+    EXPECT_TRUE(tg.features.test(__SCHED_FEAT_TG_LOAD_AVG_RATELIMIT));
+    EXPECT_EQ(tg.behaviour.shared_runq_version, 3);
+    EXPECT_FALSE(tg.behaviour.tg_load_avg_ratelimit) << "the feature bit, not the merged code";
+    EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-02+SIS_SHORT"); }),
+                HasSubstr("+sis_short_v6"));
+    EXPECT_THAT(error_of([] { make_kernel_config("6.6+stacking"); }), HasSubstr("EEVDF"));
+    EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-12+tg_ratelimit"); }),
+                HasSubstr("already rate-limits"));
+}
+
 TEST(make_kernel_config, rejects_unknown_and_conflicting_deltas)
 {
     EXPECT_THAT(error_of([] { make_kernel_config("tip-2023-08+shared_runq_v5"); }),
