@@ -18,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+
 namespace schedlab {
 
 #ifndef SCHEDLAB_GIT_SHA
@@ -148,9 +150,20 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
             if (o.schedstat == "raw")
                 schedstat_text += "\n" + schedstat_v15(k);
         };
+    std::vector<sched_decision> decisions;
+    if (!o.explain_path.empty())
+        hooks.decisions = &decisions;
     const run_result r = execute_run(*prepared, hooks);
     if (!o.trace_path.empty())
         trace.write_file(o.trace_path, r.provenance.nr_cpus);
+    if (!o.explain_path.empty()) {
+        std::ofstream f(o.explain_path);
+        if (!f)
+            throw config_error("--explain", fmt::format("cannot write '{}'", o.explain_path));
+        for (const auto& d : decisions)
+            f << fmt::format("{:>14.6f} cpu{:<4} {:<16} {}\n", static_cast<double>(d.ts) / 1e9,
+                             d.cpu, d.what, d.text);
+    }
     if (!o.json_path.empty())
         write_result_file(o.json_path, r);
 

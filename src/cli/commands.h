@@ -27,6 +27,7 @@ struct run_options {
     bool no_summary = false;
     std::string schedstat; ///< "" off; "table": per-level summary; "raw": also /proc/schedstat v15
     std::string trace_path; ///< --trace FILE: ftrace text export (.zst: zstd-compressed)
+    std::string explain_path; ///< --explain FILE: the decision log (placements, balance attempts)
     std::string json_path;  ///< --json FILE: the run_result (schedlab-result-v1)
     std::vector<std::string> workload_argv;
 };

@@ -100,6 +100,9 @@ int main(int argc, char** argv)
                   "Print the load-balance counters per domain level and idle type");
     run->add_flag("--schedstat-raw", schedstat_raw,
                   "Also print them as /proc/schedstat version 15, for schedstat tools");
+    run->add_option("--explain", ro.explain_path,
+                    "Write the decision log to FILE: which branch of select_task_rq_fair placed "
+                    "each wakeup and why, and every load-balance attempt's outcome");
     run->add_option("--trace", ro.trace_path,
                     "Write the scheduler tracepoints in ftrace text format to FILE "
                     "(zstd-compressed if FILE ends in .zst)");

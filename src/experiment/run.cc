@@ -100,6 +100,8 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
         k.set_check_level(spec.check == "every" ? check_level::every : check_level::sampled);
     sched_summary summary(pr.m.nr_cpus());
     k.add_sink(&summary);
+    if (hooks.decisions)
+        k.set_decision_log(hooks.decisions);
     if (hooks.extra_sink)
         k.add_sink(hooks.extra_sink);
     w->setup(k);
@@ -121,7 +123,7 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     rs.wakeup_latency_p99_ns = s.wakeup_latency.percentile(99);
     rs.wakeup_latency_max_ns = s.wakeup_latency.max();
     rs.busy_ns.assign(s.busy.begin(), s.busy.end());
-    res.summary_text = s.format() + format_cpu_accounting(k, s.begin);
+    res.summary_text = s.format() + format_cpu_accounting(k, s.begin) + format_feature_stats(k);
     res.schedule_digest = k.schedule_digest();
     res.events_fired = sim.events_fired();
     res.schedstat = collect_schedstat(k);

@@ -12,6 +12,8 @@
 #include "sim/time.h"
 #include "workload/workload.h"
 
+#include "sched/core.h"
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -121,6 +123,7 @@ const std::vector<std::string>& run_warnings(const prepared_run& prepared);
 struct run_hooks {
     trace_sink* extra_sink = nullptr; ///< also sees every tracepoint (e.g. the ftrace exporter)
     std::function<void(const kernel&)> after_run; ///< inspects the kernel once the run has stopped
+    std::vector<sched_decision>* decisions = nullptr; ///< the decision log, if wanted (--explain)
 };
 
 /// Simulates a prepared run. Thread-safe across runs (each builds its own simulation).

@@ -448,7 +448,9 @@ void kernel::resched_curr(rq& r)
     if (r.need_resched)
         return;
     r.need_resched = true;
-    const sim_dur delay = r.cpu == this_cpu_ && !r.curr->is_idle_task() ? 0 : remote_notify_delay(r);
+    // The CPU running this code is awake already (an idle one is handling a wake-list
+    // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
+    const sim_dur delay = r.cpu == this_cpu_ ? 0 : remote_notify_delay(r);
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
@@ -546,8 +548,8 @@ void kernel::__schedule(rq& r, bool preempt)
                 r.tick_event = {};
             }
             nohz_balance_enter_idle(r);
-            // cpuidle: the menu governor's choice, predicted from avg_idle.
-            const u64 predicted = r.avg_idle;
+            // cpuidle: the menu governor's choice from the recent idle lengths.
+            const u64 predicted = static_cast<u64>(r.idle_pred);
             r.idle_state = predicted >= static_cast<u64>(costs_.cstate_deep_residency)  ? 2
                            : predicted >= static_cast<u64>(costs_.cstate_c1_residency) ? 1
                                                                                        : 0;
@@ -709,6 +711,12 @@ sim_dur kernel::line_cost(int from, int to) const
 }
 
 /*
+ * model: the cpuidle governor picks the deepest state whose target residency
+ * fits the predicted idle length: an EWMA of the CPU's recent idle periods,
+ * measured up to the wakeup's arrival (not counting the exit latency), and
+ * long (10 ms, i.e. the next timer) before any history. The menu governor
+ * also weighs timers and a performance multiplier, not modelled.
+ *
  * model: a spinlock (or a cache line written with an atomic) is a FIFO
  * resource. An acquirer arriving while it is held spins until it is free,
  * then holds it for `hold` plus the transfer of the line from the previous
@@ -872,6 +880,12 @@ sim_dur kernel::idle_exit_latency(const rq& r) const
 sim_dur kernel::remote_notify_delay(rq& r)
 {
     if (r.curr->is_idle_task()) {
+        // The idle period ends with this wakeup: the governor learns its length
+        // (EWMA, weight 1/4; the menu governor's "typical interval" in spirit).
+        if (r.idle_since >= 0) {
+            const sim_dur observed = now() - r.idle_since;
+            r.idle_pred += (observed - r.idle_pred) / 4;
+        }
         const sim_dur d = idle_exit_latency(r);
         wakeup_costs_.idle_exits++;
         wakeup_costs_.idle_exit_delay += d;
@@ -972,6 +986,17 @@ void kernel::fire(u64 arg)
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);
         p->timer = {};
+        rq& tr = cpu_rq(p->cpu);
+        if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
+            // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
+            const sim_dur d = remote_notify_delay(tr);
+            if (d > 0) {
+                p->timer_cpu_awake = true;
+                p->timer = sim_.after(d, event_prio::hrtimer, this, arg);
+                break;
+            }
+        }
+        p->timer_cpu_awake = false;
         this_cpu_ = p->cpu;
         try_to_wake_up(*p, TASK_NORMAL, 0);
         break;

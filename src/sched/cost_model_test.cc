@@ -110,21 +110,36 @@ TEST(smt_rate_pct, two_busy_siblings_slow_each_other)
 
 TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
 {
-    auto wake_delay = [](sim_dur deep_exit) {
+    // A task that sleeps 5 ms between 10 us runs: how late, past the 5 ms, it runs again.
+    auto lateness = [](sim_dur deep_exit) {
         cost_params c = sched_fixture::no_costs();
         c.cstate_deep_exit = deep_exit;
         c.cstate_deep_residency = usecs(300);
         c.cstate_c1_residency = usecs(2);
         c.cstate_c1_exit = 1000;
         sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
-        // Sleeps of 5 ms: avg_idle stays above the deep state's target residency.
-        task_struct& p = t.spawn("sleeper", testlib::run_sleep(usecs(10), msecs(5)), 0, 0, 1);
+        auto starts = std::make_shared<std::vector<sim_time>>();
+        auto phase = std::make_shared<int>(0);
+        t.spawn("sleeper",
+                testlib::behaviour([=](kernel& k, task_struct& p) {
+                    if (*phase == 0) {
+                        starts->push_back(k.now());
+                        *phase = 1;
+                        return task_action::cpu(usecs(10));
+                    }
+                    *phase = 0;
+                    k.schedule_timeout(p, msecs(5));
+                    return task_action::sleep();
+                }),
+                0, 0, 1);
         t.run_for(msecs(100));
-        return static_cast<sim_dur>(p.sched_info_.run_delay / p.sched_info_.pcount);
+        EXPECT_GT(starts->size(), 10u);
+        // The last gap: the governor has learned that idle periods are long.
+        const sim_dur gap = (*starts)[starts->size() - 1] - (*starts)[starts->size() - 2];
+        return gap - msecs(5) - usecs(10);
     };
-    const sim_dur deep = wake_delay(usecs(80));
-    EXPECT_NEAR(static_cast<double>(deep), static_cast<double>(usecs(80)), usecs(5));
-    EXPECT_LT(wake_delay(usecs(10)), usecs(12));
+    EXPECT_EQ(lateness(usecs(80)), usecs(80)) << "the timer's CPU leaves the deep state first";
+    EXPECT_EQ(lateness(usecs(10)), usecs(10));
 }
 
 TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)

@@ -229,6 +229,7 @@ struct task_struct {
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
+    bool timer_cpu_awake = false; ///< the timer's CPU has been woken from idle for it
     void* wait_token = nullptr; ///< workload's wait-queue bookkeeping (opaque to sched)
 
     bool is_idle_task() const { return pid == 0; }
@@ -344,6 +345,7 @@ struct rq {
     rq_schedstat stats;
     contended_lock lock;         ///< rq->__lock
     u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
+    sim_dur idle_pred = 10'000'000; ///< cpuidle governor's predicted idle length (no history: long)
     cpu_time_accounting acct;
 
     /* execution of the current task's burst */

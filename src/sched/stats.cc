@@ -121,6 +121,47 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
     return s;
 }
 
+std::string format_feature_stats(const kernel& k)
+{
+    std::string s;
+    if (k.shared_runq_active()) {
+        const shared_runq_stats& st = k.srq_stats();
+        u64 acq = 0, contended = 0;
+        sim_dur wait = 0;
+        for (const auto& srq : k.shared_runqs())
+            for (const auto& shard : srq->shards) {
+                acq += shard.lock.acquisitions;
+                contended += shard.lock.contended;
+                wait += shard.lock.wait_total;
+            }
+        s += fmt::format("# SHARED_RUNQ v{}: pushes {}  removals {}  pops {} (moved {}, not moved "
+                         "{}, heads not allowed {})  shard locks {} ({} contended, {:.3f} ms "
+                         "waited)\n",
+                         k.config().behaviour.shared_runq_version, st.pushes, st.removals, st.pops,
+                         st.pulls_moved, st.pops_not_moved, st.head_not_allowed, acq, contended,
+                         static_cast<double>(wait) / 1e6);
+    }
+    u64 affine = 0, target = 0, coupled = 0;
+    for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu) {
+        affine += k.cpu_rq(cpu).stats.sis_short_affine;
+        target += k.cpu_rq(cpu).stats.sis_short_target;
+        coupled += k.cpu_rq(cpu).stats.wakee_flips_coupled;
+    }
+    if (k.config().has_feature(__SCHED_FEAT_SIS_SHORT) && k.feats().test(__SCHED_FEAT_SIS_SHORT))
+        s += fmt::format("# SIS_SHORT: short-task placements {} in wake_affine_idle, {} in "
+                         "select_idle_cpu\n",
+                         affine, target);
+    if (k.config().has_feature(__SCHED_FEAT_COUPLE_WAKEE_FLIPS) &&
+        k.feats().test(__SCHED_FEAT_COUPLE_WAKEE_FLIPS))
+        s += fmt::format("# COUPLE_WAKEE_FLIPS: flips given to wakees of heavy wakers {}\n", coupled);
+    const task_group& tg = k.autogroup();
+    if (tg.load_avg_updates)
+        s += fmt::format("# task group load_avg: {} updates, {} waited for the line ({:.3f} ms)\n",
+                         tg.load_avg_updates, tg.load_avg_line.contended,
+                         static_cast<double>(tg.load_avg_line.wait_total) / 1e6);
+    return s;
+}
+
 std::string schedstat_table(const kernel& k)
 {
     // Sum per level name, in bottom-up order of first appearance.

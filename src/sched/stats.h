@@ -24,6 +24,11 @@ std::string schedstat_table(const kernel& k);
 /// cost model's accounting, as "# " lines for the run summary.
 std::string format_cpu_accounting(const kernel& k, sim_time begin);
 
+/// The counters of the experimental features that are on (SHARED_RUNQ,
+/// SIS_SHORT, COUPLE_WAKEE_FLIPS) and of the task group's load_avg line, as
+/// "# " lines; empty when none applies.
+std::string format_feature_stats(const kernel& k);
+
 /// The kernel's "%*pb" bitmap form: 32-bit hex words, most significant first.
 std::string cpumask_hex(const class cpumask& m);
 
