@@ -152,3 +152,43 @@ TEST(sched_feat_set, switching_shared_runq_off_drains_the_shards)
 
 } // namespace
 } // namespace schedlab
+
+namespace schedlab {
+namespace {
+
+// Each delta changes only what it names: with its features switched off, a run
+// is bit-identical to the same run on the base profile.
+u64 digest_for(const std::string& spec)
+{
+    symmetric_machine_spec s;
+    s.name = "test-2llc-smt2";
+    s.cores_per_socket = 8;
+    s.threads_per_core = 2;
+    s.cores_per_llc = 4;
+    testlib::sched_fixture t(make_symmetric_machine(s, "test"), spec, 9, "", cost_params{});
+    for (int i = 0; i < 40; ++i)
+        t.spawn(fmt::format("w{}", i), testlib::behaviour([](kernel& k, task_struct& p) {
+                    if (p.rng.below(3))
+                        return task_action::cpu(k.charge(p, usecs(150)));
+                    k.schedule_timeout(p, static_cast<sim_dur>(p.rng.below(usecs(300))));
+                    return task_action::sleep();
+                }));
+    t.run_for(msecs(60));
+    return t.k->schedule_digest();
+}
+
+TEST(kernel_deltas, with_their_features_off_runs_are_bit_identical_to_the_base)
+{
+    EXPECT_EQ(digest_for("tip-2023-08"), digest_for("tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ"));
+    EXPECT_EQ(digest_for("tip-2023-12"), digest_for("tip-2023-12+shared_runq_v4+NO_SHARED_RUNQ"));
+    EXPECT_EQ(digest_for("tip-2023-02"), digest_for("tip-2023-02+sis_short_v6+NO_SIS_SHORT"));
+    EXPECT_EQ(digest_for("tip-2023-08"),
+              digest_for("tip-2023-08+tg_ratelimit+NO_TG_LOAD_AVG_RATELIMIT"));
+    EXPECT_EQ(digest_for("5.15-rc3"),
+              digest_for("5.15-rc3+stacking+NO_COUPLE_WAKEE_FLIPS+NO_SCALE_WAKEUP_GRAN"));
+    // ... and with them on, the schedule changes (the test can see a difference).
+    EXPECT_NE(digest_for("tip-2023-08"), digest_for("tip-2023-08+shared_runq_v3"));
+}
+
+} // namespace
+} // namespace schedlab
