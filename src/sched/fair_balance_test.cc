@@ -214,8 +214,8 @@ TEST_P(work_conservation, holds_for_a_cpu_bound_spread_with_exits)
 INSTANTIATE_TEST_SUITE_P(presets, work_conservation,
                          ::testing::Values("skylake-18c", "ryzen-7950x", "milan-2s", "spr-2s",
                                            "bergamo-2s", "icelake-2s"),
-                         [](const auto& info) {
-                             std::string s = info.param;
+                         [](const auto& param_info) {
+                             std::string s = param_info.param;
                              for (char& c : s)
                                  if (c == '-')
                                      c = '_';

@@ -38,8 +38,8 @@ TEST_P(hackbench_work_conservation, no_cpu_idles_past_its_balance_bound_while_wo
 INSTANTIATE_TEST_SUITE_P(presets, hackbench_work_conservation,
                          ::testing::Values("skylake-18c", "ryzen-7950x", "milan-2s", "spr-2s",
                                            "bergamo-2s", "icelake-2s", "host"),
-                         [](const auto& info) {
-                             std::string s = info.param;
+                         [](const auto& param_info) {
+                             std::string s = param_info.param;
                              for (char& c : s)
                                  if (c == '-')
                                      c = '_';
