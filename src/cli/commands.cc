@@ -143,12 +143,12 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     run_hooks hooks;
     if (!o.trace_path.empty())
         hooks.extra_sink = &trace;
-    std::string schedstat_text;
+    std::string schedstat_table_text, schedstat_raw_text;
     if (!o.schedstat.empty())
         hooks.after_run = [&](const kernel& k) {
-            schedstat_text = "\n" + schedstat_table(k);
+            schedstat_table_text = schedstat_table(k);
             if (o.schedstat == "raw")
-                schedstat_text += "\n" + schedstat_v15(k);
+                schedstat_raw_text = schedstat_v15(k);
         };
     std::vector<sched_decision> decisions;
     if (!o.explain_path.empty())
@@ -185,7 +185,10 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
         out << fmt::format("# schedule digest: {:016x}  ({} events)\n", r.schedule_digest,
                            r.events_fired);
     }
-    out << schedstat_text;
+    if (!schedstat_table_text.empty())
+        out << '\n' << schedstat_table_text;
+    if (!schedstat_raw_text.empty())
+        out << '\n' << schedstat_raw_text;
     return 0;
 }
 

@@ -102,9 +102,11 @@ TEST(kbuild, make_never_runs_more_than_n_jobs_and_the_link_tail_is_serial)
     for (std::size_t i = 0; i < dag.size(); ++i) {
         if (dag[i].kind != kbuild_job::archive)
             continue;
-        for (std::size_t j = 0; j < dag.size(); ++j)
-            if (dag[j].kind == kbuild_job::compile && dag[j].dir == dag[i].dir)
+        for (std::size_t j = 0; j < dag.size(); ++j) {
+            if (dag[j].kind == kbuild_job::compile && dag[j].dir == dag[i].dir) {
                 EXPECT_GE(tm[i].first, tm[j].second);
+            }
+        }
     }
     (void)last_compile;
 }

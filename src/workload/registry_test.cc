@@ -100,9 +100,11 @@ TEST(with_load, sets_each_benchmarks_load_option)
     EXPECT_EQ(with_load({"stream", "--threads=4"}, "16"), (v{"stream", "--threads=16"}));
     EXPECT_EQ(with_load({"make", "-j", "8", "vmlinux"}, "64"), (v{"make", "-j", "64", "vmlinux"}));
     EXPECT_THROW(with_load({"rt-app", "x.json"}, "2"), config_error);
-    for (const auto& w : known_workloads())
-        if (w.command != "rt-app")
+    for (const auto& w : known_workloads()) {
+        if (w.command != "rt-app") {
             EXPECT_FALSE(w.load_option.empty()) << w.command;
+        }
+    }
 }
 
 TEST(make_workload, the_new_benchmarks_are_in_the_table)

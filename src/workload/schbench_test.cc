@@ -195,9 +195,11 @@ TEST(schbench_v1, rps_mode_queues_the_requested_rate_round_robin)
     ASSERT_TRUE(r.w->finished());
     // 400 requests per second for two seconds, 100 a second per worker.
     EXPECT_EQ(r.w->total_requests(), 800u);
-    for (const auto& td : r.w->threads())
-        if (td.msg >= 0)
+    for (const auto& td : r.w->threads()) {
+        if (td.msg >= 0) {
             EXPECT_EQ(td.loop_count, 200u);
+        }
+    }
     // Queued 500 at a time per worker, more than 128 pending are skipped (schbench's batch limit).
     const sb_run burst = run_schbench({"-t", "4", "-r", "2", "-R", "4000", "-F", "16", "-n", "1"}, 2);
     EXPECT_LT(burst.w->total_requests(), 8000u);
