@@ -139,45 +139,15 @@ run_result execute_run(const run_spec& spec, const run_hooks& hooks)
 
 std::vector<schedstat_counter> collect_schedstat(const kernel& k)
 {
-    // Sum per level name, levels bottom-up in order of first appearance.
-    std::vector<std::string> order;
-    std::vector<sd_schedstat> sums;
-    for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu)
-        for (const auto& sd : k.topology().cpu(cpu).domains) {
-            const auto it = std::find(order.begin(), order.end(), sd->name);
-            const std::size_t idx = static_cast<std::size_t>(it - order.begin());
-            if (it == order.end()) {
-                order.push_back(sd->name);
-                sums.emplace_back();
-            }
-            sd_schedstat& t = sums[idx];
-            const sd_schedstat& d = sd->stats;
-            for (int i = 0; i < CPU_MAX_IDLE_TYPES; ++i) {
-                t.lb_count[i] += d.lb_count[i];
-                t.lb_balanced[i] += d.lb_balanced[i];
-                t.lb_failed[i] += d.lb_failed[i];
-                t.lb_imbalance[i] += d.lb_imbalance[i];
-                t.lb_gained[i] += d.lb_gained[i];
-                t.lb_hot_gained[i] += d.lb_hot_gained[i];
-                t.lb_nobusyq[i] += d.lb_nobusyq[i];
-                t.lb_nobusyg[i] += d.lb_nobusyg[i];
-                t.fbg_count[i] += d.fbg_count[i];
-            }
-            t.alb_count += d.alb_count;
-            t.alb_failed += d.alb_failed;
-            t.alb_pushed += d.alb_pushed;
-            t.ttwu_wake_remote += d.ttwu_wake_remote;
-            t.ttwu_move_affine += d.ttwu_move_affine;
-            t.ttwu_move_balance += d.ttwu_move_balance;
-        }
+    const std::vector<level_schedstat> levels = schedstat_per_level(k);
     // v15 idle-type order: CPU_IDLE, CPU_NOT_IDLE, CPU_NEWLY_IDLE
     static const char* const idle_names[CPU_MAX_IDLE_TYPES] = {"idle", "busy", "newly_idle"};
     std::vector<schedstat_counter> out;
-    for (std::size_t l = 0; l < order.size(); ++l) {
-        const sd_schedstat& t = sums[l];
+    for (const level_schedstat& level : levels) {
+        const sd_schedstat& t = level.sum;
         for (int i = 0; i < CPU_MAX_IDLE_TYPES; ++i) {
             auto add = [&](const char* name, u64 v) {
-                out.push_back({order[l], idle_names[i], name, static_cast<double>(v)});
+                out.push_back({level.name, idle_names[i], name, static_cast<double>(v)});
             };
             add("lb_count", t.lb_count[i]);
             add("lb_balanced", t.lb_balanced[i]);
@@ -190,7 +160,7 @@ std::vector<schedstat_counter> collect_schedstat(const kernel& k)
             add("fbg_count", t.fbg_count[i]); // find_busiest_group() calls (not in /proc/schedstat)
         }
         auto add = [&](const char* name, u64 v) {
-            out.push_back({order[l], "any", name, static_cast<double>(v)});
+            out.push_back({level.name, "any", name, static_cast<double>(v)});
         };
         add("alb_count", t.alb_count);
         add("alb_failed", t.alb_failed);

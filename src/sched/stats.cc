@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 namespace schedlab {
@@ -162,19 +164,18 @@ std::string format_feature_stats(const kernel& k)
     return s;
 }
 
-std::string schedstat_table(const kernel& k)
+std::vector<level_schedstat> schedstat_per_level(const kernel& k)
 {
-    // Sum per level name, in bottom-up order of first appearance.
-    std::vector<std::string> order;
-    std::map<std::string, sd_schedstat> sum;
-    std::map<std::string, int> span;
+    std::vector<level_schedstat> levels;
     for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu)
         for (const auto& sd : k.topology().cpu(cpu).domains) {
-            if (!sum.count(sd->name)) {
-                order.push_back(sd->name);
-                span[sd->name] = sd->span_weight;
+            auto it = std::find_if(levels.begin(), levels.end(),
+                                   [&](const level_schedstat& l) { return l.name == sd->name; });
+            if (it == levels.end()) {
+                levels.push_back({sd->name, sd->span_weight, {}});
+                it = std::prev(levels.end());
             }
-            sd_schedstat& t = sum[sd->name];
+            sd_schedstat& t = it->sum;
             const sd_schedstat& d = sd->stats;
             for (int i = 0; i < CPU_MAX_IDLE_TYPES; ++i) {
                 t.lb_count[i] += d.lb_count[i];
@@ -192,17 +193,25 @@ std::string schedstat_table(const kernel& k)
             t.alb_pushed += d.alb_pushed;
             t.ttwu_wake_remote += d.ttwu_wake_remote;
             t.ttwu_move_affine += d.ttwu_move_affine;
+            t.ttwu_move_balance += d.ttwu_move_balance;
         }
+    return levels;
+}
+
+std::string schedstat_table(const kernel& k)
+{
+    const std::vector<level_schedstat> levels = schedstat_per_level(k);
     static const char* idle_names[] = {"idle", "busy", "newidle"};
     std::string s = "# schedstat per domain level (sum over CPUs)\n";
     s += fmt::format("# {:<10} {:<8} {:>10} {:>10} {:>8} {:>10} {:>8} {:>6} {:>8} {:>8} {:>10}\n",
                      "level", "type", "lb_count", "balanced", "failed", "imbalance", "gained",
                      "hot", "nobusyq", "nobusyg", "fbg_calls");
-    for (const auto& name : order) {
-        const sd_schedstat& t = sum[name];
+    for (const auto& level : levels) {
+        const std::string& name = level.name;
+        const sd_schedstat& t = level.sum;
         for (int i = 0; i < CPU_MAX_IDLE_TYPES; ++i)
             s += fmt::format("# {:<10} {:<8} {:>10} {:>10} {:>8} {:>10} {:>8} {:>6} {:>8} {:>8} {:>10}\n",
-                             i == 0 ? fmt::format("{}({})", name, span[name]) : "", idle_names[i],
+                             i == 0 ? fmt::format("{}({})", name, level.span_weight) : "", idle_names[i],
                              t.lb_count[i], t.lb_balanced[i], t.lb_failed[i], t.lb_imbalance[i],
                              t.lb_gained[i], t.lb_hot_gained[i], t.lb_nobusyq[i],
                              t.lb_nobusyg[i], t.fbg_count[i]);

@@ -5,9 +5,11 @@
  * kernel prints (so existing tools such as sched-scoreboard parse it), and a
  * readable per-domain-level summary.
  */
+#include "sched/topology.h"
 #include "sim/time.h"
 
 #include <string>
+#include <vector>
 
 namespace schedlab {
 
@@ -15,6 +17,14 @@ class kernel;
 
 /// kernel: kernel/sched/stats.c show_schedstat(), 6.6 (SCHEDSTAT_VERSION 15).
 std::string schedstat_v15(const kernel& k);
+
+/// One domain level's counters summed over every CPU (levels bottom-up).
+struct level_schedstat {
+    std::string name; ///< "SMT", "MC", "DIE", "NUMA"...
+    int span_weight = 0;
+    sd_schedstat sum;
+};
+std::vector<level_schedstat> schedstat_per_level(const kernel& k);
 
 /// The per-domain counters summed over all CPUs, one block per domain level
 /// (SMT, MC, DIE, NUMA...) and idle type, with find_busiest_group() calls.
