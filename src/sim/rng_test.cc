@@ -23,14 +23,15 @@ TEST(rng_stream, different_names_or_seeds_give_different_sequences)
     EXPECT_NE(a2.next_u64(), c.next_u64());
 }
 
-// A pinned value: the sequence must not change between platforms or releases,
-// since results are compared across machines. Update only with a format bump.
+// Golden values: the sequence must not change between platforms, compilers or
+// releases, since results are compared across machines. They were recorded from
+// this implementation (x86-64, g++ 12); change them only with a deliberate,
+// documented change of every seeded result.
 TEST(rng_stream, sequence_is_pinned)
 {
     rng_stream a(1, "pinned");
-    const u64 first = a.next_u64();
-    rng_stream b(1, "pinned");
-    EXPECT_EQ(first, b.next_u64());
+    EXPECT_EQ(a.next_u64(), 0x0e9828ac4b6737d3ULL);
+    EXPECT_EQ(a.next_u64(), 0x95723ad10da03792ULL);
     EXPECT_EQ(fnv1a64("abc"), 0xe71fa2190541574bULL); // published FNV-1a 64 test vector
 }
 
