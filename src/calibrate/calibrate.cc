@@ -158,6 +158,23 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         }
     }
 
+    if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write) {
+        const double same = raw.same_cpu_waking_write->median;
+        const double cross = raw.cross_cpu_waking_write->median;
+        if (cross > same)
+            add("ipi_send", rounded(cross - same, 1),
+                fmt::format("the write() that wakes the ping-pong partner: {:.0f} ns when the "
+                            "partner idles on CPU {}, {:.0f} ns on the writer's own CPU {}; the "
+                            "difference is the sender's side of the IPI; {}",
+                            cross, raw.cross_pair.second, same, raw.cpu,
+                            runs_of(*raw.cross_cpu_waking_write, "ns")));
+        else
+            notes.push_back(fmt::format("ipi_send: not set; a write() waking a task on another "
+                                        "CPU ({:.0f} ns) was not slower than on the same CPU "
+                                        "({:.0f} ns)",
+                                        cross, same));
+    }
+
     for (const auto& l : raw.lines)
         out.push_back({l.cost, rounded(l.round_trip.median / 2, 1),
                        fmt::format("{}: cache line bounced between pinned threads on CPUs {} and "
@@ -361,6 +378,12 @@ result run(const options& o, std::ostream& progress)
         attempt("pipe ping-pong across two idle CPUs", notes, progress, [&] {
             raw.cross_cpu_round_trip = probe_pipe_round_trip(
                 raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe);
+        });
+        attempt("waking write() on one CPU and across two", notes, progress, [&] {
+            raw.same_cpu_waking_write =
+                probe_pipe_round_trip(first, first, p.pipe_iters, p.pipe, false, true);
+            raw.cross_cpu_waking_write = probe_pipe_round_trip(
+                raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe, false, true);
         });
         attempt("pipe ping-pong across two busy CPUs", notes, progress, [&] {
             raw.cross_cpu_round_trip_busy = probe_pipe_round_trip(

@@ -60,6 +60,8 @@ struct raw_measurements {
     std::optional<stats> same_cpu_round_trip;
     std::optional<stats> cross_cpu_round_trip;      ///< the target CPUs idle between messages
     std::optional<stats> cross_cpu_round_trip_busy; ///< both CPUs kept busy (SCHED_IDLE spinners)
+    std::optional<stats> same_cpu_waking_write;     ///< the write() that wakes the partner, one CPU
+    std::optional<stats> cross_cpu_waking_write;    ///< ... across the CPUs, the partner's idle
     bool one_idle_state = false; ///< sysfs has one enabled idle state: it is also the deep one
     std::pair<int, int> cross_pair{-1, -1};
     std::string cross_kind; ///< "same LLC", ...

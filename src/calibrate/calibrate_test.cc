@@ -242,6 +242,28 @@ TEST(derive_costs, busy_and_idle_cross_cpu_round_trips_give_ipi_and_idle_exit)
     EXPECT_NE(notes[0].find("cstate_c1_exit: not measured"), std::string::npos);
 }
 
+TEST(derive_costs, a_slower_waking_write_across_cpus_gives_ipi_send)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cross_pair = {0, 1};
+    raw.same_cpu_waking_write = fixed(1300);
+    raw.cross_cpu_waking_write = fixed(12300);
+    std::vector<std::string> notes;
+    std::map<std::string, long long> v;
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.at("ipi_send"), 11000);
+
+    raw.cross_cpu_waking_write = fixed(1200); // no dearer than waking on the same CPU
+    v.clear();
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.count("ipi_send"), 0u);
+    ASSERT_FALSE(notes.empty());
+    EXPECT_NE(notes.back().find("ipi_send: not set"), std::string::npos);
+}
+
 TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)
 {
     raw_measurements raw;

@@ -173,7 +173,8 @@ void drain_sigpipe()
     }
 }
 
-double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters)
+double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters,
+                            bool waking_write = false)
 {
     pipe_pair to_child, to_parent;
     a.pin_or_throw();
@@ -197,12 +198,16 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
             write_all(to_child.fd[1], "pipe ping-pong");
             read_one(to_parent.fd[0], "pipe ping-pong");
         }
+        double writes_ns = 0;
         const auto t0 = clock_type::now();
         for (int i = 0; i < iters; ++i) {
+            const auto w0 = waking_write ? clock_type::now() : t0;
             write_all(to_child.fd[1], "pipe ping-pong");
+            if (waking_write)
+                writes_ns += ns_between(w0, clock_type::now());
             read_one(to_parent.fd[0], "pipe ping-pong");
         }
-        ns = ns_between(t0, clock_type::now()) / iters;
+        ns = (waking_write ? writes_ns : ns_between(t0, clock_type::now())) / iters;
     } catch (const probe_error& e) {
         failure = e.what();
     }
@@ -347,7 +352,8 @@ pipe_syscalls probe_pipe_syscalls(int cpu, int ops, const budget& b)
     });
 }
 
-stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bool busy_target)
+stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bool busy_target,
+                            bool waking_write)
 {
     return on_thread([&] {
         block_sigpipe();
@@ -395,7 +401,7 @@ stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bo
         const double per_trip = pipe_round_trip_once(a, bset, cpu_b, 20);
         const double fit = b.seconds / std::max(b.min_runs, 1) / std::max(per_trip, 1.0) * 1e9;
         iters = std::clamp(static_cast<int>(fit), std::min(20, std::max(iters, 1)), std::max(iters, 1));
-        return repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters); });
+        return repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters, waking_write); });
     });
 }
 

@@ -55,10 +55,12 @@ pipe_syscalls probe_pipe_syscalls(int cpu, int ops_per_run, const budget& b);
  * trial scales the runs down from round_trips_per_run when a round trip is
  * so slow that min_runs runs would overrun the budget. With busy_target
  * SCHED_IDLE threads spin on both CPUs, so each wakeup reaches a running
- * CPU (no idle exit).
+ * CPU (no idle exit). With waking_write the result is instead the time of
+ * the write() alone, the one that wakes the child: on top of a write that
+ * wakes a task on the same CPU, a cross-CPU one pays for sending the IPI.
  */
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b,
-                            bool busy_target = false);
+                            bool busy_target = false, bool waking_write = false);
 
 /// Round trip of a cache line bounced between two pinned threads (std::atomic), in ns.
 stats probe_line_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b);

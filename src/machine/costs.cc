@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "machine/costs.h"
 
+#include "machine/machine_costs.h"
 #include "sim/config_error.h"
 
 #include <charconv>
@@ -59,9 +60,7 @@ void set_cost(cost_params& c, const std::string& assignment, const std::string& 
         throw config_error(where, fmt::format("cost '{}': '{}' is not a non-negative integer "
                                               "number of nanoseconds",
                                               name, value));
-    if ((name == "jitter_pct" || name == "smt_pct") && v > 100)
-        throw config_error(where, fmt::format("{} must be between 0 and 100", name));
-    if (!set_cost_value(c, name, v)) {
+    if (!find_cost(name)) {
         std::vector<std::string> names;
         for (const auto& ci : cost_table())
             names.emplace_back(ci.name);
@@ -71,6 +70,12 @@ void set_cost(cost_params& c, const std::string& assignment, const std::string& 
                                                            : fmt::format(" (did you mean '{}'?)",
                                                                          hint)));
     }
+    // Zero is allowed even where a machine file may not set it: tests switch costs off.
+    if (std::string_view(find_cost(name)->unit) == "%" && v > 100)
+        throw config_error(where, fmt::format("{} must be between 0 and 100", name));
+    if (std::string_view(find_cost(name)->unit) == "bool" && v > 1)
+        throw config_error(where, fmt::format("{} must be 0 or 1", name));
+    set_cost_value(c, name, v);
 }
 
 } // namespace schedlab

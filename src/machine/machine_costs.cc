@@ -62,6 +62,8 @@ void check_cost_value(const std::string& name, long long value, const std::strin
     if (ends_with(name, "_pct") && value > 100)
         throw config_error(where, fmt::format("cost {}: {} is not a percentage (0..100)", name,
                                               value));
+    if (find_cost(name)->unit == std::string_view("bool") && value > 1)
+        throw config_error(where, fmt::format("cost {}: {} is not 0 or 1", name, value));
     if (value == 0 && must_be_positive(name))
         throw config_error(where, fmt::format("cost {} must be positive", name));
 }
@@ -234,6 +236,21 @@ void read_cpuidle(machine& m, const fs::path& root)
                      describe(deep, "exit latency") + only, where);
     set_machine_cost(m, "cstate_deep_residency", deep.residency_us * 1000,
                      describe(deep, "target residency") + only, where);
+    // intel_idle enters every state with MWAIT and TIF_POLLING_NRFLAG set; haltpoll
+    // (KVM guests) halts, so wakeups need IPIs. acpi_idle mixes FFH MWAIT, HLT and
+    // IO-port states: it keeps the default.
+    if (driver == "intel_idle")
+        set_machine_cost(m, "cstate_polls", 1,
+                         fmt::format("sysfs cpuidle/current_driver '{}': MWAIT states poll "
+                                     "need_resched",
+                                     driver),
+                         where);
+    else if (driver == "haltpoll")
+        set_machine_cost(m, "cstate_polls", 0,
+                         fmt::format("sysfs cpuidle/current_driver '{}': idle states halt (HLT), "
+                                     "so waking an idle CPU sends an IPI",
+                                     driver),
+                         where);
 }
 
 } // namespace

@@ -156,6 +156,9 @@ TEST(check_cost_value, rejects_unknown_names_with_a_hint_and_bad_values)
               std::string::npos);
     EXPECT_NE(error_of([] { check_cost_value("smt_pct", 101, "x"); }).find("percentage"),
               std::string::npos);
+    EXPECT_NE(error_of([] { check_cost_value("cstate_polls", 2, "x"); }).find("not 0 or 1"),
+              std::string::npos);
+    EXPECT_EQ(error_of([] { check_cost_value("cstate_polls", 0, "x"); }), "");
     EXPECT_NE(error_of([] { check_cost_value("llc_kib", 0, "x"); }).find("must be positive"),
               std::string::npos);
     EXPECT_NE(error_of([] { check_cost_value("mem_bw_node_mbs", 0, "x"); }).find("positive"),

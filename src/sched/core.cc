@@ -363,7 +363,7 @@ void kernel::sched_ttwu_pending(rq& r)
  * activated when the IPI arrives (costs().ipi_wakeup later), with
  * rq->ttwu_pending set meanwhile so other wakers see the CPU as busy.
  * Differs: no p->pi_lock or on_cpu spinning (a task's block and its
- * schedule() are atomic here); the IPI delay does not depend on idle state yet.
+ * schedule() are atomic here).
  */
 bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
@@ -418,8 +418,8 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         r.wake_list.emplace_back(&p, wake_flags);
         if (!r.ttwu_pending) {
             r.ttwu_pending = true;
-            // An idle target polls (no IPI) but must leave its C-state first.
-            r.ttwu_ipi_event = sim_.after(remote_notify_delay(r), event_prio::ipi, this,
+            // An idle target must leave its C-state first (and may need the IPI too).
+            r.ttwu_ipi_event = sim_.after(remote_notify_delay(r, notify::ipi), event_prio::ipi, this,
                                           ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
         }
         return true;
@@ -441,7 +441,7 @@ void kernel::schedule_timeout(task_struct& p, sim_dur ns)
 /*
  * kernel: kernel/sched/core.c resched_curr(), 6.6: the local CPU acts at its
  * next preemption point (now); a remote busy CPU after the reschedule IPI; an
- * idle one (polling: no IPI) after leaving its C-state.
+ * idle one after leaving its C-state (and the IPI, unless it polls).
  */
 void kernel::resched_curr(rq& r)
 {
@@ -450,7 +450,7 @@ void kernel::resched_curr(rq& r)
     r.need_resched = true;
     // The CPU running this code is awake already (an idle one is handling a wake-list
     // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
-    const sim_dur delay = r.cpu == this_cpu_ ? 0 : remote_notify_delay(r);
+    const sim_dur delay = r.cpu == this_cpu_ ? 0 : remote_notify_delay(r, notify::ipi);
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
@@ -793,6 +793,8 @@ const char* acct_cat_name(acct_cat c)
         return "load balancing";
     case ACCT_IDLE_SCAN:
         return "idle-cpu scans";
+    case ACCT_IPI:
+        return "sending IPIs";
     case ACCT_CARRIED:
         return "carried idle work";
     case ACCT_NR:
@@ -877,8 +879,16 @@ sim_dur kernel::idle_exit_latency(const rq& r) const
     }
 }
 
-sim_dur kernel::remote_notify_delay(rq& r)
+/*
+ * model: how long a remote CPU takes to notice a wakeup or reschedule. A busy
+ * CPU needs an IPI (the sender spends ipi_send, the target notices after
+ * ipi_wakeup); an idle CPU leaves its C-state first, and unless its idle state
+ * polls need_resched (cstate_polls) the wakeup is also an IPI. A timer (by ==
+ * notify::timer) raises its own interrupt: no IPI, only the idle exit.
+ */
+sim_dur kernel::remote_notify_delay(rq& r, notify by)
 {
+    const bool ipi = by == notify::ipi;
     if (r.curr->is_idle_task()) {
         // The idle period ends with this wakeup: the governor learns its length
         // (EWMA, weight 1/4; the menu governor's "typical interval" in spirit).
@@ -886,16 +896,23 @@ sim_dur kernel::remote_notify_delay(rq& r)
             const sim_dur observed = now() - r.idle_since;
             r.idle_pred += (observed - r.idle_pred) / 4;
         }
-        const sim_dur d = idle_exit_latency(r);
+        sim_dur d = idle_exit_latency(r);
         wakeup_costs_.idle_exits++;
         wakeup_costs_.idle_exit_delay += d;
         if (r.idle_state == 2)
             wakeup_costs_.idle_exits_deep++;
         r.acct.idle_exit += d;
+        if (ipi && !costs_.cstate_polls) {
+            wakeup_costs_.idle_ipis++;
+            charge_cpu(cpu_rq(this_cpu_), costs_.ipi_send, ACCT_IPI);
+            d += costs_.ipi_wakeup;
+        }
         return d;
     }
+    SIM_BUG_ON(!ipi, "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
     wakeup_costs_.ipis++;
     wakeup_costs_.ipi_delay += costs_.ipi_wakeup;
+    charge_cpu(cpu_rq(this_cpu_), costs_.ipi_send, ACCT_IPI);
     return costs_.ipi_wakeup;
 }
 
@@ -989,7 +1006,7 @@ void kernel::fire(u64 arg)
         rq& tr = cpu_rq(p->cpu);
         if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
             // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
-            const sim_dur d = remote_notify_delay(tr);
+            const sim_dur d = remote_notify_delay(tr, notify::timer);
             if (d > 0) {
                 p->timer_cpu_awake = true;
                 p->timer = sim_.after(d, event_prio::hrtimer, this, arg);

@@ -112,6 +112,7 @@ struct wakeup_costs {
     u64 idle_exits = 0;        ///< wakeups of idle CPUs
     sim_dur idle_exit_delay = 0;
     u64 idle_exits_deep = 0;   ///< ... of which from the deep C-state
+    u64 idle_ipis = 0;         ///< ... of which needed an IPI (idle states that do not poll)
 };
 
 /// One explained decision, when the decision log is on (kernel::set_decision_log).
@@ -350,8 +351,10 @@ public:
     sim_dur cache_refill_cost(const task_struct& p, int cpu) const;
     /// Exit latency of the idle state rq is in (0 if not idle).
     sim_dur idle_exit_latency(const rq& r) const;
-    /// Delay before `cpu` notices a wakeup or reschedule sent by this CPU.
-    sim_dur remote_notify_delay(rq& r);
+    /// Who tells a remote CPU: this CPU by IPI, or the target's own timer interrupt.
+    enum class notify { ipi, timer };
+    /// Delay before r's CPU notices a wakeup or reschedule; an IPI also costs this CPU ipi_send.
+    sim_dur remote_notify_delay(rq& r, notify by);
     const cpumask& smt_mask(int cpu) const { return smt_masks_[static_cast<std::size_t>(cpu)]; }
     u32 smt_rate_pct(int cpu) const;
     void update_smt_rates(int cpu);

@@ -142,6 +142,57 @@ TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
     EXPECT_EQ(lateness(usecs(10)), usecs(10));
 }
 
+TEST(remote_notify_delay, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for_it)
+{
+    // cpu0 wakes a task sleeping on idle cpu1 every 1 ms: how long until it runs, and
+    // how much cpu0 spent sending IPIs.
+    struct outcome {
+        sim_dur latency;
+        sim_dur ipi_time;
+    };
+    auto measure = [](sim_dur polls) {
+        cost_params c = sched_fixture::no_costs();
+        c.cstate_c1_exit = c.cstate_deep_exit = usecs(3);
+        c.ipi_wakeup = usecs(5);
+        c.ipi_send = usecs(2);
+        c.cstate_polls = polls;
+        sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
+        auto woken_at = std::make_shared<sim_time>(-1);
+        auto latencies = std::make_shared<std::vector<sim_dur>>();
+        task_struct& sleeper = t.spawn("sleeper",
+                                       testlib::behaviour([=](kernel& k, task_struct&) {
+                                           if (*woken_at >= 0)
+                                               latencies->push_back(k.now() - *woken_at);
+                                           return task_action::sleep();
+                                       }),
+                                       1, 0, 1);
+        auto phase = std::make_shared<int>(0);
+        t.spawn("waker",
+                testlib::behaviour([=, &sleeper](kernel& k, task_struct& p) {
+                    if (*phase == 0) {
+                        *phase = 1;
+                        return task_action::cpu(usecs(10));
+                    }
+                    *phase = 0;
+                    *woken_at = k.now();
+                    k.wake_up_process(sleeper);
+                    k.schedule_timeout(p, msecs(1));
+                    return task_action::sleep();
+                }),
+                0, 0, 0);
+        t.run_for(msecs(20));
+        EXPECT_GT(latencies->size(), 10u);
+        const cpu_time_accounting a = t.k->cpu_accounting(0);
+        return outcome{latencies->back(), a.spent[ACCT_IPI] + a.idle_work[ACCT_IPI]};
+    };
+    const outcome polling = measure(1), halting = measure(0);
+    EXPECT_EQ(polling.latency, usecs(3)) << "need_resched is seen on leaving the C-state";
+    EXPECT_EQ(polling.ipi_time, 0);
+    EXPECT_EQ(halting.latency, usecs(3) + usecs(5)) << "the IPI first, then the exit";
+    EXPECT_GT(halting.ipi_time, 0);
+    EXPECT_EQ(halting.ipi_time % usecs(2), 0) << "whole IPIs";
+}
+
 TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)
 {
     sched_fixture t(two_llc_machine(2), "6.6", 3, "", cost_params{});
