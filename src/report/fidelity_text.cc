@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "report/fidelity_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace schedlab {
+
+namespace {
+
+constexpr int cell_width = 23; // "%9.2f [%6.2f](%5.2f)" as render_amd prints a cell
+
+std::string cell_text(const std::optional<amd_cell>& c, const char* missing)
+{
+    if (!c)
+        return fmt::format("{:>{}}", missing, cell_width);
+    auto num = [](double x) {
+        return std::isnan(x) ? std::string("nan") : fmt::format("{:.2f}", x);
+    };
+    return fmt::format("{:>9} [{:>6}]({:>5})", num(c->norm), num(c->pct_imp), num(c->cv));
+}
+
+std::string count_text(double x)
+{
+    return std::isnan(x) ? "-" : fmt::format("{:.0f}", x);
+}
+
+std::string opt_count(const std::optional<double>& x)
+{
+    return x ? count_text(*x) : "-";
+}
+
+std::string opt_ratio(const std::optional<double>& x)
+{
+    return x ? fmt::format("{:.2f}", *x) : "-";
+}
+
+} // namespace
+
+std::string render_fidelity_count(const fidelity_count& c)
+{
+    if (c.scored == 0)
+        return "sign agreement: 0 of 0 rows (-)";
+    return fmt::format("sign agreement: {} of {} rows ({:.0f}%), {} within a factor of 2", c.agree,
+                       c.scored, c.pct(), c.within_2x);
+}
+
+std::string render_fidelity_table(const fidelity_table& t, double threshold)
+{
+    const std::string rule(66, '=');
+    std::string out = rule + "\n";
+    out += fmt::format("Test          : {} ({})\n", t.name, t.file);
+    if (t.source.empty()) {
+        out += fmt::format("Ours          : not run ({} published rows)\n", t.labels.size());
+        out += rule + "\n";
+        return out;
+    }
+    out += fmt::format("Ours          : {}\n", t.source);
+    if (t.norm_key.empty())
+        out += "Norm          : none of ours (tip's mean is 0 or missing in every row)\n";
+    else
+        out += fmt::format("Norm          : ours relative to tip at {}, AMD's to tip in its first "
+                           "row\n",
+                           t.norm_key);
+    out += rule + "\n";
+
+    std::size_t lw = 9;
+    for (const std::string& l : t.labels)
+        lw = std::max(lw, l.size());
+    std::string head = fmt::format("{:<{}}", "Case:", lw + 5);
+    for (const std::string& a : t.arms)
+        head += fmt::format("{:>{}}  ", a + "[pct imp](CV)", cell_width);
+    while (!head.empty() && head.back() == ' ')
+        head.pop_back();
+    out += head + "\n";
+
+    const std::size_t nr_arms = t.arms.size();
+    for (std::size_t r = 0; r * nr_arms < t.rows.size(); ++r) {
+        std::string ours = fmt::format("{:>{}} ours", t.labels[r], lw);
+        std::string amd = fmt::format("{:>{}} AMD ", "", lw);
+        for (std::size_t a = 0; a < nr_arms; ++a) {
+            const fidelity_row& row = t.rows[r * nr_arms + a];
+            const char* mark = !row.scored ? "  " : row.agree ? " +" : " x";
+            ours += cell_text(row.ours, "not run") + mark;
+            amd += cell_text(row.published, "not published") + "  ";
+        }
+        while (!amd.empty() && amd.back() == ' ')
+            amd.pop_back();
+        while (!ours.empty() && ours.back() == ' ')
+            ours.pop_back();
+        out += ours + "\n" + amd + "\n";
+    }
+    out += fmt::format("'+' our pct imp has AMD's sign, 'x' it has not (cells whose published "
+                       "|pct imp| >= {:g})\n",
+                       threshold);
+    out += render_fidelity_count(t.count) + "\n";
+    return out;
+}
+
+std::string render_newidle(const fidelity_report& r)
+{
+    if (!r.newidle_ours)
+        return "";
+    std::string out =
+        fmt::format("tbench newly-idle lb_count per domain level (summed over CPUs, mean of runs)\n"
+                    "  ours: without = {}, with = {}\n"
+                    "  AMD:  newidle_lb_counts.csv no_shared_runq / shared_runq (v3_tgfix_noopt "
+                    "with NO_SHARED_RUNQ / SHARED_RUNQ)\n",
+                    r.newidle_ours->without_arm, r.newidle_ours->with_arm);
+    out += fmt::format("{:<6} {:>7}  {:>10} {:>10} {:>8}  {:>10} {:>10} {:>8}\n", "domain",
+                       "clients", "ours w/o", "ours with", "ratio", "AMD w/o", "AMD with", "ratio");
+    for (const newidle_row& n : r.newidle)
+        out += fmt::format("{:<6} {:>7}  {:>10} {:>10} {:>8}  {:>10} {:>10} {:>8}\n", n.domain,
+                           n.clients, opt_count(n.ours_without), opt_count(n.ours_with),
+                           opt_ratio(newidle_ratio(n.ours_without, n.ours_with)),
+                           opt_count(n.ref_without), opt_count(n.ref_with),
+                           opt_ratio(newidle_ratio(n.ref_without, n.ref_with)));
+    return out;
+}
+
+std::string render_fidelity(const fidelity_report& r)
+{
+    std::string out = fmt::format("# schedlab fidelity: SHARED_RUNQ v3 on bergamo-2s, published "
+                                  "tables from {}\n",
+                                  r.reference_dir);
+    out += fmt::format("# scored: the non-tip cells whose published |pct imp| >= {:g} and that "
+                       "both sides ran\n",
+                       r.threshold);
+    for (const std::string& n : r.notes)
+        out += "# note: " + n + "\n";
+    for (const fidelity_table& t : r.tables)
+        out += "\n" + render_fidelity_table(t, r.threshold);
+    const std::string newidle = render_newidle(r);
+    if (!newidle.empty())
+        out += "\n" + newidle;
+
+    out += "\nScore\n";
+    std::size_t nw = 7;
+    for (const fidelity_table& t : r.tables)
+        nw = std::max(nw, t.name.size());
+    for (const fidelity_table& t : r.tables)
+        out +=
+            fmt::format("  {:<{}}  {}\n", t.name, nw,
+                        t.source.empty() ? std::string("not run") : render_fidelity_count(t.count));
+    out += fmt::format("  {:<{}}  {}\n", "overall", nw, render_fidelity_count(r.total));
+    return out;
+}
+
+} // namespace schedlab
