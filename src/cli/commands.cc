@@ -2,10 +2,12 @@
 #include "cli/commands.h"
 
 #include "analysis/compare.h"
+#include "analysis/fidelity.h"
 #include "experiment/result_json.h"
 #include "experiment/runner.h"
 #include "machine/machine_costs.h"
 #include "machine/presets.h"
+#include "report/fidelity_text.h"
 #include "report/html.h"
 #include "report/text.h"
 #include "sched/core.h"
@@ -18,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 namespace schedlab {
@@ -27,6 +30,9 @@ namespace schedlab {
 #endif
 #ifndef SCHEDLAB_VERSION
 #define SCHEDLAB_VERSION "0.0.0"
+#endif
+#ifndef SCHEDLAB_SHARED_DIR
+#define SCHEDLAB_SHARED_DIR "../shared"
 #endif
 
 const char* schedlab_version() { return SCHEDLAB_VERSION " (git " SCHEDLAB_GIT_SHA ")"; }
@@ -271,6 +277,37 @@ int cmd_report(std::ostream& out, std::ostream&, const report_options& o)
         for (run_result& r : read_results_file(f))
             runs.push_back(std::move(r));
     print_tables(out, compare_runs(runs, rule), o.tables);
+    return 0;
+}
+
+std::string default_fidelity_reference_dir()
+{
+    return std::filesystem::path(SCHEDLAB_SHARED_DIR "/reference/shared-runq-v3-bergamo-2s")
+        .lexically_normal()
+        .string();
+}
+
+int cmd_fidelity(std::ostream& out, std::ostream&, const fidelity_options& o)
+{
+    if (o.files.empty())
+        throw config_error("fidelity", "give at least one results file (schedlab compare --json)");
+    if (!(o.threshold >= 0))
+        throw config_error("--threshold", "must be at least 0");
+    // Read and check everything before printing anything.
+    const reference_data ref =
+        read_reference_dir(o.reference_dir.empty() ? default_fidelity_reference_dir()
+                                                   : o.reference_dir);
+    std::vector<results_input> inputs;
+    for (const std::string& f : o.files)
+        inputs.push_back({f, read_results_file(f)});
+    const fidelity_report rep = score_fidelity(ref, inputs, o.threshold);
+    if (!o.json_path.empty()) {
+        std::ofstream f(o.json_path);
+        if (!f)
+            throw config_error("--json", fmt::format("cannot write '{}'", o.json_path));
+        f << fidelity_to_json(rep).dump(2) << "\n";
+    }
+    out << render_fidelity(rep);
     return 0;
 }
 

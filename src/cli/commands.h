@@ -54,6 +54,16 @@ struct report_options {
     table_options tables;
 };
 
+struct fidelity_options {
+    std::vector<std::string> files; ///< results of compare --json (schedlab-results-v1)
+    std::string reference_dir;      ///< "": SCHEDLAB_SHARED_DIR/reference/shared-runq-v3-bergamo-2s
+    double threshold = 5;           ///< score cells whose published |pct imp| is at least this
+    std::string json_path;          ///< --json FILE: the score and rows (schedlab-fidelity-v1)
+};
+
+/// The fidelity suite's default reference directory (build-time ../shared).
+std::string default_fidelity_reference_dir();
+
 int cmd_machines(std::ostream& out);
 int cmd_topology(std::ostream& out, const std::string& machine, bool verbose, bool pkg_name);
 int cmd_kernels(std::ostream& out);
@@ -66,5 +76,8 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o);
 int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o);
 /// The tables and HTML again from stored results.
 int cmd_report(std::ostream& out, std::ostream& err, const report_options& o);
+/// The SHARED_RUNQ v3 fidelity suite: our tables beside AMD's and the sign agreement.
+/// Returns 0 whatever the score (it is a report); config_error for bad input.
+int cmd_fidelity(std::ostream& out, std::ostream& err, const fidelity_options& o);
 
 } // namespace schedlab

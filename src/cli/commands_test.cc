@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
@@ -194,6 +195,43 @@ TEST(cmd_run, trace_and_json_files)
     std::remove(json.c_str());
 }
 
+/* ---- fidelity ---- */
+
+TEST(cmd_fidelity, scores_a_tiny_compare_against_the_published_tables)
+{
+    const std::string json = ::testing::TempDir() + "/fid-results.json";
+    const std::string out_json = ::testing::TempDir() + "/fid-score.json";
+    compare_options c = small_compare(2, json);
+    c.spec.arms = {"tip-2023-08", "tip-2023-08+shared_runq_v3"};
+    c.spec.runs = 1;
+    std::ostringstream cout_, cerr_;
+    ASSERT_EQ(cmd_compare(cout_, cerr_, c), 0) << cerr_.str();
+
+    fidelity_options o;
+    o.files = {json};
+    o.json_path = out_json;
+    std::ostringstream out, err;
+    EXPECT_EQ(cmd_fidelity(out, err, o), 0);
+    const std::string s = out.str();
+    EXPECT_THAT(s, HasSubstr("Test          : hackbench (hackbench.csv)\n"));
+    EXPECT_THAT(s, HasSubstr("ran on skylake-18c; the published figures are from bergamo-2s"));
+    EXPECT_THAT(s, ::testing::ContainsRegex(" 1-groups ours +1.00 \\[ -0.00\\]"));
+    EXPECT_THAT(s, HasSubstr(" 4-groups ours                not run"));
+    EXPECT_THAT(s, HasSubstr("Test          : tbench (tbench.csv)\nOurs          : not run"));
+    EXPECT_THAT(s, ::testing::ContainsRegex("overall +sign agreement: [01] of 1 rows"));
+    EXPECT_THAT(slurp(out_json), HasSubstr("\"format\": \"schedlab-fidelity-v1\""));
+
+    o.threshold = 50; // nothing published changed hackbench by 50 %
+    std::ostringstream none;
+    EXPECT_EQ(cmd_fidelity(none, err, o), 0);
+    EXPECT_THAT(none.str(), HasSubstr("overall               sign agreement: 0 of 0 rows (-)"));
+
+    o.reference_dir = ::testing::TempDir() + "/no-such-reference";
+    EXPECT_THROW(cmd_fidelity(none, err, o), config_error);
+    std::remove(json.c_str());
+    std::remove(out_json.c_str());
+}
+
 /* ---- the binary: exit codes and messages ---- */
 
 struct proc_result {
@@ -277,6 +315,33 @@ TEST(schedlab_binary, compare_and_report_exit_codes)
                 "--format mmtests -- perf bench sched messaging -g 1 -l 3");
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr("hackbench-process-sockets"));
+}
+
+TEST(schedlab_binary, fidelity_bad_input_exits_2_naming_the_file)
+{
+    auto r = run_bin("fidelity /nonexistent/results.json");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("/nonexistent/results.json: cannot open the result file"));
+
+    const std::string wrong = ::testing::TempDir() + "/fid-wrong.json";
+    std::ofstream(wrong) << "{\"format\": \"something-else\"}\n";
+    r = run_bin("fidelity " + wrong);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("fid-wrong.json"));
+
+    // a malformed published table: file and line
+    const std::string ref = ::testing::TempDir() + "/fid-ref";
+    std::filesystem::remove_all(ref);
+    std::filesystem::create_directory(ref);
+    for (const auto& e : std::filesystem::directory_iterator(
+             SCHEDLAB_SHARED_DIR "/reference/shared-runq-v3-bergamo-2s"))
+        std::ofstream(ref + "/" + e.path().filename().string()) << slurp(e.path().string());
+    std::ofstream(ref + "/netperf.csv", std::ios::app) << "1024-clients,1.00,0.00\n";
+    r = run_bin("fidelity --reference " + ref + " " + wrong);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("netperf.csv:12: expected 13 fields, found 3"));
+    std::filesystem::remove_all(ref);
+    std::remove(wrong.c_str());
 }
 
 TEST(schedlab_binary, a_run_prints_the_benchmark_result)

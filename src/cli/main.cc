@@ -174,6 +174,23 @@ int main(int argc, char** argv)
         ->required();
     add_table_options(report, rpo.tables);
 
+    fidelity_options fo;
+    auto* fidelity = app.add_subcommand(
+        "fidelity", "Score results of compare --json against the published SHARED_RUNQ v3 tables "
+                    "(bergamo-2s): our AMD tables beside AMD's, and the sign agreement");
+    fidelity->add_option("results", fo.files,
+                         "Results files of schedlab compare --json (schedlab-results-v1)")
+        ->required();
+    fidelity->add_option("--reference", fo.reference_dir,
+                         "Directory of the published CSVs (default: " +
+                             default_fidelity_reference_dir() + ")");
+    fidelity->add_option("--threshold", fo.threshold,
+                         "Score the cells whose published |pct imp| is at least this (percent)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    fidelity->add_option("--json", fo.json_path,
+                         "Also write the score and every row to FILE (schedlab-fidelity-v1)");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -208,6 +225,8 @@ int main(int argc, char** argv)
         }
         if (*report)
             return cmd_report(std::cout, std::cerr, rpo);
+        if (*fidelity)
+            return cmd_fidelity(std::cout, std::cerr, fo);
     } catch (const config_error& e) {
         std::fprintf(stderr, "schedlab: error: %s\n", e.what());
         return 2;
