@@ -362,6 +362,7 @@ public:
     /// A CPU's accounting up to now, including the segment in progress.
     cpu_time_accounting cpu_accounting(int cpu) const;
     void update_tg_load_avg(cfs_rq& cfs, int cpu);
+    void update_cfs_group(cfs_rq& cfs, int cpu);
 
     /* ---- the decision log ---- */
     void set_decision_log(std::vector<sched_decision>* log) { decisions_ = log; }

@@ -193,6 +193,35 @@ TEST(remote_notify_delay, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pa
     EXPECT_EQ(halting.ipi_time % usecs(2), 0) << "whole IPIs";
 }
 
+TEST(update_cfs_group, a_reader_fetches_tg_load_avg_only_after_another_cpu_wrote_it)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 20;
+    c.line_pkg = 80;
+    sched_fixture t(two_llc_machine(), "6.6", 1, "", c);
+    kernel& k = *t.k;
+    cfs_rq& reader = k.cpu_rq(5).cfs; // the other LLC than cpu0
+    ASSERT_NE(reader.tg, nullptr);
+    task_group& tg = *reader.tg;
+    auto spent = [&] {
+        const cpu_time_accounting a = k.cpu_accounting(5);
+        return a.idle_work[ACCT_LOCK_HOLD] + a.idle_work[ACCT_LOCK_SPIN];
+    };
+    k.lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
+    t.run_for(usecs(1));                        // ... and the write completes
+    const sim_dur before = spent();
+    k.update_cfs_group(reader, 5);
+    EXPECT_EQ(spent() - before, 80) << "one transfer across LLCs";
+    k.update_cfs_group(reader, 5);
+    EXPECT_EQ(spent() - before, 80) << "the line is still shared: a hit";
+    EXPECT_EQ(tg.load_avg_reads, 2u);
+    EXPECT_EQ(tg.load_avg_read_misses, 1u);
+    k.lock_and_charge(tg.load_avg_line, 1, 10); // a second write, from cpu1 (same LLC as cpu0)
+    k.update_cfs_group(reader, 5);
+    EXPECT_GT(spent() - before, 160) << "waits for cpu1's write in flight, then fetches";
+    EXPECT_EQ(tg.load_avg_read_misses, 2u);
+}
+
 TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)
 {
     sched_fixture t(two_llc_machine(2), "6.6", 3, "", cost_params{});

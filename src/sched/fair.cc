@@ -138,6 +138,7 @@ void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
             se.vruntime += cfs.min_vruntime;
         update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
     }
+    update_cfs_group(cfs, cfs.rq_->cpu);
     // account_entity_enqueue()
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
@@ -178,6 +179,7 @@ void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
     }
     if (!is_eevdf() && !(flags & DEQUEUE_SLEEP))
         se.vruntime -= cfs.min_vruntime;
+    update_cfs_group(cfs, cfs.rq_->cpu);
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(cfs);
 }
@@ -357,6 +359,7 @@ void kernel::task_tick_fair(rq& r, task_struct& curr)
                curr.pid);
     update_curr(cfs);
     update_load_avg(cfs, curr.se, UPDATE_TG);
+    update_cfs_group(cfs, r.cpu);
     if (!is_eevdf() && cfs.nr_running > 1)
         check_preempt_tick(cfs, curr.se);
 }

@@ -12,7 +12,8 @@
  * is the only task in the root group. Scheduling inside one group is the
  * same as flat scheduling, so the model keeps one cfs_rq per CPU and tracks
  * the group only where it matters: tg->load_avg and its update rule
- * (update_tg_load_avg), each write a transfer of one contended cache line.
+ * (update_tg_load_avg), each write a transfer of one contended cache line,
+ * and its readers (update_cfs_group), who pay for the line when it moved.
  * Differs: task_h_load() is the task's own load (the group's share of the
  * root is not applied), so absolute load figures are per-task, not scaled by
  * the group's shares.
@@ -114,6 +115,38 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
         cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
         cfs.last_update_tg_load_avg = now;
     }
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_cfs_group() -> calc_group_shares(), 6.6:
+ * the group entity's weight is recomputed from tg->load_avg at every enqueue,
+ * dequeue and tick of a task in the group (the task's own entity returns at
+ * once; the autogroup's entity on the root cfs_rq reads the line).
+ * model: only the read of tg->load_avg is kept (the shares are not applied, see
+ * the file comment). The read hits if no other CPU wrote the line since this
+ * cfs_rq last read it; otherwise the line comes from its last writer (by
+ * distance), after any transfer in flight. Readers share the line: a read does
+ * not hold it against other readers; the next write invalidates them all.
+ */
+void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
+{
+    if (!cfs.tg)
+        return;
+    task_group& tg = *cfs.tg;
+    contended_lock& line = tg.load_avg_line;
+    tg.load_avg_reads++;
+    if (cfs.tg_load_avg_seen == line.acquisitions || line.last_cpu == cpu || line.last_cpu < 0)
+        return;
+    cfs.tg_load_avg_seen = line.acquisitions;
+    tg.load_avg_read_misses++;
+    const sim_time t = now();
+    const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
+    rq& r = cpu_rq(cpu);
+    if (wait > 0) {
+        tg.load_avg_read_wait += wait;
+        charge_cpu(r, wait, ACCT_LOCK_SPIN);
+    }
+    charge_cpu(r, line_cost(line.last_cpu, cpu), ACCT_LOCK_HOLD);
 }
 
 /*

@@ -171,7 +171,10 @@ struct task_group {
     std::string name;
     long load_avg = 0;        ///< atomic_long_t tg->load_avg
     u64 load_avg_updates = 0; ///< writes to tg->load_avg
-    contended_lock load_avg_line; ///< the cache line holding tg->load_avg
+    u64 load_avg_reads = 0;       ///< update_cfs_group() reads of tg->load_avg
+    u64 load_avg_read_misses = 0; ///< ... that had to fetch the line from its last writer
+    sim_dur load_avg_read_wait = 0; ///< ... waiting for a transfer in flight
+    contended_lock load_avg_line; ///< the cache line holding tg->load_avg (writes take it)
 };
 
 /// struct sched_info (CONFIG_SCHED_INFO): run_delay and pcount.
@@ -270,6 +273,7 @@ struct cfs_rq {
     } removed;                          ///< load of tasks that migrated away while asleep
     task_group* tg = nullptr;           ///< the group whose per-CPU queue this is
     long tg_load_avg_contrib = 0;       ///< this cfs_rq's share last added to tg->load_avg
+    u64 tg_load_avg_seen = ~0ULL;       ///< the line's write count when this CPU last read it
     u64 last_update_tg_load_avg = 0;    ///< ns: for the tg load_avg ratelimit
 };
 

@@ -158,9 +158,12 @@ std::string format_feature_stats(const kernel& k)
         s += fmt::format("# COUPLE_WAKEE_FLIPS: flips given to wakees of heavy wakers {}\n", coupled);
     const task_group& tg = k.autogroup();
     if (tg.load_avg_updates)
-        s += fmt::format("# task group load_avg: {} updates, {} waited for the line ({:.3f} ms)\n",
+        s += fmt::format("# task group load_avg: {} updates, {} waited for the line ({:.3f} ms); "
+                         "{} reads, {} fetched the line ({:.3f} ms waited)\n",
                          tg.load_avg_updates, tg.load_avg_line.contended,
-                         static_cast<double>(tg.load_avg_line.wait_total) / 1e6);
+                         static_cast<double>(tg.load_avg_line.wait_total) / 1e6,
+                         tg.load_avg_reads, tg.load_avg_read_misses,
+                         static_cast<double>(tg.load_avg_read_wait) / 1e6);
     return s;
 }
 
