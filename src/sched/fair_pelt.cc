@@ -124,9 +124,11 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
  * once; the autogroup's entity on the root cfs_rq reads the line).
  * model: only the read of tg->load_avg is kept (the shares are not applied, see
  * the file comment). The read hits if no other CPU wrote the line since this
- * cfs_rq last read it; otherwise the line comes from its last writer (by
- * distance), after any transfer in flight. Readers share the line: a read does
- * not hold it against other readers; the next write invalidates them all.
+ * cfs_rq last read it; otherwise it is a coherence transaction on the line:
+ * like every transaction on one address it is serialised at the line's home
+ * (directory / probe filter), so it waits for those in flight and occupies the
+ * line for its transfer from the last writer, by distance. Later readers of the
+ * same version hit until the next write invalidates them all.
  */
 void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
 {
@@ -141,12 +143,14 @@ void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
     tg.load_avg_read_misses++;
     const sim_time t = now();
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
+    const sim_dur transfer = line_cost(line.last_cpu, cpu);
+    line.busy_until = t + wait + transfer;
     rq& r = cpu_rq(cpu);
     if (wait > 0) {
         tg.load_avg_read_wait += wait;
         charge_cpu(r, wait, ACCT_LOCK_SPIN);
     }
-    charge_cpu(r, line_cost(line.last_cpu, cpu), ACCT_LOCK_HOLD);
+    charge_cpu(r, transfer, ACCT_LOCK_HOLD);
 }
 
 /*
