@@ -18,6 +18,6 @@ function(schedlab_add_tests name)
   target_link_libraries(${name}_test PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name}_test PRIVATE
     SCHEDLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    SCHEDLAB_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
+    SCHEDLAB_REFERENCE_DIR="${PROJECT_SOURCE_DIR}/data/reference")
   gtest_discover_tests(${name}_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${name})
 endfunction()

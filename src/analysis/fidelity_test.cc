@@ -125,7 +125,7 @@ TEST(fidelity_parse, newidle_counts_good_and_malformed)
 TEST(fidelity_parse, the_published_reference_directory)
 {
     const reference_data d =
-        read_reference_dir(SCHEDLAB_SHARED_DIR "/reference/shared-runq-v3-bergamo-2s");
+        read_reference_dir(SCHEDLAB_REFERENCE_DIR "/shared-runq-v3-bergamo-2s");
     ASSERT_EQ(d.tables.size(), fidelity_benchmarks().size());
     for (const reference_table& t : d.tables)
         EXPECT_EQ(t.arms, (std::vector<std::string>{"tip", "v3", "v3_tgfix", "v3_tgfix_noopt"}))
@@ -364,7 +364,7 @@ TEST(fidelity_newidle, tip_against_v3_and_the_published_counts)
 TEST(fidelity_runs, score_fidelity_groups_files_and_rejects_unknown_benchmarks)
 {
     const reference_data ref =
-        read_reference_dir(SCHEDLAB_SHARED_DIR "/reference/shared-runq-v3-bergamo-2s");
+        read_reference_dir(SCHEDLAB_REFERENCE_DIR "/shared-runq-v3-bergamo-2s");
     // one benchmark's loads over two files
     std::vector<run_result> all = tbench_runs({"tip-2023-08", "tip-2023-08+shared_runq_v3"});
     const std::vector<run_result> a(all.begin(), all.begin() + 4), b(all.begin() + 4, all.end());

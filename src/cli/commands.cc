@@ -31,8 +31,8 @@ namespace schedlab {
 #ifndef SCHEDLAB_VERSION
 #define SCHEDLAB_VERSION "0.0.0"
 #endif
-#ifndef SCHEDLAB_SHARED_DIR
-#define SCHEDLAB_SHARED_DIR "../shared"
+#ifndef SCHEDLAB_REFERENCE_DIR
+#define SCHEDLAB_REFERENCE_DIR "data/reference"
 #endif
 
 const char* schedlab_version() { return SCHEDLAB_VERSION " (git " SCHEDLAB_GIT_SHA ")"; }
@@ -282,7 +282,7 @@ int cmd_report(std::ostream& out, std::ostream&, const report_options& o)
 
 std::string default_fidelity_reference_dir()
 {
-    return std::filesystem::path(SCHEDLAB_SHARED_DIR "/reference/shared-runq-v3-bergamo-2s")
+    return std::filesystem::path(SCHEDLAB_REFERENCE_DIR "/shared-runq-v3-bergamo-2s")
         .lexically_normal()
         .string();
 }

@@ -56,7 +56,7 @@ struct report_options {
 
 struct fidelity_options {
     std::vector<std::string> files; ///< results of compare --json (schedlab-results-v1)
-    std::string reference_dir;      ///< "": SCHEDLAB_SHARED_DIR/reference/shared-runq-v3-bergamo-2s
+    std::string reference_dir;      ///< "": the source tree's data/reference/shared-runq-v3-bergamo-2s
     double threshold = 5;           ///< score cells whose published |pct imp| is at least this
     std::string json_path;          ///< --json FILE: the score and rows (schedlab-fidelity-v1)
 };

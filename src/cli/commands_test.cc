@@ -334,7 +334,7 @@ TEST(schedlab_binary, fidelity_bad_input_exits_2_naming_the_file)
     std::filesystem::remove_all(ref);
     std::filesystem::create_directory(ref);
     for (const auto& e : std::filesystem::directory_iterator(
-             SCHEDLAB_SHARED_DIR "/reference/shared-runq-v3-bergamo-2s"))
+             SCHEDLAB_REFERENCE_DIR "/shared-runq-v3-bergamo-2s"))
         std::ofstream(ref + "/" + e.path().filename().string()) << slurp(e.path().string());
     std::ofstream(ref + "/netperf.csv", std::ios::app) << "1024-clients,1.00,0.00\n";
     r = run_bin("fidelity --reference " + ref + " " + wrong);
