@@ -87,8 +87,37 @@ int channel::close_write(kernel& k)
 /* ------------------------------------------------------------------------ */
 /* pipe                                                                       */
 
-// kernel: fs/pipe.c pipe_write(), 6.6 (blocking mode; see the class comment).
+// model: see the class comment; a CPU's own lines cost nothing.
+void pipe_channel::pull_lines(kernel& k, const task_struct& p, u64 bytes)
+{
+    const int cpu = p.cpu;
+    if (last_cpu_ >= 0 && last_cpu_ != cpu) {
+        const u64 lines = PIPE_STATE_LINES + (bytes + 63) / 64;
+        k.charge_cpu(k.cpu_rq(cpu), static_cast<sim_dur>(lines) * k.line_cost(last_cpu_, cpu),
+                     ACCT_LOCK_HOLD);
+        stats_.line_transfers += lines;
+    }
+    last_cpu_ = cpu;
+}
+
 bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
+{
+    const u64 before = c.done;
+    const bool done = do_write(k, p, c);
+    pull_lines(k, p, c.done - before);
+    return done;
+}
+
+bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
+{
+    const u64 before = c.done;
+    const bool done = do_read(k, p, c);
+    pull_lines(k, p, c.done - before);
+    return done;
+}
+
+// kernel: fs/pipe.c pipe_write(), 6.6 (blocking mode; see the class comment).
+bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
 {
     if (c.waited && full()) {
         // Still inside wait_event_interruptible_exclusive(): the condition
@@ -143,7 +172,7 @@ bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
 }
 
 // kernel: fs/pipe.c pipe_read(), 6.6 (blocking mode; see the class comment).
-bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
+bool pipe_channel::do_read(kernel& k, task_struct& p, io_call& c)
 {
     if (at_eof(c))
         return true; // no writers left: read() returns 0

@@ -14,8 +14,9 @@
  * interpreter, program.h) makes the next attempt, the way the kernel loops
  * inside pipe_read()/pipe_write() after schedule() returns.
  *
- * Not modelled: the pipe mutex and the wait-queue spinlocks (no contention
- * cost), signals, O_NONBLOCK, splice, packet mode, SCM rights, peer close.
+ * Not modelled: contention on the pipe mutex and the wait-queue spinlocks
+ * (pipes pay only their cache-line transfers), signals, O_NONBLOCK, splice,
+ * packet mode, SCM rights, peer close.
  */
 #include "sched/params.h"
 #include "sched/sched.h"
@@ -87,6 +88,7 @@ struct channel_stats {
     u64 writer_sleeps = 0; ///< times a writer went to sleep for room
     u64 reader_sleeps = 0; ///< times a reader or poller went to sleep for data
     u64 max_bytes_queued = 0;
+    u64 line_transfers = 0; ///< cache lines of the channel fetched from another CPU
 };
 
 /// A byte channel with the blocking behaviour of a kernel file (pipe, socket).
@@ -170,13 +172,18 @@ protected:
  * the pipe empty, or on every write once the pipe has been polled (poll_usage);
  * a reader that found the pipe full wakes one writer (WF_SYNC); a writer or
  * reader that had to wait wakes the next one when it leaves with room/data left.
- * model: the pipe mutex is left out (no lock hand-off or contention cost;
- * benchmarks.md 1.3 notes it dominates pipe-mode hackbench on real machines).
+ * model: the pipe's shared state moves between CPUs as cache lines: an
+ * attempt on a CPU other than the pipe's last user pays the transfer (by
+ * distance) of the lines it touches: the mutex, head/tail with the wait-queue
+ * heads, the pipe_buffer slot and struct page (PIPE_STATE_LINES), and one
+ * line per 64 bytes copied. The mutex's hand-off and spinning are left out
+ * (benchmarks.md 1.3 notes they dominate pipe-mode hackbench on big machines).
  */
 class pipe_channel final : public channel {
 public:
     static constexpr u64 PAGE_SIZE = 4096;
     static constexpr u32 PIPE_DEF_BUFFERS = 16;
+    static constexpr u64 PIPE_STATE_LINES = 4;
 
     explicit pipe_channel(std::string name, u32 max_usage = PIPE_DEF_BUFFERS)
         : channel(std::move(name)), max_usage_(max_usage)
@@ -205,6 +212,12 @@ private:
     u64 bytes_ = 0;
     u32 max_usage_;
     bool poll_usage_ = false; ///< kernel: pipe->poll_usage, set by the first poll()
+    int last_cpu_ = -1;       ///< the CPU whose caches hold the pipe's lines
+
+    /// The pipe's lines come to p's CPU: state lines plus one per 64 bytes copied.
+    void pull_lines(kernel& k, const task_struct& p, u64 bytes);
+    bool do_write(kernel& k, task_struct& p, io_call& c);
+    bool do_read(kernel& k, task_struct& p, io_call& c);
 };
 
 /// Model parameters of an AF_UNIX SOCK_STREAM socket (benchmarks.md 1.3 [M]).

@@ -52,6 +52,37 @@ TEST(pipe_write, reader_is_woken_only_when_the_pipe_was_empty)
     EXPECT_TRUE(t.k.all_exited());
 }
 
+TEST(pipe_channel, lines_move_only_when_another_cpu_uses_the_pipe)
+{
+    test_env t(2);
+    workload_state st;
+    pipe_channel& pipe = st.make_pipe("p");
+    std::vector<int> cpus; // the CPU of each operation, in order
+    auto op = [&](bool write, int cpu) {
+        spawn_scripted(
+            t.k,
+            [&, write](kernel& k, task_struct& p, int) {
+                io_call c{.want = 100};
+                EXPECT_TRUE(write ? pipe.write(k, p, c) : pipe.read(k, p, c));
+                cpus.push_back(p.cpu);
+                return task_action::do_exit();
+            },
+            write ? "writer" : "reader", cpu);
+        t.k.run(t.sim.now() + msecs(1));
+    };
+    op(true, 0);
+    op(true, 0);
+    op(false, 1);
+    op(false, 0);
+    ASSERT_EQ(cpus.size(), 4u);
+    u64 expected = 0;
+    for (std::size_t i = 1; i < cpus.size(); ++i)
+        if (cpus[i] != cpus[i - 1])
+            expected += pipe_channel::PIPE_STATE_LINES + 2; // 100 bytes: two lines
+    EXPECT_EQ(pipe.stats().line_transfers, expected);
+    EXPECT_NE(cpus[1], cpus[2]) << "the reader ran on the other CPU: the test needs a move";
+}
+
 TEST(pipe_write, writer_blocks_when_64k_are_queued_and_resumes_when_the_reader_drains)
 {
     test_env t(2);
