@@ -90,7 +90,10 @@ std::string render_fidelity_table(const fidelity_table& t, double threshold)
             amd.pop_back();
         while (!ours.empty() && ours.back() == ' ')
             ours.pop_back();
-        out += ours + "\n" + amd + "\n";
+        out += ours;
+        out += '\n';
+        out += amd;
+        out += '\n';
     }
     out += fmt::format("'+' our pct imp has AMD's sign, 'x' it has not (cells whose published "
                        "|pct imp| >= {:g})\n",
@@ -129,12 +132,17 @@ std::string render_fidelity(const fidelity_report& r)
                        "both sides ran\n",
                        r.threshold);
     for (const std::string& n : r.notes)
-        out += "# note: " + n + "\n";
-    for (const fidelity_table& t : r.tables)
-        out += "\n" + render_fidelity_table(t, r.threshold);
+        out += fmt::format("# note: {}\n", n);
+    // Appended piecewise: "\n" + std::string trips GCC 12's -Wrestrict at -O3.
+    for (const fidelity_table& t : r.tables) {
+        out += '\n';
+        out += render_fidelity_table(t, r.threshold);
+    }
     const std::string newidle = render_newidle(r);
-    if (!newidle.empty())
-        out += "\n" + newidle;
+    if (!newidle.empty()) {
+        out += '\n';
+        out += newidle;
+    }
 
     out += "\nScore\n";
     std::size_t nw = 7;
