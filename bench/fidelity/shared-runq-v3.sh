@@ -2,18 +2,23 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The SHARED_RUNQ v3 fidelity suite (issue 8): Gautham R. Shenoy's comparison
-# on a 2-socket 512-CPU Zen4c machine (../shared/reference/shared-runq-v3-bergamo-2s,
+# on a 2-socket 512-CPU Zen4c machine (data/reference/shared-runq-v3-bergamo-2s,
 # kernel-model.md 5.8), re-run on the bergamo-2s preset with the same four arms,
 # then scored against the published tables by `schedlab fidelity`.
 #
 #   bench/fidelity/shared-runq-v3.sh [--quick] [--runs N] [--jobs N]
 #                                    [--build DIR] [--out DIR] [--only BENCH,...]
+#                                    [--hackbench LIST] [--tbench LIST]
+#                                    [--netperf LIST] [--schbench LIST]
+#
+# BENCH is hackbench, tbench, netperf, schbench, stream10 or stream100; a LIST
+# (e.g. --tbench 32,64,128) replaces that benchmark's loads.
 #
 # The published runs are long (tbench -t 60, netperf -l 100, schbench -r 30,
 # hackbench -l 100000); simulating 512 CPUs for that long at every load takes
 # days, so the suite runs each benchmark for a shorter simulated time (below).
-# Even so the full suite is long: a 512-CPU tbench or netperf run at 128
-# clients takes 2-4 minutes (Release), more at higher loads. --quick keeps
+# Even so the full suite is long: a 512-CPU tbench run at 128 clients takes
+# about a minute (Release, one core), more at higher loads. --quick keeps
 # the loads where the published changes are largest (tbench and netperf at 128
 # clients only) and 2 runs per arm. Results land in OUT (default
 # fidelity-out/) as schedlab-results-v1 files plus the scorer's report.
@@ -24,7 +29,8 @@ out=fidelity-out
 runs=3
 jobs=$(nproc)
 quick=0
-only=hackbench,tbench,netperf,schbench,stream
+only=hackbench,tbench,netperf,schbench,stream10,stream100
+declare -A loads=()
 while [[ $# -gt 0 ]]; do
     case $1 in
     --quick) quick=1 ;;
@@ -33,6 +39,10 @@ while [[ $# -gt 0 ]]; do
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
     --only) only=$2; shift ;;
+    --hackbench | --tbench | --netperf | --schbench)
+        [[ ${2:-} =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+            { echo "shared-runq-v3.sh: $1 '${2:-}' is not a comma-separated list of counts" >&2; exit 2; }
+        loads[${1#--}]=$2; shift ;;
     -h | --help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "shared-runq-v3.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
@@ -62,6 +72,14 @@ else
     netperf_clients=1,2,4,8,16,32,64,128,256,512
     schbench_workers=1,2,4,8,16,32,64,128,256,512
 fi
+hackbench_groups=${loads[hackbench]:-$hackbench_groups}
+tbench_clients=${loads[tbench]:-$tbench_clients}
+netperf_clients=${loads[netperf]:-$netperf_clients}
+schbench_workers=${loads[schbench]:-$schbench_workers}
+for b in ${only//,/ }; do
+    [[ $b =~ ^(hackbench|tbench|netperf|schbench|stream10|stream100)$ ]] ||
+        { echo "shared-runq-v3.sh: --only: unknown benchmark '$b'" >&2; exit 2; }
+done
 
 # name | benchmark command (published: AMD's command line, see benchmarks.md)
 suite=(
@@ -69,7 +87,8 @@ suite=(
     "tbench|tbench -t 2 $tbench_clients"                                     # published: -t 60
     "netperf|netperf --instances $netperf_clients -t TCP_RR -l 1 -- -r 100"  # published: -l 100
     "schbench|schbench -m 2 -t $schbench_workers -r 2"                       # published: -r 30
-    "stream|stream --threads 16 --ntimes 10"                                 # published: OMP_NUM_THREADS=16
+    "stream10|stream --threads 16 --ntimes 10"                               # published: OMP_NUM_THREADS=16
+    "stream100|stream --threads 16 --ntimes 100"
 )
 
 start=$(date +%s)
