@@ -9,10 +9,12 @@
 #   bench/fidelity/shared-runq-v3.sh [--quick] [--runs N] [--jobs N]
 #                                    [--build DIR] [--out DIR] [--only BENCH,...]
 #                                    [--hackbench LIST] [--tbench LIST]
-#                                    [--netperf LIST] [--schbench LIST]
+#                                    [--netperf LIST] [--schbench LIST] [--seed N]
 #
 # BENCH is hackbench, tbench, netperf, schbench, stream10 or stream100; a LIST
-# (e.g. --tbench 32,64,128) replaces that benchmark's loads.
+# (e.g. --tbench 32,64,128) replaces that benchmark's loads. Runs use seeds
+# SEED..SEED+RUNS-1 (default 1); results of several invocations with other
+# seeds can be scored together (`schedlab fidelity A/tbench.json B/tbench.json`).
 #
 # The published runs are long (tbench -t 60, netperf -l 100, schbench -r 30,
 # hackbench -l 100000); simulating 512 CPUs for that long at every load takes
@@ -27,6 +29,7 @@ set -euo pipefail
 build=build
 out=fidelity-out
 runs=3
+seed=1
 jobs=$(nproc)
 quick=0
 only=hackbench,tbench,netperf,schbench,stream10,stream100
@@ -36,6 +39,7 @@ while [[ $# -gt 0 ]]; do
     --quick) quick=1 ;;
     --runs) runs=$2; shift ;;
     --jobs) jobs=$2; shift ;;
+    --seed) seed=$2; shift ;;
     --build) build=$2; shift ;;
     --out) out=$2; shift ;;
     --only) only=$2; shift ;;
@@ -49,6 +53,7 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "shared-runq-v3.sh: --runs '$runs' is not a positive integer" >&2; exit 2; }
+[[ $seed =~ ^[0-9]+$ ]] || { echo "shared-runq-v3.sh: --seed '$seed' is not a non-negative integer" >&2; exit 2; }
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "shared-runq-v3.sh: --jobs '$jobs' is not a positive integer" >&2; exit 2; }
 schedlab="$build/src/cli/schedlab"
 [[ -x $schedlab ]] || { echo "shared-runq-v3.sh: $schedlab not found; build first (make)" >&2; exit 2; }
@@ -100,7 +105,7 @@ for entry in "${suite[@]}"; do
     echo "== $name: $cmd ($runs runs per arm, $jobs jobs)"
     t0=$(date +%s)
     # shellcheck disable=SC2086 # the command is split into words on purpose
-    "$schedlab" compare --machine bergamo-2s "${arms[@]}" --runs "$runs" --jobs "$jobs" \
+    "$schedlab" compare --machine bergamo-2s "${arms[@]}" --runs "$runs" --seed "$seed" --jobs "$jobs" \
         --schedstat --format amd --json "$out/$name.json" -- $cmd | tee "$out/$name.txt"
     echo "   $name took $(($(date +%s) - t0)) s"
     results+=("$out/$name.json")
