@@ -11,6 +11,8 @@
 #include "sim/config_error.h"
 
 #include <gmock/gmock.h>
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,15 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 
 /// The message of the config_error `f` throws ("" when it throws none).
-template <typename F> std::string error_of(F&& f)
-{
-    try {
-        f();
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test_support::error_of;
 
 const char* small_csv = "groups,tip_norm,tip_pct_imp,tip_cv,v3_norm,v3_pct_imp,v3_cv\n"
                         "1-groups,1.00,-0.00,4.22,0.92,7.75,9.09\r\n"

@@ -5,6 +5,8 @@
 #include "machine/presets.h"
 #include "sim/config_error.h"
 
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -21,15 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test_support::error_of;
 
 fs::path temp_dir(const std::string& name)
 {

@@ -4,6 +4,8 @@
 #include "machine/presets.h"
 #include "sim/config_error.h"
 
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -18,15 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "";
-}
+using test_support::error_of;
 
 bool contains(const std::string& s, const std::string& part)
 {

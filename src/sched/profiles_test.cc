@@ -3,6 +3,8 @@
 
 #include "sim/config_error.h"
 
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
@@ -11,15 +13,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string error_of(auto&& f)
-{
-    try {
-        f();
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "<no error>";
-}
+std::string error_of(auto&& f) { return test_support::error_of(f, "<no error>"); }
 
 TEST(make_kernel_config, picks_the_policy_of_the_version)
 {

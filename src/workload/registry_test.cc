@@ -10,6 +10,8 @@
 #include "workload/test_util.h"
 
 #include <gmock/gmock.h>
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 namespace schedlab {
@@ -19,12 +21,7 @@ using ::testing::HasSubstr;
 
 std::string error_of(const std::vector<std::string>& argv)
 {
-    try {
-        make_workload(argv);
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "(accepted)";
+    return test_support::error_of([&] { make_workload(argv); }, "(accepted)");
 }
 
 TEST(make_workload, perf_command_lines_select_the_benchmark_and_its_options)

@@ -9,6 +9,8 @@
 #include "workload/test_util.h"
 
 #include <gmock/gmock.h>
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 namespace schedlab {
@@ -50,12 +52,7 @@ TEST(plat_histogram, percentiles_walk_the_buckets_as_schbench_does)
 
 std::string error_of(const std::vector<std::string>& args)
 {
-    try {
-        parse_schbench_options(args);
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "(accepted)";
+    return test_support::error_of([&] { parse_schbench_options(args); }, "(accepted)");
 }
 
 TEST(schbench_options, each_version_has_its_defaults_and_meanings)

@@ -9,6 +9,8 @@
 #include "workload/test_util.h"
 
 #include <gmock/gmock.h>
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 namespace schedlab {
@@ -20,12 +22,7 @@ using testing::test_env;
 
 std::string error_of(const std::vector<std::string>& argv)
 {
-    try {
-        make_workload(argv);
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "(accepted)";
+    return test_support::error_of([&] { make_workload(argv); }, "(accepted)");
 }
 
 TEST(stream_options, defaults_the_omp_environment_and_rejections)

@@ -9,6 +9,8 @@
 #include "workload/test_util.h"
 
 #include <gmock/gmock.h>
+#include "sim/test_support.h"
+
 #include <gtest/gtest.h>
 
 namespace schedlab {
@@ -20,12 +22,7 @@ using testing::test_env;
 
 std::string error_of(const std::vector<std::string>& args)
 {
-    try {
-        parse_tbench_options(args);
-    } catch (const config_error& e) {
-        return e.what();
-    }
-    return "(accepted)";
+    return test_support::error_of([&] { parse_tbench_options(args); }, "(accepted)");
 }
 
 TEST(tbench_options, clients_time_loadfile_and_server)
