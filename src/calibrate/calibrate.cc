@@ -33,6 +33,14 @@ std::string runs_of(const stats& s, const char* unit)
     return fmt::format("median of {} runs (min {:.1f}, max {:.1f} {})", s.runs, s.min, s.max, unit);
 }
 
+stats in_ms(stats s)
+{
+    s.median *= 1e3;
+    s.min *= 1e3;
+    s.max *= 1e3;
+    return s;
+}
+
 std::string mib(std::size_t bytes)
 {
     return fmt::format("{} MiB", bytes >> 20);
@@ -175,6 +183,37 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
                                         cross, same));
     }
 
+    if (raw.sockets) {
+        const std::string shape = fmt::format(
+            "{}-byte messages over {} AF_UNIX stream socket pairs written round-robin, {} deep, "
+            "then read back (perf bench sched messaging's message size and one group's sockets; "
+            "no waiters), CPU {}",
+            raw.socket_bytes, raw.socket_channels, raw.socket_depth, raw.cpu);
+        add("socket_send", rounded(raw.sockets->write_ns.median, 1),
+            fmt::format("write() of {}; {}", shape, runs_of(raw.sockets->write_ns, "ns")));
+        add("socket_recv", rounded(raw.sockets->read_ns.median, 1),
+            fmt::format("read() of {}; {}", shape, runs_of(raw.sockets->read_ns, "ns")));
+    }
+
+    if (raw.perf_exit_process && raw.perf_exit_thread && raw.perf_exit_children > 0) {
+        const double proc = raw.perf_exit_process->median, thr = raw.perf_exit_thread->median;
+        const double extra = (proc - thr) * 1e9 / raw.perf_exit_children;
+        if (extra > 0)
+            add("exit", rounded(static_cast<double>(raw.exit_thread_ns) + extra, 1),
+                fmt::format("`perf bench sched messaging -g 4 -l 1` on CPU {}: {:.3f} s with {} "
+                            "child processes, {:.3f} s with threads ({}; {}); the difference per "
+                            "child on top of exit_thread ({} ns): a process's exit runs its "
+                            "libraries' destructors and tears down its mm",
+                            raw.cpu, proc, raw.perf_exit_children, thr,
+                            runs_of(in_ms(*raw.perf_exit_process), "ms"),
+                            runs_of(in_ms(*raw.perf_exit_thread), "ms"), raw.exit_thread_ns));
+        else
+            notes.push_back(fmt::format("exit: not set; perf bench sched messaging -g 4 -l 1 was not "
+                                        "slower with processes ({:.3f} s) than with threads "
+                                        "({:.3f} s)",
+                                        proc, thr));
+    }
+
     for (const auto& l : raw.lines)
         out.push_back({l.cost, rounded(l.round_trip.median / 2, 1),
                        fmt::format("{}: cache line bounced between pinned threads on CPUs {} and "
@@ -273,7 +312,7 @@ std::vector<int> real_cpu_numbers(const machine& m, std::vector<std::string>& no
 
 struct plan {
     budget syscalls, pipe, line, refill_llc, refill_mem, bw, smt;
-    int syscall_ops, pipe_iters, line_iters, perf_loops;
+    int syscall_ops, pipe_iters, line_iters, perf_loops, perf_exit_runs;
     double smt_phase;
     std::size_t big_bytes_cap;
 };
@@ -283,10 +322,10 @@ plan make_plan(bool quick)
     if (quick)
         return {{3, 5, 0.05},  {3, 5, 0.15}, {3, 5, 0.05}, {3, 3, 0.05}, {3, 3, 0.1},
                 {3, 3, 0.15},  {3, 3, 0.1},  256,          1000,         5000,
-                10000,         0.02,         64u << 20};
+                10000,         3,            0.02,         64u << 20};
     return {{3, 15, 0.3}, {3, 11, 1.0}, {3, 11, 0.4}, {3, 9, 0.4}, {3, 5, 0.8},
             {3, 7, 1.0},  {3, 5, 0.5},  256,          5000,        20000,
-            100000,       0.05,         1024u << 20};
+            100000,       7,            0.05,         1024u << 20};
 }
 
 /* Runs one probe; a failure becomes a note and leaves the cost at its default. */
@@ -462,6 +501,40 @@ result run(const options& o, std::ostream& progress)
         });
     } else {
         notes.push_back("smt_pct: not measured (no SMT siblings this process may use)");
+    }
+
+    raw.socket_channels = 20;
+    raw.socket_depth = 100;
+    raw.socket_bytes = 100;
+    attempt("AF_UNIX socket write/read", notes, progress, [&] {
+        raw.sockets = probe_socket_syscalls(first, raw.socket_channels, raw.socket_depth,
+                                            raw.socket_bytes, p.syscalls);
+    });
+
+    if (o.perf) {
+        /* The exit of perf bench's children: one loop, pinned to one CPU, so nearly all of
+         * the timed work is the 160 exits (and their reaping); four groups because perf
+         * prints the time in ms. */
+        progress << "  exit of perf bench's child processes ..." << std::flush;
+        std::vector<double> procs, threads;
+        std::string why;
+        for (int i = 0; i < p.perf_exit_runs && why.empty(); ++i) {
+            if (auto s = perf_bench_messaging_seconds("-g 4 -l 1", first, why))
+                procs.push_back(*s);
+            if (why.empty())
+                if (auto s = perf_bench_messaging_seconds("-g 4 -l 1 -t", first, why))
+                    threads.push_back(*s);
+        }
+        if (why.empty() && !procs.empty() && !threads.empty()) {
+            raw.perf_exit_process = summarise(procs);
+            raw.perf_exit_thread = summarise(threads);
+            raw.perf_exit_children = 160; // 4 groups of 20 senders + 20 receivers
+            raw.exit_thread_ns = m.costs.exit_thread;
+            progress << " done\n";
+        } else {
+            progress << " skipped\n";
+            notes.push_back("exit: not measured (" + why + ")");
+        }
     }
 
     std::vector<measured_cost> measured = derive_costs(raw, notes);

@@ -36,7 +36,7 @@ namespace schedlab::calibrate {
 struct options {
     std::string output; ///< "" = default_host_machine_path() (where the host preset looks)
     bool quick = false; ///< shorter runs: about 2 s instead of 10
-    bool perf = true;   ///< also run `perf bench sched pipe` as a cross-check if perf works
+    bool perf = true;   ///< if perf works: time its children's exit, cross-check with its pipe
 };
 
 /// Pairs of real CPU numbers at each distance, as far as this machine and affinity allow.
@@ -79,6 +79,13 @@ struct raw_measurements {
     std::size_t bw_bytes = 0;
     std::optional<stats> smt_share;
     std::pair<int, int> smt_pair{-1, -1};
+    std::optional<socket_syscalls> sockets;
+    int socket_channels = 0, socket_depth = 0, socket_bytes = 0;
+    /// `perf bench sched messaging -g 4 -l 1` on one CPU in process and in thread mode
+    /// (seconds): the same work but for how its children exit.
+    std::optional<stats> perf_exit_process, perf_exit_thread;
+    int perf_exit_children = 0;
+    long long exit_thread_ns = 0; ///< the machine's exit_thread, which the difference adds to
 };
 
 struct measured_cost {

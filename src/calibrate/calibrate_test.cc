@@ -103,6 +103,14 @@ TEST(probes, pipe_syscalls_and_a_same_cpu_round_trip)
     EXPECT_GT(rt.median, s.write_ns.min);
 }
 
+TEST(probes, socket_syscalls)
+{
+    const socket_syscalls s = probe_socket_syscalls(allowed_cpus().front(), 4, 8, 100, tiny);
+    expect_sane(s.write_ns);
+    expect_sane(s.read_ns);
+    EXPECT_THROW(probe_socket_syscalls(65000, 4, 8, 100, tiny), probe_error);
+}
+
 TEST(probes, across_two_cpus)
 {
     const auto cpus = allowed_cpus();
@@ -262,6 +270,35 @@ TEST(derive_costs, a_slower_waking_write_across_cpus_gives_ipi_send)
     EXPECT_EQ(v.count("ipi_send"), 0u);
     ASSERT_FALSE(notes.empty());
     EXPECT_NE(notes.back().find("ipi_send: not set"), std::string::npos);
+}
+
+TEST(derive_costs, socket_syscalls_and_the_exit_of_perf_children)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.sockets = socket_syscalls{fixed(410), fixed(450)};
+    raw.socket_channels = 20;
+    raw.socket_depth = 100;
+    raw.socket_bytes = 100;
+    raw.perf_exit_process = fixed(0.080);
+    raw.perf_exit_thread = fixed(0.004);
+    raw.perf_exit_children = 160;
+    raw.exit_thread_ns = 5000;
+    std::vector<std::string> notes;
+    std::map<std::string, long long> v;
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.at("socket_send"), 410);
+    EXPECT_EQ(v.at("socket_recv"), 450);
+    EXPECT_EQ(v.at("exit"), 5000 + 475000) << "(80 - 4) ms over 160 children, on top of a thread's";
+
+    raw.perf_exit_process = fixed(0.003); // processes no slower than threads
+    v.clear();
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.count("exit"), 0u);
+    ASSERT_FALSE(notes.empty());
+    EXPECT_NE(notes.back().find("exit: not set"), std::string::npos);
 }
 
 TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)

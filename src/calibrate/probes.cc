@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -352,6 +353,54 @@ pipe_syscalls probe_pipe_syscalls(int cpu, int ops, const budget& b)
     });
 }
 
+socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int bytes,
+                                      const budget& b)
+{
+    return on_thread([&] {
+        const one_cpu_set where(cpu);
+        where.pin_or_throw();
+        channels = std::clamp(channels, 1, 256);
+        depth = std::clamp(depth, 1, 200);   // 200 x (100 B + skb overhead) fits the 208 KiB sndbuf
+        bytes = std::clamp(bytes, 1, 256);
+        struct socket_pair {
+            int fd[2] = {-1, -1};
+            ~socket_pair()
+            {
+                close_fd(fd[0]);
+                close_fd(fd[1]);
+            }
+        };
+        std::vector<socket_pair> socks(static_cast<std::size_t>(channels));
+        for (auto& sp : socks)
+            if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp.fd) != 0)
+                throw probe_error(fmt::format("socketpair: {}", std::strerror(errno)));
+        std::vector<char> buf(static_cast<std::size_t>(bytes), 'x');
+        const auto n = static_cast<double>(channels) * depth;
+        std::vector<double> writes, reads;
+        const auto start = clock_type::now();
+        for (int run = 0; run <= b.max_runs; ++run) { // run 0 warms up
+            const auto t0 = clock_type::now();
+            for (int d = 0; d < depth; ++d)
+                for (auto& sp : socks)
+                    if (::write(sp.fd[1], buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+                        throw probe_error(fmt::format("socket write: {}", std::strerror(errno)));
+            const auto t1 = clock_type::now();
+            for (int d = 0; d < depth; ++d)
+                for (auto& sp : socks)
+                    if (::read(sp.fd[0], buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+                        throw probe_error(fmt::format("socket read: {}", std::strerror(errno)));
+            const auto t2 = clock_type::now();
+            if (run == 0)
+                continue;
+            writes.push_back(ns_between(t0, t1) / n);
+            reads.push_back(ns_between(t1, t2) / n);
+            if (static_cast<int>(writes.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+                break;
+        }
+        return socket_syscalls{summarise(writes), summarise(reads)};
+    });
+}
+
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bool busy_target,
                             bool waking_write)
 {
@@ -632,6 +681,45 @@ std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why)
     why = fmt::format("`{}` did not report usecs/op (exit status {}{}{})",
                       fmt::format("perf bench sched pipe -l {}", loops), status,
                       first.empty() ? "" : ": ", first);
+    return std::nullopt;
+}
+
+std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
+                                                   std::string& why)
+{
+    const std::string cmd = fmt::format("timeout 60 perf bench sched messaging {} 2>&1 </dev/null", args);
+    std::string out;
+    int status = -1;
+    const bool ran = on_thread([&] {
+        // popen() forks this (pinned) thread: perf and its children inherit the CPU.
+        one_cpu_set(cpu).pin_or_throw();
+        FILE* f = ::popen(cmd.c_str(), "r");
+        if (!f)
+            return false;
+        char chunk[512];
+        while (std::fgets(chunk, sizeof chunk, f))
+            out += chunk;
+        status = ::pclose(f);
+        return true;
+    });
+    if (!ran) {
+        why = fmt::format("cannot run perf: {}", std::strerror(errno));
+        return std::nullopt;
+    }
+    // "     Total time: 0.019 [sec]"
+    const auto pos = out.find("Total time:");
+    if (status == 0 && pos != std::string::npos) {
+        try {
+            const double v = std::stod(out.substr(pos + 11));
+            if (v >= 0) // printed in ms: a fast run reads 0.000
+                return v;
+        } catch (const std::exception&) {
+        }
+    }
+    const std::string first = out.substr(0, out.find('\n'));
+    why = fmt::format("`perf bench sched messaging {}` did not report its total time (exit status "
+                      "{}{}{})",
+                      args, status, first.empty() ? "" : ": ", first);
     return std::nullopt;
 }
 

@@ -49,6 +49,19 @@ struct pipe_syscalls {
 pipe_syscalls probe_pipe_syscalls(int cpu, int ops_per_run, const budget& b);
 
 /*
+ * Nanoseconds of one write() and one read() of a `bytes`-byte message on an
+ * AF_UNIX stream socket, as perf bench sched messaging sends them: `channels`
+ * socket pairs written round-robin, `depth` messages deep into each (the skbs
+ * pile up in the receive queues, as they do while a receiver waits to run),
+ * then all read back. Nobody sleeps: no wakeups, only the two system calls.
+ */
+struct socket_syscalls {
+    stats write_ns, read_ns;
+};
+socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int bytes,
+                                      const budget& b);
+
+/*
  * Round trip of a 1-byte pipe ping-pong between this process (pinned to
  * cpu_a) and a forked child (pinned to cpu_b), as `perf bench sched pipe`
  * does in its default process mode: nanoseconds per round trip. A short
@@ -89,5 +102,13 @@ stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const bud
 
 /// `perf bench sched pipe -l LOOPS`: its usecs/op, or nullopt (with `why`) if perf does not run.
 std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why);
+
+/*
+ * `perf bench sched messaging ARGS` run on one CPU (the perf process and its
+ * children inherit the affinity): its "Total time" in seconds, or nullopt
+ * (with `why`) if perf does not run or prints no time.
+ */
+std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
+                                                   std::string& why);
 
 } // namespace schedlab::calibrate

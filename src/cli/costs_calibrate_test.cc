@@ -78,6 +78,21 @@ TEST(schedlab_binary, costs_takes_a_machine_and_defaults_to_host)
     EXPECT_THAT(unknown.output, HasSubstr("did you mean 'bergamo-2s'?"));
 }
 
+TEST(schedlab_binary, run_takes_cost_overrides_before_the_benchmark)
+{
+    const std::string bench = " -- perf bench sched messaging -g 1 -l 2";
+    const auto base = schedlab_bin("run -m ryzen-7950x --no-summary" + bench);
+    ASSERT_EQ(base.status, 0) << base.output;
+    const auto slow = schedlab_bin("run -m ryzen-7950x --no-summary --cost exit=5000000" + bench);
+    ASSERT_EQ(slow.status, 0) << slow.output;
+    EXPECT_NE(slow.output, base.output) << "forty 5 ms exits must show in the total time";
+    const auto two = schedlab_bin("run -m ryzen-7950x --no-summary --cost exit=5000000 --cost "
+                                  "socket_send=900" + bench);
+    EXPECT_EQ(two.status, 0) << two.output;
+    const auto bad = schedlab_bin("run -m ryzen-7950x --cost exit=-1" + bench);
+    EXPECT_EQ(bad.status, 2) << bad.output;
+}
+
 TEST(schedlab_binary, calibrate_quick_writes_a_machine_file)
 {
     namespace fs = std::filesystem;
@@ -90,6 +105,8 @@ TEST(schedlab_binary, calibrate_quick_writes_a_machine_file)
     EXPECT_THAT(r.output, HasSubstr("pipe_write"));
     EXPECT_THAT(r.output, HasSubstr("Wrote " + file.string()));
     EXPECT_THAT(r.output, Not(HasSubstr("perf bench sched pipe ...")));
+    EXPECT_THAT(r.output, Not(HasSubstr("exit of perf bench's child processes")));
+    EXPECT_THAT(r.output, HasSubstr("socket_send"));
     std::ifstream in(file);
     std::stringstream text;
     text << in.rdbuf();

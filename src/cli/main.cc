@@ -69,7 +69,8 @@ int main(int argc, char** argv)
                               "$XDG_CONFIG_HOME/schedlab/host.json or ~/.config/schedlab/host.json)");
     calibrate_cmd->add_flag("--quick", cal.quick, "Shorter runs: about 2 s instead of 10");
     calibrate_cmd->add_flag("--no-perf", cal_no_perf,
-                            "Do not run `perf bench sched pipe` as a cross-check");
+                            "Do not run perf bench: no exit cost of its child processes, no "
+                            "`perf bench sched pipe` cross-check");
 
     run_options ro;
     auto* run = app.add_subcommand(
@@ -85,7 +86,8 @@ int main(int argc, char** argv)
     run->add_option("-s,--seed", ro.seed, "Random seed; the same seed gives the same result")
         ->capture_default_str();
     run->add_option("--cost", ro.costs, "Override a cost: NAME=NANOSECONDS (repeatable); see "
-                                        "`schedlab costs`");
+                                        "`schedlab costs`")
+        ->allow_extra_args(false);
     run->add_option("--time-limit", ro.time_limit_s,
                     "Stop after this many simulated seconds (exit 3 if unfinished)")
         ->capture_default_str()

@@ -107,6 +107,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         max_llc = std::max(max_llc, m_.cpus[static_cast<std::size_t>(cpu)].llc);
     }
     core_footprint_clock_.assign(static_cast<std::size_t>(max_core) + 1, 0);
+    core_data_bytes_.assign(static_cast<std::size_t>(max_core) + 1, 0);
     llc_footprint_clock_.assign(static_cast<std::size_t>(max_llc) + 1, 0);
     nohz_idle_cpus_ = cpumask(m_.nr_cpus());
     nohz_tick_stopped_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
@@ -708,6 +709,33 @@ sim_dur kernel::line_cost(int from, int to) const
         return costs_.line_remote;
     }
     return 0;
+}
+
+u64 kernel::data_stamp(int cpu) const
+{
+    const auto core = static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(cpu)].core);
+    return core_footprint_clock_[core] * 1024 + core_data_bytes_[core];
+}
+
+void kernel::data_touch(int cpu, u64 bytes)
+{
+    core_data_bytes_[static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(cpu)].core)] += bytes;
+}
+
+// model: see core.h.
+std::optional<sim_dur> kernel::data_lines_cost(int from, u64 stamp, int to, u64 lines) const
+{
+    if (from < 0 || lines == 0)
+        return std::nullopt;
+    const cpu_distance d = m_.distance(from, to);
+    const bool private_to_reader = d == cpu_distance::same || d == cpu_distance::smt;
+    if (!private_to_reader)
+        return static_cast<sim_dur>(lines) * line_cost(from, to);
+    if (data_stamp(from) - stamp >= static_cast<u64>(costs_.l2_kib) * 1024)
+        return static_cast<sim_dur>(lines) * costs_.line_llc; // lost: from the LLC
+    if (d == cpu_distance::smt)
+        return static_cast<sim_dur>(lines) * costs_.line_smt;
+    return std::nullopt;
 }
 
 /*

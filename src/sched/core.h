@@ -27,6 +27,7 @@
 
 #include <memory>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace schedlab {
@@ -178,6 +179,13 @@ public:
     const sched_features& feats() const { return kc_.features; }
     const sched_tunables& tunables() const { return tun_; }
     const cost_params& costs() const { return costs_; }
+    /// model: what exit() costs the task: a thread-group leader runs the process
+    /// exit (atexit, library destructors, mm teardown: costs().exit), any other
+    /// thread only do_exit() (costs().exit_thread).
+    sim_dur exit_cost(const task_struct& p) const
+    {
+        return p.tgid == p.pid ? costs_.exit : costs_.exit_thread;
+    }
     simulation& sim() { return sim_; }
     const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
     task_struct* find_task_by_pid(int pid);
@@ -340,6 +348,20 @@ public:
     /* ---- the cost model (core.cc) ---- */
     /// Cache-line transfer between two CPUs, by distance (costs().line_*).
     sim_dur line_cost(int from, int to) const;
+    /*
+     * model: data a task leaves for another (an skb, a pipe buffer) sits in the
+     * private caches of the CPU that wrote it until enough other data passes
+     * through that core: task footprints (as for cache_refill_cost()) and the
+     * data itself. data_stamp() is that core's traffic so far in bytes;
+     * data_touch() adds to it; data_lines_cost() is what reading `lines` lines
+     * stamped `stamp` on CPU `from` costs on CPU `to`: a transfer by distance
+     * from another CPU, an LLC hit per line (line_llc) once `from`'s private
+     * caches (l2_kib) have seen more than their size since; nullopt when the
+     * lines are still in the reader's private caches (nothing moves).
+     */
+    u64 data_stamp(int cpu) const;
+    void data_touch(int cpu, u64 bytes);
+    std::optional<sim_dur> data_lines_cost(int from, u64 stamp, int to, u64 lines) const;
     /// Acquires a contended lock or cache line on `cpu` for `hold` ns; returns
     /// {spin, hold + transfer}: waiters spin in arrival order.
     std::pair<sim_dur, sim_dur> lock_acquire(contended_lock& l, int cpu, sim_dur hold);
@@ -409,6 +431,7 @@ private:
     sim_dur last_lb_cost_ = 0;  ///< cost of the load_balance() calls since last reset
     std::vector<cpumask> smt_masks_;       ///< cpu_smt_mask() per CPU, precomputed
     std::vector<u64> core_footprint_clock_; ///< KiB of task footprints run per core
+    std::vector<u64> core_data_bytes_;      ///< bytes of channel data touched per core
     std::vector<u64> llc_footprint_clock_;  ///< ... per LLC
     wakeup_costs wakeup_costs_;
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC

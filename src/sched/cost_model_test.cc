@@ -42,6 +42,31 @@ TEST(lock_acquire, a_contended_lock_serialises_its_users_in_arrival_order)
     EXPECT_EQ(l.busy_until, t.sim.now() + 940);
 }
 
+TEST(data_lines_cost, data_stays_warm_where_it_was_written_until_the_private_caches_turn_over)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.line_smt = 5;
+    c.line_llc = 60;
+    c.line_pkg = 90;
+    c.l2_kib = 1024;
+    sched_fixture t(two_llc_machine(2), "6.6", 1, "", c);
+    // CPUs 0 and 8 are SMT siblings (numbered as Linux does), 0 and 1 share an LLC, 0 and 4
+    // do not.
+    const u64 stamp = t.k->data_stamp(0);
+    t.k->data_touch(0, 1000); // the data itself
+    EXPECT_FALSE(t.k->data_lines_cost(0, stamp, 0, 3)) << "warm where it was written";
+    ASSERT_EQ(t.m.distance(0, 8), cpu_distance::smt);
+    ASSERT_EQ(t.m.distance(0, 4), cpu_distance::package);
+    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 8, 3), 3 * 5) << "the sibling shares the caches";
+    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 1, 3), 3 * 60);
+    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 4, 3), 3 * 90);
+    t.k->data_touch(1, 1024 * 1024); // another core's traffic leaves CPU 0's caches alone
+    EXPECT_FALSE(t.k->data_lines_cost(0, stamp, 0, 3));
+    t.k->data_touch(8, 1024 * 1024 - 1000); // the sibling's traffic evicts from the same core
+    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 0, 3), 3 * 60) << "lost: an LLC hit per line";
+    EXPECT_EQ(t.k->data_stamp(8), t.k->data_stamp(0)) << "one clock per core";
+}
+
 TEST(charge_cpu, a_spinning_cpu_delays_its_running_task)
 {
     sched_fixture t(testlib::small_machine(2), "6.6");

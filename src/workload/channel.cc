@@ -88,32 +88,27 @@ int channel::close_write(kernel& k)
 /* pipe                                                                       */
 
 // model: see the class comment; a CPU's own lines cost nothing.
-void pipe_channel::pull_lines(kernel& k, const task_struct& p, u64 bytes)
+void pipe_channel::pull_lines(kernel& k, const task_struct& p)
 {
     const int cpu = p.cpu;
     if (last_cpu_ >= 0 && last_cpu_ != cpu) {
-        const u64 lines = PIPE_STATE_LINES + (bytes + 63) / 64;
-        k.charge_cpu(k.cpu_rq(cpu), static_cast<sim_dur>(lines) * k.line_cost(last_cpu_, cpu),
+        k.charge_cpu(k.cpu_rq(cpu), static_cast<sim_dur>(PIPE_STATE_LINES) * k.line_cost(last_cpu_, cpu),
                      ACCT_LOCK_HOLD);
-        stats_.line_transfers += lines;
+        stats_.line_transfers += PIPE_STATE_LINES;
     }
     last_cpu_ = cpu;
 }
 
 bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
 {
-    const u64 before = c.done;
-    const bool done = do_write(k, p, c);
-    pull_lines(k, p, c.done - before);
-    return done;
+    pull_lines(k, p);
+    return do_write(k, p, c);
 }
 
 bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
 {
-    const u64 before = c.done;
-    const bool done = do_read(k, p, c);
-    pull_lines(k, p, c.done - before);
-    return done;
+    pull_lines(k, p);
+    return do_read(k, p, c);
 }
 
 // kernel: fs/pipe.c pipe_write(), 6.6 (blocking mode; see the class comment).
@@ -135,6 +130,14 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
         const u64 chars = left % PAGE_SIZE;
         pipe_buffer& last = bufs_.back();
         if (chars && last.offset + last.len + chars <= PAGE_SIZE) {
+            // The tail line of the buffer comes over if another CPU wrote it.
+            if (const auto d = k.data_lines_cost(last.cpu, last.stamp, p.cpu, 1)) {
+                k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+                ++stats_.line_transfers;
+            }
+            last.cpu = p.cpu;
+            last.stamp = k.data_stamp(p.cpu);
+            k.data_touch(p.cpu, chars);
             last.len += chars;
             bytes_ += chars;
             stats_.bytes_written += chars;
@@ -154,7 +157,8 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
             return false;
         }
         const u64 chunk = std::min(PAGE_SIZE, left);
-        bufs_.push_back({0, chunk});
+        bufs_.push_back({0, chunk, p.cpu, k.data_stamp(p.cpu)});
+        k.data_touch(p.cpu, chunk);
         bytes_ += chunk;
         stats_.bytes_written += chunk;
         c.done += chunk;
@@ -187,6 +191,13 @@ bool pipe_channel::do_read(kernel& k, task_struct& p, io_call& c)
     while (c.done < c.want && !bufs_.empty()) {
         pipe_buffer& buf = bufs_.front();
         const u64 chars = std::min(buf.len, c.want - c.done);
+        const u64 first_line = buf.offset / 64, end_line = (buf.offset + chars + 63) / 64;
+        if (const auto d = k.data_lines_cost(buf.cpu, buf.stamp, p.cpu, end_line - first_line)) {
+            k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+            stats_.line_transfers += end_line - first_line;
+        }
+        if (buf.cpu != p.cpu)
+            k.data_touch(p.cpu, chars);
         buf.offset += chars;
         buf.len -= chars;
         bytes_ -= chars;
@@ -226,9 +237,22 @@ u64 unix_stream_channel::truesize(u64 len) const
     return (len + a - 1) / a * a + params_.skb_overhead;
 }
 
+// model: see the class comment; a CPU's own lines cost nothing.
+void unix_stream_channel::pull_state(kernel& k, const task_struct& p)
+{
+    if (last_cpu_ >= 0 && last_cpu_ != p.cpu) {
+        k.charge_cpu(k.cpu_rq(p.cpu),
+                     static_cast<sim_dur>(UNIX_STATE_LINES) * k.line_cost(last_cpu_, p.cpu),
+                     ACCT_LOCK_HOLD);
+        stats_.line_transfers += UNIX_STATE_LINES;
+    }
+    last_cpu_ = p.cpu;
+}
+
 // kernel: net/unix/af_unix.c unix_stream_sendmsg(), 6.6 (see the class comment).
 bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
 {
+    pull_state(k, p);
     const u64 max_skb = params_.sk_sndbuf / 2 > 64 ? params_.sk_sndbuf / 2 - 64 : 1;
     while (c.done < c.want) {
         // sock_alloc_send_pskb(): allocation succeeds while sk_wmem_alloc < sk_sndbuf.
@@ -241,7 +265,8 @@ bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
         const u64 len = std::min(max_skb, c.want - c.done);
         const u64 ts = truesize(len);
         wmem_alloc_ += ts;
-        skbs_.push_back({len, ts});
+        skbs_.push_back({len, ts, p.cpu, k.data_stamp(p.cpu)});
+        k.data_touch(p.cpu, ts);
         bytes_ += len;
         c.done += len;
         stats_.bytes_written += len;
@@ -259,6 +284,7 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
 {
     if (at_eof(c))
         return true;
+    pull_state(k, p);
     if (skbs_.empty()) {
         rd_wait_.add(p); // unix_stream_data_wait(): prepare_to_wait(), non-exclusive
         c.waited = true;
@@ -268,6 +294,16 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
     while (c.done < c.want && !skbs_.empty()) {
         skb& s = skbs_.front();
         const u64 chunk = std::min(s.len, c.want - c.done);
+        if (!s.pulled) {
+            const u64 lines = SKB_LINES + (s.len + 63) / 64;
+            if (const auto d = k.data_lines_cost(s.cpu, s.stamp, p.cpu, lines)) {
+                k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+                stats_.line_transfers += lines;
+            }
+            if (s.cpu != p.cpu)
+                k.data_touch(p.cpu, s.truesize);
+            s.pulled = true;
+        }
         s.len -= chunk;
         bytes_ -= chunk;
         c.done += chunk;

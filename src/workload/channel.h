@@ -175,9 +175,13 @@ protected:
  * model: the pipe's shared state moves between CPUs as cache lines: an
  * attempt on a CPU other than the pipe's last user pays the transfer (by
  * distance) of the lines it touches: the mutex, head/tail with the wait-queue
- * heads, the pipe_buffer slot and struct page (PIPE_STATE_LINES), and one
- * line per 64 bytes copied. The mutex's hand-off and spinning are left out
- * (benchmarks.md 1.3 notes they dominate pipe-mode hackbench on big machines).
+ * heads, the pipe_buffer slot and struct page (PIPE_STATE_LINES). The data
+ * stays where it was written: a read pays one line per 64 bytes copied out of
+ * a buffer written on another CPU, or written so long ago that the writer's
+ * private caches lost it (kernel::data_lines_cost()); a write merging into
+ * the tail of a buffer last written elsewhere pays for that tail line. The
+ * mutex's hand-off and spinning are left out (benchmarks.md 1.3 notes they
+ * dominate pipe-mode hackbench on big machines).
  */
 class pipe_channel final : public channel {
 public:
@@ -207,6 +211,8 @@ private:
     struct pipe_buffer {
         u64 offset;
         u64 len;
+        int cpu;   ///< the CPU that last wrote into it
+        u64 stamp; ///< kernel::data_stamp() of that CPU then
     };
     std::deque<pipe_buffer> bufs_; ///< tail (oldest) at the front, head at the back
     u64 bytes_ = 0;
@@ -214,8 +220,8 @@ private:
     bool poll_usage_ = false; ///< kernel: pipe->poll_usage, set by the first poll()
     int last_cpu_ = -1;       ///< the CPU whose caches hold the pipe's lines
 
-    /// The pipe's lines come to p's CPU: state lines plus one per 64 bytes copied.
-    void pull_lines(kernel& k, const task_struct& p, u64 bytes);
+    /// The pipe's state lines come to p's CPU if another CPU used them last.
+    void pull_lines(kernel& k, const task_struct& p);
     bool do_write(kernel& k, task_struct& p, io_call& c);
     bool do_read(kernel& k, task_struct& p, io_call& c);
 };
@@ -246,10 +252,20 @@ struct unix_stream_params {
  * sk_wmem_alloc * 4 <= sk_sndbuf (unix_writable()).
  * model: larger writes are split into skbs of at most sk_sndbuf/2 - 64 bytes,
  * all linear (no page frags); no receive-queue limit, no MSG_WAITALL, no
- * socket lock.
+ * socket lock. Cache lines, as for the pipe: a write or read on a CPU other
+ * than the socket pair's last user pulls its shared state (UNIX_STATE_LINES:
+ * the receive queue's head and lock, the peer's wait queue, the sender's
+ * sk_wmem_alloc); a read of an skb pulls the skb's own lines (SKB_LINES: list
+ * links, len/data and UNIXCB, the shared info's refcount that consume_skb()
+ * drops) and one line per 64 bytes copied, when it was written on another CPU
+ * or so long ago that the writer's private caches lost it
+ * (kernel::data_lines_cost()).
  */
 class unix_stream_channel final : public channel {
 public:
+    static constexpr u64 UNIX_STATE_LINES = 4;
+    static constexpr u64 SKB_LINES = 3;
+
     explicit unix_stream_channel(std::string name, unix_stream_params params = {})
         : channel(std::move(name)), params_(params)
     {
@@ -271,8 +287,14 @@ private:
     struct skb {
         u64 len;      ///< bytes not yet consumed
         u64 truesize; ///< charged to the sender's sk_wmem_alloc until freed
+        int cpu;      ///< where it was written: its lines are in that CPU's caches
+        u64 stamp;    ///< kernel::data_stamp() of that CPU then
+        bool pulled = false; ///< its lines came to the reader's CPU already
     };
     bool writable() const { return wmem_alloc_ * 4 <= params_.sk_sndbuf; } ///< unix_writable()
+    /// The socket pair's state lines come to p's CPU if another CPU used them last.
+    void pull_state(kernel& k, const task_struct& p);
+    int last_cpu_ = -1; ///< the CPU whose caches hold the state lines
 
     unix_stream_params params_;
     std::deque<skb> skbs_; ///< the peer's sk_receive_queue

@@ -52,35 +52,67 @@ TEST(pipe_write, reader_is_woken_only_when_the_pipe_was_empty)
     EXPECT_TRUE(t.k.all_exited());
 }
 
-TEST(pipe_channel, lines_move_only_when_another_cpu_uses_the_pipe)
+/// Runs one write or read of `bytes` on `ch` from a task on `cpu`; returns the CPU it ran on.
+int one_op(test_env& t, channel& ch, bool write, int cpu, u64 bytes = 100)
+{
+    int ran_on = -1;
+    spawn_scripted(
+        t.k,
+        [&, write](kernel& k, task_struct& p, int) {
+            io_call c{.want = bytes};
+            EXPECT_TRUE(write ? ch.write(k, p, c) : ch.read(k, p, c));
+            ran_on = p.cpu;
+            return task_action::do_exit();
+        },
+        write ? "writer" : "reader", cpu);
+    t.k.run(t.sim.now() + msecs(1));
+    return ran_on;
+}
+
+TEST(pipe_channel, state_lines_follow_the_pipe_and_data_lines_are_pulled_by_a_reader_elsewhere)
 {
     test_env t(2);
     workload_state st;
     pipe_channel& pipe = st.make_pipe("p");
-    std::vector<int> cpus; // the CPU of each operation, in order
-    auto op = [&](bool write, int cpu) {
-        spawn_scripted(
-            t.k,
-            [&, write](kernel& k, task_struct& p, int) {
-                io_call c{.want = 100};
-                EXPECT_TRUE(write ? pipe.write(k, p, c) : pipe.read(k, p, c));
-                cpus.push_back(p.cpu);
-                return task_action::do_exit();
-            },
-            write ? "writer" : "reader", cpu);
-        t.k.run(t.sim.now() + msecs(1));
-    };
-    op(true, 0);
-    op(true, 0);
-    op(false, 1);
-    op(false, 0);
-    ASSERT_EQ(cpus.size(), 4u);
-    u64 expected = 0;
-    for (std::size_t i = 1; i < cpus.size(); ++i)
-        if (cpus[i] != cpus[i - 1])
-            expected += pipe_channel::PIPE_STATE_LINES + 2; // 100 bytes: two lines
-    EXPECT_EQ(pipe.stats().line_transfers, expected);
-    EXPECT_NE(cpus[1], cpus[2]) << "the reader ran on the other CPU: the test needs a move";
+    ASSERT_EQ(one_op(t, pipe, true, 0), 0);
+    ASSERT_EQ(one_op(t, pipe, true, 0), 0); // merges into the first buffer, warm tail line
+    EXPECT_EQ(pipe.stats().line_transfers, 0u) << "one CPU: nothing moves";
+    ASSERT_EQ(one_op(t, pipe, false, 1), 1);
+    // The state lines come over, and bytes 0-99 of the buffer: lines 0 and 1.
+    EXPECT_EQ(pipe.stats().line_transfers, pipe_channel::PIPE_STATE_LINES + 2);
+    ASSERT_EQ(one_op(t, pipe, false, 0), 0);
+    // The state lines go back; bytes 100-199 were written here and are still warm.
+    EXPECT_EQ(pipe.stats().line_transfers, 2 * pipe_channel::PIPE_STATE_LINES + 2);
+}
+
+TEST(pipe_channel, data_the_private_caches_lost_comes_from_the_llc)
+{
+    test_env t(2);
+    workload_state st;
+    pipe_channel& warm = st.make_pipe("warm");
+    pipe_channel& cold = st.make_pipe("cold");
+    ASSERT_EQ(one_op(t, cold, true, 0, 200), 0);
+    // More than the private caches hold passes through CPU 0 meanwhile.
+    t.k.data_touch(0, static_cast<u64>(t.k.costs().l2_kib) * 1024);
+    ASSERT_EQ(one_op(t, warm, true, 0, 200), 0);
+    ASSERT_EQ(one_op(t, warm, false, 0, 200), 0);
+    EXPECT_EQ(warm.stats().line_transfers, 0u);
+    ASSERT_EQ(one_op(t, cold, false, 0, 200), 0);
+    EXPECT_EQ(cold.stats().line_transfers, 4u) << "200 bytes from offset 0: four lines";
+}
+
+TEST(unix_stream, a_reader_on_another_cpu_pulls_the_socket_state_and_the_skb)
+{
+    test_env t(2);
+    workload_state st;
+    unix_stream_channel& sock = st.make_socketpair("s");
+    ASSERT_EQ(one_op(t, sock, true, 0), 0);
+    ASSERT_EQ(one_op(t, sock, true, 0), 0);
+    ASSERT_EQ(one_op(t, sock, false, 0), 0);
+    EXPECT_EQ(sock.stats().line_transfers, 0u) << "written and read warm on one CPU";
+    ASSERT_EQ(one_op(t, sock, false, 1), 1);
+    EXPECT_EQ(sock.stats().line_transfers,
+              unix_stream_channel::UNIX_STATE_LINES + unix_stream_channel::SKB_LINES + 2);
 }
 
 TEST(pipe_write, writer_blocks_when_64k_are_queued_and_resumes_when_the_reader_drains)

@@ -312,13 +312,14 @@ task_action program_task::cpu(sim_dur ns)
  * model: kernel/exit.c do_exit(): the exit work is charged, then
  * exit_notify() wakes the parent (do_notify_parent(), WF_SYNC) or the joiner
  * (CLONE_CHILD_CLEARTID futex wake), then the final schedule(). The wakeup
- * cost is folded into costs().exit.
+ * cost is folded into the exit cost (kernel::exit_cost(): a process's exit or a
+ * thread's).
  */
 task_action program_task::do_exit_op(kernel& k, task_struct& p)
 {
     if (phase_ == phase::fresh) {
         phase_ = phase::syscall;
-        return cpu(k.charge(p, k.costs().exit));
+        return cpu(k.charge(p, k.exit_cost(p)));
     }
     if (exit_notify_) {
         ++exit_notify_->value;

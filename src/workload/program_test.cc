@@ -128,6 +128,37 @@ TEST(program_fork, threads_share_the_parent_tgid_and_pay_the_thread_cost)
     EXPECT_EQ(*st.mark_time("b") - *st.mark_time("a"), c.fork_thread + c.gettime);
 }
 
+TEST(program_exit, a_process_pays_the_process_exit_and_a_thread_the_thread_exit)
+{
+    cost_params costs = no_jitter();
+    costs.exit = usecs(400);
+    costs.exit_thread = usecs(5);
+    test_env t(2, 1, "6.6", costs);
+    workload_state st;
+    counter& chld = st.make_counter("chld", WF_SYNC);
+    counter& join = st.make_counter("join");
+    program_builder parent;
+    parent.fork(program_builder().build(), {.comm = "proc", .thread = false, .notify = &chld});
+    parent.wait_for(chld, 1).mark("process reaped");
+    parent.fork(program_builder().build(), {.comm = "thr", .thread = true, .notify = &join});
+    parent.wait_for(join, 1).mark("thread joined");
+    t.spawn(parent.build(), st, "parent");
+    t.k.run(secs(1));
+
+    ASSERT_TRUE(t.k.all_exited());
+    ASSERT_EQ(t.k.tasks().size(), 3u);
+    const task_struct& proc = *t.k.tasks()[1];
+    const task_struct& thr = *t.k.tasks()[2];
+    ASSERT_EQ(proc.comm, "proc");
+    ASSERT_EQ(thr.comm, "thr");
+    EXPECT_EQ(t.k.exit_cost(proc), usecs(400));
+    EXPECT_EQ(t.k.exit_cost(thr), usecs(5));
+    // Each child does nothing but exit: it is gone one exit cost after it first ran.
+    EXPECT_GE(proc.exit_time - proc.start_time, usecs(400));
+    EXPECT_LT(thr.exit_time - thr.start_time, usecs(400));
+    EXPECT_GE(thr.exit_time - thr.start_time, usecs(5));
+}
+
 TEST(program_syscall, write_charges_entry_copy_and_one_wakeup_per_woken_task)
 {
     test_env t(2, 1, "6.6", no_jitter());

@@ -573,7 +573,7 @@ task_action rtapp_thread::step(kernel& k, task_struct& p)
             return cpu(std::min<sim_dur>(usecs(100), runtime_end_ - k.now()));
         case EXITING:
             st_ = EXITED;
-            return cpu(k.charge(p, c.exit));
+            return cpu(k.charge(p, k.exit_cost(p)));
         case EXITED: {
             L().exited = true;
             auto it = std::find(w_.live.begin(), w_.live.end(), &p);

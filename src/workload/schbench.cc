@@ -765,7 +765,7 @@ task_action schbench_thread::step(kernel& k, task_struct& p)
         case X_EXIT:
             if (role_ == role::main)
                 w_.main_exit(k);
-            return sys(k, p, c.exit, X_EXITED);
+            return sys(k, p, k.exit_cost(p), X_EXITED);
         case X_EXITED:
             if (me.join) {
                 ++me.join->value;
