@@ -257,7 +257,8 @@ void kernel::activate_task(rq& r, task_struct& p, int flags)
     p.on_rq = TASK_ON_RQ_QUEUED;
 }
 
-// kernel: kernel/sched/core.c deactivate_task() + dequeue_task(), 6.6.
+// kernel: kernel/sched/core.c deactivate_task() + dequeue_task(), 6.6; with 6.12's
+// block_task(): a task whose dequeue the fair class delayed stays on_rq.
 void kernel::deactivate_task(rq& r, task_struct& p, int flags)
 {
     p.on_rq = (flags & DEQUEUE_SLEEP) ? 0 : TASK_ON_RQ_MIGRATING;
@@ -270,7 +271,19 @@ void kernel::deactivate_task(rq& r, task_struct& p, int flags)
         p.sched_info_.run_delay += delta;
         r.stats.run_delay += delta;
     }
-    dequeue_task_fair(r, p, flags);
+    if (!dequeue_task_fair(r, p, flags))
+        p.on_rq = TASK_ON_RQ_QUEUED;
+}
+
+// kernel: kernel/sched/fair.c pick_next_entity() -> dequeue_entities(DEQUEUE_DELAYED) and
+// core.c __block_task(), 6.12: a delayed task that is picked leaves the runqueue.
+void kernel::block_delayed_task(rq& r, task_struct& p)
+{
+    SIM_BUG_ON(!p.se.sched_delayed || p.__state == TASK_RUNNING,
+               "pid {} picked as delayed but delayed={} state {:#x}", p.pid, p.se.sched_delayed,
+               p.__state);
+    dequeue_task_fair(r, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
+    p.on_rq = 0;
 }
 
 // kernel: kernel/sched/core.c set_task_cpu(), 6.6: migrate_task_rq + sched_migrate_task trace.
@@ -375,7 +388,22 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 
     rq& this_rq = cpu_rq(this_cpu_);
     if (p.on_rq) {
-        // ttwu_runnable(): still queued, just mark it running again.
+        // ttwu_runnable(): still queued, just mark it running again; 6.12: a delayed
+        // task is requeued in place on its CPU (no select_task_rq) and may preempt.
+        if (p.se.sched_delayed) {
+            rq& r = cpu_rq(p.cpu);
+            lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
+            update_rq_clock(r);
+            enqueue_task_fair(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+            if (!p.on_cpu) {
+                if (r.curr->is_idle_task())
+                    resched_curr(r);
+                else
+                    check_preempt_wakeup_fair(r, p, wake_flags);
+            }
+            for (auto* s : sinks_)
+                s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
+        }
         p.__state = TASK_RUNNING;
         this_rq.stats.ttwu_count++;
         return true;
@@ -499,7 +527,9 @@ void kernel::__schedule(rq& r, bool preempt)
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
-        deactivate_task(r, *prev, DEQUEUE_SLEEP | DEQUEUE_NOCLOCK);
+        deactivate_task(r, *prev,
+                        DEQUEUE_SLEEP | DEQUEUE_NOCLOCK |
+                            ((prev->__state & TASK_DEAD) ? DEQUEUE_SPECIAL : 0));
         switch_count = &prev->nvcsw;
     }
 
@@ -1147,7 +1177,8 @@ void kernel::check_all()
         if (t->__state == TASK_RUNNING && !task_on_rq_queued(*t))
             errs += fmt::format("pid {} ({}) is TASK_RUNNING but on no runqueue (lost)\n", t->pid,
                                 t->comm);
-        if (t->__state != TASK_RUNNING && task_on_rq_queued(*t) && !t->on_cpu)
+        if (t->__state != TASK_RUNNING && task_on_rq_queued(*t) && !t->on_cpu &&
+            !t->se.sched_delayed)
             errs += fmt::format("pid {} ({}) sleeps (state {:#x}) but is queued\n", t->pid,
                                 t->comm, t->__state);
     }

@@ -212,7 +212,9 @@ public:
 
     /* ---- fair.c: the class hooks ---- */
     void enqueue_task_fair(rq& rq, task_struct& p, int flags);
-    void dequeue_task_fair(rq& rq, task_struct& p, int flags);
+    bool dequeue_task_fair(rq& rq, task_struct& p, int flags); ///< false: delayed (6.12)
+    void requeue_delayed_entity(cfs_rq& cfs, sched_entity& se);
+    void block_delayed_task(rq& r, task_struct& p);
     task_struct* pick_next_task_fair(rq& rq, task_struct* prev);
     void put_prev_task_fair(rq& rq, task_struct& prev);
     void set_next_task_fair(rq& rq, task_struct& p);

@@ -223,11 +223,20 @@ sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
 
 /* ---- class hooks ---- */
 
-// kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, for a task of the root group only.
+/*
+ * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, for a task of the root group only;
+ * 6.12: a delayed entity's wakeup (ENQUEUE_DELAYED) only requeues it in place, and a
+ * delayed task's utilisation estimate stays out of the rq's while it moves.
+ */
 void kernel::enqueue_task_fair(rq& r, task_struct& p, int flags)
 {
-    if (sched_feat(UTIL_EST))
+    if (sched_feat(UTIL_EST) &&
+        !(p.se.sched_delayed && (p.on_rq == TASK_ON_RQ_MIGRATING || (flags & ENQUEUE_RESTORE))))
         util_est_enqueue(r.cfs.avg.util_est_, p.se.avg);
+    if (flags & ENQUEUE_DELAYED) {
+        requeue_delayed_entity(r.cfs, p.se);
+        return;
+    }
     enqueue_entity(r.cfs, p.se, flags);
     r.cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
@@ -245,29 +254,86 @@ void kernel::add_nr_running(rq& r, unsigned count)
 }
 
 /*
- * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only; no util_est.
+ * kernel: kernel/sched/fair.c requeue_delayed_entity(), 6.12: a delayed entity
+ * woken before it was picked stays where it is in the tree, except that with
+ * DELAY_ZERO a positive lag it built up meanwhile is dropped (placed at the
+ * 0-lag point again).
+ */
+void kernel::requeue_delayed_entity(cfs_rq& cfs, sched_entity& se)
+{
+    SIM_BUG_ON(!se.sched_delayed || !se.on_rq, "requeue of pid {}: delayed {} on_rq {}",
+               se.owner->pid, se.sched_delayed, se.on_rq);
+    if (sched_feat(DELAY_ZERO)) {
+        update_entity_lag(cfs, se);
+        if (se.vlag > 0) {
+            cfs.nr_running--;
+            if (&se != cfs.curr)
+                __dequeue_entity(cfs, se);
+            se.vlag = 0;
+            place_entity_eevdf(cfs, se, 0);
+            if (&se != cfs.curr)
+                __enqueue_entity(cfs, se);
+            cfs.nr_running++;
+        }
+    }
+    update_load_avg(cfs, se, 0);
+    se.sched_delayed = false;
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only.
  * SIS_SHORT v6 1/2 (Chen Yu, Feb 2023) adds dur_avg: on a sleep, the CPU time
  * since the previous sleep enters a 1/8 EWMA (update_avg), whatever the feature bit.
+ * 6.12 DELAY_DEQUEUE (dequeue_entity()): a task that sleeps while not eligible
+ * stays queued, sched_delayed, to burn off its negative lag; it leaves when
+ * picked (pick_next_entity(): DEQUEUE_DELAYED, DELAY_ZERO drops a positive
+ * lag) or is requeued in place when woken first. Returns false then, as
+ * the kernel's does, and the task stays on_rq. Not for a dying task
+ * (DEQUEUE_SPECIAL).
  */
-void kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
+bool kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
 {
     const bool task_sleep = flags & DEQUEUE_SLEEP;
-    if (sched_feat(UTIL_EST))
-        util_est_dequeue(r.cfs.avg.util_est_, p.se.avg);
-    dequeue_entity(r.cfs, p.se, flags);
-    r.cfs.h_nr_running--;
+    cfs_rq& cfs = r.cfs;
+    if (sched_feat(UTIL_EST) && !p.se.sched_delayed)
+        util_est_dequeue(cfs.avg.util_est_, p.se.avg);
+    if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) && is_eevdf() &&
+        sched_feat(DELAY_DEQUEUE)) {
+        update_curr(cfs);
+        if (!entity_eligible(cfs, p.se)) {
+            if (cfs.next == &p.se)
+                cfs.next = nullptr;
+            update_load_avg(cfs, p.se, 0);
+            p.se.sched_delayed = true;
+            if (sched_feat(UTIL_EST))
+                util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(r.cpu),
+                                sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
+            return false;
+        }
+    }
+    const bool was_delayed = p.se.sched_delayed;
+    dequeue_entity(cfs, p.se, flags);
+    if (flags & DEQUEUE_DELAYED) {
+        // finish_delayed_dequeue_entity()
+        SIM_BUG_ON(!was_delayed, "DEQUEUE_DELAYED of pid {}, which is not delayed", p.pid);
+        p.se.sched_delayed = false;
+        if (sched_feat(DELAY_ZERO) && p.se.vlag > 0)
+            p.se.vlag = 0;
+    }
+    cfs.h_nr_running--;
     if (p.policy == SCHED_IDLE)
-        r.cfs.idle_h_nr_running--;
+        cfs.idle_h_nr_running--;
     r.nr_running--; // sub_nr_running()
-    if (sched_feat(UTIL_EST))
+    if (sched_feat(UTIL_EST) && !was_delayed)
         util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(r.cpu),
-                        sched_feat(UTIL_EST_FASTUP));
-    if (task_sleep) {
+                        sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
+    if (task_sleep && !(flags & DEQUEUE_DELAYED)) {
         const u64 dur = p.se.sum_exec_runtime - p.se.prev_sleep_sum_runtime;
         p.se.prev_sleep_sum_runtime = p.se.sum_exec_runtime;
         const s64 diff = static_cast<s64>(dur) - static_cast<s64>(p.se.dur_avg);
         p.se.dur_avg = static_cast<u64>(static_cast<s64>(p.se.dur_avg) + diff / 8);
     }
+    return true;
 }
 
 /*
@@ -292,6 +358,11 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
             }
             sched_entity* se = pick_next_entity(cfs, curr);
             SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu, cfs.nr_running);
+            if (se->sched_delayed) {
+                // 6.12: a delayed entity that wins the pick leaves instead; pick again.
+                block_delayed_task(r, task_of(*se));
+                continue;
+            }
             if (!is_eevdf())
                 clear_buddies(cfs, *se);
             task_struct& p = task_of(*se);

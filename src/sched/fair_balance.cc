@@ -503,10 +503,14 @@ int kernel::task_hot(task_struct& p, lb_env& env)
 /*
  * kernel: kernel/sched/fair.c can_migrate_task(), 6.5: not if pinned away
  * from dst, not the running task, and not cache hot unless balancing has
- * failed more than cache_nice_tries times (counted as lb_hot_gained).
+ * failed more than cache_nice_tries times (counted as lb_hot_gained). With
+ * 6.12's delayed dequeue (checked against 6.13): a delayed (sleeping) task
+ * moves only to balance load; it stays delayed on the destination.
  */
 int kernel::can_migrate_task(task_struct& p, lb_env& env)
 {
+    if (p.se.sched_delayed && env.migration_type_ != migrate_load)
+        return 0;
     if (!p.cpus_mask.test(env.dst_cpu)) {
         env.flags |= LBF_SOME_PINNED;
         return 0;

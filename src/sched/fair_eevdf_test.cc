@@ -5,6 +5,7 @@
  * One CPU, so the tunable factor is 1: base_slice = 0.75 ms, tick = 4 ms.
  */
 #include "sched/testlib.h"
+#include "sim/config_error.h"
 
 #include <gtest/gtest.h>
 
@@ -220,6 +221,105 @@ TEST(check_preempt_wakeup_eevdf, run_to_parity_protects_curr_until_its_first_dea
     EXPECT_TRUE(wakeup_preempts("6.6", true));
     EXPECT_TRUE(wakeup_preempts("6.6+NO_RUN_TO_PARITY", false));
     EXPECT_FALSE(wakeup_preempts("6.6+NO_WAKEUP_PREEMPTION", true));
+}
+
+/*
+ * 6.12 DELAY_DEQUEUE on one CPU: a nice-0 spinner and a nice-19 task that
+ * runs 1 ms, then sleeps until the test wakes it. The spinner runs first, to
+ * the tick at 4 ms; the sleeper's vruntime then moves 68 times faster than
+ * real time (weight 15), so after 1 ms it is far past V when it blocks, and
+ * stays queued (sched_delayed) until V catches up with it.
+ */
+struct delayed_dequeue : ::testing::Test {
+    testlib::sched_fixture t{testlib::small_machine(1), "6.12"};
+    rq& r = t.k->cpu_rq(0);
+    int runs = 0;
+    bool eligible_at_sleep = true;
+    task_struct* spinner = nullptr;
+    task_struct* sleeper = nullptr;
+
+    void start(bool second_run_exits = false)
+    {
+        spinner = &t.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
+        sleeper = &t.spawn("sleeper",
+                           testlib::behaviour([this, second_run_exits](kernel& k, task_struct& p) {
+                               if (runs++ == 0)
+                                   return task_action::cpu(msecs(1));
+                               if (runs == 2) {
+                                   k.update_rq_clock(k.cpu_rq(0));
+                                   k.update_curr(k.cpu_rq(0).cfs);
+                                   eligible_at_sleep = k.entity_eligible(k.cpu_rq(0).cfs, p.se);
+                                   return task_action::sleep();
+                               }
+                               return second_run_exits ? task_action::do_exit()
+                                                       : task_action::cpu(msecs(100));
+                           }),
+                           0, 19, 0);
+        // Until the sleeper has blocked.
+        for (int i = 0; i < 200 && runs < 2; ++i)
+            t.run_for(usecs(50));
+        ASSERT_EQ(runs, 2);
+        ASSERT_FALSE(eligible_at_sleep) << "the scenario must put the sleeper past V";
+    }
+};
+
+TEST_F(delayed_dequeue, an_ineligible_sleeper_stays_queued_and_leaves_when_picked)
+{
+    start();
+    EXPECT_EQ(sleeper->__state, TASK_INTERRUPTIBLE);
+    EXPECT_TRUE(sleeper->se.sched_delayed);
+    EXPECT_TRUE(task_on_rq_queued(*sleeper));
+    EXPECT_EQ(r.nr_running, 2u) << "a delayed task still counts";
+    // The spinner runs; V moves past the sleeper, which wins a pick and leaves.
+    t.run_for(msecs(300));
+    EXPECT_FALSE(sleeper->se.sched_delayed);
+    EXPECT_FALSE(task_on_rq_queued(*sleeper));
+    EXPECT_EQ(r.nr_running, 1u);
+    EXPECT_LE(sleeper->se.vlag, 0) << "DELAY_ZERO: no positive lag is kept";
+    EXPECT_EQ(sleeper->__state, TASK_INTERRUPTIBLE) << "leaving is not a wakeup";
+}
+
+TEST_F(delayed_dequeue, a_wakeup_before_the_pick_requeues_in_place)
+{
+    start();
+    ASSERT_TRUE(sleeper->se.sched_delayed);
+    const u64 migrations = sleeper->se.nr_migrations;
+    const u64 wakeups = r.stats.ttwu_count;
+    EXPECT_TRUE(t.k->try_to_wake_up(*sleeper, TASK_NORMAL, 0));
+    EXPECT_EQ(sleeper->__state, TASK_RUNNING);
+    EXPECT_FALSE(sleeper->se.sched_delayed);
+    EXPECT_TRUE(task_on_rq_queued(*sleeper));
+    EXPECT_EQ(r.nr_running, 2u);
+    EXPECT_EQ(sleeper->se.nr_migrations, migrations);
+    EXPECT_EQ(r.stats.ttwu_count, wakeups + 1);
+    t.run_for(msecs(300));
+    EXPECT_EQ(runs, 3) << "it runs again";
+}
+
+TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
+{
+    for (const char* spec : {"6.12+NO_DELAY_DEQUEUE", "6.6"}) {
+        testlib::sched_fixture f{testlib::small_machine(1), spec};
+        int n = 0;
+        f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
+        task_struct& s = f.spawn("sleeper", testlib::behaviour([&n](kernel&, task_struct&) {
+                                     return n++ == 0 ? task_action::cpu(msecs(1))
+                                                     : task_action::sleep();
+                                 }),
+                                 0, 19, 0);
+        f.run_for(msecs(10));
+        ASSERT_EQ(n, 2) << spec;
+        EXPECT_FALSE(s.se.sched_delayed) << spec;
+        EXPECT_FALSE(task_on_rq_queued(s)) << spec;
+        EXPECT_EQ(f.k->cpu_rq(0).nr_running, 1u) << spec;
+    }
+}
+
+TEST(delay_dequeue_feature, exists_from_6_12_only)
+{
+    auto make = [](const char* spec) { testlib::sched_fixture f{testlib::small_machine(1), spec}; };
+    EXPECT_THROW(make("6.6+DELAY_DEQUEUE"), config_error);
+    EXPECT_NO_THROW(make("6.12+NO_DELAY_ZERO"));
 }
 
 } // namespace

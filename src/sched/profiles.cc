@@ -41,6 +41,9 @@ kernel_behaviour behaviour_of(const char* version)
         v = "6.5";
     else if (v == "tip-2023-12")
         v = "6.6";
+    const bool v6_12 = v == "6.12";
+    if (v6_12)
+        v = "6.6"; // the code paths below did not change; delayed dequeue is a feature bit
     kernel_behaviour b;
     b.old_wake_affine_stats = v == "5.15" || v == "6.1";
     b.wf_current_cpu = v == "6.6";
@@ -49,7 +52,8 @@ kernel_behaviour behaviour_of(const char* version)
     b.cfs_tick_ideal_capped = v == "6.5";
     b.swb_idle_core_first = v == "6.6";
     b.config_preemption = true;
-    b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12";
+    b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
+    b.util_est_fastup_always = v6_12;
     return b;
 }
 
@@ -107,7 +111,26 @@ const std::vector<profile_def>& profile_defs()
         return v;
     }();
 
+    /*
+     * 6.12 (LTS): read from a public 6.12-era kernel/sched/features.h (DELAY_DEQUEUE,
+     * DELAY_ZERO, PLACE_REL_DEADLINE, PREEMPT_SHORT present; SIS_PROP, UTIL_EST_FASTUP
+     * and HZ_BW gone), not checked against the v6.12 tag itself.
+     */
+    static const std::vector<feat_default> v6_12 = {
+        F(PLACE_LAG, true), F(PLACE_DEADLINE_INITIAL, true), F(PLACE_REL_DEADLINE, true),
+        F(RUN_TO_PARITY, true), F(PREEMPT_SHORT, true), F(NEXT_BUDDY, false),
+        F(CACHE_HOT_BUDDY, true), F(DELAY_DEQUEUE, true), F(DELAY_ZERO, true),
+        F(WAKEUP_PREEMPTION, true), F(HRTICK, false), F(HRTICK_DL, false), F(DOUBLE_TICK, false),
+        F(NONTASK_CAPACITY, true), F(TTWU_QUEUE, true), F(SIS_UTIL, true),
+        F(WARN_DOUBLE_CLOCK, false), F(RT_PUSH_IPI, true), F(RT_RUNTIME_SHARE, false),
+        F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
+        F(WA_BIAS, true), F(UTIL_EST, true), F(LATENCY_WARN, false)};
+
     static const std::vector<profile_def> defs = {
+        {"6.12",
+         "v6.12 (LTS): EEVDF as 6.6 plus delayed dequeue (DELAY_DEQUEUE, DELAY_ZERO), the "
+         "tg->load_avg ratelimit, no SIS_PROP",
+         fair_policy::eevdf, v6_12, {}, true},
         {"6.6", "v6.6: first EEVDF release (pick_eevdf, lag placement, RUN_TO_PARITY)",
          fair_policy::eevdf, v6_6, {}, true},
         {"6.5", "v6.5: the last CFS release (vruntime, buddies, wakeup granularity)",

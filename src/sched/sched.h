@@ -44,12 +44,15 @@ enum : int {
     WF_CURRENT_CPU = 0x40, ///< 6.6+: prefer the waker's CPU
 };
 
-/* enqueue_task / dequeue_task flags (6.6 values). */
+/* enqueue_task / dequeue_task flags (6.6 values; the DELAYED pair from 6.12). */
 enum : int {
     DEQUEUE_SLEEP = 0x01,
     DEQUEUE_SAVE = 0x02,
     DEQUEUE_MOVE = 0x04,
     DEQUEUE_NOCLOCK = 0x08,
+    DEQUEUE_SPECIAL = 0x10, ///< 6.12: a state that must not see spurious wakeups (TASK_DEAD)
+    DEQUEUE_DELAYED = 0x200, ///< 6.12: the final dequeue of a delayed entity
+    ENQUEUE_DELAYED = 0x200, ///< 6.12: the wakeup of a delayed entity (requeue in place)
     ENQUEUE_WAKEUP = 0x01,
     ENQUEUE_RESTORE = 0x02,
     ENQUEUE_MOVE = 0x04,
@@ -125,6 +128,8 @@ struct sched_entity {
     u64 prev_sum_exec_runtime = 0;
     u64 nr_migrations = 0;
     bool on_rq = false;
+    /// 6.12 DELAY_DEQUEUE: slept while ineligible, still queued until picked or woken.
+    bool sched_delayed = false;
     cfs_rq* cfs_rq_ = nullptr; ///< cfs_rq_of(se); trailing _ only to avoid the type's name
     u64 tree_seq = 0;         ///< insertion order: breaks vruntime ties FIFO, deterministically
     task_struct* owner = nullptr; ///< container_of(se, task_struct, se)
