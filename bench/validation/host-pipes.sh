@@ -3,15 +3,21 @@
 #
 # Issue 4's host validation: calibrate this machine, run the real perf bench
 # commands (RUNS times each), simulate the same commands on the calibrated
-# machine, and print real medians beside schedlab's figures.
+# machine with each kernel profile given, and print the real medians beside
+# schedlab's (the median over seeds 1..RUNS: a simulated run varies with its
+# seed as a real one does from run to run).
 #
-#   bench/validation/host-pipes.sh [BUILD_DIR] [RUNS]
+#   bench/validation/host-pipes.sh [BUILD_DIR] [RUNS] [KERNELS]
+#
+# KERNELS is a space-separated list of --kernel specs (default "6.12 6.6": the
+# host's 6.x kernel is newer than either; 6.12 is the nearest profile).
 #
 # Calibration and real runs belong to the same sitting: a VM's cross-CPU
 # wakeup cost changes with the host's load (docs/validation.md).
 set -euo pipefail
 build=${1:-build}
 runs=${2:-5}
+read -r -a kernels <<<"${3:-6.12 6.6}"
 schedlab="$build/src/cli/schedlab"
 [[ -x $schedlab ]] || { echo "host-pipes.sh: $schedlab not found; build first (make)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "host-pipes.sh: perf not installed (apt install linux-perf)" >&2; exit 2; }
@@ -36,17 +42,31 @@ declare -A cmd=(
     [g1]="messaging -g 1" [g2]="messaging -g 2" [g4]="messaging -g 4"
 )
 order=(pipe g1p g2p g4p g1 g2 g4)
-printf '| benchmark | real runs | real median | schedlab | difference |\n|---|---|---|---|---|\n'
+header="| benchmark | real runs | real median |"
+rule="|---|---|---|"
+for k in "${kernels[@]}"; do
+    header+=" schedlab $k | difference |"
+    rule+="---|---|"
+done
+printf '%s\n%s\n' "$header" "$rule"
 for k in "${order[@]}"; do
     vals=()
     for ((i = 0; i < runs; i++)); do
         vals+=("$(perf bench sched ${cmd[$k]} 2>&1 | real_value "${cmd[$k]%% *}")")
     done
     real=$(printf '%s\n' "${vals[@]}" | median)
-    sim=$("$schedlab" run --machine "$out/host.json" --kernel 6.6 -- perf bench sched ${cmd[$k]} 2>/dev/null |
-        real_value "${cmd[$k]%% *}")
-    diff=$(awk -v r="$real" -v s="$sim" 'BEGIN {printf "%+.0f%%", (s - r) / r * 100}')
     unit=$([[ $k == pipe ]] && echo "usecs/op" || echo "s")
-    printf '| %s (%s) | %s | %s | %s | %s |\n' "${cmd[$k]}" "$unit" "${vals[*]}" "$real" "$sim" "$diff"
+    row="| ${cmd[$k]} ($unit) | ${vals[*]} | $real |"
+    for kern in "${kernels[@]}"; do
+        sims=()
+        for ((seed = 1; seed <= runs; seed++)); do
+            sims+=("$("$schedlab" run --machine "$out/host.json" --kernel "$kern" --seed "$seed" -- \
+                perf bench sched ${cmd[$k]} 2>/dev/null | real_value "${cmd[$k]%% *}")")
+        done
+        sim=$(printf '%s\n' "${sims[@]}" | median)
+        diff=$(awk -v r="$real" -v s="$sim" 'BEGIN {printf "%+.0f%%", (s - r) / r * 100}')
+        row+=" $sim | $diff |"
+    done
+    printf '%s\n' "$row"
 done
-grep -E '^(ipi_wakeup|ipi_send|cstate_c1_exit|cstate_polls|context_switch|wakeup|pipe_write|pipe_read) ' "$out/calibrate.txt" | cut -c1-60
+grep -E '^(ipi_wakeup|ipi_send|cstate_c1_exit|cstate_polls|context_switch|wakeup|pipe_write|pipe_read|socket_send|socket_recv|exit|line_llc) ' "$out/calibrate.txt" | cut -c1-60

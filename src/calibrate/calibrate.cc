@@ -183,6 +183,29 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
                                         cross, same));
     }
 
+    if (raw.remote_wake) {
+        const auto llc = std::find_if(raw.lines.begin(), raw.lines.end(),
+                                      [](const auto& l) { return l.cost == "line_llc"; });
+        const double local = raw.remote_wake->local.median, remote = raw.remote_wake->remote.median;
+        if (llc == raw.lines.end() || llc->round_trip.median <= 0)
+            notes.push_back("wakeup_remote_lines: not set (line_llc was not measured)");
+        else if (remote <= local)
+            notes.push_back(fmt::format("wakeup_remote_lines: not set; waking a task on busy CPU "
+                                        "{} ({:.0f} ns) was not slower than on the waker's CPU "
+                                        "({:.0f} ns)",
+                                        raw.cross_pair.second, remote, local));
+        else {
+            const double line = llc->round_trip.median / 2;
+            add("wakeup_remote_lines", rounded((remote - local) / line, 0),
+                fmt::format("the write() that wakes a SCHED_BATCH partner (no preemption): "
+                            "{:.0f} ns with the partner on busy CPU {} (a nice-0 spinner: the "
+                            "writer enqueues there itself), {:.0f} ns on the writer's CPU {}; the "
+                            "difference over line_llc ({:.1f} ns); {}",
+                            remote, raw.cross_pair.second, local, raw.cross_pair.first, line,
+                            runs_of(raw.remote_wake->remote, "ns")));
+        }
+    }
+
     if (raw.sockets) {
         const std::string shape = fmt::format(
             "{}-byte messages over {} AF_UNIX stream socket pairs written round-robin, {} deep, "
@@ -311,8 +334,8 @@ std::vector<int> real_cpu_numbers(const machine& m, std::vector<std::string>& no
 }
 
 struct plan {
-    budget syscalls, pipe, line, refill_llc, refill_mem, bw, smt;
-    int syscall_ops, pipe_iters, line_iters, perf_loops, perf_exit_runs;
+    budget syscalls, pipe, line, refill_llc, refill_mem, bw, smt, remote_wake;
+    int syscall_ops, pipe_iters, line_iters, perf_loops, perf_exit_runs, remote_wake_iters;
     double smt_phase;
     std::size_t big_bytes_cap;
 };
@@ -321,11 +344,13 @@ plan make_plan(bool quick)
 {
     if (quick)
         return {{3, 5, 0.05},  {3, 5, 0.15}, {3, 5, 0.05}, {3, 3, 0.05}, {3, 3, 0.1},
-                {3, 3, 0.15},  {3, 3, 0.1},  256,          1000,         5000,
-                10000,         3,            0.02,         64u << 20};
+                {3, 3, 0.15},  {3, 3, 0.1},  {3, 3, 0.1},  256,          1000,
+                5000,          10000,        3,            20,           0.02,
+                64u << 20};
     return {{3, 15, 0.3}, {3, 11, 1.0}, {3, 11, 0.4}, {3, 9, 0.4}, {3, 5, 0.8},
-            {3, 7, 1.0},  {3, 5, 0.5},  256,          5000,        20000,
-            100000,       7,            0.05,         1024u << 20};
+            {3, 7, 1.0},  {3, 5, 0.5},  {5, 7, 0.6},  256,          5000,
+            20000,        100000,       7,            50,           0.05,
+            1024u << 20};
 }
 
 /* Runs one probe; a failure becomes a note and leaves the cost at its default. */
@@ -445,6 +470,12 @@ result run(const options& o, std::ostream& progress)
             raw.lines.push_back({cost, (*pair)->first, (*pair)->second, s});
         });
     }
+
+    if (raw.cross_pair.first >= 0)
+        attempt("waking a task on a busy CPU without preemption", notes, progress, [&] {
+            raw.remote_wake = probe_remote_wakeup(raw.cross_pair.first, raw.cross_pair.second,
+                                                  p.remote_wake_iters, p.remote_wake);
+        });
 
     const std::size_t l2 = static_cast<std::size_t>(m.costs.l2_kib) * 1024;
     const std::size_t llc = static_cast<std::size_t>(m.costs.llc_kib) * 1024;

@@ -79,6 +79,7 @@ struct raw_measurements {
     std::size_t bw_bytes = 0;
     std::optional<stats> smt_share;
     std::pair<int, int> smt_pair{-1, -1};
+    std::optional<remote_wakeup> remote_wake; ///< on raw.cross_pair
     std::optional<socket_syscalls> sockets;
     int socket_channels = 0, socket_depth = 0, socket_bytes = 0;
     /// `perf bench sched messaging -g 4 -l 1` on one CPU in process and in thread mode

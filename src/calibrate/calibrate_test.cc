@@ -121,6 +121,16 @@ TEST(probes, across_two_cpus)
     expect_sane(probe_line_round_trip(cpus[0], cpus[1], 2000, tiny));
 }
 
+TEST(probes, waking_a_task_on_a_busy_cpu)
+{
+    const auto cpus = allowed_cpus();
+    if (cpus.size() < 2)
+        GTEST_SKIP() << "one usable CPU";
+    const remote_wakeup w = probe_remote_wakeup(cpus[0], cpus[1], 5, tiny);
+    expect_sane(w.local);
+    expect_sane(w.remote);
+}
+
 TEST(probes, a_cpu_the_process_may_not_use_is_a_probe_error)
 {
     EXPECT_THROW(probe_pipe_syscalls(65000, 8, tiny), probe_error);
@@ -270,6 +280,33 @@ TEST(derive_costs, a_slower_waking_write_across_cpus_gives_ipi_send)
     EXPECT_EQ(v.count("ipi_send"), 0u);
     ASSERT_FALSE(notes.empty());
     EXPECT_NE(notes.back().find("ipi_send: not set"), std::string::npos);
+}
+
+TEST(derive_costs, remote_wakeup_lines_from_the_extra_time_over_line_llc)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cross_pair = {0, 1};
+    raw.remote_wake = remote_wakeup{fixed(400), fixed(2800)};
+    std::vector<std::string> notes;
+    std::map<std::string, long long> v;
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.count("wakeup_remote_lines"), 0u) << "no line_llc to divide by";
+    EXPECT_NE(notes.back().find("line_llc was not measured"), std::string::npos);
+
+    raw.lines.push_back({"line_llc", 0, 1, fixed(120)}); // 60 ns one way
+    v.clear();
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.at("wakeup_remote_lines"), 40) << "(2800 - 400) / 60";
+
+    raw.remote_wake = remote_wakeup{fixed(400), fixed(390)};
+    v.clear();
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    EXPECT_EQ(v.count("wakeup_remote_lines"), 0u);
+    EXPECT_NE(notes.back().find("wakeup_remote_lines: not set"), std::string::npos);
 }
 
 TEST(derive_costs, socket_syscalls_and_the_exit_of_perf_children)

@@ -161,9 +161,10 @@ void drain_sigpipe()
 }
 
 /* The pipe ping-pong child: pin, say whether that worked, then echo bytes until EOF. */
-[[noreturn]] void ping_pong_child(const one_cpu_set& cpu, int in, int out)
+[[noreturn]] void ping_pong_child(const one_cpu_set& cpu, int in, int out, bool batch = false)
 {
-    char c = cpu.pin() ? 'P' : 'X';
+    const sched_param param{};
+    char c = cpu.pin() && (!batch || sched_setscheduler(0, SCHED_BATCH, &param) == 0) ? 'P' : 'X';
     if (::write(out, &c, 1) != 1 || c == 'X')
         _exit(3);
     for (;;) {
@@ -175,7 +176,7 @@ void drain_sigpipe()
 }
 
 double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters,
-                            bool waking_write = false)
+                            bool waking_write = false, bool batch_child = false)
 {
     pipe_pair to_child, to_parent;
     a.pin_or_throw();
@@ -185,7 +186,7 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
     if (pid == 0) {
         ::close(to_child.fd[1]);
         ::close(to_parent.fd[0]);
-        ping_pong_child(b, to_child.fd[0], to_parent.fd[1]);
+        ping_pong_child(b, to_child.fd[0], to_parent.fd[1], batch_child);
     }
     close_fd(to_child.fd[0]);
     close_fd(to_parent.fd[1]);
@@ -199,16 +200,20 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
             write_all(to_child.fd[1], "pipe ping-pong");
             read_one(to_parent.fd[0], "pipe ping-pong");
         }
-        double writes_ns = 0;
+        // The waking write()s: their median, as a VM's rare host preemptions
+        // (hundreds of us) would dominate a mean of a few dozen.
+        std::vector<double> writes;
+        if (waking_write)
+            writes.reserve(static_cast<std::size_t>(iters));
         const auto t0 = clock_type::now();
         for (int i = 0; i < iters; ++i) {
             const auto w0 = waking_write ? clock_type::now() : t0;
             write_all(to_child.fd[1], "pipe ping-pong");
             if (waking_write)
-                writes_ns += ns_between(w0, clock_type::now());
+                writes.push_back(ns_between(w0, clock_type::now()));
             read_one(to_parent.fd[0], "pipe ping-pong");
         }
-        ns = (waking_write ? writes_ns : ns_between(t0, clock_type::now())) / iters;
+        ns = waking_write ? summarise(writes).median : ns_between(t0, clock_type::now()) / iters;
     } catch (const probe_error& e) {
         failure = e.what();
     }
@@ -451,6 +456,43 @@ stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bo
         const double fit = b.seconds / std::max(b.min_runs, 1) / std::max(per_trip, 1.0) * 1e9;
         iters = std::clamp(static_cast<int>(fit), std::min(20, std::max(iters, 1)), std::max(iters, 1));
         return repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters, waking_write); });
+    });
+}
+
+remote_wakeup probe_remote_wakeup(int cpu_a, int cpu_b, int iters, const budget& b)
+{
+    return on_thread([&] {
+        block_sigpipe();
+        const one_cpu_set a(cpu_a), bset(cpu_b);
+        iters = std::max(iters, 1);
+        remote_wakeup out;
+        // The partner on the writer's own CPU: a local wakeup that does not preempt.
+        out.local = repeat(b, [&] { return pipe_round_trip_once(a, a, cpu_a, iters, true, true); });
+        // The partner on cpu_b, which a nice-0 spinner keeps busy.
+        std::atomic<bool> stop{false}, started{false}, failed{false};
+        std::thread spinner([&] {
+            if (!bset.pin())
+                failed.store(true);
+            started.store(true);
+            while (!failed.load() && !stop.load(std::memory_order_relaxed)) {
+            }
+        });
+        while (!started.load())
+            std::this_thread::yield();
+        try {
+            if (failed.load())
+                throw probe_error(fmt::format("cannot keep CPU {} busy: {}", cpu_b,
+                                              std::strerror(errno)));
+            out.remote =
+                repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters, true, true); });
+        } catch (...) {
+            stop.store(true);
+            spinner.join();
+            throw;
+        }
+        stop.store(true);
+        spinner.join();
+        return out;
     });
 }
 

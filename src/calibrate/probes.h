@@ -69,11 +69,26 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
  * so slow that min_runs runs would overrun the budget. With busy_target
  * SCHED_IDLE threads spin on both CPUs, so each wakeup reaches a running
  * CPU (no idle exit). With waking_write the result is instead the time of
- * the write() alone, the one that wakes the child: on top of a write that
- * wakes a task on the same CPU, a cross-CPU one pays for sending the IPI.
+ * the write() alone, the one that wakes the child (the median of a run's
+ * writes): on top of a write that wakes a task on the same CPU, a cross-CPU
+ * one pays for sending the IPI.
  */
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b,
                             bool busy_target = false, bool waking_write = false);
+
+/*
+ * The write() that wakes a SCHED_BATCH partner (whose wakeup never preempts),
+ * timed alone: `local` with the partner on the writer's CPU cpu_a, `remote`
+ * with it on cpu_b while a nice-0 spinner keeps cpu_b busy, so the writer
+ * takes cpu_b's runqueue lock and enqueues there itself (no wake list, no
+ * IPI). The difference is what activating a task on another CPU's runqueue
+ * costs the waker. The partner runs only when the spinner's slice ends, so
+ * a round trip takes up to a tick: keep `iters` small.
+ */
+struct remote_wakeup {
+    stats local, remote;
+};
+remote_wakeup probe_remote_wakeup(int cpu_a, int cpu_b, int iters, const budget& b);
 
 /// Round trip of a cache line bounced between two pinned threads (std::atomic), in ns.
 stats probe_line_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b);

@@ -393,6 +393,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         if (p.se.sched_delayed) {
             rq& r = cpu_rq(p.cpu);
             lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
+            pull_rq_lines(r);
             update_rq_clock(r);
             enqueue_task_fair(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
             if (!p.on_cpu) {
@@ -455,8 +456,19 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
     }
     // The waker takes the target's rq lock and activates there itself.
     lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
+    pull_rq_lines(r);
     ttwu_do_activate(r, p, wake_flags);
     return true;
+}
+
+// model: a waker enqueueing on another CPU's runqueue pulls its hot lines (costs.def).
+void kernel::pull_rq_lines(rq& r)
+{
+    if (r.cpu == this_cpu_)
+        return;
+    wakeup_costs_.remote_activations++;
+    charge_cpu(cpu_rq(this_cpu_), costs_.wakeup_remote_lines * line_cost(r.cpu, this_cpu_),
+               ACCT_LOCK_HOLD);
 }
 
 void kernel::schedule_timeout(task_struct& p, sim_dur ns)

@@ -114,6 +114,7 @@ struct wakeup_costs {
     sim_dur idle_exit_delay = 0;
     u64 idle_exits_deep = 0;   ///< ... of which from the deep C-state
     u64 idle_ipis = 0;         ///< ... of which needed an IPI (idle states that do not poll)
+    u64 remote_activations = 0; ///< wakeups enqueued by the waker on another CPU's runqueue
 };
 
 /// One explained decision, when the decision log is on (kernel::set_decision_log).
@@ -215,6 +216,7 @@ public:
     bool dequeue_task_fair(rq& rq, task_struct& p, int flags); ///< false: delayed (6.12)
     void requeue_delayed_entity(cfs_rq& cfs, sched_entity& se);
     void block_delayed_task(rq& r, task_struct& p);
+    void pull_rq_lines(rq& r);
     task_struct* pick_next_task_fair(rq& rq, task_struct* prev);
     void put_prev_task_fair(rq& rq, task_struct& prev);
     void set_next_task_fair(rq& rq, task_struct& p);

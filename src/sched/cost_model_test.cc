@@ -167,6 +167,50 @@ TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
     EXPECT_EQ(lateness(usecs(10)), usecs(10));
 }
 
+TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_lines)
+{
+    // cpu0 wakes a sleeper pinned to cpu1, which a spinner keeps busy (so the waker enqueues
+    // there itself: no wake list), then one pinned to its own cpu0.
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 50;
+    c.wakeup_remote_lines = 10;
+    sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
+    task_struct& remote = t.spawn("remote", testlib::behaviour([](kernel&, task_struct&) {
+                                      return task_action::sleep();
+                                  }),
+                                  1, 0, 1);
+    t.run_for(usecs(100));
+    t.spawn("spin", testlib::spin(), 1, 0, 1);
+    task_struct& local = t.spawn("local", testlib::behaviour([](kernel&, task_struct&) {
+                                     return task_action::sleep();
+                                 }),
+                                 0, 0, 0);
+    t.run_for(msecs(1));
+    ASSERT_NE(remote.__state, TASK_RUNNING);
+    ASSERT_NE(local.__state, TASK_RUNNING);
+    auto phase = std::make_shared<int>(0);
+    t.spawn("waker",
+            testlib::behaviour([&, phase](kernel& k, task_struct&) {
+                switch ((*phase)++) {
+                case 0:
+                    return task_action::cpu(usecs(10));
+                case 1:
+                    k.wake_up_process(remote);
+                    return task_action::cpu(usecs(10));
+                case 2:
+                    k.wake_up_process(local);
+                    return task_action::cpu(usecs(10));
+                default:
+                    return task_action::do_exit();
+                }
+            }),
+            0, 0, 0);
+    t.run_for(msecs(1));
+    EXPECT_EQ(t.k->wakeup_cost_totals().remote_activations, 1u) << "the local wakeup pulls nothing";
+    // Ten lines of cpu1's runqueue at 50 ns, plus its lock's line, charged to cpu0.
+    EXPECT_EQ(t.k->cpu_accounting(0).spent[ACCT_LOCK_HOLD], 10 * 50 + 50);
+}
+
 TEST(remote_notify_delay, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for_it)
 {
     // cpu0 wakes a task sleeping on idle cpu1 every 1 ms: how long until it runs, and

@@ -116,10 +116,11 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
     };
     s += fmt::format("# wakeup delays: {} IPIs to busy cpus (avg {:.2f} us), {} idle exits (avg "
                      "{:.2f} us, {} from the deep state); runqueue wait avg {:.2f} us per run "
-                     "({} runs)\n",
+                     "({} runs); {} wakeups enqueued by the waker on another cpu's runqueue\n",
                      w.ipis, avg_us(w.ipi_delay, w.ipis), w.idle_exits,
                      avg_us(w.idle_exit_delay, w.idle_exits), w.idle_exits_deep,
-                     avg_us(static_cast<sim_dur>(run_delay), pcount), pcount);
+                     avg_us(static_cast<sim_dur>(run_delay), pcount), pcount,
+                     w.remote_activations);
     return s;
 }
 
