@@ -69,4 +69,4 @@ for k in "${order[@]}"; do
     done
     printf '%s\n' "$row"
 done
-grep -E '^(ipi_wakeup|ipi_send|cstate_c1_exit|cstate_polls|context_switch|wakeup|pipe_write|pipe_read|socket_send|socket_recv|exit|line_llc) ' "$out/calibrate.txt" | cut -c1-60
+grep -E '^(ipi_wakeup|ipi_send|cstate_c1_exit|cstate_polls|context_switch|wakeup|wakeup_remote_lines|pipe_write|pipe_read|socket_send|socket_recv|exit|line_llc) ' "$out/calibrate.txt" | cut -c1-60

@@ -98,12 +98,14 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         switch_and_wake = rt / 2 - raw.syscalls->write_ns.median - raw.syscalls->read_ns.median;
         const std::string how = fmt::format(
             "pipe ping-pong between two processes pinned to CPU {}: round trip {:.0f} ns = 2 x "
-            "(write + read + wakeup + context switch), {}; the {:.0f} ns left after write and "
-            "read split 2:1 between context_switch and wakeup as in the costs.def defaults",
+            "(write + read + wakeup + context switch, with a runqueue-lock hold in each of the "
+            "last two), {}; the {:.0f} ns left after write and read split 4:2:1:1 between "
+            "context_switch, wakeup and the two rq_lock_hold, as the costs.def defaults are",
             raw.cpu, rt, runs_of(*raw.same_cpu_round_trip, "ns"), switch_and_wake);
         if (switch_and_wake > 0) {
-            add("context_switch", rounded(switch_and_wake * 2 / 3, 1), how);
-            add("wakeup", rounded(switch_and_wake / 3, 1), how);
+            add("context_switch", rounded(switch_and_wake / 2, 1), how);
+            add("wakeup", rounded(switch_and_wake / 4, 1), how);
+            add("rq_lock_hold", rounded(switch_and_wake / 8, 1), how);
         } else {
             notes.push_back(fmt::format("context_switch, wakeup: not set; the same-CPU round trip "
                                         "({:.0f} ns) left nothing after the pipe syscalls",

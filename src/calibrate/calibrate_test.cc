@@ -219,8 +219,10 @@ TEST(derive_costs, splits_the_round_trips_into_costs_with_sources)
     }
     EXPECT_EQ(v.at("pipe_write"), 500);
     EXPECT_EQ(v.at("pipe_read"), 400);
-    EXPECT_EQ(v.at("context_switch"), 1400);
-    EXPECT_EQ(v.at("wakeup"), 700);
+    // 2100 ns one way after the syscalls: switch 4, wakeup 2, two rq-lock holds 1 + 1.
+    EXPECT_EQ(v.at("context_switch"), 1050);
+    EXPECT_EQ(v.at("wakeup"), 525);
+    EXPECT_EQ(v.at("rq_lock_hold"), 263);
     EXPECT_EQ(v.at("ipi_wakeup"), 1500);
     EXPECT_EQ(v.at("line_llc"), 51); // half of 101, rounded
     EXPECT_EQ(v.at("refill_mem_per_kib"), 123);

@@ -796,9 +796,12 @@ std::optional<sim_dur> kernel::data_lines_cost(int from, u64 stamp, int to, u64 
 std::pair<sim_dur, sim_dur> kernel::lock_acquire(contended_lock& l, int cpu, sim_dur hold)
 {
     const sim_time t = now();
-    const sim_dur spin = l.busy_until > t ? l.busy_until - t : 0;
-    const sim_dur held = hold + (l.last_cpu == cpu ? 0 : line_cost(l.last_cpu, cpu));
-    l.busy_until = t + spin + held;
+    // A CPU never waits for its own earlier hold: that hold is already charged to it
+    // and runs before anything it does next, so the new hold just follows it.
+    const bool mine = l.last_cpu == cpu;
+    const sim_dur spin = !mine && l.busy_until > t ? l.busy_until - t : 0;
+    const sim_dur held = hold + (mine ? 0 : line_cost(l.last_cpu, cpu));
+    l.busy_until = std::max(l.busy_until, t + spin) + held;
     l.last_cpu = cpu;
     l.acquisitions++;
     if (spin > 0) {

@@ -67,6 +67,22 @@ TEST(data_lines_cost, data_stays_warm_where_it_was_written_until_the_private_cac
     EXPECT_EQ(t.k->data_stamp(8), t.k->data_stamp(0)) << "one clock per core";
 }
 
+TEST(lock_acquire, a_cpu_never_spins_on_its_own_earlier_hold)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 20;
+    sched_fixture t(testlib::small_machine(4), "6.6", 1, "", c);
+    contended_lock l;
+    t.k->lock_acquire(l, 1, 300);
+    const auto again = t.k->lock_acquire(l, 1, 300);
+    EXPECT_EQ(again.first, 0) << "its first hold is its own work, already charged";
+    EXPECT_EQ(again.second, 300);
+    EXPECT_EQ(l.busy_until, t.sim.now() + 600) << "the second hold follows the first";
+    EXPECT_EQ(l.contended, 0u);
+    const auto other = t.k->lock_acquire(l, 2, 300);
+    EXPECT_EQ(other.first, 600) << "another CPU waits for both";
+}
+
 TEST(charge_cpu, a_spinning_cpu_delays_its_running_task)
 {
     sched_fixture t(testlib::small_machine(2), "6.6");
