@@ -284,6 +284,7 @@ void kernel::block_delayed_task(rq& r, task_struct& p)
                p.__state);
     dequeue_task_fair(r, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
     p.on_rq = 0;
+    p.sched_info_.last_queued = NOT_QUEUED; // set if a balancer moved it while delayed
 }
 
 // kernel: kernel/sched/core.c set_task_cpu(), 6.6: migrate_task_rq + sched_migrate_task trace.
@@ -395,6 +396,8 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
             pull_rq_lines(r);
             update_rq_clock(r);
+            if (p.sched_info_.last_queued == NOT_QUEUED)
+                p.sched_info_.last_queued = r.clock; // enqueue_task(): sched_info_enqueue()
             enqueue_task_fair(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
             if (!p.on_cpu) {
                 if (r.curr->is_idle_task())

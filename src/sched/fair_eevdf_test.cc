@@ -285,6 +285,7 @@ TEST_F(delayed_dequeue, a_wakeup_before_the_pick_requeues_in_place)
     ASSERT_TRUE(sleeper->se.sched_delayed);
     const u64 migrations = sleeper->se.nr_migrations;
     const u64 wakeups = r.stats.ttwu_count;
+    const u64 delay_before = sleeper->sched_info_.run_delay;
     EXPECT_TRUE(t.k->try_to_wake_up(*sleeper, TASK_NORMAL, 0));
     EXPECT_EQ(sleeper->__state, TASK_RUNNING);
     EXPECT_FALSE(sleeper->se.sched_delayed);
@@ -294,6 +295,8 @@ TEST_F(delayed_dequeue, a_wakeup_before_the_pick_requeues_in_place)
     EXPECT_EQ(r.stats.ttwu_count, wakeups + 1);
     t.run_for(msecs(300));
     EXPECT_EQ(runs, 3) << "it runs again";
+    // It waited in the queue until V caught up with it: that wait is run_delay.
+    EXPECT_GT(sleeper->sched_info_.run_delay - delay_before, static_cast<u64>(msecs(10)));
 }
 
 TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
