@@ -377,8 +377,11 @@ void kernel::sched_ttwu_pending(rq& r)
  * waker's LLC or an idle one inside it - through the target's wake list,
  * activated when the IPI arrives (costs().ipi_wakeup later), with
  * rq->ttwu_pending set meanwhile so other wakers see the CPU as busy.
- * Differs: no p->pi_lock or on_cpu spinning (a task's block and its
- * schedule() are atomic here).
+ * A task still queued takes ttwu_runnable() instead; from 6.12 that includes
+ * a delayed one, requeued in place on its CPU. A waker that enqueues on
+ * another CPU's runqueue itself pays for that runqueue's lines
+ * (pull_rq_lines(), model). Differs: no p->pi_lock or on_cpu spinning (a
+ * task's block and its schedule() are atomic here).
  */
 bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
