@@ -84,30 +84,37 @@ int channel::close_write(kernel& k)
     return rd_wait_.wake_up_all(k, 0);
 }
 
+void channel::pull_state_lines(kernel& k, const task_struct& p, u64 lines)
+{
+    if (state_cpu_ >= 0 && state_cpu_ != p.cpu) {
+        k.charge_cpu(k.cpu_rq(p.cpu),
+                     static_cast<sim_dur>(lines) * k.line_cost(state_cpu_, p.cpu),
+                     ACCT_LOCK_HOLD);
+        stats_.line_transfers += lines;
+    }
+    state_cpu_ = p.cpu;
+}
+
+void channel::pull_data_lines(kernel& k, const task_struct& p, int cpu, u64 stamp, u64 lines)
+{
+    if (const auto d = k.data_lines_cost(cpu, stamp, p.cpu, lines)) {
+        k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+        stats_.line_transfers += lines;
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* pipe                                                                       */
 
-// model: see the class comment; a CPU's own lines cost nothing.
-void pipe_channel::pull_lines(kernel& k, const task_struct& p)
-{
-    const int cpu = p.cpu;
-    if (last_cpu_ >= 0 && last_cpu_ != cpu) {
-        k.charge_cpu(k.cpu_rq(cpu), static_cast<sim_dur>(PIPE_STATE_LINES) * k.line_cost(last_cpu_, cpu),
-                     ACCT_LOCK_HOLD);
-        stats_.line_transfers += PIPE_STATE_LINES;
-    }
-    last_cpu_ = cpu;
-}
-
 bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
 {
-    pull_lines(k, p);
+    pull_state_lines(k, p, PIPE_STATE_LINES);
     return do_write(k, p, c);
 }
 
 bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
 {
-    pull_lines(k, p);
+    pull_state_lines(k, p, PIPE_STATE_LINES);
     return do_read(k, p, c);
 }
 
@@ -131,10 +138,7 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
         pipe_buffer& last = bufs_.back();
         if (chars && last.offset + last.len + chars <= PAGE_SIZE) {
             // The tail line of the buffer comes over if another CPU wrote it.
-            if (const auto d = k.data_lines_cost(last.cpu, last.stamp, p.cpu, 1)) {
-                k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
-                ++stats_.line_transfers;
-            }
+            pull_data_lines(k, p, last.cpu, last.stamp, 1);
             last.cpu = p.cpu;
             last.stamp = k.data_stamp(p.cpu);
             k.data_touch(p.cpu, chars);
@@ -192,10 +196,7 @@ bool pipe_channel::do_read(kernel& k, task_struct& p, io_call& c)
         pipe_buffer& buf = bufs_.front();
         const u64 chars = std::min(buf.len, c.want - c.done);
         const u64 first_line = buf.offset / 64, end_line = (buf.offset + chars + 63) / 64;
-        if (const auto d = k.data_lines_cost(buf.cpu, buf.stamp, p.cpu, end_line - first_line)) {
-            k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
-            stats_.line_transfers += end_line - first_line;
-        }
+        pull_data_lines(k, p, buf.cpu, buf.stamp, end_line - first_line);
         if (buf.cpu != p.cpu)
             k.data_touch(p.cpu, chars);
         buf.offset += chars;
@@ -237,22 +238,10 @@ u64 unix_stream_channel::truesize(u64 len) const
     return (len + a - 1) / a * a + params_.skb_overhead;
 }
 
-// model: see the class comment; a CPU's own lines cost nothing.
-void unix_stream_channel::pull_state(kernel& k, const task_struct& p)
-{
-    if (last_cpu_ >= 0 && last_cpu_ != p.cpu) {
-        k.charge_cpu(k.cpu_rq(p.cpu),
-                     static_cast<sim_dur>(UNIX_STATE_LINES) * k.line_cost(last_cpu_, p.cpu),
-                     ACCT_LOCK_HOLD);
-        stats_.line_transfers += UNIX_STATE_LINES;
-    }
-    last_cpu_ = p.cpu;
-}
-
 // kernel: net/unix/af_unix.c unix_stream_sendmsg(), 6.6 (see the class comment).
 bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
 {
-    pull_state(k, p);
+    pull_state_lines(k, p, UNIX_STATE_LINES);
     const u64 max_skb = params_.sk_sndbuf / 2 > 64 ? params_.sk_sndbuf / 2 - 64 : 1;
     while (c.done < c.want) {
         // sock_alloc_send_pskb(): allocation succeeds while sk_wmem_alloc < sk_sndbuf.
@@ -284,7 +273,7 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
 {
     if (at_eof(c))
         return true;
-    pull_state(k, p);
+    pull_state_lines(k, p, UNIX_STATE_LINES);
     if (skbs_.empty()) {
         rd_wait_.add(p); // unix_stream_data_wait(): prepare_to_wait(), non-exclusive
         c.waited = true;
@@ -295,11 +284,7 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
         skb& s = skbs_.front();
         const u64 chunk = std::min(s.len, c.want - c.done);
         if (!s.pulled) {
-            const u64 lines = SKB_LINES + (s.len + 63) / 64;
-            if (const auto d = k.data_lines_cost(s.cpu, s.stamp, p.cpu, lines)) {
-                k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
-                stats_.line_transfers += lines;
-            }
+            pull_data_lines(k, p, s.cpu, s.stamp, SKB_LINES + (s.len + 63) / 64);
             if (s.cpu != p.cpu)
                 k.data_touch(p.cpu, s.truesize);
             s.pulled = true;

@@ -156,11 +156,19 @@ protected:
         return true;
     }
 
+    /// model: `lines` lines of the channel's shared state come to p's CPU if another
+    /// CPU used them last (by distance, line_*); a CPU's own lines cost nothing.
+    void pull_state_lines(kernel& k, const task_struct& p, u64 lines);
+    /// model: p reads `lines` lines of data written on `cpu` when its core's traffic
+    /// was `stamp` (kernel::data_lines_cost()); pays and counts them if they move.
+    void pull_data_lines(kernel& k, const task_struct& p, int cpu, u64 stamp, u64 lines);
+
     std::string name_;
     bool write_closed_ = false;
     wait_queue rd_wait_; ///< readers and POLLIN pollers
     wait_queue wr_wait_; ///< writers waiting for room
     channel_stats stats_;
+    int state_cpu_ = -1; ///< the CPU whose caches hold the shared state lines
 };
 
 /*
@@ -218,10 +226,7 @@ private:
     u64 bytes_ = 0;
     u32 max_usage_;
     bool poll_usage_ = false; ///< kernel: pipe->poll_usage, set by the first poll()
-    int last_cpu_ = -1;       ///< the CPU whose caches hold the pipe's lines
 
-    /// The pipe's state lines come to p's CPU if another CPU used them last.
-    void pull_lines(kernel& k, const task_struct& p);
     bool do_write(kernel& k, task_struct& p, io_call& c);
     bool do_read(kernel& k, task_struct& p, io_call& c);
 };
@@ -292,9 +297,6 @@ private:
         bool pulled = false; ///< its lines came to the reader's CPU already
     };
     bool writable() const { return wmem_alloc_ * 4 <= params_.sk_sndbuf; } ///< unix_writable()
-    /// The socket pair's state lines come to p's CPU if another CPU used them last.
-    void pull_state(kernel& k, const task_struct& p);
-    int last_cpu_ = -1; ///< the CPU whose caches hold the state lines
 
     unix_stream_params params_;
     std::deque<skb> skbs_; ///< the peer's sk_receive_queue
