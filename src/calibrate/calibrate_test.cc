@@ -131,6 +131,13 @@ TEST(probes, waking_a_task_on_a_busy_cpu)
     expect_sane(w.remote);
 }
 
+TEST(probes, perf_messaging_on_a_cpu_it_may_not_use_says_why_instead_of_throwing)
+{
+    std::string why;
+    EXPECT_FALSE(perf_bench_messaging_seconds("-g 1 -l 1", 65000, why));
+    EXPECT_NE(why.find("65000"), std::string::npos) << why;
+}
+
 TEST(probes, a_cpu_the_process_may_not_use_is_a_probe_error)
 {
     EXPECT_THROW(probe_pipe_syscalls(65000, 8, tiny), probe_error);

@@ -729,23 +729,35 @@ std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why)
 std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
                                                    std::string& why)
 {
-    const std::string cmd = fmt::format("timeout 60 perf bench sched messaging {} 2>&1 </dev/null", args);
+    const std::string cmd =
+        fmt::format("timeout 60 perf bench sched messaging {} 2>&1 </dev/null", args);
     std::string out;
     int status = -1;
-    const bool ran = on_thread([&] {
-        // popen() forks this (pinned) thread: perf and its children inherit the CPU.
-        one_cpu_set(cpu).pin_or_throw();
-        FILE* f = ::popen(cmd.c_str(), "r");
-        if (!f)
-            return false;
-        char chunk[512];
-        while (std::fgets(chunk, sizeof chunk, f))
-            out += chunk;
-        status = ::pclose(f);
-        return true;
-    });
-    if (!ran) {
-        why = fmt::format("cannot run perf: {}", std::strerror(errno));
+    std::string failure;
+    try {
+        on_thread([&] {
+            // popen() forks this (pinned) thread: perf and its children inherit the CPU.
+            const one_cpu_set where(cpu);
+            if (!where.pin()) {
+                failure = fmt::format("cannot run on CPU {}: {}", cpu, std::strerror(errno));
+                return 0;
+            }
+            FILE* f = ::popen(cmd.c_str(), "r");
+            if (!f) {
+                failure = fmt::format("cannot run perf: {}", std::strerror(errno));
+                return 0;
+            }
+            char chunk[512];
+            while (std::fgets(chunk, sizeof chunk, f))
+                out += chunk;
+            status = ::pclose(f);
+            return 0;
+        });
+    } catch (const probe_error& e) {
+        failure = e.what();
+    }
+    if (!failure.empty()) {
+        why = failure;
         return std::nullopt;
     }
     // "     Total time: 0.019 [sec]"
@@ -764,5 +776,4 @@ std::optional<double> perf_bench_messaging_seconds(const std::string& args, int 
                       args, status, first.empty() ? "" : ": ", first);
     return std::nullopt;
 }
-
 } // namespace schedlab::calibrate
