@@ -198,6 +198,16 @@ stats fixed(double v)
     return stats{v, v, v, 5};
 }
 
+/// derive_costs() as name -> value; its notes are appended to `notes`.
+std::map<std::string, long long> derived(const raw_measurements& raw,
+                                         std::vector<std::string>& notes)
+{
+    std::map<std::string, long long> v;
+    for (const auto& c : derive_costs(raw, notes))
+        v[c.name] = c.value;
+    return v;
+}
+
 TEST(derive_costs, splits_the_round_trips_into_costs_with_sources)
 {
     raw_measurements raw;
@@ -249,9 +259,7 @@ TEST(derive_costs, busy_and_idle_cross_cpu_round_trips_give_ipi_and_idle_exit)
     raw.cross_cpu_round_trip = fixed(109000);
     raw.one_idle_state = true;
     std::vector<std::string> notes;
-    std::map<std::string, long long> v;
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    auto v = derived(raw, notes);
     EXPECT_EQ(v.at("ipi_wakeup"), 1500);
     EXPECT_EQ(v.at("cstate_c1_exit"), 50000);
     EXPECT_EQ(v.at("cstate_deep_exit"), 50000); // the only idle state is also the deep one
@@ -259,9 +267,7 @@ TEST(derive_costs, busy_and_idle_cross_cpu_round_trips_give_ipi_and_idle_exit)
 
     raw.one_idle_state = false;
     raw.cross_cpu_round_trip = fixed(8000); // idle CPUs that poll answer faster
-    v.clear();
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    v = derived(raw, notes);
     EXPECT_EQ(v.at("ipi_wakeup"), 1500);
     EXPECT_EQ(v.count("cstate_c1_exit"), 0u);
     EXPECT_EQ(v.count("cstate_deep_exit"), 0u);
@@ -277,15 +283,11 @@ TEST(derive_costs, a_slower_waking_write_across_cpus_gives_ipi_send)
     raw.same_cpu_waking_write = fixed(1300);
     raw.cross_cpu_waking_write = fixed(12300);
     std::vector<std::string> notes;
-    std::map<std::string, long long> v;
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    auto v = derived(raw, notes);
     EXPECT_EQ(v.at("ipi_send"), 11000);
 
     raw.cross_cpu_waking_write = fixed(1200); // no dearer than waking on the same CPU
-    v.clear();
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    v = derived(raw, notes);
     EXPECT_EQ(v.count("ipi_send"), 0u);
     ASSERT_FALSE(notes.empty());
     EXPECT_NE(notes.back().find("ipi_send: not set"), std::string::npos);
@@ -298,22 +300,16 @@ TEST(derive_costs, remote_wakeup_lines_from_the_extra_time_over_line_llc)
     raw.cross_pair = {0, 1};
     raw.remote_wake = remote_wakeup{fixed(400), fixed(2800)};
     std::vector<std::string> notes;
-    std::map<std::string, long long> v;
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    auto v = derived(raw, notes);
     EXPECT_EQ(v.count("wakeup_remote_lines"), 0u) << "no line_llc to divide by";
     EXPECT_NE(notes.back().find("line_llc was not measured"), std::string::npos);
 
     raw.lines.push_back({"line_llc", 0, 1, fixed(120)}); // 60 ns one way
-    v.clear();
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    v = derived(raw, notes);
     EXPECT_EQ(v.at("wakeup_remote_lines"), 40) << "(2800 - 400) / 60";
 
     raw.remote_wake = remote_wakeup{fixed(400), fixed(390)};
-    v.clear();
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    v = derived(raw, notes);
     EXPECT_EQ(v.count("wakeup_remote_lines"), 0u);
     EXPECT_NE(notes.back().find("wakeup_remote_lines: not set"), std::string::npos);
 }
@@ -331,17 +327,13 @@ TEST(derive_costs, socket_syscalls_and_the_exit_of_perf_children)
     raw.perf_exit_children = 160;
     raw.exit_thread_ns = 5000;
     std::vector<std::string> notes;
-    std::map<std::string, long long> v;
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    auto v = derived(raw, notes);
     EXPECT_EQ(v.at("socket_send"), 410);
     EXPECT_EQ(v.at("socket_recv"), 450);
     EXPECT_EQ(v.at("exit"), 5000 + 475000) << "(80 - 4) ms over 160 children, on top of a thread's";
 
     raw.perf_exit_process = fixed(0.003); // processes no slower than threads
-    v.clear();
-    for (const auto& c : derive_costs(raw, notes))
-        v[c.name] = c.value;
+    v = derived(raw, notes);
     EXPECT_EQ(v.count("exit"), 0u);
     ASSERT_FALSE(notes.empty());
     EXPECT_NE(notes.back().find("exit: not set"), std::string::npos);
