@@ -48,8 +48,9 @@ TEST(cmd_features, marks_features_a_kernel_lacks)
 {
     std::ostringstream out;
     cmd_features(out, "");
-    EXPECT_THAT(out.str(), ::testing::ContainsRegex("PLACE_LAG +on +on +- +- +-"));
-    EXPECT_THAT(out.str(), ::testing::ContainsRegex("DELAY_DEQUEUE +on +- +- +- +-"));
+    EXPECT_THAT(out.str(), ::testing::ContainsRegex("PLACE_LAG +on +on +on +- +- +-"));
+    EXPECT_THAT(out.str(), ::testing::ContainsRegex("DELAY_DEQUEUE +on +on +- +- +- +-"));
+    EXPECT_THAT(out.str(), ::testing::ContainsRegex("NI_RANDOM +on +- +- +- +- +-"));
     std::ostringstream one;
     cmd_features(one, "6.6+NO_RUN_TO_PARITY");
     EXPECT_THAT(one.str(), ::testing::ContainsRegex("RUN_TO_PARITY +off"));

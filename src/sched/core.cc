@@ -58,6 +58,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         auto r = std::make_unique<rq>();
         r->cpu = cpu;
         r->cfs.rq_ = r.get();
+        r->sched_rnd_state = sim_.rng(fmt::format("sched_rng/{}", cpu));
         r->cfs.min_vruntime = initial_min_vruntime;
         r->avg_idle = 2 * tun_.migration_cost;
         r->max_idle_balance_cost = tun_.migration_cost;

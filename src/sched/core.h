@@ -292,6 +292,7 @@ public:
     long adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const;
     unsigned long get_sd_balance_interval(const sched_domain& sd, bool cpu_busy) const;
     bool update_newidle_cost(sched_domain& sd, u64 cost);
+    static void update_newidle_stats(sched_domain& sd, u32 success);
     bool should_we_balance(lb_env& env);
     void update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group& group,
                             sg_lb_stats& sgs, bool& sg_overload);

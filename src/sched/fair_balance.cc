@@ -146,6 +146,24 @@ bool kernel::update_newidle_cost(sched_domain& sd, u64 cost)
     return false;
 }
 
+/*
+ * kernel: kernel/sched/fair.c update_newidle_stats(), v6.19 (6.18.5 stable):
+ * count a newidle attempt and its weighted success; every 1024 attempts the
+ * success count becomes the ratio and both counts halve (a decaying window).
+ * Differs: called for every attempt; the kernel's `if (cost)` guard (the
+ * attempt took measurable time) always holds there, not with zero model costs.
+ */
+void kernel::update_newidle_stats(sched_domain& sd, u32 success)
+{
+    ++sd.newidle_call;
+    sd.newidle_success += success;
+    if (sd.newidle_call >= 1024) {
+        sd.newidle_ratio = sd.newidle_success;
+        sd.newidle_call /= 2;
+        sd.newidle_success /= 2;
+    }
+}
+
 /* ---- find_busiest_group ---- */
 
 /*
@@ -871,6 +889,8 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
  * all unless the root domain is overloaded. With SHARED_RUNQ, v3 pulls from
  * the shared queue first and gates on the domain above the LLC (kernel-model.md
  * 5.5); v4 pulls after the overload gate and skips the SMT/LLC domains.
+ * With NI_RANDOM (profile 6.18: v6.19's proportional newidle balance, in
+ * 6.18.5 stable) each domain is tried only with its recent success rate.
  */
 int kernel::sched_balance_newidle(rq& this_rq)
 {
@@ -950,8 +970,25 @@ int kernel::sched_balance_newidle(rq& this_rq)
                 break;
             }
             if (sd.has(SD_BALANCE_NEWIDLE)) {
+                u32 weight = 1;
+                if (sched_feat(NI_RANDOM)) {
+                    // A 1024-sided die: balance this domain with its recent success rate;
+                    // a success then counts 1024/(1 + ratio) times (it stands for the
+                    // attempts skipped), so the ratio estimates the unskipped rate.
+                    const u32 d1k = static_cast<u32>(this_rq.sched_rnd_state.next_u64() >> 32) % 1024;
+                    weight = 1 + sd.newidle_ratio;
+                    if (d1k > weight) {
+                        update_newidle_stats(sd, 0);
+                        log_decision(this_cpu, "newidle_balance",
+                                     fmt::format("{}: NI_RANDOM skip (die {} > 1 + newidle_ratio {})",
+                                                 sd.name, d1k, sd.newidle_ratio));
+                        continue;
+                    }
+                    weight = (1024 + weight / 2) / weight;
+                }
                 last_lb_cost_ = 0;
                 pulled_task = sched_balance_rq(this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
+                update_newidle_stats(sd, pulled_task ? weight : 0);
                 const u64 domain_cost = static_cast<u64>(last_lb_cost_) + pending_cost;
                 pending_cost = 0;
                 if (kc_.behaviour.newidle_5_15) {

@@ -18,7 +18,7 @@ struct newidle_case {
     sched_fixture t;
     task_struct* a;
     task_struct* b;
-    explicit newidle_case(const char* kernel) : t(testlib::small_machine(2), kernel)
+    explicit newidle_case(const char* kernel, u64 seed = 1) : t(testlib::small_machine(2), kernel, seed)
     {
         a = &t.spawn("a", testlib::spin(), 0, 0, 1);
         b = &t.spawn("b", testlib::spin(), 0, 0, 1);
@@ -73,6 +73,74 @@ TEST(sched_balance_newidle, v5_15_gates_on_migration_cost_instead)
     EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 0);
     c.rq0().avg_idle = usecs(501);
     EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 1);
+}
+
+TEST(update_newidle_stats, halves_its_window_every_1024_attempts_and_keeps_the_success_count_as_ratio)
+{
+    sched_domain sd; // sd_init's start: 512 attempts, 256 successes, ratio 512 (50%)
+    for (int i = 0; i < 511; ++i)
+        kernel::update_newidle_stats(sd, 0);
+    EXPECT_EQ(sd.newidle_call, 1023u);
+    EXPECT_EQ(sd.newidle_ratio, 512u) << "unchanged until the 1024th attempt";
+    kernel::update_newidle_stats(sd, 0);
+    EXPECT_EQ(sd.newidle_ratio, 256u);
+    EXPECT_EQ(sd.newidle_call, 512u);
+    EXPECT_EQ(sd.newidle_success, 128u);
+    for (int i = 0; i < 512; ++i)
+        kernel::update_newidle_stats(sd, 2); // every attempt succeeds, weighted 2
+    EXPECT_EQ(sd.newidle_ratio, 128u + 1024u);
+}
+
+/// How many of `n` newly-idle balances (each on a fresh case, seeds 1..n) reach the
+/// load balancer when the base domain's newidle_ratio is `ratio`.
+int newidle_attempts(const char* kernel, u32 ratio, int n)
+{
+    int attempts = 0;
+    for (int seed = 1; seed <= n; ++seed) {
+        newidle_case c(kernel, static_cast<u64>(seed));
+        c.base().max_newidle_lb_cost = 0;
+        c.base().newidle_ratio = ratio;
+        c.rq0().avg_idle = msecs(1);
+        c.t.k->sched_balance_newidle(c.rq0());
+        attempts += static_cast<int>(c.base().stats.lb_count[CPU_NEWLY_IDLE]);
+    }
+    return attempts;
+}
+
+TEST(sched_balance_newidle, ni_random_balances_a_domain_with_its_recent_success_rate)
+{
+    // 6.18 (NI_RANDOM): a 1024-sided die against 1 + newidle_ratio.
+    EXPECT_EQ(newidle_attempts("6.18", 1023, 200), 200) << "a 100% ratio never skips";
+    const int at_zero = newidle_attempts("6.18", 0, 200);
+    EXPECT_LE(at_zero, 6) << "a 0% ratio passes only on die rolls 0 and 1 (2 in 1024)";
+    const int at_half = newidle_attempts("6.18", 511, 200);
+    EXPECT_GT(at_half, 70);
+    EXPECT_LT(at_half, 130);
+    EXPECT_EQ(newidle_attempts("6.12", 0, 50), 50) << "6.12 has no NI_RANDOM: the ratio is unused";
+    EXPECT_EQ(newidle_attempts("6.18+NO_NI_RANDOM", 0, 50), 50);
+}
+
+TEST(sched_balance_newidle, ni_random_counts_a_pull_for_the_attempts_it_skipped)
+{
+    // With ratio 511 an attempt is made half the time, so a pull counts (1024 + 256) / 512 = 2.
+    for (u64 seed = 1; seed < 50; ++seed) {
+        newidle_case c("6.18", seed);
+        c.base().max_newidle_lb_cost = 0;
+        c.base().newidle_ratio = 511;
+        c.rq0().avg_idle = msecs(1);
+        const u32 calls = c.base().newidle_call, successes = c.base().newidle_success;
+        const int pulled = c.t.k->sched_balance_newidle(c.rq0());
+        EXPECT_EQ(c.base().newidle_call, calls + 1) << "a skip is an attempt too";
+        if (c.base().stats.lb_count[CPU_NEWLY_IDLE] == 0) {
+            EXPECT_EQ(pulled, 0);
+            EXPECT_EQ(c.base().newidle_success, successes);
+            continue;
+        }
+        EXPECT_EQ(pulled, 1);
+        EXPECT_EQ(c.base().newidle_success, successes + 2);
+        return;
+    }
+    FAIL() << "no seed in 1..49 rolled an attempt at a 50% ratio";
 }
 
 TEST(update_newidle_cost, takes_a_new_maximum_and_decays_by_253_256_per_second)

@@ -41,7 +41,7 @@ kernel_behaviour behaviour_of(const char* version)
         v = "6.5";
     else if (v == "tip-2023-12")
         v = "6.6";
-    const bool v6_12 = v == "6.12";
+    const bool v6_12 = v == "6.12" || v == "6.18";
     if (v6_12)
         v = "6.6"; // the code paths below did not change; delayed dequeue is a feature bit
     kernel_behaviour b;
@@ -126,7 +126,24 @@ const std::vector<profile_def>& profile_defs()
         F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
         F(WA_BIAS, true), F(UTIL_EST, true), F(LATENCY_WARN, false)};
 
+    /*
+     * 6.18.y stable from 6.18.5: 6.12's list as modelled plus NI_RANDOM, which v6.19's
+     * "sched/fair: Proportional newidle balance" (33cf66d88306) appended after
+     * LATENCY_WARN and 6.18.5 took as a backport. Not modelled: the other list changes
+     * since 6.12 (a running 6.18.44's sysctl_sched_features fits PICK_BUDDY added and
+     * DOUBLE_TICK gone; docs/kernels.md).
+     */
+    static const std::vector<feat_default> v6_18 = [] {
+        std::vector<feat_default> v = v6_12;
+        v.push_back(F(NI_RANDOM, true));
+        return v;
+    }();
+
     static const std::vector<profile_def> defs = {
+        {"6.18",
+         "v6.18.y (LTS, from 6.18.5): 6.12 as modelled plus NI_RANDOM, newidle balancing "
+         "proportional to its success rate (mainline v6.19, backported)",
+         fair_policy::eevdf, v6_18, {}, true},
         {"6.12",
          "v6.12 (LTS): EEVDF as 6.6 plus delayed dequeue (DELAY_DEQUEUE, DELAY_ZERO), the "
          "tg->load_avg ratelimit, no SIS_PROP",

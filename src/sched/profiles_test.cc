@@ -30,6 +30,21 @@ TEST(make_kernel_config, applies_plus_joined_toggles)
     EXPECT_EQ(kc.delta_string(), "NEXT_BUDDY+NO_RUN_TO_PARITY");
 }
 
+TEST(make_kernel_config, gives_6_18_the_6_12_code_and_features_plus_ni_random)
+{
+    const kernel_config k618 = make_kernel_config("6.18");
+    const kernel_config k612 = make_kernel_config("6.12");
+    EXPECT_TRUE(k618.features.test(__SCHED_FEAT_NI_RANDOM));
+    EXPECT_TRUE(k618.features.test(__SCHED_FEAT_DELAY_DEQUEUE));
+    EXPECT_TRUE(k618.behaviour.tg_load_avg_ratelimit);
+    EXPECT_TRUE(k618.behaviour.util_est_fastup_always);
+    EXPECT_THAT(error_of([] { make_kernel_config("6.12+NI_RANDOM"); }), HasSubstr("NI_RANDOM"))
+        << "v6.12.0 has no NI_RANDOM";
+    auto without = k618.features;
+    without.set(__SCHED_FEAT_NI_RANDOM, false);
+    EXPECT_EQ(without, k612.features);
+}
+
 TEST(make_kernel_config, rejects_an_unknown_profile_with_a_hint)
 {
     EXPECT_THAT(error_of([] { make_kernel_config("6.7"); }),

@@ -342,6 +342,7 @@ struct rq {
     u64 next_balance = 0;
     bool ttwu_pending = false;
     std::vector<std::pair<task_struct*, int>> wake_list; ///< TTWU_QUEUE: (task, wake_flags) awaiting the IPI
+    rng_stream sched_rnd_state{0, ""}; ///< kernel: per-CPU sched_rnd_state (sched_rng(), NI_RANDOM): "sched_rng/<cpu>"
     event_id ttwu_ipi_event;
     u64 idle_stamp = 0;
     u64 avg_idle = 0;

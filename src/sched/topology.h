@@ -106,6 +106,9 @@ struct sched_domain {
     u32 busy_factor = 16, imbalance_pct = 117, cache_nice_tries = 0, imb_numa_nr = 0;
     u32 nr_balance_failed = 0;
     u64 last_balance = 0, max_newidle_lb_cost = 0, last_decay_max_lb_cost = 0; ///< ns
+    /// NI_RANDOM (v6.19, 6.18.5+): newidle attempts and (weighted) successes, halved at
+    /// 1024 attempts; newidle_ratio/1024 is the chance of the next attempt. sd_init: 50%.
+    u32 newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
     sched_domain_shared* shared = nullptr; ///< non-null on the sd_llc domain (kernel: sd->shared)
     int numa_distance = 0; ///< NUMA levels: the SLIT distance this level spans (else 0)
     u64 avg_scan_cost = 0; ///< SIS_PROP: EWMA of select_idle_cpu() scan time, ns (on sd_llc)
