@@ -9,15 +9,15 @@
 #
 #   bench/validation/host-pipes.sh [BUILD_DIR] [RUNS] [KERNELS]
 #
-# KERNELS is a space-separated list of --kernel specs (default "6.12 6.6": the
-# host's 6.x kernel is newer than either; 6.12 is the nearest profile).
+# KERNELS is a space-separated list of --kernel specs (default "6.18 6.12": the
+# host runs 6.18.y; 6.12 lacks NI_RANDOM).
 #
 # Calibration and real runs belong to the same sitting: a VM's cross-CPU
 # wakeup cost changes with the host's load (docs/validation.md).
 set -euo pipefail
 build=${1:-build}
 runs=${2:-5}
-read -r -a kernels <<<"${3:-6.12 6.6}"
+read -r -a kernels <<<"${3:-6.18 6.12}"
 schedlab="$build/src/cli/schedlab"
 [[ -x $schedlab ]] || { echo "host-pipes.sh: $schedlab not found; build first (make)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "host-pipes.sh: perf not installed (apt install linux-perf)" >&2; exit 2; }
