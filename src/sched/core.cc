@@ -213,6 +213,9 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
         s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm});
     task_fork_fair(p);
     wake_up_new_task(p);
+    // model: the child's first burst is its own start-up (kernel::start_cost()), on the
+    // CPU fork balancing chose; a migration before it first runs is not re-costed.
+    p.work_left = start_cost(p, parent.cpu);
     return p;
 }
 

@@ -187,6 +187,14 @@ public:
     {
         return p.tgid == p.pid ? costs_.exit : costs_.exit_thread;
     }
+    /// model: the CPU a new child spends before its program's first step
+    /// (ret_from_fork, the C library's start-up): a process's or a thread's, plus
+    /// start_remote when its first CPU is not its creator's.
+    sim_dur start_cost(const task_struct& p, int creator_cpu) const
+    {
+        return (p.tgid == p.pid ? costs_.start_process : costs_.start_thread) +
+               (p.cpu != creator_cpu ? costs_.start_remote : 0);
+    }
     simulation& sim() { return sim_; }
     const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
     task_struct* find_task_by_pid(int pid);

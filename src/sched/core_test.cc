@@ -76,6 +76,54 @@ TEST(wake_up_new_task, forks_spread_to_idle_cpus)
         EXPECT_EQ(t.k->cpu_rq(cpu).nr_running, 1u) << t.k->dump_state();
 }
 
+/// The time a forked child's first step() runs and the CPU it runs on: a parent on cpu0
+/// forks one child at t=0 (a thread or a process) and then sleeps for good.
+struct first_step {
+    sim_time at = -1;
+    int cpu = -1;
+};
+first_step fork_and_watch(int nr_cpus, bool thread)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.start_thread = usecs(7);
+    c.start_process = usecs(30);
+    c.start_remote = usecs(50);
+    sched_fixture t(small_machine(nr_cpus), "6.6", 1, "", c);
+    first_step seen;
+    bool forked = false;
+    t.spawn("parent", testlib::behaviour([&](kernel& k, task_struct& p) {
+                if (forked)
+                    return task_action::sleep();
+                forked = true;
+                task_opts o;
+                o.comm = "child";
+                o.thread = thread;
+                k.fork(p, testlib::behaviour([&](kernel& kk, task_struct& ch) {
+                           seen = {kk.now(), ch.cpu};
+                           return task_action::do_exit();
+                       }),
+                       o);
+                return task_action::cpu(usecs(1)); // then sleeps
+            }),
+            0);
+    t.run_for(msecs(5));
+    return seen;
+}
+
+TEST(fork, the_child_spends_its_start_cost_before_its_first_step)
+{
+    // One CPU: the child runs once the parent sleeps (1 us), then its own start-up.
+    EXPECT_EQ(fork_and_watch(1, true).at, usecs(1) + usecs(7));
+    EXPECT_EQ(fork_and_watch(1, false).at, usecs(1) + usecs(30));
+    // Two CPUs: fork balancing puts the child on the idle cpu1 at once, where it also
+    // pays start_remote.
+    const first_step thr = fork_and_watch(2, true), proc = fork_and_watch(2, false);
+    EXPECT_EQ(thr.cpu, 1);
+    EXPECT_EQ(thr.at, usecs(7) + usecs(50));
+    EXPECT_EQ(proc.cpu, 1);
+    EXPECT_EQ(proc.at, usecs(30) + usecs(50));
+}
+
 TEST(select_task_rq, never_places_a_task_outside_its_affinity)
 {
     sched_fixture t(small_machine(4), "6.6");
