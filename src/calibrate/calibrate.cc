@@ -33,6 +33,11 @@ std::string runs_of(const stats& s, const char* unit)
     return fmt::format("median of {} runs (min {:.1f}, max {:.1f} {})", s.runs, s.min, s.max, unit);
 }
 
+std::string of_creations(const stats& s)
+{
+    return fmt::format("median of {} creations (min {:.0f}, max {:.0f} ns)", s.runs, s.min, s.max);
+}
+
 stats in_ms(stats s)
 {
     s.median *= 1e3;
@@ -218,6 +223,34 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
             fmt::format("write() of {}; {}", shape, runs_of(raw.sockets->write_ns, "ns")));
         add("socket_recv", rounded(raw.sockets->read_ns.median, 1),
             fmt::format("read() of {}; {}", shape, runs_of(raw.sockets->read_ns, "ns")));
+    }
+
+    if (raw.creation) {
+        const task_creation& c = *raw.creation;
+        const int a = raw.creation_cpus.first, b = raw.creation_cpus.second;
+        add("fork_thread", rounded(c.thread_create.median, 10),
+            fmt::format("the creator's CPU time (CLOCK_THREAD_CPUTIME_ID) around pthread_create() "
+                        "of a thread pinned to its own CPU {}, batches of threads alive at once; {}",
+                        a, of_creations(c.thread_create)));
+        add("start_thread", rounded(c.thread_start.median, 10),
+            fmt::format("a new thread's own CPU time at its start routine's first line, created "
+                        "onto its creator's CPU {}; {}",
+                        a, of_creations(c.thread_start)));
+        add("fork_process", rounded(c.process_fork.median, 10),
+            fmt::format("the parent's CPU time around fork() of this process (schedlab), CPU {}; {}",
+                        a, of_creations(c.process_fork)));
+        add("start_process", rounded(c.process_start.median, 10),
+            fmt::format("a forked child's own CPU time (CLOCK_PROCESS_CPUTIME_ID) when fork() "
+                        "returns in it, CPU {}; {}",
+                        a, of_creations(c.process_start)));
+        if (c.thread_start_remote) {
+            const double extra = c.thread_start_remote->median - c.thread_start.median;
+            add("start_remote", rounded(std::max(0.0, extra), 0),
+                fmt::format("a new thread's CPU time at its first line when created onto CPU {} "
+                            "instead of its creator's CPU {} ({}), less start_thread ({:.0f} ns): "
+                            "the mm's first run there",
+                            b, a, of_creations(*c.thread_start_remote), c.thread_start.median));
+        }
     }
 
     if (raw.perf_exit_process && raw.perf_exit_thread && raw.perf_exit_children > 0) {
@@ -542,6 +575,14 @@ result run(const options& o, std::ostream& progress)
     attempt("AF_UNIX socket write/read", notes, progress, [&] {
         raw.sockets = probe_socket_syscalls(first, raw.socket_channels, raw.socket_depth,
                                             raw.socket_bytes, p.syscalls);
+    });
+
+    attempt("thread and process creation", notes, progress, [&] {
+        // The remote start is measured across the cross pair (the nearest two CPUs).
+        const int creator = raw.cross_pair.first >= 0 ? raw.cross_pair.first : first;
+        raw.creation = probe_task_creation(creator, raw.cross_pair.second, o.quick ? 30 : 100,
+                                           p.syscalls);
+        raw.creation_cpus = {creator, raw.cross_pair.second};
     });
 
     if (o.perf) {

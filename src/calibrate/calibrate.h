@@ -18,6 +18,9 @@
  *                                                           refill_remote_per_kib
  *   - sequential reads by every CPU of an LLC / a node   -> mem_bw_llc_mbs, mem_bw_node_mbs
  *   - two busy SMT siblings against one                  -> smt_pct
+ *   - pthread_create() and fork(), as CPU time of the    -> fork_thread, fork_process,
+ *     creator and of the new task until it starts           start_thread, start_process,
+ *     (the thread on the creator's CPU and on another)      start_remote
  *   - `perf bench sched pipe`, when perf runs            -> a cross-check, reported only
  * Each is the median of repeated short runs within a time budget (about
  * 10 s in all, 2 s with --quick).
@@ -82,6 +85,8 @@ struct raw_measurements {
     std::optional<remote_wakeup> remote_wake; ///< on raw.cross_pair
     std::optional<socket_syscalls> sockets;
     int socket_channels = 0, socket_depth = 0, socket_bytes = 0;
+    std::optional<task_creation> creation;
+    std::pair<int, int> creation_cpus{-1, -1}; ///< the creator's CPU, the remote child's (or -1)
     /// `perf bench sched messaging -g 4 -l 1` on one CPU in process and in thread mode
     /// (seconds): the same work but for how its children exit.
     std::optional<stats> perf_exit_process, perf_exit_thread;

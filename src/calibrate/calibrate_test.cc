@@ -111,6 +111,22 @@ TEST(probes, socket_syscalls)
     EXPECT_THROW(probe_socket_syscalls(65000, 4, 8, 100, tiny), probe_error);
 }
 
+TEST(probes, thread_and_process_creation)
+{
+    const std::vector<int> cpus = allowed_cpus();
+    const budget quick{1, 1, 0.0};
+    const task_creation c =
+        probe_task_creation(cpus.front(), cpus.size() > 1 ? cpus[1] : -1, 5, quick);
+    EXPECT_GT(c.thread_create.median, 0);
+    EXPECT_GT(c.thread_start.median, 0) << "the kernel's and libc's start-up run on the thread";
+    EXPECT_GT(c.process_fork.median, 0);
+    EXPECT_GT(c.process_start.median, 0);
+    EXPECT_EQ(c.thread_create.runs, 5);
+    EXPECT_EQ(c.thread_start_remote.has_value(), cpus.size() > 1);
+    EXPECT_THROW(probe_task_creation(65000, -1, 2, quick), probe_error);
+    EXPECT_THROW(probe_task_creation(cpus.front(), 65000, 2, quick), probe_error);
+}
+
 TEST(probes, across_two_cpus)
 {
     const auto cpus = allowed_cpus();
@@ -337,6 +353,29 @@ TEST(derive_costs, socket_syscalls_and_the_exit_of_perf_children)
     EXPECT_EQ(v.count("exit"), 0u);
     ASSERT_FALSE(notes.empty());
     EXPECT_NE(notes.back().find("exit: not set"), std::string::npos);
+}
+
+TEST(derive_costs, task_creation_gives_fork_and_start_costs)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.creation = task_creation{fixed(24800), fixed(4500), fixed(44000), fixed(24100), fixed(35200)};
+    raw.creation_cpus = {0, 1};
+    std::vector<std::string> notes;
+    auto v = derived(raw, notes);
+    EXPECT_EQ(v.at("fork_thread"), 24800);
+    EXPECT_EQ(v.at("start_thread"), 4500);
+    EXPECT_EQ(v.at("fork_process"), 44000);
+    EXPECT_EQ(v.at("start_process"), 24100);
+    EXPECT_EQ(v.at("start_remote"), 30700) << "35.2 us on the other CPU less 4.5 us on its own";
+
+    raw.creation->thread_start_remote = fixed(4000); // no dearer elsewhere
+    v = derived(raw, notes);
+    EXPECT_EQ(v.at("start_remote"), 0);
+    raw.creation->thread_start_remote.reset(); // one usable CPU
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("start_remote"), 0u);
+    EXPECT_EQ(v.at("start_thread"), 4500);
 }
 
 TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)

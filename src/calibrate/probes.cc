@@ -19,6 +19,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <functional>
+#include <pthread.h>
+#include <time.h>
 #include <memory>
 #include <thread>
 
@@ -690,6 +692,132 @@ stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const bud
         if (!failure.empty())
             throw probe_error(failure);
         return 100.0 * (rate_a + rate_b) / 2 / alone;
+    });
+}
+
+double cputime_ns(clockid_t clock)
+{
+    timespec ts{};
+    ::clock_gettime(clock, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+/*
+ * One batch of `n` threads created from the calling thread (pinned to its CPU), each
+ * pinned to `child_cpu`: the creator's CPU time per pthread_create() and each thread's
+ * own CPU time at its start routine's first line. The threads then wait on a pipe
+ * until the batch is done.
+ */
+void create_thread_batch(int child_cpu, int n, std::vector<double>& create_ns,
+                         std::vector<double>& start_ns)
+{
+    struct shared {
+        pipe_pair gate;
+        std::vector<double> start;
+    } sh;
+    sh.start.assign(static_cast<std::size_t>(n), -1);
+    struct arg {
+        shared* sh;
+        std::size_t i;
+    };
+    std::vector<arg> args(static_cast<std::size_t>(n));
+    std::vector<pthread_t> threads;
+    threads.reserve(static_cast<std::size_t>(n));
+    if (child_cpu < 0 || child_cpu >= (1 << 16))
+        throw probe_error(fmt::format("CPU {} is out of range", child_cpu));
+    pthread_attr_t attr;
+    if (::pthread_attr_init(&attr) != 0)
+        throw probe_error("pthread_attr_init failed");
+    std::string failure;
+    cpu_set_t* set = CPU_ALLOC(child_cpu + 1);
+    const std::size_t size = CPU_ALLOC_SIZE(child_cpu + 1);
+    CPU_ZERO_S(size, set);
+    CPU_SET_S(child_cpu, size, set);
+    if (const int e = ::pthread_attr_setaffinity_np(&attr, size, set); e != 0)
+        failure = fmt::format("cannot create a thread on CPU {}: {}", child_cpu, std::strerror(e));
+    CPU_FREE(set);
+    for (int i = 0; i < n && failure.empty(); ++i) {
+        args[static_cast<std::size_t>(i)] = {&sh, static_cast<std::size_t>(i)};
+        pthread_t t;
+        const double t0 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+        const int e = ::pthread_create(
+            &t, &attr,
+            [](void* a) -> void* {
+                auto* x = static_cast<arg*>(a);
+                x->sh->start[x->i] = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+                char c;
+                while (::read(x->sh->gate.fd[0], &c, 1) < 0 && errno == EINTR) {
+                }
+                return nullptr;
+            },
+            &args[static_cast<std::size_t>(i)]);
+        const double t1 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (e != 0) {
+            failure = fmt::format("pthread_create: {}", std::strerror(e));
+            break;
+        }
+        threads.push_back(t);
+        create_ns.push_back(t1 - t0);
+    }
+    ::pthread_attr_destroy(&attr);
+    for (std::size_t i = 0; i < threads.size(); ++i)
+        if (::write(sh.gate.fd[1], "x", 1) != 1)
+            failure = fmt::format("pipe write: {}", std::strerror(errno));
+    for (pthread_t t : threads)
+        ::pthread_join(t, nullptr);
+    if (!failure.empty())
+        throw probe_error(failure);
+    for (std::size_t i = 0; i < threads.size(); ++i)
+        if (sh.start[i] >= 0)
+            start_ns.push_back(sh.start[i]);
+}
+
+task_creation probe_task_creation(int cpu_a, int cpu_b, int creations, const budget& b)
+{
+    return on_thread([&] {
+        const one_cpu_set where(cpu_a);
+        where.pin_or_throw();
+        creations = std::clamp(creations, 1, 1000);
+        std::vector<double> create, start, start_remote, fork_ns, fork_start;
+        const auto begin = clock_type::now();
+        for (int run = 0; run < b.max_runs; ++run) {
+            create_thread_batch(cpu_a, creations, create, start);
+            if (cpu_b >= 0) {
+                std::vector<double> unused;
+                create_thread_batch(cpu_b, creations, unused, start_remote);
+            }
+            for (int i = 0; i < creations; ++i) {
+                pipe_pair back;
+                const double t0 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+                const pid_t pid = ::fork();
+                if (pid == 0) {
+                    // The child: only async-signal-safe calls (this process has threads).
+                    const double c = cputime_ns(CLOCK_PROCESS_CPUTIME_ID);
+                    const bool ok = ::write(back.fd[1], &c, sizeof c) == sizeof c;
+                    ::_exit(ok ? 0 : 1);
+                }
+                const double t1 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+                if (pid < 0)
+                    throw probe_error(fmt::format("fork: {}", std::strerror(errno)));
+                double c = -1;
+                const bool got = ::read(back.fd[0], &c, sizeof c) == sizeof c;
+                int status = 0;
+                ::waitpid(pid, &status, 0);
+                if (!got || c < 0)
+                    throw probe_error("a forked child did not report its CPU time");
+                fork_ns.push_back(t1 - t0);
+                fork_start.push_back(c);
+            }
+            if (run + 1 >= b.min_runs && seconds_since(begin) >= b.seconds)
+                break;
+        }
+        if (start.empty() || (cpu_b >= 0 && start_remote.empty()))
+            throw probe_error("no created thread reported its CPU time");
+        task_creation r{summarise(create), summarise(start), summarise(fork_ns),
+                        summarise(fork_start), std::nullopt};
+        if (cpu_b >= 0)
+            r.thread_start_remote = summarise(start_remote);
+        return r;
     });
 }
 
