@@ -324,6 +324,12 @@ TEST(derive_costs, remote_wakeup_lines_from_the_extra_time_over_line_llc)
     v = derived(raw, notes);
     EXPECT_EQ(v.at("wakeup_remote_lines"), 40) << "(2800 - 400) / 60";
 
+    stats bimodal = fixed(15000); // most runs took the slow path, one the direct enqueue
+    bimodal.min = 2800;
+    raw.remote_wake = remote_wakeup{fixed(400), bimodal};
+    v = derived(raw, notes);
+    EXPECT_EQ(v.at("wakeup_remote_lines"), 40) << "the fastest run's median counts";
+
     raw.remote_wake = remote_wakeup{fixed(400), fixed(390)};
     v = derived(raw, notes);
     EXPECT_EQ(v.count("wakeup_remote_lines"), 0u);

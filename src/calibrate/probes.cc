@@ -209,6 +209,16 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
             writes.reserve(static_cast<std::size_t>(iters));
         const auto t0 = clock_type::now();
         for (int i = 0; i < iters; ++i) {
+            if (batch_child) {
+                // Let the partner finish blocking first: a wakeup that finds it still
+                // descheduling (on_cpu) on a CPU with one other task goes through the
+                // wake list and an IPI instead (ttwu_queue_cond()'s WF_ON_CPU case),
+                // which is not the direct remote enqueue this mode times. Bimodal
+                // medians (2.6 or 13 us) came from that race before.
+                const auto until = clock_type::now() + std::chrono::microseconds(50);
+                while (clock_type::now() < until) {
+                }
+            }
             const auto w0 = waking_write ? clock_type::now() : t0;
             write_all(to_child.fd[1], "pipe ping-pong");
             if (waking_write)
@@ -704,15 +714,20 @@ double cputime_ns(clockid_t clock)
 
 /*
  * One batch of `n` threads created from the calling thread (pinned to its CPU), each
- * pinned to `child_cpu`: the creator's CPU time per pthread_create() and each thread's
- * own CPU time at its start routine's first line. The threads then wait on a pipe
- * until the batch is done.
+ * pinned to `child_cpu`, one after another: each is created once the previous one has
+ * started (it reports through a pipe, then waits for the batch to end). Every thread
+ * gets a fresh stack (mmap()ed here, 64 KiB: perf bench's workers ask for
+ * PTHREAD_STACK_MIN), so no start reuses memory an earlier thread warmed, as none does
+ * in a benchmark's creation burst (glibc would reuse the stacks of joined threads).
+ * Returns the creator's CPU time per pthread_create() (with the stack's mmap()) and each
+ * thread's own CPU time at its start routine's first line.
  */
 void create_thread_batch(int child_cpu, int n, std::vector<double>& create_ns,
                          std::vector<double>& start_ns)
 {
+    constexpr std::size_t stack_bytes = 64 << 10;
     struct shared {
-        pipe_pair gate;
+        pipe_pair gate, report;
         std::vector<double> start;
     } sh;
     sh.start.assign(static_cast<std::size_t>(n), -1);
@@ -722,49 +737,74 @@ void create_thread_batch(int child_cpu, int n, std::vector<double>& create_ns,
     };
     std::vector<arg> args(static_cast<std::size_t>(n));
     std::vector<pthread_t> threads;
+    std::vector<void*> stacks;
     threads.reserve(static_cast<std::size_t>(n));
     if (child_cpu < 0 || child_cpu >= (1 << 16))
         throw probe_error(fmt::format("CPU {} is out of range", child_cpu));
-    pthread_attr_t attr;
-    if (::pthread_attr_init(&attr) != 0)
-        throw probe_error("pthread_attr_init failed");
     std::string failure;
     cpu_set_t* set = CPU_ALLOC(child_cpu + 1);
     const std::size_t size = CPU_ALLOC_SIZE(child_cpu + 1);
     CPU_ZERO_S(size, set);
     CPU_SET_S(child_cpu, size, set);
-    if (const int e = ::pthread_attr_setaffinity_np(&attr, size, set); e != 0)
-        failure = fmt::format("cannot create a thread on CPU {}: {}", child_cpu, std::strerror(e));
-    CPU_FREE(set);
     for (int i = 0; i < n && failure.empty(); ++i) {
+        // Timed from the stack's mmap(), which pthread_create() does itself otherwise.
+        const double t0 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+        void* stack = ::mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED) {
+            failure = fmt::format("mmap of a thread stack: {}", std::strerror(errno));
+            break;
+        }
+        stacks.push_back(stack);
+        pthread_attr_t attr;
+        if (::pthread_attr_init(&attr) != 0) {
+            failure = "pthread_attr_init failed";
+            break;
+        }
+        int e = ::pthread_attr_setaffinity_np(&attr, size, set);
+        if (e != 0)
+            failure = fmt::format("cannot create a thread on CPU {}: {}", child_cpu, std::strerror(e));
+        else if ((e = ::pthread_attr_setstack(&attr, stack, stack_bytes)) != 0)
+            failure = fmt::format("pthread_attr_setstack: {}", std::strerror(e));
+        if (!failure.empty()) {
+            ::pthread_attr_destroy(&attr);
+            break;
+        }
         args[static_cast<std::size_t>(i)] = {&sh, static_cast<std::size_t>(i)};
         pthread_t t;
-        const double t0 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
-        const int e = ::pthread_create(
+        e = ::pthread_create(
             &t, &attr,
             [](void* a) -> void* {
                 auto* x = static_cast<arg*>(a);
                 x->sh->start[x->i] = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
-                char c;
+                char c = 'x';
+                if (::write(x->sh->report.fd[1], &c, 1) != 1)
+                    return nullptr;
                 while (::read(x->sh->gate.fd[0], &c, 1) < 0 && errno == EINTR) {
                 }
                 return nullptr;
             },
             &args[static_cast<std::size_t>(i)]);
         const double t1 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+        ::pthread_attr_destroy(&attr);
         if (e != 0) {
             failure = fmt::format("pthread_create: {}", std::strerror(e));
             break;
         }
         threads.push_back(t);
         create_ns.push_back(t1 - t0);
+        char c;
+        if (::read(sh.report.fd[0], &c, 1) != 1)
+            failure = fmt::format("pipe read: {}", std::strerror(errno));
     }
-    ::pthread_attr_destroy(&attr);
+    CPU_FREE(set);
     for (std::size_t i = 0; i < threads.size(); ++i)
         if (::write(sh.gate.fd[1], "x", 1) != 1)
             failure = fmt::format("pipe write: {}", std::strerror(errno));
     for (pthread_t t : threads)
         ::pthread_join(t, nullptr);
+    for (void* stack : stacks)
+        ::munmap(stack, stack_bytes);
     if (!failure.empty())
         throw probe_error(failure);
     for (std::size_t i = 0; i < threads.size(); ++i)
