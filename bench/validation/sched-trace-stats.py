@@ -11,7 +11,9 @@ Reads the text of either `perf script` (after `perf record -a -e sched:sched_swi
     how many preemptions came right after a wakeup onto that CPU;
   - run lengths (switch-in to switch-out) per role and state, p10/p50/p90;
   - where wakeups went (sched_waking is emitted on the waker's CPU): to the waker's
-    CPU or another, and whether that other CPU was idle;
+    CPU (and how often although the wakee's previous CPU was idle, which mainline's
+    select_idle_sibling() does not do within an LLC) or another, and whether that other
+    CPU was idle;
   - fork placement (sched_wakeup_new targets), the gap between forks and each child's
     first run (creation to first sleep);
   - idle periods per CPU within the run.
@@ -78,6 +80,7 @@ def main():
     idle = {}  # cpu -> idle since
     idle_periods = collections.defaultdict(list)
     run_start = {}
+    last_cpu = {}  # pid -> the CPU it last ran on
     wake_where = collections.Counter()
     forks, fork_gaps, first_run, started = {}, [], {}, {}
     last_fork = None
@@ -110,6 +113,7 @@ def main():
                 else:
                     idle.pop(cpu)
             run_start[nxt] = ts
+            last_cpu[nxt] = cpu
             if nxt in forks and nxt not in started:
                 started[nxt] = ts
         elif ev in ("sched_waking", "sched_wakeup"):
@@ -124,6 +128,11 @@ def main():
                 continue
             if target == cpu:
                 wake_where["to the waker's CPU"] += 1
+                prev = last_cpu.get(pid)
+                if prev is not None and prev != cpu and prev in idle:
+                    # Mainline's select_idle_sibling() returns an idle previous CPU that
+                    # shares the LLC before it settles for a busy target.
+                    wake_where["  of which prev CPU idle"] += 1
             elif target in idle:
                 wake_where["to another CPU, idle"] += 1
             else:

@@ -5,11 +5,14 @@
  * It asserts only the robust, qualitative part of Gautham R. Shenoy's result
  * on the 2-socket 512-CPU Zen4c machine (kernel-model.md 5.8,
  * data/reference/shared-runq-v3-bergamo-2s): at 128 tbench clients, SHARED_RUNQ
- * v3 loses throughput against its base, its newly-idle balancing at the DIE
- * level rises by an order of magnitude or more (published: x400; NUMA x970) and
- * the task-group ratelimit gets part of the loss back. Each holds for seeds 1
- * and 2 of the suite's runs; the NUMA x10 holds for seed 1 only, so it is not
- * asserted.
+ * v3 loses throughput against its base and the task-group ratelimit gets part
+ * of the loss back. The published explosion of newly-idle balancing (DIE x400,
+ * NUMA x970) is not asserted: the model produced it (x2000 at DIE) only while
+ * a forked child started in zero time, which crowded tbench's 256 processes into
+ * a few LLCs at start; with the children's start-up costed (start_process,
+ * start_thread, start_remote) forks spread over all 32 LLCs and both arms
+ * balance newly-idle about as often (docs/validation.md, "Re-run after session
+ * 4's start costs"). The counts are recorded, not checked.
  *
  * Each run simulates 512 CPUs for ~3 s: the three take 85 s on two cores in a
  * Release build, so the test is built only there (not in Debug or sanitizer builds).
@@ -57,7 +60,7 @@ tbench_outcome tbench128(const std::string& kernel)
 }
 
 /* One test, so that its three runs share the CPUs in one process (runs share nothing). */
-TEST(shared_runq_v3_bergamo, tbench_128_clients_regresses_with_exploding_newidle_balancing)
+TEST(shared_runq_v3_bergamo, tbench_128_clients_regresses_and_the_tg_ratelimit_recovers_part)
 {
     auto tip_f = std::async(std::launch::async, tbench128, "tip-2023-08");
     auto v3_f = std::async(std::launch::async, tbench128, "tip-2023-08+shared_runq_v3");
@@ -68,11 +71,11 @@ TEST(shared_runq_v3_bergamo, tbench_128_clients_regresses_with_exploding_newidle
     RecordProperty("v3_tgfix_mb_s", std::to_string(fix.throughput));
 
     ASSERT_GT(tip.throughput, 0);
-    EXPECT_LT(v3.throughput, 0.95 * tip.throughput) << "published: -78.7%";
-    EXPECT_GE(v3.newidle_die, 10 * std::max(tip.newidle_die, 1.0)) << "published: 666 -> 281426";
-    // NUMA (published 25 -> 24234) rises x100 with this seed (158 -> 15751) but falls with
-    // seed 2 (6741 -> 460), whose baseline already balances newly-idle heavily
-    // (docs/validation.md): not a robust property of the model, so not asserted.
+    // Seeds 1-3 lose 26-28% (published: -78.7%).
+    EXPECT_LT(v3.throughput, 0.85 * tip.throughput) << "published: -78.7%";
+    // Published 666 -> 281426 (DIE) and 25 -> 24234 (NUMA); see the comment at the top.
+    RecordProperty("die_newidle_tip", std::to_string(tip.newidle_die));
+    RecordProperty("die_newidle_v3", std::to_string(v3.newidle_die));
     RecordProperty("numa_newidle_tip", std::to_string(tip.newidle_numa));
     RecordProperty("numa_newidle_v3", std::to_string(v3.newidle_numa));
     // The task-group ratelimit gets part of the loss back (published: -78.7% -> -46.6%).
