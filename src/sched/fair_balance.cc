@@ -948,10 +948,11 @@ int kernel::sched_balance_newidle(rq& this_rq)
     } else if (closed || !base) {
         if (gate_sd)
             update_next(*gate_sd);
-        log_decision(this_cpu, "newidle_balance",
-                     fmt::format("gate closed: overload={} avg_idle={} gate {} max_newidle_lb_cost={}",
-                                 rd_.overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
-                                 gate_sd ? gate_sd->max_newidle_lb_cost : 0));
+        if (decisions_) // every idle entry can come here: format only for a kept log
+            log_decision(this_cpu, "newidle_balance",
+                         fmt::format("gate closed: overload={} avg_idle={} gate {} max_newidle_lb_cost={}",
+                                     rd_.overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
+                                     gate_sd ? gate_sd->max_newidle_lb_cost : 0));
     } else {
         // update_blocked_averages(): charged to the first domain (5.16+)
         update_blocked_averages(this_cpu);
@@ -979,9 +980,10 @@ int kernel::sched_balance_newidle(rq& this_rq)
                     weight = 1 + sd.newidle_ratio;
                     if (d1k > weight) {
                         update_newidle_stats(sd, 0);
-                        log_decision(this_cpu, "newidle_balance",
-                                     fmt::format("{}: NI_RANDOM skip (die {} > 1 + newidle_ratio {})",
-                                                 sd.name, d1k, sd.newidle_ratio));
+                        if (decisions_)
+                            log_decision(this_cpu, "newidle_balance",
+                                         fmt::format("{}: NI_RANDOM skip (die {} > 1 + newidle_ratio {})",
+                                                     sd.name, d1k, sd.newidle_ratio));
                         continue;
                     }
                     weight = (1024 + weight / 2) / weight;
