@@ -10,8 +10,8 @@
  *
  * A channel call is one *attempt* of a blocking syscall: it moves what it
  * can and either completes or queues the task on a wait queue and reports
- * that the task must sleep. When the task is woken, the caller (the program
- * interpreter, program.h) makes the next attempt, the way the kernel loops
+ * that the task must sleep. When the task is woken, the caller (the system
+ * call's state machine, task.h) makes the next attempt, the way the kernel loops
  * inside pipe_read()/pipe_write() after schedule() returns.
  *
  * Not modelled: contention on the pipe mutex and the wait-queue spinlocks

@@ -136,7 +136,7 @@ void messaging_workload::setup(kernel& k)
     task_opts to;
     to.comm = comm_messaging;
     to.cpu = 0;
-    main_ = &k.spawn(std::make_unique<program_task>(main.build(), state_), to);
+    main_ = &k.spawn(make_program_task(main.build(), state_), to);
 }
 
 bool messaging_workload::finished() const

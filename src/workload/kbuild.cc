@@ -255,7 +255,7 @@ void kbuild_workload::setup(kernel& k)
     task_opts o;
     o.comm = "time";
     o.cpu = 0;
-    k.spawn(std::make_unique<program_task>(time.build(), state_), o);
+    k.spawn(make_program_task(time.build(), state_), o);
 }
 
 std::string kbuild_workload::report() const

@@ -299,11 +299,11 @@ void netperf_workload::setup(kernel& k)
     task_opts dopt;
     dopt.comm = "netserver";
     dopt.cpu = 0;
-    k.spawn(std::make_unique<program_task>(daemon.build(), state_), dopt);
+    k.spawn(make_program_task(daemon.build(), state_), dopt);
     task_opts sopt;
     sopt.comm = "sh";
     sopt.cpu = 0;
-    k.spawn(std::make_unique<program_task>(sh.build(), state_), sopt);
+    k.spawn(make_program_task(sh.build(), state_), sopt);
 }
 
 bool netperf_workload::finished() const

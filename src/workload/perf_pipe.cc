@@ -119,7 +119,7 @@ void perf_pipe_workload::setup(kernel& k)
     task_opts to;
     to.comm = comm_pipe;
     to.cpu = 0;
-    main_ = &k.spawn(std::make_unique<program_task>(main.build(), state_), to);
+    main_ = &k.spawn(make_program_task(main.build(), state_), to);
 }
 
 bool perf_pipe_workload::finished() const

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The program builder and interpreter (see program.h).
+ * The program builder and run_program() (see program.h).
  */
 #include "workload/program.h"
 
@@ -269,379 +269,150 @@ program_ptr program_builder::build()
 }
 
 /* ------------------------------------------------------------------------ */
-/* program_task: the interpreter                                              */
-
-program_task::program_task(program_ptr prog, workload_state& state, counter* exit_notify)
-    : prog_(std::move(prog)), state_(&state), exit_notify_(exit_notify)
-{
-    SIM_BUG_ON(!prog_, "program_task without a program");
-}
-
-void program_task::break_loop()
-{
-    if (loops_.empty())
-        return; // not in a loop: the read just returns 0
-    const std::size_t begin = loops_.back().begin;
-    loops_.pop_back();
-    pc_ = prog_->ops()[begin].jump + 1;
-    phase_ = phase::fresh;
-    started_ = false;
-    waited_ = false;
-    left_ = 0;
-    io_ = {};
-}
-
-void program_task::advance()
-{
-    ++pc_;
-    phase_ = phase::fresh;
-    started_ = false;
-    waited_ = false;
-    left_ = 0;
-    io_ = {};
-}
-
-task_action program_task::cpu(sim_dur ns)
-{
-    ns += owed_;
-    owed_ = 0;
-    return task_action::cpu(ns);
-}
+/* run_program: an op list as a task's code                                   */
 
 /*
- * model: kernel/exit.c do_exit(): the exit work is charged, then
- * exit_notify() wakes the parent (do_notify_parent(), WF_SYNC) or the joiner
- * (CLONE_CHILD_CLEARTID futex wake), then the final schedule(). The wakeup
- * cost is folded into the exit cost (kernel::exit_cost(): a process's exit or a
- * thread's).
+ * Each op is the system call of the same name (task.h), or user-space
+ * control flow: loops, conditions and user code run at no cost, and the CPU
+ * time a user op returns is consumed after it.
  */
-task_action program_task::do_exit_op(kernel& k, task_struct& p)
+task_code run_program(task_context& t, program_ptr prog, workload_state& state)
 {
-    if (phase_ == phase::fresh) {
-        phase_ = phase::syscall;
-        return cpu(k.charge(p, k.exit_cost(p)));
-    }
-    if (exit_notify_) {
-        ++exit_notify_->value;
-        exit_notify_->waiters.wake_up_all(k, exit_notify_->wake_flags);
-    }
-    exited_ = true;
-    return task_action::do_exit();
-}
+    const std::vector<op>& ops = prog->ops();
+    struct open_loop {
+        u64 left;          ///< iterations left (loop); unused by loop_while
+        std::size_t begin; ///< index of the loop / loop_while op
+    };
+    std::vector<open_loop> loops; ///< the open loops, innermost last
+    std::size_t pc = 0;
+    // Leaves the innermost loop (after an EOF or a break_if): past its end_loop.
+    auto break_loop = [&] {
+        if (loops.empty())
+            return; // not in a loop: the read just returns 0
+        pc = ops[loops.back().begin].jump + 1;
+        loops.pop_back();
+    };
 
-/*
- * One call runs the task's zero-cost ops and returns at the first one that
- * consumes CPU, blocks or exits. Per op:
- * - write/read: the channel's syscall (channel.h) after its entry + copy cost.
- * - poll: model: fs/select.c do_poll(): register, sleep, re-poll when woken.
- * - futex_wait/futex_wake: model: kernel/futex/waitwake.c (see struct futex).
- * - sleep: model: kernel/time/hrtimer.c hrtimer_nanosleep(): arm, sleep, wake by the timer.
- * - fork: model: kernel/fork.c kernel_clone(): the child starts at the end of the fork cost.
- * - wait_for: model: kernel/exit.c do_wait() (or a futex join): check, sleep, re-check.
- * - signal: model: an event count + wake_up_all() of its waiters.
- * - mark: model: a vDSO gettimeofday(): the time is read at the end of its cost.
- * - user: model: user-space code between syscalls; runs at once, then its CPU time.
- * - close: model: close() of the last writer; only the wakeups it makes are charged.
- * - sleep_until: model: clock_nanosleep(TIMER_ABSTIME): the time is taken after the entry cost.
- */
-task_action program_task::step(kernel& k, task_struct& p)
-{
-    const cost_params& costs = k.costs();
-    const std::vector<op>& ops = prog_->ops();
-    auto wake_cost = [&](int nr) -> sim_dur { return nr > 0 ? k.charge(p, costs.wakeup * nr) : 0; };
-
-    for (int guard = 0;; ++guard) {
-        SIM_BUG_ON(guard > 10'000'000, "pid {} ({}): program made no progress at op {}", p.pid,
-                   p.comm, pc_);
-        if (pc_ >= ops.size())
-            return do_exit_op(k, p);
-        const op& o = ops[pc_];
-
+    while (pc < ops.size()) {
+        const op& o = ops[pc++];
         switch (o.kind) {
         case op::run:
-            advance();
-            if (o.ns > 0 || owed_ > 0)
-                return cpu(o.ns);
-            continue;
-        case op::run_uniform: {
-            const sim_dur ns = p.rng.range(o.ns, o.ns_hi);
-            advance();
-            return cpu(ns);
-        }
-        case op::run_exp: {
-            const sim_dur ns = p.rng.exponential(o.ns);
-            advance();
-            return cpu(ns);
-        }
-
+            co_await t.run(o.ns);
+            break;
+        case op::run_uniform:
+            co_await t.run(t.rng().range(o.ns, o.ns_hi));
+            break;
+        case op::run_exp:
+            co_await t.run(t.rng().exponential(o.ns));
+            break;
         case op::write:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                io_ = {.want = o.n};
-                return cpu(k.charge(p, o.ch->write_syscall_cost(costs, o.n)));
-            }
-            io_.nr_woken = 0;
-            if (!o.ch->write(k, p, io_)) {
-                owed_ += wake_cost(io_.nr_woken);
-                return task_action::sleep();
-            }
-            {
-                const int nr = io_.nr_woken;
-                advance();
-                return cpu(wake_cost(nr));
-            }
-
-        case op::read:
-            // perf's readers loop on short reads: each pass is a new read() syscall.
-            if (!started_) {
-                started_ = true;
-                left_ = o.n;
-            }
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                io_ = {.want = left_};
-                return cpu(k.charge(p, o.ch->read_syscall_cost(costs, left_)));
-            }
-            io_.nr_woken = 0;
-            if (!o.ch->read(k, p, io_)) {
-                owed_ += wake_cost(io_.nr_woken);
-                return task_action::sleep();
-            }
-            if (io_.eof) {
-                // read() returned 0: the benchmark leaves its loop.
-                const int nr = io_.nr_woken;
-                advance();
-                break_loop();
-                if (nr > 0)
-                    return cpu(wake_cost(nr));
-                continue;
-            }
-            {
-                const int nr = io_.nr_woken;
-                left_ -= io_.done;
-                if (left_ == 0) {
-                    advance();
-                } else {
-                    phase_ = phase::fresh;
-                    io_ = {};
-                }
-                return cpu(wake_cost(nr));
-            }
-
-        case op::poll:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.poll));
-            }
-            if (!o.ch->poll(k, p))
-                return task_action::sleep(); // do_poll(): woken, it polls again
-            advance();
-            continue;
-
-        case op::futex_wait:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.futex_wait));
-            }
-            if (!waited_ && o.fx->val == static_cast<u32>(o.n)) {
-                o.fx->waiters.add_exclusive(p);
-                waited_ = true;
-                return task_action::sleep();
-            }
-            advance(); // -EAGAIN, or woken by futex_wake
-            continue;
-
-        case op::futex_wake: {
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.futex_wake));
-            }
-            const int nr = o.n ? o.fx->waiters.wake_up(k, static_cast<int>(o.n), 0) : 0;
-            advance();
-            return cpu(wake_cost(nr));
+            co_await t.write(*o.ch, o.n);
+            break;
+        case op::read: {
+            const bool got = co_await t.read(*o.ch, o.n);
+            if (!got)
+                break_loop(); // read() returned 0: the benchmark leaves its loop
+            break;
         }
-
+        case op::poll:
+            co_await t.poll(*o.ch);
+            break;
+        case op::futex_wait:
+            co_await t.futex_wait(*o.fx, static_cast<u32>(o.n));
+            break;
+        case op::futex_wake:
+            co_await t.futex_wake(*o.fx, static_cast<u32>(o.n));
+            break;
         case op::futex_store:
             o.fx->val = static_cast<u32>(o.n);
-            advance();
-            continue;
-
+            break;
         case op::sleep:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.nanosleep));
-            }
-            if (!waited_) {
-                waited_ = true;
-                k.schedule_timeout(p, o.ns);
-                return task_action::sleep();
-            }
-            advance();
-            continue;
-
-        case op::fork: {
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(
-                    k.charge(p, o.child_opts.thread ? costs.fork_thread : costs.fork_process));
-            }
-            task_opts to;
-            to.comm = o.child_opts.comm.empty() ? p.comm : o.child_opts.comm;
-            to.nice = p.static_prio_nice;
-            to.policy = p.policy;
-            to.thread = o.child_opts.thread;
-            if (o.child_opts.allowed.nr_cpu_ids())
-                to.allowed = o.child_opts.allowed;
-            k.fork(p, std::make_unique<program_task>(o.child, *state_, o.child_opts.notify), to);
-            advance();
-            continue;
-        }
-
+            co_await t.sleep(o.ns);
+            break;
+        case op::fork:
+            co_await t.fork([&](task_context& c) { return run_program(c, o.child, state); },
+                            o.child_opts);
+            break;
         case op::exit:
-            return do_exit_op(k, p);
-
-        case op::barrier_wait: {
-            barrier& b = *o.bar;
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.futex_wait));
-            }
-            if (!waited_) {
-                if (++b.arrived == b.parties) {
-                    b.arrived = 0;
-                    ++b.generation;
-                    const int nr = b.waiters.wake_up_all(k, 0);
-                    advance();
-                    return cpu(k.charge(p, costs.futex_wake) + wake_cost(nr));
-                }
-                generation_ = b.generation;
-                waited_ = true;
-                b.waiters.add_exclusive(p);
-                return task_action::sleep();
-            }
-            if (b.generation == generation_) {
-                b.waiters.add_exclusive(p);
-                return task_action::sleep();
-            }
-            advance();
-            continue;
-        }
-
+            co_return;
+        case op::barrier_wait:
+            co_await t.barrier_wait(*o.bar);
+            break;
         case op::wait_for:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                if (o.cost)
-                    return cpu(k.charge(p, costs.*(o.cost)));
-            }
-            if (o.ctr->value < (o.target ? o.target() : o.n)) {
-                o.ctr->waiters.add(p);
-                return task_action::sleep();
-            }
-            advance();
-            continue;
-
-        case op::signal: {
-            ++o.ctr->value;
-            const int nr = o.ctr->waiters.wake_up_all(k, o.ctr->wake_flags);
-            advance();
-            if (nr > 0)
-                return cpu(wake_cost(nr));
-            continue;
+            if (o.target)
+                co_await t.wait_for(*o.ctr, o.target, o.cost);
+            else
+                co_await t.wait_for(*o.ctr, o.n, o.cost);
+            break;
+        case op::signal:
+            co_await t.signal(*o.ctr);
+            break;
+        case op::mark: {
+            const sim_time now = co_await t.gettime();
+            state.mark(o.name, now);
+            break;
         }
-
-        case op::mark:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.gettime));
-            }
-            state_->mark(o.name, k.now());
-            advance();
-            continue;
-
         case op::yield:
-            advance();
-            return {task_action::yield, 0};
-
+            co_await t.yield();
+            break;
         case op::loop:
-            if (o.n == 0) {
-                pc_ = o.jump + 1;
-            } else {
-                loops_.push_back({o.n, pc_});
-                ++pc_;
-            }
-            continue;
-
+            if (o.n == 0)
+                pc = o.jump + 1;
+            else
+                loops.push_back({o.n, pc - 1});
+            break;
         case op::loop_while:
-            if (!o.cond(k, p)) {
-                pc_ = o.jump + 1;
-            } else {
-                loops_.push_back({0, pc_});
-                ++pc_;
-            }
-            continue;
-
+            if (!o.cond(t.k(), t.task()))
+                pc = o.jump + 1;
+            else
+                loops.push_back({0, pc - 1});
+            break;
         case op::end_loop: {
-            SIM_BUG_ON(loops_.empty(), "pid {}: end_loop at {} outside a loop", p.pid, pc_);
+            SIM_BUG_ON(loops.empty(), "pid {}: end_loop at {} outside a loop", t.task().pid,
+                       pc - 1);
             const op& head = ops[o.jump];
             const bool again =
-                head.kind == op::loop_while ? head.cond(k, p) : --loops_.back().left > 0;
-            if (again) {
-                pc_ = o.jump + 1;
-            } else {
-                loops_.pop_back();
-                ++pc_;
-            }
-            continue;
+                head.kind == op::loop_while ? head.cond(t.k(), t.task()) : --loops.back().left > 0;
+            if (again)
+                pc = o.jump + 1;
+            else
+                loops.pop_back();
+            break;
         }
-
         case op::user: {
-            const sim_dur ns = o.fn(k, p);
-            SIM_BUG_ON(ns < 0, "pid {}: user op at {} returned {} ns", p.pid, pc_, ns);
-            advance();
-            if (ns > 0 || owed_ > 0)
-                return cpu(ns);
-            continue;
+            const sim_dur ns = o.fn(t.k(), t.task());
+            SIM_BUG_ON(ns < 0, "pid {}: user op at {} returned {} ns", t.task().pid, pc - 1, ns);
+            co_await t.run(ns);
+            break;
         }
-
         case op::syscall:
-            advance();
-            return cpu(k.charge(p, costs.*(o.cost)));
-
+            co_await t.syscall(t.costs().*(o.cost));
+            break;
         case op::break_if:
-            if (o.cond(k, p)) {
-                advance();
+            if (o.cond(t.k(), t.task()))
                 break_loop();
-            } else {
-                advance();
-            }
-            continue;
-
-        case op::sleep_until:
-            if (phase_ == phase::fresh) {
-                phase_ = phase::syscall;
-                return cpu(k.charge(p, costs.nanosleep));
-            }
-            if (!waited_) {
-                const sim_time when = o.until(k, p);
-                if (when > k.now()) {
-                    waited_ = true;
-                    k.schedule_timeout(p, when - k.now());
-                    return task_action::sleep();
-                }
-            }
-            advance();
-            continue;
-
-        case op::close: {
-            const int nr = o.ch->close_write(k);
-            advance();
-            if (nr > 0)
-                return cpu(wake_cost(nr));
-            continue;
+            break;
+        case op::sleep_until: {
+            // clock_nanosleep(TIMER_ABSTIME): the time is taken after the entry cost.
+            co_await t.syscall(t.costs().nanosleep);
+            const sim_time when = o.until(t.k(), t.task());
+            if (when > t.now())
+                co_await t.timeout(when - t.now());
+            break;
         }
+        case op::close:
+            co_await t.close(*o.ch);
+            break;
         }
-        SIM_BUG_ON(true, "pid {}: unknown op kind {}", p.pid, static_cast<int>(o.kind));
     }
+}
+
+std::unique_ptr<task_behaviour> make_program_task(program_ptr prog, workload_state& state,
+                                                  counter* exit_notify)
+{
+    SIM_BUG_ON(!prog, "a program task without a program");
+    return make_task([&](task_context& t) { return run_program(t, std::move(prog), state); },
+                     exit_notify);
 }
 
 } // namespace schedlab

@@ -1,24 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * Task programs: what a simulated user-space task does, as a small list of
- * operations (run, read, write, poll, futex, sleep, fork, exit, loops, ...),
- * and the interpreter that executes one on behalf of a task_struct.
+ * Task programs: task behaviour as data, a small list of operations (run,
+ * read, write, poll, futex, sleep, fork, exit, loops, ...) built with
+ * program_builder, for behaviour that is data rather than code (tests,
+ * generated or replayed workloads). run_program() executes one with the
+ * system calls of task.h, the one form of task behaviour; benchmarks write
+ * their roles as task_code coroutines directly.
  *
- * Benchmarks (perf bench sched messaging/pipe here; rt-app and schbench
- * later) compile to programs with program_builder. The shared objects a
- * program touches (channels, futexes, barriers, counters, marks) live in a
- * workload_state that outlives the run; programs hold plain pointers to them.
- *
- * Syscalls follow the core's contract (sched/core.h): the syscall's CPU
- * cost is consumed first, its effect happens when that CPU time ends, and the
- * wakeups it made are charged (costs().wakeup each) right after. A syscall
- * that must block queues the task and sleeps; when woken it retries where it
- * stopped, without paying the entry cost again.
+ * The shared objects a program touches (channels, futexes, barriers,
+ * counters, marks) live in a workload_state that outlives the run; programs
+ * hold plain pointers to them.
  */
 #include "sched/params.h"
 #include "sched/sched.h"
 #include "workload/channel.h"
+#include "workload/task.h"
 
 #include <functional>
 #include <memory>
@@ -69,14 +66,6 @@ private:
     std::vector<std::unique_ptr<barrier>> barriers_;
     std::vector<std::unique_ptr<counter>> counters_;
     std::vector<std::pair<std::string, sim_time>> marks_;
-};
-
-/// How a fork op creates its child.
-struct fork_opts {
-    std::string comm;          ///< empty: inherit the parent's comm
-    bool thread = false;       ///< clone(CLONE_VM|CLONE_THREAD...) (pthread_create) vs fork()
-    counter* notify = nullptr; ///< signalled when the child exits (SIGCHLD / join futex)
-    cpumask allowed;           ///< empty: inherit the parent's affinity (else sched_setaffinity first)
 };
 
 /// User-space code run by a `user` op: returns the CPU time it took (0: none).
@@ -201,50 +190,14 @@ private:
 };
 
 /*
- * The interpreter: a task_behaviour that runs a program for one task.
- * A program that runs off its end exits, as if it called exit().
- * A read that hits end-of-file (read() returns 0) leaves the innermost loop,
- * as the benchmarks' "if (n == 0) break;" does.
+ * Runs a program as a task's code, with the system calls of task.h: one
+ * coroutine for every op list. A program that runs off its end exits, as if
+ * it called exit(). A read that hits end-of-file (read() returns 0) leaves
+ * the innermost loop, as the benchmarks' "if (n == 0) break;" does.
  */
-class program_task final : public task_behaviour {
-public:
-    /// `exit_notify` (may be null) is signalled when the task exits.
-    program_task(program_ptr prog, workload_state& state, counter* exit_notify = nullptr);
-
-    task_action step(kernel& k, task_struct& p) override;
-
-    std::size_t pc() const { return pc_; }
-    bool exited() const { return exited_; }
-
-private:
-    enum class phase : u8 {
-        fresh,   ///< the op has not started
-        syscall, ///< its entry cost has been charged: the next step() applies the effect
-    };
-    void advance();
-    task_action do_exit_op(kernel& k, task_struct& p);
-    /// Leaves the innermost loop (after an EOF); pc_ moves past its end_loop.
-    void break_loop();
-    /// Adds the CPU owed for wakeups made just before a block to `ns`.
-    task_action cpu(sim_dur ns);
-
-    program_ptr prog_;
-    workload_state* state_;
-    counter* exit_notify_;
-    std::size_t pc_ = 0;
-    struct open_loop {
-        u64 left;          ///< iterations left (loop); unused by loop_while
-        std::size_t begin; ///< index of the loop / loop_while op
-    };
-    std::vector<open_loop> loops_; ///< the open loops, innermost last
-    phase phase_ = phase::fresh;
-    bool started_ = false; ///< the current op has begun (reads: across short reads)
-    bool waited_ = false;  ///< the current op has slept
-    u64 left_ = 0;         ///< read: bytes still to read for this op
-    u64 generation_ = 0;   ///< barrier_wait: the generation this task waits to end
-    io_call io_;
-    sim_dur owed_ = 0; ///< wakeup cost incurred by an attempt that then blocked
-    bool exited_ = false;
-};
+task_code run_program(task_context& t, program_ptr prog, workload_state& state);
+/// A task that runs `prog`; `exit_notify` (may be null) is signalled when it exits.
+std::unique_ptr<task_behaviour> make_program_task(program_ptr prog, workload_state& state,
+                                                  counter* exit_notify = nullptr);
 
 } // namespace schedlab

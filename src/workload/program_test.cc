@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The program builder and interpreter: loops, run/sleep timing, fork and
+ * The program builder and run_program(): loops, run/sleep timing, fork and
  * reaping, counters, marks, syscall cost accounting.
  */
 #include "workload/program.h"

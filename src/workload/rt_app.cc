@@ -942,7 +942,7 @@ void rtapp_workload::setup(kernel& k)
     task_opts o;
     o.comm = "rt-app";
     o.cpu = 0;
-    k.spawn(std::make_unique<program_task>(main.build(), state_), o);
+    k.spawn(make_program_task(main.build(), state_), o);
 }
 
 std::string rtapp_workload::report() const

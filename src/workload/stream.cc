@@ -211,7 +211,7 @@ void stream_workload::setup(kernel& k)
     task_opts o;
     o.comm = "stream";
     o.cpu = 0;
-    k.spawn(std::make_unique<program_task>(full.build(), state_), o);
+    k.spawn(make_program_task(full.build(), state_), o);
 }
 
 double stream_workload::best_rate(int j) const

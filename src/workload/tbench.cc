@@ -295,117 +295,126 @@ void tbench_workload::setup(kernel& k)
     counter& listen = state_.make_counter("tbench_srv/listen", WF_SYNC);
     counter& release = state_.make_counter("tbench/barrier", 0);
     counter& exits = state_.make_counter("tbench/wait_chldexit", WF_SYNC);
-
-    program_builder daemon;
-    program_builder parent;
-    for (unsigned i = 0; i < n; ++i) {
-        channel& c2s = state_.make_channel<tcp_channel>(fmt::format("client{}/c2s", i));
-        channel& s2c = state_.make_channel<tcp_channel>(fmt::format("client{}/s2c", i));
-
-        program_builder srv;
-        srv.user([this, i](kernel&, task_struct& p) {
-            cl_[i].server = &p;
-            return sim_dur{0};
-        });
-        srv.loop(std::numeric_limits<u64>::max(), [&](program_builder& b) {
-            for (const tbench_line& l : lines_)
-                b.read(c2s, 4).read(c2s, l.req - 4).write(s2c, l.rsp);
-        });
-        srv.exit();
-        daemon.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
-        daemon.fork(srv.build(), {.comm = "tbench_srv", .thread = false, .notify = nullptr});
-
-        program_builder cb;
-        cb.signal(listen); // connect()
-        cb.user([this, i](kernel&, task_struct& p) {
-            cl_[i].task = &p;
-            ++nr_ready_;
-            return sim_dur{0};
-        });
-        cb.wait_for(release, 1, &cost_params::futex_wait); // semop() on the start barrier
-        cb.user([this, i](kernel& kk, task_struct&) {
-            cl_[i].lasttime = kk.now();
-            return sim_dur{0};
-        });
-        auto is_done = [this, i](kernel&, task_struct&) { return cl_[i].done; };
-        cb.loop_while([this, i](kernel&, task_struct&) { return !cl_[i].done; },
-                      [&](program_builder& b) {
-                          for (const tbench_line& l : lines_) {
-                              b.break_if(is_done);
-                              b.user([this, i](kernel& kk, task_struct&) {
-                                  cl_[i].op_start = kk.now();
-                                  return sim_dur{0};
-                              });
-                              b.write(c2s, l.req).read(s2c, 4).read(s2c, l.rsp - 4);
-                              b.user([this, i, l](kernel& kk, task_struct&) {
-                                  client& c = cl_[i];
-                                  const sim_dur lat = kk.now() - c.op_start;
-                                  op_stats& s = c.ops[static_cast<int>(l.op)];
-                                  ++s.count;
-                                  s.total += lat;
-                                  s.max = std::max(s.max, lat);
-                                  c.max_latency = std::max(c.max_latency, lat);
-                                  c.lasttime = kk.now();
-                                  c.bytes += l.payload;
-                                  ++c.line;
-                                  return sim_dur{0};
-                              });
-                          }
-                      });
-        cb.close(c2s);
-        cb.user([this, i](kernel&, task_struct&) {
-            cl_[i].exited = true;
-            return sim_dur{0};
-        });
-        cb.exit();
-        parent.fork(cb.build(), {.comm = "tbench", .thread = false, .notify = &exits});
-    }
-    daemon.exit();
-
-    auto prepared_line = [this, n](kernel& kk, task_struct&) {
-        out_ += fmt::format("{} of {} processes prepared for launch {:3.0f} sec\n", nr_ready_, n,
-                            static_cast<double>(kk.now() - launch_start_) / 1e9);
-        return sim_dur{0};
-    };
-    parent.user([this](kernel& kk, task_struct&) {
-        launch_start_ = kk.now();
-        return sim_dur{0};
-    });
-    parent.user(prepared_line);
-    parent.loop_while([this, n](kernel&, task_struct&) { return nr_ready_ < n; },
-                      [&](program_builder& b) { b.sleep(msecs(100)).user(prepared_line); });
-    parent.mark("start");
-    parent.user([this](kernel& kk, task_struct&) {
-        out_ += "releasing clients\n";
-        tv_start_ = kk.now();
-        return sim_dur{0};
-    });
-    parent.signal(release);
-    parent.loop_while([this](kernel&, task_struct&) { return !in_cleanup_; },
-                      [&](program_builder& b) {
-                          b.sleep(secs(1)).user([this](kernel& kk, task_struct&) {
-                              sig_alarm(kk.now());
-                              return sim_dur{0};
-                          });
-                      });
-    parent.wait_for(exits, n, &cost_params::wait_child);
-    parent.user([this](kernel& kk, task_struct&) {
-        sig_alarm(kk.now());
-        out_ += "\n";
-        done_ = true;
-        return sim_dur{0};
-    });
-    parent.mark("stop");
-    parent.exit();
+    conn_.clear();
+    for (unsigned i = 0; i < n; ++i)
+        conn_.emplace_back(&state_.make_channel<tcp_channel>(fmt::format("client{}/c2s", i)),
+                           &state_.make_channel<tcp_channel>(fmt::format("client{}/s2c", i)));
 
     task_opts dopt;
     dopt.comm = "tbench_srv";
     dopt.cpu = 0;
-    k.spawn(std::make_unique<program_task>(daemon.build(), state_), dopt);
+    k.spawn(make_task([&](task_context& t) { return run_daemon(t, listen); }), dopt);
     task_opts popt;
     popt.comm = "tbench";
     popt.cpu = 0;
-    k.spawn(std::make_unique<program_task>(parent.build(), state_), popt);
+    k.spawn(make_task([&](task_context& t) { return run_parent(t, listen, release, exits); }),
+            popt);
+}
+
+task_code tbench_workload::run_daemon(task_context& t, counter& listen)
+{
+    const fork_opts server{.comm = "tbench_srv", .thread = false, .notify = nullptr};
+    for (unsigned i = 0; i < tp_.clients; ++i) {
+        co_await t.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
+        co_await t.fork([this, i](task_context& s) { return run_server(s, i); }, server);
+    }
+}
+
+task_code tbench_workload::run_server(task_context& t, unsigned i)
+{
+    cl_[i].server = &t.task();
+    channel& c2s = *conn_[i].first;
+    channel& s2c = *conn_[i].second;
+    for (;;) {
+        for (const tbench_line& l : lines_) {
+            const bool header = co_await t.read(c2s, 4);
+            if (!header)
+                co_return; // the client closed the connection
+            const bool request = co_await t.read(c2s, l.req - 4);
+            if (!request)
+                co_return;
+            co_await t.write(s2c, l.rsp);
+        }
+    }
+}
+
+task_code tbench_workload::run_client(task_context& t, unsigned i, counter& listen,
+                                      counter& release)
+{
+    channel& c2s = *conn_[i].first;
+    channel& s2c = *conn_[i].second;
+    client& c = cl_[i];
+    co_await t.signal(listen); // connect()
+    c.task = &t.task();
+    ++nr_ready_;
+    co_await t.wait_for(release, 1, &cost_params::futex_wait); // semop() on the start barrier
+    c.lasttime = t.now();
+    bool eof = false;
+    while (!c.done && !eof) {
+        for (const tbench_line& l : lines_) {
+            if (c.done)
+                break;
+            c.op_start = t.now();
+            co_await t.write(c2s, l.req);
+            const bool header = co_await t.read(s2c, 4);
+            if (!header) {
+                eof = true;
+                break;
+            }
+            const bool reply = co_await t.read(s2c, l.rsp - 4);
+            if (!reply) {
+                eof = true;
+                break;
+            }
+            const sim_dur lat = t.now() - c.op_start;
+            op_stats& s = c.ops[static_cast<int>(l.op)];
+            ++s.count;
+            s.total += lat;
+            s.max = std::max(s.max, lat);
+            c.max_latency = std::max(c.max_latency, lat);
+            c.lasttime = t.now();
+            c.bytes += l.payload;
+            ++c.line;
+        }
+    }
+    co_await t.close(c2s);
+    c.exited = true;
+}
+
+task_code tbench_workload::run_parent(task_context& t, counter& listen, counter& release,
+                                      counter& exits)
+{
+    const unsigned n = tp_.clients;
+    const fork_opts client{.comm = "tbench", .thread = false, .notify = &exits};
+    for (unsigned i = 0; i < n; ++i)
+        co_await t.fork([this, i, &listen,
+                         &release](task_context& c) { return run_client(c, i, listen, release); },
+                        client);
+    launch_start_ = t.now();
+    auto prepared_line = [&] {
+        out_ += fmt::format("{} of {} processes prepared for launch {:3.0f} sec\n", nr_ready_, n,
+                            static_cast<double>(t.now() - launch_start_) / 1e9);
+    };
+    prepared_line();
+    while (nr_ready_ < n) {
+        co_await t.sleep(msecs(100));
+        prepared_line();
+    }
+    const sim_time start = co_await t.gettime();
+    state_.mark("start", start);
+    out_ += "releasing clients\n";
+    tv_start_ = t.now();
+    co_await t.signal(release);
+    while (!in_cleanup_) {
+        co_await t.sleep(secs(1));
+        sig_alarm(t.now());
+    }
+    co_await t.wait_for(exits, n, &cost_params::wait_child);
+    sig_alarm(t.now());
+    out_ += "\n";
+    done_ = true;
+    const sim_time stop = co_await t.gettime();
+    state_.mark("stop", stop);
 }
 
 std::string tbench_workload::report() const

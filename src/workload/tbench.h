@@ -97,11 +97,16 @@ public:
 
 private:
     void sig_alarm(sim_time now);
+    task_code run_daemon(task_context& t, counter& listen);
+    task_code run_server(task_context& t, unsigned i);
+    task_code run_parent(task_context& t, counter& listen, counter& release, counter& exits);
+    task_code run_client(task_context& t, unsigned i, counter& listen, counter& release);
 
     tbench_params tp_;
     std::vector<tbench_line> lines_;
     workload_state state_;
     std::vector<client> cl_;
+    std::vector<std::pair<channel*, channel*>> conn_; ///< client i's (c2s, s2c) connection
     std::string out_;
     sim_time tv_start_ = 0;
     sim_time tv_end_ = 0;

@@ -55,7 +55,7 @@ struct test_env {
         task_opts o;
         o.comm = comm;
         o.cpu = cpu;
-        return k.spawn(std::make_unique<program_task>(std::move(prog), st, exit_notify), o);
+        return k.spawn(make_program_task(std::move(prog), st, exit_notify), o);
     }
 
     /// Spawns a task pinned to `cpu`.
@@ -67,7 +67,7 @@ struct test_env {
         o.cpu = cpu;
         o.allowed = cpumask(m.nr_cpus());
         o.allowed.set(cpu);
-        return k.spawn(std::make_unique<program_task>(std::move(prog), st), o);
+        return k.spawn(make_program_task(std::move(prog), st), o);
     }
 
     machine m;

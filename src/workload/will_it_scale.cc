@@ -195,7 +195,7 @@ void context_switch1_workload::setup(kernel& k)
     task_opts o;
     o.comm = "context_switch1"; // TASK_COMM_LEN truncates both builds' names to this
     o.cpu = 0;
-    k.spawn(std::make_unique<program_task>(main.build(), state_), o);
+    k.spawn(make_program_task(main.build(), state_), o);
 }
 
 std::string context_switch1_workload::report() const

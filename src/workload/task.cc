@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The coroutine form of task behaviour and its system calls (see task.h).
+ */
+#include "workload/task.h"
+
+#include "sched/core.h"
+#include "sim/bug.h"
+
+namespace schedlab {
+
+/* ------------------------------------------------------------------------ */
+/* task_code: sub-routines                                                    */
+
+std::coroutine_handle<> task_code::await_suspend(handle caller) noexcept
+{
+    promise_type& callee = h_.promise();
+    callee.ctx = caller.promise().ctx;
+    callee.parent = caller;
+    callee.ctx->current_ = h_;
+    return h_; // symmetric transfer: start the sub-routine at once
+}
+
+std::coroutine_handle<> task_code::promise_type::final_awaiter::await_suspend(handle h) noexcept
+{
+    promise_type& pr = h.promise();
+    if (pr.parent) {
+        pr.ctx->current_ = pr.parent;
+        return pr.parent; // continue the caller
+    }
+    return std::noop_coroutine(); // the task's own coroutine ended: back to the runner
+}
+
+/* ------------------------------------------------------------------------ */
+/* task_context                                                               */
+
+sim_time task_context::now() const
+{
+    return k_->now();
+}
+
+const cost_params& task_context::costs() const
+{
+    return k_->costs();
+}
+
+sim_dur task_context::charge(sim_dur base) const
+{
+    return k_->charge(*p_, base);
+}
+
+sim_dur task_context::wake_cost(int nr) const
+{
+    return nr > 0 ? k_->charge(*p_, k_->costs().wakeup * nr) : 0;
+}
+
+call_awaiter<calls::fork> task_context::fork(std::unique_ptr<task_behaviour> child,
+                                             const fork_opts& opts)
+{
+    SIM_BUG_ON(opts.notify, "fork of a prepared behaviour with an exit notification: pass it to "
+                            "make_task()");
+    return call_awaiter<calls::fork>(*this, std::move(child), opts);
+}
+
+/* ------------------------------------------------------------------------ */
+/* the system calls                                                           */
+
+namespace calls {
+
+std::optional<task_action> run::step(task_context& t)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    if (ns > 0 || t.owed() > 0)
+        return t.cpu(ns);
+    return std::nullopt;
+}
+
+std::optional<task_action> syscall::step(task_context& t)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    return t.cpu(t.charge(base));
+}
+
+// model: a vDSO gettimeofday(): the time is read at the end of its cost.
+std::optional<task_action> gettime::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(t.costs().gettime));
+    }
+    now = t.now();
+    return std::nullopt;
+}
+
+// The channel's syscall (channel.h) after its entry + copy cost.
+std::optional<task_action> write::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        io = {.want = n};
+        return t.cpu(t.charge(ch.write_syscall_cost(t.costs(), n)));
+    }
+    if (ph == phase::done)
+        return std::nullopt;
+    io.nr_woken = 0;
+    if (!ch.write(t.k(), t.task(), io)) {
+        t.owe(t.wake_cost(io.nr_woken));
+        return task_action::sleep();
+    }
+    ph = phase::done;
+    return t.cpu(t.wake_cost(io.nr_woken));
+}
+
+// perf's readers loop on short reads: each pass is a new read() syscall.
+std::optional<task_action> read::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        io = {.want = left};
+        return t.cpu(t.charge(ch.read_syscall_cost(t.costs(), left)));
+    }
+    if (ph == phase::done)
+        return std::nullopt;
+    io.nr_woken = 0;
+    if (!ch.read(t.k(), t.task(), io)) {
+        t.owe(t.wake_cost(io.nr_woken));
+        return task_action::sleep();
+    }
+    const int nr = io.nr_woken;
+    if (io.eof) {
+        ph = phase::done;
+        eof = true;
+        if (nr > 0)
+            return t.cpu(t.wake_cost(nr));
+        return std::nullopt;
+    }
+    left -= io.done;
+    if (left == 0) {
+        ph = phase::done;
+    } else {
+        ph = phase::fresh;
+        io = {};
+    }
+    return t.cpu(t.wake_cost(nr));
+}
+
+std::optional<task_action> poll::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(t.costs().poll));
+    }
+    if (!ch.poll(t.k(), t.task()))
+        return task_action::sleep(); // do_poll(): woken, it polls again
+    return std::nullopt;
+}
+
+std::optional<task_action> futex_wait::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(t.costs().futex_wait));
+    }
+    if (!waited && fx.val == expected) {
+        fx.waiters.add_exclusive(t.task());
+        waited = true;
+        return task_action::sleep();
+    }
+    return std::nullopt; // -EAGAIN, or woken by futex_wake
+}
+
+std::optional<task_action> futex_wake::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(t.costs().futex_wake));
+    }
+    if (ph == phase::done)
+        return std::nullopt;
+    ph = phase::done;
+    const int woken = nr ? fx.waiters.wake_up(t.k(), static_cast<int>(nr), 0) : 0;
+    return t.cpu(t.wake_cost(woken));
+}
+
+std::optional<task_action> timeout::step(task_context& t)
+{
+    if (waited)
+        return std::nullopt;
+    waited = true;
+    t.k().schedule_timeout(t.task(), ns);
+    return task_action::sleep();
+}
+
+std::optional<task_action> nanosleep::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(t.costs().nanosleep));
+    }
+    if (waited)
+        return std::nullopt;
+    const sim_dur d = until >= 0 ? until - t.now() : ns;
+    if (until >= 0 && d <= 0)
+        return std::nullopt; // the time has passed: no sleep
+    waited = true;
+    t.k().schedule_timeout(t.task(), d);
+    return task_action::sleep();
+}
+
+std::optional<task_action> fork::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(opts.thread ? t.costs().fork_thread : t.costs().fork_process));
+    }
+    if (ph == phase::done)
+        return std::nullopt;
+    ph = phase::done;
+    task_struct& p = t.task();
+    task_opts to;
+    to.comm = opts.comm.empty() ? p.comm : opts.comm;
+    to.nice = p.static_prio_nice;
+    to.policy = p.policy;
+    to.thread = opts.thread;
+    if (opts.allowed.nr_cpu_ids())
+        to.allowed = opts.allowed;
+    created = &t.k().fork(p, std::move(child), to);
+    return std::nullopt;
+}
+
+std::optional<task_action> barrier_wait::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        return t.cpu(t.charge(t.costs().futex_wait));
+    }
+    if (ph == phase::done)
+        return std::nullopt;
+    if (!waited) {
+        if (++b.arrived == b.parties) {
+            b.arrived = 0;
+            ++b.generation;
+            const int nr = b.waiters.wake_up_all(t.k(), 0);
+            ph = phase::done;
+            return t.cpu(t.charge(t.costs().futex_wake) + t.wake_cost(nr));
+        }
+        generation = b.generation;
+        waited = true;
+        b.waiters.add_exclusive(t.task());
+        return task_action::sleep();
+    }
+    if (b.generation == generation) {
+        b.waiters.add_exclusive(t.task());
+        return task_action::sleep();
+    }
+    return std::nullopt;
+}
+
+// model: kernel/exit.c do_wait() (or a futex join): check, sleep, re-check.
+std::optional<task_action> wait_for::step(task_context& t)
+{
+    if (ph == phase::fresh) {
+        ph = phase::syscall;
+        if (cost)
+            return t.cpu(t.charge(t.costs().*cost));
+    }
+    if (c.value < (target_fn ? target_fn() : target)) {
+        c.waiters.add(t.task());
+        return task_action::sleep();
+    }
+    return std::nullopt;
+}
+
+// model: an event count + wake_up_all() of its waiters.
+std::optional<task_action> signal::step(task_context& t)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    ++c.value;
+    const int nr = c.waiters.wake_up_all(t.k(), c.wake_flags);
+    if (nr > 0)
+        return t.cpu(t.wake_cost(nr));
+    return std::nullopt;
+}
+
+// model: close() of the last writer; only the wakeups it makes are charged.
+std::optional<task_action> close::step(task_context& t)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    const int nr = ch.close_write(t.k());
+    if (nr > 0)
+        return t.cpu(t.wake_cost(nr));
+    return std::nullopt;
+}
+
+std::optional<task_action> yield::step(task_context&)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    return task_action{task_action::yield, 0};
+}
+
+std::optional<task_action> sleep_on::step(task_context& t)
+{
+    if (slept)
+        return std::nullopt;
+    slept = true;
+    if (exclusive)
+        wq.add_exclusive(t.task());
+    else
+        wq.add(t.task());
+    return task_action::sleep();
+}
+
+} // namespace calls
+
+/* ------------------------------------------------------------------------ */
+/* the runner                                                                 */
+
+void coroutine_task::start(task_code code)
+{
+    SIM_BUG_ON(code.done(), "a task started with no code");
+    code_ = std::move(code);
+    code_.get().promise().ctx = &ctx_;
+    ctx_.current_ = code_.get();
+}
+
+task_action coroutine_task::exit_step()
+{
+    if (exit_ == exit_phase::running) {
+        exit_ = exit_phase::notify;
+        return ctx_.cpu(ctx_.charge(ctx_.k().exit_cost(ctx_.task())));
+    }
+    SIM_BUG_ON(exit_ != exit_phase::notify, "pid {} stepped after its exit", ctx_.task().pid);
+    exit_ = exit_phase::exited;
+    if (ctx_.at_exit_)
+        ctx_.at_exit_();
+    if (exit_notify_) {
+        ++exit_notify_->value;
+        exit_notify_->waiters.wake_up_all(ctx_.k(), exit_notify_->wake_flags);
+    }
+    code_.reset(); // the task's frames go with it
+    return task_action::do_exit();
+}
+
+/*
+ * One call runs the task's user-space code up to its next system call and
+ * steps that call, returning at the first action that consumes CPU, blocks
+ * or exits; zero-cost calls complete in place.
+ */
+task_action coroutine_task::step(kernel& k, task_struct& p)
+{
+    ctx_.k_ = &k;
+    ctx_.p_ = &p;
+    if (ctx_.killed_ && exit_ == exit_phase::running && !code_.done()) {
+        ctx_.call_ = nullptr; // abandon the call in progress (the workload dequeued the task)
+        code_.reset();
+    }
+    for (int guard = 0;; ++guard) {
+        SIM_BUG_ON(guard > 10'000'000, "pid {} ({}): its code made no progress", p.pid, p.comm);
+        if (ctx_.call_) {
+            if (const std::optional<task_action> a = ctx_.call_->step(ctx_))
+                return *a;
+            ctx_.call_ = nullptr;
+        }
+        if (code_.done())
+            return exit_step();
+        ctx_.current_.resume();
+        SIM_BUG_ON(!ctx_.call_ && !code_.done(), "pid {} ({}) suspended outside a system call",
+                   p.pid, p.comm);
+    }
+}
+
+} // namespace schedlab
