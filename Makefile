@@ -33,7 +33,9 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The speed table (docs/performance.md), then the Google Benchmark micro-benchmarks.
 bench: build
+	./$(BUILD)/bench/schedlab_speed
 	./$(BUILD)/bench/schedlab_bench
 
 format:

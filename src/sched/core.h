@@ -196,6 +196,7 @@ public:
                (p.cpu != creator_cpu ? costs_.start_remote : 0);
     }
     simulation& sim() { return sim_; }
+    const simulation& sim() const { return sim_; }
     const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
     task_struct* find_task_by_pid(int pid);
     /// Running FNV-1a over every context switch (time, cpu, prev, next): equal

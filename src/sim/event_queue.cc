@@ -38,6 +38,7 @@ bool event_queue::cancel(event_id id)
         return false;
     slots_[id.slot].alive = false;
     --live_;
+    ++cancelled_;
     return true;
 }
 

@@ -20,14 +20,14 @@ namespace schedlab {
 
 /// Orders events due at the same instant. Lower values fire first.
 enum class event_prio : s8 {
-    hrtimer = 0,     ///< timer expiry (timed sleeps, hrtimers): wakes tasks before others act
-    ipi = 10,        ///< remote wakeup delivery (wakelist / reschedule IPI)
-    task_work = 20,  ///< a running task's CPU burst completes
-    resched = 25,    ///< deferred __schedule() on a CPU (need_resched handling)
-    tick = 30,       ///< scheduler tick
-    softirq = 40,    ///< SCHED_SOFTIRQ (periodic / nohz balancing)
-    sample = 90,     ///< sampled self-checks and statistics
-    stop = 100,      ///< end of the measured interval
+    hrtimer = 0,    ///< timer expiry (timed sleeps, hrtimers): wakes tasks before others act
+    ipi = 10,       ///< remote wakeup delivery (wakelist / reschedule IPI)
+    task_work = 20, ///< a running task's CPU burst completes
+    resched = 25,   ///< deferred __schedule() on a CPU (need_resched handling)
+    tick = 30,      ///< scheduler tick
+    softirq = 40,   ///< SCHED_SOFTIRQ (periodic / nohz balancing)
+    sample = 90,    ///< sampled self-checks and statistics
+    stop = 100,     ///< end of the measured interval
 };
 
 /// Receives fired events. The 64-bit argument lets one handler serve many objects.
@@ -66,6 +66,10 @@ public:
     fired pop();
 
     u64 scheduled_total() const { return seq_; }
+    /// Events cancelled while pending (each leaves a dead heap entry until it surfaces).
+    u64 cancelled_total() const { return cancelled_; }
+    /// Heap entries, live and dead.
+    std::size_t heap_entries() const { return heap_.size(); }
 
 private:
     struct entry {
@@ -94,6 +98,7 @@ private:
     std::vector<slot> slots_;
     std::vector<u32> free_;
     u64 seq_ = 0;
+    u64 cancelled_ = 0;
     std::size_t live_ = 0;
 };
 

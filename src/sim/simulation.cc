@@ -18,6 +18,8 @@ u64 simulation::run_until(sim_time limit)
     while (!stopped_ && !q_.empty()) {
         if (q_.next_time() > limit)
             break;
+        pending_sum_ += q_.size();
+        heap_entries_sum_ += q_.heap_entries();
         const auto ev = q_.pop();
         SIM_BUG_ON(ev.when < now_, "time went backwards: {} < {}", ev.when, now_);
         now_ = ev.when;

@@ -38,6 +38,11 @@ public:
     bool stopped() const { return stopped_; }
 
     u64 events_fired() const { return fired_; }
+    /// Sums over fired events of the live events and of the heap entries (live and
+    /// cancelled) pending as each was taken: divided by events_fired(), the mean
+    /// queue depth a run worked at (for the benchmarks' bare-heap comparison).
+    u64 pending_sum() const { return pending_sum_; }
+    u64 heap_entries_sum() const { return heap_entries_sum_; }
     const event_queue& queue() const { return q_; }
 
 private:
@@ -45,6 +50,8 @@ private:
     u64 seed_;
     event_queue q_;
     u64 fired_ = 0;
+    u64 pending_sum_ = 0;
+    u64 heap_entries_sum_ = 0;
     bool stopped_ = false;
 };
 
