@@ -399,13 +399,39 @@ bool profile_default(const std::string& base, sched_feat_id f)
     return false;
 }
 
-kernel_config make_kernel_config(const std::string& spec, const std::string& where)
+/// The profile of the tree each patch-set delta was posted against (its source names the base).
+const char* posted_base(const std::string& delta)
 {
+    static const std::pair<const char*, const char*> bases[] = {
+        {"shared_runq_v3", "tip-2023-08"}, {"shared_runq_v3_noopt", "tip-2023-08"},
+        {"shared_runq_v4", "tip-2023-12"}, {"tg_ratelimit", "tip-2023-08"},
+        {"sis_short_v6", "tip-2023-02"},   {"stacking", "5.15-rc3"},
+    };
+    for (const auto& [name, base] : bases)
+        if (delta == name)
+            return base;
+    return nullptr;
+}
+
+kernel_config make_kernel_config(const std::string& spec_in, const std::string& where)
+{
+    // Blanks around the spec and its terms are ignored, as --features ignores them.
+    auto trimmed = [](const std::string& t) {
+        const auto b = t.find_first_not_of(" \t\n");
+        return b == std::string::npos ? std::string()
+                                      : t.substr(b, t.find_last_not_of(" \t\n") - b + 1);
+    };
+    const std::string spec = trimmed(spec_in);
     std::vector<std::string> parts;
-    std::stringstream ss(spec);
-    for (std::string part; std::getline(ss, part, '+');)
-        parts.push_back(part);
-    if (parts.empty() || parts[0].empty())
+    for (std::size_t start = 0;;) { // "6.6+" has an empty last term (getline would drop it)
+        const std::size_t plus = spec.find('+', start);
+        parts.push_back(
+            trimmed(spec.substr(start, plus == std::string::npos ? plus : plus - start)));
+        if (plus == std::string::npos)
+            break;
+        start = plus + 1;
+    }
+    if (parts[0].empty())
         throw config_error(where, "empty kernel profile; see `schedlab kernels`");
 
     const profile_def* d = find_profile(parts[0]);
@@ -470,6 +496,10 @@ kernel_config make_kernel_config(const std::string& spec, const std::string& whe
             throw config_error(where, fmt::format("kernel {} already rate-limits tg->load_avg "
                                                   "updates (merged in v6.7); drop +tg_ratelimit",
                                                   kc.base));
+        if (const char* base = posted_base(dd->name); base && kc.base != base)
+            kc.warnings.push_back(fmt::format("kernel delta '{}' was posted against {}, not {}: "
+                                              "this models a port nobody posted (its source: {})",
+                                              dd->name, base, kc.base, dd->source));
         applied.push_back(dd);
         kc.deltas.emplace_back(dd->name);
         for (const auto& fd : dd->feats)
@@ -485,9 +515,12 @@ kernel_config make_kernel_config(const std::string& spec, const std::string& whe
 void apply_features(kernel_config& kc, const std::string& list, const std::string& where)
 {
     std::string token;
+    int applied = 0;
     auto flush = [&] {
-        if (!token.empty())
+        if (!token.empty()) {
             apply_one(kc, token, where);
+            ++applied;
+        }
         token.clear();
     };
     for (char c : list) {
@@ -497,6 +530,10 @@ void apply_features(kernel_config& kc, const std::string& list, const std::strin
             token += c;
     }
     flush();
+    if (applied == 0)
+        throw config_error(where, fmt::format("'{}' names no feature; give NAME or NO_NAME, comma "
+                                              "separated (`schedlab features` lists them)",
+                                              list));
 }
 
 } // namespace schedlab

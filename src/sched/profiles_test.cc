@@ -212,5 +212,25 @@ TEST(set_cost, rejects_unknown_names_and_bad_values)
                 HasSubstr("NAME=NANOSECONDS"));
 }
 
+// Issue 16, item 12: "6.6+" was accepted but "6.6++X" refused; "--features ,," accepted; blanks
+// trimmed in --features but not in --kernel; a delta on a base it was never posted against.
+TEST(make_kernel_config, parses_specs_consistently)
+{
+    EXPECT_EQ(error_of([] { make_kernel_config("6.6+"); }),
+              "--kernel: empty '+' term in kernel spec '6.6+'");
+    EXPECT_EQ(error_of([] { make_kernel_config("6.6++NO_PLACE_LAG"); }),
+              "--kernel: empty '+' term in kernel spec '6.6++NO_PLACE_LAG'");
+    EXPECT_EQ(make_kernel_config(" 6.6 + NO_PLACE_LAG ").base, "6.6");
+    EXPECT_FALSE(make_kernel_config(" 6.6 + NO_PLACE_LAG ").features.test(__SCHED_FEAT_PLACE_LAG));
+    kernel_config kc = make_kernel_config("6.6");
+    EXPECT_EQ(error_of([&] { apply_features(kc, ",,", "--features"); }),
+              "--features: ',,' names no feature; give NAME or NO_NAME, comma separated "
+              "(`schedlab features` lists them)");
+    EXPECT_TRUE(make_kernel_config("tip-2023-08+shared_runq_v3").warnings.empty());
+    const kernel_config ported = make_kernel_config("5.15+shared_runq_v3");
+    ASSERT_EQ(ported.warnings.size(), 1u);
+    EXPECT_THAT(ported.warnings[0], HasSubstr("kernel delta 'shared_runq_v3' was posted against "
+                                              "tip-2023-08, not 5.15"));
+}
 } // namespace
 } // namespace schedlab
