@@ -35,6 +35,27 @@ std::vector<std::pair<std::string, sim_dur>> cost_list(const cost_params& c)
     return v;
 }
 
+long long max_cost_value(const cost_info& ci)
+{
+    // Bounds of input, not of the model: each far beyond any real machine, and small enough
+    // that costs multiplied together (ns/KiB x KiB, lines x ns) and added to the clock stay
+    // within sim_time's int64 nanoseconds.
+    const std::string_view unit = ci.unit;
+    if (unit == "%")
+        return 100;
+    if (unit == "bool")
+        return 1;
+    if (unit == "lines")
+        return 10'000; // a runqueue's working set is tens of lines
+    if (unit == "ns/KiB")
+        return 1'000'000; // 1 ms per KiB: 1 MB/s, slower than any memory
+    if (unit == "KiB")
+        return 1LL << 30; // a 1 TiB cache
+    if (unit == "MB/s")
+        return 1'000'000'000; // 1 PB/s
+    return 100'000'000'000LL; // ns: 100 s for one operation
+}
+
 bool set_cost_value(cost_params& c, const std::string& name, sim_dur value)
 {
     bool found = false;
@@ -75,6 +96,10 @@ void set_cost(cost_params& c, const std::string& assignment, const std::string& 
         throw config_error(where, fmt::format("{} must be between 0 and 100", name));
     if (std::string_view(find_cost(name)->unit) == "bool" && v > 1)
         throw config_error(where, fmt::format("{} must be 0 or 1", name));
+    if (v > max_cost_value(*find_cost(name)))
+        throw config_error(where, fmt::format("cost '{}': {} is implausibly large (limit {} {})",
+                                              name, value, max_cost_value(*find_cost(name)),
+                                              find_cost(name)->unit));
     set_cost_value(c, name, v);
 }
 

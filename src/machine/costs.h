@@ -36,6 +36,8 @@ const std::vector<cost_info>& cost_table();
 
 /// Sets one cost by name ("pipe_write=900"); throws config_error naming `where`.
 void set_cost(cost_params& c, const std::string& assignment, const std::string& where);
+/// The largest value a cost may be given, by its unit (a machine file or --cost).
+long long max_cost_value(const cost_info& ci);
 /// Sets one cost by name and value; returns false if the name is unknown.
 bool set_cost_value(cost_params& c, const std::string& name, sim_dur value);
 /// Every cost name with its value, in costs.def order.

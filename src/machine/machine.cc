@@ -147,6 +147,11 @@ void machine::validate(const std::string& where) const
 
     if (cpus.empty())
         throw config_error(where, "machine has no CPUs");
+    if (nr_cpus() > max_nr_cpus)
+        throw config_error(where,
+                           fmt::format("{} CPUs, more than the {} a kernel supports (NR_CPUS "
+                                       "on x86_64)",
+                                       nr_cpus(), max_nr_cpus));
     if (vendor != "amd" && vendor != "intel" && vendor != "other")
         fail(fmt::format("vendor '{}' is not one of amd, intel, other", vendor));
 

@@ -35,6 +35,11 @@ struct cpu_desc {
 enum class cpu_distance : u8 { same = 0, smt, llc, package, remote };
 const char* to_string(cpu_distance d);
 
+/// The most CPUs a machine may have: the kernel's own maximum NR_CPUS on x86_64
+/// (arch/x86/Kconfig NR_CPUS_RANGE_END: 8192). Memory sets a tighter bound on big machines:
+/// sched_domains_bytes_estimate() (sched/topology.h) is checked before they are built.
+inline constexpr int max_nr_cpus = 8192;
+
 struct machine {
     std::string name;        ///< preset or file name
     std::string description; ///< one line for `schedlab machines`

@@ -43,8 +43,6 @@ bool must_be_positive(const std::string& name)
     return name == "l2_kib" || name == "llc_kib" || ends_with(name, "_mbs") || name == "smt_pct";
 }
 
-constexpr long long max_cost_value = 1'000'000'000'000LL; // 1000 s in ns; far beyond any real cost
-
 } // namespace
 
 void check_cost_value(const std::string& name, long long value, const std::string& where)
@@ -56,14 +54,15 @@ void check_cost_value(const std::string& name, long long value, const std::strin
     }
     if (value < 0)
         throw config_error(where, fmt::format("cost {}: {} is negative", name, value));
-    if (value > max_cost_value)
-        throw config_error(where, fmt::format("cost {}: {} is implausibly large (limit {})", name,
-                                              value, max_cost_value));
     if (ends_with(name, "_pct") && value > 100)
         throw config_error(where, fmt::format("cost {}: {} is not a percentage (0..100)", name,
                                               value));
     if (find_cost(name)->unit == std::string_view("bool") && value > 1)
         throw config_error(where, fmt::format("cost {}: {} is not 0 or 1", name, value));
+    if (value > max_cost_value(*find_cost(name)))
+        throw config_error(where, fmt::format("cost {}: {} is implausibly large (limit {} {})",
+                                              name, value, max_cost_value(*find_cost(name)),
+                                              find_cost(name)->unit));
     if (value == 0 && must_be_positive(name))
         throw config_error(where, fmt::format("cost {} must be positive", name));
 }
@@ -265,17 +264,22 @@ void read_sysfs_costs(machine& m, const std::string& cpu_root)
 // ----------------------------------------------------------------------------------------------
 // the listing
 
+void apply_cost_override(cost_params& c, const std::string& assignment, const std::string& where)
+{
+    set_cost(c, assignment, where); // parses and rejects unknown names and bad numbers
+    const std::string name = assignment.substr(0, assignment.find('='));
+    const auto list = cost_list(c);
+    const auto it =
+        std::find_if(list.begin(), list.end(), [&](const auto& kv) { return kv.first == name; });
+    check_cost_value(name, it->second, where);
+}
+
 std::string costs_report(const machine& base, const std::vector<std::string>& overrides)
 {
     machine m = base;
     for (const auto& o : overrides) {
-        set_cost(m.costs, o, "--cost"); // parses and rejects unknown names and bad numbers
-        const std::string name = o.substr(0, o.find('='));
-        const auto list = cost_list(m.costs);
-        const auto it = std::find_if(list.begin(), list.end(),
-                                     [&](const auto& kv) { return kv.first == name; });
-        check_cost_value(name, it->second, "--cost");
-        m.costs_source[name] = "--cost " + o;
+        apply_cost_override(m.costs, o, "--cost");
+        m.costs_source[o.substr(0, o.find('='))] = "--cost " + o;
     }
 
     std::string out = fmt::format("# costs of machine {}{}\n", m.name,

@@ -27,6 +27,10 @@ std::vector<std::string> cost_names();
  */
 void check_cost_value(const std::string& name, long long value, const std::string& where);
 
+/// A --cost NAME=VALUE of a run: set_cost(), then check_cost_value() (sizes, bandwidths and
+/// smt_pct must be positive there, as in a machine file).
+void apply_cost_override(cost_params& c, const std::string& assignment, const std::string& where);
+
 /// Sets a cost of the machine and records why; checks it as check_cost_value() does.
 void set_machine_cost(machine& m, const std::string& name, long long value,
                       const std::string& source, const std::string& where);

@@ -162,6 +162,33 @@ TEST(check_cost_value, rejects_unknown_names_with_a_hint_and_bad_values)
     EXPECT_EQ(error_of([] { check_cost_value("jitter_pct", 100, "x"); }), "");
 }
 
+TEST(check_cost_value, bounds_each_unit_so_costs_cannot_overflow_the_clock)
+{
+    // Issue 16: cstate_deep_exit=2^63-1 wrapped the clock (SIM_BUG_ON(when < now_)).
+    EXPECT_EQ(error_of([] { check_cost_value("cstate_deep_exit", 9223372036854775807LL, "x"); }),
+              "x: cost cstate_deep_exit: 9223372036854775807 is implausibly large (limit "
+              "100000000000 ns)");
+    EXPECT_EQ(error_of([] { check_cost_value("wakeup", 100'000'000'000LL, "x"); }), "");
+    EXPECT_NE(error_of([] {
+                  check_cost_value("wakeup_remote_lines", 10'001, "x");
+              }).find("limit 10000 lines"),
+              std::string::npos);
+    EXPECT_NE(error_of([] {
+                  check_cost_value("copy_per_kib", 1'000'001, "x");
+              }).find("limit 1000000 ns/KiB"),
+              std::string::npos);
+    cost_params c;
+    EXPECT_EQ(error_of([&] { set_cost(c, "wakeup=4611686018427387904", "--cost"); }),
+              "--cost: cost 'wakeup': 4611686018427387904 is implausibly large (limit "
+              "100000000000 ns)");
+    EXPECT_EQ(error_of([&] { set_cost(c, "wakeup=99999999999999999999", "--cost"); }),
+              "--cost: cost 'wakeup': '99999999999999999999' is not a non-negative integer number "
+              "of nanoseconds");
+    // A run's --cost is checked as a machine file's cost is: no zero-sized cache.
+    EXPECT_NE(error_of([&] { apply_cost_override(c, "llc_kib=0", "--cost"); }).find("positive"),
+              std::string::npos);
+}
+
 TEST(cost_source, is_the_machine_s_own_else_the_costs_def_one)
 {
     machine m = make_machine_preset("spr-2s");

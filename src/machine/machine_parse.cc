@@ -13,6 +13,7 @@
 #include "machine/machine_costs.h"
 #include "machine/presets.h"
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -151,6 +152,8 @@ public:
 private:
     static std::string describe(const json& j)
     {
+        if (j.is_null())
+            return "null";
         std::string text = j.dump();
         if (text.size() > 40)
             text = text.substr(0, 37) + "...";
@@ -244,6 +247,10 @@ void apply_costs(machine& m, const std::vector<cost_setting>& costs, const std::
 
 machine machine_from_json(std::string_view text, const std::string& where)
 {
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        throw config_error(where + ":" + line_col(text, nul + 1),
+                           "a NUL byte: binary data, not a JSON machine file");
+    check_json_depth(text, max_machine_json_depth, where);
     json doc;
     try {
         doc = json::parse(text.begin(), text.end());
@@ -254,10 +261,19 @@ machine machine_from_json(std::string_view text, const std::string& where)
             if (auto colon = msg.find(": ", pos); colon != std::string::npos)
                 msg = msg.substr(colon + 2);
         throw config_error(where + ":" + line_col(text, e.byte), "malformed JSON: " + msg);
+    } catch (const json::exception& e) {
+        // out_of_range.406: a number beyond a double's range ("2E482")
+        std::string msg = e.what();
+        if (auto pos = msg.find("] "); pos != std::string::npos)
+            msg = msg.substr(pos + 2);
+        throw config_error(where, "malformed JSON: " + msg);
     }
 
     const json_reader r(where);
-    r.object(doc, "");
+    if (!doc.is_object())
+        r.fail("", fmt::format("a machine file is a JSON object ({{\"format\": \"{}\", ...}}), "
+                               "got {}",
+                               machine_format_v1, doc.is_null() ? "null" : doc.type_name()));
     r.check_keys(doc, "", top_keys);
 
     if (!doc.contains("format"))
@@ -332,6 +348,10 @@ machine machine_from_json(std::string_view text, const std::string& where)
     const json& cpus = r.array(doc["cpus"], "cpus");
     if (cpus.empty())
         r.fail("cpus", "is empty; a machine has at least one CPU");
+    if (cpus.size() > static_cast<std::size_t>(max_nr_cpus))
+        r.fail("cpus", fmt::format("lists {} CPUs, more than the {} a kernel supports (NR_CPUS on "
+                                   "x86_64)",
+                                   cpus.size(), max_nr_cpus));
     m.cpus.resize(cpus.size());
     std::vector<int> seen(cpus.size(), -1);
     for (std::size_t i = 0; i < cpus.size(); ++i) {
@@ -463,8 +483,11 @@ int cache_level(std::string_view name)
         return 0;
     std::size_t i = 1;
     int level = 0;
-    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])))
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) {
         level = level * 10 + (name[i++] - '0');
+        if (level > 9)
+            return 0; // no cache level has two digits: not a cache column
+    }
     for (; i < name.size(); ++i)
         if (!std::isalpha(static_cast<unsigned char>(name[i])))
             return 0;
@@ -611,14 +634,20 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
                 return -1;
             const auto subs = split(trim(fields[c->column]), ':');
             if (trim(fields[c->column]).empty())
-                return -1;
+                throw config_error(at, fmt::format("the {} cache id is empty for an online CPU "
+                                                   "(lscpu prints one for each; leave the column "
+                                                   "out if the machine has no {})",
+                                                   c->name, c->name));
             if (c->sub >= static_cast<int>(subs.size()))
                 throw config_error(at, fmt::format("cache column has {} values, the header names "
                                                    "more caches",
                                                    subs.size()));
             const auto f = trim(subs[c->sub]);
             if (f.empty() || f == "-")
-                return -1;
+                throw config_error(at, fmt::format("the {} cache id is empty for an online CPU "
+                                                   "(lscpu prints one for each; leave the column "
+                                                   "out if the machine has no {})",
+                                                   c->name, c->name));
             auto v = to_integer(f);
             if (!v || *v < 0)
                 throw config_error(
@@ -628,8 +657,10 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
         const auto cpu = number(col_cpu, "CPU");
         if (!cpu)
             throw config_error(at, "CPU column is empty");
-        if (*cpu > 65535)
-            throw config_error(at, fmt::format("CPU {} is out of range", *cpu));
+        if (*cpu >= max_nr_cpus)
+            throw config_error(at, fmt::format("CPU {} is out of range (a kernel numbers at most "
+                                               "{} CPUs)",
+                                               *cpu, max_nr_cpus));
         if (!cpus_seen.insert(static_cast<int>(*cpu)).second)
             throw config_error(at, fmt::format("CPU {} is listed twice", *cpu));
         if (col_online >= 0) {
@@ -702,7 +733,7 @@ std::vector<int> parse_cpulist(std::string_view list, const std::string& where)
         const auto dash = part.find('-');
         auto lo = to_integer(part.substr(0, dash));
         auto hi = dash == std::string_view::npos ? lo : to_integer(part.substr(dash + 1));
-        if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > 65535)
+        if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= max_nr_cpus)
             throw config_error(where, fmt::format("malformed CPU list '{}' (expected e.g. "
                                                   "\"0-3,8,10-11\")",
                                                   list));
@@ -757,7 +788,8 @@ std::vector<int> numbered_entries(const fs::path& dir, std::string_view prefix)
         const std::string name = it->path().filename().string();
         if (name.rfind(prefix, 0) != 0)
             continue;
-        if (auto v = to_integer(std::string_view(name).substr(prefix.size())); v && *v >= 0)
+        if (auto v = to_integer(std::string_view(name).substr(prefix.size()));
+            v && *v >= 0 && *v < max_nr_cpus) // (node ids are below the CPU count too)
             ids.push_back(static_cast<int>(*v));
     }
     std::sort(ids.begin(), ids.end());

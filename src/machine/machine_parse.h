@@ -15,6 +15,10 @@
 namespace schedlab {
 
 inline constexpr const char* machine_format_v1 = "schedlab-machine-v1";
+/// Input bounds: a machine file's size (an 8192-CPU machine in the "cpus" form or as lscpu -p
+/// is under 1 MiB) and its JSON nesting (the format nests 3 deep).
+inline constexpr std::size_t max_machine_file_bytes = std::size_t{16} << 20;
+inline constexpr int max_machine_json_depth = 32;
 
 /// Parses a JSON machine file; `where` is its name, used in every error.
 machine machine_from_json(std::string_view text, const std::string& where);

@@ -347,5 +347,59 @@ TEST(parse_cpulist, expands_ranges_and_rejects_garbage)
     EXPECT_TRUE(contains(error_of([] { parse_cpulist("3-1", "f"); }), "f: malformed CPU list"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue 16: bad input is an error naming it, never a crash or a runaway
+
+TEST(machine_from_json, numbers_beyond_a_double_are_errors_not_aborts)
+{
+    EXPECT_EQ(error_of([] { machine_from_json("2E482", "x.json"); }),
+              "x.json: malformed JSON: number overflow parsing '2E482'");
+}
+
+TEST(machine_from_json, binary_null_and_deeply_nested_files_are_named)
+{
+    EXPECT_EQ(error_of([] { machine_from_json(std::string("\0{}", 3), "z.json"); }),
+              "z.json:1:1: a NUL byte: binary data, not a JSON machine file");
+    EXPECT_EQ(error_of([] { machine_from_json("null", "n.json"); }),
+              "n.json: a machine file is a JSON object ({\"format\": \"schedlab-machine-v1\", "
+              "...}), got null");
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    EXPECT_EQ(error_of([&] { machine_from_json(deep, "d.json"); }),
+              "d.json:1:33: nested more than 32 levels deep");
+}
+
+TEST(machine_from_json, more_cpus_than_a_kernel_supports_are_refused_before_reading_them)
+{
+    std::string text = R"({"format": "schedlab-machine-v1", "cpus": [)";
+    for (int i = 0; i <= max_nr_cpus; ++i)
+        text += fmt::format(R"({}{{"cpu": {}, "core": {}, "llc": 0, "package": 0}})", i ? "," : "",
+                            i, i);
+    text += "]}";
+    EXPECT_EQ(error_of([&] { machine_from_json(text, "big.json"); }),
+              "big.json: cpus: lists 8193 CPUs, more than the 8192 a kernel supports (NR_CPUS on "
+              "x86_64)");
+    const std::string gen = R"({"format": "schedlab-machine-v1", "generate": {"sockets": 64,
+        "cores_per_socket": 4096, "threads_per_core": 8}})";
+    EXPECT_TRUE(contains(error_of([&] { machine_from_json(gen, "g.json"); }),
+                         "64 sockets x 4096 cores x 8 threads = 2097152 CPUs, more than the 8192"));
+}
+
+TEST(machine_from_lscpu, cache_levels_and_cpu_numbers_do_not_overflow)
+{
+    // "L9999999999" overflowed an int (UBSan); it is not a cache column.
+    const machine m = machine_from_lscpu("# CPU,Core,Socket,Node,,L9999999999\n0,0,0,0,,0\n", "l");
+    EXPECT_EQ(m.nr_cpus(), 1);
+    EXPECT_TRUE(contains(error_of([] { machine_from_lscpu("# CPU,Core\n8192,0\n", "c.txt"); }),
+                         "c.txt:2: CPU 8192 is out of range"));
+}
+
+TEST(machine_from_lscpu, an_empty_cache_id_of_an_online_cpu_is_an_error)
+{
+    // It used to become "unknown" silently, changing the LLCs.
+    const char* text = "# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n0,0,0,0,,0,0,0,\n1,1,0,0,,1,1,1,\n";
+    EXPECT_EQ(error_of([&] { machine_from_lscpu(text, "e.txt"); }),
+              "e.txt:2: the L3 cache id is empty for an online CPU (lscpu prints one for each; "
+              "leave the column out if the machine has no L3)");
+}
 } // namespace
 } // namespace schedlab

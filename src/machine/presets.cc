@@ -9,6 +9,7 @@
 #include "machine/machine_costs.h"
 #include "machine/machine_parse.h"
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 
 #include <algorithm>
 #include <cctype>
@@ -81,7 +82,11 @@ machine make_symmetric_machine(const symmetric_machine_spec& spec, const std::st
          fmt::format("cores_per_llc {} is not a multiple of cores_per_cluster {}", cores_per_llc,
                      spec.cores_per_cluster));
     const long long total = 1LL * spec.sockets * spec.cores_per_socket * spec.threads_per_core;
-    need(total <= 65536, fmt::format("{} CPUs is more than the 65536 supported", total));
+    need(total <= max_nr_cpus,
+         fmt::format("{} sockets x {} cores x {} threads = {} CPUs, more than the {} a kernel "
+                     "supports (NR_CPUS on x86_64)",
+                     spec.sockets, spec.cores_per_socket, spec.threads_per_core, total,
+                     max_nr_cpus));
     need(spec.remote_distance > 10 || spec.sockets == 1,
          fmt::format("remote_distance {} must be greater than the local distance 10",
                      spec.remote_distance));
@@ -219,12 +224,7 @@ std::vector<std::string> preset_names()
 
 std::string read_file(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw config_error(path, "cannot open machine file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_input_file(path, path, max_machine_file_bytes, "machine file");
 }
 
 /* "AuthenticAMD" / "GenuineIntel" from /proc/cpuinfo, and the x86 family for init_amd_zn(). */

@@ -210,5 +210,11 @@ TEST(load_machine, detects_json_and_lscpu_files_by_content)
     fs::remove_all(dir);
 }
 
+TEST(load_machine, endless_inputs_and_directories_are_refused_before_reading_them_whole)
+{
+    EXPECT_EQ(error_of([] { load_machine("/dev/zero"); }),
+              "/dev/zero: the machine file is larger than the 16 MiB limit");
+    EXPECT_EQ(error_of([] { load_machine("/tmp"); }), "/tmp: is a directory, not a machine file");
+}
 } // namespace
 } // namespace schedlab

@@ -18,8 +18,10 @@
 #include "sched/topology.h"
 
 #include "sim/bug.h"
+#include "sim/file_io.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -468,6 +470,9 @@ std::string sd_flags_to_string(u32 flags)
  */
 sched_topology build_sched_domains(const machine& m, const topology_params& tp)
 {
+    check_memory_estimate(
+        sched_domains_bytes_estimate(m),
+        fmt::format("the sched domains of machine {} ({} CPUs)", m.name, m.nr_cpus()), m.name);
     const int nr = m.nr_cpus();
     const auto tls = sched_topology_levels(m, tp);
     const cpumask cpu_map = m.all();
@@ -686,6 +691,36 @@ std::string sched_domain_debug(const sched_topology& t, const machine& m, bool v
         }
     }
     return out;
+}
+
+double sched_domains_bytes_estimate(const machine& m)
+{
+    const double n = m.nr_cpus();
+    const double mask = sizeof(cpumask) + 8.0 * std::ceil(n / 64);
+    const double group = sizeof(sched_group) + 2 * mask;
+    const double domain = sizeof(sched_domain) + sizeof(std::unique_ptr<sched_domain>) + mask;
+    // Units per container, counted once: threads per core, cores per cluster, ...
+    std::map<int, std::set<int>> threads, cores, clusters, llcs;
+    std::set<int> nodes;
+    for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
+        const cpu_desc& d = m.cpus[cpu];
+        threads[d.core].insert(cpu);
+        cores[d.cluster].insert(d.core);
+        clusters[d.llc].insert(d.cluster);
+        llcs[d.package].insert(d.llc);
+        nodes.insert(d.node);
+    }
+    double bytes = 0;
+    for (const cpu_desc& d : m.cpus) {
+        // MC's groups are the LLC's clusters (its cores where clusters are cores).
+        const double mc_groups = static_cast<double>(clusters[d.llc].size());
+        const double groups = static_cast<double>(threads[d.core].size()) +
+                              static_cast<double>(cores[d.cluster].size()) + mc_groups +
+                              static_cast<double>(llcs[d.package].size()) +
+                              static_cast<double>(nodes.size());
+        bytes += 5 * domain + groups * group;
+    }
+    return bytes;
 }
 
 } // namespace schedlab

@@ -148,7 +148,18 @@ public:
 };
 
 /// kernel: build_sched_domains() for all CPUs; SIM_BUG_ON if sched_domain_check() finds anything.
+/// A machine whose domains would not fit (sched_domains_bytes_estimate() above half of this
+/// machine's memory) is a config_error naming the estimate and the limit, before building.
 sched_topology build_sched_domains(const machine& m, const topology_params& tp);
+
+/*
+ * An upper estimate of the memory build_sched_domains() takes for `m`, from the data
+ * structures above: per CPU and level a sched_domain and its span, and one sched_group (with
+ * two cpumasks) per child unit of the span (SMT: threads of the core; CLS: cores of the
+ * cluster; MC: clusters or cores of the LLC; DIE/PKG: LLCs of the package; NUMA: nodes). It
+ * grows as CPUs^2 per level whose groups are per CPU; keep it in step with the structures.
+ */
+double sched_domains_bytes_estimate(const machine& m);
 
 /// The invariants sched_domain_debug_one() reports as "ERROR: ..."; empty means sound.
 std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu);

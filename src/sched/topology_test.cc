@@ -405,5 +405,28 @@ TEST(sched_domain_debug, verbose_adds_flags_and_parameters)
     EXPECT_NE(out.find("imbalance_pct=117 cache_nice_tries=1 imb_numa_nr=2\n"), std::string::npos);
 }
 
+// Issue 16: a 1 x 2048-core single-LLC machine took 2.7 GB for `schedlab topology`, 4000 CPUs
+// more than 14 GB. The estimate follows the structures (measured peak RSS of `schedlab
+// topology`, Release: 1024 CPUs 416 MiB, 2048 CPUs 2.6 GiB, 2 x 2048 x 2 in 8-core LLCs
+// 4.7 GiB; docs/testing.md) and is checked before building.
+TEST(sched_domains_bytes_estimate, follows_the_cubic_growth_of_one_big_llc)
+{
+    auto one_llc = [](int cores) {
+        symmetric_machine_spec s;
+        s.sockets = 1;
+        s.cores_per_socket = cores;
+        s.threads_per_core = 1;
+        s.cores_per_llc = cores;
+        return make_symmetric_machine(s, "test");
+    };
+    const double mib = 1024.0 * 1024;
+    const double e1024 = sched_domains_bytes_estimate(one_llc(1024));
+    EXPECT_GT(e1024, 380 * mib);
+    EXPECT_LT(e1024, 460 * mib);
+    const double e2048 = sched_domains_bytes_estimate(one_llc(2048));
+    EXPECT_GT(e2048 / e1024, 6); // towards 8: n groups of n-bit masks on each of n CPUs
+    EXPECT_LT(e2048 / e1024, 8);
+    EXPECT_LT(sched_domains_bytes_estimate(make_machine_preset("bergamo-2s")), 16 * mib);
+}
 } // namespace
 } // namespace schedlab

@@ -201,6 +201,21 @@ void write_output_file(const std::string& path, std::string_view contents, const
     f.commit();
 }
 
+double memory_budget_bytes()
+{
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / 2 : 0;
+}
+
+void check_memory_estimate(double bytes, const std::string& what, const std::string& where)
+{
+    const double budget = memory_budget_bytes();
+    if (budget > 0 && bytes > budget)
+        throw config_error(where, fmt::format("{} need about {}, more than half of this "
+                                              "machine's memory ({}), the most a run may take",
+                                              what, format_bytes(bytes), format_bytes(budget)));
+}
+
 std::string format_bytes(double bytes)
 {
     static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};

@@ -69,6 +69,12 @@ std::string read_input_file(const std::string& path, const std::string& where,
 /// "[[[[..."): config_error("where:line:col", ...) at the first bracket past `max_depth`.
 void check_json_depth(std::string_view text, int max_depth, const std::string& where);
 
+/// What one run may take: half of this machine's physical memory (0 if unknown).
+double memory_budget_bytes();
+/// config_error(where, ...) when `bytes` (the estimate for `what`) exceeds memory_budget_bytes():
+/// refused before anything is allocated, with the estimate and the limit.
+void check_memory_estimate(double bytes, const std::string& what, const std::string& where);
+
 /// Sizes in the messages: "16 MiB", "1.5 GiB".
 std::string format_bytes(double bytes);
 

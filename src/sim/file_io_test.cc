@@ -147,5 +147,13 @@ TEST(format_bytes, picks_a_unit)
     EXPECT_EQ(format_bytes(1.5 * (1 << 30)), "1.5 GiB");
 }
 
+TEST(check_memory_estimate, refuses_what_cannot_fit_with_the_estimate_and_the_limit)
+{
+    ASSERT_GT(memory_budget_bytes(), 0);
+    EXPECT_NO_THROW(check_memory_estimate(1 << 20, "a small thing", "x"));
+    const std::string e = error_of([] { check_memory_estimate(1e18, "a huge thing", "x"); });
+    EXPECT_THAT(e, HasSubstr("x: a huge thing need about 888 PiB, more than half of this "
+                             "machine's memory ("));
+}
 } // namespace
 } // namespace schedlab
