@@ -5,6 +5,7 @@
 #include "workload/hackbench.h"
 
 #include "sched/core.h"
+#include "sim/config_error.h"
 #include "workload/options.h"
 
 #include <fmt/format.h>
@@ -38,6 +39,15 @@ messaging_params parse_messaging_options(const std::vector<std::string>& args)
          .help = "Specify the number of loops to run (default: 100)"},
     };
     parse_options(args, specs, where_messaging);
+    if (mp.groups == 0)
+        throw config_error(where_messaging, "option '-g/--group' must be at least 1");
+    if (mp.loops == 0)
+        throw config_error(where_messaging, "option '-l/--nr_loops' must be at least 1");
+    // 2 x num_fds workers per group and the main task; 6 KiB per task measured (docs/testing.md).
+    check_task_count(
+        static_cast<double>(mp.groups) * 2 * messaging_params::num_fds + 1, 6e3,
+        fmt::format("{} groups x {} workers", mp.groups, 2 * messaging_params::num_fds),
+        where_messaging);
     return mp;
 }
 

@@ -96,14 +96,18 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
                            fmt::format("option '-t': test '{}' is not modelled (TCP_RR, UDP_RR)",
                                        test));
     if (!length.empty()) {
-        const long long l = parse_integer(length, "-l", where_netperf, -1'000'000'000'000LL,
-                                          1'000'000);
-        if (l == 0)
-            throw config_error(where_netperf, "option '-l': 0 is not a test length");
-        if (l > 0)
-            np.duration = secs(l);
-        else
-            np.transactions = static_cast<u64>(-l);
+        // netperf: seconds, or -N for N transactions. Seconds may have a fraction here (netperf
+        // takes whole seconds), since short simulated runs are common.
+        if (length[0] == '-') {
+            np.transactions = static_cast<u64>(
+                -parse_integer(length, "-l", where_netperf, -1'000'000'000'000LL, -1));
+        } else {
+            np.duration = parse_seconds(length, "-l", where_netperf);
+            if (np.duration <= 0 || np.duration > secs(1'000'000))
+                throw config_error(where_netperf, fmt::format("option '-l': {} is not a test "
+                                                              "length (0 < seconds <= 1000000)",
+                                                              length));
+        }
     }
     if (np.host != "localhost" && np.host != "127.0.0.1")
         throw config_error(where_netperf,
@@ -118,6 +122,9 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
     }
     if (np.instances == 0)
         throw config_error(where_netperf, "option '--instances' must be at least 1");
+    // A netperf and a netserver child per instance: 16 KiB per instance measured (docs/testing.md).
+    check_task_count(2.0 * np.instances, 8e3, fmt::format("{} instances x 2", np.instances),
+                     where_netperf);
 
     std::string rr;
     std::string lsock;
@@ -158,10 +165,11 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
 
 std::string netperf_workload::command_line() const
 {
-    std::string s = fmt::format("netperf --instances {} -t {} -H {} -l {}", np_.instances,
-                                np_.udp ? "UDP_RR" : "TCP_RR", np_.host,
-                                np_.transactions ? -static_cast<long long>(np_.transactions)
-                                                 : np_.duration / NSEC_PER_SEC);
+    std::string s =
+        fmt::format("netperf --instances {} -t {} -H {} -l {}", np_.instances,
+                    np_.udp ? "UDP_RR" : "TCP_RR", np_.host,
+                    np_.transactions ? fmt::format("{}", -static_cast<long long>(np_.transactions))
+                                     : fmt::format("{}", static_cast<double>(np_.duration) / 1e9));
     if (!np_.banner)
         s += " -P 0";
     s += fmt::format(" -- -r {},{}", np_.req, np_.rsp);

@@ -5,6 +5,7 @@
 #include "workload/options.h"
 
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 
 #include <fmt/format.h>
 
@@ -130,6 +131,20 @@ sim_dur parse_seconds(const std::string& value, const std::string& name, const s
         throw config_error(where, fmt::format("option '{}' expects a number of seconds, got '{}'",
                                               name, value));
     return whole * NSEC_PER_SEC + frac;
+}
+
+void check_task_count(double tasks, double bytes_per_task, const std::string& how,
+                      const std::string& where)
+{
+    if (tasks > pid_max_limit)
+        throw config_error(where, fmt::format("{} = {:.0f} tasks, more than a kernel can run "
+                                              "(PID_MAX_LIMIT, {:.0f})",
+                                              how, tasks, pid_max_limit));
+    const double budget = memory_budget_bytes();
+    check_memory_estimate(
+        tasks * bytes_per_task,
+        fmt::format("{} = {:.0f} tasks (at most {:.0f} here)", how, tasks, budget / bytes_per_task),
+        where);
 }
 
 void parse_options(const std::vector<std::string>& args, const std::vector<option_spec>& specs,

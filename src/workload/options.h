@@ -39,6 +39,20 @@ long long parse_integer(const std::string& value, const std::string& name,
 /// A non-negative decimal number of seconds ("10", "0.25") as ns; config_error otherwise.
 sim_dur parse_seconds(const std::string& value, const std::string& name, const std::string& where);
 
+/*
+ * Benchmark sizes. A run holds every task the benchmark creates (its task_struct, program,
+ * channels and the benchmark's own records), so a request that cannot fit is refused before
+ * anything is allocated, with the estimate and the limits:
+ *  - at most PID_MAX_LIMIT tasks, as the kernel itself (include/linux/threads.h: 4M on 64-bit);
+ *  - at most half of this machine's memory, at `bytes_per_task` each: each benchmark's figure
+ *    is the measured growth of the peak RSS per task (docs/testing.md, "Benchmark sizes").
+ */
+inline constexpr double pid_max_limit = 4 * 1024 * 1024;
+/// config_error(where, ...) when `tasks` (what `how` says they are, e.g. "1000 groups x 40")
+/// cannot be simulated.
+void check_task_count(double tasks, double bytes_per_task, const std::string& how,
+                      const std::string& where);
+
 /// "-g/--group N, -l/--nr_loops N, ..." for error messages and docs.
 std::string options_summary(const std::vector<option_spec>& specs);
 

@@ -49,6 +49,8 @@ perf_pipe_params parse_perf_pipe_options(const std::vector<std::string>& args)
          .unsupported = "O_NONBLOCK pipes with epoll are not modelled yet"},
     };
     parse_options(args, specs, where_pipe);
+    if (pp.loops == 0)
+        throw config_error(where_pipe, "option '-l/--loop' must be at least 1");
     if (variant == "classic")
         pp.variant = pipe_loop_variant::classic;
     else if (variant == "2025")

@@ -107,7 +107,7 @@ TEST(with_load, sets_each_benchmarks_load_option)
 TEST(make_workload, the_new_benchmarks_are_in_the_table)
 {
     for (const auto& argv : std::vector<std::vector<std::string>>{
-             {"tbench", "-t", "0.5", "1"},
+             {"tbench", "-t", "1.5", "1"}, // 0.5 s measures nothing (no report)
              {"netperf", "-l", "-20"},
              {"schbench", "-t", "2", "-r", "1", "-F", "8", "-n", "1"},
              {"context_switch1_processes", "-s", "1", "--warmup", "0", "--interval", "0.01"},

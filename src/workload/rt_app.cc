@@ -225,18 +225,33 @@ rtapp_event parse_event(parse_ctx& c, const rtj_member& m, const event_key& ek,
 /// The events of a task or phase object; the other keys go through `other`.
 template <typename F>
 std::vector<rtapp_event> parse_events(parse_ctx& c, const rtj_value& o, const std::string& task,
-                                      F&& other)
+                                      F&& other, std::vector<std::string>* unknown = nullptr)
 {
     std::vector<rtapp_event> evs;
     for (const rtj_member& m : o.members) {
         if (other(m))
             continue;
-        if (const event_key* ek = match_event(m.key))
+        if (const event_key* ek = match_event(m.key)) {
             evs.push_back(parse_event(c, m, *ek, task));
-        else
+        } else {
             c.warn(fmt::format("key '{}'", m.key), m, "not an rt-app property or event");
+            if (unknown)
+                unknown->push_back(m.key);
+        }
     }
     return evs;
+}
+
+/// "task 't1' has no event": and which keys were not understood, if any.
+std::string no_event(const std::string& what, const std::vector<std::string>& unknown)
+{
+    if (unknown.empty())
+        return fmt::format("{} has no event", what);
+    std::string keys;
+    for (const std::string& k : unknown)
+        keys += fmt::format("{}'{}'", keys.empty() ? "" : ", ", k);
+    return fmt::format("{} has no event ({} {} not an rt-app property or event)", what, keys,
+                       unknown.size() == 1 ? "is" : "are");
 }
 
 } // namespace
@@ -333,7 +348,8 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
             }
             return true;
         };
-        std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key);
+        std::vector<std::string> unknown;
+        std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key, &unknown);
         if (t.policy == SCHED_NORMAL || t.policy == SCHED_BATCH || t.policy == SCHED_IDLE) {
             if (nice_given && (t.nice < -20 || t.nice > 19)) {
                 const rtj_member* pm = to.find("priority");
@@ -355,16 +371,18 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
                     }
                     return sched_key(c, m, true);
                 };
-                ph.events = parse_events(c, c.object(pm), t.name, phase_key);
+                std::vector<std::string> unknown_in_phase;
+                ph.events = parse_events(c, c.object(pm), t.name, phase_key, &unknown_in_phase);
                 if (ph.events.empty())
-                    c.fail_key(pm, fmt::format("phase '{}' of task '{}' has no event", ph.name, t.name));
+                    c.fail_key(pm, no_event(fmt::format("phase '{}' of task '{}'", ph.name, t.name),
+                                            unknown_in_phase));
                 t.phases.push_back(std::move(ph));
             }
             if (t.phases.empty())
                 c.fail(*phases, fmt::format("task '{}' has an empty 'phases' object", t.name));
         } else {
             if (direct.empty())
-                c.fail_key(tm, fmt::format("task '{}' has no event", t.name));
+                c.fail_key(tm, no_event(fmt::format("task '{}'", t.name), unknown));
             t.phases.push_back({"", 1, std::move(direct)});
         }
         (void)loop_given;

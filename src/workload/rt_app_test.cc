@@ -6,6 +6,7 @@
 #include "workload/rt_app.h"
 
 #include "sim/config_error.h"
+#include "sim/test_support.h"
 #include "workload/registry.h"
 #include "workload/test_util.h"
 
@@ -18,6 +19,7 @@
 namespace schedlab {
 namespace {
 
+using test_support::error_of;
 using ::testing::HasSubstr;
 using testing::test_env;
 
@@ -318,5 +320,26 @@ TEST(rtapp_examples, every_debian_example_runs_or_is_refused_with_a_reason)
     EXPECT_GE(ran, 17);
 }
 
+// Issue 16: the reader recursed 50000 deep (a stack overflow), read /dev/zero until memory ran
+// out, read a directory as an empty file, and an unknown key's task "had no event".
+TEST(rtapp_json, nesting_depth_and_file_size_are_bounded)
+{
+    EXPECT_EQ(json_error("{\"tasks\":" + std::string(50000, '[') + std::string(50000, ']') + "}"),
+              "t.json:1:73: nested more than 64 levels deep");
+    EXPECT_EQ(json_error(std::string(64, '[') + std::string(64, ']')), "(accepted)");
+    EXPECT_THAT(error_of([] { rtj_parse_file("/dev/zero"); }),
+                HasSubstr("/dev/zero: the rt-app file is larger than the 16 MiB limit"));
+    EXPECT_THAT(error_of([] { rtj_parse_file("/tmp"); }),
+                HasSubstr("/tmp: '/tmp' is a directory, not a rt-app file"));
+}
+
+TEST(rtapp_parse, a_task_without_events_names_the_keys_it_did_not_understand)
+{
+    EXPECT_THAT(parse_error(R"({ "tasks": { "t1": { "bogus": 1000, "loop": 2 } } })"),
+                HasSubstr("task 't1' has no event ('bogus' is not an rt-app property or event)"));
+    EXPECT_THAT(parse_error(R"({ "tasks": { "t1": { "phases": { "p": { "x": 1, "y": 2 } } } } })"),
+                HasSubstr("phase 'p' of task 't1' has no event ('x', 'y' are not an rt-app "
+                          "property or event)"));
+}
 } // namespace
 } // namespace schedlab

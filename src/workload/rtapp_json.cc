@@ -5,6 +5,7 @@
 #include "workload/rtapp_json.h"
 
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 
 #include <fmt/format.h>
 
@@ -13,8 +14,6 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace schedlab {
 
@@ -235,8 +234,20 @@ private:
         return v;
     }
 
+    /// Arrays and objects nest at most max_depth deep (the reader recurses).
+    struct nesting {
+        explicit nesting(reader& r) : r_(r)
+        {
+            if (++r_.depth_ > rtj_max_depth)
+                r_.fail(fmt::format("nested more than {} levels deep", rtj_max_depth));
+        }
+        ~nesting() { --r_.depth_; }
+        reader& r_;
+    };
+
     std::shared_ptr<rtj_value> array()
     {
+        const nesting guard(*this);
         auto v = make(rtj_value::array);
         advance(); // [
         for (;;) {
@@ -261,6 +272,7 @@ private:
 
     std::shared_ptr<rtj_value> object()
     {
+        const nesting guard(*this);
         auto v = make(rtj_value::object);
         advance(); // {
         for (;;) {
@@ -309,6 +321,7 @@ private:
     std::size_t pos_ = 0;
     int line_ = 1;
     int col_ = 1;
+    int depth_ = 0;
 };
 
 } // namespace
@@ -320,12 +333,7 @@ std::shared_ptr<rtj_value> rtj_parse(const std::string& text, const std::string&
 
 std::shared_ptr<rtj_value> rtj_parse_file(const std::string& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw config_error(path, fmt::format("cannot read the rt-app file: {}", std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return rtj_parse(ss.str(), path);
+    return rtj_parse(read_input_file(path, path, rtj_max_file_bytes, "rt-app file"), path);
 }
 
 } // namespace schedlab

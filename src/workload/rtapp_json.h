@@ -48,6 +48,11 @@ struct rtj_value {
     const char* kind_name() const;
 };
 
+/// Input bounds: rt-app files nest 4 deep (tasks, phases, events, resources); the examples
+/// shipped with rt-app are a few KiB.
+inline constexpr int rtj_max_depth = 64;
+inline constexpr std::size_t rtj_max_file_bytes = std::size_t{16} << 20;
+
 /// Parses `text`; `file` names it in errors ("file:line:col: ...").
 std::shared_ptr<rtj_value> rtj_parse(const std::string& text, const std::string& file);
 /// Reads and parses a file; a missing file is a config_error naming it.

@@ -175,8 +175,19 @@ schbench_params parse_schbench_options(const std::vector<std::string>& args)
         throw config_error(where_schbench, "option '-m' must be at least 1");
     if (old && t == 0)
         throw config_error(where_schbench, "option '-t' must be at least 1");
+    // A message thread with its workers each (v1's -t 0: one per CPU, checked at setup against
+    // the machine); 40 KiB per task measured (docs/testing.md).
+    check_task_count(static_cast<double>(m) * (static_cast<double>(t) + 1), 40e3,
+                     fmt::format("{} message threads x {} workers", m, t), where_schbench);
+    // schbench takes whole seconds; fractions are accepted here, since short simulated runs
+    // are common.
     auto seconds = [](const std::string& v, const char* opt) {
-        return secs(parse_integer(v, opt, where_schbench, 0, 1'000'000));
+        const sim_dur d = parse_seconds(v, opt, where_schbench);
+        if (d > secs(1'000'000))
+            throw config_error(where_schbench, fmt::format("option '{}': {} is out of range "
+                                                           "[0, 1000000] seconds",
+                                                           opt, v));
+        return d;
     };
     if (!runtime.empty())
         sp.runtime = seconds(runtime, "-r");
@@ -215,7 +226,7 @@ schbench_params parse_schbench_options(const std::vector<std::string>& args)
 
 std::string schbench_workload::command_line() const
 {
-    auto s_of = [](sim_dur d) { return d / NSEC_PER_SEC; };
+    auto s_of = [](sim_dur d) { return static_cast<double>(d) / 1e9; };
     if (sp_.variant == schbench_variant::old)
         return fmt::format("schbench --variant=old -m {} -t {} -r {} -w {} -i {} -z {} -s {} -c {} "
                            "-C {}{}",

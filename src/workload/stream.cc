@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -44,8 +45,9 @@ stream_params parse_stream_options(const std::vector<std::string>& args)
     std::string core;
     std::string llc;
     std::string node;
+    unsigned threads = UINT_MAX; // not given: one per CPU
     const std::vector<option_spec> specs = {
-        {.long_name = "threads", .uinteger = &sp.threads, .help = "OMP_NUM_THREADS"},
+        {.long_name = "threads", .uinteger = &threads, .help = "OMP_NUM_THREADS"},
         {.long_name = "array-size", .text = &size, .help = "STREAM_ARRAY_SIZE"},
         {.long_name = "ntimes", .uinteger = &sp.ntimes, .help = "NTIMES"},
         {.long_name = "core-bw", .text = &core, .help = "GB/s of one thread"},
@@ -53,6 +55,13 @@ stream_params parse_stream_options(const std::vector<std::string>& args)
         {.long_name = "node-bw", .text = &node, .help = "GB/s shared per NUMA node"},
     };
     parse_options(args, specs, where_stream);
+    if (threads == 0)
+        throw config_error(where_stream, "option '--threads' (OMP_NUM_THREADS) must be at least 1; "
+                                         "leave it out for one thread per CPU");
+    if (threads != UINT_MAX) {
+        check_task_count(threads, 8e3, fmt::format("{} threads", threads), where_stream);
+        sp.threads = threads;
+    }
     if (!size.empty())
         sp.array_size = static_cast<u64>(
             parse_integer(size, "--array-size", where_stream, 1, 1'000'000'000'000LL));

@@ -165,6 +165,9 @@ tbench_params parse_tbench_options(const std::vector<std::string>& args)
         throw config_error(where_tbench,
                            fmt::format("unexpected argument '{}' (tbench N [server])", pos[2]));
     tp.clients = static_cast<unsigned>(parse_integer(pos[0], "NPROCS", where_tbench, 1, 100'000));
+    // A client and its server process each; 1.7 MB per client measured (docs/testing.md).
+    check_task_count(2.0 * tp.clients, 850e3, fmt::format("{} clients x 2", tp.clients),
+                     where_tbench);
     if (pos.size() == 2) {
         tp.server = pos[1];
         if (tp.server != "127.0.0.1" && tp.server != "localhost")
@@ -260,6 +263,7 @@ void tbench_workload::sig_alarm(sim_time now)
         out_ += fmt::format("{:4}  {:8}  {:7.2f} MB/sec  execute {:3.0f} sec  latency {:.03f} ms\n",
                             n, total_lines / n, 1e-6 * total_bytes / t, t, lat_ms);
         throughput_ = 1e-6 * total_bytes / t;
+        measured_ = true;
     }
 }
 
@@ -450,9 +454,21 @@ std::string tbench_workload::report() const
     return out;
 }
 
+std::string tbench_workload::measured_nothing() const
+{
+    if (!done_ || measured_)
+        return "";
+    // dbench reports once a second and measures from the end of the warm-up (timelimit / 5
+    // whole seconds, and until every client has moved bytes): no "execute" report, no figure.
+    return fmt::format("tbench measured nothing: its {} s time limit ended before a "
+                       "once-a-second report found every one of the {} clients past its warm-up; "
+                       "give -t 2 or more (more clients need longer)",
+                       static_cast<double>(tp_.timelimit) / 1e9, tp_.clients);
+}
+
 std::vector<workload_metric> tbench_workload::metrics() const
 {
-    if (!done_)
+    if (!done_ || !measured_)
         return {};
     sim_dur worst = 0;
     for (const client& c : cl_)

@@ -93,6 +93,7 @@ public:
     const std::vector<client>& clients() const { return cl_; }
     const std::vector<tbench_line>& loadfile() const { return lines_; }
     double throughput() const { return throughput_; }
+    std::string measured_nothing() const override;
     const workload_state& state() const { return state_; }
 
 private:
@@ -114,6 +115,7 @@ private:
     bool in_cleanup_ = false;
     bool done_ = false;
     double throughput_ = 0;
+    bool measured_ = false; ///< an "execute" progress line set throughput_
     unsigned nr_ready_ = 0;
     sim_time launch_start_ = 0;
 };

@@ -164,6 +164,17 @@ TEST(tbench, throughput_counts_payload_bytes_per_second_of_the_execute_window)
     ASSERT_EQ(m.size(), 2u);
     EXPECT_EQ(m[0].name, "throughput");
     EXPECT_DOUBLE_EQ(m[0].value, r.w->throughput());
+    EXPECT_EQ(r.w->measured_nothing(), "");
+}
+
+// Issue 16: `tbench N -t 1` printed "Throughput 0 MB/sec" and compare tabled NaN.
+TEST(tbench, a_run_that_ends_before_any_execute_report_measured_nothing)
+{
+    const tb_run r = run_tbench({"-t", "0.5", "-c", "client-tiny.txt", "2"}, 2);
+    ASSERT_TRUE(r.w->finished());
+    EXPECT_TRUE(r.w->metrics().empty());
+    EXPECT_THAT(r.w->measured_nothing(),
+                HasSubstr("tbench measured nothing: its 0.5 s time limit ended before"));
 }
 
 TEST(tbench, the_warmup_is_a_fifth_of_the_time_limit_and_resets_the_counters)
