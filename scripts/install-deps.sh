@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   rt-app        # the rt-app tests run its example files (/usr/share/doc/rt-app/examples)
   libzstd-dev   # trace export to .zst
+  zlib1g-dev    # trace export to .gz
   chromium      # the HTML report test renders the charts headless
 )
 # Node.js and npm fetch the chart libraries; a machine may already have them

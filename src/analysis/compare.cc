@@ -96,7 +96,11 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
 
     std::vector<const run_result*> runs;
     for (const run_result& r : all_runs) {
-        if (r.finished)
+        if (r.finished && !r.measured_nothing.empty())
+            cmp.warnings.push_back(fmt::format("left out: arm {} load {} run {} (seed {}): {}",
+                                               r.arm_label(), r.load.empty() ? "-" : r.load,
+                                               r.run_index, r.provenance.seed, r.measured_nothing));
+        else if (r.finished)
             runs.push_back(&r);
         else
             cmp.warnings.push_back(fmt::format(

@@ -5,6 +5,7 @@
 #include "machine/machine_parse.h"
 #include "machine/presets.h"
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 
 #include <fmt/format.h>
 
@@ -500,7 +501,10 @@ result run(const options& o, std::ostream& progress)
         {"line_llc", &pairs.llc},
         {"line_pkg", &pairs.pkg},
         {"line_remote", &pairs.remote}};
-    for (const auto& [cost, pair] : line_pairs) {
+    for (const auto& entry : line_pairs) {
+        // Named copies, not structured bindings: C++20 lambdas may not capture those (clang).
+        const char* const cost = entry.first;
+        const std::optional<std::pair<int, int>>* const pair = entry.second;
         if (!*pair)
             continue;
         attempt(fmt::format("cache-line ping-pong for {}", cost).c_str(), notes, progress, [&] {
@@ -658,30 +662,20 @@ int cmd_calibrate(std::ostream& out, std::ostream& err, const options& o)
         throw config_error("--output", "no default location (neither SCHEDLAB_HOST_MACHINE, "
                                        "XDG_CONFIG_HOME nor HOME is set); give --output FILE");
     {
+        // The default location's directories are made for it; then the file is opened (an
+        // unwritable path fails here, before anything is measured) and written atomically.
         std::error_code ec;
-        if (fs::is_directory(path, ec))
-            throw config_error(path, "is a directory; --output takes a file name");
+        const fs::path target(path);
+        if (target.has_parent_path() && !fs::is_directory(path, ec))
+            fs::create_directories(target.parent_path(), ec);
     }
+    output_file file(path, "--output");
 
     const result r = run(o, err);
     const std::string text = machine_to_json(r.m);
     machine_from_json(text, path); // what we write must read back
-
-    const fs::path target(path);
-    std::error_code ec;
-    if (target.has_parent_path())
-        fs::create_directories(target.parent_path(), ec);
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << text;
-        f.close();
-        if (!f)
-            throw config_error(path, "cannot write the machine file");
-    }
-    fs::rename(tmp, target, ec);
-    if (ec)
-        throw config_error(path, fmt::format("cannot write the machine file: {}", ec.message()));
+    file.write(text);
+    file.commit();
 
     out << fmt::format("{:<22} {:>9} {:<7} {}\n", "COST", "VALUE", "UNIT", "HOW");
     for (const auto& c : r.measured) {
@@ -689,16 +683,16 @@ int cmd_calibrate(std::ostream& out, std::ostream& err, const options& o)
         std::string how = c.source.substr(c.source.find(": ") + 2);
         out << fmt::format("{:<22} {:>9} {:<7} {}\n", c.name, c.value, ci ? ci->unit : "", how);
     }
-    for (const auto& [name, source] : r.m.costs_source)
-        if (source.rfind("sysfs ", 0) == 0)
-            out << fmt::format("{:<22} {:>9} {:<7} {}\n", name,
-                               [&] {
-                                   for (const auto& [n, v] : cost_list(r.m.costs))
-                                       if (n == name)
-                                           return v;
-                                   return sim_dur{0};
-                               }(),
-                               find_cost(name) ? find_cost(name)->unit : "", source);
+    for (const auto& [name, source] : r.m.costs_source) {
+        if (source.rfind("sysfs ", 0) != 0)
+            continue;
+        sim_dur value = 0;
+        for (const auto& [n, v] : cost_list(r.m.costs))
+            if (n == name)
+                value = v;
+        out << fmt::format("{:<22} {:>9} {:<7} {}\n", name, value,
+                           find_cost(name) ? find_cost(name)->unit : "", source);
+    }
     if (!r.notes.empty()) {
         out << "\nNotes:\n";
         for (const auto& n : r.notes)

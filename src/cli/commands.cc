@@ -15,15 +15,59 @@
 #include "sched/stats.h"
 #include "sched/topology.h"
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 #include "trace/export_ftrace.h"
 #include "workload/registry.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
-#include <fstream>
+#include <map>
 
 namespace schedlab {
+
+namespace {
+
+/// An output the user asked for ("" = none), opened now so a bad path fails before any run.
+output_file open_output(const std::string& path, const std::string& flag)
+{
+    return path.empty() ? output_file{} : output_file(path, flag);
+}
+
+/*
+ * The decision log, streamed to its file as the run makes decisions (a long run's log is
+ * gigabytes). A write error stops the writing and is reported after the run, since no
+ * error is thrown from inside a simulation.
+ */
+class explain_writer final : public decision_sink {
+public:
+    explicit explain_writer(output_file& f) : f_(f) {}
+    void decision(const sched_decision& d) override
+    {
+        if (!error_.empty())
+            return;
+        try {
+            f_.write(fmt::format("{:>14.6f} cpu{:<4} {:<16} {}\n", static_cast<double>(d.ts) / 1e9,
+                                 d.cpu, d.what, d.text));
+        } catch (const config_error& e) {
+            error_ = e.what();
+        }
+    }
+    void finish()
+    {
+        if (!error_.empty())
+            throw config_error("", error_);
+        f_.commit();
+    }
+
+private:
+    output_file& f_;
+    std::string error_;
+};
+
+} // namespace
 
 #ifndef SCHEDLAB_GIT_SHA
 #define SCHEDLAB_GIT_SHA "unknown"
@@ -36,6 +80,23 @@ namespace schedlab {
 #endif
 
 const char* schedlab_version() { return SCHEDLAB_VERSION " (git " SCHEDLAB_GIT_SHA ")"; }
+
+u64 parse_seed(const std::string& text, const std::string& flag)
+{
+    u64 v = 0;
+    const auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+    const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                     [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || res.ptr != text.data() + text.size())
+        throw config_error(flag, fmt::format("'{}' is not a seed (a whole number from 0 to "
+                                             "18446744073709551615)",
+                                             text));
+    if (res.ec == std::errc::result_out_of_range)
+        throw config_error(flag, fmt::format("{} is larger than the largest seed, "
+                                             "18446744073709551615 (2^64-1)",
+                                             text));
+    return v;
+}
 
 int cmd_machines(std::ostream& out)
 {
@@ -142,12 +203,19 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     spec.check = o.check;
     // Build and validate everything before simulating: all user errors surface here.
     const auto prepared = prepare_run(spec);
+    // The outputs are opened (and so checked) before the run; each is written to a temporary
+    // file and renamed over its target only once complete.
+    if (!o.trace_path.empty())
+        trace_compression_for(o.trace_path);
+    output_file trace_out = open_output(o.trace_path, "--trace");
+    output_file explain_out = open_output(o.explain_path, "--explain");
+    output_file json_out = open_output(o.json_path, "--json");
     for (const auto& warning : run_warnings(*prepared))
         err << "schedlab: warning: " << warning << "\n";
 
     ftrace_exporter trace;
     run_hooks hooks;
-    if (!o.trace_path.empty())
+    if (trace_out.is_open())
         hooks.extra_sink = &trace;
     std::string schedstat_table_text, schedstat_raw_text;
     if (!o.schedstat.empty())
@@ -156,22 +224,20 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
             if (o.schedstat == "raw")
                 schedstat_raw_text = schedstat_v15(k);
         };
-    std::vector<sched_decision> decisions;
-    if (!o.explain_path.empty())
-        hooks.decisions = &decisions;
+    explain_writer explain(explain_out);
+    if (explain_out.is_open())
+        hooks.decisions = &explain;
     const run_result r = execute_run(*prepared, hooks);
-    if (!o.trace_path.empty())
-        trace.write_file(o.trace_path, r.provenance.nr_cpus);
-    if (!o.explain_path.empty()) {
-        std::ofstream f(o.explain_path);
-        if (!f)
-            throw config_error("--explain", fmt::format("cannot write '{}'", o.explain_path));
-        for (const auto& d : decisions)
-            f << fmt::format("{:>14.6f} cpu{:<4} {:<16} {}\n", static_cast<double>(d.ts) / 1e9,
-                             d.cpu, d.what, d.text);
+    if (trace_out.is_open()) {
+        trace.write(trace_out, r.provenance.nr_cpus);
+        trace_out.commit();
     }
-    if (!o.json_path.empty())
-        write_result_file(o.json_path, r);
+    if (explain_out.is_open())
+        explain.finish();
+    if (json_out.is_open()) {
+        json_out.write(to_json(r).dump(1) + "\n");
+        json_out.commit();
+    }
 
     if (!r.finished) {
         err << fmt::format("schedlab: the benchmark did not finish within the {} s simulated "
@@ -180,6 +246,8 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
         return 3;
     }
     out << r.benchmark_output;
+    if (!r.measured_nothing.empty())
+        throw config_error("benchmark", r.measured_nothing);
     if (!o.no_summary) {
         const run_provenance& p = r.provenance;
         out << "\n";
@@ -200,7 +268,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 
 namespace {
 
-void print_tables(std::ostream& out, const comparison& c, const table_options& t)
+void print_tables(std::ostream& out, const comparison& c, const table_options& t, output_file& html)
 {
     out << render_provenance(c);
     const bool all = t.format == "all";
@@ -212,8 +280,8 @@ void print_tables(std::ostream& out, const comparison& c, const table_options& t
         out << "\n" << render_lkp(c);
     if (t.schedstat && !c.schedstat.empty())
         out << "\n" << render_schedstat(c);
-    if (!t.html_path.empty())
-        write_html_report(t.html_path, c);
+    if (html.is_open())
+        write_html_report(html, c);
 }
 
 significance_rule parse_rule(const std::string& s)
@@ -243,20 +311,35 @@ int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o)
         throw config_error("--jobs", "must be at least 1");
     compare_plan plan = plan_compare(o.spec);
     plan.info.command = o.command_line;
+    output_file json_out = open_output(o.json_path, "--json");
+    output_file html_out = open_output(o.tables.html_path, "--html");
     const int jobs = o.jobs > 0 ? o.jobs : default_jobs();
     progress_meter meter(err, o.progress_tty);
     const std::vector<run_result> results = run_all(plan.runs, jobs, std::ref(meter));
-    if (!o.json_path.empty())
-        write_results_file(o.json_path, results, plan.info);
+    if (json_out.is_open()) {
+        json_out.write(results_to_string(results, plan.info));
+        json_out.commit();
+    }
     int unfinished = 0;
-    for (const run_result& r : results)
+    std::vector<const run_result*> empty;
+    for (const run_result& r : results) {
         unfinished += !r.finished;
+        if (r.finished && !r.measured_nothing.empty())
+            empty.push_back(&r);
+    }
+    if (!empty.empty())
+        throw config_error("benchmark",
+                           fmt::format("{} of {} runs measured nothing (the first: "
+                                       "arm {} load {} seed {}): {}",
+                                       empty.size(), results.size(), empty[0]->arm_label(),
+                                       empty[0]->load, empty[0]->provenance.seed,
+                                       empty[0]->measured_nothing));
     if (unfinished == static_cast<int>(results.size())) {
         err << fmt::format("schedlab: no run finished within the {} s simulated time limit "
                            "(--time-limit)\n", o.spec.time_limit_s);
         return 3;
     }
-    print_tables(out, compare_runs(results, rule), o.tables);
+    print_tables(out, compare_runs(results, rule), o.tables, html_out);
     if (unfinished) {
         err << fmt::format("schedlab: {} of {} runs did not finish within the {} s simulated time "
                            "limit and were left out\n", unfinished, results.size(),
@@ -272,11 +355,26 @@ int cmd_report(std::ostream& out, std::ostream&, const report_options& o)
     const significance_rule rule = parse_rule(o.tables.significance);
     if (o.files.empty())
         throw config_error("report", "give at least one result file");
+    output_file html_out = open_output(o.tables.html_path, "--html");
     std::vector<run_result> runs;
-    for (const std::string& f : o.files)
-        for (run_result& r : read_results_file(f))
+    std::map<std::string, std::string> seen; // run identity -> "FILE runs[i]"
+    for (const std::string& f : o.files) {
+        int i = 0;
+        for (run_result& r : read_results_file(f)) {
+            // The same run (arm, load, seed and command) given twice would be counted twice.
+            const std::string id = fmt::format("{}\n{}\n{}\n{}", r.arm_label(), r.load,
+                                               r.provenance.seed, r.provenance.command_line);
+            const std::string here = fmt::format("{} runs[{}]", f, i++);
+            if (const auto [it, fresh] = seen.emplace(id, here); !fresh)
+                throw config_error(f,
+                                   fmt::format("{} (arm {}, load {}, seed {}) is the same run "
+                                               "as {}; give each run once",
+                                               here, r.arm_label(), r.load.empty() ? "-" : r.load,
+                                               r.provenance.seed, it->second));
             runs.push_back(std::move(r));
-    print_tables(out, compare_runs(runs, rule), o.tables);
+        }
+    }
+    print_tables(out, compare_runs(runs, rule), o.tables, html_out);
     return 0;
 }
 
@@ -294,6 +392,7 @@ int cmd_fidelity(std::ostream& out, std::ostream&, const fidelity_options& o)
     if (!(o.threshold >= 0))
         throw config_error("--threshold", "must be at least 0");
     // Read and check everything before printing anything.
+    output_file json_out = open_output(o.json_path, "--json");
     const reference_data ref =
         read_reference_dir(o.reference_dir.empty() ? default_fidelity_reference_dir()
                                                    : o.reference_dir);
@@ -301,11 +400,9 @@ int cmd_fidelity(std::ostream& out, std::ostream&, const fidelity_options& o)
     for (const std::string& f : o.files)
         inputs.push_back({f, read_results_file(f)});
     const fidelity_report rep = score_fidelity(ref, inputs, o.threshold);
-    if (!o.json_path.empty()) {
-        std::ofstream f(o.json_path);
-        if (!f)
-            throw config_error("--json", fmt::format("cannot write '{}'", o.json_path));
-        f << fidelity_to_json(rep).dump(2) << "\n";
+    if (json_out.is_open()) {
+        json_out.write(fidelity_to_json(rep).dump(2) + "\n");
+        json_out.commit();
     }
     out << render_fidelity(rep);
     return 0;

@@ -16,6 +16,13 @@ namespace schedlab {
 
 const char* schedlab_version();
 
+/// --jobs at most (threads of one process running simulations).
+inline constexpr int max_jobs = 1024;
+
+/// A seed as given on the command line: decimal digits, 0 to 2^64-1; config_error(flag)
+/// otherwise (no sign, no wrap-around, no saturation).
+u64 parse_seed(const std::string& text, const std::string& flag);
+
 struct run_options {
     std::string machine = "host";
     std::string kernel = "6.6";

@@ -6,17 +6,17 @@
  */
 #include "cli/commands.h"
 
+#include "cli/bin_test_support.h"
+
 #include "sim/config_error.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 namespace schedlab {
 namespace {
@@ -236,21 +236,9 @@ TEST(cmd_fidelity, scores_a_tiny_compare_against_the_published_tables)
 
 /* ---- the binary: exit codes and messages ---- */
 
-struct proc_result {
-    int status;
-    std::string output; // stdout + stderr
-};
-
-proc_result run_bin(const std::string& args)
+test_support::bin_result run_bin(const std::string& args)
 {
-    const std::string cmd = std::string(SCHEDLAB_BIN) + " " + args + " 2>&1";
-    FILE* f = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), f))
-        out += buf.data();
-    const int st = pclose(f);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+    return test_support::schedlab_bin(args);
 }
 
 TEST(schedlab_binary, unknown_flag_exits_2_naming_the_flag)

@@ -2,17 +2,16 @@
 /* `schedlab costs [MACHINE]` and `schedlab calibrate`, through cmd_costs and the binary. */
 #include "cli/commands.h"
 
+#include "cli/bin_test_support.h"
+
 #include "machine/machine_parse.h"
 #include "sim/config_error.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,22 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct bin_result {
-    int status;
-    std::string output; // stdout + stderr
-};
-
-bin_result schedlab_bin(const std::string& args)
-{
-    const std::string cmd = std::string(SCHEDLAB_BIN) + " " + args + " 2>&1";
-    FILE* f = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), f))
-        out += buf.data();
-    const int st = pclose(f);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+using test_support::schedlab_bin;
 
 TEST(cmd_costs, lists_a_preset_s_costs_with_their_sources)
 {

@@ -13,12 +13,44 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <unistd.h>
 
 using namespace schedlab;
+
+namespace {
+
+/*
+ * A number within [lo, hi] (or (lo, hi] when lo_open), with the range in the message: CLI11's
+ * own PositiveNumber prints DBL_MAX's 309 digits and lets NaN through.
+ */
+CLI::Validator number_in(double lo, double hi, bool lo_open, const std::string& unit)
+{
+    const std::string range =
+        fmt::format("{}{}, {}]{}", lo_open ? "(" : "[", lo, hi, unit.empty() ? "" : " " + unit);
+    return CLI::Validator(
+        [=](std::string& value) -> std::string {
+            double v = 0;
+            try {
+                std::size_t used = 0;
+                v = std::stod(value, &used);
+                if (used != value.size())
+                    return fmt::format("'{}' is not a number", value);
+            } catch (const std::exception&) {
+                return fmt::format("'{}' is not a number", value);
+            }
+            if (!(lo_open ? v > lo : v >= lo) || !(v <= hi)) // NaN fails both
+                return fmt::format("{} is outside {}", value, range);
+            return "";
+        },
+        "in " + range);
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
@@ -83,7 +115,9 @@ int main(int argc, char** argv)
         ->capture_default_str();
     run->add_option("-f,--features", ro.features,
                     "Feature toggles in the kernel's spelling, comma separated (NO_X turns X off)");
-    run->add_option("-s,--seed", ro.seed, "Random seed; the same seed gives the same result")
+    std::string run_seed = "1";
+    run->add_option("-s,--seed", run_seed,
+                    "Random seed (0 to 2^64-1); the same seed gives the same result")
         ->capture_default_str();
     run->add_option("--cost", ro.costs, "Override a cost: NAME=NANOSECONDS (repeatable); see "
                                         "`schedlab costs`")
@@ -91,7 +125,7 @@ int main(int argc, char** argv)
     run->add_option("--time-limit", ro.time_limit_s,
                     "Stop after this many simulated seconds (exit 3 if unfinished)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(0, max_time_limit_s, true, "seconds"));
     run->add_option("--check", ro.check,
                     "Invariant checks: 'sampled' (every 1024 schedules; release default) or 'every' "
                     "(after every schedule; debug default, slow)")
@@ -146,18 +180,21 @@ int main(int argc, char** argv)
                         "Feature toggles applied to every arm, comma separated");
     compare->add_option("--runs", co.spec.runs, "Runs per arm and load (seeds SEED..SEED+RUNS-1)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(1, max_compare_runs, false, ""));
     compare->add_option("-j,--jobs", co.jobs, "Parallel runs (default: the hardware threads)")
-        ->check(CLI::PositiveNumber);
-    compare->add_option("-s,--seed", co.spec.seed,
-                        "Seed of run 0; run r of every arm uses SEED + r (paired arms)")
+        ->check(number_in(1, max_jobs, false, ""));
+    std::string compare_seed = "1";
+    compare
+        ->add_option("-s,--seed", compare_seed,
+                     "Seed of run 0; run r of every arm uses SEED + r (paired arms)")
         ->capture_default_str();
     compare->add_option("--cost", co.spec.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
         ->allow_extra_args(false);
-    compare->add_option("--time-limit", co.spec.time_limit_s,
-                        "Stop each run after this many simulated seconds")
+    compare
+        ->add_option("--time-limit", co.spec.time_limit_s,
+                     "Stop each run after this many simulated seconds")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(0, max_time_limit_s, true, "seconds"));
     compare->add_option("--check", co.spec.check, "Invariant checks: 'sampled' or 'every'")
         ->check(CLI::IsMember({"sampled", "every"}));
     compare->add_option("--json", co.json_path,
@@ -186,13 +223,29 @@ int main(int argc, char** argv)
     fidelity->add_option("--reference", fo.reference_dir,
                          "Directory of the published CSVs (default: " +
                              default_fidelity_reference_dir() + ")");
-    fidelity->add_option("--threshold", fo.threshold,
-                         "Score the cells whose published |pct imp| is at least this (percent)")
+    fidelity
+        ->add_option("--threshold", fo.threshold,
+                     "Score the cells whose published |pct imp| is at least this (percent)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(number_in(0, 100, false, "percent"));
     fidelity->add_option("--json", fo.json_path,
                          "Also write the score and every row to FILE (schedlab-fidelity-v1)");
 
+    // "schedlab bogus" names the word it did not understand (CLI11 would say "A subcommand is
+    // required").
+    if (argc >= 2 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        for (const CLI::App* sub : app.get_subcommands({}))
+            names.push_back(sub->get_name());
+        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+            const std::string hint = nearest_name(argv[1], names);
+            std::fprintf(stderr, "schedlab: error: unknown command '%s'%s; the commands are %s\n",
+                         argv[1],
+                         hint.empty() ? "" : fmt::format(" (did you mean '{}'?)", hint).c_str(),
+                         fmt::format("{}", fmt::join(names, ", ")).c_str());
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -216,10 +269,12 @@ int main(int argc, char** argv)
             return calibrate::cmd_calibrate(std::cout, std::cerr, cal);
         }
         if (*run) {
+            ro.seed = parse_seed(run_seed, "--seed");
             ro.schedstat = schedstat_raw ? "raw" : schedstat ? "table" : "";
             return cmd_run(std::cout, std::cerr, ro);
         }
         if (*compare) {
+            co.spec.seed = parse_seed(compare_seed, "--seed");
             co.progress_tty = isatty(fileno(stderr)) != 0;
             for (int i = 0; i < argc; ++i)
                 co.command_line += (i ? " " : "") + std::string(argv[i]);

@@ -45,12 +45,13 @@ const std::vector<benchmark_info> table = {
 };
 // clang-format on
 
-/// True when the workload's load is its first positional argument (tbench N).
-bool load_is_first_argument(const std::vector<std::string>& argv)
+/// The workload table's entry whose command starts argv (the longest), or null.
+const workload_info* workload_of(const std::vector<std::string>& argv,
+                                 const std::vector<workload_info>& known)
 {
     std::size_t best = 0;
-    bool arg1 = false;
-    for (const workload_info& w : known_workloads()) {
+    const workload_info* found = nullptr;
+    for (const workload_info& w : known) {
         std::vector<std::string> words;
         std::size_t start = 0;
         while (start <= w.command.size()) {
@@ -63,10 +64,18 @@ bool load_is_first_argument(const std::vector<std::string>& argv)
         if (words.size() > best && argv.size() >= words.size() &&
             std::equal(words.begin(), words.end(), argv.begin())) {
             best = words.size();
-            arg1 = w.load_option == "ARG1";
+            found = &w;
         }
     }
-    return arg1;
+    return found;
+}
+
+/// True when the workload's load is its first positional argument (tbench N).
+bool load_is_first_argument(const std::vector<std::string>& argv)
+{
+    const std::vector<workload_info> known = known_workloads();
+    const workload_info* w = workload_of(argv, known);
+    return w && w->load_option == "ARG1";
 }
 
 /// Where the load value sits in argv, found through the workload table's
@@ -80,6 +89,9 @@ struct load_pos {
 load_pos find_load(const std::vector<std::string>& argv)
 {
     static const std::string marker = "\x01load\x01";
+    const std::vector<workload_info> known = known_workloads();
+    if (const workload_info* w = workload_of(argv, known); w && w->load_option.empty())
+        return {}; // rt-app FILE: one load, the file (compared across kernels as it is)
     const std::vector<std::string> probe = with_load(argv, marker); // config_error if unknown
     load_pos pos;
     if (probe.size() != argv.size())

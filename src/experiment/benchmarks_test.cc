@@ -78,5 +78,14 @@ TEST(benchmark_table, mmtests_names_follow_the_mode_and_ipc)
     EXPECT_EQ(find_benchmark({"nosuch"}), nullptr);
 }
 
+// Issue 16, item 21: an A/B of one rt-app file across kernels was refused ("no load option").
+TEST(expand_load_list, a_workload_without_a_load_option_is_one_load)
+{
+    const argv_t rtapp = {"rt-app", "tasks.json"};
+    const load_sweep s = expand_load_list(rtapp);
+    EXPECT_TRUE(s.loads.empty());
+    ASSERT_EQ(s.argv_per_load.size(), 1u);
+    EXPECT_EQ(s.argv_per_load[0], rtapp);
+}
 } // namespace
 } // namespace schedlab

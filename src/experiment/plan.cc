@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 namespace schedlab {
 
@@ -17,12 +18,24 @@ compare_plan plan_compare(const compare_spec& spec)
         if (std::find(spec.arms.begin(), spec.arms.begin() + static_cast<long>(i), spec.arms[i]) !=
             spec.arms.begin() + static_cast<long>(i))
             throw config_error("--kernel", fmt::format("arm '{}' is given twice", spec.arms[i]));
-    if (spec.runs < 1)
-        throw config_error("--runs", "must be at least 1");
+    if (spec.runs < 1 || spec.runs > max_compare_runs)
+        throw config_error("--runs",
+                           fmt::format("{} is outside [1, {}]", spec.runs, max_compare_runs));
+    if (spec.seed > std::numeric_limits<u64>::max() - static_cast<u64>(spec.runs - 1))
+        throw config_error("--seed", fmt::format("{} + {} runs passes the largest seed, 2^64-1",
+                                                 spec.seed, spec.runs));
     if (spec.workload_argv.empty())
         throw config_error("benchmark", "no benchmark command line after --");
 
     const load_sweep sweep = expand_load_list(spec.workload_argv);
+    // Every run's result is held until the tables are printed: bound them before planning.
+    const u64 total = static_cast<u64>(sweep.argv_per_load.size()) * spec.arms.size() *
+                      static_cast<u64>(spec.runs);
+    if (total > max_compare_total_runs)
+        throw config_error("--runs", fmt::format("{} loads x {} arms x {} runs = {} runs, more "
+                                                 "than the {} a comparison holds",
+                                                 sweep.argv_per_load.size(), spec.arms.size(),
+                                                 spec.runs, total, max_compare_total_runs));
     compare_plan plan;
     plan.info.arms = spec.arms;
     plan.info.loads = sweep.loads;

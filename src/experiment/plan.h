@@ -16,6 +16,11 @@
 
 namespace schedlab {
 
+/// Bounds of a comparison: runs per arm and load, and runs in all (each run's result, about
+/// 30 KiB with its schedstat counters and texts, is kept until the tables print).
+inline constexpr int max_compare_runs = 10000;
+inline constexpr u64 max_compare_total_runs = 100000;
+
 struct compare_spec {
     std::string machine = "host";
     std::vector<std::string> arms;   ///< kernel specs, the first is the baseline

@@ -2,11 +2,14 @@
 #include "experiment/result_json.h"
 
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace schedlab {
 
@@ -69,6 +72,8 @@ nlohmann::ordered_json to_json(const run_result& r)
         {"schedule_digest", fmt::format("{:016x}", r.schedule_digest)},
         {"events_fired", r.events_fired},
     };
+    if (!r.measured_nothing.empty())
+        j["measured_nothing"] = r.measured_nothing;
     if (r.schedstat) {
         // domain -> idle type -> counter -> value, in the order recorded
         ojson st = ojson::object();
@@ -97,12 +102,39 @@ public:
     template <typename T>
     T get(const char* key) const
     {
-        const json& v = at(key);
-        try {
+        return convert<T>(at(key), where_, fmt::format("member \"{}\"", key));
+    }
+
+    /// A JSON value as T: integers must be integers within T's range (nlohmann's own get<>
+    /// would truncate them, or cast an out-of-range float with undefined behaviour).
+    template <typename T>
+    static T convert(const json& v, const std::string& where, const std::string& what)
+    {
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            if (!v.is_number_integer())
+                throw config_error(where,
+                                   fmt::format("{} is not an integer ({})", what, v.type_name()));
+            const bool fits = v.is_number_unsigned()
+                                  ? v.get<u64>() <= static_cast<u64>(std::numeric_limits<T>::max())
+                                  : std::in_range<T>(v.get<s64>());
+            if (!fits)
+                throw config_error(where, fmt::format("{} is out of range ({})", what, v.dump()));
             return v.get<T>();
-        } catch (const json::exception&) {
-            throw config_error(where_, fmt::format("member \"{}\" has the wrong type ({})", key,
-                                                   v.type_name()));
+        } else if constexpr (std::is_same_v<T, std::vector<s64>>) {
+            if (!v.is_array())
+                throw config_error(where,
+                                   fmt::format("{} is not an array ({})", what, v.type_name()));
+            T out;
+            for (std::size_t i = 0; i < v.size(); ++i)
+                out.push_back(convert<s64>(v[i], where, fmt::format("{}[{}]", what, i)));
+            return out;
+        } else {
+            try {
+                return v.get<T>();
+            } catch (const json::exception&) {
+                throw config_error(where,
+                                   fmt::format("{} has the wrong type ({})", what, v.type_name()));
+            }
         }
     }
     template <typename T>
@@ -142,8 +174,10 @@ run_result run_result_from_json(const json& j, const std::string& where)
     pv.features_arg = p.get_or<std::string>("features_arg", "");
     pv.features = p.get<std::string>("features");
     pv.feature_delta = p.get_or<std::string>("feature_delta", "");
+    if (!p.at("costs_ns").is_object())
+        throw config_error(p.where(), "member \"costs_ns\" is not an object");
     for (const auto& [name, v] : p.at("costs_ns").items())
-        pv.costs.emplace_back(name, v.get<s64>());
+        pv.costs.emplace_back(name, reader::convert<s64>(v, p.where(), "costs_ns." + name));
     pv.seed = p.get<u64>("seed");
     pv.argv = p.get<std::vector<std::string>>("argv");
     pv.command_line = p.get<std::string>("command_line");
@@ -153,6 +187,7 @@ run_result run_result_from_json(const json& j, const std::string& where)
     r.load = rd.get_or<std::string>("load", "");
     r.run_index = rd.get_or<int>("run_index", 0);
     r.finished = rd.get<bool>("finished");
+    r.measured_nothing = rd.get_or<std::string>("measured_nothing", "");
     const json& metrics = rd.at("metrics");
     if (!metrics.is_array())
         throw config_error(where, "member \"metrics\" is not an array");
@@ -191,14 +226,21 @@ run_result run_result_from_json(const json& j, const std::string& where)
         const json& st = j.at("schedstat");
         if (!st.is_object())
             throw config_error(where, "member \"schedstat\" is not an object");
-        for (const auto& [domain, idle_types] : st.items())
-            for (const auto& [idle, fields] : idle_types.items())
+        for (const auto& [domain, idle_types] : st.items()) {
+            if (!idle_types.is_object())
+                throw config_error(where, fmt::format("schedstat.{} is not an object", domain));
+            for (const auto& [idle, fields] : idle_types.items()) {
+                if (!fields.is_object())
+                    throw config_error(
+                        where, fmt::format("schedstat.{}.{} is not an object", domain, idle));
                 for (const auto& [name, value] : fields.items()) {
                     if (!value.is_number())
                         throw config_error(where, fmt::format("schedstat.{}.{}.{} is not a number",
                                                               domain, idle, name));
                     counters.push_back({domain, idle, name, value.get<double>()});
                 }
+            }
+        }
         r.schedstat = std::move(counters);
     }
     r.benchmark_output = rd.get_or<std::string>("benchmark_output", "");
@@ -229,12 +271,7 @@ namespace {
 
 void write_text(const std::string& path, const std::string& text, const std::string& where)
 {
-    std::ofstream f(path, std::ios::binary);
-    if (!f)
-        throw config_error(where, fmt::format("cannot write '{}'", path));
-    f << text;
-    if (!f.flush())
-        throw config_error(where, fmt::format("error writing '{}'", path));
+    write_output_file(path, text, where);
 }
 
 } // namespace
@@ -250,12 +287,49 @@ void write_result_file(const std::string& path, const run_result& r)
     write_text(path, to_json(r).dump(1) + "\n", "--json");
 }
 
+namespace {
+
+/// The "experiment" member of a results file: well-formed, and describing the runs it holds.
+void check_experiment(const json& e, const std::vector<run_result>& runs, const std::string& where)
+{
+    const reader rd(e, where);
+    const auto arms = rd.get<std::vector<std::string>>("arms");
+    const auto loads = rd.get<std::vector<std::string>>("loads");
+    const int nr_runs = rd.get<int>("runs");
+    rd.get<u64>("seed");
+    rd.get<std::string>("load_option");
+    if (arms.empty())
+        throw config_error(where, "\"arms\" is empty; a comparison has at least one arm");
+    if (nr_runs < 1)
+        throw config_error(where, fmt::format("\"runs\" is {}; a comparison has at least one "
+                                              "run per arm and load",
+                                              nr_runs));
+    for (const run_result& r : runs) {
+        if (std::find(arms.begin(), arms.end(), r.arm) == arms.end())
+            throw config_error(where, fmt::format("a run of arm '{}', which \"arms\" does not "
+                                                  "list",
+                                                  r.arm));
+        if (!loads.empty() && std::find(loads.begin(), loads.end(), r.load) == loads.end())
+            throw config_error(where, fmt::format("a run at load '{}', which \"loads\" does not "
+                                                  "list",
+                                                  r.load));
+        if (r.run_index < 0 || r.run_index >= nr_runs)
+            throw config_error(where, fmt::format("a run with index {}, outside the {} runs per "
+                                                  "arm and load",
+                                                  r.run_index, nr_runs));
+    }
+}
+
+} // namespace
+
 std::vector<run_result> parse_results(const std::string& text, const std::string& where)
 {
     json j;
     try {
+        check_json_depth(text, max_json_depth, where);
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
+        // parse errors, and out_of_range for a number beyond a double's range (1e400)
         throw config_error(where, fmt::format("not valid JSON: {}", e.what()));
     }
     if (!j.is_object() || !j.contains("format") || !j["format"].is_string())
@@ -270,6 +344,8 @@ std::vector<run_result> parse_results(const std::string& text, const std::string
         const json& arr = j["runs"];
         for (std::size_t i = 0; i < arr.size(); ++i)
             out.push_back(run_result_from_json(arr[i], fmt::format("{}: runs[{}]", where, i)));
+        if (j.contains("experiment"))
+            check_experiment(j["experiment"], out, where + ": experiment");
     } else {
         throw config_error(where, fmt::format("unknown format \"{}\" (expected {} or {})", format,
                                               result_format_v1, results_format_v1));
@@ -279,12 +355,7 @@ std::vector<run_result> parse_results(const std::string& text, const std::string
 
 std::vector<run_result> read_results_file(const std::string& path)
 {
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        throw config_error(path, "cannot open the result file");
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return parse_results(ss.str(), path);
+    return parse_results(read_input_file(path, path, max_results_file_bytes, "result file"), path);
 }
 
 } // namespace schedlab

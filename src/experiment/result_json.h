@@ -22,6 +22,9 @@ namespace schedlab {
 
 inline constexpr const char* result_format_v1 = "schedlab-result-v1";
 inline constexpr const char* results_format_v1 = "schedlab-results-v1";
+/// Input bounds: a result file's size and its JSON nesting (the format nests 5 deep).
+inline constexpr std::size_t max_results_file_bytes = std::size_t{1} << 30;
+inline constexpr int max_json_depth = 64;
 
 /// What a compare invocation asked for, stored beside its runs.
 struct experiment_info {

@@ -2,6 +2,7 @@
 #include "experiment/result_json.h"
 
 #include "sim/config_error.h"
+#include "sim/test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -82,7 +83,7 @@ TEST(run_result, a_collection_file_round_trips_and_a_result_without_schedstat_is
     experiment_info info;
     info.arms = {"6.6+NO_RUN_TO_PARITY"};
     info.loads = {"1"};
-    info.runs = 1;
+    info.runs = 3; // small_run() is run index 2
     const std::string text = results_to_string({r, r}, info);
     EXPECT_THAT(text, HasSubstr("\"format\": \"schedlab-results-v1\""));
     const auto back = parse_results(text, "mem");
@@ -115,8 +116,64 @@ TEST(parse_results, names_the_file_and_the_problem)
     EXPECT_THAT(message(j.dump()), HasSubstr("schedule_digest \"xyz\" is not hexadecimal"));
     j = to_json(r);
     j["provenance"]["seed"] = "seven";
-    EXPECT_THAT(message(j.dump()), HasSubstr("res.json.provenance: member \"seed\" has the wrong type"));
+    EXPECT_THAT(message(j.dump()),
+                HasSubstr("res.json.provenance: member \"seed\" is not an integer (string)"));
 }
 
+// Issue 16: a number beyond a double aborted (nlohmann out_of_range 406); 1e300 as a counter
+// was cast to an integer with undefined behaviour; an experiment's metadata was ignored.
+TEST(parse_results, numbers_are_checked_and_the_experiment_describes_its_runs)
+{
+    const run_result r = execute_run(small_run(1));
+    std::string one = to_json(r).dump(1);
+    auto with_events = [&](const std::string& v) {
+        std::string t = one;
+        const auto at = t.find("\"events_fired\": ") + 16;
+        t.replace(at, t.find_first_of(",\n", at) - at, v);
+        return t;
+    };
+    auto message = [](const std::string& text) {
+        return test_support::error_of([&] { parse_results(text, "res.json"); });
+    };
+    EXPECT_THAT(message(with_events("1e400")),
+                HasSubstr("res.json: not valid JSON: [json.exception.out_of_range.406] number "
+                          "overflow parsing '1e400'"));
+    EXPECT_EQ(message(with_events("1e300")),
+              "res.json: member \"events_fired\" is not an integer (number)");
+    EXPECT_EQ(message(with_events("-1")), "res.json: member \"events_fired\" is out of range (-1)");
+    EXPECT_THAT(message(std::string(100, '[') + std::string(100, ']')),
+                HasSubstr("res.json:1:65: nested more than 64 levels deep"));
+
+    experiment_info info;
+    info.arms = {"6.6+NO_RUN_TO_PARITY"};
+    info.loads = {"1"};
+    info.runs = 3;
+    EXPECT_EQ(parse_results(results_to_string({r}, info), "ok.json").size(), 1u);
+    auto bad = [&](auto change) {
+        experiment_info i = info;
+        change(i);
+        return message(results_to_string({r}, i));
+    };
+    EXPECT_EQ(bad([](experiment_info& i) { i.arms.clear(); }),
+              "res.json: experiment: \"arms\" is empty; a comparison has at least one arm");
+    EXPECT_EQ(bad([](experiment_info& i) { i.runs = -5; }),
+              "res.json: experiment: \"runs\" is -5; a comparison has at least one run per arm "
+              "and load");
+    EXPECT_EQ(bad([](experiment_info& i) {
+                  i.loads = {"2", "4"};
+              }),
+              "res.json: experiment: a run at load '1', which \"loads\" does not list");
+    EXPECT_EQ(bad([](experiment_info& i) { i.arms = {"6.6"}; }),
+              "res.json: experiment: a run of arm '6.6+NO_RUN_TO_PARITY', which \"arms\" does not "
+              "list");
+}
+
+TEST(run_result, a_run_that_measured_nothing_says_so_in_its_file)
+{
+    run_result r = execute_run(small_run(1));
+    EXPECT_EQ(r.measured_nothing, "");
+    r.measured_nothing = "tbench measured nothing: ...";
+    EXPECT_EQ(run_result_from_json(to_json(r), "m").measured_nothing, r.measured_nothing);
+}
 } // namespace
 } // namespace schedlab

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "experiment/run.h"
 
+#include "machine/machine_costs.h"
 #include "machine/presets.h"
 #include "metrics/sched_summary.h"
-#include "sched/stats.h"
 #include "sched/core.h"
 #include "sched/profiles.h"
+#include "sched/stats.h"
 #include "sim/config_error.h"
 #include "workload/registry.h"
 
@@ -44,8 +45,9 @@ struct prepared_run {
 
 std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
 {
-    if (spec.time_limit_s <= 0)
-        throw config_error("--time-limit", "must be a positive number of seconds");
+    if (!(spec.time_limit_s > 0 && spec.time_limit_s <= max_time_limit_s)) // NaN too
+        throw config_error("--time-limit", fmt::format("{} is outside (0, {}] seconds",
+                                                       spec.time_limit_s, max_time_limit_s));
     if (!spec.check.empty() && spec.check != "every" && spec.check != "sampled")
         throw config_error("--check", fmt::format("'{}' is neither 'every' nor 'sampled'", spec.check));
     machine m = load_machine(spec.machine);
@@ -54,7 +56,7 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
         apply_features(kc, spec.features, "--features");
     cost_params costs = m.costs; // the machine's costs, then the --cost overrides
     for (const auto& c : spec.costs)
-        set_cost(costs, c, "--cost");
+        apply_cost_override(costs, c, "--cost");
     const std::unique_ptr<workload> w = make_workload(spec.workload_argv);
     auto p = std::make_shared<prepared_run>(
         prepared_run{spec, std::move(m), std::move(kc), costs, w->command_line()});
@@ -109,6 +111,7 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
 
     res.finished = w->finished();
     res.metrics = w->metrics();
+    res.measured_nothing = w->measured_nothing();
     res.benchmark_output = w->report();
     const sched_summary_result s = summary.finish(sim.now());
     run_sched_summary& rs = res.summary;

@@ -98,6 +98,7 @@ struct run_result {
     int run_index = 0;
     bool finished = false; ///< the benchmark completed within the time limit
     std::vector<workload_metric> metrics;
+    std::string measured_nothing; ///< finished, but the benchmark measured nothing: why
     run_sched_summary summary;
     u64 schedule_digest = 0;
     u64 events_fired = 0;
@@ -114,6 +115,10 @@ const char* schedlab_git_sha();        ///< "1a2b3c4d5e6f" or "unknown"
 
 struct prepared_run;
 
+/// The longest --time-limit: 10^6 simulated seconds (11.6 days). sim_time counts int64
+/// nanoseconds (up to 9.2 * 10^9 s); the bound leaves room for costs added to the clock.
+inline constexpr double max_time_limit_s = 1e6;
+
 /// Validates a spec and builds its inputs; throws config_error naming the bad input.
 std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec);
 /// Warnings about a prepared run's kernel (e.g. toggled features that are not modelled).
@@ -123,7 +128,7 @@ const std::vector<std::string>& run_warnings(const prepared_run& prepared);
 struct run_hooks {
     trace_sink* extra_sink = nullptr; ///< also sees every tracepoint (e.g. the ftrace exporter)
     std::function<void(const kernel&)> after_run; ///< inspects the kernel once the run has stopped
-    std::vector<sched_decision>* decisions = nullptr; ///< the decision log, if wanted (--explain)
+    decision_sink* decisions = nullptr;           ///< the decision log, if wanted (--explain)
 };
 
 /// Simulates a prepared run. Thread-safe across runs (each builds its own simulation).

@@ -4,6 +4,7 @@
 #include "experiment/plan.h"
 #include "experiment/result_json.h"
 #include "sim/config_error.h"
+#include "sim/test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -88,5 +89,23 @@ TEST(format_progress, bar_with_eta_on_a_terminal_and_plain_lines_otherwise)
     EXPECT_EQ(format_progress(3, 3, 4000.0, true, 4), "\r[####] 3/3  100%  elapsed 1:06:40  ETA 0:00\x1b[K");
 }
 
+// Issue 16: compare --runs 1000000 ran out of memory; seeds wrapped past 2^64-1.
+TEST(plan_compare, bounds_the_runs_and_the_seeds_before_planning)
+{
+    compare_spec c = small_compare();
+    c.runs = max_compare_runs + 1;
+    EXPECT_THAT(test_support::error_of([&] { plan_compare(c); }),
+                HasSubstr("--runs: 10001 is outside [1, 10000]"));
+    c = small_compare();
+    c.runs = 10000;
+    c.arms = {"6.6", "6.5", "6.1", "5.15", "6.12", "6.18"};
+    EXPECT_EQ(test_support::error_of([&] { plan_compare(c); }),
+              "--runs: 2 loads x 6 arms x 10000 runs = 120000 runs, more than the 100000 a "
+              "comparison holds");
+    c = small_compare();
+    c.seed = 18446744073709551615ULL;
+    EXPECT_EQ(test_support::error_of([&] { plan_compare(c); }),
+              "--seed: 18446744073709551615 + 2 runs passes the largest seed, 2^64-1");
+}
 } // namespace
 } // namespace schedlab

@@ -346,15 +346,16 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
     return h;
 }
 
+void write_html_report(output_file& f, const comparison& c)
+{
+    f.write(render_html(c, load_chart_libraries()));
+    f.commit();
+}
+
 void write_html_report(const std::string& path, const comparison& c)
 {
-    const std::string html = render_html(c, load_chart_libraries());
-    std::ofstream f(path, std::ios::binary);
-    if (!f)
-        throw config_error("--html", fmt::format("cannot write '{}'", path));
-    f << html;
-    if (!f.flush())
-        throw config_error("--html", fmt::format("error writing '{}'", path));
+    output_file f(path, "--html");
+    write_html_report(f, c);
 }
 
 } // namespace schedlab

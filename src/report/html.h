@@ -12,6 +12,7 @@
  * failure, data-chart-error holds the message.
  */
 #include "analysis/compare.h"
+#include "sim/file_io.h"
 
 #include <string>
 
@@ -34,7 +35,10 @@ int html_chart_count(const comparison& c);
 
 std::string render_html(const comparison& c, const chart_libraries& libs);
 
-/// render_html + write; throws config_error("--html", ...) when the file cannot be written.
+/// render_html + write (atomically); throws config_error("--html", ...) when the file cannot
+/// be written.
 void write_html_report(const std::string& path, const comparison& c);
+/// ... into an output file opened earlier, and commits it.
+void write_html_report(output_file& f, const comparison& c);
 
 } // namespace schedlab

@@ -125,6 +125,13 @@ struct sched_decision {
     std::string text; ///< the branch taken and why
 };
 
+/// Where the decision log goes (kernel::set_decision_log): each decision as it is made.
+class decision_sink {
+public:
+    virtual ~decision_sink() = default;
+    virtual void decision(const sched_decision& d) = 0;
+};
+
 /// How often the always-on rq/cfs_rq invariant checks run.
 enum class check_level {
     sampled, ///< release default: every `check_interval` schedule() calls, and at the end
@@ -401,7 +408,7 @@ public:
     void update_cfs_group(cfs_rq& cfs, int cpu);
 
     /* ---- the decision log ---- */
-    void set_decision_log(std::vector<sched_decision>* log) { decisions_ = log; }
+    void set_decision_log(decision_sink* log) { decisions_ = log; }
     const char* last_select_branch() const { return last_select_branch_; }
     const char* last_sis_branch() const { return last_sis_branch_; }
 
@@ -453,7 +460,7 @@ private:
     const char* last_select_branch_ = nullptr;
     const char* last_sis_branch_ = nullptr;
     int last_scan_probes_ = 0;
-    std::vector<sched_decision>* decisions_ = nullptr;
+    decision_sink* decisions_ = nullptr;
     /* NOHZ idle balancing (kernel: fair.c struct nohz) */
     cpumask nohz_idle_cpus_;
     u64 nohz_next_balance_ = 0;

@@ -52,7 +52,7 @@ const char* idle_name(cpu_idle_type t)
 void kernel::log_decision(int cpu, const char* what, std::string text)
 {
     if (decisions_)
-        decisions_->push_back({now(), cpu, what, std::move(text)});
+        decisions_->decision({now(), cpu, what, std::move(text)});
 }
 
 /* ---- group classification ---- */

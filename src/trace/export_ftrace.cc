@@ -4,9 +4,10 @@
 #include "sim/config_error.h"
 
 #include <fmt/format.h>
+#include <zlib.h>
 #include <zstd.h>
 
-#include <fstream>
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -192,45 +193,101 @@ void ftrace_exporter::format_line(std::string& buf, const record& r) const
 
 namespace {
 
-/// Where the text goes: a stream, optionally through a zstd compressor.
+/// Where the text goes: a byte sink, optionally through a zstd or gzip compressor.
 class trace_output {
 public:
-    trace_output(std::ostream& out, bool zstd) : out_(out)
+    using sink = std::function<void(const char*, std::size_t)>;
+
+    trace_output(sink out, trace_compression c) : out_(std::move(out)), c_(c)
     {
-        if (zstd) {
+        if (c_ == trace_compression::zstd) {
             cctx_ = ZSTD_createCCtx();
+            if (!cctx_)
+                throw config_error("--trace", "zstd: cannot create a compression context");
             ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, 3);
             zbuf_.resize(ZSTD_CStreamOutSize());
+        } else if (c_ == trace_compression::gzip) {
+            // windowBits 15 + 16: a gzip header and trailer, as gzip(1) writes.
+            if (deflateInit2(&z_, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                             Z_DEFAULT_STRATEGY) != Z_OK)
+                throw config_error("--trace", "zlib: cannot start a gzip stream");
+            z_open_ = true;
+            zbuf_.resize(1 << 16);
         }
     }
-    ~trace_output() { ZSTD_freeCCtx(cctx_); }
+    ~trace_output()
+    {
+        ZSTD_freeCCtx(cctx_);
+        if (z_open_)
+            deflateEnd(&z_);
+    }
     trace_output(const trace_output&) = delete;
     trace_output& operator=(const trace_output&) = delete;
 
-    void put(const std::string& s) { feed(s, ZSTD_e_continue); }
-    void finish() { feed("", ZSTD_e_end); }
+    void put(const std::string& s)
+    {
+        switch (c_) {
+        case trace_compression::none:
+            out_(s.data(), s.size());
+            break;
+        case trace_compression::zstd:
+            feed_zstd(s, ZSTD_e_continue);
+            break;
+        case trace_compression::gzip:
+            feed_gzip(s, Z_NO_FLUSH);
+            break;
+        }
+    }
+    void finish()
+    {
+        if (c_ == trace_compression::zstd)
+            feed_zstd("", ZSTD_e_end);
+        else if (c_ == trace_compression::gzip)
+            feed_gzip("", Z_FINISH);
+    }
 
 private:
-    void feed(const std::string& s, ZSTD_EndDirective mode)
+    void feed_zstd(const std::string& s, ZSTD_EndDirective mode)
     {
-        if (!cctx_) {
-            out_.write(s.data(), static_cast<std::streamsize>(s.size()));
-            return;
-        }
         ZSTD_inBuffer in{s.data(), s.size(), 0};
         while (true) {
             ZSTD_outBuffer o{zbuf_.data(), zbuf_.size(), 0};
             const std::size_t left = ZSTD_compressStream2(cctx_, &o, &in, mode);
             if (ZSTD_isError(left))
                 throw config_error("--trace", std::string("zstd: ") + ZSTD_getErrorName(left));
-            out_.write(zbuf_.data(), static_cast<std::streamsize>(o.pos));
+            out_(zbuf_.data(), o.pos);
             if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size)
                 break;
         }
     }
 
-    std::ostream& out_;
+    void feed_gzip(const std::string& s, int flush)
+    {
+        // zlib counts in uInt: feed at most 1 GiB at a time.
+        std::size_t done = 0;
+        do {
+            const std::size_t n = std::min<std::size_t>(s.size() - done, 1u << 30);
+            z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data() + done));
+            z_.avail_in = static_cast<uInt>(n);
+            done += n;
+            const int f = done == s.size() ? flush : Z_NO_FLUSH;
+            int rc;
+            do {
+                z_.next_out = reinterpret_cast<Bytef*>(zbuf_.data());
+                z_.avail_out = static_cast<uInt>(zbuf_.size());
+                rc = deflate(&z_, f);
+                if (rc == Z_STREAM_ERROR)
+                    throw config_error("--trace", "zlib: deflate failed");
+                out_(zbuf_.data(), zbuf_.size() - z_.avail_out);
+            } while (z_.avail_out == 0 || (f == Z_FINISH && rc != Z_STREAM_END));
+        } while (done < s.size());
+    }
+
+    sink out_;
+    trace_compression c_;
     ZSTD_CCtx* cctx_ = nullptr;
+    z_stream z_{};
+    bool z_open_ = false;
     std::vector<char> zbuf_;
 };
 
@@ -251,23 +308,49 @@ void write_records(trace_output& out, const std::string& header, std::size_t n,
 
 } // namespace
 
+trace_compression trace_compression_for(const std::string& path)
+{
+    if (path.ends_with(".zst"))
+        return trace_compression::zstd;
+    if (path.ends_with(".gz"))
+        return trace_compression::gzip;
+    static const char* const others[] = {".xz",  ".bz2", ".lz4", ".lzma", ".lz", ".br", ".Z",
+                                         ".zip", ".7z",  ".tgz", ".zstd", ".zz", ".sz"};
+    for (const char* ext : others)
+        if (path.ends_with(ext))
+            throw config_error("--trace", fmt::format("'{}': {} compression is not supported; "
+                                                      "name the file .zst (zstd), .gz (gzip) or "
+                                                      "anything else for plain text",
+                                                      path, ext));
+    return trace_compression::none;
+}
+
 void ftrace_exporter::write(std::ostream& os, int nr_cpus) const
 {
-    trace_output out(os, false);
+    trace_output out(
+        [&](const char* p, std::size_t n) { os.write(p, static_cast<std::streamsize>(n)); },
+        trace_compression::none);
+    write_records(out, fmt::format(header_fmt, records_.size(), nr_cpus), records_.size(),
+                  [&](std::string& buf, std::size_t i) { format_line(buf, records_[i]); });
+}
+
+void ftrace_exporter::write(output_file& f, int nr_cpus) const
+{
+    trace_output out(
+        [&](const char* p, std::size_t n) {
+            f.write({p, n});
+        },
+        trace_compression_for(f.path()));
     write_records(out, fmt::format(header_fmt, records_.size(), nr_cpus), records_.size(),
                   [&](std::string& buf, std::size_t i) { format_line(buf, records_[i]); });
 }
 
 void ftrace_exporter::write_file(const std::string& path, int nr_cpus) const
 {
-    std::ofstream f(path, std::ios::binary);
-    if (!f)
-        throw config_error("--trace", fmt::format("cannot write '{}'", path));
-    trace_output out(f, path.ends_with(".zst"));
-    write_records(out, fmt::format(header_fmt, records_.size(), nr_cpus), records_.size(),
-                  [&](std::string& buf, std::size_t i) { format_line(buf, records_[i]); });
-    if (!f.flush())
-        throw config_error("--trace", fmt::format("error writing '{}'", path));
+    trace_compression_for(path); // an unsupported compression before the file is touched
+    output_file f(path, "--trace");
+    write(f, nr_cpus);
+    f.commit();
 }
 
 } // namespace schedlab

@@ -20,6 +20,7 @@
  * carries no CPU in schedlab's record, so it is printed on the CPU of the
  * event that preceded it (the waker's sched_waking, or the fork).
  */
+#include "sim/file_io.h"
 #include "trace/tracepoints.h"
 
 #include <map>
@@ -28,6 +29,12 @@
 #include <vector>
 
 namespace schedlab {
+
+enum class trace_compression { none, zstd, gzip };
+
+/// What a trace file's name asks for: ".zst" zstd, ".gz" gzip, anything else plain text; the
+/// suffixes of other compressors (.xz, .bz2, .lz4, ...) are a config_error("--trace").
+trace_compression trace_compression_for(const std::string& path);
 
 class ftrace_exporter final : public trace_sink {
 public:
@@ -43,8 +50,11 @@ public:
 
     /// The whole trace as text; `nr_cpus` goes into the "#P:" header field.
     void write(std::ostream& out, int nr_cpus) const;
-    /// Writes to a file, zstd-compressed when the name ends in ".zst".
-    /// Throws config_error("--trace", ...) when the file cannot be written.
+    /// Writes to an output file (not committed), compressed as its name asks
+    /// (trace_compression_for).
+    void write(output_file& f, int nr_cpus) const;
+    /// Writes to a file atomically, zstd-compressed when the name ends in ".zst", gzip when in
+    /// ".gz". Throws config_error("--trace", ...) when the file cannot be written.
     void write_file(const std::string& path, int nr_cpus) const;
 
 private:

@@ -9,7 +9,10 @@
 #include "sim/config_error.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 namespace schedlab {
@@ -94,6 +97,55 @@ TEST(ftrace_exporter, an_unwritable_path_is_a_config_error_naming_the_flag)
     } catch (const config_error& e) {
         EXPECT_EQ(e.where(), "--trace");
     }
+}
+
+std::string gunzip(const std::string& path)
+{
+    gzFile g = gzopen(path.c_str(), "rb");
+    EXPECT_NE(g, nullptr);
+    std::string out;
+    char buf[4096];
+    int n;
+    while (g && (n = gzread(g, buf, sizeof buf)) > 0)
+        out.append(buf, static_cast<std::size_t>(n));
+    if (g)
+        gzclose(g);
+    return out;
+}
+
+TEST(ftrace_exporter, a_gz_file_is_gzip_compressed)
+{
+    ftrace_exporter x;
+    for (int i = 0; i < 2000; ++i)
+        x.sched_switch({1000 * i, i % 2, 0, &swapper1, trace_task_state::R, false, 7, &recorder});
+    std::ostringstream plain;
+    x.write(plain, 2);
+    const std::string path = ::testing::TempDir() + "/schedlab-ftrace-test.txt.gz";
+    x.write_file(path, 2);
+    std::ifstream raw(path, std::ios::binary);
+    EXPECT_EQ(raw.get(), 0x1f); // the gzip magic, not plain text
+    EXPECT_EQ(raw.get(), 0x8b);
+    EXPECT_EQ(gunzip(path), plain.str());
+    std::remove(path.c_str());
+}
+
+TEST(ftrace_exporter, other_compressions_are_refused_before_the_file_is_written)
+{
+    ftrace_exporter x;
+    const std::string path = ::testing::TempDir() + "/schedlab-ftrace-test.txt.xz";
+    try {
+        x.write_file(path, 1);
+        FAIL();
+    } catch (const config_error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "--trace: '" + path +
+                      "': .xz compression is not supported; name the file .zst "
+                      "(zstd), .gz (gzip) or anything else for plain text");
+    }
+    EXPECT_FALSE(std::ifstream(path).good());
+    EXPECT_EQ(trace_compression_for("t.zst"), trace_compression::zstd);
+    EXPECT_EQ(trace_compression_for("t.gz"), trace_compression::gzip);
+    EXPECT_EQ(trace_compression_for("t.txt"), trace_compression::none);
 }
 
 } // namespace
