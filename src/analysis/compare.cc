@@ -236,9 +236,10 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
                 row.mean.push_back(n ? sum / n : std::nan(""));
             }
             for (std::size_t a = 0; a < nr_arms; ++a)
-                row.pct_change.push_back(row.mean[0] != 0
-                                             ? (row.mean[a] - row.mean[0]) / row.mean[0] * 100
-                                             : 0);
+                row.pct_change.push_back(
+                    row.mean[0] != 0   ? (row.mean[a] - row.mean[0]) / row.mean[0] * 100
+                    : row.mean[a] == 0 ? 0
+                                       : std::nan("")); // 0 -> 1 has no percentage
             cmp.schedstat.push_back(std::move(row));
         }
     }

@@ -70,7 +70,7 @@ struct metric_comparison {
 struct schedstat_row {
     std::string idle_type, counter, domain, load;
     std::vector<double> mean; ///< per arm, over that arm's runs
-    std::vector<double> pct_change; ///< (arm - base) / base * 100, per arm
+    std::vector<double> pct_change; ///< (arm - base) / base * 100, per arm; NaN from a base of 0
 };
 
 struct comparison {

@@ -270,8 +270,8 @@ namespace {
 
 void print_tables(std::ostream& out, const comparison& c, const table_options& t, output_file& html)
 {
-    out << render_provenance(c);
     const bool all = t.format == "all";
+    out << render_provenance(c, all || t.format == "mmtests");
     if (all || t.format == "mmtests")
         out << "\n" << render_mmtests(c);
     if (all || t.format == "amd")

@@ -152,17 +152,32 @@ std::string render_amd(const comparison& c)
                            m.higher_is_better ? "Higher is better" : "Lower is better");
         out += "Statistic     : AMean\n";
         out += rule + "\n";
-        // As posted: the first heading ends over its column's CV, later ones follow 4 spaces apart.
+        // As posted: the first heading ends over its column's end, later ones follow 4 spaces
+        // apart (and may overhang their column by up to those 4). A column is 23 wide, or wider
+        // when its heading would overhang it further (a long arm name), so the rows stay under
+        // their headings instead of drifting left of them.
         std::string head = "Case:";
-        head += fmt::format("{:>{}}", c.arms[0] + "[pct imp](CV)", lw + 23 - 5);
-        for (std::size_t a = 1; a < c.arms.size(); ++a)
-            head += "    " + c.arms[a] + "[pct imp](CV)";
+        std::vector<std::size_t> width(c.arms.size(), 23);
+        std::size_t col_end = lw;
+        for (std::size_t a = 0; a < c.arms.size(); ++a) {
+            const std::string h = c.arms[a] + "[pct imp](CV)";
+            if (a == 0)
+                head += fmt::format("{:>{}}", h, std::max(lw + 23 - 5, h.size() + 1));
+            else
+                head += "    " + h;
+            width[a] = std::max<std::size_t>(23, head.size() - std::min(head.size(), col_end + 4));
+            col_end += width[a];
+        }
         out += head + "\n";
         for (std::size_t l = 0; l < c.loads.size(); ++l) {
             std::string row = fmt::format("{:>{}}", labels[l], lw);
-            for (const arm_cell& cell : m.cells[l])
-                row += fmt::format("{:9.2f} [{:6.2f}]({:5.2f})", cell.amd_norm, cell.amd_pct_imp,
-                                   cell.amd_cv);
+            for (std::size_t a = 0; a < c.arms.size(); ++a) {
+                const arm_cell& cell = m.cells[l][a];
+                row += fmt::format("{:>{}}",
+                                   fmt::format("{:9.2f} [{:6.2f}]({:5.2f})", cell.amd_norm,
+                                               cell.amd_pct_imp, cell.amd_cv),
+                                   width[a]);
+            }
             out += row + "\n";
         }
     }
@@ -274,7 +289,9 @@ std::string render_schedstat(const comparison& c)
         std::string row = fmt::format("{:<{}}  {:>{}}", r.domain, dw, r.load, lw);
         for (std::size_t a = 0; a < c.arms.size(); ++a) {
             row += fmt::format("  {:>{}.1f}", r.mean[a], cw);
-            if (a)
+            if (a && std::isnan(r.pct_change[a]))
+                row += "  (     new)"; // from zero: no percentage
+            else if (a)
                 row += fmt::format(" ({:+7.2f}%)", r.pct_change[a]);
         }
         out += row + "\n";
@@ -282,7 +299,7 @@ std::string render_schedstat(const comparison& c)
     return out;
 }
 
-std::string render_provenance(const comparison& c)
+std::string render_provenance(const comparison& c, bool significance)
 {
     std::string out;
     const run_provenance& p0 = c.arm_provenance.front();
@@ -295,10 +312,12 @@ std::string render_provenance(const comparison& c)
                            p.feature_delta.empty() ? "" : ", features changed: " + p.feature_delta,
                            p.features_arg.empty() ? "" : ", --features " + p.features_arg);
     }
-    out += fmt::format("# significance: {}\n",
-                       c.rule == significance_rule::ci
-                           ? "mmtests 2024+ rule (* = the mean +- 1.96 stddev intervals do not overlap)"
-                           : "mmtests 2018-2024 rule (* = t-test p < 0.10)");
+    if (significance) // only the mmtests table stars its rows
+        out += fmt::format("# significance: {}\n",
+                           c.rule == significance_rule::ci
+                               ? "mmtests 2024+ rule (* = the mean +- 1.96 stddev intervals do not "
+                                 "overlap)"
+                               : "mmtests 2018-2024 rule (* = t-test p < 0.10)");
     for (const std::string& w : c.warnings)
         out += "# warning: " + w + "\n";
     return out;

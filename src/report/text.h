@@ -19,7 +19,8 @@ std::string render_lkp(const comparison& c);
 /// The schedstat differences, one table per (idle type, counter); "" when the runs had none.
 std::string render_schedstat(const comparison& c);
 /// A few "# " lines: machine, arms with their feature deltas, runs, seeds, schedlab version.
-std::string render_provenance(const comparison& c);
+/// `significance`: say which mmtests rule stars the rows (only when the mmtests table is shown).
+std::string render_provenance(const comparison& c, bool significance = true);
 
 /// mmtests' two header lines for a kernel name: up to the first '-' (keeping
 /// "-rcN" on the first line), else up to the first '+'; and the rest.

@@ -18,6 +18,7 @@ namespace schedlab {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 run_result sample_run(const std::string& arm, const std::string& load, double value,
                       bool higher_is_better = false, const std::string& metric = "time")
@@ -229,5 +230,41 @@ TEST(compare_runs, refuses_to_mix_benchmarks_or_machines)
     EXPECT_THAT(c.warnings[0], HasSubstr("did not finish"));
 }
 
+// Issue 16, item 19: the AMD header drifted right of its columns for a long arm name, the
+// schedstat diff printed (+0.00%) for 0 -> 1, and amd/lkp output carried the mmtests line.
+TEST(render_amd, a_long_arm_name_widens_its_column_under_its_heading)
+{
+    std::vector<run_result> runs;
+    add(runs, "tip", "1", {0.975, 1.0, 1.025});
+    add(runs, "tip-2023-08+shared_runq_v3", "1", {0.9329, 0.95, 0.9671});
+    add(runs, "v4", "1", {0.975, 1.0, 1.025});
+    const std::string text = render_amd(compare_runs(runs));
+    EXPECT_THAT(text, HasSubstr("Case:           tip[pct imp](CV)    "
+                                "tip-2023-08+shared_runq_v3[pct imp](CV)    v4[pct imp](CV)\n"
+                                " 1-groups     1.00 [ -0.00]( 2.50)                   "
+                                "0.95 [  5.00]( 1.80)     1.00 [ -0.00]( 2.50)\n"));
+    // The long heading overhangs its column by the 4 spaces of the posted layout, no more.
+    const auto head_end = text.find("shared_runq_v3[pct imp](CV)") + 27;
+    const auto row = text.find(" 1-groups");
+    const auto row_end = text.find("( 1.80)", row) + 7 - row;
+    EXPECT_GE(head_end - text.find("Case:"), row_end);
+    EXPECT_LE(head_end - text.find("Case:"), row_end + 4);
+}
+
+TEST(render_schedstat, a_change_from_zero_has_no_percentage)
+{
+    std::vector<run_result> runs = {sample_run("off", "64", 1), sample_run("on", "64", 1)};
+    runs[0].schedstat = std::vector<schedstat_counter>{{"MC", "idle", "alb_count", 0}};
+    runs[1].schedstat = std::vector<schedstat_counter>{{"MC", "idle", "alb_count", 1}};
+    EXPECT_THAT(render_schedstat(compare_runs(runs)),
+                HasSubstr("MC          64             0.0             1.0  (     new)\n"));
+}
+
+TEST(render_provenance, names_the_significance_rule_only_for_the_mmtests_table)
+{
+    const comparison c = compare_runs({sample_run("a", "1", 1), sample_run("b", "1", 2)});
+    EXPECT_THAT(render_provenance(c), HasSubstr("# significance: mmtests 2024+ rule"));
+    EXPECT_THAT(render_provenance(c, false), Not(HasSubstr("significance")));
+}
 } // namespace
 } // namespace schedlab
