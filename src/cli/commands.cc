@@ -78,6 +78,9 @@ private:
 #ifndef SCHEDLAB_REFERENCE_DIR
 #define SCHEDLAB_REFERENCE_DIR "data/reference"
 #endif
+#ifndef SCHEDLAB_INSTALLED_REFERENCE_DIR
+#define SCHEDLAB_INSTALLED_REFERENCE_DIR "../share/schedlab/reference"
+#endif
 
 const char* schedlab_version() { return SCHEDLAB_VERSION " (git " SCHEDLAB_GIT_SHA ")"; }
 
@@ -380,6 +383,16 @@ int cmd_report(std::ostream& out, std::ostream&, const report_options& o)
 
 std::string default_fidelity_reference_dir()
 {
+    // An installed schedlab: PREFIX/bin/schedlab finds PREFIX/share/schedlab/reference.
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const std::filesystem::path installed =
+            (exe.parent_path() / SCHEDLAB_INSTALLED_REFERENCE_DIR / "shared-runq-v3-bergamo-2s")
+                .lexically_normal();
+        if (std::filesystem::is_directory(installed, ec))
+            return installed.string();
+    }
     return std::filesystem::path(SCHEDLAB_REFERENCE_DIR "/shared-runq-v3-bergamo-2s")
         .lexically_normal()
         .string();

@@ -57,7 +57,7 @@ int main(int argc, char** argv)
     CLI::App app{"schedlab: a deterministic discrete-event simulator of the Linux CPU "
                  "scheduler",
                  "schedlab"};
-    app.set_version_flag("--version", std::string(schedlab_version()));
+    app.set_version_flag("--version", "schedlab " + std::string(schedlab_version()));
     app.require_subcommand(1);
     app.footer("Run `schedlab COMMAND --help` for a command's options. Documentation: "
                "README.md and docs/.");

@@ -2,6 +2,7 @@
 #include "report/html.h"
 
 #include "report/text.h"
+#include "sim/assets.h"
 #include "sim/config_error.h"
 
 #include <fmt/format.h>
@@ -15,27 +16,18 @@
 
 namespace schedlab {
 
-#ifndef SCHEDLAB_NODE_MODULES_DIR
-#define SCHEDLAB_NODE_MODULES_DIR "node_modules"
-#endif
-
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-std::string read_library(const std::string& dir, const std::string& rel)
+std::string read_library(const std::string& rel)
 {
-    const std::string path = dir + "/" + rel;
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        throw config_error("--html", fmt::format("the chart library {} is missing; run `npm ci` in "
-                                                 "the source tree (scripts/install-deps.sh does) "
-                                                 "or point SCHEDLAB_NODE_MODULES at a node_modules "
-                                                 "holding vega, vega-lite and vega-embed",
-                                                 path));
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
+    const embedded_asset* a = find_asset(rel);
+    if (!a) // the build embeds every one (src/report/CMakeLists.txt): a build bug
+        throw config_error("--html", fmt::format("the chart library {} is not built into this "
+                                                 "schedlab",
+                                                 rel));
+    return std::string(a->bytes);
 }
 
 /*
@@ -235,11 +227,8 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
 
 chart_libraries load_chart_libraries()
 {
-    const char* env = std::getenv("SCHEDLAB_NODE_MODULES");
-    const std::string dir = env && *env ? env : SCHEDLAB_NODE_MODULES_DIR;
-    return {read_library(dir, "vega/build/vega.min.js"),
-            read_library(dir, "vega-lite/build/vega-lite.min.js"),
-            read_library(dir, "vega-embed/build/vega-embed.min.js")};
+    return {read_library("vega/build/vega.min.js"), read_library("vega-lite/build/vega-lite.min.js"),
+            read_library("vega-embed/build/vega-embed.min.js")};
 }
 
 int html_chart_count(const comparison& c)

@@ -18,15 +18,14 @@
 
 namespace schedlab {
 
-/// The JavaScript of the charting libraries, read from node_modules.
+/// The JavaScript of the charting libraries, built into the binary.
 struct chart_libraries {
     std::string vega, vega_lite, vega_embed;
 };
 
 /*
- * Reads the libraries from $SCHEDLAB_NODE_MODULES, else from the source
- * tree's node_modules (installed by `npm ci`, which scripts/install-deps.sh
- * runs). Throws config_error("--html", ...) naming the missing file.
+ * The libraries as the build embedded them (npm packages vega, vega-lite and vega-embed at the
+ * versions of package-lock.json; cmake/SchedlabAssets.cmake): no node_modules at run time.
  */
 chart_libraries load_chart_libraries();
 

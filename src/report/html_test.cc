@@ -104,7 +104,7 @@ TEST(render_html, every_chart_renders_in_headless_chromium)
     const comparison c = sample_comparison();
     const std::string dir = ::testing::TempDir();
     const std::string path = dir + "/schedlab-report-test.html";
-    write_html_report(path, c); // needs node_modules: npm ci (scripts/install-deps.sh)
+    write_html_report(path, c); // the chart libraries are built in: no node_modules needed
 
     int status = 0;
     run_command("command -v chromium >/dev/null 2>&1", status);
