@@ -5,9 +5,12 @@
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+# Seconds per fuzz target (make fuzz FUZZ_TIME=600 for a long run; CI uses 30).
+FUZZ_TIME ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-asan bench clean format
+.PHONY: all deps build demo test test-asan bench fuzz clean format
 
 all: build
 
@@ -33,6 +36,15 @@ test-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The libFuzzer targets of tests/fuzz (clang 14, ASan + UBSan), each for FUZZ_TIME seconds,
+# JOBS at a time; docs/testing.md.
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
+	    -DCMAKE_CXX_COMPILER=clang++-14 -DSCHEDLAB_FUZZ=ON $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
+	./scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(JOBS)
+
 # The speed table (docs/performance.md), then the Google Benchmark micro-benchmarks.
 bench: build
 	./$(BUILD)/bench/schedlab_speed
@@ -42,4 +54,4 @@ format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

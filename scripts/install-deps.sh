@@ -13,6 +13,8 @@ packages=(
   rt-app        # the rt-app tests run its example files (/usr/share/doc/rt-app/examples)
   libzstd-dev   # trace export to .zst
   zlib1g-dev    # trace export to .gz
+  clang-14 libclang-rt-14-dev  # make fuzz: libFuzzer targets (tests/fuzz)
+  help2man      # the man page, from the CLI's help
   chromium      # the HTML report test renders the charts headless
 )
 # Node.js and npm fetch the chart libraries; a machine may already have them

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Shared by the libFuzzer targets (docs/testing.md): each feeds one input path
+ * arbitrary bytes. A config_error is the expected answer to bad input; any
+ * other exception escaping, a crash, a sanitizer report, a leak, a time-out or
+ * memory beyond libFuzzer's -rss_limit_mb is a finding.
+ */
+#include "sim/config_error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace schedlab::fuzz {
+
+/// Machines up to this size also get their sched domains built (larger ones would make each
+/// execution slow; the size limits themselves are unit-tested).
+inline constexpr int max_topology_cpus = 512;
+
+inline std::string text_of(const std::uint8_t* data, std::size_t size)
+{
+    return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+/// Runs f(); config_error (bad input, clearly reported) is fine, anything else escapes.
+template <typename F> void expect_clean(F&& f)
+{
+    try {
+        f();
+    } catch (const config_error& e) {
+        if (std::string(e.what()).empty())
+            __builtin_trap(); // an error must say what is wrong
+    }
+}
+
+/// Splits on NUL or newline into argv-like words (empty words kept: "" is an argument too).
+inline std::vector<std::string> words_of(const std::string& text, std::size_t max_words = 64)
+{
+    std::vector<std::string> out(1);
+    for (char ch : text) {
+        if (ch == '\0' || ch == '\n') {
+            if (out.size() == max_words)
+                break;
+            out.emplace_back();
+        } else {
+            out.back() += ch;
+        }
+    }
+    return out;
+}
+
+} // namespace schedlab::fuzz
