@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 namespace schedlab {
 namespace {
@@ -340,6 +341,21 @@ TEST(rtapp_parse, a_task_without_events_names_the_keys_it_did_not_understand)
     EXPECT_THAT(parse_error(R"({ "tasks": { "t1": { "phases": { "p": { "x": 1, "y": 2 } } } } })"),
                 HasSubstr("phase 'p' of task 't1' has no event ('x', 'y' are not an rt-app "
                           "property or event)"));
+}
+TEST(rtapp_parse, more_instances_than_a_kernel_can_run_are_refused)
+{
+    const std::string dir = ::testing::TempDir();
+    const std::string f = dir + "/schedlab-rtapp-many.json";
+    std::string text = R"({ "tasks": {)";
+    for (int i = 0; i < 50; ++i)
+        text += fmt::format(R"({}"t{}": {{ "instance": 100000, "run": 10 }})", i ? "," : "", i);
+    text += "} }";
+    std::ofstream(f) << text;
+    EXPECT_THAT(error_of([&] {
+                    make_workload({"rt-app", f});
+                }),
+                HasSubstr("50 tasks' instances = 5000000 tasks, more than a kernel can run"));
+    std::remove(f.c_str());
 }
 } // namespace
 } // namespace schedlab

@@ -42,7 +42,6 @@ M=(--machine ryzen-7950x)
 printf '2E482' > overflow.json
 python3 - <<'PY'
 import json
-print("", end="")
 open("deep.json", "w").write('{"tasks":' + '[' * 50000 + ']' * 50000 + '}')
 open("null.json", "w").write("null")
 open("nul.json", "wb").write(b"\0{}")
@@ -55,7 +54,7 @@ cpus = lambda n: {"format": "schedlab-machine-v1", "cpus": [
     {"cpu": i, "core": i, "llc": 0, "package": 0} for i in range(n)]}
 open("4000.json", "w").write(json.dumps(cpus(4000)))
 open("100k.json", "w").write(json.dumps(cpus(100000)))
-open("badkey.json", "w").write('{"tasks": {"t1": {"runn": 1000}}}')
+open("badkey.json", "w").write('{"tasks": {"t1": {"bogus": 1000}}}')
 open("lscpu-l9", "w").write("# CPU,Core,Socket,Node,,L9999999999\n0,0,0,0,,0\n")
 open("lscpu-empty-l3", "w").write("# CPU,Core,Socket,Node,,L1d,L1i,L2,L3\n0,0,0,0,,0,0,0,\n1,1,0,0,,1,1,1,\n")
 open("one.json", "w").write('{"tasks": {"t": {"loop": 20, "run": 1000, "sleep": 1000}}}')
@@ -133,7 +132,7 @@ try 20 2 "messaging -g 0" -- run "${M[@]}" -- perf bench sched messaging -g 0
 try 20 2 "messaging -l 0" -- run "${M[@]}" -- perf bench sched messaging -l 0
 try 20 2 "hackbench -g 0" -- run "${M[@]}" -- hackbench -g 0
 try 20 2 "pipe -l 0" -- run "${M[@]}" -- perf bench sched pipe -l 0
-try 20 2 "schbench -t 0" -- run "${M[@]}" -- schbench -t 0
+try 60 0 "schbench -t 0 (v1: one worker per CPU, as schbench)" -- run "${M[@]}" -- schbench -m 1 -t 0 -r 1
 try 60 any "netperf -l -1 (a transaction count)" -- run "${M[@]}" -- netperf -t TCP_RR -l -1
 try 20 2 "stream --threads 0" -- run "${M[@]}" -- stream --threads 0
 try 20 2 "lscpu empty L3 field" -- topology lscpu-empty-l3
