@@ -6,6 +6,7 @@
  * tests/robustness/reproducers.sh.
  */
 #include "cli/bin_test_support.h"
+#include "sim/scratch_dir_test_support.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -25,32 +26,7 @@ using test_support::schedlab_bin;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class robustness : public ::testing::Test {
-protected:
-    void SetUp() override
-    {
-        dir_ = fs::temp_directory_path() /
-               fmt::format("schedlab-robust-{}-{}", ::getpid(),
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    std::string write(const std::string& name, const std::string& text) const
-    {
-        std::ofstream(path(name), std::ios::binary) << text;
-        return path(name);
-    }
-    static std::string slurp(const std::string& p)
-    {
-        std::ifstream f(p, std::ios::binary);
-        std::ostringstream ss;
-        ss << f.rdbuf();
-        return ss.str();
-    }
-    fs::path dir_;
-};
+using robustness = test_support::scratch_dir;
 
 const std::string pipe_run = "run --machine ryzen-7950x ";
 const std::string pipe_bench = " -- perf bench sched pipe -l 100";

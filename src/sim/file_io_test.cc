@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "sim/file_io.h"
 
+#include "sim/scratch_dir_test_support.h"
 #include "sim/test_support.h"
 
 #include <gmock/gmock.h>
@@ -18,33 +19,7 @@ namespace fs = std::filesystem;
 using test_support::error_of;
 using ::testing::HasSubstr;
 
-class file_io : public ::testing::Test {
-protected:
-    void SetUp() override
-    {
-        dir_ = fs::temp_directory_path() /
-               fmt::format("schedlab-file-io-{}-{}", ::getpid(),
-                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
-    std::string path(const std::string& name) const { return (dir_ / name).string(); }
-    static std::string slurp(const std::string& p)
-    {
-        std::ifstream f(p, std::ios::binary);
-        std::ostringstream ss;
-        ss << f.rdbuf();
-        return ss.str();
-    }
-    std::size_t entries() const
-    {
-        return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir_), {}));
-    }
-
-    fs::path dir_;
-};
+using file_io = test_support::scratch_dir;
 
 TEST_F(file_io, the_target_changes_only_at_commit)
 {
