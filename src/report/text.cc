@@ -24,6 +24,15 @@ std::string op_name(const comparison& c, std::size_t load, const metric_comparis
     return c.loads[load].empty() ? m.name : c.loads[load];
 }
 
+/// `v` with `dp` decimals in `width` columns; "-" where it is not a number (a CV of a mean of
+/// 0, a change from 0): a table never prints nan or inf.
+std::string fixed(double v, int width, int dp, bool plus = false)
+{
+    if (!std::isfinite(v))
+        return fmt::format("{:>{}}", "-", width);
+    return plus ? fmt::format("{:+{}.{}f}", v, width, dp) : fmt::format("{:{}.{}f}", v, width, dp);
+}
+
 std::string table_name(const std::string& base, const comparison& c, const metric_comparison& m)
 {
     return c.metrics.size() > 1 ? base + "-" + m.name : base;
@@ -98,11 +107,11 @@ std::string render_mmtests(const comparison& c)
                     case 4: v = cell.s.max; pct = cell.mm_pct_max; break;
                     default: v = cell.mm_best95; pct = cell.mm_pct_best95; break;
                     }
-                    row += fmt::format("{:{}.{}f}", v, field, dp);
+                    row += fixed(v, field, dp);
                     if (s == 1 && cell.significant)
-                        row += fmt::format(" *{:7.2f}%*", pct);
+                        row += fmt::format(" *{}%*", fixed(pct, 7, 2));
                     else
-                        row += fmt::format(" ({:7.2f}%)", pct);
+                        row += fmt::format(" ({}%)", fixed(pct, 7, 2));
                 }
                 out += row + "\n";
             }
@@ -174,8 +183,9 @@ std::string render_amd(const comparison& c)
             for (std::size_t a = 0; a < c.arms.size(); ++a) {
                 const arm_cell& cell = m.cells[l][a];
                 row += fmt::format("{:>{}}",
-                                   fmt::format("{:9.2f} [{:6.2f}]({:5.2f})", cell.amd_norm,
-                                               cell.amd_pct_imp, cell.amd_cv),
+                                   fmt::format("{} [{}]({})", fixed(cell.amd_norm, 9, 2),
+                                               fixed(cell.amd_pct_imp, 6, 2),
+                                               fixed(cell.amd_cv, 5, 2)),
                                    width[a]);
             }
             out += row + "\n";
@@ -194,13 +204,14 @@ std::string lkp_row(const std::vector<double>& avgs, const std::vector<double>& 
     for (std::size_t i = 0; i < avgs.size(); ++i) {
         if (i > 0) {
             const double p = changes[i - 1];
-            const std::string num = std::fabs(p) < 100000 ? fmt::format("{:+10.1f}", p)
+            const std::string num = !std::isfinite(p)      ? fixed(p, 10, 1)
+                                    : std::fabs(p) < 100000 ? fmt::format("{:+10.1f}", p)
                                                            : fmt::format("{:+10.2g}", p);
             s += absolute ? num + "  " : num + "% ";
         }
         const double avg = avgs[i];
-        if (std::fabs(avg) < 1000)
-            s += fmt::format("{:10.2f}", avg);
+        if (!std::isfinite(avg) || std::fabs(avg) < 1000)
+            s += fixed(avg, 10, 2);
         else if (std::fabs(avg) > 100000000)
             s += fmt::format("{:10.4g}", avg);
         else

@@ -266,5 +266,19 @@ TEST(render_provenance, names_the_significance_rule_only_for_the_mmtests_table)
     EXPECT_THAT(render_provenance(c), HasSubstr("# significance: mmtests 2024+ rule"));
     EXPECT_THAT(render_provenance(c, false), Not(HasSubstr("significance")));
 }
+// Issue 16, item 16: a table never prints nan (a metric that is 0 in every run has no CV and
+// no percentage change).
+TEST(render_tables, a_metric_of_zero_prints_dashes_not_nan)
+{
+    std::vector<run_result> runs;
+    add(runs, "tip", "1", {0, 0, 0});
+    add(runs, "new", "1", {0, 0, 0});
+    const comparison c = compare_runs(runs);
+    for (const std::string& t : {render_mmtests(c), render_amd(c), render_lkp(c)}) {
+        EXPECT_THAT(t, Not(HasSubstr("nan"))) << t;
+        EXPECT_THAT(t, Not(HasSubstr("inf"))) << t;
+    }
+    EXPECT_THAT(render_amd(c), HasSubstr(" 1-groups        - [     -]( 0.00)"));
+}
 } // namespace
 } // namespace schedlab
