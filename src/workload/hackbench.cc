@@ -74,7 +74,6 @@ std::string messaging_workload::command_line() const
 void messaging_workload::setup(kernel& k)
 {
     const unsigned nfds = messaging_params::num_fds;
-    const u64 size = messaging_params::datasize;
     auto fdpair = [&](const std::string& name) -> channel& {
         if (mp_.pipe)
             return state_.make_pipe(name);
@@ -83,70 +82,96 @@ void messaging_workload::setup(kernel& k)
     channel& ready = fdpair("ready");
     channel& wake = fdpair("wake");
 
-    counter* wait_chldexit = nullptr;
     if (!mp_.thread) // exit_notify() -> __wake_up_parent(): a sync wakeup
-        wait_chldexit = &state_.make_counter("wait_chldexit", WF_SYNC);
-
-    program_builder main;
-    auto create_worker = [&](const program_ptr& prog, const std::string& what) {
-        fork_opts fo;
-        fo.comm = comm_messaging;
-        fo.thread = mp_.thread;
+        wait_chldexit_ = &state_.make_counter("wait_chldexit", WF_SYNC);
+    for (unsigned g = 0; g < mp_.groups; ++g) {
+        for (unsigned i = 0; i < nfds; ++i)
+            group_channels_.push_back(&fdpair(fmt::format("group{}/fd{}", g, i)));
         if (mp_.thread) {
             // pthread_join(): futex on the CLONE_CHILD_CLEARTID word, no WF_SYNC.
-            exit_counters_.push_back(&state_.make_counter(what + "/join", 0));
-            fo.notify = exit_counters_.back();
-        } else {
-            fo.notify = wait_chldexit;
+            for (unsigned i = 0; i < nfds; ++i)
+                exit_counters_.push_back(
+                    &state_.make_counter(fmt::format("group{}/receiver{}/join", g, i), 0));
+            for (unsigned i = 0; i < nfds; ++i)
+                exit_counters_.push_back(
+                    &state_.make_counter(fmt::format("group{}/sender{}/join", g, i), 0));
         }
-        main.fork(prog, fo);
-    };
-
-    for (unsigned g = 0; g < mp_.groups; ++g) {
-        std::vector<channel*> out;
-        for (unsigned i = 0; i < nfds; ++i) {
-            channel& ch = fdpair(fmt::format("group{}/fd{}", g, i));
-            out.push_back(&ch);
-            group_channels_.push_back(&ch);
-            program_builder rcv;
-            rcv.write(ready, 1).poll(wake);
-            rcv.loop(static_cast<u64>(nfds) * mp_.loops,
-                     [&](program_builder& b) { b.read(ch, size); });
-            rcv.exit();
-            create_worker(rcv.build(), fmt::format("group{}/receiver{}", g, i));
-        }
-        program_builder snd;
-        snd.write(ready, 1).poll(wake);
-        snd.loop(mp_.loops, [&](program_builder& b) {
-            for (channel* ch : out)
-                b.write(*ch, size);
-        });
-        snd.exit();
-        const program_ptr sender = snd.build();
-        for (unsigned i = 0; i < nfds; ++i)
-            create_worker(sender, fmt::format("group{}/sender{}", g, i));
     }
-
-    const u64 total = nr_workers();
-    main.loop(total, [&](program_builder& b) { b.read(ready, 1); });
-    main.mark("start");
-    main.write(wake, 1);
-    if (mp_.thread) {
-        for (counter* c : exit_counters_)
-            main.wait_for(*c, 1, &cost_params::wait_child);
-    } else {
-        if (wait_chldexit)
-            exit_counters_.push_back(wait_chldexit);
-        for (u64 i = 0; i < total; ++i)
-            main.wait_for(*wait_chldexit, i + 1, &cost_params::wait_child);
-    }
-    main.mark("stop");
-    main.exit();
+    if (wait_chldexit_)
+        exit_counters_.push_back(wait_chldexit_);
 
     task_opts to;
     to.comm = comm_messaging;
     to.cpu = 0;
-    main_ = &k.spawn(make_program_task(main.build(), state_), to);
+    main_ = &k.spawn(make_task([&](task_context& t) { return run_main(t, ready, wake); }), to);
+}
+
+task_code messaging_workload::run_main(task_context& t, channel& ready, channel& wake)
+{
+    const unsigned nfds = messaging_params::num_fds;
+    fork_opts fo;
+    fo.comm = comm_messaging;
+    fo.thread = mp_.thread;
+    fo.notify = wait_chldexit_;
+    std::size_t worker = 0; // thread mode: its join counter
+    for (unsigned g = 0; g < mp_.groups; ++g) {
+        for (unsigned i = 0; i < nfds; ++i) {
+            channel& ch = *group_channels_[g * nfds + i];
+            if (mp_.thread)
+                fo.notify = exit_counters_[worker++];
+            co_await t.fork([&](task_context& c) { return run_receiver(c, ready, wake, ch); }, fo);
+        }
+        for (unsigned i = 0; i < nfds; ++i) {
+            if (mp_.thread)
+                fo.notify = exit_counters_[worker++];
+            co_await t.fork([&](task_context& c) { return run_sender(c, ready, wake, g); }, fo);
+        }
+    }
+
+    const u64 total = nr_workers();
+    for (u64 i = 0; i < total; ++i) {
+        const bool got = co_await t.read(ready, 1);
+        if (!got)
+            break;
+    }
+    const sim_time start = co_await t.gettime();
+    state_.mark("start", start);
+    co_await t.write(wake, 1);
+    if (mp_.thread) {
+        for (counter* c : exit_counters_)
+            co_await t.wait_for(*c, 1, &cost_params::wait_child);
+    } else {
+        for (u64 i = 0; i < total; ++i)
+            co_await t.wait_for(*wait_chldexit_, i + 1, &cost_params::wait_child);
+    }
+    const sim_time stop = co_await t.gettime();
+    state_.mark("stop", stop);
+}
+
+// receiver(): reads num_fds * loops messages, looping on short reads.
+task_code messaging_workload::run_receiver(task_context& t, channel& ready, channel& wake,
+                                           channel& ch)
+{
+    co_await t.write(ready, 1);
+    co_await t.poll(wake);
+    const u64 n = static_cast<u64>(messaging_params::num_fds) * mp_.loops;
+    for (u64 i = 0; i < n; ++i) {
+        const bool got = co_await t.read(ch, messaging_params::datasize);
+        if (!got)
+            break;
+    }
+}
+
+// sender(): for each loop, one message to each receiver of its group in turn.
+task_code messaging_workload::run_sender(task_context& t, channel& ready, channel& wake,
+                                         unsigned group)
+{
+    const unsigned nfds = messaging_params::num_fds;
+    co_await t.write(ready, 1);
+    co_await t.poll(wake);
+    for (unsigned l = 0; l < mp_.loops; ++l)
+        for (unsigned i = 0; i < nfds; ++i)
+            co_await t.write(*group_channels_[group * nfds + i], messaging_params::datasize);
 }
 
 bool messaging_workload::finished() const

@@ -62,10 +62,15 @@ public:
     task_struct* main_task() const { return main_; }
 
 private:
+    task_code run_main(task_context& t, channel& ready, channel& wake);
+    task_code run_receiver(task_context& t, channel& ready, channel& wake, channel& ch);
+    task_code run_sender(task_context& t, channel& ready, channel& wake, unsigned group);
+
     messaging_params mp_;
     workload_state state_;
     std::vector<channel*> group_channels_;
     std::vector<counter*> exit_counters_; ///< process mode: one; thread mode: one per worker
+    counter* wait_chldexit_ = nullptr;    ///< process mode: the parent's wait queue
     task_struct* main_ = nullptr;
 };
 

@@ -153,109 +153,107 @@ void kbuild_workload::setup(kernel& k)
     dag_ = kbuild_dag(kp_);
     const std::size_t n = dag_.size();
     times_.assign(n, {-1, -1});
-    counter& chld = state_.make_counter("make/wait_chldexit", WF_SYNC);
-    counter& archives = state_.make_counter("make/archives", WF_SYNC);
-    counter& links = state_.make_counter("make/links", WF_SYNC);
-    std::vector<counter*> dir_done;
-    std::vector<u64> dir_objs(kp_.dirs, 0);
+    chld_ = &state_.make_counter("make/wait_chldexit", WF_SYNC);
+    archives_ = &state_.make_counter("make/archives", WF_SYNC);
+    links_ = &state_.make_counter("make/links", WF_SYNC);
+    dir_done_.clear();
+    dir_objs_.assign(kp_.dirs, 0);
     for (unsigned d = 0; d < kp_.dirs; ++d)
-        dir_done.push_back(&state_.make_counter(fmt::format("make/dir{}", d), WF_SYNC));
-    for (const kbuild_job& j : dag_)
-        if (j.kind == kbuild_job::compile)
-            ++dir_objs[j.dir];
-
-    auto user = [this](sim_dur t) {
-        return [this, t](kernel&, task_struct&) {
-            user_ += t;
-            return t;
-        };
-    };
-
-    program_builder make;
-    make.syscall(&cost_params::exec).user(user(make_parse));
-    unsigned link_idx = 0;
+        dir_done_.push_back(&state_.make_counter(fmt::format("make/dir{}", d), WF_SYNC));
+    job_chld_.assign(n, nullptr);
     for (std::size_t i = 0; i < n; ++i) {
-        const kbuild_job& j = dag_[i];
-        // Prerequisites.
-        if (j.kind == kbuild_job::archive)
-            make.wait_for(*dir_done[j.dir], dir_objs[j.dir], &cost_params::wait_child);
-        if (j.kind == kbuild_job::link) {
-            make.wait_for(archives, kp_.dirs, &cost_params::wait_child);
-            make.wait_for(links, link_idx, &cost_params::wait_child);
-            ++link_idx;
-        }
-        // A free job slot: at most N children running.
-        if (kp_.jobs > 0 && i >= kp_.jobs)
-            make.wait_for(chld, i - kp_.jobs + 1, &cost_params::wait_child);
-        make.user(user(make_per_job));
-
-        program_builder job;
-        job.user([this, i](kernel& kk, task_struct&) {
-            times_[i].first = kk.now();
-            max_running_ = std::max(max_running_, ++running_);
-            return sim_dur{0};
-        });
-        job.syscall(&cost_params::exec);
-        if (j.kind == kbuild_job::compile) {
-            counter& sub = state_.make_counter(fmt::format("job{}/chld", i), WF_SYNC);
-            program_builder cc1;
-            cc1.syscall(&cost_params::exec).user(user(j.cpu)).exit();
-            program_builder as;
-            as.syscall(&cost_params::exec).user(user(j.cpu / 10)).exit();
-            job.user(user(gcc_driver));
-            job.fork(cc1.build(), {.comm = "cc1", .thread = false, .notify = &sub});
-            job.wait_for(sub, 1, &cost_params::wait_child);
-            job.fork(as.build(), {.comm = "as", .thread = false, .notify = &sub});
-            job.wait_for(sub, 2, &cost_params::wait_child);
-        } else {
-            job.user(user(j.cpu));
-        }
-        job.user([this, i](kernel& kk, task_struct&) {
-            times_[i].second = kk.now();
-            --running_;
-            return sim_dur{0};
-        });
-        if (j.kind == kbuild_job::compile)
-            job.signal(*dir_done[j.dir]);
-        else if (j.kind == kbuild_job::archive)
-            job.signal(archives);
-        else
-            job.signal(links);
-        job.exit();
-        const char* comm = j.kind == kbuild_job::compile ? "gcc"
-                           : j.kind == kbuild_job::archive ? "ar"
-                                                           : "ld";
-        make.fork(job.build(), {.comm = comm, .thread = false, .notify = &chld});
+        if (dag_[i].kind != kbuild_job::compile)
+            continue;
+        ++dir_objs_[dag_[i].dir];
+        job_chld_[i] = &state_.make_counter(fmt::format("job{}/chld", i), WF_SYNC);
     }
-    make.wait_for(chld, n, &cost_params::wait_child);
-    make.exit();
-
-    counter& make_exit = state_.make_counter("time/wait_chldexit", WF_SYNC);
-    program_builder time;
-    time.user([this](kernel& kk, task_struct& p) {
-        start_ = kk.now();
-        time_pid_ = p.pid;
-        return sim_dur{0};
-    });
-    time.fork(make.build(), {.comm = "make", .thread = false, .notify = &make_exit});
-    time.wait_for(make_exit, 1, &cost_params::wait_child);
-    time.user([this](kernel& kk, task_struct&) {
-        end_ = kk.now();
-        // getrusage(RUSAGE_CHILDREN): every build task's CPU; the user part is what we ran as user.
-        sim_dur total = 0;
-        for (const auto& t : kk.tasks())
-            if (t->pid != time_pid_)
-                total += static_cast<sim_dur>(t->se.sum_exec_runtime);
-        system_ = std::max<sim_dur>(0, total - user_);
-        finished_ = true;
-        return sim_dur{0};
-    });
-    time.exit();
+    make_exit_ = &state_.make_counter("time/wait_chldexit", WF_SYNC);
 
     task_opts o;
     o.comm = "time";
     o.cpu = 0;
-    k.spawn(make_program_task(time.build(), state_), o);
+    k.spawn(make_task([this](task_context& t) { return run_time(t); }), o);
+}
+
+task_code kbuild_workload::run_time(task_context& t)
+{
+    start_ = t.now();
+    time_pid_ = t.task().pid;
+    const fork_opts make{.comm = "make", .thread = false, .notify = make_exit_};
+    co_await t.fork([this](task_context& c) { return run_make(c); }, make);
+    co_await t.wait_for(*make_exit_, 1, &cost_params::wait_child);
+    end_ = t.now();
+    // getrusage(RUSAGE_CHILDREN): every build task's CPU; the user part is what we ran as user.
+    sim_dur total = 0;
+    for (const auto& p : t.k().tasks())
+        if (p->pid != time_pid_)
+            total += static_cast<sim_dur>(p->se.sum_exec_runtime);
+    system_ = std::max<sim_dur>(0, total - user_);
+    finished_ = true;
+}
+
+task_code kbuild_workload::run_make(task_context& t)
+{
+    co_await t.syscall(t.costs().exec);
+    co_await user_cpu(t, make_parse);
+    unsigned link_idx = 0;
+    for (std::size_t i = 0; i < dag_.size(); ++i) {
+        const kbuild_job& j = dag_[i];
+        // Prerequisites.
+        if (j.kind == kbuild_job::archive)
+            co_await t.wait_for(*dir_done_[j.dir], dir_objs_[j.dir], &cost_params::wait_child);
+        if (j.kind == kbuild_job::link) {
+            co_await t.wait_for(*archives_, kp_.dirs, &cost_params::wait_child);
+            co_await t.wait_for(*links_, link_idx, &cost_params::wait_child);
+            ++link_idx;
+        }
+        // A free job slot: at most N children running.
+        if (kp_.jobs > 0 && i >= kp_.jobs)
+            co_await t.wait_for(*chld_, i - kp_.jobs + 1, &cost_params::wait_child);
+        co_await user_cpu(t, make_per_job);
+        const fork_opts job{.comm = j.kind == kbuild_job::compile   ? "gcc"
+                                    : j.kind == kbuild_job::archive ? "ar"
+                                                                    : "ld",
+                            .thread = false,
+                            .notify = chld_};
+        co_await t.fork([this, i](task_context& c) { return run_job(c, i); }, job);
+    }
+    co_await t.wait_for(*chld_, dag_.size(), &cost_params::wait_child);
+}
+
+task_code kbuild_workload::run_job(task_context& t, std::size_t i)
+{
+    const kbuild_job& j = dag_[i];
+    times_[i].first = t.now();
+    max_running_ = std::max(max_running_, ++running_);
+    co_await t.syscall(t.costs().exec);
+    if (j.kind == kbuild_job::compile) {
+        counter& sub = *job_chld_[i];
+        const fork_opts cc1{.comm = "cc1", .thread = false, .notify = &sub};
+        const fork_opts as{.comm = "as", .thread = false, .notify = &sub};
+        co_await user_cpu(t, gcc_driver);
+        co_await t.fork([this, &j](task_context& c) { return run_tool(c, j.cpu); }, cc1);
+        co_await t.wait_for(sub, 1, &cost_params::wait_child);
+        co_await t.fork([this, &j](task_context& c) { return run_tool(c, j.cpu / 10); }, as);
+        co_await t.wait_for(sub, 2, &cost_params::wait_child);
+    } else {
+        co_await user_cpu(t, j.cpu);
+    }
+    times_[i].second = t.now();
+    --running_;
+    if (j.kind == kbuild_job::compile)
+        co_await t.signal(*dir_done_[j.dir]);
+    else if (j.kind == kbuild_job::archive)
+        co_await t.signal(*archives_);
+    else
+        co_await t.signal(*links_);
+}
+
+// cc1, as: exec() the tool, run its user-space CPU.
+task_code kbuild_workload::run_tool(task_context& t, sim_dur cpu)
+{
+    co_await t.syscall(t.costs().exec);
+    co_await user_cpu(t, cpu);
 }
 
 std::string kbuild_workload::report() const

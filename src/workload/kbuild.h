@@ -72,10 +72,28 @@ public:
     unsigned max_running() const { return max_running_; }
 
 private:
+    task_code run_time(task_context& t);
+    task_code run_make(task_context& t);
+    task_code run_job(task_context& t, std::size_t i);
+    task_code run_tool(task_context& t, sim_dur cpu);
+    /// User-space CPU of a build tool (counted as user time).
+    call_awaiter<calls::run> user_cpu(task_context& t, sim_dur ns)
+    {
+        user_ += ns;
+        return t.run(ns);
+    }
+
     kbuild_params kp_;
     workload_state state_;
     std::vector<kbuild_job> dag_;
     std::vector<std::pair<sim_time, sim_time>> times_;
+    counter* chld_ = nullptr;        ///< make's wait_chldexit
+    counter* archives_ = nullptr;    ///< archives done
+    counter* links_ = nullptr;       ///< link steps done
+    counter* make_exit_ = nullptr;   ///< time's wait_chldexit
+    std::vector<counter*> dir_done_; ///< per directory: its objects compiled
+    std::vector<u64> dir_objs_;      ///< per directory: its objects
+    std::vector<counter*> job_chld_; ///< per compile job: the gcc driver's wait_chldexit
     unsigned running_ = 0;
     unsigned max_running_ = 0;
     sim_time start_ = 0;

@@ -242,8 +242,6 @@ void netperf_workload::setup(kernel& k)
     udp_params up_s2c;
     up_s2c.sk_rcvbuf = sock_recv_size(true);
 
-    program_builder daemon;
-    program_builder sh;
     for (unsigned i = 0; i < n; ++i) {
         instance& in = inst_[i];
         if (np_.udp) {
@@ -253,65 +251,72 @@ void netperf_workload::setup(kernel& k)
             in.to_server = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/c2s", i), tp_c2s);
             in.to_client = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/s2c", i), tp_s2c);
         }
-
-        program_builder srv;
-        srv.user([this, i](kernel&, task_struct& p) {
-            inst_[i].server = &p;
-            return sim_dur{0};
-        });
-        srv.loop(std::numeric_limits<u64>::max(), [&](program_builder& b) {
-            b.read(*in.to_server, np_.req).write(*in.to_client, np_.rsp);
-        });
-        srv.exit();
-        daemon.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
-        daemon.fork(srv.build(), {.comm = "netserver", .thread = false, .notify = nullptr});
-
-        program_builder cl;
-        cl.syscall(&cost_params::exec); // the exec() of the netperf binary
-        cl.signal(listen);      // connect(): the daemon's accept() returns
-        cl.mark(fmt::format("netperf{}/start", i));
-        cl.user([this, i](kernel& kk, task_struct& p) {
-            inst_[i].client = &p;
-            inst_[i].start = kk.now();
-            return sim_dur{0};
-        });
-        auto transaction = [&, i](program_builder& b) {
-            b.write(*in.to_server, np_.req).read(*in.to_client, np_.rsp);
-            b.user([this, i](kernel&, task_struct&) {
-                ++inst_[i].trans;
-                return sim_dur{0};
-            });
-        };
-        if (np_.transactions) {
-            cl.loop(np_.transactions, transaction);
-        } else {
-            const sim_dur len = np_.duration;
-            cl.loop_while([this, i, len](kernel& kk, task_struct&) {
-                return kk.now() - inst_[i].start < len;
-            }, transaction);
-        }
-        cl.user([this, i](kernel& kk, task_struct&) {
-            inst_[i].end = kk.now();
-            return sim_dur{0};
-        });
-        cl.close(*in.to_server);
-        cl.exit();
-        sh.fork(cl.build(), {.comm = "netperf", .thread = false, .notify = &reaped});
     }
-    daemon.exit();
-    for (unsigned i = 0; i < n; ++i)
-        sh.wait_for(reaped, i + 1, &cost_params::wait_child);
-    sh.mark("stop");
-    sh.exit();
 
     task_opts dopt;
     dopt.comm = "netserver";
     dopt.cpu = 0;
-    k.spawn(make_program_task(daemon.build(), state_), dopt);
+    k.spawn(make_task([&](task_context& t) { return run_netserver(t, listen); }), dopt);
     task_opts sopt;
     sopt.comm = "sh";
     sopt.cpu = 0;
-    k.spawn(make_program_task(sh.build(), state_), sopt);
+    k.spawn(make_task([&](task_context& t) { return run_shell(t, listen, reaped); }), sopt);
+}
+
+task_code netperf_workload::run_netserver(task_context& t, counter& listen)
+{
+    const fork_opts child{.comm = "netserver", .thread = false, .notify = nullptr};
+    for (unsigned i = 0; i < np_.instances; ++i) {
+        co_await t.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
+        co_await t.fork([this, i](task_context& c) { return run_server(c, i); }, child);
+    }
+}
+
+// recv_tcp_rr() / recv_udp_rr(): until the connection is closed (recv() returns 0).
+task_code netperf_workload::run_server(task_context& t, unsigned i)
+{
+    instance& in = inst_[i];
+    in.server = &t.task();
+    for (;;) {
+        const bool got = co_await t.read(*in.to_server, np_.req);
+        if (!got)
+            break;
+        co_await t.write(*in.to_client, np_.rsp);
+    }
+}
+
+task_code netperf_workload::run_shell(task_context& t, counter& listen, counter& reaped)
+{
+    const fork_opts child{.comm = "netperf", .thread = false, .notify = &reaped};
+    for (unsigned i = 0; i < np_.instances; ++i)
+        co_await t.fork([this, i, &listen](task_context& c) { return run_netperf(c, i, listen); },
+                        child);
+    for (unsigned i = 0; i < np_.instances; ++i)
+        co_await t.wait_for(reaped, i + 1, &cost_params::wait_child);
+    const sim_time stop = co_await t.gettime();
+    state_.mark("stop", stop);
+}
+
+// send_tcp_rr() / send_udp_rr(): -l seconds (or -l -N transactions) of request/response.
+task_code netperf_workload::run_netperf(task_context& t, unsigned i, counter& listen)
+{
+    instance& in = inst_[i];
+    co_await t.syscall(t.costs().exec); // the exec() of the netperf binary
+    co_await t.signal(listen);          // connect(): the daemon's accept() returns
+    const sim_time start = co_await t.gettime();
+    state_.mark(fmt::format("netperf{}/start", i), start);
+    in.client = &t.task();
+    in.start = t.now();
+    for (u64 n = 0; np_.transactions ? n < np_.transactions : t.now() - in.start < np_.duration;
+         ++n) {
+        co_await t.write(*in.to_server, np_.req);
+        const bool got = co_await t.read(*in.to_client, np_.rsp);
+        if (!got)
+            break;
+        ++in.trans;
+    }
+    in.end = t.now();
+    co_await t.close(*in.to_server);
 }
 
 bool netperf_workload::finished() const

@@ -77,6 +77,10 @@ public:
 private:
     u64 sock_send_size(bool local) const;
     u64 sock_recv_size(bool local) const;
+    task_code run_netserver(task_context& t, counter& listen);
+    task_code run_server(task_context& t, unsigned i);
+    task_code run_shell(task_context& t, counter& listen, counter& reaped);
+    task_code run_netperf(task_context& t, unsigned i, counter& listen);
 
     netperf_params np_;
     workload_state state_;

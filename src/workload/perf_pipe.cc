@@ -79,49 +79,61 @@ std::string perf_pipe_workload::command_line() const
  */
 void perf_pipe_workload::setup(kernel& k)
 {
-    const u64 sz = perf_pipe_params::msg_size;
-    pipe_channel& pipe_1 = state_.make_pipe("pipe_1");
-    pipe_channel& pipe_2 = state_.make_pipe("pipe_2");
-
-    auto worker = [&](program_builder& b, int nr) {
-        channel& rd = nr == 0 ? pipe_1 : pipe_2;
-        channel& wr = nr == 0 ? pipe_2 : pipe_1;
-        b.loop(pp_.loops, [&](program_builder& body) {
-            if (nr == 0 && pp_.variant == pipe_loop_variant::classic)
-                body.read(rd, sz).write(wr, sz);
-            else
-                body.write(wr, sz).read(rd, sz);
-        });
-    };
-    auto worker_program = [&](int nr) {
-        program_builder b;
-        worker(b, nr);
-        b.exit();
-        return b.build();
-    };
-
-    program_builder main;
-    main.mark("start");
+    pipe_1_ = &state_.make_pipe("pipe_1");
+    pipe_2_ = &state_.make_pipe("pipe_2");
     if (pp_.threaded) {
-        counter& join0 = state_.make_counter("td0/join", 0);
-        counter& join1 = state_.make_counter("td1/join", 0);
-        main.fork(worker_program(0), {.comm = comm_pipe, .thread = true, .notify = &join0});
-        main.fork(worker_program(1), {.comm = comm_pipe, .thread = true, .notify = &join1});
-        main.wait_for(join0, 1, &cost_params::wait_child);
-        main.wait_for(join1, 1, &cost_params::wait_child);
+        join_[0] = &state_.make_counter("td0/join", 0);
+        join_[1] = &state_.make_counter("td1/join", 0);
     } else {
-        counter& chld = state_.make_counter("wait_chldexit", WF_SYNC);
-        main.fork(worker_program(0), {.comm = comm_pipe, .thread = false, .notify = &chld});
-        worker(main, 1);
-        main.wait_for(chld, 1, &cost_params::wait_child);
+        chld_ = &state_.make_counter("wait_chldexit", WF_SYNC);
     }
-    main.mark("stop");
-    main.exit();
-
     task_opts to;
     to.comm = comm_pipe;
     to.cpu = 0;
-    main_ = &k.spawn(make_program_task(main.build(), state_), to);
+    main_ = &k.spawn(make_task([this](task_context& t) { return run_main(t); }), to);
+}
+
+task_code perf_pipe_workload::run_main(task_context& t)
+{
+    const sim_time start = co_await t.gettime();
+    state_.mark("start", start);
+    if (pp_.threaded) {
+        const fork_opts td0{.comm = comm_pipe, .thread = true, .notify = join_[0]};
+        const fork_opts td1{.comm = comm_pipe, .thread = true, .notify = join_[1]};
+        co_await t.fork([this](task_context& c) { return run_worker(c, 0); }, td0);
+        co_await t.fork([this](task_context& c) { return run_worker(c, 1); }, td1);
+        co_await t.wait_for(*join_[0], 1, &cost_params::wait_child);
+        co_await t.wait_for(*join_[1], 1, &cost_params::wait_child);
+    } else {
+        const fork_opts child{.comm = comm_pipe, .thread = false, .notify = chld_};
+        co_await t.fork([this](task_context& c) { return run_worker(c, 0); }, child);
+        co_await run_worker(t, 1); // the main task is worker 1 itself
+        co_await t.wait_for(*chld_, 1, &cost_params::wait_child);
+    }
+    const sim_time stop = co_await t.gettime();
+    state_.mark("stop", stop);
+}
+
+// worker_thread(): `loops` round trips; worker 0 reads first (classic), 1 writes first.
+task_code perf_pipe_workload::run_worker(task_context& t, int nr)
+{
+    const u64 sz = perf_pipe_params::msg_size;
+    channel& rd = nr == 0 ? *pipe_1_ : *pipe_2_;
+    channel& wr = nr == 0 ? *pipe_2_ : *pipe_1_;
+    const bool read_first = nr == 0 && pp_.variant == pipe_loop_variant::classic;
+    for (unsigned i = 0; i < pp_.loops; ++i) {
+        if (read_first) {
+            const bool got = co_await t.read(rd, sz);
+            if (!got)
+                break;
+            co_await t.write(wr, sz);
+        } else {
+            co_await t.write(wr, sz);
+            const bool got = co_await t.read(rd, sz);
+            if (!got)
+                break;
+        }
+    }
 }
 
 bool perf_pipe_workload::finished() const

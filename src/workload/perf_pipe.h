@@ -57,9 +57,16 @@ public:
     task_struct* main_task() const { return main_; }
 
 private:
+    task_code run_main(task_context& t);
+    task_code run_worker(task_context& t, int nr);
+
     perf_pipe_params pp_;
     workload_state state_;
     task_struct* main_ = nullptr;
+    channel* pipe_1_ = nullptr; ///< worker 1 -> worker 0
+    channel* pipe_2_ = nullptr; ///< worker 0 -> worker 1
+    counter* join_[2] = {};     ///< threaded: pthread_join() of each worker
+    counter* chld_ = nullptr;   ///< processes: the main task's wait_chldexit
 };
 
 std::unique_ptr<workload> make_perf_pipe_workload(const std::vector<std::string>& args);

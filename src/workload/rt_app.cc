@@ -431,432 +431,268 @@ rtapp_params parse_rtapp_options(const std::vector<std::string>& args)
 /* ------------------------------------------------------------------------ */
 /* the threads                                                                */
 
-namespace {
-
 /*
  * One rt-app thread: runs its task's phases and events. Blocking objects
  * follow pthread semantics: a mutex is free or owned, unlock wakes one
  * waiter that then competes for it (no hand-off); condition variables and
  * suspend/resume have no memory; semaphores count; a barrier releases all
  * its users when the last arrives. Uncontended operations make no syscall.
+ * The log is looked up by index each time: a fork may grow the vector.
  */
-class rtapp_thread final : public task_behaviour {
-public:
-    rtapp_thread(rtapp_workload& w, const rtapp_task& t, std::size_t log) : w_(w), t_(t), log_(log) {}
-    task_action step(kernel& k, task_struct& p) override;
-
-private:
-    enum st : u8 { START, DELAYED, NEXT, SYS_DONE, BLOCKED, RUNTIME, EXITING, EXITED };
-
-    task_action cpu(sim_dur ns)
-    {
-        ns += owed_;
-        owed_ = 0;
-        return task_action::cpu(ns);
-    }
-    bool advance_cursor(kernel& k);
-    void end_activation(kernel& k);
-    /// Sleep on `wq` (exclusive) and remember it for the shutdown.
-    task_action block_on(wait_queue& wq, task_struct& p)
-    {
-        wq.add_exclusive(p);
-        blocked_on_ = &wq;
-        st_ = BLOCKED;
-        return task_action::sleep();
-    }
-    std::string resolve_timer(const std::string& ref) const;
-
-    rtapp_workload& w_;
-    const rtapp_task& t_;
-    std::size_t log_;
-    st st_ = START;
-    long long task_iter_ = 0;
-    std::size_t phase_ = 0;
-    long long phase_iter_ = 0;
-    std::size_t ev_ = 0;
-    int sub_ = 0; ///< progress inside the current event
-    sim_time act_start_ = 0;
-    sim_time runtime_end_ = 0;
-    sim_dur owed_ = 0;
-    u64 barrier_gen_ = 0;
-    sim_time timer_next_ = 0;
-    sim_time thread_start_ = 0;
-
-public:
-    wait_queue* blocked_on_ = nullptr;
-};
-
-std::string rtapp_thread::resolve_timer(const std::string& ref) const
+task_code rtapp_workload::run_thread(task_context& t, const rtapp_task& task, std::size_t log)
 {
-    // "unique..." timers are per thread instance (parse_event prefixed them with the task).
-    if (ref.find('/') != std::string::npos)
-        return fmt::format("{}#{}", ref, log_);
-    return ref;
-}
-
-void rtapp_thread::end_activation(kernel& k)
-{
-    rtapp_workload::thread_log& l = w_.log(log_);
-    ++l.activations;
-    l.period_sum += k.now() - act_start_;
-    act_start_ = k.now();
+    logs_[log].p = &t.task();
+    cursor cur;
+    cur.act_start = t.now();
+    ctl_[log].thread_start = t.now();
+    if (task.loop == 0)
+        co_return;
+    while (cur.phase < task.phases.size() && task.phases[cur.phase].loop == 0)
+        ++cur.phase;
+    if (cur.phase == task.phases.size())
+        co_return;
+    if (task.delay > 0) {
+        co_await t.timeout(task.delay);
+        cur.act_start = t.now();
+    }
+    for (;;) {
+        const rtapp_event& e = task.phases[cur.phase].events[cur.ev];
+        if (e.kind == rtapp_event::runtime) {
+            // Burns CPU until its wall time has passed, checked every 100 us of work
+            // (and, as modelled, neither counted in the events nor flushing owed CPU).
+            const sim_time end = t.now() + e.ns;
+            logs_[log].run += e.ns;
+            while (t.now() < end)
+                co_await t.run(std::min<sim_dur>(usecs(100), end - t.now()));
+            if (!advance(cur, task, log, t.now()))
+                co_return;
+            continue;
+        }
+        co_await run_event(t, e, log);
+        ++logs_[log].events;
+        if (!advance(cur, task, log, t.now()))
+            co_return;
+        if (t.owed() > 0)
+            co_await t.run(0);
+    }
 }
 
 /// Moves past the current event; false when the thread has run all its loops.
-bool rtapp_thread::advance_cursor(kernel& k)
+bool rtapp_workload::advance(cursor& cur, const rtapp_task& task, std::size_t log, sim_time now)
 {
-    sub_ = 0;
-    ++ev_;
-    const rtapp_phase& ph = t_.phases[phase_];
-    if (ev_ < ph.events.size())
+    ++cur.ev;
+    const rtapp_phase& ph = task.phases[cur.phase];
+    if (cur.ev < ph.events.size())
         return true;
-    ev_ = 0;
-    end_activation(k);
-    if (++phase_iter_ < ph.loop)
+    cur.ev = 0;
+    thread_log& l = logs_[log]; // the end of an activation
+    ++l.activations;
+    l.period_sum += now - cur.act_start;
+    cur.act_start = now;
+    if (++cur.phase_iter < ph.loop)
         return true;
-    phase_iter_ = 0;
-    ++phase_;
-    while (phase_ < t_.phases.size() && t_.phases[phase_].loop == 0)
-        ++phase_;
-    if (phase_ < t_.phases.size())
+    cur.phase_iter = 0;
+    ++cur.phase;
+    while (cur.phase < task.phases.size() && task.phases[cur.phase].loop == 0)
+        ++cur.phase;
+    if (cur.phase < task.phases.size())
         return true;
-    phase_ = 0;
-    ++task_iter_;
-    return t_.loop < 0 || task_iter_ < t_.loop;
+    cur.phase = 0;
+    ++cur.task_iter;
+    return task.loop < 0 || cur.task_iter < task.loop;
+}
+
+call_awaiter<calls::sleep_on> rtapp_workload::block_on(task_context& t, wait_queue& wq,
+                                                       std::size_t log)
+{
+    ctl_[log].blocked_on = &wq; // for the shutdown, which dequeues it
+    return t.sleep_on(wq);
 }
 
 /*
- * model: rt-app's thread_body() / run_event() per event (rt-app 1.0):
- * run/runtime burn CPU (runtime: until its wall time has passed, checked
- * every 100 us of work); sleep is a nanosleep; timer sleeps to the next
- * period of its shared reference (relative mode re-bases a late timer on
- * now, absolute keeps the grid); lock/unlock/wait/signal/broad/sync are
- * pthread mutex and condition operations; suspend waits on a condition,
- * resume broadcasts it; barrier waits for all its users; fork starts a
- * thread of another task; mem/iorun cost their bytes' copy time.
+ * model: rt-app's run_event() per event (rt-app 1.0): run burns CPU; sleep
+ * is a nanosleep; timer sleeps to the next period of its shared reference
+ * (relative mode re-bases a late timer on now, absolute keeps the grid);
+ * lock/unlock/wait/signal/broad/sync are pthread mutex and condition
+ * operations; suspend waits on a condition, resume broadcasts it; barrier
+ * waits for all its users; fork starts a thread of another task; mem/iorun
+ * cost their bytes' copy time. (runtime: run_thread().)
  */
-task_action rtapp_thread::step(kernel& k, task_struct& p)
+task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::size_t log)
 {
-    const cost_params& c = k.costs();
-    // A fork may grow the log vector: never keep a reference across events.
-    auto L = [&]() -> rtapp_workload::thread_log& { return w_.log(log_); };
-    auto wake_cost = [&](int nr) { return nr > 0 ? k.charge(p, c.wakeup * nr) : sim_dur{0}; };
-
-    for (int guard = 0;; ++guard) {
-        SIM_BUG_ON(guard > 1'000'000, "rt-app pid {} made no progress", p.pid);
-        if (w_.stopping && st_ != EXITING && st_ != EXITED) {
-            st_ = EXITING;
+    const cost_params& c = t.costs();
+    task_struct& p = t.task();
+    switch (e.kind) {
+    case rtapp_event::run:
+        logs_[log].run += e.ns;
+        co_await t.run(e.ns);
+        break;
+    case rtapp_event::runtime:
+        break; // run_thread()
+    case rtapp_event::mem:
+    case rtapp_event::iorun:
+        co_await t.run(copy_cost(c, std::stoull(e.ref)));
+        break;
+    case rtapp_event::sleep:
+        co_await t.syscall(c.nanosleep);
+        if (e.ns > 0)
+            co_await t.timeout(e.ns);
+        break;
+    case rtapp_event::timer:
+        co_await timer_event(t, e, log);
+        break;
+    case rtapp_event::lock: {
+        sync_obj& m = mutex(e.ref);
+        if (m.owner != nullptr) { // contended: futex_wait, then compete when woken
+            co_await t.syscall(c.futex_wait);
+            while (m.owner != nullptr) {
+                co_await block_on(t, m.waiters, log);
+                ctl_[log].blocked_on = nullptr;
+            }
         }
-        switch (st_) {
-        case START:
-            L().p = &p;
-            act_start_ = k.now();
-            thread_start_ = k.now();
-            if (t_.loop == 0) {
-                st_ = EXITING;
-                continue;
-            }
-            while (phase_ < t_.phases.size() && t_.phases[phase_].loop == 0)
-                ++phase_;
-            if (phase_ == t_.phases.size()) {
-                st_ = EXITING;
-                continue;
-            }
-            if (t_.delay > 0) {
-                st_ = DELAYED;
-                k.schedule_timeout(p, t_.delay);
-                return task_action::sleep();
-            }
-            st_ = NEXT;
-            continue;
-        case DELAYED:
-            act_start_ = k.now();
-            st_ = NEXT;
-            continue;
-        case SYS_DONE:
-            // The syscall of the current event has been charged: apply its effect.
+        m.owner = &p;
+        break;
+    }
+    case rtapp_event::unlock: {
+        sync_obj& m = mutex(e.ref);
+        if (m.owner == &p)
+            m.owner = nullptr;
+        if (!m.waiters.has_sleeper())
             break;
-        case BLOCKED:
-            blocked_on_ = nullptr;
-            break; // woken: re-check the current event
-        case RUNTIME:
-            if (k.now() >= runtime_end_) {
-                if (!advance_cursor(k)) {
-                    st_ = EXITING;
-                    continue;
-                }
-                st_ = NEXT;
-                continue;
-            }
-            return cpu(std::min<sim_dur>(usecs(100), runtime_end_ - k.now()));
-        case EXITING:
-            st_ = EXITED;
-            return cpu(k.charge(p, k.exit_cost(p)));
-        case EXITED: {
-            L().exited = true;
-            auto it = std::find(w_.live.begin(), w_.live.end(), &p);
-            if (it != w_.live.end())
-                w_.live.erase(it);
-            ++w_.joined->value;
-            w_.joined->waiters.wake_up_all(k, 0);
-            return task_action::do_exit();
-        }
-        case NEXT:
-            sub_ = 0;
-            break;
-        }
-
-        // Execute (or continue) the current event.
-        const rtapp_event& e = t_.phases[phase_].events[ev_];
-        bool done = false;
-        switch (e.kind) {
-        case rtapp_event::run:
-            if (sub_ == 0) {
-                sub_ = 1;
-                st_ = SYS_DONE;
-                L().run += e.ns;
-                return cpu(e.ns);
-            }
-            done = true;
-            break;
-        case rtapp_event::runtime:
-            runtime_end_ = k.now() + e.ns;
-            L().run += e.ns;
-            st_ = RUNTIME;
-            continue;
-        case rtapp_event::mem:
-        case rtapp_event::iorun:
-            if (sub_ == 0) {
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(copy_cost(c, std::stoull(e.ref)));
-            }
-            done = true;
-            break;
-        case rtapp_event::sleep:
-            if (sub_ == 0) {
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.nanosleep));
-            }
-            if (sub_ == 1 && e.ns > 0) {
-                sub_ = 2;
-                st_ = SYS_DONE;
-                k.schedule_timeout(p, e.ns);
-                return task_action::sleep();
-            }
-            done = true;
-            break;
-        case rtapp_event::timer: {
-            rtapp_workload::timer_obj& tm = w_.timer(resolve_timer(e.ref));
-            if (sub_ == 0) {
-                if (!tm.init) { // the first use starts the timer at the thread's start
-                    tm.init = true;
-                    tm.next = thread_start_;
-                }
-                tm.next += e.ns;
-                timer_next_ = tm.next;
-                const sim_dur slack = tm.next - k.now(); // negative when late
-                rtapp_workload::thread_log& l = L();
-                l.slack_min = l.has_slack ? std::min(l.slack_min, slack) : slack;
-                l.has_slack = true;
-                if (tm.next <= k.now()) {
-                    // Late: relative mode re-bases the timer on now; absolute keeps the grid.
-                    if (!e.absolute)
-                        tm.next = k.now();
-                    done = true;
-                    break;
-                }
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.nanosleep));
-            }
-            if (sub_ == 1) {
-                sub_ = 2;
-                st_ = SYS_DONE;
-                if (timer_next_ > k.now()) {
-                    k.schedule_timeout(p, timer_next_ - k.now());
-                    return task_action::sleep();
-                }
-                continue;
-            }
-            // woken: the timer's wakeup latency
-            const sim_dur lat = std::max<sim_dur>(0, k.now() - timer_next_);
-            rtapp_workload::thread_log& l = L();
-            l.wu_lat_max = std::max(l.wu_lat_max, lat);
-            l.wu_lat_sum += lat;
-            ++l.timer_wakeups;
-            done = true;
+        co_await t.syscall(c.futex_wake);
+        const int nr = m.waiters.wake_up(t.k(), 1, 0);
+        t.owe(t.wake_cost(nr));
+        break;
+    }
+    case rtapp_event::signal:
+    case rtapp_event::broad:
+    case rtapp_event::resume: {
+        sync_obj& cv = cond(e.ref);
+        if (!cv.waiters.has_sleeper())
+            break; // no memory: a signal without a waiter is lost
+        co_await t.syscall(c.futex_wake);
+        const int nr = cv.waiters.wake_up(t.k(), e.kind == rtapp_event::signal ? 1 : 0, 0);
+        t.owe(t.wake_cost(nr));
+        break;
+    }
+    case rtapp_event::wait:
+    case rtapp_event::sync:
+    case rtapp_event::suspend:
+        co_await cond_wait(t, e, log);
+        break;
+    case rtapp_event::barrier: {
+        sync_obj& b = barrier(e.ref);
+        if (++b.count >= b.parties) {
+            b.count = 0;
+            ++b.generation;
+            if (b.waiters.has_sleeper())
+                t.owe(t.charge(c.futex_wake) + t.wake_cost(b.waiters.wake_up_all(t.k(), 0)));
             break;
         }
-        case rtapp_event::lock: {
-            rtapp_workload::sync_obj& m = w_.mutex(e.ref);
-            if (m.owner == nullptr) {
-                m.owner = &p;
-                done = true;
-                break;
-            }
-            if (sub_ == 0) { // contended: futex_wait
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.futex_wait));
-            }
-            return block_on(m.waiters, p);
+        const u64 gen = b.generation;
+        co_await t.syscall(c.futex_wait);
+        while (b.generation == gen) {
+            co_await block_on(t, b.waiters, log);
+            ctl_[log].blocked_on = nullptr;
         }
-        case rtapp_event::unlock: {
-            rtapp_workload::sync_obj& m = w_.mutex(e.ref);
-            if (sub_ == 0) {
-                if (m.owner == &p)
-                    m.owner = nullptr;
-                if (!m.waiters.has_sleeper()) {
-                    done = true;
-                    break;
-                }
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.futex_wake));
+        break;
+    }
+    case rtapp_event::sem_post: {
+        sync_obj& sm = sem(e.ref);
+        ++sm.count;
+        if (sm.waiters.has_sleeper())
+            t.owe(t.charge(c.futex_wake) + t.wake_cost(sm.waiters.wake_up(t.k(), 1, 0)));
+        break;
+    }
+    case rtapp_event::sem_wait: {
+        sync_obj& sm = sem(e.ref);
+        if (sm.count == 0) {
+            co_await t.syscall(c.futex_wait);
+            while (sm.count == 0) {
+                co_await block_on(t, sm.waiters, log);
+                ctl_[log].blocked_on = nullptr;
             }
-            const int nr = m.waiters.wake_up(k, 1, 0);
-            done = true;
-            owed_ += wake_cost(nr);
-            break;
         }
-        case rtapp_event::signal:
-        case rtapp_event::broad:
-        case rtapp_event::resume: {
-            rtapp_workload::sync_obj& cv = w_.cond(e.ref);
-            if (sub_ == 0) {
-                if (!cv.waiters.has_sleeper()) {
-                    done = true; // no memory: a signal without a waiter is lost
-                    break;
-                }
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.futex_wake));
-            }
-            const int nr = cv.waiters.wake_up(k, e.kind == rtapp_event::signal ? 1 : 0, 0);
-            owed_ += wake_cost(nr);
-            done = true;
-            break;
-        }
-        case rtapp_event::wait:
-        case rtapp_event::sync:
-        case rtapp_event::suspend: {
-            // pthread_cond_wait(): (sync: signal first,) release the mutex and
-            // sleep on the condition atomically, re-acquire the mutex when
-            // woken; suspend sleeps on the condition alone.
-            rtapp_workload::sync_obj& cv = w_.cond(e.ref);
-            const bool with_mutex = e.kind != rtapp_event::suspend;
-            if (sub_ == 0) {
-                sub_ = 2;
-                if (e.kind == rtapp_event::sync && cv.waiters.has_sleeper())
-                    owed_ += k.charge(p, c.futex_wake) + wake_cost(cv.waiters.wake_up(k, 1, 0));
-                if (with_mutex) {
-                    rtapp_workload::sync_obj& m = w_.mutex(e.mutex);
-                    if (m.owner == &p) {
-                        m.owner = nullptr;
-                        if (m.waiters.has_sleeper())
-                            owed_ += k.charge(p, c.futex_wake) + wake_cost(m.waiters.wake_up(k, 1, 0));
-                    }
-                }
-                owed_ += k.charge(p, c.futex_wait);
-                return block_on(cv.waiters, p);
-            }
-            if (!with_mutex) {
-                done = true;
-                break;
-            }
-            // woken: re-take the mutex (blocking on it while it is owned).
-            rtapp_workload::sync_obj& m = w_.mutex(e.mutex);
-            if (m.owner == nullptr) {
-                m.owner = &p;
-                done = true;
-                break;
-            }
-            owed_ += k.charge(p, c.futex_wait);
-            return block_on(m.waiters, p);
-        }
-        case rtapp_event::barrier: {
-            rtapp_workload::sync_obj& b = w_.barrier(e.ref);
-            if (sub_ == 0) {
-                sub_ = 1;
-                if (++b.count >= b.parties) {
-                    b.count = 0;
-                    ++b.generation;
-                    if (b.waiters.has_sleeper()) {
-                        owed_ += k.charge(p, c.futex_wake) + wake_cost(b.waiters.wake_up_all(k, 0));
-                    }
-                    done = true;
-                    break;
-                }
-                barrier_gen_ = b.generation;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.futex_wait));
-            }
-            if (b.generation == barrier_gen_)
-                return block_on(b.waiters, p);
-            done = true;
-            break;
-        }
-        case rtapp_event::sem_post: {
-            rtapp_workload::sync_obj& s = w_.sem(e.ref);
-            ++s.count;
-            if (s.waiters.has_sleeper())
-                owed_ += k.charge(p, c.futex_wake) + wake_cost(s.waiters.wake_up(k, 1, 0));
-            done = true;
-            break;
-        }
-        case rtapp_event::sem_wait: {
-            rtapp_workload::sync_obj& s = w_.sem(e.ref);
-            if (s.count > 0) {
-                --s.count;
-                done = true;
-                break;
-            }
-            if (sub_ == 0) {
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.futex_wait));
-            }
-            return block_on(s.waiters, p);
-        }
-        case rtapp_event::fork: {
-            if (sub_ == 0) {
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return cpu(k.charge(p, c.fork_thread));
-            }
-            for (const rtapp_task& t : w_.config().tasks)
-                if (t.name == e.ref)
-                    w_.start_thread(k, &p, t, -1);
-            done = true;
-            break;
-        }
-        case rtapp_event::yield:
-            if (sub_ == 0) {
-                sub_ = 1;
-                st_ = SYS_DONE;
-                return {task_action::yield, 0};
-            }
-            done = true;
-            break;
-        }
-        if (!done) {
-            st_ = NEXT;
-            continue;
-        }
-        ++L().events;
-        if (!advance_cursor(k)) {
-            st_ = EXITING;
-            continue;
-        }
-        st_ = NEXT;
-        if (owed_ > 0)
-            return cpu(0);
+        --sm.count;
+        break;
+    }
+    case rtapp_event::fork:
+        co_await t.syscall(c.fork_thread);
+        for (const rtapp_task& other : cfg_.tasks)
+            if (other.name == e.ref)
+                start_thread(t.k(), &p, other, -1);
+        break;
+    case rtapp_event::yield:
+        co_await t.yield();
+        break;
     }
 }
 
-} // namespace
+// timer: sleep to the next period of the (shared) timer; record the slack and wakeup latency.
+task_code rtapp_workload::timer_event(task_context& t, const rtapp_event& e, std::size_t log)
+{
+    timer_obj& tm = timer(resolve_timer(e.ref, log));
+    if (!tm.init) { // the first use starts the timer at the thread's start
+        tm.init = true;
+        tm.next = ctl_[log].thread_start;
+    }
+    tm.next += e.ns;
+    const sim_time next = tm.next;
+    const sim_dur slack = next - t.now(); // negative when late
+    thread_log& l = logs_[log];
+    l.slack_min = l.has_slack ? std::min(l.slack_min, slack) : slack;
+    l.has_slack = true;
+    if (next <= t.now()) {
+        // Late: relative mode re-bases the timer on now; absolute keeps the grid.
+        if (!e.absolute)
+            tm.next = t.now();
+        co_return;
+    }
+    co_await t.syscall(t.costs().nanosleep);
+    if (next > t.now())
+        co_await t.timeout(next - t.now());
+    const sim_dur lat = std::max<sim_dur>(0, t.now() - next); // the timer's wakeup latency
+    thread_log& lw = logs_[log];
+    lw.wu_lat_max = std::max(lw.wu_lat_max, lat);
+    lw.wu_lat_sum += lat;
+    ++lw.timer_wakeups;
+}
+
+/*
+ * pthread_cond_wait(): (sync: signal first,) release the mutex and sleep on
+ * the condition atomically, re-acquire the mutex when woken; suspend sleeps
+ * on the condition alone.
+ */
+task_code rtapp_workload::cond_wait(task_context& t, const rtapp_event& e, std::size_t log)
+{
+    const cost_params& c = t.costs();
+    task_struct& p = t.task();
+    sync_obj& cv = cond(e.ref);
+    const bool with_mutex = e.kind != rtapp_event::suspend;
+    if (e.kind == rtapp_event::sync && cv.waiters.has_sleeper())
+        t.owe(t.charge(c.futex_wake) + t.wake_cost(cv.waiters.wake_up(t.k(), 1, 0)));
+    if (with_mutex) {
+        sync_obj& m = mutex(e.mutex);
+        if (m.owner == &p) {
+            m.owner = nullptr;
+            if (m.waiters.has_sleeper())
+                t.owe(t.charge(c.futex_wake) + t.wake_cost(m.waiters.wake_up(t.k(), 1, 0)));
+        }
+    }
+    t.owe(t.charge(c.futex_wait));
+    co_await block_on(t, cv.waiters, log);
+    ctl_[log].blocked_on = nullptr;
+    if (!with_mutex)
+        co_return;
+    // woken: re-take the mutex (blocking on it while it is owned).
+    sync_obj& m = mutex(e.mutex);
+    while (m.owner != nullptr) {
+        t.owe(t.charge(c.futex_wait));
+        co_await block_on(t, m.waiters, log);
+        ctl_[log].blocked_on = nullptr;
+    }
+    m.owner = &p;
+}
 
 /* ------------------------------------------------------------------------ */
 /* the workload                                                               */
@@ -869,6 +705,14 @@ std::string rtapp_workload::command_line() const
                                           : std::string());
 }
 
+std::string rtapp_workload::resolve_timer(const std::string& ref, std::size_t log) const
+{
+    // "unique..." timers are per thread instance (parse_event prefixed them with the task).
+    if (ref.find('/') != std::string::npos)
+        return fmt::format("{}#{}", ref, log);
+    return ref;
+}
+
 void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_task& t, int index)
 {
     const std::size_t log = logs_.size();
@@ -879,6 +723,7 @@ void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_ta
     else
         l.name = t.instance > 1 ? fmt::format("{}-{}", t.name, index) : t.name;
     logs_.push_back(l);
+    ctl_.emplace_back();
     task_opts o;
     o.comm = l.name.substr(0, 15); // TASK_COMM_LEN
     o.nice = t.policy == SCHED_IDLE ? 0 : t.nice;
@@ -889,10 +734,21 @@ void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_ta
         for (int cpu : t.cpus)
             o.allowed.set(cpu);
     }
-    auto b = std::make_unique<rtapp_thread>(*this, t, log);
-    task_struct& p = parent ? k.fork(*parent, std::move(b), o) : k.spawn(std::move(b), o);
-    live.push_back(&p);
-    ++nr_started;
+    auto b = make_task(
+        [this, &t, log](task_context& c) {
+            ctl_[log].ctx = &c;
+            c.at_exit([this, log] {
+                logs_[log].exited = true;
+                auto it = std::find(live_.begin(), live_.end(), log);
+                if (it != live_.end())
+                    live_.erase(it);
+            });
+            return run_thread(c, t, log);
+        },
+        joined_);
+    ctl_[log].task = parent ? &k.fork(*parent, std::move(b), o) : &k.spawn(std::move(b), o);
+    live_.push_back(log);
+    ++nr_started_;
 }
 
 /*
@@ -901,14 +757,14 @@ void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_ta
  */
 void rtapp_workload::stop_all(kernel& k)
 {
-    stopping = true;
-    for (task_struct* p : std::vector<task_struct*>(live)) {
-        auto* t = dynamic_cast<rtapp_thread*>(p->behaviour.get());
-        if (t && t->blocked_on_) {
-            t->blocked_on_->remove(*p);
-            t->blocked_on_ = nullptr;
+    for (const std::size_t i : std::vector<std::size_t>(live_)) {
+        thread_ctl& ctl = ctl_[i];
+        if (ctl.blocked_on) {
+            ctl.blocked_on->remove(*ctl.task);
+            ctl.blocked_on = nullptr;
         }
-        k.try_to_wake_up(*p, TASK_NORMAL, 0); // also cancels a pending sleep's timer
+        ctl.ctx->kill();                             // it exits at its next step, wherever it is
+        k.try_to_wake_up(*ctl.task, TASK_NORMAL, 0); // also cancels a pending sleep's timer
     }
 }
 
@@ -928,39 +784,31 @@ void rtapp_workload::setup(kernel& k)
                                                t.name, cpu, k.nr_cpu_ids()));
     for (const auto& [name, users] : cfg_.barrier_users)
         barriers_[name].parties = users;
-    joined = &state_.make_counter("rt-app/join", 0);
+    joined_ = &state_.make_counter("rt-app/join", 0);
     start_ = k.now();
-
-    program_builder main;
-    main.user([this](kernel& kk, task_struct& p) {
-        for (const rtapp_task& t : cfg_.tasks)
-            for (long long i = 0; i < t.instance; ++i)
-                start_thread(kk, &p, t, static_cast<int>(i));
-        return kk.charge(p, kk.costs().fork_thread * static_cast<sim_dur>(nr_started));
-    });
-    const sim_dur d = duration();
-    if (d > 0) {
-        main.sleep_until([this, d](kernel&, task_struct&) { return start_ + d; });
-        main.user([this](kernel& kk, task_struct&) {
-            stop_all(kk);
-            return sim_dur{0};
-        });
-    }
-    // Join every thread, including those forked meanwhile.
-    main.loop_while([this](kernel&, task_struct&) { return joined->value < nr_started; },
-                    [&](program_builder& b) {
-                        b.wait_for(*joined, [this] { return nr_started; }, &cost_params::wait_child);
-                    });
-    main.user([this](kernel& kk, task_struct&) {
-        end_ = kk.now();
-        finished_ = true;
-        return sim_dur{0};
-    });
-    main.exit();
     task_opts o;
     o.comm = "rt-app";
     o.cpu = 0;
-    k.spawn(make_program_task(main.build(), state_), o);
+    k.spawn(make_task([this](task_context& t) { return run_main(t); }), o);
+}
+
+task_code rtapp_workload::run_main(task_context& t)
+{
+    for (const rtapp_task& task : cfg_.tasks)
+        for (long long i = 0; i < task.instance; ++i)
+            start_thread(t.k(), &t.task(), task, static_cast<int>(i));
+    co_await t.run(t.charge(t.costs().fork_thread * static_cast<sim_dur>(nr_started_)));
+    const sim_dur d = duration();
+    if (d > 0) {
+        co_await t.sleep_until(start_ + d);
+        stop_all(t.k());
+    }
+    // Join every thread, including those forked meanwhile.
+    const std::function<u64()> started = [this] { return nr_started_; };
+    while (joined_->value < nr_started_)
+        co_await t.wait_for(*joined_, started, &cost_params::wait_child);
+    end_ = t.now();
+    finished_ = true;
 }
 
 std::string rtapp_workload::report() const

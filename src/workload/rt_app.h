@@ -125,7 +125,7 @@ public:
     };
     const std::vector<thread_log>& threads() const { return logs_; }
 
-    // Shared objects and the thread factory, used by the threads (rt_app.cc).
+    /// The shared objects of the threads.
     struct sync_obj {
         task_struct* owner = nullptr; ///< mutex
         wait_queue waiters;
@@ -137,20 +137,38 @@ public:
         bool init = false;
         sim_time next = 0;
     };
+
+private:
+    /// A thread's position in its task: phase, phase loop, event, task loop.
+    struct cursor {
+        std::size_t phase = 0;
+        long long phase_iter = 0;
+        std::size_t ev = 0;
+        long long task_iter = 0;
+        sim_time act_start = 0; ///< start of the current activation
+    };
+    /// What the shutdown needs of a thread.
+    struct thread_ctl {
+        task_struct* task = nullptr;
+        task_context* ctx = nullptr;
+        wait_queue* blocked_on = nullptr; ///< the queue it sleeps on, if any
+        sim_time thread_start = 0;
+    };
     sync_obj& mutex(const std::string& n) { return mutexes_[n]; }
     sync_obj& cond(const std::string& n) { return conds_[n]; }
     sync_obj& barrier(const std::string& n) { return barriers_[n]; }
     sync_obj& sem(const std::string& n) { return sems_[n]; }
     timer_obj& timer(const std::string& n) { return timers_[n]; }
+    std::string resolve_timer(const std::string& ref, std::size_t log) const;
     void start_thread(kernel& k, task_struct* parent, const rtapp_task& t, int index);
-    bool stopping = false;
-    std::vector<task_struct*> live; ///< threads not yet exited
-    counter* joined = nullptr;
-    u64 nr_started = 0;
-    thread_log& log(std::size_t i) { return logs_[i]; }
-
-private:
     void stop_all(kernel& k);
+    bool advance(cursor& cur, const rtapp_task& task, std::size_t log, sim_time now);
+    call_awaiter<calls::sleep_on> block_on(task_context& t, wait_queue& wq, std::size_t log);
+    task_code run_main(task_context& t);
+    task_code run_thread(task_context& t, const rtapp_task& task, std::size_t log);
+    task_code run_event(task_context& t, const rtapp_event& e, std::size_t log);
+    task_code timer_event(task_context& t, const rtapp_event& e, std::size_t log);
+    task_code cond_wait(task_context& t, const rtapp_event& e, std::size_t log);
 
     rtapp_params rp_;
     rtapp_config cfg_;
@@ -162,6 +180,10 @@ private:
     std::map<std::string, sync_obj> sems_;
     std::map<std::string, timer_obj> timers_;
     std::map<std::string, int> fork_counts_;
+    std::vector<thread_ctl> ctl_;   ///< per thread, as logs_
+    std::vector<std::size_t> live_; ///< threads not yet exited, in start order
+    counter* joined_ = nullptr;
+    u64 nr_started_ = 0;
     sim_time start_ = 0;
     sim_time end_ = 0;
     bool finished_ = false;

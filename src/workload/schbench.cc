@@ -255,540 +255,284 @@ constexpr u64 rps_batch = 128;               ///< schbench: at most this many pe
 
 inline sim_time usec_of(sim_time t) { return t / NSEC_PER_USEC; } // gettimeofday() resolution
 
-enum class role { main, message, worker };
-
-/*
- * One schbench thread (main, message thread or worker) as a state machine.
- * Each state either finishes at once or returns the CPU time of the
- * syscall or computation it starts; the next state applies its effect when
- * that time has been consumed, as program_task does (program.h).
- */
-class schbench_thread final : public task_behaviour {
-public:
-    schbench_thread(schbench_workload& w, role r, int self) : w_(w), role_(r), self_(self) {}
-
-    task_action step(kernel& k, task_struct& p) override;
-
-private:
-    enum st : u8 {
-        // main
-        M_CREATE, M_CREATED, M_TICK, M_TICKED, M_SLEEP, M_STOP, M_JOIN, M_JOIN_POSTED, M_DONE,
-        // message thread
-        C_CREATE, C_CREATED, L_TOP, L_STAMPED, L_POST_NEXT, L_POSTED, L_AFTER_WAKE, L_FWAIT,
-        L_FWAIT_SYS, L_OLD_SPIN, L_OLD_SLEEP, L_OLD_SLEPT,
-        R_TOP, R_STARTED, R_NEXT, R_STAMPED, R_ALLOCATED, R_POSTED, R_BUSY_SLEPT, R_END,
-        R_END_STAMPED, R_WAIT_SLEPT,
-        S_WAKE, S_STAMPED, S_POST_NEXT, S_POSTED, S_JOIN_NEXT, S_JOIN_POSTED, S_JOIN_WAIT,
-        // worker
-        W_TOP, W_OLD_SPIN, W_STAMPED, W_MSG_POSTED, W_FWAIT, W_FWAIT_SYS, W_WOKEN, W_REQ,
-        W_CAL_SLEPT, W_CAL_WOKE, W_REQ_STARTED, W_USLEPT, W_LOCK, W_SPIN, W_LOCKED, W_MATH_DONE, W_REQ_DONE,
-        // all
-        X_EXIT, X_EXITED,
-    };
-
-    task_action cpu(sim_dur ns)
-    {
-        ns += owed_;
-        owed_ = 0;
-        return task_action::cpu(ns);
-    }
-    task_action sys(kernel& k, task_struct& p, sim_dur cost, st next)
-    {
-        st_ = next;
-        return cpu(k.charge(p, cost));
-    }
-    /// fpost(): wake `t` if it was blocked; returns the syscall's cost (0 if none).
-    bool fpost_needed(schbench_workload::thread_data& t)
-    {
-        if (t.futex != FUTEX_BLOCKED)
-            return false;
-        t.futex = FUTEX_RUNNING;
-        return true;
-    }
-
-    schbench_workload& w_;
-    role role_;
-    int self_;
-    st st_ = W_TOP;
-    bool started_ = false;
-    sim_dur owed_ = 0;
-    // loop cursors
-    std::size_t i_ = 0;
-    std::vector<int> batch_;
-    sim_time stamp_ = 0;
-    sim_time spin_until_ = 0;
-    int lock_cpu_ = -1;
-    sim_time work_start_ = 0;
-    bool have_req_ = false;
-    int cur_tid_ = 0;
-    u64 rps_i_ = 0;
-    sim_time rps_start_ = 0;
-};
-
-task_action schbench_thread::step(kernel& k, task_struct& p)
+/// fpost()'s CAS of BLOCKED -> RUNNING: true when `t` was blocked and needs the futex_wake.
+bool fpost_needed(schbench_workload::thread_data& t)
 {
-    const cost_params& c = k.costs();
-    const schbench_params& sp = w_.params();
-    const bool old = sp.variant == schbench_variant::old;
-    const bool rps_mode = !old && sp.rps > 0;
-    schbench_workload::thread_data& me = w_.td(self_);
-    const unsigned nw = w_.workers_per_message();
-    auto wake_cost = [&](int nr) { return nr > 0 ? k.charge(p, c.wakeup * nr) : sim_dur{0}; };
-
-    if (!started_) {
-        started_ = true;
-        me.task = &p;
-        me.start = k.now();
-        st_ = role_ == role::main ? M_CREATE : role_ == role::message ? C_CREATE : W_TOP;
-        i_ = 0;
-    }
-
-    for (int guard = 0;; ++guard) {
-        SIM_BUG_ON(guard > 1'000'000, "schbench pid {} stuck in state {}", p.pid,
-                   static_cast<int>(st_));
-        switch (st_) {
-        /* ---- main: sleep_for_runtime() ---- */
-        case M_CREATE:
-            if (i_ == w_.params().message_threads) {
-                st_ = M_TICK;
-                continue;
-            }
-            return sys(k, p, c.fork_thread, M_CREATED);
-        case M_CREATED: {
-            const int idx = static_cast<int>(i_ * (nw + 1));
-            task_opts o;
-            o.comm = "schbench-msg";
-            o.thread = true;
-            k.fork(p, std::make_unique<schbench_thread>(w_, role::message, idx), o);
-            ++i_;
-            st_ = M_CREATE;
-            continue;
-        }
-        case M_TICK:
-            return sys(k, p, c.gettime, M_TICKED);
-        case M_TICKED:
-            w_.main_tick(k);
-            if (w_.main_done) {
-                st_ = M_STOP;
-                continue;
-            }
-            return sys(k, p, c.nanosleep, M_SLEEP);
-        case M_SLEEP:
-            k.schedule_timeout(p, secs(1));
-            st_ = M_TICK;
-            return task_action::sleep();
-        case M_STOP:
-            w_.stopping = true;
-            i_ = 0;
-            st_ = M_JOIN;
-            continue;
-        case M_JOIN: {
-            if (i_ == w_.params().message_threads) {
-                st_ = M_DONE;
-                continue;
-            }
-            auto& m = w_.td(static_cast<int>(i_ * (nw + 1)));
-            if (!have_req_) { // first: fpost the message thread
-                have_req_ = true;
-                if (fpost_needed(m))
-                    return sys(k, p, c.futex_wake, M_JOIN_POSTED);
-            }
-            if (m.join->value < 1) {
-                m.join->waiters.add(p);
-                return task_action::sleep();
-            }
-            have_req_ = false;
-            ++i_;
-            return cpu(k.charge(p, c.wait_child));
-        }
-        case M_JOIN_POSTED: {
-            auto& m = w_.td(static_cast<int>(i_ * (nw + 1)));
-            const int nr = m.futex_waiters.wake_up(k, 1, 0);
-            st_ = M_JOIN;
-            if (nr)
-                return cpu(wake_cost(nr));
-            continue;
-        }
-        case M_DONE:
-            st_ = X_EXIT;
-            continue;
-
-        /* ---- message thread ---- */
-        case C_CREATE:
-            if (i_ == nw) {
-                st_ = rps_mode ? R_TOP : L_TOP;
-                continue;
-            }
-            return sys(k, p, c.fork_thread, C_CREATED);
-        case C_CREATED: {
-            task_opts o;
-            o.comm = "schbench-worker";
-            o.thread = true;
-            const int widx = self_ + 1 + static_cast<int>(i_);
-            w_.td(widx).msg = self_;
-            k.fork(p, std::make_unique<schbench_thread>(w_, role::worker, widx), o);
-            ++i_;
-            st_ = C_CREATE;
-            continue;
-        }
-        case L_TOP: // run_msg_thread(): futex = BLOCKED; xlist_wake_all()
-            me.futex = FUTEX_BLOCKED;
-            batch_ = std::move(me.posted);
-            me.posted.clear();
-            return sys(k, p, c.gettime, L_STAMPED);
-        case L_STAMPED:
-        case S_STAMPED:
-            for (int wi : batch_)
-                w_.td(wi).wake_time = k.now();
-            i_ = 0;
-            st_ = st_ == L_STAMPED ? L_POST_NEXT : S_POST_NEXT;
-            continue;
-        case L_POST_NEXT:
-        case S_POST_NEXT: {
-            const bool stopping_pass = st_ == S_POST_NEXT;
-            if (i_ == batch_.size()) {
-                if (stopping_pass) {
-                    i_ = 0;
-                    have_req_ = false;
-                    st_ = S_JOIN_NEXT;
-                } else {
-                    st_ = L_AFTER_WAKE;
-                }
-                continue;
-            }
-            auto& t = w_.td(batch_[i_]);
-            ++i_;
-            if (fpost_needed(t))
-                return sys(k, p, c.futex_wake, stopping_pass ? S_POSTED : L_POSTED);
-            continue;
-        }
-        case L_POSTED:
-        case S_POSTED: {
-            const int nr = w_.td(batch_[i_ - 1]).futex_waiters.wake_up(k, 1, 0);
-            st_ = st_ == L_POSTED ? L_POST_NEXT : S_POST_NEXT;
-            if (nr)
-                return cpu(wake_cost(nr));
-            continue;
-        }
-        case L_AFTER_WAKE:
-            if (w_.stopping) {
-                st_ = S_WAKE;
-                continue;
-            }
-            st_ = L_FWAIT;
-            continue;
-        case L_FWAIT: // fwait(): wait for a post
-            if (me.futex == FUTEX_RUNNING) {
-                me.futex = FUTEX_BLOCKED;
-                st_ = old ? L_OLD_SPIN : L_TOP;
-                spin_until_ = k.now() + sp.old_message_cputime;
-                continue;
-            }
-            return sys(k, p, c.futex_wait, L_FWAIT_SYS);
-        case L_FWAIT_SYS:
-            st_ = L_FWAIT;
-            if (me.futex == FUTEX_BLOCKED) {
-                me.futex_waiters.add_exclusive(p);
-                return task_action::sleep();
-            }
-            continue;
-        case L_OLD_SPIN: // old: spin message_cputime (a gettimeofday loop: wall time)
-            if (k.now() >= spin_until_) {
-                st_ = L_OLD_SLEEP;
-                continue;
-            }
-            return cpu(std::min(wall_spin_chunk, spin_until_ - k.now()));
-        case L_OLD_SLEEP:
-            return sys(k, p, c.nanosleep, L_OLD_SLEPT);
-        case L_OLD_SLEPT: {
-            // usleep(sleeptime + rand() % (sleeptime / 4))
-            const sim_dur base = sp.old_sleeptime;
-            const sim_dur q = base / NSEC_PER_USEC / 4;
-            const sim_dur extra = q > 0 ? usecs(static_cast<s64>(p.rng.below(static_cast<u64>(q)))) : 0;
-            k.schedule_timeout(p, base + extra);
-            st_ = L_TOP;
-            return task_action::sleep();
-        }
-
-        /* ---- message thread, v1 RPS mode: run_rps_thread() ---- */
-        case R_TOP:
-            return sys(k, p, c.gettime, R_STARTED);
-        case R_STARTED:
-            rps_start_ = k.now();
-            rps_i_ = 0;
-            st_ = R_NEXT;
-            continue;
-        case R_NEXT: {
-            const u64 per_msg = sp.rps / sp.message_threads;
-            if (rps_i_ >= per_msg || w_.stopping) {
-                st_ = R_END;
-                continue;
-            }
-            ++rps_i_;
-            return sys(k, p, c.gettime, R_STAMPED);
-        }
-        case R_STAMPED: {
-            const int widx = self_ + 1 + (cur_tid_ % static_cast<int>(nw));
-            ++cur_tid_;
-            auto& t = w_.td(widx);
-            stamp_ = k.now();
-            if (t.pending > rps_batch)
-                return sys(k, p, c.nanosleep, R_BUSY_SLEPT);
-            ++t.pending;
-            i_ = static_cast<std::size_t>(widx);
-            return sys(k, p, c.gettime, R_ALLOCATED); // allocate_request(): gettimeofday
-        }
-        case R_ALLOCATED: {
-            auto& t = w_.td(static_cast<int>(i_));
-            t.requests.push_back(k.now());
-            t.wake_time = stamp_;
-            if (fpost_needed(t))
-                return sys(k, p, c.futex_wake, R_POSTED);
-            st_ = R_NEXT;
-            continue;
-        }
-        case R_POSTED: {
-            const int nr = w_.td(static_cast<int>(i_)).futex_waiters.wake_up(k, 1, 0);
-            st_ = R_NEXT;
-            if (nr)
-                return cpu(wake_cost(nr));
-            continue;
-        }
-        case R_BUSY_SLEPT:
-            // usleep(100) for a worker with too much pending, then the next request.
-            k.schedule_timeout(p, usecs(100));
-            st_ = R_NEXT;
-            return task_action::sleep();
-        case R_END:
-            return sys(k, p, c.gettime, R_END_STAMPED);
-        case R_END_STAMPED: {
-            const sim_dur delta = (usec_of(k.now()) - usec_of(rps_start_)) * NSEC_PER_USEC;
-            if (!w_.stopping && delta < secs(1)) {
-                stamp_ = secs(1) - delta;
-                return sys(k, p, c.nanosleep, R_WAIT_SLEPT);
-            }
-            if (w_.stopping) {
-                // fpost every worker, then join them (S_JOIN_NEXT posts again: harmless).
-                i_ = 0;
-                have_req_ = false;
-                st_ = S_JOIN_NEXT;
-                continue;
-            }
-            st_ = R_TOP;
-            continue;
-        }
-        case R_WAIT_SLEPT:
-            k.schedule_timeout(p, stamp_);
-            st_ = R_END;
-            return task_action::sleep();
-
-        /* ---- message thread: stopping ---- */
-        case S_WAKE:
-            batch_ = std::move(me.posted);
-            me.posted.clear();
-            return sys(k, p, c.gettime, S_STAMPED);
-        case S_JOIN_NEXT: { // for each worker: fpost(), pthread_join()
-            if (i_ == nw) {
-                st_ = X_EXIT;
-                continue;
-            }
-            auto& t = w_.td(self_ + 1 + static_cast<int>(i_));
-            if (!have_req_) {
-                have_req_ = true;
-                if (fpost_needed(t))
-                    return sys(k, p, c.futex_wake, S_JOIN_POSTED);
-            }
-            st_ = S_JOIN_WAIT;
-            continue;
-        }
-        case S_JOIN_POSTED: {
-            auto& t = w_.td(self_ + 1 + static_cast<int>(i_));
-            const int nr = t.futex_waiters.wake_up(k, 1, 0);
-            st_ = S_JOIN_WAIT;
-            if (nr)
-                return cpu(wake_cost(nr));
-            continue;
-        }
-        case S_JOIN_WAIT: {
-            auto& t = w_.td(self_ + 1 + static_cast<int>(i_));
-            if (t.join->value < 1) {
-                t.join->waiters.add(p);
-                return task_action::sleep();
-            }
-            ++i_;
-            have_req_ = false;
-            st_ = S_JOIN_NEXT;
-            return cpu(k.charge(p, c.wait_child));
-        }
-
-        /* ---- worker ---- */
-        case W_TOP:
-            if (w_.stopping) {
-                st_ = X_EXIT;
-                continue;
-            }
-            if (old) {
-                // old: spin cputime (random in [1, cputime] with -j), count a loop, then post.
-                sim_dur spin = sp.old_cputime;
-                if (sp.old_jitter && spin > NSEC_PER_USEC)
-                    spin = usecs(1 + static_cast<s64>(p.rng.below(
-                                         static_cast<u64>(spin / NSEC_PER_USEC))));
-                spin_until_ = k.now() + spin;
-                st_ = W_OLD_SPIN;
-                continue;
-            }
-            // msg_and_wait(): futex = BLOCKED; gettimeofday(&wake_time)
-            me.futex = FUTEX_BLOCKED;
-            return sys(k, p, c.gettime, W_STAMPED);
-        case W_OLD_SPIN:
-            if (k.now() >= spin_until_) {
-                ++me.loop_count;
-                me.runtime = k.now() - me.start;
-                me.futex = FUTEX_BLOCKED;
-                return sys(k, p, c.gettime, W_STAMPED);
-            }
-            return cpu(std::min(wall_spin_chunk, spin_until_ - k.now()));
-        case W_STAMPED: {
-            me.wake_time = k.now();
-            if (rps_mode) {
-                me.pending = 0;
-                if (!me.requests.empty()) { // request_splice()
-                    me.futex = FUTEX_RUNNING;
-                    have_req_ = true;
-                    st_ = W_REQ;
-                    continue;
-                }
-            } else {
-                w_.td(me.msg).posted.push_back(self_); // xlist_add()
-            }
-            auto& m = w_.td(me.msg);
-            if (fpost_needed(m))
-                return sys(k, p, c.futex_wake, W_MSG_POSTED);
-            st_ = W_FWAIT;
-            continue;
-        }
-        case W_MSG_POSTED: {
-            const int nr = w_.td(me.msg).futex_waiters.wake_up(k, 1, 0);
-            st_ = W_FWAIT;
-            if (nr)
-                return cpu(wake_cost(nr));
-            continue;
-        }
-        case W_FWAIT:
-            if (w_.stopping || me.futex == FUTEX_RUNNING) {
-                if (me.futex == FUTEX_RUNNING)
-                    me.futex = FUTEX_BLOCKED;
-                return sys(k, p, c.gettime, W_WOKEN);
-            }
-            return sys(k, p, c.futex_wait, W_FWAIT_SYS);
-        case W_FWAIT_SYS:
-            st_ = W_FWAIT;
-            if (me.futex == FUTEX_BLOCKED && !w_.stopping) {
-                me.futex_waiters.add_exclusive(p);
-                return task_action::sleep();
-            }
-            continue;
-        case W_WOKEN: {
-            const sim_time delta = usec_of(k.now()) - usec_of(me.wake_time);
-            if (delta > 0)
-                me.wakeup_stats.add(static_cast<unsigned>(delta));
-            if (old || rps_mode) {
-                st_ = W_TOP; // old: spin next; RPS: splice the requests
-                continue;
-            }
-            have_req_ = false;
-            st_ = W_REQ;
-            continue;
-        }
-        case W_REQ:
-            if (rps_mode && have_req_ && me.requests.empty()) {
-                have_req_ = false;
-                st_ = W_TOP;
-                continue;
-            }
-            if (sp.calibrate && sp.sleep > 0) // calibrate: usleep before the timestamp
-                return sys(k, p, c.nanosleep, W_CAL_SLEPT);
-            return sys(k, p, c.gettime, W_REQ_STARTED);
-        case W_CAL_SLEPT:
-            k.schedule_timeout(p, sp.sleep);
-            st_ = W_CAL_WOKE;
-            return task_action::sleep();
-        case W_CAL_WOKE:
-            return sys(k, p, c.gettime, W_REQ_STARTED);
-        case W_REQ_STARTED:
-            work_start_ = k.now();
-            if (!sp.calibrate && sp.sleep > 0) // simulated networking, a fresh timeslice
-                return sys(k, p, c.nanosleep, W_USLEPT);
-            st_ = W_LOCK;
-            continue;
-        case W_USLEPT:
-            k.schedule_timeout(p, sp.sleep);
-            st_ = W_LOCK;
-            return task_action::sleep();
-        case W_LOCK: // lock_this_cpu(): spin with trylock on this CPU's lock
-            if (sp.no_locking) {
-                st_ = W_LOCKED;
-                continue;
-            }
-            lock_cpu_ = p.cpu;
-            st_ = W_SPIN;
-            continue;
-        case W_SPIN: {
-            task_struct*& holder = w_.cpu_lock[static_cast<std::size_t>(lock_cpu_)];
-            if (holder == nullptr) {
-                holder = &p;
-                if (p.cpu != lock_cpu_) { // got it, but we migrated: unlock, again
-                    holder = nullptr;
-                    st_ = W_LOCK;
-                    continue;
-                }
-                st_ = W_LOCKED;
-                continue;
-            }
-            ++w_.lock_spins_;
-            return cpu(spin_chunk);
-        }
-        case W_LOCKED:
-            st_ = W_MATH_DONE;
-            return cpu(w_.math_ns());
-        case W_MATH_DONE:
-            if (!sp.no_locking)
-                w_.cpu_lock[static_cast<std::size_t>(lock_cpu_)] = nullptr;
-            return sys(k, p, c.gettime, W_REQ_DONE);
-        case W_REQ_DONE: {
-            me.runtime = k.now() - me.start;
-            if (rps_mode && !me.requests.empty())
-                me.requests.erase(me.requests.begin());
-            ++me.loop_count;
-            const sim_time delta = usec_of(k.now()) - usec_of(work_start_);
-            if (delta > 0)
-                me.request_stats.add(static_cast<unsigned>(delta));
-            if (rps_mode && have_req_ && !me.requests.empty()) {
-                st_ = W_REQ;
-                continue;
-            }
-            have_req_ = false;
-            st_ = W_TOP;
-            continue;
-        }
-
-        /* ---- exit ---- */
-        case X_EXIT:
-            if (role_ == role::main)
-                w_.main_exit(k);
-            return sys(k, p, k.exit_cost(p), X_EXITED);
-        case X_EXITED:
-            if (me.join) {
-                ++me.join->value;
-                me.join->waiters.wake_up_all(k, 0); // the CLONE_CHILD_CLEARTID futex
-            }
-            return task_action::do_exit();
-        }
-        SIM_BUG_ON(true, "schbench: unknown state {}", static_cast<int>(st_));
-    }
+    if (t.futex != FUTEX_BLOCKED)
+        return false;
+    t.futex = FUTEX_RUNNING;
+    return true;
 }
 
 } // namespace
+
+/*
+ * The threads, as schbench.c writes them (see setup() for the model). A
+ * thread's first act is to record its task and start time.
+ */
+
+// main(): create the message threads, sleep_for_runtime(), stop and join them.
+task_code schbench_workload::run_main(task_context& t, int self)
+{
+    thread_data& me = td(self);
+    me.task = &t.task();
+    me.start = t.now();
+    for (unsigned i = 0; i < sp_.message_threads; ++i) {
+        const int idx = static_cast<int>(i * (workers_ + 1));
+        const fork_opts msg{.comm = "schbench-msg", .thread = true, .notify = td(idx).join};
+        co_await t.fork([this, idx](task_context& c) { return run_message(c, idx); }, msg);
+    }
+    for (;;) {
+        co_await t.gettime();
+        main_tick(t.now());
+        if (main_done_)
+            break;
+        co_await t.sleep(secs(1));
+    }
+    stopping_ = true;
+    for (unsigned i = 0; i < sp_.message_threads; ++i) {
+        thread_data& m = td(static_cast<int>(i * (workers_ + 1)));
+        if (fpost_needed(m))
+            co_await t.futex_wake(m.futex_waiters, 1);
+        co_await join(t, m);
+    }
+    main_exit();
+}
+
+// pthread_join(): sleep until the thread has exited, then the syscall's cost.
+task_code schbench_workload::join(task_context& t, thread_data& th)
+{
+    while (th.join->value < 1)
+        co_await t.sleep_on(th.join->waiters, false);
+    co_await t.syscall(t.costs().wait_child);
+}
+
+// fwait() of a message thread: sleep while its futex is BLOCKED, then block it again.
+task_code schbench_workload::fwait(task_context& t, thread_data& me)
+{
+    for (;;) {
+        if (me.futex == FUTEX_RUNNING) {
+            me.futex = FUTEX_BLOCKED;
+            co_return;
+        }
+        co_await t.syscall(t.costs().futex_wait);
+        if (me.futex == FUTEX_BLOCKED)
+            co_await t.sleep_on(me.futex_waiters);
+    }
+}
+
+// xlist_wake_all(): one timestamp for the whole list, then fpost() each worker on it.
+task_code schbench_workload::wake_posted(task_context& t, thread_data& me)
+{
+    const std::vector<int> batch = std::move(me.posted);
+    me.posted.clear();
+    const sim_time now = co_await t.gettime();
+    for (const int wi : batch)
+        td(wi).wake_time = now;
+    for (const int wi : batch)
+        if (fpost_needed(td(wi)))
+            co_await t.futex_wake(td(wi).futex_waiters, 1);
+}
+
+/*
+ * message_thread(): create the workers, then run_msg_thread() (wake the
+ * posted workers, fwait; old: spin -C, usleep -s + jitter) or, with -R,
+ * run_rps_thread(); once stopping, wake the list once more and fpost and
+ * join every worker.
+ */
+task_code schbench_workload::run_message(task_context& t, int self)
+{
+    thread_data& me = td(self);
+    me.task = &t.task();
+    me.start = t.now();
+    const fork_opts worker{.comm = "schbench-worker", .thread = true, .notify = nullptr};
+    for (unsigned i = 0; i < workers_; ++i) {
+        const int widx = self + 1 + static_cast<int>(i);
+        td(widx).msg = self;
+        fork_opts o = worker;
+        o.notify = td(widx).join;
+        co_await t.fork([this, widx](task_context& c) { return run_worker(c, widx); }, o);
+    }
+    if (!old() && sp_.rps > 0) {
+        co_await run_rps(t, self);
+    } else {
+        for (;;) {
+            me.futex = FUTEX_BLOCKED;
+            co_await wake_posted(t, me);
+            if (stopping_)
+                break;
+            co_await fwait(t, me);
+            if (old()) {
+                // spin message_cputime of wall time (a gettimeofday loop), then usleep.
+                const sim_time until = t.now() + sp_.old_message_cputime;
+                while (t.now() < until)
+                    co_await t.run(std::min(wall_spin_chunk, until - t.now()));
+                co_await t.syscall(t.costs().nanosleep);
+                // usleep(sleeptime + rand() % (sleeptime / 4))
+                const sim_dur q = sp_.old_sleeptime / NSEC_PER_USEC / 4;
+                const sim_dur extra =
+                    q > 0 ? usecs(static_cast<s64>(t.rng().below(static_cast<u64>(q)))) : 0;
+                co_await t.timeout(sp_.old_sleeptime + extra);
+            }
+        }
+        co_await wake_posted(t, me);
+    }
+    for (unsigned i = 0; i < workers_; ++i) {
+        thread_data& w = td(self + 1 + static_cast<int>(i));
+        if (fpost_needed(w))
+            co_await t.futex_wake(w.futex_waiters, 1);
+        co_await join(t, w);
+    }
+}
+
+// run_rps_thread(): -R/m requests a second, round-robin on the workers, until stopping.
+task_code schbench_workload::run_rps(task_context& t, int self)
+{
+    const u64 per_msg = sp_.rps / sp_.message_threads;
+    int cur_tid = 0;
+    for (;;) {
+        const sim_time start = co_await t.gettime();
+        for (u64 n = 0; n < per_msg && !stopping_; ++n) {
+            const sim_time stamp = co_await t.gettime();
+            thread_data& w = td(self + 1 + (cur_tid % static_cast<int>(workers_)));
+            ++cur_tid;
+            if (w.pending > rps_batch) {
+                co_await t.sleep(usecs(100)); // too much pending: usleep(100), next request
+                continue;
+            }
+            ++w.pending;
+            const sim_time allocated = co_await t.gettime(); // allocate_request()
+            w.requests.push_back(allocated);
+            w.wake_time = stamp;
+            if (fpost_needed(w))
+                co_await t.futex_wake(w.futex_waiters, 1);
+        }
+        // Sleep out the rest of the second.
+        for (;;) {
+            const sim_time now = co_await t.gettime();
+            const sim_dur delta = (usec_of(now) - usec_of(start)) * NSEC_PER_USEC;
+            if (stopping_ || delta >= secs(1))
+                break;
+            co_await t.sleep(secs(1) - delta);
+        }
+        if (stopping_)
+            co_return; // the caller fposts and joins every worker
+    }
+}
+
+/*
+ * worker_thread(): msg_and_wait() (mark itself blocked, stamp, post itself
+ * to its message thread - RPS: splice its pending requests instead - fpost
+ * it, fwait), record the wakeup latency, then do_work(); old: spin -c usec
+ * of wall time first, and no request.
+ */
+task_code schbench_workload::run_worker(task_context& t, int self)
+{
+    thread_data& me = td(self);
+    me.task = &t.task();
+    me.start = t.now();
+    const bool rps_mode = !old() && sp_.rps > 0;
+    while (!stopping_) {
+        if (old()) {
+            sim_dur spin = sp_.old_cputime;
+            if (sp_.old_jitter && spin > NSEC_PER_USEC)
+                spin = usecs(
+                    1 + static_cast<s64>(t.rng().below(static_cast<u64>(spin / NSEC_PER_USEC))));
+            const sim_time until = t.now() + spin;
+            while (t.now() < until)
+                co_await t.run(std::min(wall_spin_chunk, until - t.now()));
+            ++me.loop_count;
+            me.runtime = t.now() - me.start;
+        }
+        me.futex = FUTEX_BLOCKED;
+        me.wake_time = co_await t.gettime();
+        bool have_req = false;
+        if (rps_mode) {
+            me.pending = 0;
+            if (!me.requests.empty()) { // request_splice()
+                me.futex = FUTEX_RUNNING;
+                have_req = true;
+            }
+        } else {
+            td(me.msg).posted.push_back(self); // xlist_add()
+        }
+        if (!have_req) {
+            thread_data& m = td(me.msg);
+            if (fpost_needed(m))
+                co_await t.futex_wake(m.futex_waiters, 1);
+            co_await worker_fwait(t, me);
+            const sim_time woken = co_await t.gettime();
+            const sim_time delta = usec_of(woken) - usec_of(me.wake_time);
+            if (delta > 0)
+                me.wakeup_stats.add(static_cast<unsigned>(delta));
+            if (old() || rps_mode)
+                continue; // old: spin next; RPS: splice the requests
+        }
+        do {
+            if (rps_mode && have_req && me.requests.empty())
+                break;
+            co_await do_work(t, me);
+        } while (rps_mode && have_req && !me.requests.empty());
+    }
+}
+
+// A worker's fwait(): as a message thread's, but it also stops waiting once stopping.
+task_code schbench_workload::worker_fwait(task_context& t, thread_data& me)
+{
+    for (;;) {
+        if (stopping_ || me.futex == FUTEX_RUNNING) {
+            if (me.futex == FUTEX_RUNNING)
+                me.futex = FUTEX_BLOCKED;
+            co_return;
+        }
+        co_await t.syscall(t.costs().futex_wait);
+        if (me.futex == FUTEX_BLOCKED && !stopping_)
+            co_await t.sleep_on(me.futex_waiters);
+    }
+}
+
+/*
+ * One request (do_work() and its timing): usleep(-s) (-C: before the
+ * timestamp), lock this CPU's lock (trylock spins; again on the new CPU if
+ * the task migrated meanwhile), the matrix math, unlock, the request latency.
+ */
+task_code schbench_workload::do_work(task_context& t, thread_data& me)
+{
+    const bool rps_mode = !old() && sp_.rps > 0;
+    if (sp_.calibrate && sp_.sleep > 0)
+        co_await t.sleep(sp_.sleep);
+    const sim_time work_start = co_await t.gettime();
+    if (!sp_.calibrate && sp_.sleep > 0) // simulated networking, a fresh timeslice
+        co_await t.sleep(sp_.sleep);
+    int lock_cpu = -1;
+    if (!sp_.no_locking) {
+        lock_cpu = t.task().cpu;
+        for (;;) {
+            task_struct*& holder = cpu_lock_[static_cast<std::size_t>(lock_cpu)];
+            if (holder == nullptr) {
+                if (t.task().cpu == lock_cpu) {
+                    holder = &t.task();
+                    break;
+                }
+                lock_cpu = t.task().cpu; // got it, but we migrated: unlock, again
+                continue;
+            }
+            ++lock_spins_;
+            co_await t.run(spin_chunk);
+        }
+    }
+    co_await t.run(math_ns_);
+    if (!sp_.no_locking)
+        cpu_lock_[static_cast<std::size_t>(lock_cpu)] = nullptr;
+    const sim_time done = co_await t.gettime();
+    me.runtime = done - me.start;
+    if (rps_mode && !me.requests.empty())
+        me.requests.erase(me.requests.begin());
+    ++me.loop_count;
+    const sim_time delta = usec_of(done) - usec_of(work_start);
+    if (delta > 0)
+        me.request_stats.add(static_cast<unsigned>(delta));
+}
 
 /* ------------------------------------------------------------------------ */
 /* the workload                                                               */
@@ -830,7 +574,7 @@ void schbench_workload::setup(kernel& k)
     const double macs = static_cast<double>(matrix_size_ * matrix_size_ * matrix_size_) *
                         static_cast<double>(sp_.operations);
     math_ns_ = static_cast<sim_dur>(macs * sp_.ns_per_mac);
-    cpu_lock.assign(static_cast<std::size_t>(k.nr_cpu_ids()), nullptr);
+    cpu_lock_.assign(static_cast<std::size_t>(k.nr_cpu_ids()), nullptr);
 
     const unsigned m = sp_.message_threads;
     td_.assign(static_cast<std::size_t>(m) * (workers_ + 1) + 1, thread_data{});
@@ -841,7 +585,7 @@ void schbench_workload::setup(kernel& k)
     o.comm = "schbench";
     o.cpu = 0;
     const int main_idx = static_cast<int>(td_.size()) - 1;
-    k.spawn(std::make_unique<schbench_thread>(*this, role::main, main_idx), o);
+    k.spawn(make_task([this, main_idx](task_context& t) { return run_main(t, main_idx); }), o);
 }
 
 u64 schbench_workload::total_requests() const
@@ -913,16 +657,15 @@ void schbench_workload::show(std::string& out, const plat_histogram& h, const ch
     out += fmt::format("\t  min={}, max={}\n", h.min(), h.max());
 }
 
-void schbench_workload::main_tick(kernel& k)
+void schbench_workload::main_tick(sim_time now)
 {
-    const sim_time now = k.now();
     if (start_ == 0 && last_calc_ == 0) {
         start_ = last_calc_ = last_rps_calc_ = zero_time_ = now;
     }
     const bool old = sp_.variant == schbench_variant::old;
     const sim_time runtime_delta = (usec_of(now) - usec_of(start_)) * NSEC_PER_USEC;
     if (runtime_delta >= sp_.runtime)
-        main_done = true;
+        main_done_ = true;
     auto reset = [&] {
         rps_stats_.clear();
         for (std::size_t i = 0; i + 1 < td_.size(); ++i) {
@@ -973,9 +716,8 @@ void schbench_workload::main_tick(kernel& k)
     }
 }
 
-void schbench_workload::main_exit(kernel& k)
+void schbench_workload::main_exit()
 {
-    (void)k;
     u64 loops = 0;
     sim_dur rt = 0;
     combine(final_wakeup_, final_request_, loops, rt);

@@ -141,16 +141,20 @@ public:
     sim_dur math_ns() const { return math_ns_; }
     u64 lock_spins() const { return lock_spins_; }
 
-    // Used by the thread behaviours (schbench.cc).
-    thread_data& td(int i) { return td_[static_cast<std::size_t>(i)]; }
-    bool stopping = false;
-    std::vector<task_struct*> cpu_lock; ///< per-CPU lock holder (v1 -L off)
-    u64 lock_spins_ = 0;
-    void main_tick(kernel& k); ///< sleep_for_runtime(): one pass of its loop
-    void main_exit(kernel& k); ///< the final statistics, after the joins
-    bool main_done = false;
-
 private:
+    thread_data& td(int i) { return td_[static_cast<std::size_t>(i)]; }
+    bool old() const { return sp_.variant == schbench_variant::old; }
+    void main_tick(sim_time now); ///< sleep_for_runtime(): one pass of its loop
+    void main_exit();             ///< the final statistics, after the joins
+    task_code run_main(task_context& t, int self);
+    task_code run_message(task_context& t, int self);
+    task_code run_rps(task_context& t, int self);
+    task_code run_worker(task_context& t, int self);
+    task_code join(task_context& t, thread_data& th);
+    task_code fwait(task_context& t, thread_data& me);
+    task_code worker_fwait(task_context& t, thread_data& me);
+    task_code wake_posted(task_context& t, thread_data& me);
+    task_code do_work(task_context& t, thread_data& me);
     void combine(plat_histogram& wake, plat_histogram& req, u64& loops, sim_dur& runtime) const;
     void show(std::string& out, const plat_histogram& h, const char* label, const char* units,
               u64 runtime_s, bool rps_list) const;
@@ -175,6 +179,10 @@ private:
     plat_histogram rps_stats_;
     plat_histogram final_wakeup_;
     plat_histogram final_request_;
+    bool stopping_ = false;              ///< -r has passed: every thread winds down
+    bool main_done_ = false;             ///< sleep_for_runtime() has returned
+    std::vector<task_struct*> cpu_lock_; ///< per-CPU lock holder (v1 -L off)
+    u64 lock_spins_ = 0;
 };
 
 std::unique_ptr<workload> make_schbench_workload(const std::vector<std::string>& args);

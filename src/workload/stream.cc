@@ -102,10 +102,10 @@ u64 stream_workload::chunk_elems(unsigned t) const
  * model: the bandwidth share of thread t for the next slice (see stream.h):
  * the running team threads are counted per LLC and per node of their CPU.
  */
-sim_dur stream_workload::slice(kernel& k, task_struct& p, unsigned t)
+sim_dur stream_workload::slice(task_context& t, unsigned th)
 {
-    const machine& m = k.mach();
-    const cpu_desc& mine = m.cpus[static_cast<std::size_t>(p.cpu)];
+    const machine& m = t.k().mach();
+    const cpu_desc& mine = m.cpus[static_cast<std::size_t>(t.task().cpu)];
     unsigned n_llc = 0;
     unsigned n_node = 0;
     for (unsigned s = 0; s < nthreads_; ++s) {
@@ -121,7 +121,7 @@ sim_dur stream_workload::slice(kernel& k, task_struct& p, unsigned t)
     max_llc_share_ = std::max(max_llc_share_, n_llc);
     // GB/s == bytes per ns.
     const double rate = std::min({sp_.core_bw, sp_.llc_bw / n_llc, sp_.node_bw / n_node});
-    thread_state& ts = ts_[t];
+    thread_state& ts = ts_[th];
     const double need = ts.remaining / rate;
     const sim_dur dt = std::max<sim_dur>(1, std::min<sim_dur>(bw_slice, static_cast<sim_dur>(std::ceil(need))));
     ts.remaining = std::max(0.0, ts.remaining - rate * static_cast<double>(dt));
@@ -149,78 +149,61 @@ void stream_workload::setup(kernel& k)
     ts_.assign(n, thread_state{});
     team_.assign(n, nullptr);
     times_.assign(sp_.ntimes, std::array<double, 4>{});
-    barrier& start = state_.make_barrier("omp/start", n);
-    barrier& end = state_.make_barrier("omp/end", n);
-    counter& joined = state_.make_counter("omp/join", 0);
+    start_ = &state_.make_barrier("omp/start", n);
+    end_ = &state_.make_barrier("omp/end", n);
+    joined_ = &state_.make_counter("omp/join", 0);
 
     // Bytes per element of each region, in order: init, test, then ntimes x 4 kernels.
-    std::vector<u64> region_bytes = {24, 16};
+    region_bytes_ = {24, 16};
     for (unsigned k2 = 0; k2 < sp_.ntimes; ++k2)
         for (int j = 0; j < 4; ++j)
-            region_bytes.push_back(j < 2 ? 16 : 24);
-
-    auto emit = [&](program_builder& b, unsigned t) {
-        b.user([this, t](kernel&, task_struct& p) {
-            team_[t] = &p;
-            return sim_dur{0};
-        });
-        for (std::size_t r = 0; r < region_bytes.size(); ++r) {
-            const bool clocked = t == 0 && r != 0; // mysecond() around the region
-            if (clocked)
-                b.syscall(&cost_params::gettime).user([this](kernel& kk, task_struct&) {
-                    t0_ = kk.now();
-                    return sim_dur{0};
-                });
-            b.barrier_wait(start);
-            const double bytes = static_cast<double>(region_bytes[r] * chunk_elems(t));
-            b.user([this, t, bytes, r](kernel& kk, task_struct&) {
-                ts_[t].in_phase = true;
-                ts_[t].remaining = bytes;
-                regions_[r].first = std::min(regions_[r].first, kk.now());
-                return sim_dur{0};
-            });
-            b.loop_while([this, t](kernel&, task_struct&) { return ts_[t].remaining > 0; },
-                         [&](program_builder& l) {
-                             l.user([this, t](kernel& kk, task_struct& p) { return slice(kk, p, t); });
-                         });
-            b.user([this, t, r](kernel& kk, task_struct&) {
-                ts_[t].in_phase = false;
-                regions_[r].second = std::max(regions_[r].second, kk.now());
-                return sim_dur{0};
-            });
-            b.barrier_wait(end);
-            if (clocked)
-                b.syscall(&cost_params::gettime).user([this, r](kernel& kk, task_struct&) {
-                    const double dt = mysecond(kk.now()) - mysecond(t0_);
-                    if (r == 1)
-                        test_time_ = dt;
-                    else
-                        times_[(r - 2) / 4][(r - 2) % 4] = dt;
-                    return sim_dur{0};
-                });
-        }
-    };
-
-    regions_.assign(region_bytes.size(), {std::numeric_limits<sim_time>::max(), 0});
-    program_builder full;
-    for (unsigned t = 1; t < n; ++t) {
-        program_builder w;
-        emit(w, t);
-        w.exit();
-        full.fork(w.build(), {.comm = "stream", .thread = true, .notify = &joined});
-    }
-    emit(full, 0);
-    full.wait_for(joined, n - 1, &cost_params::wait_child);
-    full.user([this](kernel&, task_struct&) {
-        finished_ = true;
-        return sim_dur{0};
-    });
-    full.exit();
+            region_bytes_.push_back(j < 2 ? 16 : 24);
+    regions_.assign(region_bytes_.size(), {std::numeric_limits<sim_time>::max(), 0});
 
     task_opts o;
     o.comm = "stream";
     o.cpu = 0;
-    k.spawn(make_program_task(full.build(), state_), o);
+    k.spawn(make_task([this](task_context& t) { return run_main(t); }), o);
+}
+
+task_code stream_workload::run_main(task_context& t)
+{
+    const fork_opts team{.comm = "stream", .thread = true, .notify = joined_};
+    for (unsigned th = 1; th < nthreads_; ++th)
+        co_await t.fork([this, th](task_context& c) { return run_team(c, th); }, team);
+    co_await run_team(t, 0); // the main thread is thread 0 of the team
+    co_await t.wait_for(*joined_, nthreads_ - 1, &cost_params::wait_child);
+    finished_ = true;
+}
+
+// Team thread `th`: every parallel region, its static chunk at its bandwidth share.
+task_code stream_workload::run_team(task_context& t, unsigned th)
+{
+    team_[th] = &t.task();
+    for (std::size_t r = 0; r < region_bytes_.size(); ++r) {
+        const bool clocked = th == 0 && r != 0; // mysecond() around the region
+        if (clocked) {
+            co_await t.syscall(t.costs().gettime);
+            t0_ = t.now();
+        }
+        co_await t.barrier_wait(*start_);
+        ts_[th].in_phase = true;
+        ts_[th].remaining = static_cast<double>(region_bytes_[r] * chunk_elems(th));
+        regions_[r].first = std::min(regions_[r].first, t.now());
+        while (ts_[th].remaining > 0)
+            co_await t.run(slice(t, th));
+        ts_[th].in_phase = false;
+        regions_[r].second = std::max(regions_[r].second, t.now());
+        co_await t.barrier_wait(*end_);
+        if (clocked) {
+            co_await t.syscall(t.costs().gettime);
+            const double dt = mysecond(t.now()) - mysecond(t0_);
+            if (r == 1)
+                test_time_ = dt;
+            else
+                times_[(r - 2) / 4][(r - 2) % 4] = dt;
+        }
+    }
 }
 
 double stream_workload::best_rate(int j) const

@@ -78,8 +78,10 @@ public:
     };
 
 private:
-    sim_dur slice(kernel& k, task_struct& p, unsigned t);
+    sim_dur slice(task_context& t, unsigned th);
     u64 chunk_elems(unsigned t) const;
+    task_code run_main(task_context& t);
+    task_code run_team(task_context& t, unsigned th);
 
     stream_params sp_;
     workload_state state_;
@@ -91,6 +93,10 @@ private:
     sim_time t0_ = 0;
     unsigned max_llc_share_ = 0;
     std::vector<std::pair<sim_time, sim_time>> regions_;
+    std::vector<u64> region_bytes_; ///< bytes per element of each region, in order
+    barrier* start_ = nullptr;      ///< the parallel regions' start barrier
+    barrier* end_ = nullptr;        ///< ... and end barrier
+    counter* joined_ = nullptr;     ///< the team threads' exits
     bool finished_ = false;
 };
 

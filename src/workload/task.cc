@@ -182,7 +182,7 @@ std::optional<task_action> futex_wake::step(task_context& t)
     if (ph == phase::done)
         return std::nullopt;
     ph = phase::done;
-    const int woken = nr ? fx.waiters.wake_up(t.k(), static_cast<int>(nr), 0) : 0;
+    const int woken = nr ? waiters.wake_up(t.k(), static_cast<int>(nr), 0) : 0;
     return t.cpu(t.wake_cost(woken));
 }
 

@@ -220,10 +220,10 @@ struct futex_wait {
     bool waited = false;
 };
 struct futex_wake {
-    futex_wake(futex& fx, u32 nr) : fx(fx), nr(nr) {}
+    futex_wake(wait_queue& waiters, u32 nr) : waiters(waiters), nr(nr) {}
     std::optional<task_action> step(task_context& t);
     void result() const {}
-    futex& fx;
+    wait_queue& waiters;
     u32 nr;
     phase ph = phase::fresh;
 };
@@ -372,7 +372,12 @@ public:
     /// futex_wake(fx, nr).
     call_awaiter<calls::futex_wake> futex_wake(futex& fx, u32 nr)
     {
-        return call_awaiter<calls::futex_wake>(*this, fx, nr);
+        return call_awaiter<calls::futex_wake>(*this, fx.waiters, nr);
+    }
+    /// futex_wake() of a futex word the workload keeps itself, whose waiters are `waiters`.
+    call_awaiter<calls::futex_wake> futex_wake(wait_queue& waiters, u32 nr)
+    {
+        return call_awaiter<calls::futex_wake>(*this, waiters, nr);
     }
     /// nanosleep(ns) (model: kernel/time/hrtimer.c hrtimer_nanosleep(): arm, sleep, wake by the
     /// timer).

@@ -134,68 +134,71 @@ void context_switch1_workload::setup(kernel& k)
     prev_.assign(n, 0);
     copies_.assign(n, nullptr);
     partners_.assign(n, nullptr);
-    pipe_channel& start = state_.make_pipe("start");
-    counter& reaped = state_.make_counter("harness/reap", thr ? 0 : WF_SYNC);
-
-    program_builder main;
+    start_ = &state_.make_pipe("start");
+    reaped_ = &state_.make_counter("harness/reap", thr ? 0 : WF_SYNC);
+    objs_.assign(n, copy_objs{});
     for (unsigned i = 0; i < n; ++i) {
-        pipe_channel& a = state_.make_pipe(fmt::format("copy{}/a", i));
-        pipe_channel& b = state_.make_pipe(fmt::format("copy{}/b", i));
-        counter& partner_exit = state_.make_counter(fmt::format("copy{}/partner", i), thr ? 0 : WF_SYNC);
-
-        program_builder partner;
-        partner.user([this, i](kernel&, task_struct& p) {
-            partners_[i] = &p;
-            return sim_dur{0};
-        });
-        partner.loop(std::numeric_limits<u64>::max(),
-                     [&](program_builder& l) { l.read(a, 1).write(b, 1); });
-        partner.exit();
-
-        program_builder copy;
-        copy.user([this, i](kernel&, task_struct& p) {
-            copies_[i] = &p;
-            return sim_dur{0};
-        });
-        copy.poll(start);
-        copy.fork(partner.build(), {.comm = "", .thread = thr, .notify = &partner_exit});
-        copy.loop_while([this](kernel&, task_struct&) { return !stop_; }, [&](program_builder& l) {
-            l.write(a, 1).read(b, 1).user([this, i](kernel&, task_struct&) {
-                iterations_[i] += 2;
-                return sim_dur{0};
-            });
-        });
-        copy.close(a);
-        copy.wait_for(partner_exit, 1, &cost_params::wait_child);
-        copy.exit();
-        fork_opts fo{.comm = "", .thread = thr, .notify = &reaped};
-        fo.allowed = wis_binding_mask(k.mach(), wp_.binding, i);
-        main.fork(copy.build(), fo);
+        objs_[i].a = &state_.make_pipe(fmt::format("copy{}/a", i));
+        objs_[i].b = &state_.make_pipe(fmt::format("copy{}/b", i));
+        objs_[i].partner_exit =
+            &state_.make_counter(fmt::format("copy{}/partner", i), thr ? 0 : WF_SYNC);
     }
-    main.write(start, 1);
-    main.user([this](kernel&, task_struct&) {
-        out_ += "testcase:Context switch via pipes\nwarmup\n";
-        return sim_dur{0};
-    });
-    main.mark("start");
-    main.loop_while([this](kernel&, task_struct&) { return !stop_; }, [&](program_builder& l) {
-        l.sleep(wp_.interval).user([this](kernel&, task_struct&) {
-            sample();
-            return sim_dur{0};
-        });
-    });
-    main.mark("stop");
-    main.wait_for(reaped, n, &cost_params::wait_child);
-    main.user([this](kernel&, task_struct&) {
-        finished_ = true;
-        return sim_dur{0};
-    });
-    main.exit();
 
     task_opts o;
     o.comm = "context_switch1"; // TASK_COMM_LEN truncates both builds' names to this
     o.cpu = 0;
-    k.spawn(make_program_task(main.build(), state_), o);
+    k.spawn(make_task([this](task_context& t) { return run_harness(t); }), o);
+}
+
+task_code context_switch1_workload::run_harness(task_context& t)
+{
+    for (unsigned i = 0; i < wp_.tasks; ++i) {
+        fork_opts fo{.comm = "", .thread = wp_.threads, .notify = reaped_};
+        fo.allowed = wis_binding_mask(t.k().mach(), wp_.binding, i);
+        co_await t.fork([this, i](task_context& c) { return run_copy(c, i); }, fo);
+    }
+    co_await t.write(*start_, 1);
+    out_ += "testcase:Context switch via pipes\nwarmup\n";
+    const sim_time start = co_await t.gettime();
+    state_.mark("start", start);
+    while (!stop_) {
+        co_await t.sleep(wp_.interval);
+        sample();
+    }
+    const sim_time stop = co_await t.gettime();
+    state_.mark("stop", stop);
+    co_await t.wait_for(*reaped_, wp_.tasks, &cost_params::wait_child);
+    finished_ = true;
+}
+
+task_code context_switch1_workload::run_copy(task_context& t, unsigned i)
+{
+    const copy_objs& o = objs_[i];
+    copies_[i] = &t.task();
+    co_await t.poll(*start_);
+    const fork_opts partner{.comm = "", .thread = wp_.threads, .notify = o.partner_exit};
+    co_await t.fork([this, i](task_context& c) { return run_partner(c, i); }, partner);
+    while (!stop_) {
+        co_await t.write(*o.a, 1);
+        const bool got = co_await t.read(*o.b, 1);
+        if (!got)
+            break;
+        iterations_[i] += 2;
+    }
+    co_await t.close(*o.a);
+    co_await t.wait_for(*o.partner_exit, 1, &cost_params::wait_child);
+}
+
+task_code context_switch1_workload::run_partner(task_context& t, unsigned i)
+{
+    const copy_objs& o = objs_[i];
+    partners_[i] = &t.task();
+    for (;;) {
+        const bool got = co_await t.read(*o.a, 1);
+        if (!got)
+            break; // the copy closed its end
+        co_await t.write(*o.b, 1);
+    }
 }
 
 std::string context_switch1_workload::report() const

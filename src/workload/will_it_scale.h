@@ -69,6 +69,15 @@ public:
 
 private:
     void sample();
+    task_code run_harness(task_context& t);
+    task_code run_copy(task_context& t, unsigned i);
+    task_code run_partner(task_context& t, unsigned i);
+
+    struct copy_objs {
+        pipe_channel* a = nullptr;       ///< copy -> partner
+        pipe_channel* b = nullptr;       ///< partner -> copy
+        counter* partner_exit = nullptr; ///< the copy's wait for its partner
+    };
 
     wis_params wp_;
     workload_state state_;
@@ -76,6 +85,9 @@ private:
     std::vector<u64> prev_;
     std::vector<task_struct*> copies_;
     std::vector<task_struct*> partners_;
+    std::vector<copy_objs> objs_;
+    pipe_channel* start_ = nullptr; ///< the start pipe every copy polls
+    counter* reaped_ = nullptr;     ///< the harness's wait for the copies
     std::string out_;
     unsigned iter_ = 0;
     u64 total_ = 0;
