@@ -2,6 +2,7 @@
 #include "experiment/run.h"
 
 #include "machine/machine_costs.h"
+#include "machine/machine_parse.h"
 #include "machine/presets.h"
 #include "metrics/sched_summary.h"
 #include "sched/core.h"
@@ -11,6 +12,7 @@
 #include "workload/registry.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -61,6 +63,38 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
     auto p = std::make_shared<prepared_run>(
         prepared_run{spec, std::move(m), std::move(kc), costs, w->command_line()});
     return p;
+}
+
+std::string inputs_but_seed(const run_spec& s)
+{
+    std::string k = s.machine + '\x1f' + s.kernel + '\x1f' + s.features + '\x1f' +
+                    fmt::format("{}", s.time_limit_s) + '\x1f' + s.check;
+    for (const std::string& c : s.costs)
+        k += '\x1e' + c;
+    k += '\x1f';
+    for (const std::string& a : s.workload_argv)
+        k += '\x1e' + a;
+    return k;
+}
+
+std::string run_identity(const prepared_run& pr)
+{
+    nlohmann::ordered_json costs = nlohmann::ordered_json::object();
+    for (const auto& [name, v] : cost_list(pr.costs))
+        costs[name] = v;
+    const nlohmann::ordered_json j = {
+        {"schedlab_version", schedlab_version_string()},
+        {"git_sha", schedlab_git_sha()},
+        {"machine", machine_to_json(pr.m)},
+        {"kernel_spec", pr.spec.kernel},
+        {"features_arg", pr.spec.features},
+        {"features", pr.kc.features_string()},
+        {"costs_ns", costs},
+        {"argv", pr.spec.workload_argv},
+        {"command_line", pr.command_line},
+        {"time_limit_s", pr.spec.time_limit_s},
+    };
+    return j.dump();
 }
 
 const std::vector<std::string>& run_warnings(const prepared_run& prepared)

@@ -124,6 +124,22 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec);
 /// Warnings about a prepared run's kernel (e.g. toggled features that are not modelled).
 const std::vector<std::string>& run_warnings(const prepared_run& prepared);
 
+/// The spec's inputs other than its seed (and its place in an experiment), as
+/// one string: specs equal here prepare to the same run but for the seed.
+std::string inputs_but_seed(const run_spec& spec);
+
+/*
+ * Everything that determines a prepared run's result except its seed, as
+ * canonical JSON text: the schedlab version and git SHA, the machine as loaded
+ * (machine_to_json: CPUs, caches, NUMA distances), the kernel spec, --features
+ * and the effective feature string, every effective cost, the benchmark argv
+ * and its canonical command line, and the time limit. Two runs with equal
+ * identities and seeds give bit-identical results; the results store keys runs
+ * by a hash of the identity and the seed. (The --check level is left out: the
+ * invariant checks observe a run without changing it.)
+ */
+std::string run_identity(const prepared_run& prepared);
+
 /// Optional observers of one run.
 struct run_hooks {
     trace_sink* extra_sink = nullptr; ///< also sees every tracepoint (e.g. the ftrace exporter)

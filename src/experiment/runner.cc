@@ -8,6 +8,7 @@
 #include <cmath>
 #include <exception>
 #include <memory>
+#include <set>
 #include <thread>
 
 namespace schedlab {
@@ -18,36 +19,33 @@ int default_jobs()
     return n ? static_cast<int>(n) : 1;
 }
 
-std::vector<run_result> run_all(const std::vector<run_spec>& specs, int jobs,
-                                const progress_fn& progress)
+void run_each(const std::vector<run_spec>& specs, int jobs, const result_fn& on_result,
+              const progress_fn& progress, const std::atomic<bool>* stop)
 {
-    // Every user error surfaces here, before the first simulation starts.
-    std::vector<std::shared_ptr<const prepared_run>> prepared;
-    prepared.reserve(specs.size());
-    for (const run_spec& s : specs)
-        prepared.push_back(prepare_run(s));
-
-    std::vector<run_result> results(specs.size());
-    std::vector<std::exception_ptr> errors(specs.size());
     std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr error;
     std::size_t done = 0;
-    std::mutex progress_lock;
+    std::mutex result_lock;
 
     auto worker = [&] {
-        while (true) {
+        while (!failed.load() && !(stop && stop->load())) {
             const std::size_t i = next.fetch_add(1);
             if (i >= specs.size())
                 return;
             try {
-                results[i] = execute_run(*prepared[i]);
+                run_result r = execute_run(specs[i]);
+                const std::lock_guard<std::mutex> g(result_lock);
+                on_result(i, std::move(r));
+                ++done;
+                if (progress)
+                    progress(done, specs.size());
             } catch (...) {
-                errors[i] = std::current_exception();
+                const std::lock_guard<std::mutex> g(result_lock);
+                if (!error)
+                    error = std::current_exception();
+                failed = true;
             }
-            prepared[i].reset();
-            const std::lock_guard<std::mutex> g(progress_lock);
-            ++done;
-            if (progress)
-                progress(done, specs.size());
         }
     };
 
@@ -62,9 +60,22 @@ std::vector<run_result> run_all(const std::vector<run_spec>& specs, int jobs,
         for (auto& t : pool)
             t.join();
     }
-    for (const auto& e : errors)
-        if (e)
-            std::rethrow_exception(e);
+    if (error)
+        std::rethrow_exception(error);
+}
+
+std::vector<run_result> run_all(const std::vector<run_spec>& specs, int jobs,
+                                const progress_fn& progress)
+{
+    // Every user error surfaces here, before the first simulation starts. The seed
+    // does not change what is valid, so each distinct input is checked once.
+    std::set<std::string> checked;
+    for (const run_spec& s : specs)
+        if (checked.insert(inputs_but_seed(s)).second)
+            prepare_run(s);
+    std::vector<run_result> results(specs.size());
+    run_each(
+        specs, jobs, [&](std::size_t i, run_result&& r) { results[i] = std::move(r); }, progress);
     return results;
 }
 

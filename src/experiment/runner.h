@@ -8,6 +8,7 @@
  */
 #include "experiment/run.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -23,6 +24,20 @@ using progress_fn = std::function<void(std::size_t done, std::size_t total)>;
 
 /// Default --jobs: the hardware threads (at least 1).
 int default_jobs();
+
+/// Called (serialised) with each run's spec index and result as soon as the run finishes.
+using result_fn = std::function<void(std::size_t index, run_result&& result)>;
+
+/*
+ * Runs every spec on `jobs` threads and hands each result to `on_result` as it
+ * finishes (in completion order; the index says which spec), keeping none:
+ * a sweep of any size holds only the runs in flight. Each spec is prepared on
+ * the thread that runs it, so validate specs first (plan_compare does). When
+ * `stop` reads true, no further run starts; runs already started finish.
+ * A run that throws stops the others from starting and its error is rethrown.
+ */
+void run_each(const std::vector<run_spec>& specs, int jobs, const result_fn& on_result,
+              const progress_fn& progress = {}, const std::atomic<bool>* stop = nullptr);
 
 /// Runs every spec; throws config_error before simulating if one is invalid.
 std::vector<run_result> run_all(const std::vector<run_spec>& specs, int jobs,
