@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 #include <utility>
@@ -193,8 +194,11 @@ run_result run_result_from_json(const json& j, const std::string& where)
         throw config_error(where, "member \"metrics\" is not an array");
     for (std::size_t i = 0; i < metrics.size(); ++i) {
         const reader m(metrics[i], fmt::format("{}.metrics[{}]", where, i));
+        // A NaN value (a benchmark that measured nothing) is written as null: read it back.
+        const bool nan = m.at("value").is_null();
         r.metrics.push_back({m.get<std::string>("name"), m.get<std::string>("unit"),
-                             m.get<double>("value"), m.get<bool>("higher_is_better")});
+                             nan ? std::nan("") : m.get<double>("value"),
+                             m.get<bool>("higher_is_better")});
     }
     const reader s = rd.sub("sched_summary");
     run_sched_summary& rs = r.summary;
