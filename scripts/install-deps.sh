@@ -11,10 +11,13 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   rt-app        # the rt-app tests run its example files (/usr/share/doc/rt-app/examples)
-  libzstd-dev   # trace export to .zst
+  libzstd-dev   # trace export to .zst; results in the store are zstd-compressed
   zlib1g-dev    # trace export to .gz
   clang-14 libclang-rt-14-dev  # make fuzz: libFuzzer targets (tests/fuzz)
   help2man      # the man page, from the CLI's help
+  libsqlite3-dev libssl-dev  # the results store (SQLite), its keys (SHA-256, OpenSSL's libcrypto)
+  libtomlplusplus-dev        # sweep specs in TOML
+  libopenmpi-dev openmpi-bin # distributed sweeps (mpirun -np N schedlab sweep); CI runs 3 ranks
   chromium      # the HTML report test renders the charts headless
 )
 # Node.js and npm fetch the chart libraries; a machine may already have them
