@@ -3,6 +3,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/fidelity.h"
+#include "cli/interrupt.h"
 #include "experiment/result_json.h"
 #include "experiment/runner.h"
 #include "machine/machine_costs.h"
@@ -16,6 +17,7 @@
 #include "sched/topology.h"
 #include "sim/config_error.h"
 #include "sim/file_io.h"
+#include "store/execute.h"
 #include "trace/export_ftrace.h"
 #include "workload/registry.h"
 
@@ -317,8 +319,27 @@ int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o)
     output_file json_out = open_output(o.json_path, "--json");
     output_file html_out = open_output(o.tables.html_path, "--html");
     const int jobs = o.jobs > 0 ? o.jobs : default_jobs();
-    progress_meter meter(err, o.progress_tty);
-    const std::vector<run_result> results = run_all(plan.runs, jobs, std::ref(meter));
+    std::vector<run_result> results;
+    if (o.store_path.empty()) {
+        const interrupt_guard guard([&](int signo) {
+            err << fmt::format("\nschedlab: interrupted ({}): the finished runs were not kept "
+                               "(--no-store); with a store (the default, or --store FILE) they "
+                               "are, and the same command resumes\n",
+                               signal_name(signo));
+            err.flush();
+        });
+        progress_meter meter(err, o.progress_tty);
+        results = run_all(plan.runs, jobs, std::ref(meter));
+    } else {
+        results_store store(o.store_path, true);
+        stored_experiment e = stored_experiment_of(plan, "compare", o.spec.machine);
+        e.id = store.record_experiment(e);
+        std::vector<std::string> keys;
+        for (const auto& r : e.runs)
+            keys.push_back(r.key);
+        run_plan_into_store(err, store, plan.runs, keys, shard{}, jobs, o.progress_tty);
+        results = store.load(e, store_detail::full);
+    }
     if (json_out.is_open()) {
         json_out.write(results_to_string(results, plan.info));
         json_out.commit();
@@ -356,28 +377,26 @@ int cmd_report(std::ostream& out, std::ostream&, const report_options& o)
 {
     check_format(o.tables.format);
     const significance_rule rule = parse_rule(o.tables.significance);
-    if (o.files.empty())
-        throw config_error("report", "give at least one result file");
     output_file html_out = open_output(o.tables.html_path, "--html");
-    std::vector<run_result> runs;
-    std::map<std::string, std::string> seen; // run identity -> "FILE runs[i]"
-    for (const std::string& f : o.files) {
-        int i = 0;
-        for (run_result& r : read_results_file(f)) {
-            // The same run (arm, load, seed and command) given twice would be counted twice.
-            const std::string id = fmt::format("{}\n{}\n{}\n{}", r.arm_label(), r.load,
-                                               r.provenance.seed, r.provenance.command_line);
-            const std::string here = fmt::format("{} runs[{}]", f, i++);
-            if (const auto [it, fresh] = seen.emplace(id, here); !fresh)
-                throw config_error(f,
-                                   fmt::format("{} (arm {}, load {}, seed {}) is the same run "
-                                               "as {}; give each run once",
-                                               here, r.arm_label(), r.load.empty() ? "-" : r.load,
-                                               r.provenance.seed, it->second));
-            runs.push_back(std::move(r));
-        }
-    }
-    print_tables(out, compare_runs(runs, rule), o.tables, html_out);
+    const bool full = o.tables.schedstat || html_out.is_open();
+    bool first = true;
+    for_each_input(o.files, o.experiments, full ? store_detail::full : store_detail::tables, true,
+                   [&](input_runs&& in, std::size_t count) {
+                       if (count > 1 && html_out.is_open())
+                           throw config_error("--html", fmt::format("{} experiments selected; an "
+                                                                    "HTML report is of one (choose "
+                                                                    "it with --experiment)",
+                                                                    count));
+                       if (count > 1 || in.planned != in.runs.size()) {
+                           out << fmt::format("{}## {}: {} of {} runs stored\n", first ? "" : "\n",
+                                              in.label, in.runs.size(), in.planned);
+                           first = false;
+                       }
+                       if (in.runs.empty())
+                           out << "(no runs stored yet)\n";
+                       else
+                           print_tables(out, compare_runs(in.runs, rule), o.tables, html_out);
+                   });
     return 0;
 }
 
@@ -400,8 +419,6 @@ std::string default_fidelity_reference_dir()
 
 int cmd_fidelity(std::ostream& out, std::ostream&, const fidelity_options& o)
 {
-    if (o.files.empty())
-        throw config_error("fidelity", "give at least one results file (schedlab compare --json)");
     if (!(o.threshold >= 0))
         throw config_error("--threshold", "must be at least 0");
     // Read and check everything before printing anything.
@@ -410,8 +427,10 @@ int cmd_fidelity(std::ostream& out, std::ostream&, const fidelity_options& o)
         read_reference_dir(o.reference_dir.empty() ? default_fidelity_reference_dir()
                                                    : o.reference_dir);
     std::vector<results_input> inputs;
-    for (const std::string& f : o.files)
-        inputs.push_back({f, read_results_file(f)});
+    for_each_input(o.files, o.experiments, store_detail::full, false,
+                   [&](input_runs&& in, std::size_t) {
+                       inputs.push_back({in.label, std::move(in.runs)});
+                   });
     const fidelity_report rep = score_fidelity(ref, inputs, o.threshold);
     if (json_out.is_open()) {
         json_out.write(fidelity_to_json(rep).dump(2) + "\n");

@@ -5,9 +5,13 @@
  * and read their output. Each throws config_error for user errors and
  * returns the process exit code otherwise.
  */
+#include "analysis/compare.h"
 #include "experiment/plan.h"
 #include "sched/params.h"
+#include "store/execute.h"
+#include "store/store.h"
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -50,6 +54,7 @@ struct table_options {
 struct compare_options {
     compare_spec spec;
     int jobs = 0;                 ///< 0: the hardware threads
+    std::string store_path; ///< --store FILE (the CLI's default: default_store_path()); "": none
     std::string json_path;        ///< --json FILE: every run (schedlab-results-v1)
     table_options tables;
     bool progress_tty = false;    ///< draw the progress bar (stderr is a terminal)
@@ -57,15 +62,34 @@ struct compare_options {
 };
 
 struct report_options {
-    std::vector<std::string> files;
+    std::vector<std::string> files;       ///< result files or stores; none: the default store
+    std::vector<std::string> experiments; ///< --experiment: ids or name patterns (stores only)
     table_options tables;
 };
 
 struct fidelity_options {
-    std::vector<std::string> files; ///< results of compare --json (schedlab-results-v1)
+    std::vector<std::string> files; ///< results of compare --json (schedlab-results-v1) or stores
+    std::vector<std::string> experiments; ///< --experiment: ids or name patterns (stores only)
     std::string reference_dir;      ///< "": the source tree's data/reference/shared-runq-v3-bergamo-2s
     double threshold = 5;           ///< score cells whose published |pct imp| is at least this
     std::string json_path;          ///< --json FILE: the score and rows (schedlab-fidelity-v1)
+};
+
+struct sweep_options {
+    std::string spec_path;  ///< the sweep spec (TOML, or JSON when it ends in .json)
+    std::string store_path; ///< --store FILE (the CLI's default: default_store_path())
+    int jobs = 0;           ///< 0: the hardware threads (1 per rank under MPI)
+    std::string shard;      ///< --shard i/N; "" all
+    bool dry_run = false;   ///< print the plan and what would run, run nothing
+    bool progress_tty = false;
+};
+
+struct export_options {
+    std::vector<std::string> files; ///< stores or result files; none: the default store
+    std::vector<std::string> experiments;
+    std::string format = "csv"; ///< csv or json
+    bool schedstat = false;     ///< csv: the schedstat counters instead of the metrics
+    std::string output;         ///< -o FILE; "": standard output
 };
 
 /// The fidelity suite's default reference directory (build-time ../shared).
@@ -83,8 +107,43 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o);
 int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o);
 /// The tables and HTML again from stored results.
 int cmd_report(std::ostream& out, std::ostream& err, const report_options& o);
+/// Every run of a sweep spec that the store lacks (of this shard), kept as each finishes.
+int cmd_sweep(std::ostream& out, std::ostream& err, const sweep_options& o);
+/// Runs as CSV (one row per run and metric, or schedstat counter) or JSON.
+int cmd_export(std::ostream& out, std::ostream& err, const export_options& o);
+/// Copies the runs and experiments of `inputs` into the store `output` (created if missing).
+int cmd_store_merge(std::ostream& out, const std::string& output,
+                    const std::vector<std::string>& inputs);
+/// A store's experiments: id, name, runs stored of planned, arms, benchmark.
+int cmd_store_list(std::ostream& out, const std::string& store);
 /// The SHARED_RUNQ v3 fidelity suite: our tables beside AMD's and the sign agreement.
 /// Returns 0 whatever the score (it is a report); config_error for bad input.
 int cmd_fidelity(std::ostream& out, std::ostream& err, const fidelity_options& o);
+
+/* Shared by the subcommands (commands.cc, store_commands.cc). */
+
+/// Runs the plan's runs of `sh` that the store lacks on `jobs` threads, each written to the
+/// store as it finishes, with progress on `err`; SIGINT/SIGTERM keep what finished, say how to
+/// resume and exit 130/143. Under mpirun (with MPI built in) the ranks share the runs.
+void run_plan_into_store(std::ostream& err, results_store& store, const std::vector<run_spec>& runs,
+                         const std::vector<std::string>& keys, const shard& sh, int jobs,
+                         bool progress_tty);
+
+/// Runs of one input: a result file, or one experiment of a store.
+struct input_runs {
+    std::string label; ///< the file, or "STORE: experiment ID NAME"
+    std::vector<run_result> runs;
+    std::vector<std::string> keys; ///< stores: each run's key; result files: none
+    std::size_t planned = 0;       ///< experiments: runs planned (runs.size() when all are stored)
+};
+/// Called with each input and how many there are.
+using input_fn = std::function<void(input_runs&& in, std::size_t count)>;
+/// Reads result files (all of them one input when `merge_files`, as `report` merges them) or
+/// stores (one input per selected experiment, read one at a time); none: the default store.
+/// config_error before any input is passed on for a mix of files and stores, a selector no
+/// experiment matches, or a bad file. Returns the number of inputs.
+std::size_t for_each_input(const std::vector<std::string>& files,
+                           const std::vector<std::string>& experiments, store_detail detail,
+                           bool merge_files, const input_fn& fn);
 
 } // namespace schedlab

@@ -307,6 +307,35 @@ TEST(schedlab_binary, compare_and_report_exit_codes)
     EXPECT_THAT(r.output, HasSubstr("hackbench-process-sockets"));
 }
 
+TEST(schedlab_binary, store_commands_exit_2_naming_the_input)
+{
+    auto r = run_bin("sweep /nonexistent/spec.toml --store /tmp/x.sqlite");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("/nonexistent/spec.toml: cannot open the sweep spec"));
+    const std::string spec = ::testing::TempDir() + "/bad-spec.toml";
+    std::ofstream(spec) << "machines = [\"skylake-18c\"]\nkernels = [\"6.6\"]\nrunz = 2\n";
+    r = run_bin("sweep " + spec);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("bad-spec.toml:3: 'runz': unknown key (did you mean 'runs'?)"));
+    r = run_bin("sweep " + spec + " --shard 3/2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("--shard: shard 3 of 2"));
+    const std::string text = ::testing::TempDir() + "/not-a-store.txt";
+    std::ofstream(text) << "just text\n";
+    r = run_bin("store merge " + ::testing::TempDir() + "/merged.sqlite " + text);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("not-a-store.txt"));
+    r = run_bin("store list /nonexistent/store.sqlite");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("/nonexistent/store.sqlite: no such store"));
+    r = run_bin("export --format xml");
+    EXPECT_EQ(r.status, 2);
+    r = run_bin("compare --machine skylake-18c --kernel 6.6 --store a.sqlite --no-store -- perf "
+                "bench sched pipe");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.output, HasSubstr("excludes"));
+}
+
 TEST(schedlab_binary, fidelity_bad_input_exits_2_naming_the_file)
 {
     auto r = run_bin("fidelity /nonexistent/results.json");

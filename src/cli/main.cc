@@ -8,6 +8,7 @@
  */
 #include "calibrate/calibrate.h"
 #include "cli/commands.h"
+#include "cli/mpi.h"
 
 #include "sim/config_error.h"
 
@@ -199,6 +200,17 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({"sampled", "every"}));
     compare->add_option("--json", co.json_path,
                         "Write every run with its provenance to FILE (schedlab-results-v1)");
+    std::string compare_store;
+    bool compare_no_store = false;
+    auto* store_opt = compare->add_option(
+        "--store", compare_store,
+        "Results store (SQLite): each run is written as it finishes and runs already stored are "
+        "not run again (default: $SCHEDLAB_STORE, else $XDG_DATA_HOME/schedlab/results.sqlite or "
+        "~/.local/share/schedlab/results.sqlite)");
+    compare
+        ->add_flag("--no-store", compare_no_store,
+                   "Keep the runs in memory only (an interrupted compare then keeps nothing)")
+        ->excludes(store_opt);
     add_table_options(compare, co.tables);
     compare->add_option("benchmark", co.spec.workload_argv,
                         "The benchmark after --, with a comma-separated load list in its own load "
@@ -207,19 +219,82 @@ int main(int argc, char** argv)
 
     report_options rpo;
     auto* report = app.add_subcommand(
-        "report", "Print the tables (and --html) again from result files of compare --json or "
-                  "run --json");
-    report->add_option("results", rpo.files, "Result files (schedlab-results-v1 or -result-v1)")
-        ->required();
+        "report", "Print the tables (and --html) again from a results store (one set per "
+                  "experiment) or from result files of compare --json or run --json");
+    report->add_option("inputs", rpo.files,
+                       "Stores, or result files (schedlab-results-v1 or -result-v1), which are "
+                       "merged into one comparison (default: the default store)");
+    report
+        ->add_option("-e,--experiment", rpo.experiments,
+                     "Only these experiments of the store: an id or a name pattern such as "
+                     "'shared-runq-v3/*/tbench' (repeatable; `schedlab store list` lists them)")
+        ->allow_extra_args(false);
     add_table_options(report, rpo.tables);
+
+    sweep_options swo;
+    auto* sweep = app.add_subcommand(
+        "sweep", "Run a sweep spec (TOML or JSON: machines x kernels x benchmarks with their "
+                 "loads x seeds) into a results store, resumably; under mpirun the ranks share "
+                 "the runs (docs/sweeps.md)");
+    sweep->add_option("spec", swo.spec_path, "The sweep spec (.toml, or .json)")->required();
+    sweep->add_option("--store", swo.store_path,
+                      "Results store (default: $SCHEDLAB_STORE, else "
+                      "$XDG_DATA_HOME/schedlab/results.sqlite or "
+                      "~/.local/share/schedlab/results.sqlite)");
+    sweep
+        ->add_option("-j,--jobs", swo.jobs,
+                     "Parallel runs (default: the hardware threads; under MPI, 1 per rank)")
+        ->check(CLI::PositiveNumber);
+    sweep->add_option("--shard", swo.shard,
+                      "Run only shard i of N (i/N, from 1): run k of the plan is in shard "
+                      "k mod N + 1; merge the shards' stores with `schedlab store merge`");
+    sweep->add_flag("-n,--dry-run", swo.dry_run,
+                    "Print each experiment's runs, how many are stored and how many would run");
+
+    export_options exo;
+    auto* export_cmd = app.add_subcommand(
+        "export", "Write runs as CSV (one row per run and metric; for pandas and R) or JSON, "
+                  "from a results store or result files");
+    export_cmd->add_option("inputs", exo.files,
+                           "Stores or result files (default: the default store)");
+    export_cmd
+        ->add_option("-e,--experiment", exo.experiments,
+                     "Only these experiments of the store (id or name pattern; repeatable)")
+        ->allow_extra_args(false);
+    export_cmd->add_option("--format", exo.format, "csv or json")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"csv", "json"}));
+    export_cmd->add_flag("--schedstat", exo.schedstat,
+                         "CSV of the schedstat counters (one row per run, domain level, idle type "
+                         "and counter) instead of the metrics");
+    export_cmd->add_option("-o,--output", exo.output, "Write to FILE (default: standard output)");
+
+    auto* store_cmd = app.add_subcommand("store", "Manage results stores: merge, list");
+    store_cmd->require_subcommand(1);
+    std::string merge_out;
+    std::vector<std::string> merge_in;
+    auto* store_merge = store_cmd->add_subcommand(
+        "merge", "Copy the runs and experiments of stores (e.g. the shards of a sweep) into "
+                 "OUTPUT; runs already there are kept once");
+    store_merge->add_option("output", merge_out, "The store to merge into (created if missing)")
+        ->required();
+    store_merge->add_option("inputs", merge_in, "Stores to merge")->required();
+    std::string list_store;
+    auto* store_list = store_cmd->add_subcommand(
+        "list", "List a store's experiments: id, runs stored of planned, name and arms");
+    store_list->add_option("store", list_store, "The store (default: the default store)");
 
     fidelity_options fo;
     auto* fidelity = app.add_subcommand(
         "fidelity", "Score results of compare --json against the published SHARED_RUNQ v3 tables "
                     "(bergamo-2s): our AMD tables beside AMD's, and the sign agreement");
-    fidelity->add_option("results", fo.files,
-                         "Results files of schedlab compare --json (schedlab-results-v1)")
-        ->required();
+    fidelity->add_option("inputs", fo.files,
+                         "Results files of schedlab compare --json (schedlab-results-v1), or "
+                         "stores (default: the default store)");
+    fidelity
+        ->add_option("-e,--experiment", fo.experiments,
+                     "Only these experiments of the store (id or name pattern; repeatable)")
+        ->allow_extra_args(false);
     fidelity->add_option("--reference", fo.reference_dir,
                          "Directory of the published CSVs (default: " +
                              default_fidelity_reference_dir() + ")");
@@ -278,14 +353,39 @@ int main(int argc, char** argv)
             co.progress_tty = isatty(fileno(stderr)) != 0;
             for (int i = 0; i < argc; ++i)
                 co.command_line += (i ? " " : "") + std::string(argv[i]);
+            if (launched_ranks() > 1)
+                throw config_error("compare", "started as one of several MPI ranks, each of which "
+                                              "would run the whole compare; distribute runs with "
+                                              "`schedlab sweep` (docs/sweeps.md)");
+            if (!compare_no_store) {
+                co.store_path = compare_store.empty() ? default_store_path() : compare_store;
+                if (co.store_path.empty())
+                    throw config_error("--store", "no default store ($HOME is not set): give "
+                                                  "--store FILE or --no-store");
+            }
             return cmd_compare(std::cout, std::cerr, co);
         }
         if (*report)
             return cmd_report(std::cout, std::cerr, rpo);
+        if (*sweep) {
+            swo.progress_tty = isatty(fileno(stderr)) != 0;
+            if (swo.store_path.empty())
+                swo.store_path = default_store_path();
+            const int rc = cmd_sweep(std::cout, std::cerr, swo);
+            mpi_world::finalize();
+            return rc;
+        }
+        if (*export_cmd)
+            return cmd_export(std::cout, std::cerr, exo);
+        if (*store_merge)
+            return cmd_store_merge(std::cout, merge_out, merge_in);
+        if (*store_list)
+            return cmd_store_list(std::cout, list_store);
         if (*fidelity)
             return cmd_fidelity(std::cout, std::cerr, fo);
     } catch (const config_error& e) {
         std::fprintf(stderr, "schedlab: error: %s\n", e.what());
+        mpi_world::abort_if_distributed(2); // the other ranks would wait for this one
         return 2;
     }
     return 0;
