@@ -71,9 +71,6 @@ private:
 
 } // namespace
 
-#ifndef SCHEDLAB_GIT_SHA
-#define SCHEDLAB_GIT_SHA "unknown"
-#endif
 #ifndef SCHEDLAB_VERSION
 #define SCHEDLAB_VERSION "0.0.0"
 #endif
@@ -84,7 +81,11 @@ private:
 #define SCHEDLAB_INSTALLED_REFERENCE_DIR "../share/schedlab/reference"
 #endif
 
-const char* schedlab_version() { return SCHEDLAB_VERSION " (git " SCHEDLAB_GIT_SHA ")"; }
+const char* schedlab_version()
+{
+    static const std::string v = fmt::format("{} (git {})", SCHEDLAB_VERSION, schedlab_git_sha());
+    return v.c_str();
+}
 
 u64 parse_seed(const std::string& text, const std::string& flag)
 {

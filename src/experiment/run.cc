@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "experiment/run.h"
 
+#include "schedlab_git_sha.h" // generated at build time (cmake/GitSha.cmake)
+
 #include "machine/machine_costs.h"
 #include "machine/machine_parse.h"
 #include "machine/presets.h"
@@ -18,9 +20,6 @@
 
 namespace schedlab {
 
-#ifndef SCHEDLAB_GIT_SHA
-#define SCHEDLAB_GIT_SHA "unknown"
-#endif
 #ifndef SCHEDLAB_VERSION
 #define SCHEDLAB_VERSION "0.0.0"
 #endif
