@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 namespace schedlab {
 
@@ -115,8 +117,15 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
     const run_result& first = *runs.front();
     const std::vector<std::string> bench_argv = argv_without_load(first.provenance.argv);
     cmp.benchmark = join(bench_argv, " ");
+    std::map<std::vector<std::string>, std::string> bench_of{
+        {first.provenance.argv, cmp.benchmark}};
     for (const run_result* r : runs) {
-        const std::string b = join(argv_without_load(r->provenance.argv), " ");
+        auto it = bench_of.find(r->provenance.argv); // runs share a few command lines
+        if (it == bench_of.end())
+            it = bench_of
+                     .emplace(r->provenance.argv, join(argv_without_load(r->provenance.argv), " "))
+                     .first;
+        const std::string& b = it->second;
         if (b != cmp.benchmark)
             throw config_error("results", fmt::format("the runs are of different benchmarks: '{}' "
                                                       "and '{}'", cmp.benchmark, b));
@@ -151,11 +160,12 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
     };
     std::vector<metric_key> metric_keys;
     std::vector<std::string> metric_names;
+    std::vector<std::pair<std::size_t, std::size_t>> cell_of; // per run: (load, arm)
     for (const run_result* r : runs) {
         const std::size_t arm = index_of_or_add(cmp.arms, r->arm_label());
         if (arm == cmp.arm_provenance.size())
             cmp.arm_provenance.push_back(r->provenance);
-        index_of_or_add(cmp.loads, r->load);
+        cell_of.emplace_back(index_of_or_add(cmp.loads, r->load), arm);
         for (const workload_metric& m : r->metrics)
             if (index_of_or_add(metric_names, m.name) == metric_keys.size())
                 metric_keys.push_back({m.name, m.unit, m.higher_is_better});
@@ -164,6 +174,11 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         throw config_error("results", "the runs report no benchmark metrics");
 
     const std::size_t nr_arms = cmp.arms.size(), nr_loads = cmp.loads.size();
+    // The runs of each (load, arm), in run order: one pass over the runs, not one per cell.
+    std::vector<std::vector<std::vector<const run_result*>>> cell_runs(
+        nr_loads, std::vector<std::vector<const run_result*>>(nr_arms));
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        cell_runs[cell_of[i].first][cell_of[i].second].push_back(runs[i]);
     cmp.runs_per_arm.assign(nr_arms, -1);
     for (const metric_key& mk : metric_keys) {
         metric_comparison mc;
@@ -175,9 +190,7 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         for (std::size_t l = 0; l < nr_loads; ++l) {
             for (std::size_t a = 0; a < nr_arms; ++a) {
                 std::vector<double> x;
-                for (const run_result* r : runs) {
-                    if (r->arm_label() != cmp.arms[a] || r->load != cmp.loads[l])
-                        continue;
+                for (const run_result* r : cell_runs[l][a]) {
                     for (const workload_metric& m : r->metrics)
                         if (m.name == mk.name)
                             x.push_back(m.value);
@@ -218,22 +231,31 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
             if (k.idle_type == g.idle_type && k.counter == g.counter)
                 ordered.push_back(k);
     keys = std::move(ordered);
-    for (const ss_key& k : keys) {
-        for (const std::string& load : cmp.loads) {
-            schedstat_row row{k.idle_type, k.counter, k.domain, load, {}, {}};
-            for (std::size_t a = 0; a < nr_arms; ++a) {
-                double sum = 0;
-                int n = 0;
-                for (const run_result* r : runs) {
-                    if (r->arm_label() != cmp.arms[a] || r->load != load || !r->schedstat)
+    // Per (load, arm): the sum of each counter over the cell's runs (in run order) and how
+    // many runs carry schedstat, in one pass over each run's counters.
+    std::map<std::tuple<std::string, std::string, std::string>, std::size_t> key_pos;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        key_pos.emplace(std::tuple{keys[i].idle_type, keys[i].counter, keys[i].domain}, i);
+    std::vector<std::vector<std::vector<double>>> sums(
+        nr_loads, std::vector<std::vector<double>>(nr_arms, std::vector<double>(keys.size(), 0)));
+    std::vector<std::vector<int>> with_schedstat(nr_loads, std::vector<int>(nr_arms, 0));
+    if (!keys.empty())
+        for (std::size_t l = 0; l < nr_loads; ++l)
+            for (std::size_t a = 0; a < nr_arms; ++a)
+                for (const run_result* r : cell_runs[l][a]) {
+                    if (!r->schedstat)
                         continue;
-                    ++n;
+                    ++with_schedstat[l][a];
                     for (const schedstat_counter& c : *r->schedstat)
-                        if (c.idle_type == k.idle_type && c.counter == k.counter &&
-                            c.domain == k.domain)
-                            sum += c.value;
+                        sums[l][a][key_pos.at({c.idle_type, c.counter, c.domain})] += c.value;
                 }
-                row.mean.push_back(n ? sum / n : std::nan(""));
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        for (std::size_t l = 0; l < nr_loads; ++l) {
+            schedstat_row row{
+                keys[k].idle_type, keys[k].counter, keys[k].domain, cmp.loads[l], {}, {}};
+            for (std::size_t a = 0; a < nr_arms; ++a) {
+                const int n = with_schedstat[l][a];
+                row.mean.push_back(n ? sums[l][a][k] / n : std::nan(""));
             }
             for (std::size_t a = 0; a < nr_arms; ++a)
                 row.pct_change.push_back(
