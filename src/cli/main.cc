@@ -244,7 +244,7 @@ int main(int argc, char** argv)
     sweep
         ->add_option("-j,--jobs", swo.jobs,
                      "Parallel runs (default: the hardware threads; under MPI, 1 per rank)")
-        ->check(CLI::PositiveNumber);
+        ->check(number_in(1, max_jobs, false, ""));
     sweep->add_option("--shard", swo.shard,
                       "Run only shard i of N (i/N, from 1): run k of the plan is in shard "
                       "k mod N + 1; merge the shards' stores with `schedlab store merge`");

@@ -173,8 +173,8 @@ std::size_t for_each_input(const std::vector<std::string>& files,
 
 int cmd_sweep(std::ostream& out, std::ostream& err, const sweep_options& o)
 {
-    if (o.jobs < 0)
-        throw config_error("--jobs", "must be at least 1");
+    if (o.jobs < 0 || o.jobs > max_jobs)
+        throw config_error("--jobs", fmt::format("{} is outside [1, {}]", o.jobs, max_jobs));
     const shard sh = o.shard.empty() ? shard{} : parse_shard(o.shard);
     if (o.store_path.empty())
         throw config_error("--store", "a sweep keeps its runs in a store: give --store FILE");
