@@ -130,11 +130,18 @@ const workload_entry* find_entry(const std::vector<std::string>& argv)
 
 std::vector<std::string> with_load(const std::vector<std::string>& argv, const std::string& value)
 {
-    const workload_entry* e = find_entry(argv);
-    if (!e)
+    // "OMP_NUM_THREADS=N stream": environment words before the command, as make_workload().
+    std::size_t env = 0;
+    while (env < argv.size() && argv[env].find('=') != std::string::npos && argv[env][0] != '-')
+        ++env;
+    const workload_entry* e =
+        find_entry(std::vector<std::string>(argv.begin() + static_cast<long>(env), argv.end()));
+    if (!e) {
         make_workload(argv); // throws the "unknown workload" error
+        throw config_error("workload", "no benchmark command after the environment words");
+    }
     std::vector<std::string> out = argv;
-    const std::size_t first = e->command.size();
+    const std::size_t first = env + e->command.size();
     const std::string opt = e->load_option;
     if (opt.empty())
         throw config_error("workload", fmt::format("'{}' has no load option to vary",
