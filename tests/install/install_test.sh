@@ -11,6 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$prefix" "$work"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 cd "$work" # neither the source tree nor the build directory
+export SCHEDLAB_STORE="$work/store.sqlite" # compare's default results store, not the user's
 bin="$prefix/bin/schedlab"
 "$bin" fidelity --help | grep -q "default: $prefix/share/schedlab/reference/shared-runq-v3-bergamo-2s" ||
   { echo "fidelity's default --reference is not the installed one"; exit 1; }

@@ -11,6 +11,7 @@ bin=$(realpath "$bin")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
+export SCHEDLAB_STORE="$dir/store.sqlite" # compare's default results store, not the user's
 pass=0
 fail=0
 
