@@ -3,82 +3,126 @@
 
 #include "sim/bug.h"
 
-#include <algorithm>
-
 namespace schedlab {
+
+u64 event_queue::next_order(u64 order_of_prio)
+{
+    const u64 seq = ++seq_;
+    SIM_BUG_ON(seq >> seq_bits, "event sequence overflow after {} events", seq - 1);
+    return order_of_prio | seq;
+}
 
 event_id event_queue::schedule(sim_time when, event_prio prio, event_handler* h, u64 arg)
 {
     SIM_BUG_ON(h == nullptr, "event scheduled without a handler");
+    SIM_BUG_ON(static_cast<s8>(prio) < 0, "negative event priority {}", static_cast<int>(prio));
     u32 idx;
     if (!free_.empty()) {
         idx = free_.back();
         free_.pop_back();
     } else {
+        SIM_BUG_ON(slots_.size() >= npos, "more than {} pending events", npos - 1);
         idx = static_cast<u32>(slots_.size());
         slots_.emplace_back();
     }
-    const u64 seq = ++seq_;
-    slots_[idx] = slot{h, arg, seq, true};
-    heap_.push_back(entry{when, static_cast<s8>(prio), seq, idx});
-    std::push_heap(heap_.begin(), heap_.end(), later);
-    ++live_;
-    return event_id{idx, seq};
-}
-
-bool event_queue::pending(event_id id) const
-{
-    return id.valid() && id.slot < slots_.size() && slots_[id.slot].seq == id.seq &&
-           slots_[id.slot].alive;
+    slot& s = slots_[idx];
+    s.handler = h;
+    s.arg = arg;
+    const u64 order = next_order(static_cast<u64>(static_cast<u8>(prio)) << seq_bits);
+    heap_.push_back(entry{});
+    sift_up(heap_.size() - 1, entry{when, order, idx});
+    return event_id{idx, s.gen};
 }
 
 bool event_queue::cancel(event_id id)
 {
     if (!pending(id))
         return false;
-    slots_[id.slot].alive = false;
-    --live_;
+    const std::size_t pos = slots_[id.slot].pos;
+    remove_at(pos);
+    free_slot(id.slot);
     ++cancelled_;
     return true;
 }
 
-void event_queue::drop_dead_top()
+bool event_queue::reschedule(event_id id, sim_time when)
 {
-    while (!heap_.empty()) {
-        const entry& top = heap_.front();
-        const slot& s = slots_[top.slot];
-        if (s.alive && s.seq == top.seq)
-            return;
-        // Dead entry: its slot can be reused once the entry is gone.
-        const u32 idx = top.slot;
-        const bool owned = s.seq == top.seq;
-        std::pop_heap(heap_.begin(), heap_.end(), later);
-        heap_.pop_back();
-        if (owned)
-            free_.push_back(idx);
-    }
-}
-
-sim_time event_queue::next_time()
-{
-    drop_dead_top();
-    SIM_BUG_ON(heap_.empty(), "next_time() on an empty event queue");
-    return heap_.front().when;
+    if (!pending(id))
+        return false;
+    const std::size_t pos = slots_[id.slot].pos;
+    entry e = heap_[pos];
+    e.when = when;
+    e.order = next_order(e.order & ~((u64{1} << seq_bits) - 1));
+    ++rescheduled_;
+    // The new key is later than the old one unless the time moved earlier.
+    if (pos > 0 && before(e, heap_[(pos - 1) / arity]))
+        sift_up(pos, e);
+    else
+        sift_down(pos, e);
+    return true;
 }
 
 event_queue::fired event_queue::pop()
 {
-    drop_dead_top();
     SIM_BUG_ON(heap_.empty(), "pop() on an empty event queue");
     const entry top = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    heap_.pop_back();
-    slot& s = slots_[top.slot];
-    fired f{top.when, s.handler, s.arg};
-    s.alive = false;
-    free_.push_back(top.slot);
-    --live_;
+    const slot& s = slots_[top.slot];
+    const fired f{top.when, s.handler, s.arg};
+    remove_at(0);
+    free_slot(top.slot);
     return f;
+}
+
+void event_queue::free_slot(u32 idx)
+{
+    slot& s = slots_[idx];
+    s.pos = npos;
+    ++s.gen;
+    free_.push_back(idx);
+}
+
+void event_queue::sift_up(std::size_t pos, entry e)
+{
+    while (pos > 0) {
+        const std::size_t parent = (pos - 1) / arity;
+        if (!before(e, heap_[parent]))
+            break;
+        place(pos, heap_[parent]);
+        pos = parent;
+    }
+    place(pos, e);
+}
+
+void event_queue::sift_down(std::size_t pos, entry e)
+{
+    const std::size_t n = heap_.size();
+    for (;;) {
+        const std::size_t first = pos * arity + 1;
+        if (first >= n)
+            break;
+        const std::size_t last = first + arity < n ? first + arity : n;
+        std::size_t best = first;
+        for (std::size_t c = first + 1; c < last; ++c)
+            if (before(heap_[c], heap_[best]))
+                best = c;
+        if (!before(heap_[best], e))
+            break;
+        place(pos, heap_[best]);
+        pos = best;
+    }
+    place(pos, e);
+}
+
+void event_queue::remove_at(std::size_t pos)
+{
+    const entry last = heap_.back();
+    heap_.pop_back();
+    if (pos == heap_.size())
+        return;
+    if (pos > 0 && before(last, heap_[(pos - 1) / arity]))
+        sift_up(pos, last);
+    else
+        sift_down(pos, last);
 }
 
 } // namespace schedlab

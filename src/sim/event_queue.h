@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * The event queue: a binary min-heap keyed by (when, prio, seq).
+ * The event queue: a 4-ary min-heap keyed by (when, prio, seq).
  *
  * - `when` is simulated time in ns;
  * - `prio` is a named priority that orders events due at the same instant
  *   (lower fires first), in the spirit of gem5's Event::Priority;
  * - `seq` is the insertion sequence, so equal (when, prio) fire FIFO.
- * The key never involves pointers, so the order is the same on every run.
+ * The key never involves pointers, so the order is the same on every run;
+ * every key is distinct, so the order does not depend on the heap's shape.
  *
- * Events are cancellable through their event_id. Cancellation is lazy: the
- * heap entry stays and is skipped when it reaches the top.
+ * Events are cancellable through their event_id. The heap is indexed (each
+ * event knows its position), so a cancelled event leaves the heap at once
+ * and a pending one can be moved to another time in place (reschedule()):
+ * the heap holds only live events.
  */
 #include "sim/time.h"
 
@@ -39,9 +42,10 @@ protected:
     ~event_handler() = default;
 };
 
+/// Names one scheduled event; stale once it fired or was cancelled.
 struct event_id {
     u32 slot = ~0u;
-    u64 seq = 0;
+    u32 gen = 0; ///< the slot's generation when the event was scheduled
     bool valid() const { return slot != ~0u; }
 };
 
@@ -50,56 +54,75 @@ public:
     event_id schedule(sim_time when, event_prio prio, event_handler* h, u64 arg);
     /// Returns true if the event was pending and is now cancelled.
     bool cancel(event_id id);
-    bool pending(event_id id) const;
+    bool pending(event_id id) const
+    {
+        return id.slot < slots_.size() && slots_[id.slot].gen == id.gen &&
+               slots_[id.slot].pos != npos;
+    }
+    /// Moves a pending event to `when`: it then fires exactly as if it had been
+    /// cancelled and scheduled anew now (same priority, handler and argument, a
+    /// new insertion sequence), and `id` stays valid. False if it was not pending.
+    bool reschedule(event_id id, sim_time when);
 
-    bool empty() const { return live_ == 0; }
-    std::size_t size() const { return live_; }
-    /// Time of the earliest live event; only valid when !empty().
-    sim_time next_time();
+    bool empty() const { return heap_.empty(); }
+    std::size_t size() const { return heap_.size(); }
+    /// Time of the earliest event; only valid when !empty().
+    sim_time next_time() const { return heap_.front().when; }
 
     struct fired {
         sim_time when;
         event_handler* handler;
         u64 arg;
     };
-    /// Removes and returns the earliest live event; requires !empty().
+    /// Removes and returns the earliest event; requires !empty().
     fired pop();
 
+    /// Insertion sequences handed out: events scheduled plus reschedules.
     u64 scheduled_total() const { return seq_; }
-    /// Events cancelled while pending (each leaves a dead heap entry until it surfaces).
+    /// Events cancelled while pending.
     u64 cancelled_total() const { return cancelled_; }
-    /// Heap entries, live and dead.
+    /// Reschedules of pending events (each would have been a cancel and a schedule).
+    u64 rescheduled_total() const { return rescheduled_; }
+    /// Heap entries: with immediate removal, the pending events.
     std::size_t heap_entries() const { return heap_.size(); }
 
 private:
+    static constexpr u32 npos = ~0u;
+    static constexpr std::size_t arity = 4;
+    static constexpr int seq_bits = 56;
+
     struct entry {
         sim_time when;
-        s8 prio;
-        u64 seq;
+        u64 order; ///< prio << seq_bits | seq
         u32 slot;
     };
     struct slot {
         event_handler* handler = nullptr;
         u64 arg = 0;
-        u64 seq = 0;
-        bool alive = false;
+        u32 gen = 0;    ///< bumped when the slot is freed: stale ids stop matching
+        u32 pos = npos; ///< index in heap_, npos while free
     };
-    static bool later(const entry& a, const entry& b)
+    static bool before(const entry& a, const entry& b)
     {
-        if (a.when != b.when)
-            return a.when > b.when;
-        if (a.prio != b.prio)
-            return a.prio > b.prio;
-        return a.seq > b.seq;
+        return a.when < b.when || (a.when == b.when && a.order < b.order);
     }
-    void drop_dead_top();
+    u64 next_order(u64 order_of_prio);
+    void place(std::size_t pos, const entry& e)
+    {
+        heap_[pos] = e;
+        slots_[e.slot].pos = static_cast<u32>(pos);
+    }
+    void sift_up(std::size_t pos, entry e);
+    void sift_down(std::size_t pos, entry e);
+    void remove_at(std::size_t pos);
+    void free_slot(u32 idx);
 
     std::vector<entry> heap_;
     std::vector<slot> slots_;
     std::vector<u32> free_;
     u64 seq_ = 0;
     u64 cancelled_ = 0;
-    std::size_t live_ = 0;
+    u64 rescheduled_ = 0;
 };
 
 } // namespace schedlab

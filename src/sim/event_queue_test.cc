@@ -2,9 +2,13 @@
 #include "sim/event_queue.h"
 #include "sim/simulation.h"
 
+#include "sim/rng.h"
+
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace schedlab {
@@ -48,6 +52,106 @@ TEST(event_queue, cancelled_events_never_fire_and_slots_are_reused_safely)
     while (!q.empty())
         order.push_back(q.pop().arg);
     EXPECT_EQ(order, (std::vector<u64>{2, 3}));
+}
+
+TEST(event_queue, a_rescheduled_event_keeps_its_id_and_fires_as_if_scheduled_anew)
+{
+    event_queue q;
+    recorder r;
+    const event_id a = q.schedule(10, event_prio::tick, &r, 1);
+    q.schedule(10, event_prio::tick, &r, 2);
+    q.schedule(30, event_prio::tick, &r, 3);
+    // Moved to the same instant, a goes behind 2 (a new insertion sequence)...
+    EXPECT_TRUE(q.reschedule(a, 10));
+    EXPECT_TRUE(q.pending(a)) << "the id stays valid";
+    // ... and later events keep their order against it.
+    q.schedule(10, event_prio::tick, &r, 4);
+    EXPECT_EQ(q.size(), 4u);
+    std::vector<u64> order;
+    while (!q.empty())
+        order.push_back(q.pop().arg);
+    EXPECT_EQ(order, (std::vector<u64>{2, 1, 4, 3}));
+    EXPECT_FALSE(q.pending(a)) << "fired: the id is stale";
+    EXPECT_FALSE(q.reschedule(a, 50)) << "a stale id moves nothing";
+    EXPECT_TRUE(q.empty());
+}
+
+TEST(event_queue, cancelled_events_leave_the_heap_at_once)
+{
+    event_queue q;
+    recorder r;
+    std::vector<event_id> ids;
+    for (int i = 0; i < 100; ++i)
+        ids.push_back(q.schedule(1000 + i, event_prio::tick, &r, static_cast<u64>(i)));
+    for (int i = 0; i < 100; i += 2)
+        EXPECT_TRUE(q.cancel(ids[static_cast<std::size_t>(i)]));
+    EXPECT_EQ(q.size(), 50u);
+    EXPECT_EQ(q.heap_entries(), 50u);
+    EXPECT_EQ(q.cancelled_total(), 50u);
+    EXPECT_EQ(q.next_time(), 1001);
+}
+
+/*
+ * The queue against a reference model (an ordered map keyed by (when, prio,
+ * seq), where a reschedule is a cancel plus a schedule): the same random mix of
+ * schedules, cancels, reschedules and pops must fire the same events in the
+ * same order, and report the same pending set.
+ */
+TEST(event_queue, matches_a_sorted_reference_under_random_operations)
+{
+    event_queue q;
+    recorder r;
+    using key = std::tuple<sim_time, int, u64>;
+    std::map<key, u64> ref;      // key -> arg
+    std::map<u64, key> ref_key;  // arg -> key, while pending
+    std::map<u64, event_id> ids; // arg -> id
+    u64 ref_seq = 0, next_arg = 0;
+    sim_time now = 0;
+    rng_stream rng(3, "event_queue_test");
+    const event_prio prios[] = {event_prio::hrtimer, event_prio::ipi, event_prio::task_work,
+                                event_prio::tick};
+    for (int step = 0; step < 200000; ++step) {
+        const u64 op = rng.below(10);
+        if (op < 4 || ref.empty()) {
+            const sim_time when = now + static_cast<sim_time>(rng.below(50));
+            const event_prio p = prios[rng.below(4)];
+            const u64 arg = next_arg++;
+            ids[arg] = q.schedule(when, p, &r, arg);
+            const key k{when, static_cast<int>(p), ++ref_seq};
+            ref[k] = arg;
+            ref_key[arg] = k;
+        } else if (op < 6) {
+            auto it = ref_key.begin();
+            std::advance(it, static_cast<long>(rng.below(ref_key.size())));
+            const u64 arg = it->first;
+            ASSERT_TRUE(q.cancel(ids[arg]));
+            ASSERT_FALSE(q.cancel(ids[arg]));
+            ref.erase(it->second);
+            ref_key.erase(it);
+        } else if (op < 8) {
+            auto it = ref_key.begin();
+            std::advance(it, static_cast<long>(rng.below(ref_key.size())));
+            const u64 arg = it->first;
+            const sim_time when = now + static_cast<sim_time>(rng.below(50));
+            ASSERT_TRUE(q.reschedule(ids[arg], when));
+            ref.erase(it->second);
+            const key k{when, std::get<1>(it->second), ++ref_seq};
+            ref[k] = arg;
+            it->second = k;
+        } else {
+            const auto f = q.pop();
+            const auto first = ref.begin();
+            ASSERT_EQ(f.when, std::get<0>(first->first)) << "step " << step;
+            ASSERT_EQ(f.arg, first->second) << "step " << step;
+            ASSERT_FALSE(q.pending(ids[f.arg]));
+            now = f.when;
+            ref_key.erase(f.arg);
+            ref.erase(first);
+        }
+        ASSERT_EQ(q.size(), ref.size());
+    }
+    for (const auto& [arg, k] : ref_key)
+        EXPECT_TRUE(q.pending(ids[arg]));
 }
 
 TEST(simulation, run_until_stops_at_the_limit_and_keeps_later_events)

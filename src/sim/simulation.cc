@@ -11,6 +11,12 @@ event_id simulation::at(sim_time when, event_prio prio, event_handler* h, u64 ar
     return q_.schedule(when, prio, h, arg);
 }
 
+bool simulation::reschedule(event_id id, sim_time when)
+{
+    SIM_BUG_ON(when < now_, "event rescheduled into the past: {} < now {}", when, now_);
+    return q_.reschedule(id, when);
+}
+
 u64 simulation::run_until(sim_time limit)
 {
     u64 n = 0;

@@ -28,6 +28,8 @@ public:
         return at(now_ + delay, prio, h, arg);
     }
     bool cancel(event_id id) { return q_.cancel(id); }
+    /// Moves a pending event to `when` (>= now), as a cancel and a new at() would, in place.
+    bool reschedule(event_id id, sim_time when);
     bool pending(event_id id) const { return q_.pending(id); }
 
     /// Fires events in order until stop() is called or no event is due by
