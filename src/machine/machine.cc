@@ -55,21 +55,6 @@ const char* to_string(cpu_distance d)
     return "?";
 }
 
-cpu_distance machine::distance(int a, int b) const
-{
-    if (a == b)
-        return cpu_distance::same;
-    const cpu_desc& x = cpus[static_cast<std::size_t>(a)];
-    const cpu_desc& y = cpus[static_cast<std::size_t>(b)];
-    if (x.core == y.core)
-        return cpu_distance::smt;
-    if (x.llc == y.llc)
-        return cpu_distance::llc;
-    if (x.package == y.package && x.node == y.node)
-        return cpu_distance::package;
-    return cpu_distance::remote;
-}
-
 // kernel: include/linux/topology.h cpu_smt_mask() (x86: topology_sibling_cpumask)
 cpumask machine::smt_mask(int cpu) const
 {

@@ -61,7 +61,21 @@ struct machine {
     cpumask pkg_mask(int cpu) const;     ///< CPUs of cpu's package
     cpumask all() const;
 
-    cpu_distance distance(int a, int b) const;
+    /// How far apart two CPUs are (inline: the cost model asks at every cache-line transfer).
+    cpu_distance distance(int a, int b) const
+    {
+        if (a == b)
+            return cpu_distance::same;
+        const cpu_desc& x = cpus[static_cast<std::size_t>(a)];
+        const cpu_desc& y = cpus[static_cast<std::size_t>(b)];
+        if (x.core == y.core)
+            return cpu_distance::smt;
+        if (x.llc == y.llc)
+            return cpu_distance::llc;
+        if (x.package == y.package && x.node == y.node)
+            return cpu_distance::package;
+        return cpu_distance::remote;
+    }
 
     int nr_cores() const;
     int nr_llcs() const;

@@ -744,25 +744,6 @@ void kernel::do_exit(rq& r, task_struct& p)
 /* ------------------------------------------------------------------------ */
 /* The cost model                                                             */
 
-sim_dur kernel::line_cost(int from, int to) const
-{
-    if (from < 0)
-        return 0;
-    switch (m_.distance(from, to)) {
-    case cpu_distance::same:
-        return 0;
-    case cpu_distance::smt:
-        return costs_.line_smt;
-    case cpu_distance::llc:
-        return costs_.line_llc;
-    case cpu_distance::package:
-        return costs_.line_pkg;
-    case cpu_distance::remote:
-        return costs_.line_remote;
-    }
-    return 0;
-}
-
 u64 kernel::data_stamp(int cpu) const
 {
     const auto core = static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(cpu)].core);

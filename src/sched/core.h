@@ -367,8 +367,25 @@ public:
     const task_group& autogroup() const { return autogroup_; }
 
     /* ---- the cost model (core.cc) ---- */
-    /// Cache-line transfer between two CPUs, by distance (costs().line_*).
-    sim_dur line_cost(int from, int to) const;
+    /// Cache-line transfer between two CPUs, by distance (costs().line_*); 0 from nowhere (-1).
+    sim_dur line_cost(int from, int to) const
+    {
+        if (from < 0)
+            return 0;
+        switch (m_.distance(from, to)) {
+        case cpu_distance::same:
+            return 0;
+        case cpu_distance::smt:
+            return costs_.line_smt;
+        case cpu_distance::llc:
+            return costs_.line_llc;
+        case cpu_distance::package:
+            return costs_.line_pkg;
+        case cpu_distance::remote:
+            return costs_.line_remote;
+        }
+        return 0;
+    }
     /*
      * model: data a task leaves for another (an skb, a pipe buffer) sits in the
      * private caches of the CPU that wrote it until enough other data passes
