@@ -749,7 +749,9 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             ((all_pinned && sd.balance_interval < MAX_PINNED_INTERVAL) ||
              sd.balance_interval < sd.max_interval))
             sd.balance_interval *= 2;
-        log_decision(this_cpu, "load_balance", fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
+        if (decisions_) // every balance attempt comes here: format only for a kept log
+            log_decision(this_cpu, "load_balance",
+                         fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
         last_lb_cost_ += costs_.lb_base + env.scan_cost;
         return 0;
     }
@@ -778,7 +780,8 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
     }
     if (!active_balance || need_active_balance(env))
         sd.balance_interval = sd.min_interval;
-    log_decision(this_cpu, "load_balance",
+    if (decisions_)
+        log_decision(this_cpu, "load_balance",
                  fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})", sd.name,
                              idle_name(idle), outcome, ld_moved, env.src_cpu, env.imbalance,
                              static_cast<int>(env.migration_type_)));
@@ -824,7 +827,9 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
     activate_task(dst, *p, ENQUEUE_NOCLOCK);
     resched_curr(dst);
     sd->stats.alb_pushed++;
-    log_decision(busiest.cpu, "active_balance", fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
+    if (decisions_)
+        log_decision(busiest.cpu, "active_balance",
+                     fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
     // busiest now schedules away from the migrated task.
     busiest.need_resched = true;
     __schedule(busiest, true);

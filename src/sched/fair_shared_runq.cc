@@ -107,7 +107,8 @@ int kernel::shared_runq_pick_next_task(rq& r)
     else
         check_preempt_wakeup_fair(r, *p, 0);
     srq_stats_.pulls_moved++;
-    log_decision(this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
+    if (decisions_)
+        log_decision(this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
     return 1;
 }
 
