@@ -103,10 +103,24 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     }
     int max_core = 0, max_llc = 0;
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
-        smt_masks_.push_back(m_.smt_mask(cpu));
         max_core = std::max(max_core, m_.cpus[static_cast<std::size_t>(cpu)].core);
         max_llc = std::max(max_llc, m_.cpus[static_cast<std::size_t>(cpu)].llc);
     }
+    // cpu_smt_mask() per CPU, and the same siblings as a list (ascending) to walk.
+    std::vector<std::vector<int>> core_cpus(static_cast<std::size_t>(max_core) + 1);
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu)
+        core_cpus[static_cast<std::size_t>(core_of(cpu))].push_back(cpu);
+    smt_masks_.reserve(static_cast<std::size_t>(m_.nr_cpus()));
+    smt_siblings_.reserve(static_cast<std::size_t>(m_.nr_cpus()));
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
+        const std::vector<int>& sib = core_cpus[static_cast<std::size_t>(core_of(cpu))];
+        cpumask mask(m_.nr_cpus());
+        for (const int s : sib)
+            mask.set(s);
+        smt_masks_.push_back(std::move(mask));
+        smt_siblings_.push_back(sib);
+    }
+    core_busy_.assign(static_cast<std::size_t>(max_core) + 1, 0); // every CPU idles at boot
     core_footprint_clock_.assign(static_cast<std::size_t>(max_core) + 1, 0);
     core_data_bytes_.assign(static_cast<std::size_t>(max_core) + 1, 0);
     llc_footprint_clock_.assign(static_cast<std::size_t>(max_llc) + 1, 0);
@@ -572,6 +586,8 @@ void kernel::__schedule(rq& r, bool preempt)
         prev->on_cpu = false;
         next->on_cpu = true;
         r.curr = next;
+        if (prev->is_idle_task() != next->is_idle_task()) // SMT sibling state (smt_rate_pct)
+            core_busy_[core_of(r.cpu)] += next->is_idle_task() ? -1 : 1;
 
         const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
         for (auto* s : sinks_)
@@ -640,9 +656,16 @@ void kernel::__schedule(rq& r, bool preempt)
  */
 void kernel::start_burst(rq& r)
 {
-    task_struct& p = *r.curr;
-    if (p.is_idle_task())
+    if (r.curr->is_idle_task())
         return;
+    r.work_event = sim_.after(begin_segment(r), event_prio::task_work, this,
+                              ev_arg(EV_WORK, static_cast<u32>(r.cpu)));
+}
+
+// start_burst() without the event: the segment's state, and the time until it ends.
+sim_dur kernel::begin_segment(rq& r)
+{
+    const task_struct& p = *r.curr;
     if (r.idle_busy_until > now()) {
         // Kernel work begun while idle is not finished: the task waits for it.
         const sim_dur carried = r.idle_busy_until - now();
@@ -660,17 +683,22 @@ void kernel::start_burst(rq& r)
     r.seg_overhead = overhead;
     r.seg_rate_pct = smt_rate_pct(r.cpu);
     const sim_dur work_time = (p.work_left * 100 + r.seg_rate_pct - 1) / r.seg_rate_pct;
-    r.work_event = sim_.after(overhead + work_time, event_prio::task_work, this,
-                              ev_arg(EV_WORK, static_cast<u32>(r.cpu)));
+    return overhead + work_time;
 }
 
 void kernel::stop_burst(rq& r)
 {
-    task_struct& p = *r.curr;
     if (!sim_.pending(r.work_event))
         return;
     sim_.cancel(r.work_event);
     r.work_event = {};
+    end_segment(r);
+}
+
+// stop_burst() without the event: what the segment so far spent and progressed.
+void kernel::end_segment(rq& r)
+{
+    task_struct& p = *r.curr;
     const sim_dur elapsed = now() - r.seg_start;
     // The overhead is spent first, category by category; what is left stays owed.
     sim_dur budget = elapsed;
@@ -686,6 +714,18 @@ void kernel::stop_burst(rq& r)
     p.work_left -= std::min(progress, p.work_left);
     r.busy_time += elapsed;
     r.acct.task += useful;
+}
+
+/*
+ * stop_burst() + start_burst() for a burst that goes on with a new segment
+ * (a charge interrupts it, or SMT sharing changes its rate): its completion
+ * event moves in place, which orders it exactly as a cancel and a new event
+ * would (sim/event_queue.h).
+ */
+void kernel::restart_burst(rq& r)
+{
+    end_segment(r);
+    sim_.reschedule(r.work_event, now() + begin_segment(r));
 }
 
 void kernel::cpu_work_done(rq& r)
@@ -818,9 +858,10 @@ void kernel::charge_cpu(rq& r, sim_dur ns, acct_cat category)
         r.acct.idle_work[category] += ns;
         r.idle_busy_until = std::max(r.idle_busy_until, now()) + ns;
     } else if (sim_.pending(r.work_event)) {
-        stop_burst(r); // interrupts the running task's burst: it resumes after the charge
+        // Interrupts the running task's burst: it resumes after the charge.
+        end_segment(r);
         r.pending[category] += ns;
-        start_burst(r);
+        sim_.reschedule(r.work_event, now() + begin_segment(r));
     } else {
         r.pending[category] += ns;
     }
@@ -983,22 +1024,21 @@ sim_dur kernel::remote_notify_delay(rq& r, notify by)
 /// model: two busy SMT siblings each progress at smt_pct % of a whole core.
 u32 kernel::smt_rate_pct(int cpu) const
 {
-    for_each_cpu(s, smt_mask(cpu))
-        if (s != cpu && !cpu_rq(s).curr->is_idle_task())
-            return static_cast<u32>(std::clamp<sim_dur>(costs_.smt_pct, 1, 100));
+    const bool self_busy = !cpu_rq(cpu).curr->is_idle_task();
+    if (core_busy_[core_of(cpu)] > (self_busy ? 1 : 0))
+        return static_cast<u32>(std::clamp<sim_dur>(costs_.smt_pct, 1, 100));
     return 100;
 }
 
 void kernel::update_smt_rates(int cpu)
 {
-    for_each_cpu(s, smt_mask(cpu)) {
+    for (const int s : smt_siblings(cpu)) {
         rq& sr = cpu_rq(s);
         if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
             continue;
         if (smt_rate_pct(s) == sr.seg_rate_pct)
             continue;
-        stop_burst(sr);
-        start_burst(sr);
+        restart_burst(sr);
     }
 }
 

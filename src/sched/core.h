@@ -416,6 +416,12 @@ public:
     /// Delay before r's CPU notices a wakeup or reschedule; an IPI also costs this CPU ipi_send.
     sim_dur remote_notify_delay(rq& r, notify by);
     const cpumask& smt_mask(int cpu) const { return smt_masks_[static_cast<std::size_t>(cpu)]; }
+    /// The CPUs of smt_mask(cpu), ascending: cheaper to walk than the full-width mask.
+    const std::vector<int>& smt_siblings(int cpu) const
+    {
+        return smt_siblings_[static_cast<std::size_t>(cpu)];
+    }
+    int core_of(int cpu) const { return m_.cpus[static_cast<std::size_t>(cpu)].core; }
     u32 smt_rate_pct(int cpu) const;
     void update_smt_rates(int cpu);
     const wakeup_costs& wakeup_cost_totals() const { return wakeup_costs_; }
@@ -442,6 +448,9 @@ private:
     void cpu_work_done(rq& rq);
     void start_burst(rq& rq);
     void stop_burst(rq& rq);
+    void restart_burst(rq& rq);
+    sim_dur begin_segment(rq& rq);
+    void end_segment(rq& rq);
     void do_exit(rq& rq, task_struct& p);
     void start_tick(rq& rq);
     void sched_info_depart(rq& rq, task_struct& p);
@@ -468,6 +477,8 @@ private:
     task_group autogroup_{"autogroup-1"};
     sim_dur last_lb_cost_ = 0;  ///< cost of the load_balance() calls since last reset
     std::vector<cpumask> smt_masks_;       ///< cpu_smt_mask() per CPU, precomputed
+    std::vector<std::vector<int>> smt_siblings_; ///< the same, as lists
+    std::vector<int> core_busy_;           ///< per core: CPUs not running their idle task
     std::vector<u64> core_footprint_clock_; ///< KiB of task footprints run per core
     std::vector<u64> core_data_bytes_;      ///< bytes of channel data touched per core
     std::vector<u64> llc_footprint_clock_;  ///< ... per LLC

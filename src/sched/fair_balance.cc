@@ -189,14 +189,13 @@ bool kernel::should_we_balance(lb_env& env)
             continue;
         if (kc_.behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            const cpumask& smt = smt_mask(cpu);
-            for_each_cpu(sib, smt)
+            for (const int sib : smt_siblings(cpu))
                 if (sib != cpu && !idle_cpu(sib))
                     core_idle = false;
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
-                swb_cpus.andnot(smt);
+                swb_cpus.andnot(smt_mask(cpu));
                 continue;
             }
         }

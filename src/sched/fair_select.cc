@@ -215,8 +215,7 @@ void kernel::update_idle_core(rq& r)
     sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared;
     if (!sds || sds->has_idle_cores)
         return;
-    const cpumask& smt = smt_mask(r.cpu);
-    for_each_cpu(cpu, smt) {
+    for (const int cpu : smt_siblings(r.cpu)) {
         if (cpu == r.cpu)
             continue;
         if (!available_idle_cpu(cpu))
@@ -233,8 +232,7 @@ void kernel::update_idle_core(rq& r)
 int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
 {
     bool idle = true;
-    const cpumask& smt = smt_mask(core);
-    for_each_cpu(cpu, smt) {
+    for (const int cpu : smt_siblings(core)) {
         if (!available_idle_cpu(cpu)) {
             idle = false;
             if (idle_cpu_out == -1) {
@@ -251,15 +249,14 @@ int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_
     }
     if (idle)
         return core;
-    cpus.andnot(smt);
+    cpus.andnot(smt_mask(core));
     return -1;
 }
 
 // kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
 int kernel::select_idle_smt(task_struct& p, int target)
 {
-    const cpumask& smt = smt_mask(target);
-    for_each_cpu(cpu, smt) {
+    for (const int cpu : smt_siblings(target)) {
         if (cpu == target || !p.cpus_mask.test(cpu))
             continue;
         if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
