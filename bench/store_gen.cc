@@ -72,8 +72,8 @@ int main(int argc, char** argv)
                     run.run_index = static_cast<int>(r);
                     run.provenance.kernel_spec = arms[a];
                     run.provenance.seed = static_cast<u64>(1 + r);
-                    run.provenance.argv = {"perf", "bench", "sched", "messaging", "-g",
-                                           run.load, "-l", std::to_string(5 + e)};
+                    run.provenance.argv = {"perf", "bench",  "sched", "messaging",
+                                           "-g",   run.load, "-l",    std::to_string(5 + e)};
                     // a deterministic spread around the real figure
                     const double noise = 1.0 + 0.01 * static_cast<double>((r * 7 + a * 3) % 11);
                     for (workload_metric& m : run.metrics)
@@ -88,8 +88,7 @@ int main(int argc, char** argv)
         }
         store.record_experiment(x);
     }
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s: %ld runs in %ld experiments, written in %.1f s\n", out.c_str(), written,
                 nr_exp, s);
     return 0;

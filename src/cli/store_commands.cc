@@ -105,15 +105,15 @@ std::size_t for_each_input(const std::vector<std::string>& files,
                                                "result files");
         std::vector<input_runs> ins;
         std::map<std::string, std::string> seen; // run identity -> "FILE runs[i]"
-        for (const std::string& f : jsons) { // every file is read before anything is printed
+        for (const std::string& f : jsons) {     // every file is read before anything is printed
             std::vector<run_result> runs = read_results_file(f);
             if (merge_files) {
                 // The same run (arm, load, seed and command) given twice would be counted twice.
                 int i = 0;
                 for (const run_result& r : runs) {
-                    const std::string id = fmt::format("{}\n{}\n{}\n{}", r.arm_label(), r.load,
-                                                       r.provenance.seed,
-                                                       r.provenance.command_line);
+                    const std::string id =
+                        fmt::format("{}\n{}\n{}\n{}", r.arm_label(), r.load, r.provenance.seed,
+                                    r.provenance.command_line);
                     const std::string here = fmt::format("{} runs[{}]", f, i++);
                     if (const auto [it, fresh] = seen.emplace(id, here); !fresh)
                         throw config_error(
