@@ -272,18 +272,28 @@ struct child {
     std::string err_path;
 };
 
-child start_sweep(const std::string& spec, const std::string& store, const std::string& tag)
+/// Starts `schedlab ARGS...` with its stderr in a file named by `tag` (stdout discarded).
+child start_schedlab(const std::vector<std::string>& args, const std::string& tag)
 {
     const std::string err_path = ::testing::TempDir() + "/sc-test-" + tag + ".stderr";
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(SCHEDLAB_BIN));
+    for (const std::string& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     const pid_t pid = fork();
     if (pid == 0) {
         std::freopen(err_path.c_str(), "w", stderr);
         std::freopen("/dev/null", "w", stdout);
-        execl(SCHEDLAB_BIN, SCHEDLAB_BIN, "sweep", spec.c_str(), "--store", store.c_str(), "--jobs",
-              "2", static_cast<char*>(nullptr));
+        execv(SCHEDLAB_BIN, argv.data());
         _exit(127);
     }
     return {pid, err_path};
+}
+
+child start_sweep(const std::string& spec, const std::string& store, const std::string& tag)
+{
+    return start_schedlab({"sweep", spec, "--store", store, "--jobs", "2"}, tag);
 }
 
 /// Waits until the store holds at least `n` runs (or `limit` passes); returns how many it holds.
@@ -359,6 +369,51 @@ TEST(sweep_binary, killed_mid_way_then_resumed_loses_and_duplicates_nothing)
     results_store s(store, false);
     EXPECT_EQ(s.run_count(), 40u);
     EXPECT_EQ(s.experiments().size(), 1u);
+}
+
+TEST(compare_binary, sigterm_keeps_the_finished_runs_and_the_same_command_finishes)
+{
+    const std::string store = fresh("term.sqlite");
+    const std::vector<std::string> args = {
+        "compare", "--machine", "skylake-18c", "--kernel", "6.6",  "--kernel",
+        "6.5",     "--runs",    "5",           "--jobs",   "2",    "--store",
+        store,     "--format",  "amd",         "--",       "perf", "bench",
+        "sched",   "messaging", "-g",          "1,2",      "-l",   "40"}; // 20 runs
+    child c = start_schedlab(args, "term");
+    wait_for_runs(store, 3, std::chrono::seconds(120));
+    kill(c.pid, SIGTERM);
+    int status = 0;
+    waitpid(c.pid, &status, 0);
+    const std::string said = slurp(c.err_path);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        GTEST_SKIP() << "the compare finished before SIGTERM reached it";
+    ASSERT_TRUE(WIFEXITED(status)) << said;
+    EXPECT_EQ(WEXITSTATUS(status), 143) << said;
+    EXPECT_THAT(said, HasSubstr("interrupted (SIGTERM)"));
+    EXPECT_THAT(said, HasSubstr("The same command runs only the"));
+    std::size_t kept = 0;
+    {
+        results_store s(store, false);
+        kept = s.run_count();
+    }
+    EXPECT_GE(kept, 3u);
+    EXPECT_LT(kept, 20u);
+
+    // the same command: runs only the rest, and prints what a compare without a store prints
+    compare_options o;
+    o.spec.machine = "skylake-18c";
+    o.spec.arms = {"6.6", "6.5"};
+    o.spec.runs = 5;
+    o.spec.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1,2", "-l", "40"};
+    o.jobs = 2;
+    o.tables.format = "amd";
+    o.store_path = store;
+    std::ostringstream resumed, rerr, plain, perr;
+    ASSERT_EQ(cmd_compare(resumed, rerr, o), 0) << rerr.str();
+    EXPECT_THAT(rerr.str(), HasSubstr(fmt::format("20 runs planned; {} already in", kept)));
+    o.store_path = "";
+    ASSERT_EQ(cmd_compare(plain, perr, o), 0);
+    EXPECT_EQ(resumed.str(), plain.str());
 }
 
 } // namespace
