@@ -123,7 +123,8 @@ int cmd_topology(std::ostream& out, const std::string& machine_spec, bool verbos
     out << fmt::format("# machine {}: {} CPUs, {} cores, {} LLCs, {} packages, {} NUMA nodes\n",
                        m.name, m.nr_cpus(), m.nr_cores(), m.nr_llcs(), m.nr_packages(),
                        m.nr_nodes());
-    out << sched_domain_debug(t, m, verbose);
+    for (int cpu = 0; cpu < m.nr_cpus(); ++cpu)
+        out << sched_domain_debug_cpu(t, cpu, verbose);
     return 0;
 }
 

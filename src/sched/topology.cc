@@ -21,10 +21,14 @@
 #include "sim/file_io.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace schedlab {
 
@@ -76,10 +80,15 @@ constexpr u32 SD_SHARED_CHILD_MASK = flags_with_meta(SDF_SHARED_CHILD);
  * kernel: struct sched_domain_topology_level. mask() is the arch callback
  * (cpu_smt_mask, ...); sd_flags the descriptive flags only. numa_level is -1
  * for the package-internal levels, 0 for NODE, j >= 1 for NUMA level j.
+ * key() names the span mask() gives a CPU (its core, cluster, LLC or node):
+ * CPUs with one key have one span, computed once. A partition level's span
+ * is exactly the CPUs with the CPU's key (no mask() call needed).
  */
 struct sched_domain_topology_level {
     const char* name;
     std::function<cpumask(int)> mask;
+    std::function<int(int)> key;
+    bool partition = false;
     u32 sd_flags = 0;
     int numa_level = -1;
     int numa_distance = 0;
@@ -97,10 +106,13 @@ std::vector<sched_domain_topology_level> sched_topology_levels(const machine& m,
                                                                const topology_params& tp)
 {
     std::vector<sched_domain_topology_level> tl;
-    tl.push_back(
-        {"SMT", [&m](int cpu) { return m.smt_mask(cpu); }, SD_SHARE_CPUCAPACITY | SD_SHARE_LLC});
-    tl.push_back({"CLS", [&m](int cpu) { return m.cluster_mask(cpu); }, SD_CLUSTER | SD_SHARE_LLC});
-    tl.push_back({"MC", [&m](int cpu) { return m.llc_mask(cpu); }, SD_SHARE_LLC});
+    tl.push_back({"SMT", [&m](int cpu) { return m.smt_mask(cpu); },
+                  [&m](int cpu) { return m.cpus[cpu].core; }, true,
+                  SD_SHARE_CPUCAPACITY | SD_SHARE_LLC});
+    tl.push_back({"CLS", [&m](int cpu) { return m.cluster_mask(cpu); },
+                  [&m](int cpu) { return m.cpus[cpu].cluster; }, true, SD_CLUSTER | SD_SHARE_LLC});
+    tl.push_back({"MC", [&m](int cpu) { return m.llc_mask(cpu); },
+                  [&m](int cpu) { return m.cpus[cpu].llc; }, true, SD_SHARE_LLC});
 
     bool numa_in_package = false;
     std::map<int, int> node_of_package;
@@ -111,7 +123,8 @@ std::vector<sched_domain_topology_level> sched_topology_levels(const machine& m,
     }
     if (!numa_in_package)
         tl.push_back({tp.pkg_name ? "PKG" : "DIE",
-                      [&m](int cpu) { return m.node_mask(m.cpus[cpu].node); }, 0});
+                      [&m](int cpu) { return m.node_mask(m.cpus[cpu].node); },
+                      [&m](int cpu) { return m.cpus[cpu].node; }, true, 0});
 
     std::set<int> distances;
     for (const auto& row : m.numa_distance)
@@ -128,10 +141,11 @@ std::vector<sched_domain_topology_level> sched_topology_levels(const machine& m,
                     span |= m.node_mask(other);
             return span;
         };
+        auto node = [&m](int cpu) { return m.cpus[cpu].node; };
         if (j == 0)
-            tl.push_back({"NODE", mask, 0, 0, dist, false});
+            tl.push_back({"NODE", mask, node, false, 0, 0, dist, false});
         else
-            tl.push_back({"NUMA", mask, SD_NUMA, j, dist, true});
+            tl.push_back({"NUMA", mask, node, false, SD_NUMA, j, dist, true});
     }
     return tl;
 }
@@ -160,12 +174,11 @@ u32 asym_cpu_capacity_classify(const cpumask& span, const machine& m,
  * SD_OVERLAP is set here rather than by the caller from SDTL_OVERLAP.
  */
 std::unique_ptr<sched_domain> sd_init(const sched_domain_topology_level& tl, const machine& m,
-                                      const topology_params& tp, sched_domain* child, int cpu,
-                                      const std::set<u32>& all_capacities)
+                                      const topology_params& tp, sched_domain* child,
+                                      const cpumask& span, int sd_weight, u32 asym_flags)
 {
     auto sd = std::make_unique<sched_domain>();
-    sd->span = tl.mask(cpu);
-    const int sd_weight = sd->span.weight();
+    sd->span = span;
 
     sd->name = tl.name;
     sd->span_weight = sd_weight;
@@ -180,7 +193,7 @@ std::unique_ptr<sched_domain> sd_init(const sched_domain_topology_level& tl, con
     sd->child = child;
     sd->numa_distance = tl.numa_level > 0 ? tl.numa_distance : 0;
 
-    sd->flags |= asym_cpu_capacity_classify(sd->span, m, all_capacities);
+    sd->flags |= asym_flags; // asym_cpu_capacity_classify(span), once per span
 
     /* Don't attempt to spread across CPUs of different capacities. */
     if (sd->has(SD_ASYM_CPUCAPACITY) && child)
@@ -214,51 +227,156 @@ sched_domain* sd_at(const sd_data& sdd, int cpu, int tl)
     return tl < static_cast<int>(v.size()) ? v[tl].get() : nullptr;
 }
 
-void init_group(sched_group& sg, const machine& m, const cpumask& span, const cpumask& balance_mask,
-                u32 flags)
+/*
+ * The distinct spans of one topology level, each computed once: CPUs whose
+ * key() is equal have the same span (mask() is called once per key), and
+ * what sd_init() derives from a span alone (weight, capacity asymmetry,
+ * whether it is the whole machine) is derived once too.
+ */
+struct level_spans {
+    std::vector<int> of_cpu;            ///< per CPU: the index of its span
+    std::vector<cpumask> span;          ///< per span
+    std::vector<std::vector<int>> cpus; ///< per span: its CPUs, ascending
+    std::vector<u32> asym;              ///< asym_cpu_capacity_classify(span)
+    std::vector<char> spans_all;        ///< span == every CPU
+};
+
+level_spans compute_level_spans(const sched_domain_topology_level& tl, const machine& m,
+                                const std::set<u32>& all_capacities)
+{
+    const int nr = m.nr_cpus();
+    level_spans l;
+    l.of_cpu.resize(static_cast<std::size_t>(nr));
+    std::map<int, int> index_of_key;
+    for (int cpu = 0; cpu < nr; ++cpu) {
+        const auto [it, fresh] =
+            index_of_key.try_emplace(tl.key(cpu), static_cast<int>(l.span.size()));
+        l.of_cpu[static_cast<std::size_t>(cpu)] = it->second;
+        if (!fresh) {
+            if (tl.partition)
+                l.cpus[static_cast<std::size_t>(it->second)].push_back(cpu);
+            continue;
+        }
+        if (tl.partition) {
+            l.span.emplace_back(nr);
+            l.cpus.push_back({cpu});
+        } else {
+            l.span.push_back(tl.mask(cpu));
+            l.cpus.push_back(l.span.back().to_vector());
+        }
+    }
+    for (std::size_t i = 0; i < l.span.size(); ++i) {
+        if (tl.partition)
+            for (const int cpu : l.cpus[i])
+                l.span[i].set(cpu);
+        l.asym.push_back(asym_cpu_capacity_classify(l.span[i], m, all_capacities));
+        l.spans_all.push_back(static_cast<int>(l.cpus[i].size()) == nr);
+    }
+    return l;
+}
+
+void init_group(sched_group& sg, const machine& m, const cpumask& span,
+                const std::vector<int>& span_cpus, const cpumask& balance_mask, u32 flags)
 {
     sg.span = span;
     sg.balance_mask = balance_mask;
-    sg.group_weight = span.weight();
+    sg.group_weight = static_cast<int>(span_cpus.size());
     sg.balance_cpu = balance_mask.first();
     sg.flags = flags;
     sg.capacity = 0;
     std::set<int> cores;
-    for_each_cpu(cpu, span)
-    {
+    for (const int cpu : span_cpus) {
         sg.capacity += m.cpus[cpu].capacity;
         cores.insert(m.cpus[cpu].core);
     }
     sg.cores = static_cast<int>(cores.size());
 }
 
+/// Scratch state of the group builders, sized for the machine once.
+struct group_scratch {
+    std::vector<int> pos;     ///< CPU -> position in the span being walked (else -1)
+    std::vector<u32> covered; ///< CPU -> stamp of the walk that covered it
+    u32 stamp = 0;
+};
+
 /*
  * kernel: kernel/sched/topology.c build_sched_groups() + get_group() (v6.6)
  * Each group is the child domain of the first uncovered CPU met walking the
- * span from `cpu` with wrap-around, or that single CPU at the bottom level.
+ * span from a CPU with wrap-around, or that single CPU at the bottom level.
+ * The groups of one span are built once and shared by its CPUs, which enter
+ * the ring of groups (walked from the span's first CPU) at their own group.
+ * Where a CPU's own walk would meet the groups in another order than the
+ * ring's (possible with unusual CPU numbering), it gets its own order.
  */
-void build_sched_groups(sched_domain& sd, const sd_data& sdd, int tl, int cpu, const machine& m)
+void build_sched_groups(sched_topology& t, const sd_data& sdd, const std::vector<level_spans>& lv,
+                        int tl, int s, const machine& m, group_scratch& scr)
 {
-    cpumask covered(m.nr_cpus());
-    for_each_cpu_wrap(sd.span, cpu, [&](int i) {
-        if (covered.test(i))
-            return true;
+    const std::vector<int>& cpus = lv[tl].cpus[s];
+    const auto n = cpus.size();
+    for (std::size_t k = 0; k < n; ++k)
+        scr.pos[cpus[k]] = static_cast<int>(k);
+    std::vector<u32> group_of(n, ~0u);
+    auto ring = std::make_unique<std::vector<sched_group>>();
+    for (std::size_t k = 0; k < n; ++k) {
+        const int i = cpus[k];
+        if (group_of[k] != ~0u)
+            continue;
         const sched_domain* sibling = sd_at(sdd, i, tl);
         SIM_BUG_ON(!sibling, "cpu{} has no level-{} domain", i, tl);
-        cpumask span(m.nr_cpus());
-        u32 flags = 0;
+        const u32 g = static_cast<u32>(ring->size());
+        sched_group& sg = ring->emplace_back();
         if (sibling->child) {
-            span = sibling->child->span;
-            flags = sibling->child->flags;
+            const int cs = lv[tl - 1].of_cpu[i];
+            init_group(sg, m, sibling->child->span, lv[tl - 1].cpus[cs], sibling->child->span,
+                       sibling->child->flags);
+            for (const int j : lv[tl - 1].cpus[cs])
+                if (scr.pos[j] >= 0)
+                    group_of[static_cast<std::size_t>(scr.pos[j])] = g;
         } else {
-            span.set(i);
+            cpumask one(m.nr_cpus());
+            one.set(i);
+            init_group(sg, m, one, {i}, one, 0);
+            group_of[k] = g;
         }
-        sched_group sg;
-        init_group(sg, m, span, span, flags);
-        sd.groups.push_back(std::move(sg));
-        covered |= span;
-        return true;
-    });
+    }
+    for (const int cpu : cpus)
+        scr.pos[cpu] = -1;
+    const auto nr_groups = static_cast<u32>(ring->size());
+
+    // Does every walk meet the groups in the ring's order? Yes when the groups met
+    // walking the span, with repeats of one group collapsed (cyclically), are the
+    // ring over and over: from any CPU, the next groups are then the ring's.
+    std::vector<u32> runs;
+    for (const u32 g : group_of)
+        if (runs.empty() || runs.back() != g)
+            runs.push_back(g);
+    if (runs.size() > 1 && runs.front() == runs.back())
+        runs.pop_back();
+    bool rotation = runs.size() % nr_groups == 0;
+    for (std::size_t k = 0; rotation && k < runs.size(); ++k)
+        rotation = runs[k] == k % nr_groups;
+
+    const sched_group* base = ring->data();
+    t.group_rings.push_back(std::move(ring));
+    for (std::size_t k = 0; k < n; ++k) {
+        sched_domain& sd = *sdd[cpus[k]][tl];
+        if (rotation) {
+            sd.groups = sched_group_list(base, nr_groups, group_of[k]);
+            continue;
+        }
+        // for_each_cpu_wrap(i, span, cpu): the first time each group is met.
+        auto order = std::make_unique<std::vector<u32>>();
+        std::vector<char> met(nr_groups, 0);
+        for (std::size_t step = 0; step < n && order->size() < nr_groups; ++step) {
+            const u32 g = group_of[(k + step) % n];
+            if (!met[g]) {
+                met[g] = 1;
+                order->push_back(g);
+            }
+        }
+        sd.groups = sched_group_list(base, nr_groups, 0, order->data());
+        t.group_orders.push_back(std::move(order));
+    }
 }
 
 // kernel: kernel/sched/topology.c find_descended_sibling() (v6.6)
@@ -280,47 +398,68 @@ int level_of(const sd_data& sdd, int cpu, const sched_domain* sd)
     return -1;
 }
 
+/// One overlap group as the walk finds it: the level and span index its span comes
+/// from, and the level of the sibling domain that reached it (for its balance mask).
+using overlap_group_key = std::array<int, 3>;
+using overlap_rings = std::map<std::vector<overlap_group_key>, const sched_group*>;
+
 /*
  * kernel: kernel/sched/topology.c build_overlap_sched_groups(),
  * build_group_from_child_sched_domain(), build_balance_mask() (v6.6)
  * NUMA groups may overlap; each is the child span of the sibling domain of
  * the first uncovered CPU; its balance mask holds the CPUs that would reach
- * this group from their own child domain.
+ * this group from their own child domain. Each CPU walks its span; CPUs whose
+ * walks find the same groups in the same order share them.
  */
-void build_overlap_sched_groups(sched_domain& sd, const sd_data& sdd, int tl, int cpu,
-                                const machine& m)
+void build_overlap_sched_groups(sched_topology& t, sched_domain& sd, const sd_data& sdd,
+                                const std::vector<level_spans>& lv, int tl, int cpu,
+                                const machine& m, group_scratch& scr, overlap_rings& rings)
 {
-    cpumask covered(m.nr_cpus());
-    for_each_cpu_wrap(sd.span, cpu, [&](int i) {
-        if (covered.test(i))
-            return true;
+    const std::vector<int>& cpus = lv[tl].cpus[lv[tl].of_cpu[cpu]];
+    const auto n = cpus.size();
+    const auto start =
+        static_cast<std::size_t>(std::lower_bound(cpus.begin(), cpus.end(), cpu) - cpus.begin());
+    const u32 stamp = ++scr.stamp;
+    std::vector<overlap_group_key> keys;
+    std::vector<u32> flags;
+    for (std::size_t step = 0; step < n; ++step) {
+        const int i = cpus[(start + step) % n];
+        if (scr.covered[i] == stamp)
+            continue;
         const sched_domain* sibling = sd_at(sdd, i, tl);
         if (!sibling || !sibling->span.test(i))
-            return true;
+            continue;
         if (sibling->child && !sibling->child->span.is_subset_of(sd.span))
             sibling = find_descended_sibling(sd, sibling);
-
-        const cpumask span = sibling->child ? sibling->child->span : sibling->span;
-        const u32 flags = sibling->child ? sibling->child->flags : 0;
-
-        const int sib_tl = level_of(sdd, i, sibling);
-        cpumask balance_mask(m.nr_cpus());
-        for_each_cpu(j, span)
-        {
-            const sched_domain* s = sd_at(sdd, j, sib_tl);
-            if (!s || !s->child || !(s->child->span == span))
-                continue;
-            balance_mask.set(j);
+        const sched_domain* from = sibling->child ? sibling->child : sibling;
+        const int from_tl = level_of(sdd, i, from);
+        const int span_idx = lv[from_tl].of_cpu[i];
+        keys.push_back({from_tl, span_idx, level_of(sdd, i, sibling)});
+        flags.push_back(sibling->child ? sibling->child->flags : 0);
+        for (const int j : lv[from_tl].cpus[span_idx])
+            scr.covered[j] = stamp;
+    }
+    auto [it, fresh] = rings.try_emplace(keys, nullptr);
+    if (fresh) {
+        auto ring = std::make_unique<std::vector<sched_group>>(keys.size());
+        for (std::size_t g = 0; g < keys.size(); ++g) {
+            const auto [from_tl, span_idx, sib_tl] = keys[g];
+            const cpumask& span = lv[from_tl].span[span_idx];
+            cpumask balance_mask(m.nr_cpus());
+            for (const int j : lv[from_tl].cpus[span_idx]) {
+                const sched_domain* s = sd_at(sdd, j, sib_tl);
+                if (!s || !s->child || !(s->child->span == span))
+                    continue;
+                balance_mask.set(j);
+            }
+            if (balance_mask.empty()) // kernel: WARN_ON_ONCE(cpumask_empty(mask))
+                balance_mask = span;
+            init_group((*ring)[g], m, span, lv[from_tl].cpus[span_idx], balance_mask, flags[g]);
         }
-        if (balance_mask.empty()) // kernel: WARN_ON_ONCE(cpumask_empty(mask))
-            balance_mask = span;
-
-        sched_group sg;
-        init_group(sg, m, span, balance_mask, flags);
-        sd.groups.push_back(std::move(sg));
-        covered |= span;
-        return true;
-    });
+        it->second = ring->data();
+        t.group_rings.push_back(std::move(ring));
+    }
+    sd.groups = sched_group_list(it->second, static_cast<u32>(keys.size()), 0);
 }
 
 /*
@@ -382,8 +521,9 @@ bool sd_parent_degenerate(const sched_domain& sd, const sched_domain& parent)
  * kernel: kernel/sched/topology.c cpu_attach_domain(), the degenerate-removal part (v6.10+)
  * Drops parents that add nothing over their child (transferring
  * SD_PREFER_SIBLING down), then a degenerate bottom domain.
- * Differences: the surviving groups' flags are refreshed from their final
- * child domain rather than only the first group's (symmetric machines: same).
+ * Differences: the surviving groups' flags are then refreshed from their final
+ * child domain (attach_group_flags()) rather than only the first group's
+ * (symmetric machines: same).
  */
 sched_domain* cpu_attach_domain(sched_domain* sd, std::vector<sched_domain*>& destroyed)
 {
@@ -410,9 +550,6 @@ sched_domain* cpu_attach_domain(sched_domain* sd, std::vector<sched_domain*>& de
         if (sd)
             sd->child = nullptr;
     }
-    for (sched_domain* s = sd; s; s = s->parent)
-        for (sched_group& sg : s->groups)
-            sg.flags = s->child ? s->child->flags : 0;
     return sd;
 }
 
@@ -460,6 +597,64 @@ std::string sd_flags_to_string(u32 flags)
     return s;
 }
 
+namespace {
+void check_cpu_domains(const sched_topology& t, int cpu, std::vector<std::string>& errs,
+                       std::unordered_set<const sched_group*>* checked);
+
+/*
+ * The last part of cpu_attach_domain() (model: see there): every surviving
+ * domain's groups carry the flags of its final child domain, 0 at the bottom.
+ * Domains sharing a ring that would give it different flags (CPUs of one
+ * span with different child domains) get copies of it; rings that only
+ * degenerate domains listed are freed. Then the groups are numbered.
+ */
+void attach_group_flags(sched_topology& t)
+{
+    std::unordered_map<const sched_group*, std::size_t> ring_of;
+    for (std::size_t r = 0; r < t.group_rings.size(); ++r)
+        ring_of.emplace(t.group_rings[r]->data(), r);
+    std::vector<std::vector<std::pair<sched_domain*, u32>>> users(t.group_rings.size());
+    for (auto& c : t.cpus)
+        for (auto& sd : c.domains)
+            users[ring_of.at(sd->groups.base())].emplace_back(sd.get(),
+                                                              sd->child ? sd->child->flags : 0);
+    std::vector<std::unique_ptr<std::vector<sched_group>>> rings;
+    for (std::size_t r = 0; r < t.group_rings.size(); ++r) {
+        if (users[r].empty())
+            continue;
+        std::vector<std::pair<u32, std::vector<sched_group>*>> variants;
+        for (const auto& [sd, f] : users[r]) {
+            std::vector<sched_group>* ring = nullptr;
+            for (const auto& v : variants)
+                if (v.first == f)
+                    ring = v.second;
+            if (!ring) {
+                if (variants.empty())
+                    rings.push_back(std::move(t.group_rings[r]));
+                else
+                    rings.push_back(
+                        std::make_unique<std::vector<sched_group>>(*variants[0].second));
+                ring = rings.back().get();
+                for (sched_group& sg : *ring)
+                    sg.flags = f;
+                variants.emplace_back(f, ring);
+            }
+            const sched_group_list& old = sd->groups;
+            sd->groups = sched_group_list(ring->data(), static_cast<u32>(old.size()), old.start(),
+                                          old.order());
+        }
+    }
+    t.group_rings = std::move(rings);
+    std::vector<const sched_group*> all;
+    for (auto& ring : t.group_rings)
+        for (sched_group& sg : *ring) {
+            sg.id = static_cast<int>(all.size());
+            all.push_back(&sg);
+        }
+    t.set_groups(std::move(all));
+}
+} // namespace
+
 /*
  * kernel: kernel/sched/topology.c build_sched_domains(), build_sched_domain(),
  *         cpu_attach_domain(), update_top_cache_domain() (v6.6)
@@ -475,17 +670,22 @@ sched_topology build_sched_domains(const machine& m, const topology_params& tp)
         fmt::format("the sched domains of machine {} ({} CPUs)", m.name, m.nr_cpus()), m.name);
     const int nr = m.nr_cpus();
     const auto tls = sched_topology_levels(m, tp);
-    const cpumask cpu_map = m.all();
     std::set<u32> all_capacities;
     for (const cpu_desc& c : m.cpus)
         all_capacities.insert(c.capacity);
+    std::vector<level_spans> lv;
+    for (const auto& tl : tls)
+        lv.push_back(compute_level_spans(tl, m, all_capacities));
 
     /* Set up domains for CPUs specified by the cpu_map: */
     sd_data sdd(nr);
     for (int cpu = 0; cpu < nr; ++cpu) {
         sched_domain* child = nullptr;
         for (int tl = 0; tl < static_cast<int>(tls.size()); ++tl) {
-            auto sd = sd_init(tls[tl], m, tp, child, cpu, all_capacities);
+            const level_spans& l = lv[static_cast<std::size_t>(tl)];
+            const int s = l.of_cpu[static_cast<std::size_t>(cpu)];
+            auto sd = sd_init(tls[tl], m, tp, child, l.span[s], static_cast<int>(l.cpus[s].size()),
+                              l.asym[s]);
             if (child) {
                 // kernel: build_sched_domain() "BUG: arch topology borken"
                 SIM_BUG_ON(!child->span.is_subset_of(sd->span),
@@ -495,22 +695,31 @@ sched_topology build_sched_domains(const machine& m, const topology_params& tp)
                 child->parent = sd.get();
             }
             child = sd.get();
-            const bool spans_all = sd->span == cpu_map;
             sdd[cpu].push_back(std::move(sd));
-            if (spans_all)
+            if (l.spans_all[s])
                 break;
         }
     }
 
-    /* Build the groups for the domains */
-    for (int cpu = 0; cpu < nr; ++cpu)
-        for (int tl = 0; tl < static_cast<int>(sdd[cpu].size()); ++tl) {
-            sched_domain& sd = *sdd[cpu][tl];
-            if (sd.has(SD_OVERLAP))
-                build_overlap_sched_groups(sd, sdd, tl, cpu, m);
-            else
-                build_sched_groups(sd, sdd, tl, cpu, m);
+    /* Build the groups for the domains: once per span, shared by its CPUs */
+    sched_topology t;
+    group_scratch scr;
+    scr.pos.assign(static_cast<std::size_t>(nr), -1);
+    scr.covered.assign(static_cast<std::size_t>(nr), 0);
+    for (int tl = 0; tl < static_cast<int>(tls.size()); ++tl) {
+        const level_spans& l = lv[static_cast<std::size_t>(tl)];
+        if (tls[tl].overlap) {
+            overlap_rings rings;
+            for (int cpu = 0; cpu < nr; ++cpu)
+                if (sched_domain* sd = sd_at(sdd, cpu, tl))
+                    build_overlap_sched_groups(t, *sd, sdd, lv, tl, cpu, m, scr, rings);
+            continue;
         }
+        for (int s = 0; s < static_cast<int>(l.span.size()); ++s)
+            if (std::any_of(l.cpus[s].begin(), l.cpus[s].end(),
+                            [&](int cpu) { return sd_at(sdd, cpu, tl) != nullptr; }))
+                build_sched_groups(t, sdd, lv, tl, s, m, scr);
+    }
 
     /* Calculate an allowed NUMA imbalance such that LLCs do not get imbalanced. */
     if (tp.numa_imb_6x)
@@ -518,7 +727,6 @@ sched_topology build_sched_domains(const machine& m, const topology_params& tp)
             set_imb_numa_nr(sdd[cpu].front().get());
 
     /* Attach the domains */
-    sched_topology t;
     t.cpus.resize(nr);
     std::map<int, sched_domain_shared*> shared_of_llc;
     for (int cpu = 0; cpu < nr; ++cpu) {
@@ -552,22 +760,28 @@ sched_topology build_sched_domains(const machine& m, const topology_params& tp)
         c.sd_numa = lowest_flag_domain(c, SD_NUMA);
         c.sd_asym_cpucapacity = lowest_flag_domain(c, SD_ASYM_CPUCAPACITY_FULL);
     }
+    attach_group_flags(t);
 
+    std::unordered_set<const sched_group*> checked;
     for (int cpu = 0; cpu < nr; ++cpu) {
-        const auto errs = sched_domain_check(t, cpu);
+        std::vector<std::string> errs;
+        check_cpu_domains(t, cpu, errs, &checked);
         SIM_BUG_ON(!errs.empty(), "sched domains of cpu{} on machine '{}':\n  {}", cpu, m.name,
                    fmt::join(errs, "\n  "));
     }
     return t;
 }
 
+namespace {
+
 /*
- * kernel: kernel/sched/topology.c sched_domain_debug_one() checks, plus the
- * structural invariants of Documentation/scheduler/sched-domains.rst.
+ * The checks of one CPU's domains. A ring of groups is checked against the
+ * domain's span once per `checked` set (every domain listing it has that
+ * span: the groups cover it), not once per CPU.
  */
-std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu)
+void check_cpu_domains(const sched_topology& t, int cpu, std::vector<std::string>& errs,
+                       std::unordered_set<const sched_group*>* checked)
 {
-    std::vector<std::string> errs;
     const cpu_sched_domains& c = t.cpu(cpu);
     const int n = static_cast<int>(c.domains.size());
     for (int i = 0; i < n; ++i) {
@@ -603,7 +817,13 @@ std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu)
             if ((meta & SDF_SHARED_PARENT) && sd.parent && !(sd.parent->flags & flag))
                 err(fmt::format("flag {} set here but not in parent", sd_flag_table[idx].name));
         }
+        if (sd.child && !(sd.child->span == sd.groups.front().span))
+            err("domain->groups does not match domain->child");
+        if (sd.parent && !sd.span.is_subset_of(sd.parent->span))
+            err("parent span is not a superset of domain->span");
 
+        if (checked && !checked->insert(sd.groups.base()).second)
+            continue;
         cpumask groupmask(sd.span.nr_cpu_ids());
         for (std::size_t g = 0; g < sd.groups.size(); ++g) {
             const sched_group& sg = sd.groups[g];
@@ -625,12 +845,8 @@ std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu)
                 sg.balance_cpu != sg.balance_mask.first())
                 err(fmt::format("group {} balance mask/cpu is not inside its span", g));
         }
-        if (sd.child && !(sd.child->span == sd.groups.front().span))
-            err("domain->groups does not match domain->child");
         if (!(groupmask == sd.span))
             err("groups don't span domain->span");
-        if (sd.parent && !groupmask.is_subset_of(sd.parent->span))
-            err("parent span is not a superset of domain->span");
     }
     if (c.sd_llc) {
         if (c.sd_llc_size != c.sd_llc->span_weight || c.sd_llc_id != c.sd_llc->span.first())
@@ -640,6 +856,14 @@ std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu)
     } else if (c.sd_llc_size != 1 || c.sd_llc_id != cpu) {
         errs.push_back("no sd_llc but sd_llc_size/sd_llc_id are not the CPU's own");
     }
+}
+
+} // namespace
+
+std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu)
+{
+    std::vector<std::string> errs;
+    check_cpu_domains(t, cpu, errs, nullptr);
     return errs;
 }
 
@@ -652,42 +876,46 @@ std::string sched_domain_debug(const sched_topology& t, const machine& m, bool v
 {
     std::string out;
     (void)m;
-    for (int cpu = 0; cpu < static_cast<int>(t.cpus.size()); ++cpu) {
-        const cpu_sched_domains& c = t.cpu(cpu);
-        if (c.domains.empty()) {
-            out += fmt::format("CPU{} attaching NULL sched-domain.\n", cpu);
-            continue;
+    for (int cpu = 0; cpu < static_cast<int>(t.cpus.size()); ++cpu)
+        out += sched_domain_debug_cpu(t, cpu, verbose);
+    return out;
+}
+
+std::string sched_domain_debug_cpu(const sched_topology& t, int cpu, bool verbose)
+{
+    const cpu_sched_domains& c = t.cpu(cpu);
+    if (c.domains.empty())
+        return fmt::format("CPU{} attaching NULL sched-domain.\n", cpu);
+    std::string out;
+    auto o = std::back_inserter(out);
+    fmt::format_to(o, "CPU{} attaching sched-domain(s):\n", cpu);
+    for (const auto& sdp : c.domains) {
+        const sched_domain& sd = *sdp;
+        const int level = sd.level;
+        fmt::format_to(o, "{:{}} domain-{}: span={} level={}\n", "", level, level,
+                       sd.span.to_cpulist(), sd.name);
+        fmt::format_to(o, "{:{}} groups:", "", level + 1);
+        for (std::size_t g = 0; g < sd.groups.size(); ++g) {
+            const sched_group& sg = sd.groups[g];
+            fmt::format_to(o, " {}:{{ span={}", sg.balance_cpu, sg.span.to_cpulist());
+            if (sd.has(SD_OVERLAP) && !(sg.balance_mask == sg.span))
+                fmt::format_to(o, " mask={}", sg.balance_mask.to_cpulist());
+            if (sg.capacity != 1024)
+                fmt::format_to(o, " cap={}", sg.capacity);
+            out += " }";
+            if (g + 1 < sd.groups.size())
+                out += ",";
         }
-        out += fmt::format("CPU{} attaching sched-domain(s):\n", cpu);
-        for (const auto& sdp : c.domains) {
-            const sched_domain& sd = *sdp;
-            const int level = sd.level;
-            out += fmt::format("{:{}} domain-{}: span={} level={}\n", "", level, level,
-                               sd.span.to_cpulist(), sd.name);
-            out += fmt::format("{:{}} groups:", "", level + 1);
-            for (std::size_t g = 0; g < sd.groups.size(); ++g) {
-                const sched_group& sg = sd.groups[g];
-                out += fmt::format(" {}:{{ span={}", sg.balance_cpu, sg.span.to_cpulist());
-                if (sd.has(SD_OVERLAP) && !(sg.balance_mask == sg.span))
-                    out += fmt::format(" mask={}", sg.balance_mask.to_cpulist());
-                if (sg.capacity != 1024)
-                    out += fmt::format(" cap={}", sg.capacity);
-                out += " }";
-                if (g + 1 < sd.groups.size())
-                    out += ",";
-            }
-            out += "\n";
-            if (verbose) {
-                out +=
-                    fmt::format("{:{}} flags: {}\n", "", level + 1, sd_flags_to_string(sd.flags));
-                out += fmt::format(
-                    "{:{}} min_interval={} max_interval={} balance_interval={} "
-                    "busy_factor={} imbalance_pct={} cache_nice_tries={} "
-                    "imb_numa_nr={}{}\n",
-                    "", level + 1, sd.min_interval, sd.max_interval, sd.balance_interval,
-                    sd.busy_factor, sd.imbalance_pct, sd.cache_nice_tries, sd.imb_numa_nr,
-                    sd.numa_distance ? fmt::format(" distance={}", sd.numa_distance) : "");
-            }
+        out += "\n";
+        if (verbose) {
+            fmt::format_to(o, "{:{}} flags: {}\n", "", level + 1, sd_flags_to_string(sd.flags));
+            fmt::format_to(o,
+                           "{:{}} min_interval={} max_interval={} balance_interval={} "
+                           "busy_factor={} imbalance_pct={} cache_nice_tries={} "
+                           "imb_numa_nr={}{}\n",
+                           "", level + 1, sd.min_interval, sd.max_interval, sd.balance_interval,
+                           sd.busy_factor, sd.imbalance_pct, sd.cache_nice_tries, sd.imb_numa_nr,
+                           sd.numa_distance ? fmt::format(" distance={}", sd.numa_distance) : "");
         }
     }
     return out;
@@ -699,28 +927,25 @@ double sched_domains_bytes_estimate(const machine& m)
     const double mask = sizeof(cpumask) + 8.0 * std::ceil(n / 64);
     const double group = sizeof(sched_group) + 2 * mask;
     const double domain = sizeof(sched_domain) + sizeof(std::unique_ptr<sched_domain>) + mask;
-    // Units per container, counted once: threads per core, cores per cluster, ...
-    std::map<int, std::set<int>> threads, cores, clusters, llcs;
-    std::set<int> nodes;
-    for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
-        const cpu_desc& d = m.cpus[cpu];
-        threads[d.core].insert(cpu);
-        cores[d.cluster].insert(d.core);
-        clusters[d.llc].insert(d.cluster);
-        llcs[d.package].insert(d.llc);
+    std::set<int> cores, clusters, llcs, nodes, distances;
+    for (const auto& row : m.numa_distance)
+        distances.insert(row.begin(), row.end());
+    for (const cpu_desc& d : m.cpus) {
+        cores.insert(d.core);
+        clusters.insert(d.cluster);
+        llcs.insert(d.llc);
         nodes.insert(d.node);
     }
-    double bytes = 0;
-    for (const cpu_desc& d : m.cpus) {
-        // MC's groups are the LLC's clusters (its cores where clusters are cores).
-        const double mc_groups = static_cast<double>(clusters[d.llc].size());
-        const double groups = static_cast<double>(threads[d.core].size()) +
-                              static_cast<double>(cores[d.cluster].size()) + mc_groups +
-                              static_cast<double>(llcs[d.package].size()) +
-                              static_cast<double>(nodes.size());
-        bytes += 5 * domain + groups * group;
-    }
-    return bytes;
+    // Per CPU: up to five domains before degenerate removal (SMT, CLS, MC, DIE, and NODE or
+    // NUMA), each with a span. Shared groups: SMT's are the threads, CLS's the cores, MC's the
+    // clusters, DIE's the LLCs, NODE's the nodes' children; each NUMA level a ring of node
+    // groups per node.
+    const double nr_nodes = static_cast<double>(nodes.size());
+    const double numa_levels = distances.size() > 1 ? static_cast<double>(distances.size() - 1) : 0;
+    const double groups = n + static_cast<double>(cores.size()) +
+                          static_cast<double>(clusters.size()) +
+                          2 * static_cast<double>(llcs.size()) + numa_levels * nr_nodes * nr_nodes;
+    return n * 5 * domain + groups * group;
 }
 
 } // namespace schedlab

@@ -18,6 +18,7 @@
 #include "machine/machine.h"
 #include "sim/time.h"
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,7 +61,11 @@ struct sched_domain_shared {
     int nr_idle_scan = 0;
 };
 
-/// kernel: struct sched_group + its sched_group_capacity
+/*
+ * kernel: struct sched_group + its sched_group_capacity. One object per group,
+ * shared by every CPU whose domain lists it, as build_sched_groups() shares
+ * the groups of a domain span between the CPUs of that span (get_group()).
+ */
 struct sched_group {
     cpumask span;         ///< sched_group_span()
     u32 capacity = 0;     ///< sgc->capacity: sum of the CPUs' capacities
@@ -69,6 +74,66 @@ struct sched_group {
     cpumask balance_mask; ///< group_balance_mask(): == span except on some NUMA (overlap) groups
     int cores = 0;        ///< sg->cores: SMT cores in span
     u32 flags = 0;        ///< sg->flags: flags of the child domain the group was built from
+    int id = -1;          ///< index in sched_topology::groups(), for state kept per group
+};
+
+/*
+ * The groups of one domain in the order the domain visits them, its own group
+ * first: the kernel's sd->groups entry into the sg->next cycle. CPUs of one
+ * domain span share the cycle (a ring of groups) and enter it at their own
+ * group; where a CPU's wrap-around walk does not meet the groups in the ring's
+ * order, it has an order of its own.
+ */
+class sched_group_list {
+public:
+    sched_group_list() = default;
+    /// The `n` groups at `base`, entered at `start`, or in `order` (indices) when given.
+    sched_group_list(const sched_group* base, u32 n, u32 start, const u32* order = nullptr)
+        : base_(base), n_(n), start_(start), order_(order)
+    {
+    }
+
+    std::size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    const sched_group& operator[](std::size_t i) const
+    {
+        if (order_)
+            return base_[order_[i]];
+        const std::size_t k = start_ + i;
+        return base_[k < n_ ? k : k - n_];
+    }
+    const sched_group& front() const { return (*this)[0]; }
+
+    class iterator {
+    public:
+        using value_type = sched_group;
+        using difference_type = std::ptrdiff_t;
+        iterator(const sched_group_list* l, std::size_t i) : l_(l), i_(i) {}
+        const sched_group& operator*() const { return (*l_)[i_]; }
+        const sched_group* operator->() const { return &(*l_)[i_]; }
+        iterator& operator++()
+        {
+            ++i_;
+            return *this;
+        }
+        bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+    private:
+        const sched_group_list* l_;
+        std::size_t i_;
+    };
+    iterator begin() const { return {this, 0}; }
+    iterator end() const { return {this, n_}; }
+
+    const sched_group* base() const { return base_; }
+    u32 start() const { return start_; }
+    const u32* order() const { return order_; }
+
+private:
+    const sched_group* base_ = nullptr;
+    u32 n_ = 0;
+    u32 start_ = 0;
+    const u32* order_ = nullptr;
 };
 
 /// enum cpu_idle_type (v6.6 order): the index of the per-idle-type load-balance counters.
@@ -101,7 +166,7 @@ struct sched_domain {
     cpumask span;
     int span_weight = 0;
     u32 flags = 0;
-    std::vector<sched_group> groups; ///< groups[0] contains the owning CPU (kernel: sd->groups)
+    sched_group_list groups; ///< groups[0] contains the owning CPU (kernel: sd->groups)
     u32 min_interval = 0, max_interval = 0, balance_interval = 0; ///< ms, as sd_init
     u32 busy_factor = 16, imbalance_pct = 117, cache_nice_tries = 0, imb_numa_nr = 0;
     u32 nr_balance_failed = 0;
@@ -140,11 +205,22 @@ class sched_topology {
 public:
     std::vector<cpu_sched_domains> cpus;                          ///< indexed by CPU
     std::vector<std::unique_ptr<sched_domain_shared>> llc_shared; ///< one per LLC
+    /// The groups, in rings shared by the domains that list them (sched_group_list).
+    std::vector<std::unique_ptr<std::vector<sched_group>>> group_rings;
+    /// The CPUs' own orders of a ring, where a walk does not follow the ring's.
+    std::vector<std::unique_ptr<std::vector<u32>>> group_orders;
+
+    /// Every group some domain lists, by sched_group::id.
+    const std::vector<const sched_group*>& groups() const { return groups_; }
+    void set_groups(std::vector<const sched_group*> g) { groups_ = std::move(g); }
 
     const cpu_sched_domains& cpu(int c) const { return cpus[c]; }
     cpu_sched_domains& cpu(int c) { return cpus[c]; }
     /// kernel: cpus_share_cache()
     bool cpus_share_cache(int a, int b) const { return cpus[a].sd_llc_id == cpus[b].sd_llc_id; }
+
+private:
+    std::vector<const sched_group*> groups_;
 };
 
 /// kernel: build_sched_domains() for all CPUs; SIM_BUG_ON if sched_domain_check() finds anything.
@@ -154,10 +230,11 @@ sched_topology build_sched_domains(const machine& m, const topology_params& tp);
 
 /*
  * An upper estimate of the memory build_sched_domains() takes for `m`, from the data
- * structures above: per CPU and level a sched_domain and its span, and one sched_group (with
- * two cpumasks) per child unit of the span (SMT: threads of the core; CLS: cores of the
- * cluster; MC: clusters or cores of the LLC; DIE/PKG: LLCs of the package; NUMA: nodes). It
- * grows as CPUs^2 per level whose groups are per CPU; keep it in step with the structures.
+ * structures above: per CPU and level a sched_domain and its span; per level one shared
+ * sched_group (with two cpumasks) per child unit of the machine (SMT: its threads; CLS: its
+ * cores; MC: its clusters; DIE/PKG: its LLCs), and for the NUMA levels a ring of node groups
+ * per node. It grows as CPUs^2 (every span has a bit per CPU); keep it in step with the
+ * structures.
  */
 double sched_domains_bytes_estimate(const machine& m);
 
@@ -167,5 +244,7 @@ std::vector<std::string> sched_domain_check(const sched_topology& t, int cpu);
 /// The dmesg "CPU0 attaching sched-domain(s):" text for every CPU; `verbose` adds each
 /// domain's flags and sd_init parameters (like /sys/kernel/debug/sched/domains/cpuN/domainM/).
 std::string sched_domain_debug(const sched_topology& t, const machine& m, bool verbose);
+/// The same for one CPU (a 2048-CPU LLC prints 2048 groups per CPU: write it CPU by CPU).
+std::string sched_domain_debug_cpu(const sched_topology& t, int cpu, bool verbose);
 
 } // namespace schedlab

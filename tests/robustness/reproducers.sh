@@ -83,7 +83,7 @@ try 20 2 "compare --runs 1000000" -- compare "${M[@]}" --kernel 6.6 --runs 10000
 try 20 2 "schbench -m 2e9 -t 2e9" -- run "${M[@]}" -- schbench -m 2000000000 -t 2000000000
 echo "# 5: machine size"
 try 60 any "topology 1x2048 single LLC" -- topology 1x2048.json
-try 20 2 "cores_per_socket 4096" -- topology big-cores.json
+try 60 any "cores_per_socket 4096" -- topology big-cores.json
 try 60 any "4000 CPUs (cpus form)" -- topology 4000.json
 try 20 2 "100k CPUs" -- topology 100k.json
 echo "# 6: --explain write errors"
