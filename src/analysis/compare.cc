@@ -3,6 +3,7 @@
 
 #include "experiment/benchmarks.h"
 #include "sim/config_error.h"
+#include "sim/rng.h"
 
 #include <fmt/format.h>
 
@@ -60,8 +61,6 @@ void fill_own(arm_cell& c, bool higher_is_better)
     c.mm_coeffvar = coeff_var(c.mm_stddev, c.mm_mean);
     c.mm_best95 = best_mean(s.samples, 95, higher_is_better, higher_is_better);
     c.amd_cv = coeff_var(s.stddev_sample, s.amean);
-    c.lkp_avg = s.amean;
-    c.lkp_stddev_pct = s.amean != 0 ? 100.0 * s.stddev_population / s.amean : 0;
 }
 
 void fill_against(arm_cell& c, const arm_cell& base, bool higher_is_better, significance_rule rule,
@@ -85,8 +84,78 @@ void fill_against(arm_cell& c, const arm_cell& base, bool higher_is_better, sign
 
     c.amd_norm = c.s.amean / base.s.amean;
     c.amd_pct_imp = amd_pct_imp(base.s.amean, c.s.amean, higher_is_better);
-    c.lkp_change = lkp_change(base.lkp_avg, c.lkp_avg);
-    c.lkp_changed = !is_base && lkp_separated(base.s.samples, c.s.samples);
+}
+
+/// lkp's avg and %stddev of one arm at one load (lib/stats.rb, lib/compare.rb calc_avg_stddev).
+lkp_cell lkp_own(const std::vector<double>& x)
+{
+    lkp_cell c;
+    c.avg = amean(x);
+    c.stddev_pct = c.avg != 0 ? 100.0 * stddev_population(x) / c.avg : 0;
+    return c;
+}
+
+} // namespace
+
+std::string arm_id(const run_provenance& p)
+{
+    std::string identity = p.kernel_base + "\n" + p.policy + "\n" + p.features + "\n";
+    for (const auto& [name, ns] : p.costs)
+        identity += fmt::format("{}={}\n", name, ns);
+    return fmt::format("{:016x}", fnv1a64(identity));
+}
+
+namespace {
+
+/*
+ * lkp's rows: per stat of the benchmark's lkp table (every metric as
+ * "testcase.metric" for a benchmark without one), the value lkp's parser
+ * would print for each run, then avg, %stddev and %change against the
+ * baseline arm, and lkp's separation test.
+ */
+std::vector<lkp_stat>
+lkp_stats(const comparison& cmp, const benchmark_info* b,
+          const std::vector<std::vector<std::vector<const run_result*>>>& cells)
+{
+    std::vector<lkp_stat_info> defs;
+    if (b)
+        defs = b->lkp_stats;
+    else
+        for (const metric_comparison& m : cmp.metrics)
+            defs.push_back({m.name, m.name, nullptr});
+    std::vector<lkp_stat> out;
+    for (const lkp_stat_info& d : defs) {
+        const auto m =
+            std::find_if(cmp.metrics.begin(), cmp.metrics.end(),
+                         [&](const metric_comparison& mc) { return mc.name == d.metric; });
+        if (m == cmp.metrics.end())
+            continue; // e.g. schbench v2 reports no request latencies
+        lkp_stat st{cmp.lkp_testcase + "." + d.key, {}};
+        for (std::size_t l = 0; l < cmp.loads.size(); ++l) {
+            std::vector<std::vector<double>> per_arm;
+            for (std::size_t a = 0; a < cmp.arms.size(); ++a) {
+                std::vector<double> x;
+                for (const run_result* r : cells[l][a])
+                    for (const workload_metric& wm : r->metrics)
+                        if (wm.name == d.metric)
+                            x.push_back(d.from_metric ? d.from_metric(r->provenance.argv, wm.value)
+                                                      : wm.value);
+                per_arm.push_back(std::move(x));
+            }
+            std::vector<lkp_cell> row;
+            for (std::size_t a = 0; a < cmp.arms.size(); ++a) {
+                lkp_cell c = lkp_own(per_arm[a]);
+                if (a > 0) {
+                    c.change = lkp_change(row[0].avg, c.avg);
+                    c.changed = lkp_separated(per_arm[0], per_arm[a]);
+                }
+                row.push_back(c);
+            }
+            st.cells.push_back(std::move(row));
+        }
+        out.push_back(std::move(st));
+    }
+    return out;
 }
 
 } // namespace
@@ -141,6 +210,7 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         cmp.mmtests_name = b->mmtests_name ? b->mmtests_name(args) : b->amd_test;
         cmp.amd_test = b->amd_test;
         cmp.lkp_testcase = b->lkp_testcase;
+        cmp.lkp_load_param = b->lkp_load_param;
         cmp.load_name = b->load_name;
         cmp.mmtests_decimals = b->mmtests_decimals;
     } else {
@@ -210,6 +280,10 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         }
         cmp.metrics.push_back(std::move(mc));
     }
+
+    cmp.lkp = lkp_stats(cmp, find_benchmark(first.provenance.argv), cell_runs);
+    for (const run_provenance& p : cmp.arm_provenance)
+        cmp.arm_ids.push_back(arm_id(p));
 
     // schedstat: mean per (idle type, counter, domain, load) and arm
     struct ss_key {

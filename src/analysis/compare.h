@@ -50,12 +50,21 @@ struct arm_cell {
     double amd_norm = 0;
     double amd_pct_imp = 0;
     double amd_cv = 0; ///< 100 * sample stddev / mean
+};
 
-    // lkp %stddev %change %stddev
-    double lkp_avg = 0;
-    double lkp_stddev_pct = 0; ///< 100 * population stddev / avg
-    double lkp_change = 0;     ///< %change vs base (not sign-normalised)
-    bool lkp_changed = false;  ///< lkp's separation test
+/// One arm at one load in lkp's %stddev %change %stddev table.
+struct lkp_cell {
+    double avg = 0;
+    double stddev_pct = 0; ///< 100 * population stddev / avg
+    double change = 0;     ///< %change vs base (not sign-normalised)
+    bool changed = false;  ///< lkp's separation test
+};
+
+/// One row of lkp's table: a stat as lkp-tests' parser names and computes it
+/// (experiment/benchmarks.h: lkp_stat_info) from each run's metric.
+struct lkp_stat {
+    std::string key;                          ///< e.g. "hackbench.throughput"
+    std::vector<std::vector<lkp_cell>> cells; ///< [load][arm]
 };
 
 struct metric_comparison {
@@ -79,11 +88,14 @@ struct comparison {
     std::string mmtests_name; ///< e.g. "hackbench-process-pipes"
     std::string amd_test;     ///< e.g. "hackbench"
     std::string lkp_testcase; ///< e.g. "hackbench"
+    std::string lkp_load_param; ///< lkp's job parameter of the load, e.g. "nr_threads"
     std::string load_name;    ///< e.g. "groups"; "" if the benchmark has no load list
     int mmtests_decimals = 2;
     std::vector<std::string> arms;  ///< the first is the baseline
     std::vector<std::string> loads; ///< row keys; one "" when no load list
     std::vector<metric_comparison> metrics;
+    std::vector<lkp_stat> lkp;            ///< lkp's stats, in its parser's order
+    std::vector<std::string> arm_ids;     ///< per arm, lkp's commit column: arm_id()
     std::vector<schedstat_row> schedstat; ///< empty unless the runs carry schedstat counters
     significance_rule rule = significance_rule::ci;
 
@@ -92,6 +104,10 @@ struct comparison {
     std::vector<int> runs_per_arm;              ///< minimum over loads
     std::vector<std::string> warnings;          ///< e.g. unfinished runs left out
 };
+
+/// 16 hex digits naming an arm's configuration where lkp prints a commit id: FNV-1a 64 of
+/// its profile, policy, effective features and costs (equal configurations, equal ids).
+std::string arm_id(const run_provenance& p);
 
 /// Groups runs by arm (run_result::arm_label) and load, in order of first
 /// appearance. Throws config_error("results", ...) when the runs are of

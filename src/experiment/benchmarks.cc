@@ -2,11 +2,13 @@
 #include "experiment/benchmarks.h"
 
 #include "sim/config_error.h"
+#include "workload/hackbench.h"
 #include "workload/registry.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace schedlab {
 
@@ -33,15 +35,52 @@ std::string mmtests_netperf_name(const std::vector<std::string>& args)
     return has_flag(args, "UDP_RR", "UDP_RR") ? "netperf-udp-rr" : "netperf-tcp-rr";
 }
 
-// Names as the posted tables use them (benchmarks.md section 8).
+/*
+ * lkp-tests programs/hackbench/parse: throughput = kb / time with
+ * kb = (tasks * messages * bytes) >> 10 from hackbench's "(== N tasks)" and
+ * "Each sender will pass M messages of B bytes" lines, in KB/s. Its
+ * hackbench runs the same groups of 20 senders and 20 receivers
+ * (fds = 20, datasize = 100 by default), with `-g nr_threads`; lkp takes the
+ * best time of a run's iterations, and a schedlab run has one.
+ */
+double lkp_hackbench_throughput(const std::vector<std::string>& argv, double time_s)
+{
+    const std::size_t skip = argv.size() > 0 && argv[0] == "hackbench" ? 1 : 4;
+    const messaging_params mp = parse_messaging_options(std::vector<std::string>(
+        argv.begin() + static_cast<long>(std::min(skip, argv.size())), argv.end()));
+    const unsigned long long tasks =
+        static_cast<unsigned long long>(mp.groups) * 2 * messaging_params::num_fds;
+    const unsigned long long kb = (tasks * mp.loops * messaging_params::datasize) >> 10;
+    return static_cast<double>(kb) / time_s;
+}
+
+/// programs/perf-bench-sched-pipe/parse reads perf's integer "N ops/sec".
+double lkp_integer_part(const std::vector<std::string>&, double v)
+{
+    return std::trunc(v);
+}
+
+// Names as the posted tables use them (benchmarks.md section 8); lkp's stats as its
+// programs/<testcase>/parse prints them (intel/lkp-tests).
 // clang-format off
+const std::vector<lkp_stat_info> lkp_hackbench = {{"time", "throughput", &lkp_hackbench_throughput}};
+const std::vector<lkp_stat_info> lkp_pipe = {{"ops/sec", "ops_per_sec", &lkp_integer_part}};
+const std::vector<lkp_stat_info> lkp_tbench = {{"throughput", "throughput_MB/s"},
+                                               {"max_latency", "max_latency"}};
+const std::vector<lkp_stat_info> lkp_netperf = {{"trans/s/instance", "Throughput_tps"},
+                                                {"trans/s", "Throughput_total_tps"}};
+const std::vector<lkp_stat_info> lkp_schbench = {{"wakeup_p50", "wakeup_latency_50%_us"},
+                                                 {"wakeup_p99", "wakeup_latency_99%_us"},
+                                                 {"request_p50", "request_latency_50%_us"},
+                                                 {"request_p99", "request_latency_99%_us"}};
+
 const std::vector<benchmark_info> table = {
-    {{"perf", "bench", "sched", "messaging"}, "groups", "hackbench", "hackbench", 4, &mmtests_hackbench_name},
-    {{"hackbench"},                           "groups", "hackbench", "hackbench", 4, &mmtests_hackbench_name},
-    {{"perf", "bench", "sched", "pipe"},      "loops", "perf-pipe", "perf-bench-sched-pipe", 2, &mmtests_perfpipe_name},
-    {{"tbench"},                              "clients", "tbench", "tbench", 2, &mmtests_tbench_name},
-    {{"netperf"},                             "clients", "netperf", "netperf", 2, &mmtests_netperf_name},
-    {{"schbench"},                            "workers", "schbench", "schbench", 2, &mmtests_schbench_name},
+    {{"perf", "bench", "sched", "messaging"}, "groups", "hackbench", "hackbench", "nr_threads", lkp_hackbench, 4, &mmtests_hackbench_name},
+    {{"hackbench"},                           "groups", "hackbench", "hackbench", "nr_threads", lkp_hackbench, 4, &mmtests_hackbench_name},
+    {{"perf", "bench", "sched", "pipe"},      "loops", "perf-pipe", "perf-bench-sched-pipe", "loops", lkp_pipe, 2, &mmtests_perfpipe_name},
+    {{"tbench"},                              "clients", "tbench", "tbench", "nr_threads", lkp_tbench, 2, &mmtests_tbench_name},
+    {{"netperf"},                             "clients", "netperf", "netperf", "nr_threads", lkp_netperf, 2, &mmtests_netperf_name},
+    {{"schbench"},                            "workers", "schbench", "schbench", "worker_threads", lkp_schbench, 2, &mmtests_schbench_name},
 };
 // clang-format on
 

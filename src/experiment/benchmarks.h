@@ -20,11 +20,26 @@
 
 namespace schedlab {
 
+/*
+ * One stat of lkp's tables: the key lkp-tests' parser for the program prints
+ * (programs/<testcase>/parse) and the schedlab metric it is made from.
+ * `from_metric` turns one run's metric value into lkp's value (the run's
+ * benchmark argv given); null: the value as it is.
+ */
+struct lkp_stat_info {
+    std::string metric; ///< schedlab's metric name, e.g. "time"
+    std::string key;    ///< lkp's stat, without the testcase: "throughput"
+    double (*from_metric)(const std::vector<std::string>& argv, double value) = nullptr;
+};
+
 struct benchmark_info {
     std::vector<std::string> command;      ///< argv prefix, e.g. {"perf","bench","sched","messaging"}
     std::string load_name;                 ///< what a load counts: "groups" (AMD rows "4-groups")
     std::string amd_test;                  ///< AMD's "Test :" name, e.g. "hackbench"
     std::string lkp_testcase;              ///< lkp's testcase, the stat key prefix
+    std::string lkp_load_param;            ///< lkp's job parameter of the load: "nr_threads"
+    /// The stats lkp's parser reports, in its order; metrics without one are not in lkp's table.
+    std::vector<lkp_stat_info> lkp_stats;
     int mmtests_decimals = 2;              ///< mmtests DecimalPlaces (hackbench: 4)
     /// mmtests' table name from the benchmark's options, e.g. "hackbench-process-pipes".
     std::string (*mmtests_name)(const std::vector<std::string>& args) = nullptr;

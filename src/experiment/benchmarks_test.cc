@@ -78,6 +78,22 @@ TEST(benchmark_table, mmtests_names_follow_the_mode_and_ipc)
     EXPECT_EQ(find_benchmark({"nosuch"}), nullptr);
 }
 
+TEST(benchmark_table, lkp_hackbench_throughput_is_lkps_kb_over_the_time)
+{
+    // lkp-tests programs/hackbench/parse: kb = (tasks * messages * bytes) >> 10, kb / time.
+    const benchmark_info* b = find_benchmark({"hackbench"});
+    ASSERT_NE(b, nullptr);
+    ASSERT_EQ(b->lkp_stats.size(), 1u);
+    const lkp_stat_info& s = b->lkp_stats[0];
+    EXPECT_EQ(s.metric, "time");
+    EXPECT_EQ(s.key, "throughput");
+    // 10 groups x 40 tasks x 1000 messages x 100 bytes = 40000000 B = 39062 KB (truncated)
+    EXPECT_DOUBLE_EQ(s.from_metric({"hackbench", "-g", "10", "-l", "1000"}, 2.0), 39062 / 2.0);
+    EXPECT_DOUBLE_EQ(s.from_metric({"perf", "bench", "sched", "messaging", "-g", "1", "-p"}, 0.5),
+                     static_cast<double>((40 * 100 * 100) >> 10) / 0.5);
+    EXPECT_EQ(b->lkp_load_param, "nr_threads"); // lkp's hackbench -g $nr_threads
+}
+
 // Issue 16, item 21: an A/B of one rt-app file across kernels was refused ("no load option").
 TEST(expand_load_list, a_workload_without_a_load_option_is_one_load)
 {

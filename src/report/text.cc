@@ -227,20 +227,23 @@ std::string lkp_row(const std::vector<double>& avgs, const std::vector<double>& 
 std::string render_lkp(const comparison& c)
 {
     std::string out;
+    const std::string param = !c.lkp_load_param.empty() ? c.lkp_load_param : c.load_name;
     for (std::size_t l = 0; l < c.loads.size(); ++l) {
         out += std::string(89, '=') + "\n";
-        if (c.loads[l].empty() || c.load_name.empty())
+        if (c.loads[l].empty() || param.empty())
             out += fmt::format("testcase:\n  {}\n\n", c.lkp_testcase);
         else
-            out += fmt::format("{}/testcase:\n  {}/{}\n\n", c.load_name, c.loads[l], c.lkp_testcase);
+            out += fmt::format("{}/testcase:\n  {}/{}\n\n", param, c.loads[l], c.lkp_testcase);
+        // lkp's commit axis; as in the kernel test robot's reports, each id with its subject
+        // (here the arm's name)
         out += "commit: \n";
-        for (const std::string& arm : c.arms)
-            out += "  " + arm + "\n";
+        for (std::size_t a = 0; a < c.arms.size(); ++a)
+            out += fmt::format("  {} (\"{}\")\n", c.arm_ids[a], c.arms[a]);
         out += "\n";
-        std::string names = fmt::format("{:>16} ", c.arms[0].substr(0, 16));
+        std::string names = fmt::format("{:>16} ", c.arm_ids[0].substr(0, 16));
         std::string dashes = std::string(16, '-') + " ";
         for (std::size_t a = 1; a < c.arms.size(); ++a) {
-            names += fmt::format("{:>27} ", c.arms[a].substr(0, 27));
+            names += fmt::format("{:>27} ", c.arm_ids[a].substr(0, 27));
             dashes += std::string(27, '-') + " ";
         }
         out += names + "\n" + dashes + "\n";
@@ -251,16 +254,16 @@ std::string render_lkp(const comparison& c)
         for (std::size_t a = 1; a < c.arms.size(); ++a)
             out += "        |                \\  ";
         out += "\n";
-        for (const metric_comparison& m : c.metrics) {
+        for (const lkp_stat& st : c.lkp) {
             std::vector<double> avgs, sds, changes;
             for (std::size_t a = 0; a < c.arms.size(); ++a) {
-                const arm_cell& cell = m.cells[l][a];
-                avgs.push_back(cell.lkp_avg);
-                sds.push_back(cell.lkp_stddev_pct);
+                const lkp_cell& cell = st.cells[l][a];
+                avgs.push_back(cell.avg);
+                sds.push_back(cell.stddev_pct);
                 if (a > 0)
-                    changes.push_back(cell.lkp_change);
+                    changes.push_back(cell.change);
             }
-            out += lkp_row(avgs, sds, changes, c.lkp_testcase + "." + m.name) + "\n";
+            out += lkp_row(avgs, sds, changes, st.key) + "\n";
         }
         out += "\n";
     }

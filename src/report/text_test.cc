@@ -174,26 +174,76 @@ TEST(lkp_row, matches_lines_of_a_real_0day_report)
               "     15076 \u00b1 48%    +121.3%      33360 \u00b1 35%  proc-vmstat.numa_pages_migrated");
 }
 
-TEST(render_lkp, one_group_per_load_with_the_lkp_header)
+TEST(render_lkp, one_group_per_load_with_the_lkp_header_commit_ids_and_hackbench_throughput)
 {
     std::vector<run_result> runs;
     add(runs, "6.6", "4", {50.0, 50.0});
     add(runs, "6.6+NO_RUN_TO_PARITY", "4", {45.0, 45.0});
-    EXPECT_EQ(render_lkp(compare_runs(runs)),
+    for (run_result& r : runs)
+        r.provenance.features = r.arm == "6.6" ? "RUN_TO_PARITY" : "NO_RUN_TO_PARITY";
+    const comparison c = compare_runs(runs);
+    ASSERT_EQ(c.arm_ids.size(), 2u);
+    const std::string base = arm_id(runs[0].provenance), arm = arm_id(runs[2].provenance);
+    EXPECT_EQ(base.size(), 16u);
+    EXPECT_NE(base, arm);
+    // lkp-tests programs/hackbench/parse: (4 groups * 40 tasks * 100 messages * 100 bytes)
+    // >> 10 = 1562 KB, over 50 s and 45 s: 31.24 and 34.71 KB/s, +11.1 %.
+    EXPECT_EQ(render_lkp(c),
               std::string(89, '=') + "\n"
-              "groups/testcase:\n"
+              "nr_threads/testcase:\n"
               "  4/hackbench\n"
               "\n"
               "commit: \n"
-              "  6.6\n"
-              "  6.6+NO_RUN_TO_PARITY\n"
-              "\n"
-              "             6.6        6.6+NO_RUN_TO_PARITY \n"
+              "  " + base + " (\"6.6\")\n"
+              "  " + arm + " (\"6.6+NO_RUN_TO_PARITY\")\n"
+              "\n" +
+              base + "            " + arm + " \n"
               "---------------- --------------------------- \n"
               "         %stddev     %change         %stddev\n"
               "             \\          |                \\  \n"
-              "     50.00           -10.0%      45.00        hackbench.time\n"
+              "     31.24           +11.1%      34.71        hackbench.throughput\n"
               "\n");
+}
+
+TEST(arm_id, names_the_configuration_not_the_label)
+{
+    run_result a = sample_run("x", "1", 1), b = sample_run("y", "1", 1);
+    EXPECT_EQ(arm_id(a.provenance), arm_id(b.provenance)); // same profile, features and costs
+    b.provenance.costs = {{"context_switch", 1500}};
+    EXPECT_NE(arm_id(a.provenance), arm_id(b.provenance));
+    b = sample_run("y", "1", 1);
+    b.provenance.policy = "CFS";
+    EXPECT_NE(arm_id(a.provenance), arm_id(b.provenance));
+}
+
+TEST(render_lkp, uses_the_stats_lkp_reports_under_lkps_names)
+{
+    // netperf: lkp's Throughput_tps is the mean per instance, Throughput_total_tps the sum.
+    std::vector<run_result> runs;
+    for (const char* arm : {"a", "b"}) {
+        run_result r = sample_run(arm, "8", 0);
+        r.provenance.argv = {"netperf", "-t", "TCP_RR", "--instances", "8"};
+        r.metrics = {{"trans/s", "trans/s", arm[0] == 'a' ? 80000.0 : 88000.0, true},
+                     {"trans/s/instance", "trans/s", arm[0] == 'a' ? 10000.0 : 11000.0, true}};
+        runs.push_back(r);
+    }
+    std::string text = render_lkp(compare_runs(runs));
+    EXPECT_THAT(text, HasSubstr("nr_threads/testcase:\n  8/netperf\n"));
+    EXPECT_THAT(text, HasSubstr("     10000           +10.0%      11000        netperf.Throughput_tps\n"
+                                "     80000           +10.0%      88000        netperf.Throughput_total_tps\n"));
+    // perf bench sched pipe: lkp reads perf's integer ops/sec; usecs/op is not an lkp stat.
+    runs.clear();
+    for (const char* arm : {"a", "b"}) {
+        run_result r = sample_run(arm, "100000", 0);
+        r.provenance.argv = {"perf", "bench", "sched", "pipe", "-l", "100000"};
+        r.metrics = {{"usecs/op", "us", 5.0, false}, {"ops/sec", "ops/s", 199999.7, true}};
+        runs.push_back(r);
+    }
+    text = render_lkp(compare_runs(runs));
+    EXPECT_THAT(text, HasSubstr("loops/testcase:\n  100000/perf-bench-sched-pipe\n"));
+    EXPECT_THAT(text, HasSubstr("    199999            +0.0%     199999        "
+                                "perf-bench-sched-pipe.ops_per_sec\n"));
+    EXPECT_THAT(text, Not(HasSubstr("usecs")));
 }
 
 TEST(render_schedstat, one_table_per_idle_type_and_counter)
