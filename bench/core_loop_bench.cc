@@ -62,7 +62,7 @@ void BM_hackbench(benchmark::State& state, const char* machine_name,
         sched_summary summary(m.nr_cpus());
         k.add_sink(&summary);
         auto w = make_workload(argv);
-        w->setup(k);
+        w->setup(k.sys());
         k.run(secs(600));
         if (!w->finished())
             state.SkipWithError("hackbench did not finish");

@@ -139,7 +139,7 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
         k.set_decision_log(hooks.decisions);
     if (hooks.extra_sink)
         k.add_sink(hooks.extra_sink);
-    w->setup(k);
+    w->setup(k.sys());
     k.run(static_cast<sim_time>(spec.time_limit_s * 1e9));
 
     res.finished = w->finished();

@@ -743,7 +743,7 @@ void kernel::cpu_work_done(rq& r)
     p.work_left = 0;
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 1'000'000, "pid {} ({}) made no progress in 1e6 steps", p.pid, p.comm);
-        const task_action a = p.behaviour->step(*this, p);
+        const task_action a = p.behaviour->step(sys_, p);
         switch (a.kind) {
         case task_action::run:
             if (a.ns <= 0)

@@ -21,6 +21,7 @@
 #include "sched/params.h"
 #include "sched/profiles.h"
 #include "sched/sched.h"
+#include "sched/syscalls.h"
 #include "sched/topology.h"
 #include "sim/simulation.h"
 #include "trace/tracepoints.h"
@@ -31,17 +32,6 @@
 #include <vector>
 
 namespace schedlab {
-
-/// How a new task is created by kernel::spawn / kernel::fork.
-struct task_opts {
-    std::string comm = "task";
-    int nice = 0;
-    int policy = SCHED_NORMAL;
-    cpumask allowed;      ///< empty: inherit (fork) or all CPUs (spawn)
-    int cpu = -1;         ///< spawn only: the CPU the creating context runs on (default 0)
-    bool thread = false;  ///< share the parent's tgid (CLONE_THREAD)
-    u32 footprint_kib = 16; ///< hot working set per run, for the cache-refill cost
-};
 
 /// kernel: fair.c enum group_type, in pulling priority order (6.6).
 enum group_type : int {
@@ -145,7 +135,10 @@ public:
     kernel(const kernel&) = delete;
     kernel& operator=(const kernel&) = delete;
 
-    /* ---- the surface the workload layer uses (the "syscalls") ---- */
+    /// The system calls, the workload layer's only way in (syscalls.h).
+    syscalls& sys() { return sys_; }
+
+    /* ---- the kernel functions behind the system calls ---- */
 
     /// Creates a task as if forked by init and wakes it (wake_up_new_task()).
     task_struct& spawn(std::unique_ptr<task_behaviour> b, const task_opts& o);
@@ -459,6 +452,7 @@ private:
     void check_rq(const rq& rq, std::string& errs) const;
 
     simulation& sim_;
+    syscalls sys_{*this};
     const machine& m_;
     kernel_config kc_;
     sched_tunables tun_;

@@ -91,14 +91,14 @@ first_step fork_and_watch(int nr_cpus, bool thread)
     sched_fixture t(small_machine(nr_cpus), "6.6", 1, "", c);
     first_step seen;
     bool forked = false;
-    t.spawn("parent", testlib::behaviour([&](kernel& k, task_struct& p) {
+    t.spawn("parent", testlib::behaviour([&](syscalls& k, task_struct& p) {
                 if (forked)
                     return task_action::sleep();
                 forked = true;
                 task_opts o;
                 o.comm = "child";
                 o.thread = thread;
-                k.fork(p, testlib::behaviour([&](kernel& kk, task_struct& ch) {
+                k.fork(p, testlib::behaviour([&](syscalls& kk, task_struct& ch) {
                            seen = {kk.now(), ch.cpu};
                            return task_action::do_exit();
                        }),
@@ -175,8 +175,7 @@ u64 digest_of(u64 seed, const char* profile)
     cost_params c; // default costs, with jitter: the seed matters
     sched_fixture t(small_machine(2), profile, seed, "", c);
     for (int i = 0; i < 6; ++i)
-        t.spawn(fmt::format("w{}", i),
-                testlib::behaviour([](kernel& k, task_struct& p) {
+        t.spawn(fmt::format("w{}", i), testlib::behaviour([](syscalls& k, task_struct& p) {
                     // run a jittered amount, then sleep a random time
                     if (p.rng.below(2))
                         return task_action::cpu(k.charge(p, usecs(300)));

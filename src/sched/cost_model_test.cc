@@ -161,8 +161,7 @@ TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
         sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
         auto starts = std::make_shared<std::vector<sim_time>>();
         auto phase = std::make_shared<int>(0);
-        t.spawn("sleeper",
-                testlib::behaviour([=](kernel& k, task_struct& p) {
+        t.spawn("sleeper", testlib::behaviour([=](syscalls& k, task_struct& p) {
                     if (*phase == 0) {
                         starts->push_back(k.now());
                         *phase = 1;
@@ -191,22 +190,19 @@ TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_li
     c.line_llc = 50;
     c.wakeup_remote_lines = 10;
     sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
-    task_struct& remote = t.spawn("remote", testlib::behaviour([](kernel&, task_struct&) {
-                                      return task_action::sleep();
-                                  }),
-                                  1, 0, 1);
+    task_struct& remote = t.spawn(
+        "remote", testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
+        1, 0, 1);
     t.run_for(usecs(100));
     t.spawn("spin", testlib::spin(), 1, 0, 1);
-    task_struct& local = t.spawn("local", testlib::behaviour([](kernel&, task_struct&) {
-                                     return task_action::sleep();
-                                 }),
-                                 0, 0, 0);
+    task_struct& local = t.spawn(
+        "local", testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
+        0, 0, 0);
     t.run_for(msecs(1));
     ASSERT_NE(remote.__state, TASK_RUNNING);
     ASSERT_NE(local.__state, TASK_RUNNING);
     auto phase = std::make_shared<int>(0);
-    t.spawn("waker",
-            testlib::behaviour([&, phase](kernel& k, task_struct&) {
+    t.spawn("waker", testlib::behaviour([&, phase](syscalls& k, task_struct&) {
                 switch ((*phase)++) {
                 case 0:
                     return task_action::cpu(usecs(10));
@@ -244,16 +240,15 @@ TEST(remote_notify_delay, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pa
         sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
         auto woken_at = std::make_shared<sim_time>(-1);
         auto latencies = std::make_shared<std::vector<sim_dur>>();
-        task_struct& sleeper = t.spawn("sleeper",
-                                       testlib::behaviour([=](kernel& k, task_struct&) {
-                                           if (*woken_at >= 0)
-                                               latencies->push_back(k.now() - *woken_at);
-                                           return task_action::sleep();
-                                       }),
-                                       1, 0, 1);
+        task_struct& sleeper =
+            t.spawn("sleeper", testlib::behaviour([=](syscalls& k, task_struct&) {
+                        if (*woken_at >= 0)
+                            latencies->push_back(k.now() - *woken_at);
+                        return task_action::sleep();
+                    }),
+                    1, 0, 1);
         auto phase = std::make_shared<int>(0);
-        t.spawn("waker",
-                testlib::behaviour([=, &sleeper](kernel& k, task_struct& p) {
+        t.spawn("waker", testlib::behaviour([=, &sleeper](syscalls& k, task_struct& p) {
                     if (*phase == 0) {
                         *phase = 1;
                         return task_action::cpu(usecs(10));
@@ -313,8 +308,7 @@ TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_
     sched_summary trace(t.m.nr_cpus());
     t.k->add_sink(&trace);
     for (int i = 0; i < 24; ++i)
-        t.spawn(fmt::format("w{}", i),
-                testlib::behaviour([](kernel& k, task_struct& p) {
+        t.spawn(fmt::format("w{}", i), testlib::behaviour([](syscalls& k, task_struct& p) {
                     if (p.rng.below(3))
                         return task_action::cpu(k.charge(p, usecs(200)));
                     k.schedule_timeout(p, static_cast<sim_dur>(p.rng.below(usecs(400))));

@@ -242,7 +242,8 @@ struct delayed_dequeue : ::testing::Test {
     {
         spinner = &t.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
         sleeper = &t.spawn("sleeper",
-                           testlib::behaviour([this, second_run_exits](kernel& k, task_struct& p) {
+                           testlib::behaviour([this, second_run_exits](syscalls&, task_struct& p) {
+                               kernel& k = *t.k; // the test looks inside the kernel
                                if (runs++ == 0)
                                    return task_action::cpu(msecs(1));
                                if (runs == 2) {
@@ -305,7 +306,7 @@ TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
         testlib::sched_fixture f{testlib::small_machine(1), spec};
         int n = 0;
         f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
-        task_struct& s = f.spawn("sleeper", testlib::behaviour([&n](kernel&, task_struct&) {
+        task_struct& s = f.spawn("sleeper", testlib::behaviour([&n](syscalls&, task_struct&) {
                                      return n++ == 0 ? task_action::cpu(msecs(1))
                                                      : task_action::sleep();
                                  }),

@@ -167,7 +167,7 @@ u64 digest_for(const std::string& spec)
     s.cores_per_llc = 4;
     testlib::sched_fixture t(make_symmetric_machine(s, "test"), spec, 9, "", cost_params{});
     for (int i = 0; i < 40; ++i)
-        t.spawn(fmt::format("w{}", i), testlib::behaviour([](kernel& k, task_struct& p) {
+        t.spawn(fmt::format("w{}", i), testlib::behaviour([](syscalls& k, task_struct& p) {
                     if (p.rng.below(3))
                         return task_action::cpu(k.charge(p, usecs(150)));
                     k.schedule_timeout(p, static_cast<sim_dur>(p.rng.below(usecs(300))));

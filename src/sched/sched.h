@@ -30,6 +30,7 @@
 namespace schedlab {
 
 class kernel;
+class syscalls;
 struct rq;
 struct cfs_rq;
 struct task_struct;
@@ -102,14 +103,14 @@ struct task_action {
  * A task's user-space behaviour, implemented by the workload layer. step()
  * is called when the task is current on a CPU and has no CPU work left; it
  * performs the effects of the task's next operation at the current simulated
- * time (writes, wakeups, forks, through the kernel's syscall surface) and says
- * what the task does next. It must not block the host thread or keep state
- * outside the task and the objects the workload owns.
+ * time (writes, wakeups, forks, through the system calls: syscalls.h) and
+ * says what the task does next. It must not block the host thread or keep
+ * state outside the task and the objects the workload owns.
  */
 class task_behaviour {
 public:
     virtual ~task_behaviour() = default;
-    virtual task_action step(kernel& k, task_struct& p) = 0;
+    virtual task_action step(syscalls& sys, task_struct& p) = 0;
 };
 
 struct load_weight {

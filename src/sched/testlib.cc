@@ -47,12 +47,12 @@ task_struct& sched_fixture::spawn(const std::string& comm, std::unique_ptr<task_
 
 namespace {
 struct lambda_behaviour final : task_behaviour {
-    std::function<task_action(kernel&, task_struct&)> f;
-    task_action step(kernel& k, task_struct& p) override { return f(k, p); }
+    std::function<task_action(syscalls&, task_struct&)> f;
+    task_action step(syscalls& sys, task_struct& p) override { return f(sys, p); }
 };
 } // namespace
 
-std::unique_ptr<task_behaviour> behaviour(std::function<task_action(kernel&, task_struct&)> f)
+std::unique_ptr<task_behaviour> behaviour(std::function<task_action(syscalls&, task_struct&)> f)
 {
     auto b = std::make_unique<lambda_behaviour>();
     b->f = std::move(f);
@@ -61,13 +61,13 @@ std::unique_ptr<task_behaviour> behaviour(std::function<task_action(kernel&, tas
 
 std::unique_ptr<task_behaviour> spin(sim_dur chunk)
 {
-    return behaviour([chunk](kernel&, task_struct&) { return task_action::cpu(chunk); });
+    return behaviour([chunk](syscalls&, task_struct&) { return task_action::cpu(chunk); });
 }
 
 std::unique_ptr<task_behaviour> run_then_exit(sim_dur run)
 {
     auto done = std::make_shared<bool>(false);
-    return behaviour([=](kernel&, task_struct&) {
+    return behaviour([=](syscalls&, task_struct&) {
         if (*done)
             return task_action::do_exit();
         *done = true;
@@ -80,7 +80,7 @@ std::unique_ptr<task_behaviour> run_sleep(sim_dur run, sim_dur sleep, int loops)
     // phase 0: run; phase 1: sleep
     auto phase = std::make_shared<int>(0);
     auto left = std::make_shared<int>(loops);
-    return behaviour([=](kernel& k, task_struct& p) {
+    return behaviour([=](syscalls& k, task_struct& p) {
         if (*phase == 0) {
             if (*left == 0)
                 return task_action::do_exit();

@@ -40,7 +40,7 @@ std::unique_ptr<task_behaviour> run_sleep(sim_dur run, sim_dur sleep, int loops 
 /// Runs `run` ns of CPU work once, then exits.
 std::unique_ptr<task_behaviour> run_then_exit(sim_dur run);
 /// Any behaviour from a lambda.
-std::unique_ptr<task_behaviour> behaviour(std::function<task_action(kernel&, task_struct&)> f);
+std::unique_ptr<task_behaviour> behaviour(std::function<task_action(syscalls&, task_struct&)> f);
 
 /*
  * Work conservation in the Wasted-Cores sense: no CPU stays idle for longer

@@ -5,7 +5,7 @@
  */
 #include "workload/channel.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/bug.h"
 
 #include <algorithm>
@@ -43,7 +43,7 @@ bool wait_queue::remove(const task_struct& p)
     return false;
 }
 
-int wait_queue::wake_up(kernel& k, int nr_exclusive, int wake_flags)
+int wait_queue::wake_up(syscalls& sys, int nr_exclusive, int wake_flags)
 {
     ++nr_wake_calls_;
     int woken = 0;
@@ -52,7 +52,7 @@ int wait_queue::wake_up(kernel& k, int nr_exclusive, int wake_flags)
     while (!entries_.empty()) {
         const entry e = entries_.front();
         entries_.pop_front();
-        const bool ok = k.try_to_wake_up(*e.p, TASK_NORMAL, wake_flags);
+        const bool ok = sys.try_to_wake_up(*e.p, TASK_NORMAL, wake_flags);
         SIM_BUG_ON(!ok, "pid {} ({}) was on a wait queue but not asleep (state {:#x})", e.p->pid,
                    e.p->comm, e.p->__state);
         ++woken;
@@ -76,50 +76,46 @@ sim_dur copy_cost(const cost_params& c, u64 bytes)
  * (and poll waiters) so readers see EOF; for sockets, the FIN reaching the
  * peer (tcp_fin() -> sk_data_ready / sk_state_change) does the same.
  */
-int channel::close_write(kernel& k)
+int channel::close_write(syscalls& sys)
 {
     if (write_closed_)
         return 0;
     write_closed_ = true;
-    return rd_wait_.wake_up_all(k, 0);
+    return rd_wait_.wake_up_all(sys, 0);
 }
 
-void channel::pull_state_lines(kernel& k, const task_struct& p, u64 lines)
+void channel::pull_state_lines(syscalls& sys, const task_struct& p, u64 lines)
 {
     if (state_cpu_ >= 0 && state_cpu_ != p.cpu) {
-        k.charge_cpu(k.cpu_rq(p.cpu),
-                     static_cast<sim_dur>(lines) * k.line_cost(state_cpu_, p.cpu),
-                     ACCT_LOCK_HOLD);
+        sys.pull_lines(p, state_cpu_, lines);
         stats_.line_transfers += lines;
     }
     state_cpu_ = p.cpu;
 }
 
-void channel::pull_data_lines(kernel& k, const task_struct& p, int cpu, u64 stamp, u64 lines)
+void channel::pull_data_lines(syscalls& sys, const task_struct& p, int cpu, u64 stamp, u64 lines)
 {
-    if (const auto d = k.data_lines_cost(cpu, stamp, p.cpu, lines)) {
-        k.charge_cpu(k.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+    if (sys.pull_data_lines(p, cpu, stamp, lines))
         stats_.line_transfers += lines;
-    }
 }
 
 /* ------------------------------------------------------------------------ */
 /* pipe                                                                       */
 
-bool pipe_channel::write(kernel& k, task_struct& p, io_call& c)
+bool pipe_channel::write(syscalls& sys, task_struct& p, io_call& c)
 {
-    pull_state_lines(k, p, PIPE_STATE_LINES);
-    return do_write(k, p, c);
+    pull_state_lines(sys, p, PIPE_STATE_LINES);
+    return do_write(sys, p, c);
 }
 
-bool pipe_channel::read(kernel& k, task_struct& p, io_call& c)
+bool pipe_channel::read(syscalls& sys, task_struct& p, io_call& c)
 {
-    pull_state_lines(k, p, PIPE_STATE_LINES);
-    return do_read(k, p, c);
+    pull_state_lines(sys, p, PIPE_STATE_LINES);
+    return do_read(sys, p, c);
 }
 
 // kernel: fs/pipe.c pipe_write(), 6.6 (blocking mode; see the class comment).
-bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
+bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
 {
     if (c.waited && full()) {
         // Still inside wait_event_interruptible_exclusive(): the condition
@@ -138,10 +134,10 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
         pipe_buffer& last = bufs_.back();
         if (chars && last.offset + last.len + chars <= PAGE_SIZE) {
             // The tail line of the buffer comes over if another CPU wrote it.
-            pull_data_lines(k, p, last.cpu, last.stamp, 1);
+            pull_data_lines(sys, p, last.cpu, last.stamp, 1);
             last.cpu = p.cpu;
-            last.stamp = k.data_stamp(p.cpu);
-            k.data_touch(p.cpu, chars);
+            last.stamp = sys.data_stamp(p.cpu);
+            sys.data_touch(p.cpu, chars);
             last.len += chars;
             bytes_ += chars;
             stats_.bytes_written += chars;
@@ -153,7 +149,7 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
         if (full()) {
             // Release the pipe, wake the reader if we made the pipe non-empty, sleep.
             if (was_empty)
-                c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+                c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
             wr_wait_.add_exclusive(p);
             c.waited = true;
             ++stats_.writer_sleeps;
@@ -161,8 +157,8 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
             return false;
         }
         const u64 chunk = std::min(PAGE_SIZE, left);
-        bufs_.push_back({0, chunk, p.cpu, k.data_stamp(p.cpu)});
-        k.data_touch(p.cpu, chunk);
+        bufs_.push_back({0, chunk, p.cpu, sys.data_stamp(p.cpu)});
+        sys.data_touch(p.cpu, chunk);
         bytes_ += chunk;
         stats_.bytes_written += chunk;
         c.done += chunk;
@@ -173,14 +169,14 @@ bool pipe_channel::do_write(kernel& k, task_struct& p, io_call& c)
 
     const bool wake_next_writer = c.waited && !full();
     if (was_empty || poll_usage_)
-        c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
     if (wake_next_writer)
-        c.nr_woken += wr_wait_.wake_up(k, 1, WF_SYNC);
+        c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
     return true;
 }
 
 // kernel: fs/pipe.c pipe_read(), 6.6 (blocking mode; see the class comment).
-bool pipe_channel::do_read(kernel& k, task_struct& p, io_call& c)
+bool pipe_channel::do_read(syscalls& sys, task_struct& p, io_call& c)
 {
     if (at_eof(c))
         return true; // no writers left: read() returns 0
@@ -196,9 +192,9 @@ bool pipe_channel::do_read(kernel& k, task_struct& p, io_call& c)
         pipe_buffer& buf = bufs_.front();
         const u64 chars = std::min(buf.len, c.want - c.done);
         const u64 first_line = buf.offset / 64, end_line = (buf.offset + chars + 63) / 64;
-        pull_data_lines(k, p, buf.cpu, buf.stamp, end_line - first_line);
+        pull_data_lines(sys, p, buf.cpu, buf.stamp, end_line - first_line);
         if (buf.cpu != p.cpu)
-            k.data_touch(p.cpu, chars);
+            sys.data_touch(p.cpu, chars);
         buf.offset += chars;
         buf.len -= chars;
         bytes_ -= chars;
@@ -211,16 +207,16 @@ bool pipe_channel::do_read(kernel& k, task_struct& p, io_call& c)
 
     const bool wake_next_reader = c.waited && !empty();
     if (was_full)
-        c.nr_woken += wr_wait_.wake_up(k, 1, WF_SYNC);
+        c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
     if (wake_next_reader)
-        c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
     return true;
 }
 
 // kernel: fs/pipe.c pipe_poll(), 6.6: registers on rd_wait and sets poll_usage.
-bool pipe_channel::poll(kernel& k, task_struct& p)
+bool pipe_channel::poll(syscalls& sys, task_struct& p)
 {
-    (void)k;
+    (void)sys;
     poll_usage_ = true;
     if (!empty() || write_closed_)
         return true;
@@ -239,9 +235,9 @@ u64 unix_stream_channel::truesize(u64 len) const
 }
 
 // kernel: net/unix/af_unix.c unix_stream_sendmsg(), 6.6 (see the class comment).
-bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
+bool unix_stream_channel::write(syscalls& sys, task_struct& p, io_call& c)
 {
-    pull_state_lines(k, p, UNIX_STATE_LINES);
+    pull_state_lines(sys, p, UNIX_STATE_LINES);
     const u64 max_skb = params_.sk_sndbuf / 2 > 64 ? params_.sk_sndbuf / 2 - 64 : 1;
     while (c.done < c.want) {
         // sock_alloc_send_pskb(): allocation succeeds while sk_wmem_alloc < sk_sndbuf.
@@ -254,26 +250,26 @@ bool unix_stream_channel::write(kernel& k, task_struct& p, io_call& c)
         const u64 len = std::min(max_skb, c.want - c.done);
         const u64 ts = truesize(len);
         wmem_alloc_ += ts;
-        skbs_.push_back({len, ts, p.cpu, k.data_stamp(p.cpu)});
-        k.data_touch(p.cpu, ts);
+        skbs_.push_back({len, ts, p.cpu, sys.data_stamp(p.cpu)});
+        sys.data_touch(p.cpu, ts);
         bytes_ += len;
         c.done += len;
         stats_.bytes_written += len;
         note_queued();
         // other->sk_data_ready(other): sock_def_readable()
         if (rd_wait_.has_sleeper())
-            c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+            c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
     }
     ++stats_.writes;
     return true;
 }
 
 // kernel: net/unix/af_unix.c unix_stream_read_generic(), 6.6 (see the class comment).
-bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
+bool unix_stream_channel::read(syscalls& sys, task_struct& p, io_call& c)
 {
     if (at_eof(c))
         return true;
-    pull_state_lines(k, p, UNIX_STATE_LINES);
+    pull_state_lines(sys, p, UNIX_STATE_LINES);
     if (skbs_.empty()) {
         rd_wait_.add(p); // unix_stream_data_wait(): prepare_to_wait(), non-exclusive
         c.waited = true;
@@ -284,9 +280,9 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
         skb& s = skbs_.front();
         const u64 chunk = std::min(s.len, c.want - c.done);
         if (!s.pulled) {
-            pull_data_lines(k, p, s.cpu, s.stamp, SKB_LINES + (s.len + 63) / 64);
+            pull_data_lines(sys, p, s.cpu, s.stamp, SKB_LINES + (s.len + 63) / 64);
             if (s.cpu != p.cpu)
-                k.data_touch(p.cpu, s.truesize);
+                sys.data_touch(p.cpu, s.truesize);
             s.pulled = true;
         }
         s.len -= chunk;
@@ -298,7 +294,7 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
             wmem_alloc_ -= s.truesize;
             skbs_.pop_front();
             if (writable() && wr_wait_.has_sleeper())
-                c.nr_woken += wr_wait_.wake_up(k, 1, WF_SYNC);
+                c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
         }
     }
     ++stats_.reads;
@@ -306,9 +302,9 @@ bool unix_stream_channel::read(kernel& k, task_struct& p, io_call& c)
 }
 
 // kernel: net/unix/af_unix.c unix_poll(), 6.6: sock_poll_wait() on the peer's queue.
-bool unix_stream_channel::poll(kernel& k, task_struct& p)
+bool unix_stream_channel::poll(syscalls& sys, task_struct& p)
 {
-    (void)k;
+    (void)sys;
     if (!skbs_.empty() || write_closed_)
         return true;
     rd_wait_.add(p);

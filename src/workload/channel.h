@@ -18,15 +18,14 @@
  * (pipes pay only their cache-line transfers), signals, O_NONBLOCK, splice,
  * packet mode, SCM rights, peer close.
  */
-#include "sched/params.h"
-#include "sched/sched.h"
+#include "sched/syscalls.h"
 
 #include <deque>
 #include <string>
 
 namespace schedlab {
 
-class kernel;
+class syscalls;
 
 /*
  * model: include/linux/wait.h struct wait_queue_head with
@@ -45,8 +44,8 @@ public:
      * the head and wakes every non-exclusive entry and up to nr_exclusive
      * exclusive ones (nr_exclusive <= 0: all). Returns the number of tasks woken.
      */
-    int wake_up(kernel& k, int nr_exclusive, int wake_flags);
-    int wake_up_all(kernel& k, int wake_flags) { return wake_up(k, 0, wake_flags); }
+    int wake_up(syscalls& sys, int nr_exclusive, int wake_flags);
+    int wake_up_all(syscalls& sys, int wake_flags) { return wake_up(sys, 0, wake_flags); }
 
     /// kernel: remove_wait_queue() / finish_wait(): drops p's entry if present.
     bool remove(const task_struct& p);
@@ -101,13 +100,13 @@ public:
 
     /// One attempt of a blocking write(): true when all c.want bytes are written;
     /// false when p has been queued on a wait queue and must sleep.
-    virtual bool write(kernel& k, task_struct& p, io_call& c) = 0;
+    virtual bool write(syscalls& sys, task_struct& p, io_call& c) = 0;
     /// One attempt of a blocking read(): true when at least one byte was read
     /// (short reads complete); false when p has been queued and must sleep.
-    virtual bool read(kernel& k, task_struct& p, io_call& c) = 0;
+    virtual bool read(syscalls& sys, task_struct& p, io_call& c) = 0;
     /// One attempt of poll(POLLIN): true if readable; otherwise p has been queued
     /// (non-exclusive, like __pollwait()) and must sleep.
-    virtual bool poll(kernel& k, task_struct& p) = 0;
+    virtual bool poll(syscalls& sys, task_struct& p) = 0;
 
     /// Fixed CPU cost of one write()/read() syscall on this kind of file.
     virtual sim_dur write_cost(const cost_params& c) const = 0;
@@ -128,7 +127,7 @@ public:
      * and pollers are woken and, once the queued bytes are read, read()
      * returns 0 (io_call::eof). Returns the number of tasks woken.
      */
-    virtual int close_write(kernel& k);
+    virtual int close_write(syscalls& sys);
     bool write_closed() const { return write_closed_; }
     /// Bytes written and not yet read.
     virtual u64 bytes_queued() const = 0;
@@ -158,10 +157,10 @@ protected:
 
     /// model: `lines` lines of the channel's shared state come to p's CPU if another
     /// CPU used them last (by distance, line_*); a CPU's own lines cost nothing.
-    void pull_state_lines(kernel& k, const task_struct& p, u64 lines);
+    void pull_state_lines(syscalls& sys, const task_struct& p, u64 lines);
     /// model: p reads `lines` lines of data written on `cpu` when its core's traffic
     /// was `stamp` (kernel::data_lines_cost()); pays and counts them if they move.
-    void pull_data_lines(kernel& k, const task_struct& p, int cpu, u64 stamp, u64 lines);
+    void pull_data_lines(syscalls& sys, const task_struct& p, int cpu, u64 stamp, u64 lines);
 
     std::string name_;
     bool write_closed_ = false;
@@ -202,9 +201,9 @@ public:
     {
     }
 
-    bool write(kernel& k, task_struct& p, io_call& c) override;
-    bool read(kernel& k, task_struct& p, io_call& c) override;
-    bool poll(kernel& k, task_struct& p) override;
+    bool write(syscalls& sys, task_struct& p, io_call& c) override;
+    bool read(syscalls& sys, task_struct& p, io_call& c) override;
+    bool poll(syscalls& sys, task_struct& p) override;
     sim_dur write_cost(const cost_params& c) const override { return c.pipe_write; }
     sim_dur read_cost(const cost_params& c) const override { return c.pipe_read; }
     u64 bytes_queued() const override { return bytes_; }
@@ -227,8 +226,8 @@ private:
     u32 max_usage_;
     bool poll_usage_ = false; ///< kernel: pipe->poll_usage, set by the first poll()
 
-    bool do_write(kernel& k, task_struct& p, io_call& c);
-    bool do_read(kernel& k, task_struct& p, io_call& c);
+    bool do_write(syscalls& sys, task_struct& p, io_call& c);
+    bool do_read(syscalls& sys, task_struct& p, io_call& c);
 };
 
 /// Model parameters of an AF_UNIX SOCK_STREAM socket (benchmarks.md 1.3 [M]).
@@ -276,9 +275,9 @@ public:
     {
     }
 
-    bool write(kernel& k, task_struct& p, io_call& c) override;
-    bool read(kernel& k, task_struct& p, io_call& c) override;
-    bool poll(kernel& k, task_struct& p) override;
+    bool write(syscalls& sys, task_struct& p, io_call& c) override;
+    bool read(syscalls& sys, task_struct& p, io_call& c) override;
+    bool poll(syscalls& sys, task_struct& p) override;
     sim_dur write_cost(const cost_params& c) const override { return c.socket_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.socket_recv; }
     u64 bytes_queued() const override { return bytes_; }

@@ -15,7 +15,7 @@ using testing::spawn_scripted;
 using testing::test_env;
 
 /// Writes `bytes` to `ch` directly from a scripted task; must not block.
-int direct_write(kernel& k, task_struct& p, channel& ch, u64 bytes)
+int direct_write(syscalls& k, task_struct& p, channel& ch, u64 bytes)
 {
     io_call c{.want = bytes};
     const bool ok = ch.write(k, p, c);
@@ -36,7 +36,7 @@ TEST(pipe_write, reader_is_woken_only_when_the_pipe_was_empty)
     int woken = 0;
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             for (int i = 0; i < 10; ++i)
                 woken += direct_write(k, p, pipe, 100); // ten writes in one burst
             return task_action::do_exit();
@@ -58,7 +58,7 @@ int one_op(test_env& t, channel& ch, bool write, int cpu, u64 bytes = 100)
     int ran_on = -1;
     spawn_scripted(
         t.k,
-        [&, write](kernel& k, task_struct& p, int) {
+        [&, write](syscalls& k, task_struct& p, int) {
             io_call c{.want = bytes};
             EXPECT_TRUE(write ? ch.write(k, p, c) : ch.read(k, p, c));
             ran_on = p.cpu;
@@ -153,7 +153,7 @@ TEST(pipe_write, page_sized_writes_cannot_merge_so_only_16_fit)
     pipe_channel& pipe = st.make_pipe("p");
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             for (int i = 0; i < 16; ++i)
                 direct_write(k, p, pipe, pipe_channel::PAGE_SIZE);
             io_call c{.want = 1};
@@ -193,7 +193,7 @@ TEST(pipe_read, reader_of_a_full_pipe_wakes_one_writer_which_rechecks_for_room)
     pipe_channel& pipe = st.make_pipe("p");
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             for (int i = 0; i < 15; ++i)
                 direct_write(k, p, pipe, pipe_channel::PAGE_SIZE);
             direct_write(k, p, pipe, pipe_channel::PAGE_SIZE - 50); // no room to merge 100 bytes
@@ -212,7 +212,7 @@ TEST(pipe_read, reader_of_a_full_pipe_wakes_one_writer_which_rechecks_for_room)
     int woken = -1;
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             io_call c{.want = 100};
             EXPECT_TRUE(pipe.read(k, p, c));
             woken = c.nr_woken;
@@ -227,7 +227,7 @@ TEST(pipe_read, reader_of_a_full_pipe_wakes_one_writer_which_rechecks_for_room)
     // Free a whole buffer: one writer gets it and, leaving the pipe full, wakes nobody.
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             io_call c{.want = pipe_channel::PAGE_SIZE - 100};
             EXPECT_TRUE(pipe.read(k, p, c));
             EXPECT_EQ(c.done, pipe_channel::PAGE_SIZE - 100);
@@ -253,7 +253,7 @@ TEST(pipe_poll, pollers_are_all_woken_by_one_write)
     int woken = 0;
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             woken = direct_write(k, p, wake, 1);
             return task_action::do_exit();
         },
@@ -310,7 +310,7 @@ TEST(unix_stream, sleeping_reader_is_woken_by_the_first_skb_and_reads_across_skb
     int woken = 0;
     spawn_scripted(
         t.k,
-        [&](kernel& k, task_struct& p, int) {
+        [&](syscalls& k, task_struct& p, int) {
             for (int i = 0; i < 10; ++i)
                 woken += direct_write(k, p, sock, 100);
             return task_action::do_exit();

@@ -4,7 +4,7 @@
  */
 #include "workload/hackbench.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
 
@@ -71,7 +71,7 @@ std::string messaging_workload::command_line() const
  * - sender: for each loop, writes 100 bytes to each receiver of its group in turn.
  * Differs: the fd closes of process mode are not modelled (no cost).
  */
-void messaging_workload::setup(kernel& k)
+void messaging_workload::setup(syscalls& sys)
 {
     const unsigned nfds = messaging_params::num_fds;
     auto fdpair = [&](const std::string& name) -> channel& {
@@ -103,7 +103,7 @@ void messaging_workload::setup(kernel& k)
     task_opts to;
     to.comm = comm_messaging;
     to.cpu = 0;
-    main_ = &k.spawn(make_task([&](task_context& t) { return run_main(t, ready, wake); }), to);
+    main_ = &sys.spawn(make_task([&](task_context& t) { return run_main(t, ready, wake); }), to);
 }
 
 task_code messaging_workload::run_main(task_context& t, channel& ready, channel& wake)

@@ -33,7 +33,7 @@ run_result run_messaging(const std::vector<std::string>& args, u64 seed = 1, int
 {
     test_env t(cores, seed);
     messaging_workload w(parse_messaging_options(args));
-    w.setup(t.k);
+    w.setup(t.k.sys());
     t.k.run(secs(30));
     run_result r;
     r.report = w.report();
@@ -132,7 +132,7 @@ TEST(messaging, every_receiver_channel_carries_twenty_senders_worth_of_messages)
 {
     test_env t(2);
     messaging_workload w(parse_messaging_options({"-g", "2", "-l", "7", "-p"}));
-    w.setup(t.k);
+    w.setup(t.k.sys());
     t.k.run(secs(30));
     ASSERT_TRUE(w.finished());
     std::size_t nr_group_channels = 0;
@@ -187,7 +187,7 @@ TEST(messaging, unfinished_run_says_so)
 {
     test_env t(2);
     messaging_workload w(parse_messaging_options({"-g", "1", "-l", "10"}));
-    w.setup(t.k);
+    w.setup(t.k.sys());
     t.k.run(usecs(100));
     EXPECT_FALSE(w.finished());
     EXPECT_THAT(w.report(), HasSubstr("not finished"));
@@ -198,7 +198,7 @@ TEST(messaging, metrics_give_the_measured_time_in_seconds)
 {
     test_env t(2);
     messaging_workload w(parse_messaging_options({"-g", "1", "-l", "10", "-p"}));
-    w.setup(t.k);
+    w.setup(t.k.sys());
     t.k.run(secs(60));
     ASSERT_TRUE(w.finished());
     const auto m = w.metrics();

@@ -4,7 +4,7 @@
  */
 #include "workload/kbuild.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "sim/rng.h"
 #include "workload/options.h"
@@ -148,7 +148,7 @@ std::string kbuild_workload::command_line() const
  * ld); system time is the rest of the build tasks' CPU (fork, exec, exit,
  * wait, context switches).
  */
-void kbuild_workload::setup(kernel& k)
+void kbuild_workload::setup(syscalls& sys)
 {
     dag_ = kbuild_dag(kp_);
     const std::size_t n = dag_.size();
@@ -172,7 +172,7 @@ void kbuild_workload::setup(kernel& k)
     task_opts o;
     o.comm = "time";
     o.cpu = 0;
-    k.spawn(make_task([this](task_context& t) { return run_time(t); }), o);
+    sys.spawn(make_task([this](task_context& t) { return run_time(t); }), o);
 }
 
 task_code kbuild_workload::run_time(task_context& t)
@@ -184,10 +184,7 @@ task_code kbuild_workload::run_time(task_context& t)
     co_await t.wait_for(*make_exit_, 1, &cost_params::wait_child);
     end_ = t.now();
     // getrusage(RUSAGE_CHILDREN): every build task's CPU; the user part is what we ran as user.
-    sim_dur total = 0;
-    for (const auto& p : t.k().tasks())
-        if (p->pid != time_pid_)
-            total += static_cast<sim_dur>(p->se.sum_exec_runtime);
+    const sim_dur total = t.sys().rusage_children(t.task());
     system_ = std::max<sim_dur>(0, total - user_);
     finished_ = true;
 }

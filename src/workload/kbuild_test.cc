@@ -68,7 +68,7 @@ kb_run run_make(const std::vector<std::string>& args, int cores, u64 seed = 1)
     r.t = std::make_unique<test_env>(cores, seed);
     r.t->k.set_check_level(check_level::sampled, 64);
     r.w = std::make_unique<kbuild_workload>(parse_kbuild_options(args));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(600));
     return r;
 }

@@ -4,7 +4,7 @@
  */
 #include "workload/net.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/bug.h"
 
 #include <algorithm>
@@ -26,7 +26,7 @@ sim_dur tcp_channel::write_syscall_cost(const cost_params& c, u64 bytes) const
 }
 
 // kernel: tcp_sendmsg_locked() + the loopback receive path (see the class comment).
-bool tcp_channel::write(kernel& k, task_struct& p, io_call& c)
+bool tcp_channel::write(syscalls& sys, task_struct& p, io_call& c)
 {
     while (c.done < c.want) {
         if (truesize_ >= limit()) {
@@ -45,14 +45,14 @@ bool tcp_channel::write(kernel& k, task_struct& p, io_call& c)
         note_queued();
         // tcp_data_ready() -> sock_def_readable(), in the sender's softirq.
         if (rd_wait_.has_sleeper())
-            c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+            c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
     }
     ++stats_.writes;
     return true;
 }
 
 // kernel: tcp_recvmsg() (see the class comment).
-bool tcp_channel::read(kernel& k, task_struct& p, io_call& c)
+bool tcp_channel::read(syscalls& sys, task_struct& p, io_call& c)
 {
     if (at_eof(c))
         return true;
@@ -78,14 +78,14 @@ bool tcp_channel::read(kernel& k, task_struct& p, io_call& c)
     ++stats_.reads;
     // sk_stream_write_space(): wake the senders once a third of the room is back.
     if ((writer_blocked || wr_wait_.has_sleeper()) && truesize_ * 3 <= limit() * 2)
-        c.nr_woken += wr_wait_.wake_up_all(k, 0);
+        c.nr_woken += wr_wait_.wake_up_all(sys, 0);
     return true;
 }
 
 // kernel: tcp_poll(): readable once data is queued (or the peer closed).
-bool tcp_channel::poll(kernel& k, task_struct& p)
+bool tcp_channel::poll(syscalls& sys, task_struct& p)
 {
-    (void)k;
+    (void)sys;
     if (!skbs_.empty() || write_closed_)
         return true;
     rd_wait_.add(p);
@@ -102,7 +102,7 @@ sim_dur udp_channel::write_syscall_cost(const cost_params& c, u64 bytes) const
 }
 
 // kernel: udp_sendmsg() + the loopback receive path (see the class comment).
-bool udp_channel::write(kernel& k, task_struct& p, io_call& c)
+bool udp_channel::write(syscalls& sys, task_struct& p, io_call& c)
 {
     (void)p;
     SIM_BUG_ON(c.want > udp_params::max_payload, "{}: UDP datagram of {} bytes", name_, c.want);
@@ -120,14 +120,14 @@ bool udp_channel::write(kernel& k, task_struct& p, io_call& c)
     bytes_ += c.want;
     note_queued();
     if (rd_wait_.has_sleeper())
-        c.nr_woken += rd_wait_.wake_up(k, 1, WF_SYNC);
+        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
     return true;
 }
 
 // kernel: udp_recvmsg() (see the class comment).
-bool udp_channel::read(kernel& k, task_struct& p, io_call& c)
+bool udp_channel::read(syscalls& sys, task_struct& p, io_call& c)
 {
-    (void)k;
+    (void)sys;
     if (at_eof(c))
         return true;
     if (dgrams_.empty()) {
@@ -147,9 +147,9 @@ bool udp_channel::read(kernel& k, task_struct& p, io_call& c)
     return true;
 }
 
-bool udp_channel::poll(kernel& k, task_struct& p)
+bool udp_channel::poll(syscalls& sys, task_struct& p)
 {
-    (void)k;
+    (void)sys;
     if (!dgrams_.empty() || write_closed_)
         return true;
     rd_wait_.add(p);

@@ -81,9 +81,9 @@ public:
     {
     }
 
-    bool write(kernel& k, task_struct& p, io_call& c) override;
-    bool read(kernel& k, task_struct& p, io_call& c) override;
-    bool poll(kernel& k, task_struct& p) override;
+    bool write(syscalls& sys, task_struct& p, io_call& c) override;
+    bool read(syscalls& sys, task_struct& p, io_call& c) override;
+    bool poll(syscalls& sys, task_struct& p) override;
     sim_dur write_cost(const cost_params& c) const override { return c.tcp_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.tcp_recv; }
     /// tcp_send + copy + one softirq_rx per skb (the receive path runs in the sender's context).
@@ -127,9 +127,9 @@ public:
     {
     }
 
-    bool write(kernel& k, task_struct& p, io_call& c) override;
-    bool read(kernel& k, task_struct& p, io_call& c) override;
-    bool poll(kernel& k, task_struct& p) override;
+    bool write(syscalls& sys, task_struct& p, io_call& c) override;
+    bool read(syscalls& sys, task_struct& p, io_call& c) override;
+    bool poll(syscalls& sys, task_struct& p) override;
     sim_dur write_cost(const cost_params& c) const override { return c.udp_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.udp_recv; }
     /// udp_send + copy + softirq_rx (one datagram).

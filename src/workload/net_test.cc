@@ -94,7 +94,7 @@ TEST(tcp_channel, a_writer_blocks_at_the_window_and_wakes_at_two_thirds)
     EXPECT_EQ(w.__state, TASK_INTERRUPTIBLE);
     EXPECT_EQ(ch.stats().writer_sleeps, 1u);
     ++go.value;
-    go.waiters.wake_up_all(t.k, 0);
+    go.waiters.wake_up_all(t.k.sys(), 0);
     t.k.run(secs(1));
     EXPECT_TRUE(t.k.all_exited());
     EXPECT_EQ(ch.stats().bytes_read, 8u * 4096);

@@ -4,7 +4,7 @@
  */
 #include "workload/netperf.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
 
@@ -224,7 +224,7 @@ double netperf_workload::instance::rate() const
  * Differs: socket set-up, the control connection and the daemon's
  * lifetime; send sizes are those of -r, receive buffers are the defaults.
  */
-void netperf_workload::setup(kernel& k)
+void netperf_workload::setup(syscalls& sys)
 {
     const unsigned n = np_.instances;
     inst_.assign(n, instance{});
@@ -256,11 +256,11 @@ void netperf_workload::setup(kernel& k)
     task_opts dopt;
     dopt.comm = "netserver";
     dopt.cpu = 0;
-    k.spawn(make_task([&](task_context& t) { return run_netserver(t, listen); }), dopt);
+    sys.spawn(make_task([&](task_context& t) { return run_netserver(t, listen); }), dopt);
     task_opts sopt;
     sopt.comm = "sh";
     sopt.cpu = 0;
-    k.spawn(make_task([&](task_context& t) { return run_shell(t, listen, reaped); }), sopt);
+    sys.spawn(make_task([&](task_context& t) { return run_shell(t, listen, reaped); }), sopt);
 }
 
 task_code netperf_workload::run_netserver(task_context& t, counter& listen)

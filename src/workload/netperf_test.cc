@@ -72,7 +72,7 @@ np_run run_netperf(const std::vector<std::string>& args, int cores = 2, u64 seed
     np_run r;
     r.t = std::make_unique<test_env>(cores, seed);
     r.w = std::make_unique<netperf_workload>(parse_netperf_options(args));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(30));
     return r;
 }

@@ -4,7 +4,7 @@
  */
 #include "workload/perf_pipe.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "workload/hackbench.h"
 #include "workload/options.h"
@@ -77,7 +77,7 @@ std::string perf_pipe_workload::command_line() const
  * Threaded: the main task creates both threads and joins them in order.
  * Each read loops on short reads (4 bytes arrive whole from a pipe anyway).
  */
-void perf_pipe_workload::setup(kernel& k)
+void perf_pipe_workload::setup(syscalls& sys)
 {
     pipe_1_ = &state_.make_pipe("pipe_1");
     pipe_2_ = &state_.make_pipe("pipe_2");
@@ -90,7 +90,7 @@ void perf_pipe_workload::setup(kernel& k)
     task_opts to;
     to.comm = comm_pipe;
     to.cpu = 0;
-    main_ = &k.spawn(make_task([this](task_context& t) { return run_main(t); }), to);
+    main_ = &sys.spawn(make_task([this](task_context& t) { return run_main(t); }), to);
 }
 
 task_code perf_pipe_workload::run_main(task_context& t)

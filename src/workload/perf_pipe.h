@@ -46,7 +46,7 @@ public:
 
     std::string name() const override { return "sched/pipe"; }
     std::string command_line() const override;
-    void setup(kernel& k) override;
+    void setup(syscalls& sys) override;
     bool finished() const override;
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;

@@ -32,7 +32,7 @@ pipe_run run_pipe(const std::vector<std::string>& args, int cores = 2, u64 seed 
 {
     test_env t(cores, seed);
     perf_pipe_workload w(parse_perf_pipe_options(args));
-    w.setup(t.k);
+    w.setup(t.k.sys());
     t.k.run(secs(30));
     pipe_run r;
     EXPECT_TRUE(w.finished());

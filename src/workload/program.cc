@@ -4,7 +4,7 @@
  */
 #include "workload/program.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/bug.h"
 
 #include <fmt/format.h>
@@ -362,7 +362,7 @@ task_code run_program(task_context& t, program_ptr prog, workload_state& state)
                 loops.push_back({o.n, pc - 1});
             break;
         case op::loop_while:
-            if (!o.cond(t.k(), t.task()))
+            if (!o.cond(t.sys(), t.task()))
                 pc = o.jump + 1;
             else
                 loops.push_back({0, pc - 1});
@@ -371,8 +371,8 @@ task_code run_program(task_context& t, program_ptr prog, workload_state& state)
             SIM_BUG_ON(loops.empty(), "pid {}: end_loop at {} outside a loop", t.task().pid,
                        pc - 1);
             const op& head = ops[o.jump];
-            const bool again =
-                head.kind == op::loop_while ? head.cond(t.k(), t.task()) : --loops.back().left > 0;
+            const bool again = head.kind == op::loop_while ? head.cond(t.sys(), t.task())
+                                                           : --loops.back().left > 0;
             if (again)
                 pc = o.jump + 1;
             else
@@ -380,7 +380,7 @@ task_code run_program(task_context& t, program_ptr prog, workload_state& state)
             break;
         }
         case op::user: {
-            const sim_dur ns = o.fn(t.k(), t.task());
+            const sim_dur ns = o.fn(t.sys(), t.task());
             SIM_BUG_ON(ns < 0, "pid {}: user op at {} returned {} ns", t.task().pid, pc - 1, ns);
             co_await t.run(ns);
             break;
@@ -389,13 +389,13 @@ task_code run_program(task_context& t, program_ptr prog, workload_state& state)
             co_await t.syscall(t.costs().*(o.cost));
             break;
         case op::break_if:
-            if (o.cond(t.k(), t.task()))
+            if (o.cond(t.sys(), t.task()))
                 break_loop();
             break;
         case op::sleep_until: {
             // clock_nanosleep(TIMER_ABSTIME): the time is taken after the entry cost.
             co_await t.syscall(t.costs().nanosleep);
-            const sim_time when = o.until(t.k(), t.task());
+            const sim_time when = o.until(t.sys(), t.task());
             if (when > t.now())
                 co_await t.timeout(when - t.now());
             break;

@@ -12,8 +12,7 @@
  * counters, marks) live in a workload_state that outlives the run; programs
  * hold plain pointers to them.
  */
-#include "sched/params.h"
-#include "sched/sched.h"
+#include "sched/syscalls.h"
 #include "workload/channel.h"
 #include "workload/task.h"
 
@@ -26,7 +25,7 @@
 
 namespace schedlab {
 
-class kernel;
+class syscalls;
 class program;
 using program_ptr = std::shared_ptr<const program>;
 
@@ -69,11 +68,11 @@ private:
 };
 
 /// User-space code run by a `user` op: returns the CPU time it took (0: none).
-using user_fn = std::function<sim_dur(kernel& k, task_struct& p)>;
+using user_fn = std::function<sim_dur(syscalls& sys, task_struct& p)>;
 /// The condition of a `loop_while` / `break_if` op, evaluated in user space at no cost.
-using loop_cond = std::function<bool(kernel& k, task_struct& p)>;
+using loop_cond = std::function<bool(syscalls& sys, task_struct& p)>;
 /// The absolute wake-up time of a `sleep_until` op.
-using time_fn = std::function<sim_time(kernel& k, task_struct& p)>;
+using time_fn = std::function<sim_time(syscalls& sys, task_struct& p)>;
 
 /// One operation of a program (a flat record; only the fields of its kind are used).
 struct op {

@@ -187,11 +187,12 @@ TEST(program_loop_while, repeats_while_the_condition_holds_and_break_if_leaves_e
     counter& c = st.make_counter("c");
     counter& after = st.make_counter("after");
     program_builder b;
-    b.loop_while([&](kernel&, task_struct&) { return c.value < 5; },
+    b.loop_while([&](syscalls&, task_struct&) { return c.value < 5; },
                  [&](program_builder& l) { l.signal(c); });
-    b.loop_while([](kernel&, task_struct&) { return true; }, [&](program_builder& l) {
-        l.signal(c).break_if([&](kernel&, task_struct&) { return c.value >= 8; });
-    });
+    b.loop_while([](syscalls&, task_struct&) { return true; },
+                 [&](program_builder& l) {
+                     l.signal(c).break_if([&](syscalls&, task_struct&) { return c.value >= 8; });
+                 });
     b.signal(after);
     t.spawn(b.build(), st, "looper");
     t.k.run(secs(1));
@@ -208,16 +209,16 @@ TEST(program_user, user_code_runs_in_order_and_its_cpu_time_is_consumed)
     workload_state st;
     std::vector<sim_time> seen;
     program_builder b;
-    b.user([&](kernel& k, task_struct&) {
+    b.user([&](syscalls& k, task_struct&) {
         seen.push_back(k.now());
         return usecs(30);
     });
-    b.user([&](kernel& k, task_struct&) {
+    b.user([&](syscalls& k, task_struct&) {
         seen.push_back(k.now());
         return sim_dur{0};
     });
     b.syscall(&cost_params::exec);
-    b.user([&](kernel& k, task_struct&) {
+    b.user([&](syscalls& k, task_struct&) {
         seen.push_back(k.now());
         return sim_dur{0};
     });
@@ -235,9 +236,9 @@ TEST(program_sleep_until, sleeps_to_an_absolute_time_and_not_at_all_when_late)
     testing::test_env t(1, 1, "6.6", nj);
     workload_state st;
     t.spawn(program_builder()
-                .sleep_until([](kernel&, task_struct&) { return msecs(5); })
+                .sleep_until([](syscalls&, task_struct&) { return msecs(5); })
                 .mark("a")
-                .sleep_until([](kernel&, task_struct&) { return msecs(1); })
+                .sleep_until([](syscalls&, task_struct&) { return msecs(1); })
                 .mark("b")
                 .build(),
             st, "sleeper");

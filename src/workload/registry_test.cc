@@ -67,7 +67,7 @@ TEST(make_workload, every_known_workload_runs_to_completion)
              {"perf", "bench", "sched", "pipe", "-l", "100", "-T", "--variant=2025"}}) {
         testing::test_env t(2);
         auto w = make_workload(argv);
-        w->setup(t.k);
+        w->setup(t.k.sys());
         t.k.run(secs(10));
         EXPECT_TRUE(w->finished()) << argv[0];
         EXPECT_TRUE(t.k.all_exited()) << w->command_line();
@@ -119,7 +119,7 @@ TEST(make_workload, the_new_benchmarks_are_in_the_table)
         testing::test_env t(2);
         t.k.set_check_level(check_level::sampled, 64);
         auto w = make_workload(argv);
-        w->setup(t.k);
+        w->setup(t.k.sys());
         t.k.run(secs(20));
         EXPECT_TRUE(w->finished()) << argv[0];
         EXPECT_TRUE(t.k.all_exited()) << w->command_line();

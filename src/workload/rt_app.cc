@@ -4,7 +4,7 @@
  */
 #include "workload/rt_app.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/bug.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
@@ -560,7 +560,7 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
         if (!m.waiters.has_sleeper())
             break;
         co_await t.syscall(c.futex_wake);
-        const int nr = m.waiters.wake_up(t.k(), 1, 0);
+        const int nr = m.waiters.wake_up(t.sys(), 1, 0);
         t.owe(t.wake_cost(nr));
         break;
     }
@@ -571,7 +571,7 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
         if (!cv.waiters.has_sleeper())
             break; // no memory: a signal without a waiter is lost
         co_await t.syscall(c.futex_wake);
-        const int nr = cv.waiters.wake_up(t.k(), e.kind == rtapp_event::signal ? 1 : 0, 0);
+        const int nr = cv.waiters.wake_up(t.sys(), e.kind == rtapp_event::signal ? 1 : 0, 0);
         t.owe(t.wake_cost(nr));
         break;
     }
@@ -586,7 +586,7 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
             b.count = 0;
             ++b.generation;
             if (b.waiters.has_sleeper())
-                t.owe(t.charge(c.futex_wake) + t.wake_cost(b.waiters.wake_up_all(t.k(), 0)));
+                t.owe(t.charge(c.futex_wake) + t.wake_cost(b.waiters.wake_up_all(t.sys(), 0)));
             break;
         }
         const u64 gen = b.generation;
@@ -601,7 +601,7 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
         sync_obj& sm = sem(e.ref);
         ++sm.count;
         if (sm.waiters.has_sleeper())
-            t.owe(t.charge(c.futex_wake) + t.wake_cost(sm.waiters.wake_up(t.k(), 1, 0)));
+            t.owe(t.charge(c.futex_wake) + t.wake_cost(sm.waiters.wake_up(t.sys(), 1, 0)));
         break;
     }
     case rtapp_event::sem_wait: {
@@ -620,7 +620,7 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
         co_await t.syscall(c.fork_thread);
         for (const rtapp_task& other : cfg_.tasks)
             if (other.name == e.ref)
-                start_thread(t.k(), &p, other, -1);
+                start_thread(t.sys(), &p, other, -1);
         break;
     case rtapp_event::yield:
         co_await t.yield();
@@ -670,13 +670,13 @@ task_code rtapp_workload::cond_wait(task_context& t, const rtapp_event& e, std::
     sync_obj& cv = cond(e.ref);
     const bool with_mutex = e.kind != rtapp_event::suspend;
     if (e.kind == rtapp_event::sync && cv.waiters.has_sleeper())
-        t.owe(t.charge(c.futex_wake) + t.wake_cost(cv.waiters.wake_up(t.k(), 1, 0)));
+        t.owe(t.charge(c.futex_wake) + t.wake_cost(cv.waiters.wake_up(t.sys(), 1, 0)));
     if (with_mutex) {
         sync_obj& m = mutex(e.mutex);
         if (m.owner == &p) {
             m.owner = nullptr;
             if (m.waiters.has_sleeper())
-                t.owe(t.charge(c.futex_wake) + t.wake_cost(m.waiters.wake_up(t.k(), 1, 0)));
+                t.owe(t.charge(c.futex_wake) + t.wake_cost(m.waiters.wake_up(t.sys(), 1, 0)));
         }
     }
     t.owe(t.charge(c.futex_wait));
@@ -713,7 +713,8 @@ std::string rtapp_workload::resolve_timer(const std::string& ref, std::size_t lo
     return ref;
 }
 
-void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_task& t, int index)
+void rtapp_workload::start_thread(syscalls& sys, task_struct* parent, const rtapp_task& t,
+                                  int index)
 {
     const std::size_t log = logs_.size();
     thread_log l;
@@ -730,7 +731,7 @@ void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_ta
     o.policy = t.policy;
     o.thread = parent != nullptr;
     if (!t.cpus.empty()) {
-        o.allowed = cpumask(k.nr_cpu_ids());
+        o.allowed = cpumask(sys.nr_cpu_ids());
         for (int cpu : t.cpus)
             o.allowed.set(cpu);
     }
@@ -746,7 +747,7 @@ void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_ta
             return run_thread(c, t, log);
         },
         joined_);
-    ctl_[log].task = parent ? &k.fork(*parent, std::move(b), o) : &k.spawn(std::move(b), o);
+    ctl_[log].task = parent ? &sys.fork(*parent, std::move(b), o) : &sys.spawn(std::move(b), o);
     live_.push_back(log);
     ++nr_started_;
 }
@@ -755,7 +756,7 @@ void rtapp_workload::start_thread(kernel& k, task_struct* parent, const rtapp_ta
  * model: rt-app's shutdown at the end of the duration: every thread stops;
  * blocked ones are woken (removed from what they wait on) and exit.
  */
-void rtapp_workload::stop_all(kernel& k)
+void rtapp_workload::stop_all(syscalls& sys)
 {
     for (const std::size_t i : std::vector<std::size_t>(live_)) {
         thread_ctl& ctl = ctl_[i];
@@ -764,7 +765,7 @@ void rtapp_workload::stop_all(kernel& k)
             ctl.blocked_on = nullptr;
         }
         ctl.ctx->kill();                             // it exits at its next step, wherever it is
-        k.try_to_wake_up(*ctl.task, TASK_NORMAL, 0); // also cancels a pending sleep's timer
+        sys.try_to_wake_up(*ctl.task, TASK_NORMAL, 0); // also cancels a pending sleep's timer
     }
 }
 
@@ -773,35 +774,35 @@ void rtapp_workload::stop_all(kernel& k)
  * spawned on CPU 0 with the task's policy, nice and affinity), then sleeps
  * for the duration and shuts the threads down, or (duration -1) joins them.
  */
-void rtapp_workload::setup(kernel& k)
+void rtapp_workload::setup(syscalls& sys)
 {
     for (const rtapp_task& t : cfg_.tasks)
         for (int cpu : t.cpus)
-            if (cpu >= k.nr_cpu_ids())
+            if (cpu >= sys.nr_cpu_ids())
                 throw config_error(fmt::format("{}:{}", cfg_.file, t.line),
                                    fmt::format("task '{}': cpus lists CPU {}, but the machine has "
                                                "{} CPUs",
-                                               t.name, cpu, k.nr_cpu_ids()));
+                                               t.name, cpu, sys.nr_cpu_ids()));
     for (const auto& [name, users] : cfg_.barrier_users)
         barriers_[name].parties = users;
     joined_ = &state_.make_counter("rt-app/join", 0);
-    start_ = k.now();
+    start_ = sys.now();
     task_opts o;
     o.comm = "rt-app";
     o.cpu = 0;
-    k.spawn(make_task([this](task_context& t) { return run_main(t); }), o);
+    sys.spawn(make_task([this](task_context& t) { return run_main(t); }), o);
 }
 
 task_code rtapp_workload::run_main(task_context& t)
 {
     for (const rtapp_task& task : cfg_.tasks)
         for (long long i = 0; i < task.instance; ++i)
-            start_thread(t.k(), &t.task(), task, static_cast<int>(i));
+            start_thread(t.sys(), &t.task(), task, static_cast<int>(i));
     co_await t.run(t.charge(t.costs().fork_thread * static_cast<sim_dur>(nr_started_)));
     const sim_dur d = duration();
     if (d > 0) {
         co_await t.sleep_until(start_ + d);
-        stop_all(t.k());
+        stop_all(t.sys());
     }
     // Join every thread, including those forked meanwhile.
     const std::function<u64()> started = [this] { return nr_started_; };

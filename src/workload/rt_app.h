@@ -98,7 +98,7 @@ public:
 
     std::string name() const override { return "rt-app"; }
     std::string command_line() const override;
-    void setup(kernel& k) override;
+    void setup(syscalls& sys) override;
     bool finished() const override { return finished_; }
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
@@ -160,8 +160,8 @@ private:
     sync_obj& sem(const std::string& n) { return sems_[n]; }
     timer_obj& timer(const std::string& n) { return timers_[n]; }
     std::string resolve_timer(const std::string& ref, std::size_t log) const;
-    void start_thread(kernel& k, task_struct* parent, const rtapp_task& t, int index);
-    void stop_all(kernel& k);
+    void start_thread(syscalls& sys, task_struct* parent, const rtapp_task& t, int index);
+    void stop_all(syscalls& sys);
     bool advance(cursor& cur, const rtapp_task& task, std::size_t log, sim_time now);
     call_awaiter<calls::sleep_on> block_on(task_context& t, wait_queue& wq, std::size_t log);
     task_code run_main(task_context& t);

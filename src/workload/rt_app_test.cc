@@ -158,7 +158,7 @@ ra_run run_rtapp(const std::string& text, int cores, sim_dur duration = -2)
     rp.file = "t.json";
     rp.duration = duration;
     r.w = std::make_unique<rtapp_workload>(rp, parse(text));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(30));
     return r;
 }
@@ -311,7 +311,7 @@ TEST(rtapp_examples, every_debian_example_runs_or_is_refused_with_a_reason)
         }
         test_env t(4);
         t.k.set_check_level(check_level::sampled, 64);
-        w->setup(t.k);
+        w->setup(t.k.sys());
         t.k.run(secs(5));
         EXPECT_TRUE(w->finished()) << f;
         EXPECT_TRUE(t.k.all_exited()) << f;

@@ -4,7 +4,7 @@
  */
 #include "workload/schbench.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/bug.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
@@ -560,10 +560,10 @@ task_code schbench_workload::do_work(task_context& t, thread_data& me)
  * fpost() only makes the futex_wake syscall when the target was blocked
  * (the CAS of BLOCKED -> RUNNING); fwait() only sleeps while it is blocked.
  */
-void schbench_workload::setup(kernel& k)
+void schbench_workload::setup(syscalls& sys)
 {
     if (sp_.variant == schbench_variant::v1 && sp_.threads == 0) {
-        workers_ = (static_cast<unsigned>(k.nr_cpu_ids()) + sp_.message_threads - 1) /
+        workers_ = (static_cast<unsigned>(sys.nr_cpu_ids()) + sp_.message_threads - 1) /
                    sp_.message_threads;
         out_ += fmt::format("setting worker threads to {}\n", workers_);
     } else {
@@ -574,7 +574,7 @@ void schbench_workload::setup(kernel& k)
     const double macs = static_cast<double>(matrix_size_ * matrix_size_ * matrix_size_) *
                         static_cast<double>(sp_.operations);
     math_ns_ = static_cast<sim_dur>(macs * sp_.ns_per_mac);
-    cpu_lock_.assign(static_cast<std::size_t>(k.nr_cpu_ids()), nullptr);
+    cpu_lock_.assign(static_cast<std::size_t>(sys.nr_cpu_ids()), nullptr);
 
     const unsigned m = sp_.message_threads;
     td_.assign(static_cast<std::size_t>(m) * (workers_ + 1) + 1, thread_data{});
@@ -585,7 +585,7 @@ void schbench_workload::setup(kernel& k)
     o.comm = "schbench";
     o.cpu = 0;
     const int main_idx = static_cast<int>(td_.size()) - 1;
-    k.spawn(make_task([this, main_idx](task_context& t) { return run_main(t, main_idx); }), o);
+    sys.spawn(make_task([this, main_idx](task_context& t) { return run_main(t, main_idx); }), o);
 }
 
 u64 schbench_workload::total_requests() const

@@ -105,7 +105,7 @@ public:
 
     std::string name() const override { return "schbench"; }
     std::string command_line() const override;
-    void setup(kernel& k) override;
+    void setup(syscalls& sys) override;
     bool finished() const override { return finished_; }
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;

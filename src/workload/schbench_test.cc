@@ -106,7 +106,7 @@ sb_run run_schbench(const std::vector<std::string>& args, int cores, u64 seed = 
     r.t = std::make_unique<test_env>(cores, seed);
     r.t->k.set_check_level(check_level::sampled, 64);
     r.w = std::make_unique<schbench_workload>(parse_schbench_options(args));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(60));
     return r;
 }

@@ -4,7 +4,7 @@
  */
 #include "workload/stream.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
 
@@ -104,7 +104,7 @@ u64 stream_workload::chunk_elems(unsigned t) const
  */
 sim_dur stream_workload::slice(task_context& t, unsigned th)
 {
-    const machine& m = t.k().mach();
+    const machine& m = t.sys().mach();
     const cpu_desc& mine = m.cpus[static_cast<std::size_t>(t.task().cpu)];
     unsigned n_llc = 0;
     unsigned n_node = 0;
@@ -142,9 +142,9 @@ sim_dur stream_workload::slice(task_context& t, unsigned th)
  *   the timer-granularity test (a = 2a: 16 bytes/element), then NTIMES x
  *   Copy (16), Scale (16), Add (24), Triad (24).
  */
-void stream_workload::setup(kernel& k)
+void stream_workload::setup(syscalls& sys)
 {
-    nthreads_ = sp_.threads ? sp_.threads : static_cast<unsigned>(k.nr_cpu_ids());
+    nthreads_ = sp_.threads ? sp_.threads : static_cast<unsigned>(sys.nr_cpu_ids());
     const unsigned n = nthreads_;
     ts_.assign(n, thread_state{});
     team_.assign(n, nullptr);
@@ -163,7 +163,7 @@ void stream_workload::setup(kernel& k)
     task_opts o;
     o.comm = "stream";
     o.cpu = 0;
-    k.spawn(make_task([this](task_context& t) { return run_main(t); }), o);
+    sys.spawn(make_task([this](task_context& t) { return run_main(t); }), o);
 }
 
 task_code stream_workload::run_main(task_context& t)

@@ -52,7 +52,7 @@ st_run run_stream(const std::vector<std::string>& args, int cores)
     st_run r;
     r.t = std::make_unique<test_env>(cores);
     r.w = std::make_unique<stream_workload>(parse_stream_options(args));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(60));
     return r;
 }

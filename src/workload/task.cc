@@ -4,7 +4,6 @@
  */
 #include "workload/task.h"
 
-#include "sched/core.h"
 #include "sim/bug.h"
 
 namespace schedlab {
@@ -36,22 +35,22 @@ std::coroutine_handle<> task_code::promise_type::final_awaiter::await_suspend(ha
 
 sim_time task_context::now() const
 {
-    return k_->now();
+    return sys_->now();
 }
 
 const cost_params& task_context::costs() const
 {
-    return k_->costs();
+    return sys_->costs();
 }
 
 sim_dur task_context::charge(sim_dur base) const
 {
-    return k_->charge(*p_, base);
+    return sys_->charge(*p_, base);
 }
 
 sim_dur task_context::wake_cost(int nr) const
 {
-    return nr > 0 ? k_->charge(*p_, k_->costs().wakeup * nr) : 0;
+    return nr > 0 ? sys_->charge(*p_, sys_->costs().wakeup * nr) : 0;
 }
 
 call_awaiter<calls::fork> task_context::fork(std::unique_ptr<task_behaviour> child,
@@ -107,7 +106,7 @@ std::optional<task_action> write::step(task_context& t)
     if (ph == phase::done)
         return std::nullopt;
     io.nr_woken = 0;
-    if (!ch.write(t.k(), t.task(), io)) {
+    if (!ch.write(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
         return task_action::sleep();
     }
@@ -126,7 +125,7 @@ std::optional<task_action> read::step(task_context& t)
     if (ph == phase::done)
         return std::nullopt;
     io.nr_woken = 0;
-    if (!ch.read(t.k(), t.task(), io)) {
+    if (!ch.read(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
         return task_action::sleep();
     }
@@ -154,7 +153,7 @@ std::optional<task_action> poll::step(task_context& t)
         ph = phase::syscall;
         return t.cpu(t.charge(t.costs().poll));
     }
-    if (!ch.poll(t.k(), t.task()))
+    if (!ch.poll(t.sys(), t.task()))
         return task_action::sleep(); // do_poll(): woken, it polls again
     return std::nullopt;
 }
@@ -182,7 +181,7 @@ std::optional<task_action> futex_wake::step(task_context& t)
     if (ph == phase::done)
         return std::nullopt;
     ph = phase::done;
-    const int woken = nr ? waiters.wake_up(t.k(), static_cast<int>(nr), 0) : 0;
+    const int woken = nr ? waiters.wake_up(t.sys(), static_cast<int>(nr), 0) : 0;
     return t.cpu(t.wake_cost(woken));
 }
 
@@ -191,7 +190,7 @@ std::optional<task_action> timeout::step(task_context& t)
     if (waited)
         return std::nullopt;
     waited = true;
-    t.k().schedule_timeout(t.task(), ns);
+    t.sys().schedule_timeout(t.task(), ns);
     return task_action::sleep();
 }
 
@@ -207,7 +206,7 @@ std::optional<task_action> nanosleep::step(task_context& t)
     if (until >= 0 && d <= 0)
         return std::nullopt; // the time has passed: no sleep
     waited = true;
-    t.k().schedule_timeout(t.task(), d);
+    t.sys().schedule_timeout(t.task(), d);
     return task_action::sleep();
 }
 
@@ -228,7 +227,7 @@ std::optional<task_action> fork::step(task_context& t)
     to.thread = opts.thread;
     if (opts.allowed.nr_cpu_ids())
         to.allowed = opts.allowed;
-    created = &t.k().fork(p, std::move(child), to);
+    created = &t.sys().fork(p, std::move(child), to);
     return std::nullopt;
 }
 
@@ -244,7 +243,7 @@ std::optional<task_action> barrier_wait::step(task_context& t)
         if (++b.arrived == b.parties) {
             b.arrived = 0;
             ++b.generation;
-            const int nr = b.waiters.wake_up_all(t.k(), 0);
+            const int nr = b.waiters.wake_up_all(t.sys(), 0);
             ph = phase::done;
             return t.cpu(t.charge(t.costs().futex_wake) + t.wake_cost(nr));
         }
@@ -282,7 +281,7 @@ std::optional<task_action> signal::step(task_context& t)
         return std::nullopt;
     started = true;
     ++c.value;
-    const int nr = c.waiters.wake_up_all(t.k(), c.wake_flags);
+    const int nr = c.waiters.wake_up_all(t.sys(), c.wake_flags);
     if (nr > 0)
         return t.cpu(t.wake_cost(nr));
     return std::nullopt;
@@ -294,7 +293,7 @@ std::optional<task_action> close::step(task_context& t)
     if (started)
         return std::nullopt;
     started = true;
-    const int nr = ch.close_write(t.k());
+    const int nr = ch.close_write(t.sys());
     if (nr > 0)
         return t.cpu(t.wake_cost(nr));
     return std::nullopt;
@@ -337,7 +336,7 @@ task_action coroutine_task::exit_step()
 {
     if (exit_ == exit_phase::running) {
         exit_ = exit_phase::notify;
-        return ctx_.cpu(ctx_.charge(ctx_.k().exit_cost(ctx_.task())));
+        return ctx_.cpu(ctx_.charge(ctx_.sys().exit_cost(ctx_.task())));
     }
     SIM_BUG_ON(exit_ != exit_phase::notify, "pid {} stepped after its exit", ctx_.task().pid);
     exit_ = exit_phase::exited;
@@ -345,7 +344,7 @@ task_action coroutine_task::exit_step()
         ctx_.at_exit_();
     if (exit_notify_) {
         ++exit_notify_->value;
-        exit_notify_->waiters.wake_up_all(ctx_.k(), exit_notify_->wake_flags);
+        exit_notify_->waiters.wake_up_all(ctx_.sys(), exit_notify_->wake_flags);
     }
     code_.reset(); // the task's frames go with it
     return task_action::do_exit();
@@ -356,9 +355,9 @@ task_action coroutine_task::exit_step()
  * steps that call, returning at the first action that consumes CPU, blocks
  * or exits; zero-cost calls complete in place.
  */
-task_action coroutine_task::step(kernel& k, task_struct& p)
+task_action coroutine_task::step(syscalls& sys, task_struct& p)
 {
-    ctx_.k_ = &k;
+    ctx_.sys_ = &sys;
     ctx_.p_ = &p;
     if (ctx_.killed_ && exit_ == exit_phase::running && !code_.done()) {
         ctx_.call_ = nullptr; // abandon the call in progress (the workload dequeued the task)

@@ -15,7 +15,7 @@
  *             stats.count++;                         // user-space code between syscalls: free
  *         }
  *     }
- *     k.spawn(make_task([&](task_context& t) { return client(t, c2s, s2c); }), opts);
+ *     sys.spawn(make_task([&](task_context& t) { return client(t, c2s, s2c); }), opts);
  *
  * Two rules keep the code clear of GCC 12's coroutine bugs (both crash at
  * run time, seen with Debian's g++ 12.2):
@@ -33,7 +33,7 @@
  * instead of carrying a copy of an unrolled op list each. A coroutine may
  * co_await another task_code (a sub-routine such as schbench's fwait()).
  *
- * The system calls follow the core's contract (sched/core.h): a syscall's CPU
+ * The system calls follow the kernel's contract (sched/syscalls.h): a syscall's CPU
  * cost is consumed first, its effect happens when that CPU time ends, and the
  * wakeups it made are charged (costs().wakeup each) right after. A syscall
  * that must block queues the task and sleeps; when woken it retries where it
@@ -45,8 +45,7 @@
  * through the same calls: run_program() is one coroutine that executes an
  * op list with them.
  */
-#include "sched/params.h"
-#include "sched/sched.h"
+#include "sched/syscalls.h"
 #include "workload/channel.h"
 
 #include <coroutine>
@@ -58,7 +57,7 @@
 
 namespace schedlab {
 
-class kernel;
+class syscalls;
 class task_context;
 struct task_opts;
 
@@ -320,12 +319,12 @@ public:
     task_context& operator=(const task_context&) = delete;
 
     /* ---- user space, no system call ---- */
-    kernel& k() const { return *k_; }
+    syscalls& sys() const { return *sys_; }
     task_struct& task() const { return *p_; }
     rng_stream& rng() const { return p_->rng; }
     sim_time now() const;
     const cost_params& costs() const;
-    /// A syscall cost with the task's jitter applied (kernel::charge()).
+    /// A syscall cost with the task's jitter applied (syscalls::charge()).
     sim_dur charge(sim_dur base) const;
     /// The CPU owed for `nr` wakeups (costs().wakeup each, jittered; 0 if none).
     sim_dur wake_cost(int nr) const;
@@ -453,7 +452,7 @@ private:
     friend struct task_code::promise_type::final_awaiter;
     friend class task_code;
 
-    kernel* k_ = nullptr;
+    syscalls* sys_ = nullptr;
     task_struct* p_ = nullptr;
     sim_dur owed_ = 0;
     pending_call* call_ = nullptr;    ///< the system call in progress
@@ -482,7 +481,7 @@ public:
     task_context& context() { return ctx_; }
     void start(task_code code);
 
-    task_action step(kernel& k, task_struct& p) override;
+    task_action step(syscalls& sys, task_struct& p) override;
     bool exited() const { return exit_ == exit_phase::exited; }
 
 private:

@@ -4,7 +4,7 @@
  */
 #include "workload/tbench.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "sim/rng.h"
 #include "workload/options.h"
@@ -284,7 +284,7 @@ void tbench_workload::sig_alarm(sim_time now)
  * - server: reads a 4-byte length, the rest of the request, sends the reply;
  *   until the connection is closed (read() returns 0), then exits.
  */
-void tbench_workload::setup(kernel& k)
+void tbench_workload::setup(syscalls& sys)
 {
     const unsigned n = tp_.clients;
     lines_ = tbench_loadfile(tp_.loadfile);
@@ -307,12 +307,12 @@ void tbench_workload::setup(kernel& k)
     task_opts dopt;
     dopt.comm = "tbench_srv";
     dopt.cpu = 0;
-    k.spawn(make_task([&](task_context& t) { return run_daemon(t, listen); }), dopt);
+    sys.spawn(make_task([&](task_context& t) { return run_daemon(t, listen); }), dopt);
     task_opts popt;
     popt.comm = "tbench";
     popt.cpu = 0;
-    k.spawn(make_task([&](task_context& t) { return run_parent(t, listen, release, exits); }),
-            popt);
+    sys.spawn(make_task([&](task_context& t) { return run_parent(t, listen, release, exits); }),
+              popt);
 }
 
 task_code tbench_workload::run_daemon(task_context& t, counter& listen)

@@ -65,7 +65,7 @@ public:
 
     std::string name() const override { return "tbench"; }
     std::string command_line() const override;
-    void setup(kernel& k) override;
+    void setup(syscalls& sys) override;
     bool finished() const override { return done_; }
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;

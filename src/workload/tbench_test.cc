@@ -102,7 +102,7 @@ tb_run run_tbench(const std::vector<std::string>& args, int cores, u64 seed = 1)
     r.t = std::make_unique<test_env>(cores, seed);
     r.t->k.set_check_level(check_level::sampled, 64); // long runs: sampled self-checks
     r.w = std::make_unique<tbench_workload>(parse_tbench_options(args));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(30));
     return r;
 }

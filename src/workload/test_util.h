@@ -78,9 +78,9 @@ struct test_env {
 /// A task whose step() is a test function; `n` counts its calls.
 class scripted final : public task_behaviour {
 public:
-    using fn_t = std::function<task_action(kernel&, task_struct&, int n)>;
+    using fn_t = std::function<task_action(syscalls&, task_struct&, int n)>;
     explicit scripted(fn_t f) : f_(std::move(f)) {}
-    task_action step(kernel& k, task_struct& p) override { return f_(k, p, n_++); }
+    task_action step(syscalls& k, task_struct& p) override { return f_(k, p, n_++); }
 
 private:
     fn_t f_;

@@ -4,7 +4,7 @@
  */
 #include "workload/will_it_scale.h"
 
-#include "sched/core.h"
+#include "sched/syscalls.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
 
@@ -126,7 +126,7 @@ void context_switch1_workload::sample()
  *   closes A, so the partner's read returns 0;
  * - the partner loops "read 1 byte from A, write it to B".
  */
-void context_switch1_workload::setup(kernel& k)
+void context_switch1_workload::setup(syscalls& sys)
 {
     const unsigned n = wp_.tasks;
     const bool thr = wp_.threads;
@@ -147,14 +147,14 @@ void context_switch1_workload::setup(kernel& k)
     task_opts o;
     o.comm = "context_switch1"; // TASK_COMM_LEN truncates both builds' names to this
     o.cpu = 0;
-    k.spawn(make_task([this](task_context& t) { return run_harness(t); }), o);
+    sys.spawn(make_task([this](task_context& t) { return run_harness(t); }), o);
 }
 
 task_code context_switch1_workload::run_harness(task_context& t)
 {
     for (unsigned i = 0; i < wp_.tasks; ++i) {
         fork_opts fo{.comm = "", .thread = wp_.threads, .notify = reaped_};
-        fo.allowed = wis_binding_mask(t.k().mach(), wp_.binding, i);
+        fo.allowed = wis_binding_mask(t.sys().mach(), wp_.binding, i);
         co_await t.fork([this, i](task_context& c) { return run_copy(c, i); }, fo);
     }
     co_await t.write(*start_, 1);

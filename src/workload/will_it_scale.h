@@ -54,7 +54,7 @@ public:
         return wp_.threads ? "context_switch1_threads" : "context_switch1_processes";
     }
     std::string command_line() const override;
-    void setup(kernel& k) override;
+    void setup(syscalls& sys) override;
     bool finished() const override { return finished_; }
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;

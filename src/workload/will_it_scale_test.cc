@@ -78,7 +78,7 @@ cs_run run_cs(const std::vector<std::string>& args, bool threads, int cores, u64
     r.t = std::make_unique<test_env>(cores, seed);
     r.t->k.set_check_level(check_level::sampled, 64);
     r.w = std::make_unique<context_switch1_workload>(parse_wis_options(args, threads));
-    r.w->setup(r.t->k);
+    r.w->setup(r.t->k.sys());
     r.t->k.run(secs(60));
     return r;
 }

@@ -6,7 +6,7 @@
  *
  * Use (the CLI does this):
  *     auto w = make_workload(argv);   // registry.h; throws config_error
- *     w->setup(k);                    // spawns the benchmark's main task
+ *     w->setup(k.sys());              // spawns the benchmark's main task
  *     k.run(limit);
  *     fmt::print("{}", w->report());
  */
@@ -15,7 +15,7 @@
 
 namespace schedlab {
 
-class kernel;
+class syscalls;
 
 /// One figure of a benchmark's result, as the benchmark itself reports it.
 struct workload_metric {
@@ -36,7 +36,7 @@ public:
     virtual std::string command_line() const = 0;
     /// Creates the workload's objects and spawns its first task(s) on CPU 0.
     /// Called once, before the kernel runs.
-    virtual void setup(kernel& k) = 0;
+    virtual void setup(syscalls& sys) = 0;
     /// True once the benchmark has taken its final timestamp.
     virtual bool finished() const = 0;
     /// The benchmark's output, in its own format (perf's, byte for byte where possible).

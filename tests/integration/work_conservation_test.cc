@@ -25,7 +25,7 @@ TEST_P(hackbench_work_conservation, no_cpu_idles_past_its_balance_bound_while_wo
     const int groups = std::max(2, m.nr_cpus() / 20);
     auto w = make_workload({"perf", "bench", "sched", "messaging", "-g", std::to_string(groups),
                             "-l", "30"});
-    w->setup(*t.k);
+    w->setup(t.k->sys());
     testlib::wasted_cores_checker check(*t.k);
     while (!w->finished() && t.sim.now() < secs(20)) {
         t.run_for(usecs(100));

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The system calls (see syscalls.h): each is the kernel's own function, or
+ * the cost model's for the cache lines of shared kernel objects.
+ */
+#include "sched/syscalls.h"
+
+#include "sched/core.h"
+
+namespace schedlab {
+
+sim_time syscalls::now() const
+{
+    return k_.now();
+}
+
+int syscalls::nr_cpu_ids() const
+{
+    return k_.nr_cpu_ids();
+}
+
+const machine& syscalls::mach() const
+{
+    return k_.mach();
+}
+
+const cost_params& syscalls::costs() const
+{
+    return k_.costs();
+}
+
+task_struct& syscalls::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o)
+{
+    return k_.spawn(std::move(b), o);
+}
+
+task_struct& syscalls::fork(task_struct& parent, std::unique_ptr<task_behaviour> b,
+                            const task_opts& o)
+{
+    return k_.fork(parent, std::move(b), o);
+}
+
+sim_dur syscalls::exit_cost(const task_struct& p) const
+{
+    return k_.exit_cost(p);
+}
+
+// kernel: kernel/sys.c getrusage(RUSAGE_CHILDREN): the reaped descendants' times (sum_exec_runtime
+// here).
+sim_dur syscalls::rusage_children(const task_struct& p) const
+{
+    sim_dur total = 0;
+    for (const auto& t : k_.tasks()) {
+        if (t->exit_time < 0)
+            continue;
+        for (int a = t->parent_pid; a > 0;) {
+            if (a == p.pid) {
+                total += static_cast<sim_dur>(t->se.sum_exec_runtime);
+                break;
+            }
+            const task_struct* up = k_.find_task_by_pid(a);
+            a = up ? up->parent_pid : 0;
+        }
+    }
+    return total;
+}
+
+bool syscalls::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
+{
+    return k_.try_to_wake_up(p, state, wake_flags);
+}
+
+void syscalls::schedule_timeout(task_struct& p, sim_dur ns)
+{
+    k_.schedule_timeout(p, ns);
+}
+
+sim_dur syscalls::charge(task_struct& p, sim_dur base)
+{
+    return k_.charge(p, base);
+}
+
+void syscalls::pull_lines(const task_struct& p, int from, u64 lines)
+{
+    if (from < 0 || from == p.cpu)
+        return;
+    k_.charge_cpu(k_.cpu_rq(p.cpu), static_cast<sim_dur>(lines) * k_.line_cost(from, p.cpu),
+                  ACCT_LOCK_HOLD);
+}
+
+bool syscalls::pull_data_lines(const task_struct& p, int from, u64 stamp, u64 lines)
+{
+    const auto d = k_.data_lines_cost(from, stamp, p.cpu, lines);
+    if (!d)
+        return false;
+    k_.charge_cpu(k_.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+    return true;
+}
+
+u64 syscalls::data_stamp(int cpu) const
+{
+    return k_.data_stamp(cpu);
+}
+
+void syscalls::data_touch(int cpu, u64 bytes)
+{
+    k_.data_touch(cpu, bytes);
+}
+
+} // namespace schedlab

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The system calls: the kernel model's surface for simulated user space.
+ *
+ * The workload layer (task code and the kernel objects tasks share: wait
+ * queues, pipes, sockets, futexes) reaches the scheduler only through this
+ * header: creating and ending tasks, blocking and waking them, timers,
+ * charging CPU time, the cache lines of shared kernel objects, and the
+ * current time. It sees task_struct (a task's identity, its CPU, its
+ * random stream) but none of the scheduler's machinery.
+ *
+ * The contract every system call follows (workload/task.h writes each once):
+ * a syscall's CPU cost is consumed first (charge()), its effect happens when
+ * that CPU time ends, and the wakeups it made are charged right after. A
+ * blocking call queues the task on a wait queue and returns a block action;
+ * try_to_wake_up() makes it runnable again and it retries where it stopped.
+ */
+#include "machine/costs.h"
+#include "machine/cpumask.h"
+#include "machine/machine.h"
+#include "sched/sched.h"
+#include "sim/time.h"
+
+#include <memory>
+#include <string>
+
+namespace schedlab {
+
+class kernel;
+
+/// How a new task is created by syscalls::spawn / syscalls::fork.
+struct task_opts {
+    std::string comm = "task";
+    int nice = 0;
+    int policy = SCHED_NORMAL;
+    cpumask allowed;        ///< empty: inherit (fork) or all CPUs (spawn)
+    int cpu = -1;           ///< spawn only: the CPU the creating context runs on (default 0)
+    bool thread = false;    ///< share the parent's tgid (CLONE_THREAD)
+    u32 footprint_kib = 16; ///< hot working set per run, for the cache-refill cost
+};
+
+/// The system calls of one kernel instance (kernel::sys()).
+class syscalls {
+public:
+    explicit syscalls(kernel& k) : k_(k) {}
+    syscalls(const syscalls&) = delete;
+    syscalls& operator=(const syscalls&) = delete;
+
+    /* ---- time and the machine ---- */
+    sim_time now() const;
+    int nr_cpu_ids() const;
+    const machine& mach() const;
+    const cost_params& costs() const;
+
+    /* ---- tasks ---- */
+    /// Creates a task as if forked by init and wakes it (wake_up_new_task()).
+    task_struct& spawn(std::unique_ptr<task_behaviour> b, const task_opts& o);
+    /// fork()/clone() from the current task `parent`, from inside its step().
+    task_struct& fork(task_struct& parent, std::unique_ptr<task_behaviour> b, const task_opts& o);
+    /// model: what exit() costs the task: a thread-group leader's process exit
+    /// (costs().exit) or another thread's do_exit() (costs().exit_thread).
+    sim_dur exit_cost(const task_struct& p) const;
+    /// getrusage(RUSAGE_CHILDREN): the CPU time of p's descendants that have exited.
+    sim_dur rusage_children(const task_struct& p) const;
+
+    /* ---- blocking and waking ---- */
+    /// try_to_wake_up(): false if p was not in one of `state`'s sleep states.
+    bool try_to_wake_up(task_struct& p, unsigned state, int wake_flags);
+    bool wake_up_process(task_struct& p) { return try_to_wake_up(p, TASK_NORMAL, 0); }
+    /// Arms p's hrtimer to wake it `ns` from now (schedule_hrtimeout()); p then blocks.
+    void schedule_timeout(task_struct& p, sim_dur ns);
+
+    /* ---- CPU time ---- */
+    /// A syscall cost with the task's jitter applied (costs().jitter_pct, p's own stream).
+    sim_dur charge(task_struct& p, sim_dur base);
+
+    /* ---- the cache lines of shared kernel objects (the cost model) ---- */
+    /// `lines` lines of a kernel object last used on CPU `from` are used on p's CPU:
+    /// their transfer by distance is charged to that CPU (nothing for its own lines).
+    void pull_lines(const task_struct& p, int from, u64 lines);
+    /// p reads `lines` lines of data written on CPU `from` when that core's traffic
+    /// was `stamp`: charged to p's CPU if they move (cost_model::data_lines_cost());
+    /// true if they did.
+    bool pull_data_lines(const task_struct& p, int from, u64 stamp, u64 lines);
+    /// The data traffic of `cpu`'s core so far, to stamp data written there.
+    u64 data_stamp(int cpu) const;
+    /// `bytes` of data pass through `cpu`'s core.
+    void data_touch(int cpu, u64 bytes);
+
+private:
+    kernel& k_;
+};
+
+} // namespace schedlab
