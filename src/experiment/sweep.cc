@@ -206,8 +206,11 @@ sweep_benchmark parse_benchmark(const spec_doc& d, const ojson& b, const std::st
                 const std::string pi = fmt::format("{}[{}]", p, i);
                 if (v[i].is_number_integer())
                     out.loads.push_back(std::to_string(get_int(d, v[i], pi, 0, 1'000'000'000)));
+                else if (v[i].is_string())
+                    out.loads.push_back(v[i].get<std::string>());
                 else
-                    out.loads.push_back(get_string(d, v[i], pi));
+                    d.fail(pi, fmt::format("expected an integer or a string, found {}",
+                                           type_name(v[i])));
                 if (out.loads.back().empty() || out.loads.back().find(',') != std::string::npos)
                     d.fail(pi, "a load is one value (no commas)");
             }

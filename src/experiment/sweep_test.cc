@@ -98,6 +98,9 @@ TEST(sweep_spec, errors_name_the_file_line_and_key)
                  "'kernels[1]': '6.6' is given twice");
     expect_error(base + bench + "loads = [1, 1]\n", true,
                  "'benchmarks[0].loads[1]': '1' is given twice");
+    expect_error(base + bench + "loads = [1.5]\n", true,
+                 "s.toml:5: 'benchmarks[0].loads[0]': expected an integer or a string, found a "
+                 "number");
     expect_error(base + bench + "loadz = [1]\n", true,
                  "s.toml:5: 'benchmarks[0].loadz': unknown key");
     expect_error(base + bench + bench, true, "a second benchmark named 'perf-pipe'");
