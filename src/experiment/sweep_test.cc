@@ -67,6 +67,24 @@ TEST(sweep_spec, plans_one_experiment_per_machine_and_benchmark_as_compare_would
     EXPECT_EQ(p.runs[23].machine, "ryzen-7950x");
 }
 
+TEST(sweep_spec, the_shipped_fidelity_suite_plans_its_468_runs)
+{
+    // bench/fidelity/shared-runq-v3.toml, as docs/sweeps.md and its header describe it
+    const sweep_plan p =
+        plan_sweep(read_sweep_spec(SCHEDLAB_SOURCE_DIR "/bench/fidelity/shared-runq-v3.toml"));
+    std::vector<std::string> names;
+    for (const sweep_experiment& e : p.experiments)
+        names.push_back(e.name);
+    EXPECT_EQ(names,
+              (std::vector<std::string>{
+                  "shared-runq-v3/bergamo-2s/hackbench", "shared-runq-v3/bergamo-2s/tbench",
+                  "shared-runq-v3/bergamo-2s/netperf", "shared-runq-v3/bergamo-2s/schbench",
+                  "shared-runq-v3/bergamo-2s/stream10", "shared-runq-v3/bergamo-2s/stream100"}));
+    EXPECT_EQ(p.runs.size(), 468u); // 4 arms x 3 runs x 39 loads
+    ASSERT_FALSE(p.experiments.empty());
+    EXPECT_EQ(p.experiments[0].plan.info.arms.front(), "tip-2023-08"); // the baseline
+}
+
 void expect_error(const std::string& text, bool toml, const std::string& want)
 {
     try {
