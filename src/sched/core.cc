@@ -48,7 +48,7 @@ trace_task_state trace_state(const task_struct& p)
 
 kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params costs)
     : sim_(sim), m_(m), kc_(std::move(kc)), tun_(scale_tunables(kc_.params, m.nr_cpus())),
-      costs_(costs)
+      cm_(m, costs)
 {
     topology_params tp;
     topo_ = build_sched_domains(m_, tp);
@@ -81,7 +81,6 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
-    sched_smt_active_ = m_.smt_width() > 1;
     if (kc_.behaviour.shared_runq_version > 0) {
         // One shared runqueue per LLC, owned by its first CPU (sd_llc_id).
         std::vector<shared_runq*> by_leader(static_cast<std::size_t>(m_.nr_cpus()), nullptr);
@@ -101,29 +100,6 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
             r.shard_idx = (cpu >> 1) % static_cast<int>(srq->shards.size());
         }
     }
-    int max_core = 0, max_llc = 0;
-    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
-        max_core = std::max(max_core, m_.cpus[static_cast<std::size_t>(cpu)].core);
-        max_llc = std::max(max_llc, m_.cpus[static_cast<std::size_t>(cpu)].llc);
-    }
-    // cpu_smt_mask() per CPU, and the same siblings as a list (ascending) to walk.
-    std::vector<std::vector<int>> core_cpus(static_cast<std::size_t>(max_core) + 1);
-    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu)
-        core_cpus[static_cast<std::size_t>(core_of(cpu))].push_back(cpu);
-    smt_masks_.reserve(static_cast<std::size_t>(m_.nr_cpus()));
-    smt_siblings_.reserve(static_cast<std::size_t>(m_.nr_cpus()));
-    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
-        const std::vector<int>& sib = core_cpus[static_cast<std::size_t>(core_of(cpu))];
-        cpumask mask(m_.nr_cpus());
-        for (const int s : sib)
-            mask.set(s);
-        smt_masks_.push_back(std::move(mask));
-        smt_siblings_.push_back(sib);
-    }
-    core_busy_.assign(static_cast<std::size_t>(max_core) + 1, 0); // every CPU idles at boot
-    core_footprint_clock_.assign(static_cast<std::size_t>(max_core) + 1, 0);
-    core_data_bytes_.assign(static_cast<std::size_t>(max_core) + 1, 0);
-    llc_footprint_clock_.assign(static_cast<std::size_t>(max_llc) + 1, 0);
     nohz_idle_cpus_ = cpumask(m_.nr_cpus());
     nohz_tick_stopped_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
@@ -163,7 +139,7 @@ task_struct& kernel::task_of(sched_entity& se)
 
 sim_dur kernel::charge(task_struct& p, sim_dur base)
 {
-    return p.rng.jitter(base, static_cast<u32>(costs_.jitter_pct));
+    return p.rng.jitter(base, static_cast<u32>(costs().jitter_pct));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -380,7 +356,7 @@ void kernel::sched_ttwu_pending(rq& r)
     r.ttwu_ipi_event = {};
     auto list = std::move(r.wake_list);
     r.wake_list.clear();
-    lock_and_charge(r.lock, r.cpu, costs_.rq_lock_hold * static_cast<sim_dur>(list.size()));
+    lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold * static_cast<sim_dur>(list.size()));
     for (auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
@@ -414,7 +390,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         // task is requeued in place on its CPU (no select_task_rq) and may preempt.
         if (p.se.sched_delayed) {
             rq& r = cpu_rq(p.cpu);
-            lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
+            lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
             pull_rq_lines(r);
             update_rq_clock(r);
             if (p.sched_info_.last_queued == NOT_QUEUED)
@@ -473,13 +449,14 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         if (!r.ttwu_pending) {
             r.ttwu_pending = true;
             // An idle target must leave its C-state first (and may need the IPI too).
-            r.ttwu_ipi_event = sim_.after(remote_notify_delay(r, notify::ipi), event_prio::ipi, this,
-                                          ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
+            r.ttwu_ipi_event =
+                sim_.after(remote_notify_delay(r, cost_model::notify::ipi), event_prio::ipi, this,
+                           ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
         }
         return true;
     }
     // The waker takes the target's rq lock and activates there itself.
-    lock_and_charge(r.lock, this_cpu_, costs_.rq_lock_hold);
+    lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
     pull_rq_lines(r);
     ttwu_do_activate(r, p, wake_flags);
     return true;
@@ -490,8 +467,8 @@ void kernel::pull_rq_lines(rq& r)
 {
     if (r.cpu == this_cpu_)
         return;
-    wakeup_costs_.remote_activations++;
-    charge_cpu(cpu_rq(this_cpu_), costs_.wakeup_remote_lines * line_cost(r.cpu, this_cpu_),
+    cm_.count_remote_activation();
+    charge_cpu(cpu_rq(this_cpu_), costs().wakeup_remote_lines * cm_.line_cost(r.cpu, this_cpu_),
                ACCT_LOCK_HOLD);
 }
 
@@ -515,7 +492,7 @@ void kernel::resched_curr(rq& r)
     r.need_resched = true;
     // The CPU running this code is awake already (an idle one is handling a wake-list
     // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
-    const sim_dur delay = r.cpu == this_cpu_ ? 0 : remote_notify_delay(r, notify::ipi);
+    const sim_dur delay = r.cpu == this_cpu_ ? 0 : remote_notify_delay(r, cost_model::notify::ipi);
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
@@ -559,7 +536,7 @@ void kernel::__schedule(rq& r, bool preempt)
         r.resched_event = {};
     }
     r.stats.sched_count++;
-    lock_and_charge(r.lock, r.cpu, costs_.rq_lock_hold);
+    lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold);
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
@@ -587,7 +564,7 @@ void kernel::__schedule(rq& r, bool preempt)
         next->on_cpu = true;
         r.curr = next;
         if (prev->is_idle_task() != next->is_idle_task()) // SMT sibling state (smt_rate_pct)
-            core_busy_[core_of(r.cpu)] += next->is_idle_task() ? -1 : 1;
+            cm_.core_busy_changed(r.cpu, !next->is_idle_task());
 
         const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
         for (auto* s : sinks_)
@@ -599,11 +576,7 @@ void kernel::__schedule(rq& r, bool preempt)
         digest_mix(digest_, static_cast<u64>(next->pid));
 
         if (!prev->is_idle_task()) {
-            // Where prev leaves its working set warm.
-            prev->last_ran_cpu = r.cpu;
-            prev->last_ran_end = now();
-            prev->core_clock_at_leave = core_footprint_clock_[static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(r.cpu)].core)];
-            prev->llc_clock_at_leave = llc_footprint_clock_[static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(r.cpu)].llc)];
+            cm_.task_leaves(*prev, r.cpu, now()); // where prev leaves its working set warm
         }
         if (prev->is_idle_task()) {
             r.idle_since = -1;
@@ -618,10 +591,7 @@ void kernel::__schedule(rq& r, bool preempt)
             }
             nohz_balance_enter_idle(r);
             // cpuidle: the menu governor's choice from the recent idle lengths.
-            const u64 predicted = static_cast<u64>(r.idle_pred);
-            r.idle_state = predicted >= static_cast<u64>(costs_.cstate_deep_residency)  ? 2
-                           : predicted >= static_cast<u64>(costs_.cstate_c1_residency) ? 1
-                                                                                       : 0;
+            r.idle_state = cm_.idle_select(r.idle_pred);
             // Kernel work charged during this __schedule keeps the idle CPU busy.
             sim_dur owed = 0;
             for (int c = 0; c < ACCT_NR; ++c) {
@@ -631,11 +601,9 @@ void kernel::__schedule(rq& r, bool preempt)
             }
             r.idle_busy_until = now() + owed;
         } else {
-            r.pending[ACCT_CONTEXT_SWITCH] += charge(*next, costs_.context_switch);
-            r.pending[ACCT_CACHE_REFILL] += cache_refill_cost(*next, r.cpu);
-            const auto& cd = m_.cpus[static_cast<std::size_t>(r.cpu)];
-            core_footprint_clock_[static_cast<std::size_t>(cd.core)] += next->footprint_kib;
-            llc_footprint_clock_[static_cast<std::size_t>(cd.llc)] += next->footprint_kib;
+            r.pending[ACCT_CONTEXT_SWITCH] += charge(*next, costs().context_switch);
+            r.pending[ACCT_CACHE_REFILL] += cm_.cache_refill_cost(*next, r.cpu, now());
+            cm_.task_arrives(*next, r.cpu);
         }
         start_burst(r);
         if (prev->is_idle_task() != next->is_idle_task())
@@ -681,7 +649,7 @@ sim_dur kernel::begin_segment(rq& r)
     }
     r.seg_start = now();
     r.seg_overhead = overhead;
-    r.seg_rate_pct = smt_rate_pct(r.cpu);
+    r.seg_rate_pct = cm_.smt_rate_pct(r.cpu, !p.is_idle_task());
     const sim_dur work_time = (p.work_left * 100 + r.seg_rate_pct - 1) / r.seg_rate_pct;
     return overhead + work_time;
 }
@@ -782,69 +750,11 @@ void kernel::do_exit(rq& r, task_struct& p)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The cost model                                                             */
-
-u64 kernel::data_stamp(int cpu) const
-{
-    const auto core = static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(cpu)].core);
-    return core_footprint_clock_[core] * 1024 + core_data_bytes_[core];
-}
-
-void kernel::data_touch(int cpu, u64 bytes)
-{
-    core_data_bytes_[static_cast<std::size_t>(m_.cpus[static_cast<std::size_t>(cpu)].core)] += bytes;
-}
-
-// model: see core.h.
-std::optional<sim_dur> kernel::data_lines_cost(int from, u64 stamp, int to, u64 lines) const
-{
-    if (from < 0 || lines == 0)
-        return std::nullopt;
-    const cpu_distance d = m_.distance(from, to);
-    const bool private_to_reader = d == cpu_distance::same || d == cpu_distance::smt;
-    if (!private_to_reader)
-        return static_cast<sim_dur>(lines) * line_cost(from, to);
-    if (data_stamp(from) - stamp >= static_cast<u64>(costs_.l2_kib) * 1024)
-        return static_cast<sim_dur>(lines) * costs_.line_llc; // lost: from the LLC
-    if (d == cpu_distance::smt)
-        return static_cast<sim_dur>(lines) * costs_.line_smt;
-    return std::nullopt;
-}
-
-/*
- * model: the cpuidle governor picks the deepest state whose target residency
- * fits the predicted idle length: an EWMA of the CPU's recent idle periods,
- * measured up to the wakeup's arrival (not counting the exit latency), and
- * long (10 ms, i.e. the next timer) before any history. The menu governor
- * also weighs timers and a performance multiplier, not modelled.
- *
- * model: a spinlock (or a cache line written with an atomic) is a FIFO
- * resource. An acquirer arriving while it is held spins until it is free,
- * then holds it for `hold` plus the transfer of the line from the previous
- * owner's CPU. Differs: the critical section's effect is applied at once
- * (the simulation is atomic per event); only its time is modelled.
- */
-std::pair<sim_dur, sim_dur> kernel::lock_acquire(contended_lock& l, int cpu, sim_dur hold)
-{
-    const sim_time t = now();
-    // A CPU never waits for its own earlier hold: that hold is already charged to it
-    // and runs before anything it does next, so the new hold just follows it.
-    const bool mine = l.last_cpu == cpu;
-    const sim_dur spin = !mine && l.busy_until > t ? l.busy_until - t : 0;
-    const sim_dur held = hold + (mine ? 0 : line_cost(l.last_cpu, cpu));
-    l.busy_until = std::max(l.busy_until, t + spin) + held;
-    l.last_cpu = cpu;
-    l.acquisitions++;
-    if (spin > 0) {
-        l.contended++;
-        l.wait_total += spin;
-    }
-    return {spin, held};
-}
+/* The cost model's prices applied to CPUs (cost_model.h prices them)        */
 
 void kernel::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
 {
-    const auto [spin, held] = lock_acquire(l, cpu, hold);
+    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, now());
     rq& r = cpu_rq(cpu);
     charge_cpu(r, spin, ACCT_LOCK_SPIN);
     charge_cpu(r, held, ACCT_LOCK_HOLD);
@@ -908,135 +818,20 @@ const char* acct_cat_name(acct_cat c)
     return "?";
 }
 
-namespace {
-/// 2^(-dt / halflife) in 1/65536 units, piecewise linear between halvings.
-u64 decay_q16(sim_dur dt, sim_dur halflife)
+sim_dur kernel::remote_notify_delay(rq& r, cost_model::notify by)
 {
-    if (halflife <= 0)
-        return 0;
-    const s64 k = dt / halflife;
-    if (k >= 32)
-        return 0;
-    const u64 base = 65536ULL >> k;
-    const u64 frac = static_cast<u64>(dt % halflife) * 65536ULL / static_cast<u64>(halflife);
-    return base - base * frac / 131072ULL; // base * (1 - frac/2)
-}
-} // namespace
-
-/*
- * model: a task's working set (footprint_kib) is warm in the private caches
- * of the core it last ran on and in that core's LLC. Warmth decays with the
- * time since it left (cache_halflife / llc_halflife) and with what other
- * tasks ran there meanwhile (their footprints against l2_kib / llc_kib).
- * Running again costs refilling the cold part from the nearest level that
- * still has it: the LLC, memory / another LLC of the package, or the other
- * package. The kernel has no such cost; task_hot() only approximates it.
- */
-sim_dur kernel::cache_refill_cost(const task_struct& p, int cpu) const
-{
-    const auto fp = static_cast<sim_dur>(p.footprint_kib);
-    if (fp == 0)
-        return 0;
-    if (p.last_ran_cpu < 0)
-        return fp * costs_.refill_mem_per_kib; // first run: everything comes from memory
-    const sim_dur dt = now() - p.last_ran_end;
-    const auto& last = m_.cpus[static_cast<std::size_t>(p.last_ran_cpu)];
-    auto warmth = [&](u64 clock_now, u64 clock_then, sim_dur halflife, sim_dur size_kib) {
-        const u64 others = clock_now - clock_then;
-        const u64 t = decay_q16(dt, halflife);
-        if (size_kib <= 0 || others >= static_cast<u64>(size_kib))
-            return u64{0};
-        return t * (static_cast<u64>(size_kib) - others) / static_cast<u64>(size_kib);
-    };
-    const u64 w_llc = warmth(llc_footprint_clock_[static_cast<std::size_t>(last.llc)],
-                             p.llc_clock_at_leave, costs_.llc_halflife, costs_.llc_kib);
-    const u64 w_priv = warmth(core_footprint_clock_[static_cast<std::size_t>(last.core)],
-                              p.core_clock_at_leave, costs_.cache_halflife, costs_.l2_kib);
-    // Per KiB cost of what is not in the private caches, when the LLC is the source.
-    const sim_dur from_llc = static_cast<sim_dur>(
-        (w_llc * static_cast<u64>(costs_.refill_llc_per_kib) +
-         (65536 - w_llc) * static_cast<u64>(costs_.refill_mem_per_kib)) / 65536);
-    switch (m_.distance(p.last_ran_cpu, cpu)) {
-    case cpu_distance::same:
-    case cpu_distance::smt:
-        return fp * static_cast<sim_dur>((65536 - w_priv) * static_cast<u64>(from_llc) / 65536);
-    case cpu_distance::llc:
-        return fp * from_llc;
-    case cpu_distance::package:
-        return fp * costs_.refill_mem_per_kib;
-    case cpu_distance::remote:
-        return fp * costs_.refill_remote_per_kib;
-    }
-    return 0;
-}
-
-sim_dur kernel::idle_exit_latency(const rq& r) const
-{
-    if (!r.curr->is_idle_task())
-        return 0;
-    switch (r.idle_state) {
-    case 1:
-        return costs_.cstate_c1_exit;
-    case 2:
-        return costs_.cstate_deep_exit;
-    default:
-        return 0;
-    }
-}
-
-/*
- * model: how long a remote CPU takes to notice a wakeup or reschedule. A busy
- * CPU needs an IPI (the sender spends ipi_send, the target notices after
- * ipi_wakeup); an idle CPU leaves its C-state first, and unless its idle state
- * polls need_resched (cstate_polls) the wakeup is also an IPI. A timer (by ==
- * notify::timer) raises its own interrupt: no IPI, only the idle exit.
- */
-sim_dur kernel::remote_notify_delay(rq& r, notify by)
-{
-    const bool ipi = by == notify::ipi;
-    if (r.curr->is_idle_task()) {
-        // The idle period ends with this wakeup: the governor learns its length
-        // (EWMA, weight 1/4; the menu governor's "typical interval" in spirit).
-        if (r.idle_since >= 0) {
-            const sim_dur observed = now() - r.idle_since;
-            r.idle_pred += (observed - r.idle_pred) / 4;
-        }
-        sim_dur d = idle_exit_latency(r);
-        wakeup_costs_.idle_exits++;
-        wakeup_costs_.idle_exit_delay += d;
-        if (r.idle_state == 2)
-            wakeup_costs_.idle_exits_deep++;
-        r.acct.idle_exit += d;
-        if (ipi && !costs_.cstate_polls) {
-            wakeup_costs_.idle_ipis++;
-            charge_cpu(cpu_rq(this_cpu_), costs_.ipi_send, ACCT_IPI);
-            d += costs_.ipi_wakeup;
-        }
-        return d;
-    }
-    SIM_BUG_ON(!ipi, "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
-    wakeup_costs_.ipis++;
-    wakeup_costs_.ipi_delay += costs_.ipi_wakeup;
-    charge_cpu(cpu_rq(this_cpu_), costs_.ipi_send, ACCT_IPI);
-    return costs_.ipi_wakeup;
-}
-
-/// model: two busy SMT siblings each progress at smt_pct % of a whole core.
-u32 kernel::smt_rate_pct(int cpu) const
-{
-    const bool self_busy = !cpu_rq(cpu).curr->is_idle_task();
-    if (core_busy_[core_of(cpu)] > (self_busy ? 1 : 0))
-        return static_cast<u32>(std::clamp<sim_dur>(costs_.smt_pct, 1, 100));
-    return 100;
+    const cost_model::notify_cost c = cm_.remote_notify(r, by, now());
+    charge_cpu(cpu_rq(this_cpu_), c.sender, ACCT_IPI);
+    return c.delay;
 }
 
 void kernel::update_smt_rates(int cpu)
 {
-    for (const int s : smt_siblings(cpu)) {
+    for (const int s : cm_.smt_siblings(cpu)) {
         rq& sr = cpu_rq(s);
         if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
             continue;
-        if (smt_rate_pct(s) == sr.seg_rate_pct)
+        if (cm_.smt_rate_pct(s, true) == sr.seg_rate_pct)
             continue;
         restart_burst(sr);
     }
@@ -1110,7 +905,7 @@ void kernel::fire(u64 arg)
         rq& tr = cpu_rq(p->cpu);
         if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
             // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
-            const sim_dur d = remote_notify_delay(tr, notify::timer);
+            const sim_dur d = remote_notify_delay(tr, cost_model::notify::timer);
             if (d > 0) {
                 p->timer_cpu_awake = true;
                 p->timer = sim_.after(d, event_prio::hrtimer, this, arg);

@@ -17,6 +17,7 @@
  * kernel's so RT/DL/sched_ext classes can be slotted in later.
  */
 #include "machine/machine.h"
+#include "sched/cost_model.h"
 #include "sched/features.h"
 #include "sched/params.h"
 #include "sched/profiles.h"
@@ -96,17 +97,6 @@ struct lb_env {
     sim_dur scan_cost = 0;           ///< their cost: fixed part + cache lines by distance
 };
 
-/// Totals of the delays between a wakeup and the wakee's CPU acting on it.
-struct wakeup_costs {
-    u64 ipis = 0;              ///< wake-list / reschedule IPIs to busy CPUs
-    sim_dur ipi_delay = 0;
-    u64 idle_exits = 0;        ///< wakeups of idle CPUs
-    sim_dur idle_exit_delay = 0;
-    u64 idle_exits_deep = 0;   ///< ... of which from the deep C-state
-    u64 idle_ipis = 0;         ///< ... of which needed an IPI (idle states that do not poll)
-    u64 remote_activations = 0; ///< wakeups enqueued by the waker on another CPU's runqueue
-};
-
 /// One explained decision, when the decision log is on (kernel::set_decision_log).
 struct sched_decision {
     sim_time ts;
@@ -179,21 +169,24 @@ public:
     const kernel_config& config() const { return kc_; }
     const sched_features& feats() const { return kc_.features; }
     const sched_tunables& tunables() const { return tun_; }
-    const cost_params& costs() const { return costs_; }
+    const cost_params& costs() const { return cm_.params(); }
+    /// The cost model (cost_model.h): what the kernel's work costs on this machine.
+    cost_model& cm() { return cm_; }
+    const cost_model& cm() const { return cm_; }
     /// model: what exit() costs the task: a thread-group leader runs the process
     /// exit (atexit, library destructors, mm teardown: costs().exit), any other
     /// thread only do_exit() (costs().exit_thread).
     sim_dur exit_cost(const task_struct& p) const
     {
-        return p.tgid == p.pid ? costs_.exit : costs_.exit_thread;
+        return p.tgid == p.pid ? costs().exit : costs().exit_thread;
     }
     /// model: the CPU a new child spends before its program's first step
     /// (ret_from_fork, the C library's start-up): a process's or a thread's, plus
     /// start_remote when its first CPU is not its creator's.
     sim_dur start_cost(const task_struct& p, int creator_cpu) const
     {
-        return (p.tgid == p.pid ? costs_.start_process : costs_.start_thread) +
-               (p.cpu != creator_cpu ? costs_.start_remote : 0);
+        return (p.tgid == p.pid ? costs().start_process : costs().start_thread) +
+               (p.cpu != creator_cpu ? costs().start_remote : 0);
     }
     simulation& sim() { return sim_; }
     const simulation& sim() const { return sim_; }
@@ -358,70 +351,17 @@ public:
     void remove_entity_load_avg(sched_entity& se);
     void post_init_entity_util_avg(task_struct& p);
     const task_group& autogroup() const { return autogroup_; }
+    void update_tg_load_avg(cfs_rq& cfs, int cpu);
+    void update_cfs_group(cfs_rq& cfs, int cpu);
 
-    /* ---- the cost model (core.cc) ---- */
-    /// Cache-line transfer between two CPUs, by distance (costs().line_*); 0 from nowhere (-1).
-    sim_dur line_cost(int from, int to) const
-    {
-        if (from < 0)
-            return 0;
-        switch (m_.distance(from, to)) {
-        case cpu_distance::same:
-            return 0;
-        case cpu_distance::smt:
-            return costs_.line_smt;
-        case cpu_distance::llc:
-            return costs_.line_llc;
-        case cpu_distance::package:
-            return costs_.line_pkg;
-        case cpu_distance::remote:
-            return costs_.line_remote;
-        }
-        return 0;
-    }
-    /*
-     * model: data a task leaves for another (an skb, a pipe buffer) sits in the
-     * private caches of the CPU that wrote it until enough other data passes
-     * through that core: task footprints (as for cache_refill_cost()) and the
-     * data itself. data_stamp() is that core's traffic so far in bytes;
-     * data_touch() adds to it; data_lines_cost() is what reading `lines` lines
-     * stamped `stamp` on CPU `from` costs on CPU `to`: a transfer by distance
-     * from another CPU, an LLC hit per line (line_llc) once `from`'s private
-     * caches (l2_kib) have seen more than their size since; nullopt when the
-     * lines are still in the reader's private caches (nothing moves).
-     */
-    u64 data_stamp(int cpu) const;
-    void data_touch(int cpu, u64 bytes);
-    std::optional<sim_dur> data_lines_cost(int from, u64 stamp, int to, u64 lines) const;
-    /// Acquires a contended lock or cache line on `cpu` for `hold` ns; returns
-    /// {spin, hold + transfer}: waiters spin in arrival order.
-    std::pair<sim_dur, sim_dur> lock_acquire(contended_lock& l, int cpu, sim_dur hold);
-    /// Takes a lock and charges the time to `cpu` (lock_spin / lock_hold).
+    /* ---- the cost model's prices applied to CPUs (core.cc) ---- */
+    /// Takes a lock (cost_model::lock_acquire) and charges the time to `cpu`
+    /// (lock_spin / lock_hold).
     void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);
     /// Charges kernel time to a CPU: it delays the CPU's current or next task.
     void charge_cpu(rq& r, sim_dur ns, acct_cat category);
-    /// Refill time of p's working set when it starts running on cpu.
-    sim_dur cache_refill_cost(const task_struct& p, int cpu) const;
-    /// Exit latency of the idle state rq is in (0 if not idle).
-    sim_dur idle_exit_latency(const rq& r) const;
-    /// Who tells a remote CPU: this CPU by IPI, or the target's own timer interrupt.
-    enum class notify { ipi, timer };
-    /// Delay before r's CPU notices a wakeup or reschedule; an IPI also costs this CPU ipi_send.
-    sim_dur remote_notify_delay(rq& r, notify by);
-    const cpumask& smt_mask(int cpu) const { return smt_masks_[static_cast<std::size_t>(cpu)]; }
-    /// The CPUs of smt_mask(cpu), ascending: cheaper to walk than the full-width mask.
-    const std::vector<int>& smt_siblings(int cpu) const
-    {
-        return smt_siblings_[static_cast<std::size_t>(cpu)];
-    }
-    int core_of(int cpu) const { return m_.cpus[static_cast<std::size_t>(cpu)].core; }
-    u32 smt_rate_pct(int cpu) const;
-    void update_smt_rates(int cpu);
-    const wakeup_costs& wakeup_cost_totals() const { return wakeup_costs_; }
     /// A CPU's accounting up to now, including the segment in progress.
     cpu_time_accounting cpu_accounting(int cpu) const;
-    void update_tg_load_avg(cfs_rq& cfs, int cpu);
-    void update_cfs_group(cfs_rq& cfs, int cpu);
 
     /* ---- the decision log ---- */
     void set_decision_log(decision_sink* log) { decisions_ = log; }
@@ -448,6 +388,11 @@ private:
     void start_tick(rq& rq);
     void sched_info_depart(rq& rq, task_struct& p);
     void sched_info_arrive(rq& rq, task_struct& p);
+    /// Delay before r's CPU notices a wakeup or reschedule (cost_model::remote_notify);
+    /// an IPI's sending time is charged to this CPU.
+    sim_dur remote_notify_delay(rq& r, cost_model::notify by);
+    /// Re-rates the bursts of cpu's busy SMT siblings when cpu starts or stops running a task.
+    void update_smt_rates(int cpu);
     void maybe_check(rq& rq);
     void check_rq(const rq& rq, std::string& errs) const;
 
@@ -456,7 +401,7 @@ private:
     const machine& m_;
     kernel_config kc_;
     sched_tunables tun_;
-    cost_params costs_;
+    cost_model cm_;
     sched_topology topo_;
     std::vector<std::unique_ptr<rq>> rqs_;
     std::vector<std::unique_ptr<task_struct>> idle_tasks_;
@@ -466,17 +411,9 @@ private:
     u64 nr_alive_ = 0;
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;
-    bool sched_smt_active_ = false; ///< sched_smt_present: some core has SMT siblings
     root_domain rd_;
     task_group autogroup_{"autogroup-1"};
-    sim_dur last_lb_cost_ = 0;  ///< cost of the load_balance() calls since last reset
-    std::vector<cpumask> smt_masks_;       ///< cpu_smt_mask() per CPU, precomputed
-    std::vector<std::vector<int>> smt_siblings_; ///< the same, as lists
-    std::vector<int> core_busy_;           ///< per core: CPUs not running their idle task
-    std::vector<u64> core_footprint_clock_; ///< KiB of task footprints run per core
-    std::vector<u64> core_data_bytes_;      ///< bytes of channel data touched per core
-    std::vector<u64> llc_footprint_clock_;  ///< ... per LLC
-    wakeup_costs wakeup_costs_;
+    sim_dur last_lb_cost_ = 0; ///< cost of the load_balance() calls since last reset
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
     shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;

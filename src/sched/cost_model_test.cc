@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The cost model on minimal scenarios (issue: explicit, calibrated costs):
- * lock contention, cache refill by distance, SMT sharing, idle-state exits,
- * and the time accounting.
+ * The cost model (cost_model.h) on its own: line transfers, locks, data in
+ * private caches, refill by distance, the idle governor, IPIs, SMT sharing;
+ * then on minimal scenarios through the kernel: the prices applied to CPUs,
+ * idle-state exits, and the time accounting.
  */
 #include "metrics/sched_summary.h"
+#include "sched/cost_model.h"
 #include "sched/testlib.h"
 
 #include <gtest/gtest.h>
@@ -28,18 +30,20 @@ TEST(lock_acquire, a_contended_lock_serialises_its_users_in_arrival_order)
 {
     cost_params c = sched_fixture::no_costs();
     c.line_llc = 20;
-    sched_fixture t(testlib::small_machine(4), "6.6", 1, "", c);
+    const machine m = testlib::small_machine(4);
+    const cost_model cm(m, c);
+    const sim_time now = usecs(7);
     contended_lock l;
-    const auto a = t.k->lock_acquire(l, 1, 300);
-    const auto b = t.k->lock_acquire(l, 2, 300);
-    const auto d = t.k->lock_acquire(l, 3, 300);
+    const auto a = cm.lock_acquire(l, 1, 300, now);
+    const auto b = cm.lock_acquire(l, 2, 300, now);
+    const auto d = cm.lock_acquire(l, 3, 300, now);
     EXPECT_EQ(a.first, 0) << "the first comes in free";
     EXPECT_EQ(a.second, 300) << "no previous owner: no line transfer";
     EXPECT_EQ(b.first, 300) << "the second spins while the first holds it";
     EXPECT_EQ(b.second, 320) << "then holds it, after pulling the line from cpu1";
     EXPECT_EQ(d.first, 620);
     EXPECT_EQ(l.contended, 2u);
-    EXPECT_EQ(l.busy_until, t.sim.now() + 940);
+    EXPECT_EQ(l.busy_until, now + 940);
 }
 
 TEST(data_lines_cost, data_stays_warm_where_it_was_written_until_the_private_caches_turn_over)
@@ -49,38 +53,142 @@ TEST(data_lines_cost, data_stays_warm_where_it_was_written_until_the_private_cac
     c.line_llc = 60;
     c.line_pkg = 90;
     c.l2_kib = 1024;
-    sched_fixture t(two_llc_machine(2), "6.6", 1, "", c);
+    const machine m = two_llc_machine(2);
+    cost_model cm(m, c);
     // CPUs 0 and 8 are SMT siblings (numbered as Linux does), 0 and 1 share an LLC, 0 and 4
     // do not.
-    const u64 stamp = t.k->data_stamp(0);
-    t.k->data_touch(0, 1000); // the data itself
-    EXPECT_FALSE(t.k->data_lines_cost(0, stamp, 0, 3)) << "warm where it was written";
-    ASSERT_EQ(t.m.distance(0, 8), cpu_distance::smt);
-    ASSERT_EQ(t.m.distance(0, 4), cpu_distance::package);
-    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 8, 3), 3 * 5) << "the sibling shares the caches";
-    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 1, 3), 3 * 60);
-    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 4, 3), 3 * 90);
-    t.k->data_touch(1, 1024 * 1024); // another core's traffic leaves CPU 0's caches alone
-    EXPECT_FALSE(t.k->data_lines_cost(0, stamp, 0, 3));
-    t.k->data_touch(8, 1024 * 1024 - 1000); // the sibling's traffic evicts from the same core
-    EXPECT_EQ(t.k->data_lines_cost(0, stamp, 0, 3), 3 * 60) << "lost: an LLC hit per line";
-    EXPECT_EQ(t.k->data_stamp(8), t.k->data_stamp(0)) << "one clock per core";
+    const u64 stamp = cm.data_stamp(0);
+    cm.data_touch(0, 1000); // the data itself
+    EXPECT_FALSE(cm.data_lines_cost(0, stamp, 0, 3)) << "warm where it was written";
+    ASSERT_EQ(m.distance(0, 8), cpu_distance::smt);
+    ASSERT_EQ(m.distance(0, 4), cpu_distance::package);
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 8, 3), 3 * 5) << "the sibling shares the caches";
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 1, 3), 3 * 60);
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 4, 3), 3 * 90);
+    cm.data_touch(1, 1024 * 1024); // another core's traffic leaves CPU 0's caches alone
+    EXPECT_FALSE(cm.data_lines_cost(0, stamp, 0, 3));
+    cm.data_touch(8, 1024 * 1024 - 1000); // the sibling's traffic evicts from the same core
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 0, 3), 3 * 60) << "lost: an LLC hit per line";
+    EXPECT_EQ(cm.data_stamp(8), cm.data_stamp(0)) << "one clock per core";
 }
 
 TEST(lock_acquire, a_cpu_never_spins_on_its_own_earlier_hold)
 {
     cost_params c = sched_fixture::no_costs();
     c.line_llc = 20;
-    sched_fixture t(testlib::small_machine(4), "6.6", 1, "", c);
+    const machine m = testlib::small_machine(4);
+    const cost_model cm(m, c);
+    const sim_time now = 0;
     contended_lock l;
-    t.k->lock_acquire(l, 1, 300);
-    const auto again = t.k->lock_acquire(l, 1, 300);
+    cm.lock_acquire(l, 1, 300, now);
+    const auto again = cm.lock_acquire(l, 1, 300, now);
     EXPECT_EQ(again.first, 0) << "its first hold is its own work, already charged";
     EXPECT_EQ(again.second, 300);
-    EXPECT_EQ(l.busy_until, t.sim.now() + 600) << "the second hold follows the first";
+    EXPECT_EQ(l.busy_until, now + 600) << "the second hold follows the first";
     EXPECT_EQ(l.contended, 0u);
-    const auto other = t.k->lock_acquire(l, 2, 300);
+    const auto other = cm.lock_acquire(l, 2, 300, now);
     EXPECT_EQ(other.first, 600) << "another CPU waits for both";
+}
+
+TEST(cost_model, line_cost_follows_the_distance_and_nothing_moves_from_nowhere)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.line_smt = 5;
+    c.line_llc = 60;
+    c.line_pkg = 90;
+    const machine m = two_llc_machine(2);
+    const cost_model cm(m, c);
+    EXPECT_EQ(cm.line_cost(-1, 3), 0) << "no previous owner";
+    EXPECT_EQ(cm.line_cost(0, 0), 0);
+    EXPECT_EQ(cm.line_cost(0, 8), 5) << "SMT siblings";
+    EXPECT_EQ(cm.line_cost(0, 1), 60) << "same LLC";
+    EXPECT_EQ(cm.line_cost(0, 4), 90) << "same package, other LLC";
+}
+
+TEST(cost_model, idle_select_takes_the_deepest_state_the_prediction_fits)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.cstate_c1_residency = usecs(2);
+    c.cstate_deep_residency = usecs(300);
+    const machine m = testlib::small_machine(2);
+    const cost_model cm(m, c);
+    EXPECT_EQ(cm.idle_select(usecs(1)), 0) << "shorter than C1's residency: poll";
+    EXPECT_EQ(cm.idle_select(usecs(2)), 1);
+    EXPECT_EQ(cm.idle_select(usecs(299)), 1);
+    EXPECT_EQ(cm.idle_select(usecs(300)), 2);
+}
+
+TEST(cost_model, remote_notify_prices_the_ipi_and_the_idle_exit_and_teaches_the_governor)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.cstate_deep_exit = usecs(80);
+    c.ipi_wakeup = usecs(5);
+    c.ipi_send = usecs(2);
+    c.cstate_polls = 0;
+    const machine m = testlib::small_machine(2);
+    cost_model cm(m, c);
+    task_struct idle, busy;
+    idle.pid = 0;
+    busy.pid = 7;
+    rq r;
+    r.cpu = 1;
+    r.curr = &idle;
+    r.idle_state = 2;
+    r.idle_since = usecs(100);
+    r.idle_pred = msecs(10);
+    const auto woken = cm.remote_notify(r, cost_model::notify::ipi, usecs(500));
+    EXPECT_EQ(woken.delay, usecs(80) + usecs(5)) << "leaves the deep state, then takes the IPI";
+    EXPECT_EQ(woken.sender, usecs(2));
+    EXPECT_EQ(r.acct.idle_exit, usecs(80));
+    EXPECT_EQ(r.idle_pred, msecs(10) + (usecs(400) - msecs(10)) / 4) << "EWMA of idle lengths";
+    const auto by_timer = cm.remote_notify(r, cost_model::notify::timer, usecs(600));
+    EXPECT_EQ(by_timer.delay, usecs(80)) << "its own timer: no IPI";
+    EXPECT_EQ(by_timer.sender, 0);
+    r.curr = &busy;
+    const auto running = cm.remote_notify(r, cost_model::notify::ipi, usecs(700));
+    EXPECT_EQ(running.delay, usecs(5));
+    const wakeup_costs& w = cm.wakeup_cost_totals();
+    EXPECT_EQ(w.idle_exits, 2u);
+    EXPECT_EQ(w.idle_exits_deep, 2u);
+    EXPECT_EQ(w.idle_ipis, 1u);
+    EXPECT_EQ(w.ipis, 1u);
+}
+
+TEST(cost_model, smt_rate_pct_counts_the_busy_cpus_of_a_core)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.smt_pct = 62;
+    const machine m = two_llc_machine(2);
+    cost_model cm(m, c);
+    ASSERT_TRUE(cm.smt_active());
+    ASSERT_EQ(cm.smt_siblings(0), (std::vector<int>{0, 8}));
+    cm.core_busy_changed(0, true);
+    EXPECT_EQ(cm.smt_rate_pct(0, true), 100u) << "alone on its core";
+    EXPECT_EQ(cm.smt_rate_pct(8, false), 62u) << "a task arriving on the sibling would share";
+    cm.core_busy_changed(8, true);
+    EXPECT_EQ(cm.smt_rate_pct(0, true), 62u);
+    cm.core_busy_changed(8, false);
+    EXPECT_EQ(cm.smt_rate_pct(0, true), 100u);
+}
+
+TEST(cost_model, a_task_leaving_a_core_finds_it_cooler_after_another_task_ran_there)
+{
+    const machine m = two_llc_machine();
+    cost_model cm(m, cost_params{});
+    const cost_params& c = cm.params();
+    task_struct p, other;
+    p.footprint_kib = 256;
+    other.footprint_kib = static_cast<u32>(c.l2_kib);
+    EXPECT_EQ(cm.cache_refill_cost(p, 0, 0), 256 * c.refill_mem_per_kib) << "first run: memory";
+    cm.task_arrives(p, 0);
+    cm.task_leaves(p, 0, usecs(10));
+    EXPECT_EQ(p.last_ran_cpu, 0);
+    const sim_dur warm = cm.cache_refill_cost(p, 0, usecs(10));
+    cm.task_arrives(other, 0); // a private cache's worth of someone else's lines
+    const sim_dur after_other = cm.cache_refill_cost(p, 0, usecs(10));
+    EXPECT_EQ(warm, 0) << "just left: every line still in the private caches";
+    EXPECT_GT(after_other, warm) << "the other task's lines evicted them";
+    EXPECT_LT(after_other, 256 * c.refill_mem_per_kib) << "the LLC still has most of them";
 }
 
 TEST(charge_cpu, a_spinning_cpu_delays_its_running_task)
@@ -106,9 +214,9 @@ TEST(cache_refill_cost, a_cross_llc_migration_of_a_1_mib_task_costs_more_than_a_
     p.footprint_kib = 1024;
     p.last_ran_cpu = 0;
     p.last_ran_end = t.sim.now();
-    const sim_dur same_cpu = t.k->cache_refill_cost(p, 0);
-    const sim_dur same_llc = t.k->cache_refill_cost(p, 1);
-    const sim_dur other_llc = t.k->cache_refill_cost(p, 4);
+    const sim_dur same_cpu = t.k->cm().cache_refill_cost(p, 0, t.sim.now());
+    const sim_dur same_llc = t.k->cm().cache_refill_cost(p, 1, t.sim.now());
+    const sim_dur other_llc = t.k->cm().cache_refill_cost(p, 4, t.sim.now());
     EXPECT_LT(same_cpu, same_llc) << "its lines are still in cpu0's private caches";
     EXPECT_LT(same_llc, other_llc) << "the LLC still has them, the other LLC does not";
     const cost_params& c = t.k->costs();
@@ -124,12 +232,12 @@ TEST(cache_refill_cost, a_long_sleep_or_other_tasks_cool_the_caches)
     p.footprint_kib = 256;
     p.last_ran_cpu = 0;
     p.last_ran_end = t.sim.now();
-    const sim_dur warm = t.k->cache_refill_cost(p, 0);
+    const sim_dur warm = t.k->cm().cache_refill_cost(p, 0, t.sim.now());
     t.run_for(c.cache_halflife); // half the private lines are gone
-    const sim_dur cooler = t.k->cache_refill_cost(p, 0);
+    const sim_dur cooler = t.k->cm().cache_refill_cost(p, 0, t.sim.now());
     EXPECT_GT(cooler, warm);
     t.run_for(100 * c.llc_halflife); // everything is gone
-    EXPECT_EQ(t.k->cache_refill_cost(p, 0), 256 * c.refill_mem_per_kib);
+    EXPECT_EQ(t.k->cm().cache_refill_cost(p, 0, t.sim.now()), 256 * c.refill_mem_per_kib);
 }
 
 TEST(smt_rate_pct, two_busy_siblings_slow_each_other)
@@ -218,12 +326,13 @@ TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_li
             }),
             0, 0, 0);
     t.run_for(msecs(1));
-    EXPECT_EQ(t.k->wakeup_cost_totals().remote_activations, 1u) << "the local wakeup pulls nothing";
+    EXPECT_EQ(t.k->cm().wakeup_cost_totals().remote_activations, 1u)
+        << "the local wakeup pulls nothing";
     // Ten lines of cpu1's runqueue at 50 ns, plus its lock's line, charged to cpu0.
     EXPECT_EQ(t.k->cpu_accounting(0).spent[ACCT_LOCK_HOLD], 10 * 50 + 50);
 }
 
-TEST(remote_notify_delay, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for_it)
+TEST(remote_notify, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for_it)
 {
     // cpu0 wakes a task sleeping on idle cpu1 every 1 ms: how long until it runs, and
     // how much cpu0 spent sending IPIs.

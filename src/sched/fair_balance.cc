@@ -189,13 +189,13 @@ bool kernel::should_we_balance(lb_env& env)
             continue;
         if (kc_.behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            for (const int sib : smt_siblings(cpu))
+            for (const int sib : cm_.smt_siblings(cpu))
                 if (sib != cpu && !idle_cpu(sib))
                     core_idle = false;
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
-                swb_cpus.andnot(smt_mask(cpu));
+                swb_cpus.andnot(cm_.smt_mask(cpu));
                 continue;
             }
         }
@@ -220,7 +220,7 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
         if (!env.cpus.test(i))
             continue;
         ++env.cpus_scanned;
-        env.scan_cost += costs_.lb_scan_per_cpu + line_cost(env.dst_cpu, i);
+        env.scan_cost += costs().lb_scan_per_cpu + cm_.line_cost(env.dst_cpu, i);
         const rq& r = cpu_rq(i);
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(i);
@@ -703,10 +703,10 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             env.loop_max = std::min<unsigned>(kc_.params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 update_rq_clock(*busiest);
-                lock_and_charge(busiest->lock, this_cpu, costs_.rq_lock_hold);
+                lock_and_charge(busiest->lock, this_cpu, costs().rq_lock_hold);
                 const int cur = detach_tasks(env);
                 if (cur)
-                    lock_and_charge(env.dst_rq->lock, this_cpu, costs_.rq_lock_hold);
+                    lock_and_charge(env.dst_rq->lock, this_cpu, costs().rq_lock_hold);
                 if (cur) {
                     attach_tasks(env);
                     ld_moved += cur;
@@ -751,7 +751,7 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
         if (decisions_) // every balance attempt comes here: format only for a kept log
             log_decision(this_cpu, "load_balance",
                          fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
-        last_lb_cost_ += costs_.lb_base + env.scan_cost;
+        last_lb_cost_ += costs().lb_base + env.scan_cost;
         return 0;
     }
 
@@ -784,7 +784,8 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
                  fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})", sd.name,
                              idle_name(idle), outcome, ld_moved, env.src_cpu, env.imbalance,
                              static_cast<int>(env.migration_type_)));
-    last_lb_cost_ += costs_.lb_base + env.scan_cost + static_cast<sim_dur>(ld_moved) * costs_.lb_migrate_task;
+    last_lb_cost_ +=
+        costs().lb_base + env.scan_cost + static_cast<sim_dur>(ld_moved) * costs().lb_migrate_task;
     return ld_moved;
 }
 
@@ -960,7 +961,8 @@ int kernel::sched_balance_newidle(rq& this_rq)
     } else {
         // update_blocked_averages(): charged to the first domain (5.16+)
         update_blocked_averages(this_cpu);
-        u64 pending_cost = kc_.behaviour.newidle_5_15 ? 0 : static_cast<u64>(costs_.lb_scan_per_cpu);
+        u64 pending_cost =
+            kc_.behaviour.newidle_5_15 ? 0 : static_cast<u64>(costs().lb_scan_per_cpu);
         for (auto& sdp : topo_.cpu(this_cpu).domains) {
             sched_domain& sd = *sdp;
             int continue_balancing = 1;
@@ -1109,7 +1111,7 @@ void kernel::kick_ilb()
     if (ilb < 0)
         return;
     nohz_ilb_kicked_ = true;
-    sim_.after(costs_.ipi_wakeup, event_prio::ipi, this, ev_arg(EV_ILB, static_cast<u32>(ilb)));
+    sim_.after(costs().ipi_wakeup, event_prio::ipi, this, ev_arg(EV_ILB, static_cast<u32>(ilb)));
 }
 
 /*

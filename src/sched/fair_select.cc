@@ -210,12 +210,12 @@ int kernel::__select_idle_cpu(int cpu, task_struct& /*p*/)
  */
 void kernel::update_idle_core(rq& r)
 {
-    if (!sched_smt_active_)
+    if (!cm_.smt_active())
         return;
     sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared;
     if (!sds || sds->has_idle_cores)
         return;
-    for (const int cpu : smt_siblings(r.cpu)) {
+    for (const int cpu : cm_.smt_siblings(r.cpu)) {
         if (cpu == r.cpu)
             continue;
         if (!available_idle_cpu(cpu))
@@ -232,7 +232,7 @@ void kernel::update_idle_core(rq& r)
 int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
 {
     bool idle = true;
-    for (const int cpu : smt_siblings(core)) {
+    for (const int cpu : cm_.smt_siblings(core)) {
         if (!available_idle_cpu(cpu)) {
             idle = false;
             if (idle_cpu_out == -1) {
@@ -249,14 +249,14 @@ int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_
     }
     if (idle)
         return core;
-    cpus.andnot(smt_mask(core));
+    cpus.andnot(cm_.smt_mask(core));
     return -1;
 }
 
 // kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
 int kernel::select_idle_smt(task_struct& p, int target)
 {
-    for (const int cpu : smt_siblings(target)) {
+    for (const int cpu : cm_.smt_siblings(target)) {
         if (cpu == target || !p.cpus_mask.test(cpu))
             continue;
         if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
@@ -331,7 +331,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
         ++probes;
-        scan_cost += costs_.idle_scan_probe + line_cost(smp_processor_id(), cpu);
+        scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
         if (has_idle_core) {
             const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
             if (i >= 0) {
@@ -402,7 +402,7 @@ int kernel::select_idle_sibling(task_struct& p, int prev, int target)
         return target;
 
     bool has_idle_core = false;
-    if (sched_smt_active_) {
+    if (cm_.smt_active()) {
         const sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared;
         has_idle_core = sds && sds->has_idle_cores;
         if (!has_idle_core && topo_.cpus_share_cache(prev, target)) {
