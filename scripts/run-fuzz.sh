@@ -12,6 +12,8 @@ seconds=${2:?usage: run-fuzz.sh BUILD SECONDS [JOBS] [TARGET...]}
 jobs=${3:-1}
 shift $(( $# < 3 ? $# : 3 ))
 src=$(cd "$(dirname "$0")/.." && pwd)
+# UBSan's reports with their stacks (the default prints the line only).
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(machine_json lscpu sysfs rtapp kernel_spec bench_cmdline results)
@@ -30,12 +32,26 @@ run_one() {
     status=FAILED
   fi
   local execs cov ft units
+  # A target that fails before its first status line has no cov/ft: "?" (grep's status would
+  # end this function under set -e -o pipefail before anything is printed).
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  cov=$( (grep -o 'cov: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
+  ft=$( (grep -o 'ft: [0-9]*' "$log" || true) | tail -1 | cut -d' ' -f2)
   units=$(find "$corpus" -type f | wc -l)
   printf 'fuzz %-14s %-6s %6s s  %10s execs  cov %6s  ft %6s  corpus %5s  (%s)\n' \
     "$t" "$status" "$seconds" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$units" "$log"
+  if [ "$status" != ok ]; then
+    # What was found and its input, printed here: a CI machine's build directory (the log and
+    # the artifact) is gone after the run.
+    grep -a -m 24 -E 'ERROR|runtime error|WARNING: .*Sanitizer|SUMMARY|Test unit written|deadly signal| #[0-5] 0x' \
+      "$log" | sed "s/^/  $t: /" || true
+    local a
+    for a in "$art"*; do
+      [ -f "$a" ] || continue
+      echo "  $t: input $a ($(wc -c <"$a") bytes), as od -c (first 1 KiB):"
+      head -c 1024 "$a" | od -c | sed "s/^/  $t:   /"
+    done
+  fi
   [ "$status" = ok ]
 }
 
