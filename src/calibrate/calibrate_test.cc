@@ -23,6 +23,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 namespace schedlab::calibrate {
 namespace {
@@ -171,10 +172,23 @@ TEST(probes, reads_and_bandwidth)
 
 TEST(probes, two_threads_on_one_cpu_share_it)
 {
+    /* Time-sliced, each thread gets about half (50). The probe compares a phase alone with a
+     * later phase in pairs, 50 ms each; on a shared machine other tasks may take the CPU in
+     * the first and not in the second, and one measurement then reads 100 or more. Such
+     * luck does not repeat, so the test measures up to five times and passes at the first
+     * reading below 90. A probe that did not keep both threads on the one CPU (each at full
+     * speed: 100) reads about 100 every time on an idle machine and fails. */
     const int cpu = allowed_cpus().front();
-    const stats s = probe_pair_share(cpu, cpu, 0.05, tiny);
-    expect_sane(s);
-    EXPECT_LT(s.median, 90); // time-sliced: each gets about half
+    std::vector<double> medians;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        const stats s = probe_pair_share(cpu, cpu, 0.05, tiny);
+        expect_sane(s);
+        medians.push_back(s.median);
+        if (s.median < 90)
+            break;
+    }
+    EXPECT_LT(medians.back(), 90) << "five measurements, none below 90: "
+                                  << ::testing::PrintToString(medians);
 }
 
 TEST(perf_bench_pipe_usecs, gives_a_number_or_a_reason)
