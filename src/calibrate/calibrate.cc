@@ -199,16 +199,16 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         // second an IPI's cost, as if the wakeup went through the wake list). The direct
         // enqueue on the busy CPU's runqueue, which this cost is, is the faster mode.
         const double local = raw.remote_wake->local.median, remote = raw.remote_wake->remote.min;
-        if (llc == raw.lines.end() || llc->round_trip.median <= 0)
+        const double line = llc == raw.lines.end() ? 0 : llc->round_trip.median / 2; // one way
+        if (line <= 0)
             notes.push_back("wakeup_remote_lines: not set (line_llc was not measured)");
-        else if (remote <= local)
+        else if (remote - local < line / 2) // rounds to no line: not slower, as far as measured
             notes.push_back(fmt::format("wakeup_remote_lines: not set; waking a task on busy CPU "
                                         "{} ({:.0f} ns) was not slower than on the waker's CPU "
-                                        "({:.0f} ns)",
-                                        raw.cross_pair.second, remote, local));
+                                        "({:.0f} ns) by half a line_llc ({:.1f} ns)",
+                                        raw.cross_pair.second, remote, local, line / 2));
         else {
-            const double line = llc->round_trip.median / 2;
-            add("wakeup_remote_lines", rounded((remote - local) / line, 0),
+            add("wakeup_remote_lines", rounded((remote - local) / line, 1),
                 fmt::format("the write() that wakes a SCHED_BATCH partner (no preemption): "
                             "{:.0f} ns with the partner on busy CPU {} (a nice-0 spinner: the "
                             "writer enqueues there itself; the fastest run's median), {:.0f} ns "

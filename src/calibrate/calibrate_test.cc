@@ -348,6 +348,18 @@ TEST(derive_costs, remote_wakeup_lines_from_the_extra_time_over_line_llc)
     v = derived(raw, notes);
     EXPECT_EQ(v.count("wakeup_remote_lines"), 0u);
     EXPECT_NE(notes.back().find("wakeup_remote_lines: not set"), std::string::npos);
+
+    // Slower by less than half a line rounds to no line: not set, rather than a measured 0
+    // (seen under load: cmd_calibrate.quick_writes_a_host_file_the_host_preset_then_uses).
+    raw.remote_wake = remote_wakeup{fixed(400), fixed(429)};
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("wakeup_remote_lines"), 0u);
+    EXPECT_NE(notes.back().find("not slower than on the waker's CPU (400 ns) by half a line_llc "
+                                "(30.0 ns)"),
+              std::string::npos)
+        << notes.back();
+    raw.remote_wake = remote_wakeup{fixed(400), fixed(431)};
+    EXPECT_EQ(derived(raw, notes).at("wakeup_remote_lines"), 1);
 }
 
 TEST(derive_costs, socket_syscalls_and_the_exit_of_perf_children)
