@@ -165,8 +165,9 @@ tbench_params parse_tbench_options(const std::vector<std::string>& args)
         throw config_error(where_tbench,
                            fmt::format("unexpected argument '{}' (tbench N [server])", pos[2]));
     tp.clients = static_cast<unsigned>(parse_integer(pos[0], "NPROCS", where_tbench, 1, 100'000));
-    // A client and its server process each; 1.7 MB per client measured (docs/testing.md).
-    check_task_count(2.0 * tp.clients, 850e3, fmt::format("{} clients x 2", tp.clients),
+    // A client and its server process each; 7.9 KB per client measured (3.9 KB per task), 5 KB
+    // per task used (docs/testing.md).
+    check_task_count(2.0 * tp.clients, 5e3, fmt::format("{} clients x 2", tp.clients),
                      where_tbench);
     if (pos.size() == 2) {
         tp.server = pos[1];
