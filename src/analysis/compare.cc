@@ -84,6 +84,12 @@ void fill_against(arm_cell& c, const arm_cell& base, bool higher_is_better, sign
 
     c.amd_norm = c.s.amean / base.s.amean;
     c.amd_pct_imp = amd_pct_imp(base.s.amean, c.s.amean, higher_is_better);
+    if (!is_base && base.s.amean != 0) {
+        const interval d = welch_difference_interval(base.s.samples, c.s.samples);
+        const double k = 100.0 / base.s.amean;
+        c.pct_imp_ci =
+            higher_is_better ? interval{d.lo * k, d.hi * k} : interval{-d.hi * k, -d.lo * k};
+    }
 }
 
 /// lkp's avg and %stddev of one arm at one load (lib/stats.rb, lib/compare.rb calc_avg_stddev).

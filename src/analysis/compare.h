@@ -9,6 +9,7 @@
 #include "analysis/stats.h"
 #include "experiment/run.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct arm_cell {
     double amd_norm = 0;
     double amd_pct_imp = 0;
     double amd_cv = 0; ///< 100 * sample stddev / mean
+    /// amd_pct_imp's 95 % interval from the runs: welch_difference_interval() of the two arms'
+    /// samples over the baseline's mean, in pct imp's sign (NaN for the baseline, or with
+    /// fewer than 2 runs a side). The baseline mean's own spread is not in it.
+    interval pct_imp_ci{std::nan(""), std::nan("")};
 };
 
 /// One arm at one load in lkp's %stddev %change %stddev table.

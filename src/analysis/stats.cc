@@ -182,6 +182,35 @@ t_test_result welch_t_test(std::span<const double> a, std::span<const double> b,
     return r;
 }
 
+double student_t_isf(double p, double df)
+{
+    // student_t_sf falls monotonically in t: bisect on [0, hi], hi doubled until past p.
+    double lo = 0, hi = 1;
+    while (student_t_sf(hi, df) > p && hi < 1e12)
+        hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = (lo + hi) / 2;
+        (student_t_sf(mid, df) > p ? lo : hi) = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+interval welch_difference_interval(std::span<const double> a, std::span<const double> b,
+                                   double alpha)
+{
+    const double nan = std::nan("");
+    if (a.size() < 2 || b.size() < 2)
+        return {nan, nan};
+    const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+    const double va = variance_sample(a) / na, vb = variance_sample(b) / nb;
+    const double diff = amean(b) - amean(a);
+    if (va + vb == 0)
+        return {diff, diff};
+    const double df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+    const double h = student_t_isf(alpha / 2, df) * std::sqrt(va + vb);
+    return {diff - h, diff + h};
+}
+
 t_test_result mmtests_t_test(double m1, std::span<const double> a, double m2,
                              std::span<const double> b, double alpha)
 {

@@ -48,6 +48,21 @@ struct t_test_result {
 /// Welch's unequal-variance t-test (Welch-Satterthwaite df), two-sided; significant iff p < alpha.
 t_test_result welch_t_test(std::span<const double> a, std::span<const double> b, double alpha = 0.05);
 
+/// The t with P(T > t) = p (0 < p < 0.5) for Student's t with df > 0 degrees of freedom.
+double student_t_isf(double p, double df);
+
+struct interval {
+    double lo = 0, hi = 0; ///< NaN when there is no interval (fewer than 2 samples a side)
+};
+
+/*
+ * The (1 - alpha) confidence interval of mean(b) - mean(a) with Welch's
+ * standard error and Welch-Satterthwaite df: the interval welch_t_test tests.
+ * Zero spread on both sides: the difference itself.
+ */
+interval welch_difference_interval(std::span<const double> a, std::span<const double> b,
+                                   double alpha = 0.05);
+
 /*
  * mmtests 2018-10..2024-11 (Matt Fleming): SE = sqrt(s1^2/n1 + s2^2/n2),
  * t = |m1 - m2| / SE with the given means (Amean or Hmean row), df = n1 + n2 - 2,

@@ -93,6 +93,31 @@ TEST(welch_t_test, unequal_sizes_and_variances)
     EXPECT_TRUE(r.significant);
 }
 
+TEST(student_t_isf, matches_tables)
+{
+    // two-sided 95 % critical values of Student's t (any statistics table)
+    EXPECT_NEAR(student_t_isf(0.025, 4), 2.776445105, 1e-8);
+    EXPECT_NEAR(student_t_isf(0.025, 10), 2.228138852, 1e-8);
+    EXPECT_NEAR(student_t_isf(0.05, 1), 6.313751515, 1e-8);
+}
+
+TEST(welch_difference_interval, its_ends_are_where_welchs_test_reaches_alpha)
+{
+    const std::vector<double> x = {10, 12, 14, 16}, y = {20, 21, 22};
+    const interval ci = welch_difference_interval(x, y);
+    // diff 8, SE sqrt(2), df 4.0755: the ends are 8 -+ t * SE with P(|T| > t) = 0.05
+    EXPECT_NEAR((ci.lo + ci.hi) / 2, 8, 1e-9);
+    const double t = (ci.hi - 8) / std::sqrt(2.0);
+    EXPECT_NEAR(2 * student_t_sf(t, 4.075471698113207), 0.05, 1e-9);
+    EXPECT_GT(t, 2.7); // a little wider than df 4.08's normal bound
+    EXPECT_LT(t, 2.78);
+    EXPECT_TRUE(std::isnan(welch_difference_interval(std::vector<double>{1}, y).lo));
+    const interval same =
+        welch_difference_interval(std::vector<double>{5, 5}, std::vector<double>{7, 7});
+    EXPECT_EQ(same.lo, 2);
+    EXPECT_EQ(same.hi, 2);
+}
+
 TEST(mmtests_t_test, uses_n1_plus_n2_minus_2_degrees_of_freedom_and_p_below_ten_percent)
 {
     const std::vector<double> x = {10, 12, 14, 16}, y = {20, 21, 22};

@@ -119,21 +119,122 @@ ojson metric_chart(const comparison& c, const metric_comparison& m)
             {"sort", load_order},
             {"title", c.load_name.empty() ? "load" : c.load_name},
             {"axis", {{"labelAngle", 0}}}}},
-          {"color", {{"field", "arm"}, {"type", "nominal"}, {"sort", arms}}}}},
+          {"color",
+           {{"field", "arm"},
+            {"type", "nominal"},
+            {"scale", {{"domain", arms}}},
+            {"legend", {{"orient", "top"}, {"title", nullptr}}}}}}},
+        {"layer",
+         ojson::array({{{"mark", {{"type", "line"}, {"point", true}}},
+                        {"encoding",
+                         {{"y",
+                           {{"field", "mean"},
+                            {"type", "quantitative"},
+                            {"title", y_title},
+                            {"scale", {{"zero", false}}}}},
+                          {"tooltip", tooltip}}}},
+                       {{"mark", {{"type", "rule"}, {"strokeWidth", 2}, {"opacity", 0.7}}},
+                        {"encoding",
+                         {{"y", {{"field", "lo"}, {"type", "quantitative"}, {"title", y_title}}},
+                          {"y2", {{"field", "hi"}}}}}}})},
+    };
+}
+
+ojson arm_list(const comparison& c)
+{
+    ojson arms = ojson::array();
+    for (const auto& a : c.arms)
+        arms.push_back(a);
+    return arms;
+}
+
+/*
+ * The A/B view of one metric: per load, each arm's change against the
+ * baseline in % with the AMD table's sign (pct imp, positive = better), its
+ * 95 % interval from the runs (arm_cell::pct_imp_ci) and the text tables'
+ * significance star (mmtests' rule, arm_cell::significant). Colours are the
+ * absolute chart's (the colour scale's domain is every arm).
+ */
+ojson change_chart(const comparison& c, const metric_comparison& m)
+{
+    ojson values = ojson::array();
+    ojson load_order = ojson::array();
+    for (std::size_t l = 0; l < c.loads.size(); ++l) {
+        load_order.push_back(load_label(c, l, m.name));
+        for (std::size_t a = 1; a < c.arms.size(); ++a) {
+            const arm_cell& cell = m.cells[l][a];
+            values.push_back({{"arm", c.arms[a]},
+                              {"load", load_label(c, l, m.name)},
+                              {"pct_imp", num(cell.amd_pct_imp)},
+                              {"lo", num(cell.pct_imp_ci.lo)},
+                              {"hi", num(cell.pct_imp_ci.hi)},
+                              {"star", cell.significant ? "*" : ""},
+                              {"welch_p", num(cell.welch.p)},
+                              {"n", cell.s.samples.size()}});
+        }
+    }
+    const std::string rule_name = c.rule == significance_rule::ci ? "mmtests 1.96 s intervals apart"
+                                                                  : "mmtests t-test p < 0.10";
+    ojson tooltip =
+        ojson::array({{{"field", "arm"}},
+                      {{"field", "load"}},
+                      {{"field", "pct_imp"}, {"title", "pct imp %"}, {"format", "+.2f"}},
+                      {{"field", "lo"}, {"title", "95% interval from"}, {"format", "+.2f"}},
+                      {{"field", "hi"}, {"title", "to"}, {"format", "+.2f"}},
+                      {{"field", "star"}, {"title", "significant (" + rule_name + ")"}},
+                      {{"field", "welch_p"}, {"title", "Welch p"}, {"format", ".3g"}},
+                      {{"field", "n"}, {"title", "runs"}}});
+    const ojson y_scale = {{"zero", true}};
+    // x, the arm's offset and colour for the layers of the data (the zero line has none)
+    const ojson x = {{"field", "load"},
+                     {"type", "ordinal"},
+                     {"sort", load_order},
+                     {"title", c.load_name.empty() ? "load" : c.load_name},
+                     {"axis", {{"labelAngle", 0}}}};
+    const ojson x_offset = {{"field", "arm"}, {"type", "nominal"}, {"sort", arm_list(c)}};
+    const ojson color = {{"field", "arm"},
+                         {"type", "nominal"},
+                         {"scale", {{"domain", arm_list(c)}}},
+                         {"legend", {{"orient", "top"}, {"title", nullptr}}}};
+    const std::string y_title = "pct imp % (positive = better)";
+    return {
+        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+        {"title",
+         {{"text", fmt::format("{}: {}, change against {}", c.amd_test, m.name, c.arms[0])},
+          {"subtitle", "pct imp as in the AMD table; bars: 95% interval from the runs (Welch); "
+                       "*: significant as the mmtests table marks it"}}},
+        {"width", 460},
+        {"height", 200},
         {"layer",
          ojson::array(
-             {{{"mark", {{"type", "line"}, {"point", true}}},
-               {"encoding",
-                {{"y",
-                  {{"field", "mean"},
-                   {"type", "quantitative"},
-                   {"title", y_title},
-                   {"scale", {{"zero", false}}}}},
-                 {"tooltip", tooltip}}}},
-              {{"mark", {{"type", "rule"}, {"strokeWidth", 2}, {"opacity", 0.7}}},
-               {"encoding",
-                {{"y", {{"field", "lo"}, {"type", "quantitative"}, {"title", y_title}}},
-                 {"y2", {{"field", "hi"}}}}}}})},
+             {{{"data", {{"values", ojson::array({ojson::object()})}}},
+               {"mark", {{"type", "rule"}, {"color", "#888"}}},
+               {"encoding", {{"y", {{"datum", 0}, {"type", "quantitative"}}}}}},
+              {{"data", {{"values", values}}},
+               {"encoding", {{"x", x}, {"xOffset", x_offset}, {"color", color}}},
+               {"layer",
+                ojson::array(
+                    {{{"mark", {{"type", "rule"}, {"strokeWidth", 2}}},
+                      {"encoding",
+                       {{"y",
+                         {{"field", "lo"},
+                          {"type", "quantitative"},
+                          {"title", y_title},
+                          {"scale", y_scale}}},
+                        {"y2", {{"field", "hi"}}}}}},
+                     {{"mark", {{"type", "point"}, {"filled", true}, {"size", 50}}},
+                      {"encoding",
+                       {{"y",
+                         {{"field", "pct_imp"},
+                          {"type", "quantitative"},
+                          {"title", y_title},
+                          {"scale", y_scale}}},
+                        {"tooltip", tooltip}}}},
+                     {{"mark",
+                       {{"type", "text"}, {"dy", -10}, {"fontSize", 16}, {"fontWeight", "bold"}}},
+                      {"encoding",
+                       {{"y", {{"field", "pct_imp"}, {"type", "quantitative"}}},
+                        {"text", {{"field", "star"}}}}}}})}}})},
     };
 }
 
@@ -179,8 +280,18 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
         arms.push_back(a);
     for (std::size_t l = 0; l < c.loads.size(); ++l)
         loads.push_back(load_label(c, l, "all"));
+    // Only the domain levels where the counter is non-zero in some arm at some load: a level
+    // of zeros is an empty facet ("0.000000" axes) and says nothing the text table does not.
+    std::vector<std::string> nonzero;
+    for (const schedstat_row& r : c.schedstat)
+        if (r.idle_type == k.idle_type && r.counter == k.counter)
+            for (double v : r.mean)
+                if (std::isfinite(v) && v != 0 &&
+                    std::find(nonzero.begin(), nonzero.end(), r.domain) == nonzero.end())
+                    nonzero.push_back(r.domain);
     for (const schedstat_row& r : c.schedstat) {
-        if (r.idle_type != k.idle_type || r.counter != k.counter)
+        if (r.idle_type != k.idle_type || r.counter != k.counter ||
+            std::find(nonzero.begin(), nonzero.end(), r.domain) == nonzero.end())
             continue;
         if (std::find(domains.begin(), domains.end(), ojson(r.domain)) == domains.end())
             domains.push_back(r.domain);
@@ -192,10 +303,11 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
     }
     return {
         {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
-        {"title", fmt::format("schedstat {} {} per domain level (mean per run)", k.idle_type,
-                              k.counter)},
+        {"title",
+         fmt::format("schedstat {} {} per domain level (mean per run)", k.idle_type, k.counter)},
         {"data", {{"values", values}}},
-        {"facet", {{"field", "domain"}, {"type", "nominal"}, {"sort", domains}, {"title", nullptr}}},
+        {"facet",
+         {{"field", "domain"}, {"type", "nominal"}, {"sort", domains}, {"title", nullptr}}},
         {"columns", 4},
         {"spec",
          {{"width", 170},
@@ -211,14 +323,18 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
             {"y",
              {{"field", "value"},
               {"type", "quantitative"},
-              {"scale", {{"type", "symlog"}}},
+              {"scale", {{"type", "symlog"}, {"zero", false}}},
+              {"axis", {{"tickCount", 4}, {"format", "~s"}, {"labelOverlap", true}}},
               {"title", k.counter}}},
-            {"color", {{"field", "arm"}, {"type", "nominal"}, {"sort", arms}}},
-            {"tooltip",
-             ojson::array({{{"field", "arm"}},
-                           {{"field", "domain"}},
-                           {{"field", "load"}},
-                           {{"field", "value"}, {"format", ",.1f"}}})}}}}},
+            {"color",
+             {{"field", "arm"},
+              {"type", "nominal"},
+              {"scale", {{"domain", arms}}},
+              {"legend", {{"orient", "top"}, {"title", nullptr}}}}},
+            {"tooltip", ojson::array({{{"field", "arm"}},
+                                      {{"field", "domain"}},
+                                      {{"field", "load"}},
+                                      {{"field", "value"}, {"format", ",.1f"}}})}}}}},
         {"resolve", {{"scale", {{"y", "independent"}}}}},
     };
 }
@@ -233,14 +349,18 @@ chart_libraries load_chart_libraries()
 
 int html_chart_count(const comparison& c)
 {
-    return static_cast<int>(c.metrics.size() + schedstat_charts(c).size());
+    const std::size_t per_metric = c.arms.size() > 1 ? 2 : 1; // the A/B change, the absolute
+    return static_cast<int>(per_metric * c.metrics.size() + schedstat_charts(c).size());
 }
 
 std::string render_html(const comparison& c, const chart_libraries& libs)
 {
     ojson specs = ojson::array();
-    for (const metric_comparison& m : c.metrics)
+    for (const metric_comparison& m : c.metrics) {
+        if (c.arms.size() > 1)
+            specs.push_back(change_chart(c, m));
         specs.push_back(metric_chart(c, m));
+    }
     const std::vector<schedstat_chart_key> ss_keys = schedstat_charts(c);
     for (const auto& k : ss_keys)
         specs.push_back(schedstat_chart(c, k));
@@ -258,6 +378,10 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
          "vertical-align:top}\n"
          ".chart{margin:1em 0}\n"
          "</style>\n";
+    // First, so that an error in the libraries or the charts' code is recorded too.
+    h += "<script>window.addEventListener('error', function (e) {\n"
+         "  document.documentElement.setAttribute('data-script-error', String(e.message));\n"
+         "});</script>\n";
     h += "<script>" + script_safe(libs.vega) + "</script>\n";
     h += "<script>" + script_safe(libs.vega_lite) + "</script>\n";
     h += "<script>" + script_safe(libs.vega_embed) + "</script>\n";
@@ -288,12 +412,25 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
         h += "<p class=\"warning\">Warning: " + html_escape(w) + "</p>\n";
     h += "</section>\n";
 
-    h += "<section id=\"charts\">\n<h2>Benchmark metrics</h2>\n"
-         "<p>Mean of the runs per arm and load; bars: &#177; one sample standard deviation "
-         "(the CV of the AMD table).</p>\n";
+    h += "<section id=\"charts\">\n<h2>Benchmark metrics</h2>\n";
+    if (c.arms.size() > 1)
+        h += "<p>Per metric, first the change of each arm against the baseline (" +
+             html_escape(c.arms[0]) +
+             ") per load: pct imp as in the AMD table (positive = better), bars the 95% "
+             "interval of the difference of the means from the runs (Welch, over the "
+             "baseline's mean), * where the mmtests table stars the row. Below it the mean of "
+             "the runs per arm and load; bars: &#177; one sample standard deviation (the CV of "
+             "the AMD table).</p>\n";
+    else
+        h += "<p>Mean of the runs per load; bars: &#177; one sample standard deviation (the CV "
+             "of the AMD table).</p>\n";
     std::size_t chart = 0;
-    for (std::size_t i = 0; i < c.metrics.size(); ++i)
+    for (std::size_t i = 0; i < c.metrics.size(); ++i) {
+        h += fmt::format("<h3>{}</h3>\n", html_escape(c.metrics[i].name));
+        if (c.arms.size() > 1)
+            h += fmt::format("<div class=\"chart change\" id=\"chart-{}\"></div>\n", chart++);
         h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
+    }
     h += "</section>\n";
 
     h += "<section id=\"schedstat\">\n<h2>Schedstat differences</h2>\n";
@@ -324,6 +461,14 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
          "  Promise.all(specs.map(function (spec, i) {\n"
          "    return vegaEmbed('#chart-' + i, spec, {renderer: 'svg', actions: false});\n"
          "  })).then(function () {\n"
+         "    // every chart draws its data as points: a chart without one drew no data\n"
+         "    var empty = [];\n"
+         "    specs.forEach(function (spec, i) {\n"
+         "      var el = document.getElementById('chart-' + i);\n"
+         "      if (!el.querySelector('g.mark-symbol.role-mark > path'))\n"
+         "        empty.push('chart-' + i);\n"
+         "    });\n"
+         "    document.body.setAttribute('data-empty-charts', empty.join(' '));\n"
          "    document.body.setAttribute('data-charts-rendered', String(specs.length));\n"
          "    document.title += ' (rendered)';\n"
          "  }).catch(function (e) {\n"

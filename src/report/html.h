@@ -2,14 +2,18 @@
 #pragma once
 /*
  * The HTML report: one self-contained file with the provenance, the three
- * text tables, a chart per metric (statistic against load, one line per arm,
- * +- one standard deviation bars: the CV band) and, when the runs carry
+ * text tables, per metric the A/B view (each arm's change against the
+ * baseline per load: AMD's pct imp with a 95 % interval and mmtests'
+ * significance star) above the absolute chart (statistic against load, one
+ * line per arm, +- one standard deviation bars: the CV band) and, when the runs carry
  * them, charts of the schedstat counters per domain level. Charts are
  * Vega-Lite specifications rendered by vega-embed; the three libraries
  * (npm packages vega, vega-lite, vega-embed) are inlined, so the file needs
  * no network. When every chart has rendered, the page sets
- * <body data-charts-rendered="N"> and the title gains " (rendered)"; on a
- * failure, data-chart-error holds the message.
+ * <body data-charts-rendered="N"> and the title gains " (rendered)", and
+ * data-empty-charts lists the charts that drew no point or line; on a
+ * failure, data-chart-error holds the message, and any script error is in
+ * <html data-script-error>.
  */
 #include "analysis/compare.h"
 #include "sim/file_io.h"

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -84,14 +85,17 @@ std::size_t count(const std::string& s, const std::string& what)
 TEST(render_html, is_self_contained_and_escapes_names)
 {
     const comparison c = sample_comparison();
-    // 2 metrics + schedstat charts: newly_idle lb_count and any ttwu_move_affine
-    // (busy lb_balanced is left to the text table)
-    EXPECT_EQ(html_chart_count(c), 4);
+    // 2 metrics, each an A/B change chart above the absolute one, + schedstat charts:
+    // newly_idle lb_count and any ttwu_move_affine (busy lb_balanced is left to the text table)
+    EXPECT_EQ(html_chart_count(c), 6);
     const std::string html = render_html(c, {"/*vega*/", "/*vl*/", "/*embed*/"});
-    EXPECT_THAT(html, HasSubstr("<body data-charts-expected=\"4\">"));
+    EXPECT_THAT(html, HasSubstr("<body data-charts-expected=\"6\">"));
     EXPECT_THAT(html, HasSubstr("B&lt;&amp;&gt;"));
     EXPECT_EQ(count(html, "<script src"), 0u); // nothing loaded from elsewhere
-    EXPECT_EQ(count(html, "class=\"chart\""), 4u);
+    EXPECT_EQ(count(html, "class=\"chart"), 6u);
+    EXPECT_EQ(count(html, "class=\"chart change\""), 2u);
+    // the change chart comes before the absolute chart of its metric
+    EXPECT_LT(html.find("chart change\" id=\"chart-0\""), html.find("id=\"chart-1\""));
     EXPECT_THAT(html, HasSubstr("Amean     1"));
     EXPECT_THAT(html, HasSubstr("Test          : hackbench time"));
     // a "</" inside inlined script text cannot close the element
@@ -99,19 +103,21 @@ TEST(render_html, is_self_contained_and_escapes_names)
     EXPECT_THAT(js, HasSubstr("var s = '<\\/SCRIPT>'; var r = /</g;"));
 }
 
-TEST(render_html, every_chart_renders_in_headless_chromium)
+/// The DOM of the page at `path` after headless Chromium ran its scripts; "" on failure.
+std::string dom_in_chromium(const std::string& path)
 {
-    const comparison c = sample_comparison();
-    const std::string dir = ::testing::TempDir();
-    const std::string path = dir + "/schedlab-report-test.html";
-    write_html_report(path, c); // the chart libraries are built in: no node_modules needed
-
     int status = 0;
     run_command("command -v chromium >/dev/null 2>&1", status);
-    ASSERT_EQ(status, 0) << "Debian's chromium is needed for this test: scripts/install-deps.sh "
-                            "installs it";
+    if (status != 0) {
+        ADD_FAILURE() << "Debian's chromium is needed for this test: scripts/install-deps.sh "
+                         "installs it";
+        return "";
+    }
     char profile_tmpl[] = "/tmp/schedlab-chromium-XXXXXX";
-    ASSERT_NE(mkdtemp(profile_tmpl), nullptr);
+    if (!mkdtemp(profile_tmpl)) {
+        ADD_FAILURE() << "mkdtemp";
+        return "";
+    }
     const std::string cmd =
         std::string("chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
                     "--disable-background-networking --disable-component-update --disable-sync "
@@ -119,14 +125,57 @@ TEST(render_html, every_chart_renders_in_headless_chromium)
         profile_tmpl + " --dump-dom file://" + path + " 2>/dev/null";
     const std::string dom = run_command(cmd, status);
     run_command(std::string("rm -rf ") + profile_tmpl, status);
+    return dom;
+}
+
+std::string attribute(const std::string& dom, const std::string& name)
+{
+    const std::size_t at = dom.find(name + "=\"");
+    if (at == std::string::npos)
+        return "(none)";
+    const std::size_t from = at + name.size() + 2;
+    return dom.substr(from, dom.find('"', from) - from);
+}
+
+TEST(render_html, every_chart_renders_in_headless_chromium)
+{
+    const comparison c = sample_comparison();
+    const std::string path = ::testing::TempDir() + "/schedlab-report-test.html";
+    write_html_report(path, c); // the chart libraries are built in: no node_modules needed
+    const std::string dom = dom_in_chromium(path);
     ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
-    const std::size_t err = dom.find("data-chart-error=\"");
-    EXPECT_EQ(err, std::string::npos) << dom.substr(err == std::string::npos ? 0 : err, 300);
-    EXPECT_NE(dom.find("data-charts-rendered=\"4\""), std::string::npos) << "charts did not render";
+    EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-chart-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-charts-rendered"), "6") << "charts did not render";
     EXPECT_NE(dom.find("(rendered)</title>"), std::string::npos);
+    // every chart drew points or lines (data-empty-charts names those that did not)
+    EXPECT_EQ(attribute(dom, "data-empty-charts"), "");
     // one SVG scene graph per chart
-    EXPECT_EQ(count(dom, "class=\"marks\""), 4u);
+    EXPECT_EQ(count(dom, "class=\"marks\""), 6u);
     std::remove(path.c_str());
+}
+
+// The checks above can fail: a chart with no data and an error in a script are both reported.
+TEST(render_html, an_empty_chart_and_a_script_error_are_reported)
+{
+    comparison c = sample_comparison();
+    for (auto& row : c.metrics[1].cells) // "ops": no mean to draw in either chart
+        for (arm_cell& cell : row)
+            cell.s.amean = cell.amd_pct_imp = std::nan("");
+    chart_libraries libs = load_chart_libraries();
+    libs.vega_embed += "\n;(function () { throw new Error('injected'); })();\n";
+    const std::string path = ::testing::TempDir() + "/schedlab-report-broken.html";
+    {
+        std::ofstream f(path);
+        f << render_html(c, libs);
+    }
+    const std::string dom = dom_in_chromium(path);
+    ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
+    EXPECT_THAT(attribute(dom, "data-script-error"), HasSubstr("injected"));
+    // charts 2 and 3 are ops' change and absolute charts
+    EXPECT_EQ(attribute(dom, "data-empty-charts"), "chart-2 chart-3");
+    if (!::testing::Test::HasFailure())
+        std::remove(path.c_str());
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace schedlab {
@@ -263,6 +264,21 @@ TEST(render_schedstat, one_table_per_idle_type_and_counter)
               "MC          64        181406.0        133978.0 ( -26.14%)\n"
               "DIE         64          1288.0         59596.0 (+4527.02%)\n");
     EXPECT_EQ(render_schedstat(compare_runs({sample_run("a", "1", 1)})), "");
+}
+
+TEST(compare_runs, pct_imp_has_an_interval_from_the_runs_in_its_sign)
+{
+    std::vector<run_result> runs;
+    add(runs, "base", "4", {10.0, 11.0, 12.0});
+    add(runs, "new", "4", {8.0, 9.0, 10.0}); // lower is better: 2 s faster = +18.18 %
+    const comparison c = compare_runs(runs);
+    const arm_cell& cell = c.metrics[0].cells[0][1];
+    EXPECT_NEAR(cell.amd_pct_imp, 200.0 / 11, 1e-9);
+    EXPECT_NEAR((cell.pct_imp_ci.lo + cell.pct_imp_ci.hi) / 2, 200.0 / 11, 1e-9);
+    // Welch: SE sqrt(1/3 + 1/3), df 4: t 2.776 -> +-1.603 s = +-14.57 % of 11 s
+    EXPECT_NEAR(cell.pct_imp_ci.hi - cell.pct_imp_ci.lo,
+                2 * 2.776445105 * std::sqrt(2.0 / 3) / 11 * 100, 1e-6);
+    EXPECT_TRUE(std::isnan(c.metrics[0].cells[0][0].pct_imp_ci.lo)); // none for the baseline
 }
 
 TEST(compare_runs, refuses_to_mix_benchmarks_or_machines)
