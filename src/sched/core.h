@@ -76,8 +76,10 @@ struct sd_lb_stats {
 };
 
 /* lb_env flags (kernel/sched/fair.c LBF_*) */
+/* LBF_SOME_PINNED (0x08) is left out: can_migrate_task() sets it for the LBF_DST_PINNED */
+/* retry and the parent's sg_imbalanced() flag, neither modelled (fair_balance.cc). */
 enum : unsigned { LBF_ALL_PINNED = 0x01, LBF_NEED_BREAK = 0x02, LBF_DST_PINNED = 0x04,
-                  LBF_SOME_PINNED = 0x08, LBF_ACTIVE_LB = 0x10 };
+                  LBF_ACTIVE_LB = 0x10 };
 
 /// kernel: fair.c struct lb_env: one load_balance() attempt.
 struct lb_env {
@@ -220,8 +222,6 @@ public:
     void block_delayed_task(rq& r, task_struct& p);
     void pull_rq_lines(rq& r);
     task_struct* pick_next_task_fair(rq& rq, task_struct* prev);
-    void put_prev_task_fair(rq& rq, task_struct& prev);
-    void set_next_task_fair(rq& rq, task_struct& p);
     void check_preempt_wakeup_fair(rq& rq, task_struct& p, int wake_flags);
     int select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags);
     void migrate_task_rq_fair(task_struct& p, int new_cpu);
@@ -418,7 +418,6 @@ private:
     shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;
     const char* last_sis_branch_ = nullptr;
-    int last_scan_probes_ = 0;
     decision_sink* decisions_ = nullptr;
     /* NOHZ idle balancing (kernel: fair.c struct nohz) */
     cpumask nohz_idle_cpus_;

@@ -389,15 +389,6 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
     }
 }
 
-void kernel::put_prev_task_fair(rq& r, task_struct& prev)
-{
-    if (r.cfs.curr == &prev.se)
-        put_prev_entity(r.cfs, prev.se);
-}
-
-void kernel::set_next_task_fair(rq& r, task_struct& p) { set_next_entity(r.cfs, p.se); }
-
-
 // kernel: kernel/sched/fair.c check_preempt_wakeup() (wakeup_preempt_fair from 6.7), 6.6 / 6.5.
 void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
 {
@@ -410,7 +401,9 @@ void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
 /*
  * kernel: kernel/sched/fair.c migrate_task_rq_fair(), 6.6 / 6.5.
  * 6.5 makes a waking task's vruntime relative to the old min_vruntime; both
- * forget cache hotness (exec_start = 0). No PELT removal yet.
+ * forget cache hotness (exec_start = 0). A sleeping task's load is left
+ * for removal from the old cfs_rq (remove_entity_load_avg), a queued one's
+ * is detached by the dequeue; either way it attaches on the new CPU.
  */
 void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
 {
@@ -422,7 +415,7 @@ void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
     p.se.exec_start = 0;              // no longer cache hot
 }
 
-// kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(), 6.6 / 6.5 (no PELT, no hrtick).
+// kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(), 6.6 / 6.5 (no hrtick).
 void kernel::task_tick_fair(rq& r, task_struct& curr)
 {
     cfs_rq& cfs = r.cfs;

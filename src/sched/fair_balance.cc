@@ -528,10 +528,8 @@ int kernel::can_migrate_task(task_struct& p, lb_env& env)
 {
     if (p.se.sched_delayed && env.migration_type_ != migrate_load)
         return 0;
-    if (!p.cpus_mask.test(env.dst_cpu)) {
-        env.flags |= LBF_SOME_PINNED;
+    if (!p.cpus_mask.test(env.dst_cpu))
         return 0;
-    }
     env.flags &= ~LBF_ALL_PINNED;
     if (env.src_rq->curr == &p)
         return 0;

@@ -281,7 +281,6 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
     int nr = std::numeric_limits<int>::max();
     rq& this_rq = cpu_rq(smp_processor_id());
     sched_domain* this_sd = nullptr;
-    int probes = 0;
     sim_dur scan_cost = 0;
     // The scan's time is spent by the waking CPU.
     struct charge_on_exit {
@@ -330,7 +329,6 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
     for_each_cpu_wrap(sd.span, target + 1, [&](int cpu) {
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
-        ++probes;
         scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
         if (has_idle_core) {
             const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
@@ -351,10 +349,8 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         }
         return true;
     });
-    if (done && has_idle_core) {
-        last_scan_probes_ = probes;
+    if (done && has_idle_core)
         return idle_cpu_found; // a fully idle core
-    }
     if (has_idle_core) {
         // A full scan found no idle core: the hint was stale.
         if (sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared)
@@ -365,7 +361,6 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, time);
         update_avg(this_sd->avg_scan_cost, time);
     }
-    last_scan_probes_ = probes;
     return idle_cpu_found;
 }
 
