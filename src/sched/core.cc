@@ -50,8 +50,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     : sim_(sim), m_(m), kc_(std::move(kc)), tun_(scale_tunables(kc_.params, m.nr_cpus())),
       cm_(m, costs)
 {
-    topology_params tp;
-    topo_ = build_sched_domains(m_, tp);
+    topo_ = build_sched_domains(m_, topology_params_of(kc_));
 
     const u64 initial_min_vruntime = static_cast<u64>(-(1LL << 20)); // as init_cfs_rq(): exercise wrap
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {

@@ -208,5 +208,29 @@ TEST(check_all, reports_a_corrupted_runqueue_with_the_state_dump)
         "scheduler invariant violated(.|\n)*cfs_rq nr_running(.|\n)*seed 1");
 }
 
+TEST(kernel, builds_the_topology_its_profile_has)
+{
+    // 6.7 renamed DIE to PKG (f577cd57bfaa, tip sched/core 2023-10-12); 5.18 added imb_numa_nr.
+    auto levels = [](const char* spec) {
+        sched_fixture t(load_machine("milan-2s"), spec);
+        std::string names;
+        u32 numa_imb = 0;
+        for (const auto& sd : t.k->topology().cpu(0).domains) {
+            names += sd->name + " ";
+            if (sd->has(SD_NUMA))
+                numa_imb = sd->imb_numa_nr;
+        }
+        return std::make_pair(names, numa_imb);
+    };
+    EXPECT_EQ(levels("6.6").first, "SMT MC DIE NUMA ");
+    EXPECT_EQ(levels("tip-2023-08").first, "SMT MC DIE NUMA ");
+    EXPECT_EQ(levels("tip-2023-12").first, "SMT MC PKG NUMA ");
+    EXPECT_EQ(levels("6.12").first, "SMT MC PKG NUMA ");
+    EXPECT_EQ(levels("6.18").first, "SMT MC PKG NUMA ");
+    EXPECT_GT(levels("6.6").second, 0u);
+    EXPECT_EQ(levels("5.15").second, 0u) << "no imb_numa_nr before v5.18";
+    EXPECT_EQ(levels("5.15-rc3").second, 0u);
+}
+
 } // namespace
 } // namespace schedlab

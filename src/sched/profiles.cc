@@ -54,6 +54,9 @@ kernel_behaviour behaviour_of(const char* version)
     b.config_preemption = true;
     b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
     b.util_est_fastup_always = v6_12;
+    // "sched/topology: Rename 'DIE' domain to 'PKG'" (f577cd57bfaa) entered tip sched/core on
+    // 2023-10-12 (v6.7): tip-2023-12 and the releases from 6.7 on name the level PKG.
+    b.pkg_domain_name = std::string(version) == "tip-2023-12" || v6_12;
     return b;
 }
 

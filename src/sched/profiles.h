@@ -40,6 +40,7 @@ struct kernel_behaviour {
     bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
     bool util_est_fastup_always = false;  ///< v6.8+: UTIL_EST_FASTUP's behaviour without the feature bit
+    bool pkg_domain_name = false;         ///< v6.7+ (f577cd57bfaa): the package level is "PKG", not "DIE"
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).
     int shared_runq_version = 0;          ///< 0 = patch absent, 3 or 4
     bool shared_runq_noopt = false;       ///< Gautham's v3 "noopt": v3's newidle gate change reverted

@@ -17,6 +17,8 @@
  */
 #include "sched/topology.h"
 
+#include "sched/profiles.h"
+
 #include "sim/bug.h"
 #include "sim/file_io.h"
 
@@ -663,6 +665,15 @@ void attach_group_flags(sched_topology& t)
  * domain only (the kernel attaches one to every SD_SHARE_LLC level, but only
  * sd_llc's is ever read through sd_llc_shared).
  */
+topology_params topology_params_of(const kernel_config& kc)
+{
+    topology_params tp;
+    tp.pkg_name = kc.behaviour.pkg_domain_name;
+    // imb_numa_nr is computed by build_sched_domains() from v5.18 (e496132ebedd); 5.15 has none.
+    tp.numa_imb_6x = kc.behaviour.numa_imb_nr;
+    return tp;
+}
+
 sched_topology build_sched_domains(const machine& m, const topology_params& tp)
 {
     check_memory_estimate(

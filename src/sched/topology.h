@@ -189,6 +189,11 @@ struct topology_params {
     bool numa_imb_6x = true; ///< imb_numa_nr as 6.x computes it (else 0 = the 5.15 25% rule)
 };
 
+struct kernel_config;
+/// The topology a kernel profile builds: the package level's name and whether
+/// build_sched_domains() sets imb_numa_nr (v5.18+) follow the profile's behaviour.
+topology_params topology_params_of(const kernel_config& kc);
+
 /// Per CPU, like rq->sd plus the per-cpu sd_llc shortcuts (update_top_cache_domain()).
 struct cpu_sched_domains {
     std::vector<std::unique_ptr<sched_domain>> domains; ///< bottom-up; domains[i]->level == i
