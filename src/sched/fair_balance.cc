@@ -668,7 +668,6 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
     sd.stats.lb_count[idle]++;
     int ld_moved = 0;
     bool balanced = false;
-    bool all_pinned = false;
     const char* outcome = "";
 
     for (;;) { // redo:
@@ -728,7 +727,6 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
                     continue; // goto redo
                 }
                 // out_all_pinned: counted as balanced; the interval may grow to 512 ms
-                all_pinned = true;
                 balanced = true;
                 ld_moved = 0;
                 outcome = "balanced: all tasks pinned";
@@ -738,14 +736,18 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
         break;
     }
 
+    // out_one_pinned: nothing moved; a periodic balance backs off (the interval doubles, up
+    // to MAX_PINNED_INTERVAL while every task seen was pinned away from this CPU).
+    auto out_one_pinned = [&] {
+        if (idle != CPU_NEWLY_IDLE &&
+            (((env.flags & LBF_ALL_PINNED) && sd.balance_interval < MAX_PINNED_INTERVAL) ||
+             sd.balance_interval < sd.max_interval))
+            sd.balance_interval *= 2;
+    };
     if (balanced) {
         sd.stats.lb_balanced[idle]++;
         sd.nr_balance_failed = 0;
-        // out_one_pinned:
-        if (idle != CPU_NEWLY_IDLE &&
-            ((all_pinned && sd.balance_interval < MAX_PINNED_INTERVAL) ||
-             sd.balance_interval < sd.max_interval))
-            sd.balance_interval *= 2;
+        out_one_pinned();
         if (decisions_) // every balance attempt comes here: format only for a kept log
             log_decision(this_cpu, "load_balance",
                          fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
@@ -760,15 +762,28 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             sd.nr_balance_failed++;
         if (need_active_balance(env)) {
             rq& busiest = *env.src_rq;
-            if (busiest.curr && !busiest.curr->is_idle_task() &&
-                busiest.curr->cpus_mask.test(this_cpu) &&
-                active_balance_push_cpu_[busiest.cpu] < 0) {
+            // A running task that may not run here (the idle task is pinned to its own
+            // CPU) cannot be pushed: out_one_pinned, which skips the interval reset.
+            if (!busiest.curr->cpus_mask.test(this_cpu)) {
+                out_one_pinned();
+                if (decisions_)
+                    log_decision(this_cpu, "load_balance",
+                                 fmt::format("{} {}: failed; busiest cpu{}'s running task is "
+                                             "pinned away (out_one_pinned)",
+                                             sd.name, idle_name(idle), env.src_cpu));
+                last_lb_cost_ += costs_.lb_base + env.scan_cost;
+                return 0;
+            }
+            env.flags &= ~LBF_ALL_PINNED;
+            if (active_balance_push_cpu_[busiest.cpu] < 0) {
                 active_balance_push_cpu_[busiest.cpu] = this_cpu;
                 active_balance = true;
                 // stop_one_cpu_nowait(): the stopper preempts busiest's current task.
                 sim_.after(0, event_prio::ipi, this, ev_arg(EV_ACTIVE_LB, static_cast<u32>(busiest.cpu)));
             }
-            sd.nr_balance_failed = sd.cache_nice_tries + 1;
+            // Since v5.13 (23fb06d9602b, LBF_ACTIVE_LB) nr_balance_failed is not forced to
+            // cache_nice_tries + 1 here: it keeps counting, so need_active_balance() below
+            // still holds and the interval is reset.
         }
         outcome = active_balance ? "failed: active balance started" : "failed to move a task";
     } else {
@@ -788,16 +803,23 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
 }
 
 /*
- * kernel: kernel/sched/stop_task.c + fair.c active_load_balance_cpu_stop(),
- * 6.5: on the busiest CPU the stopper preempts the running task and pushes
- * it to push_cpu. Differs: the stopper thread itself is not a task here (no
- * extra context switch is charged).
+ * kernel: kernel/sched/stop_task.c + fair.c active_load_balance_cpu_stop() and
+ * detach_one_task(), 6.5: on the busiest CPU the stopper preempts the running
+ * task; then the least recently run fair task that may run on push_cpu
+ * (cfs_tasks from the tail, can_migrate_task() with LBF_ACTIVE_LB: cache
+ * hotness ignored) moves there, which is the preempted task only when it is
+ * the last one allowed. Success resets the domain's nr_balance_failed. The
+ * target's idleness is not re-checked. Differs: the stopper thread itself is
+ * not a task here (its two context switches are not charged).
  */
 void kernel::active_load_balance_cpu_stop(rq& busiest)
 {
     const int push_cpu = active_balance_push_cpu_[busiest.cpu];
     active_balance_push_cpu_[busiest.cpu] = -1;
     this_cpu_ = busiest.cpu;
+    // "Is there any task to move?": the kernel's nr_running <= 1 counts the stopper.
+    if (busiest.cfs.h_nr_running < 1)
+        return;
     sched_domain* sd = nullptr;
     for (auto& tmp : topo_.cpu(push_cpu).domains)
         if (tmp->span.test(busiest.cpu)) {
@@ -807,30 +829,70 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
     if (!sd)
         return;
     sd->stats.alb_count++;
-    task_struct* p = busiest.curr;
-    if (!p || p->is_idle_task() || busiest.nr_running < 1 || !p->cpus_mask.test(push_cpu) ||
-        !idle_cpu(push_cpu)) {
+    // The stopper preempts the running task: it is queued like the others now.
+    task_struct* curr = busiest.curr->is_idle_task() ? nullptr : busiest.curr;
+    if (curr) {
+        stop_burst(busiest);
+        update_rq_clock(busiest);
+        update_curr(busiest.cfs);
+    }
+    lb_env env;
+    env.sd = sd;
+    env.dst_cpu = push_cpu;
+    env.dst_rq = &cpu_rq(push_cpu);
+    env.src_cpu = busiest.cpu;
+    env.src_rq = &busiest;
+    env.idle = CPU_IDLE;
+    env.flags = LBF_ACTIVE_LB;
+    task_struct* p = nullptr;
+    for (auto it = busiest.cfs_tasks.rbegin(); it != busiest.cfs_tasks.rend(); ++it) {
+        task_struct& cand = **it;
+        if (&cand == curr) {
+            // can_migrate_task() for the preempted task: no longer on the CPU.
+            if (cand.cpus_mask.test(push_cpu) &&
+                !(cand.se.sched_delayed && env.migration_type_ != migrate_load)) {
+                p = &cand;
+                break;
+            }
+            continue;
+        }
+        if (can_migrate_task(cand, env)) {
+            p = &cand;
+            break;
+        }
+    }
+    if (!p) {
         sd->stats.alb_failed++;
+        if (curr) {
+            busiest.need_resched = true;
+            __schedule(busiest, true);
+        }
         return;
     }
-    // The running task is preempted by the stopper, then migrated like a queued one.
-    stop_burst(busiest);
-    update_rq_clock(busiest);
-    update_curr(busiest.cfs);
-    put_prev_entity(busiest.cfs, p->se);
+    if (p == curr)
+        put_prev_entity(busiest.cfs, p->se);
+    // detach_task()
     deactivate_task(busiest, *p, DEQUEUE_NOCLOCK);
     set_task_cpu(*p, push_cpu);
+    sd->stats.lb_gained[CPU_IDLE]++;
+    sd->stats.alb_pushed++;
+    sd->nr_balance_failed = 0; // "Active balancing done, reset the failure counter."
+    // attach_one_task(): enqueue, then the wakeup-preemption check.
     rq& dst = cpu_rq(push_cpu);
     update_rq_clock(dst);
     activate_task(dst, *p, ENQUEUE_NOCLOCK);
-    resched_curr(dst);
-    sd->stats.alb_pushed++;
+    if (dst.curr->is_idle_task())
+        resched_curr(dst);
+    else
+        check_preempt_wakeup_fair(dst, *p, 0);
     if (decisions_)
         log_decision(busiest.cpu, "active_balance",
                      fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
-    // busiest now schedules away from the migrated task.
-    busiest.need_resched = true;
-    __schedule(busiest, true);
+    // The stopper's CPU schedules again when it finishes.
+    if (curr) {
+        busiest.need_resched = true;
+        __schedule(busiest, true);
+    }
 }
 
 /*

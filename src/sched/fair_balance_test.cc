@@ -254,6 +254,119 @@ TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)
         EXPECT_EQ(t.k->cpu_rq(cpu).nr_running, 2u) << t.k->dump_state();
 }
 
+/*
+ * Active balancing, by hand from load_balance() (6.1-6.5 fair.c; docs/kernel-map.md).
+ * Two cores x SMT2. Two spinners run on the two siblings of core 0 (one task each),
+ * core 1 idles. From core 1's first CPU, MC's load_balance(CPU_IDLE) finds core 0
+ * has_spare with prefer_sibling and 2 > 0 + 1 tasks: force_balance, migrate_task,
+ * imbalance (2 - 0) >> 1 = 1; find_busiest_queue() picks a CPU with one task, so
+ * detach_tasks() has nothing to take (nr_running <= 1): lb_failed, and
+ * nr_balance_failed++ (a periodic balance). need_active_balance() holds once
+ * nr_balance_failed > cache_nice_tries + 2 = 3, at the 4th attempt.
+ */
+struct active_case {
+    sched_fixture t;
+    int dst = -1;
+    sched_domain* mc = nullptr;
+    std::vector<task_struct*> spinners;
+    explicit active_case(bool keep_pinned) : t(testlib::small_machine(2, 2), "tip-2023-08")
+    {
+        const cpumask core0 = t.k->smt_mask(0);
+        for_each_cpu(cpu, core0)
+            spinners.push_back(&t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu));
+        t.run_for(msecs(20));
+        if (!keep_pinned)
+            for (auto* p : spinners) {
+                p->cpus_mask.set_all();
+                p->nr_cpus_allowed = p->cpus_mask.weight();
+            }
+        for (int cpu = 0; cpu < t.k->nr_cpu_ids(); ++cpu)
+            if (!core0.test(cpu)) {
+                dst = cpu; // the first CPU of core 1: its group's first idle CPU
+                break;
+            }
+        mc = t.k->topology().cpu(dst).sd_llc;
+        // NOHZ idle balancing failed the same way meanwhile: start the count afresh.
+        mc->nr_balance_failed = 0;
+        mc->balance_interval = mc->min_interval;
+        mc->stats = {};
+        t.k->set_this_cpu(dst);
+    }
+    int balance()
+    {
+        int cont = 1;
+        return t.k->sched_balance_rq(dst, t.k->cpu_rq(dst), *mc, CPU_IDLE, cont);
+    }
+};
+
+TEST(sched_balance_rq, an_active_balance_leaves_nr_balance_failed_counting_and_resets_the_interval)
+{
+    active_case c(false);
+    ASSERT_EQ(c.mc->cache_nice_tries, 1u);
+    for (int i = 1; i <= 3; ++i) {
+        EXPECT_EQ(c.balance(), 0);
+        EXPECT_EQ(c.mc->nr_balance_failed, static_cast<u32>(i));
+    }
+    EXPECT_EQ(c.mc->stats.alb_count, 0u);
+    c.mc->balance_interval = 4 * c.mc->min_interval;
+    EXPECT_EQ(c.balance(), 0);
+    EXPECT_EQ(c.mc->stats.lb_failed[CPU_IDLE], 4u);
+    // v5.13+ (23fb06d9602b): not forced to cache_nice_tries + 1 = 2 any more, so
+    // need_active_balance() still holds after the kick and the interval is reset.
+    EXPECT_EQ(c.mc->nr_balance_failed, 4u);
+    EXPECT_EQ(c.mc->balance_interval, c.mc->min_interval);
+    c.t.run_for(usecs(1)); // the stopper runs on the busiest CPU
+    EXPECT_EQ(c.mc->stats.alb_pushed, 1u);
+    EXPECT_EQ(c.mc->nr_balance_failed, 0u) << "active_load_balance_cpu_stop() resets it";
+    EXPECT_EQ(c.t.k->cpu_rq(c.dst).nr_running, 1u);
+}
+
+TEST(sched_balance_rq, a_pinned_running_task_takes_out_one_pinned_and_backs_off)
+{
+    active_case c(true);
+    for (int i = 0; i < 3; ++i)
+        c.balance();
+    ASSERT_EQ(c.mc->balance_interval, c.mc->min_interval);
+    // The busiest CPU's running task may not run on dst: out_one_pinned. No stopper,
+    // no interval reset; a periodic balance doubles it (LBF_ALL_PINNED is still set).
+    EXPECT_EQ(c.balance(), 0);
+    EXPECT_EQ(c.mc->stats.lb_failed[CPU_IDLE], 4u);
+    EXPECT_EQ(c.mc->nr_balance_failed, 4u);
+    EXPECT_EQ(c.mc->balance_interval, 2 * c.mc->min_interval);
+    EXPECT_EQ(c.balance(), 0);
+    EXPECT_EQ(c.mc->nr_balance_failed, 5u);
+    EXPECT_EQ(c.mc->balance_interval, 4 * c.mc->min_interval);
+    c.t.run_for(usecs(1));
+    EXPECT_EQ(c.mc->stats.alb_count, 0u);
+}
+
+TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_move)
+{
+    active_case c(false);
+    for (int i = 0; i < 4; ++i)
+        c.balance();
+    // Which CPU got the stopper: find_busiest_queue()'s choice.
+    int busiest = -1;
+    for_each_cpu(cpu, c.t.k->smt_mask(0))
+        if (busiest < 0)
+            busiest = cpu;
+    rq& b = c.t.k->cpu_rq(busiest);
+    task_struct* running = b.curr;
+    ASSERT_FALSE(running->is_idle_task());
+    // A second task on the busiest CPU that ran before the running one (the tail of
+    // cfs_tasks): detach_one_task() walks from the tail, so it is the one pushed.
+    task_struct& older = c.t.spawn("older", testlib::spin(), busiest, 0, busiest);
+    older.cpus_mask.set_all();
+    older.nr_cpus_allowed = older.cpus_mask.weight();
+    c.t.k->set_this_cpu(c.dst);
+    ASSERT_EQ(older.cpu, busiest);
+    b.cfs_tasks.splice(b.cfs_tasks.end(), b.cfs_tasks, older.group_node);
+    c.t.run_for(usecs(1));
+    EXPECT_EQ(c.mc->stats.alb_pushed, 1u);
+    EXPECT_EQ(older.cpu, c.dst);
+    EXPECT_EQ(running->cpu, busiest) << "the preempted task stays";
+}
+
 class work_conservation : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(work_conservation, holds_for_a_cpu_bound_spread_with_exits)

@@ -145,7 +145,7 @@ const std::vector<golden_case>& cases()
          "6.6",
          {"make", "-j", "32", "--objects", "200"},
          600,
-         0xaa1777ff863c798e},
+         0x006df2cdc1f0a176},
         {"stream_milan_6_6",
          "milan-2s",
          "6.6",
