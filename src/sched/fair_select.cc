@@ -272,7 +272,10 @@ int kernel::select_idle_smt(task_struct& p, int target)
  * scan depth - SIS_PROP's avg_idle / avg_scan_cost estimate, or SIS_UTIL's
  * nr_idle_scan + 1 (which gives up at once when it is 0).
  * The scan's time (idle_scan_probe plus a cache-line read by distance per CPU
- * probed) is charged to the waking CPU and is what SIS_PROP subtracts.
+ * probed) is charged to the waking CPU and is what SIS_PROP subtracts; when
+ * the depth runs out the kernel returns -1 before that bookkeeping (read in
+ * 5.15 and v6.4-era fair.c), so such a scan neither updates avg_scan_cost nor
+ * probes the CPU where it stopped.
  */
 int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core, int target)
 {
@@ -329,8 +332,8 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
     for_each_cpu_wrap(sd.span, target + 1, [&](int cpu) {
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
-        scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
         if (has_idle_core) {
+            scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
             const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
             if (i >= 0) {
                 idle_cpu_found = i;
@@ -338,19 +341,24 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
                 return false;
             }
         } else {
+            // The depth runs out before this CPU is looked at.
             if (!--nr) {
                 idle_cpu_found = -1;
                 done = true;
                 return false;
             }
+            scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
             idle_cpu_found = __select_idle_cpu(cpu, p);
             if (idle_cpu_found >= 0)
                 return false;
         }
         return true;
     });
-    if (done && has_idle_core)
-        return idle_cpu_found; // a fully idle core
+    if (done) {
+        // A fully idle core; or the scan depth ran out: "return -1" before the
+        // SIS_PROP bookkeeping below (the scan's time is still spent).
+        return idle_cpu_found;
+    }
     if (has_idle_core) {
         // A full scan found no idle core: the hint was stale.
         if (sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared)

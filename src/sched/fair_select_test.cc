@@ -187,6 +187,37 @@ TEST(select_idle_cpu, sis_util_limits_the_scan_depth)
     EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), -1);
 }
 
+/*
+ * SIS_PROP (5.15): with span_avg <= 4 * avg_cost the depth is nr = 4, and
+ * "if (!--nr) return -1;" runs before the CPU is probed: from target 1 the
+ * scan probes 2, 3, 4 (busy) and gives up at cpu5 without looking at it, and
+ * returns before the avg_scan_cost / wake_avg_idle bookkeeping. A scan that
+ * finds an idle CPU does the bookkeeping: update_avg() moves avg_scan_cost an
+ * eighth of the way to the scan's time (here 0: the fixture has no costs).
+ */
+TEST(select_idle_cpu, sis_prop_returns_before_its_bookkeeping_when_the_depth_runs_out)
+{
+    sched_fixture t(llc16_machine(), "5.15");
+    for (int cpu = 1; cpu <= 4; ++cpu)
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), 0, 0, cpu);
+    t.run_for(msecs(1));
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)));
+    t.run_for(msecs(1));
+    ASSERT_NE(p.cpu, 5);
+    t.k->set_this_cpu(1);
+    rq& this_rq = t.k->cpu_rq(1);
+    sched_domain* sd = t.k->topology().cpu(1).sd_llc;
+    sd->avg_scan_cost = 800;
+    this_rq.wake_stamp = t.k->jiffies();
+    this_rq.wake_avg_idle = 100; // span_avg 1600 <= 4 * 801: nr = 4
+    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), -1);
+    EXPECT_EQ(sd->avg_scan_cost, 800u) << "no update_avg() after the depth ran out";
+    EXPECT_EQ(this_rq.wake_avg_idle, 100u);
+    this_rq.wake_avg_idle = 1000; // span_avg 16000 / 801: nr = 19, cpu5 is reached
+    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), 5);
+    EXPECT_EQ(sd->avg_scan_cost, 800u - 800u / 8) << "update_avg(&avg_scan_cost, 0)";
+}
+
 TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
 {
     sched_fixture t(llc16_machine(), "6.6");
