@@ -320,6 +320,7 @@ public:
     void kick_ilb();
     void nohz_idle_balance(rq& ilb_rq);
     void active_load_balance_cpu_stop(rq& busiest);
+    u64 nohz_next_balance() const { return nohz_next_balance_; } ///< kernel: nohz.next_balance
     void sched_balance_softirq(rq& r);
     const root_domain& rd() const { return rd_; }
     root_domain& rd() { return rd_; }

@@ -1156,10 +1156,15 @@ void kernel::nohz_balancer_kick(rq& r)
         kick_ilb();
 }
 
-// kernel: kernel/sched/fair.c kick_ilb() + find_new_ilb(), 6.5: IPI the first idle tickless CPU.
+/*
+ * kernel: kernel/sched/fair.c kick_ilb() + find_new_ilb(), 6.5: a balance kick
+ * sets nohz.next_balance to jiffies + 1 (since v5.8, "sched/fair: fix nohz next
+ * idle balance", 20200609123748.18636-1-vincent.guittot@linaro.org; it was
+ * incremented before), then IPIs the first idle tickless CPU.
+ */
 void kernel::kick_ilb()
 {
-    nohz_next_balance_++;
+    nohz_next_balance_ = jiffies() + 1;
     if (nohz_ilb_kicked_)
         return;
     int ilb = -1;
