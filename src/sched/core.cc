@@ -763,6 +763,7 @@ void kernel::charge_cpu(rq& r, sim_dur ns, acct_cat category)
 {
     if (ns <= 0)
         return;
+    r.charged_ns += static_cast<u64>(ns);
     if (r.curr->is_idle_task()) {
         r.acct.idle_work[category] += ns;
         r.idle_busy_until = std::max(r.idle_busy_until, now()) + ns;

@@ -771,7 +771,7 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
                                  fmt::format("{} {}: failed; busiest cpu{}'s running task is "
                                              "pinned away (out_one_pinned)",
                                              sd.name, idle_name(idle), env.src_cpu));
-                last_lb_cost_ += costs_.lb_base + env.scan_cost;
+                last_lb_cost_ += costs().lb_base + env.scan_cost;
                 return 0;
             }
             env.flags &= ~LBF_ALL_PINNED;
@@ -1019,8 +1019,20 @@ int kernel::sched_balance_newidle(rq& this_rq)
                                      rd_.overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
                                      gate_sd ? gate_sd->max_newidle_lb_cost : 0));
     } else {
-        // update_blocked_averages(): charged to the first domain (5.16+)
+        /*
+         * The kernel measures each domain's cost as elapsed time: t0 =
+         * sched_clock_cpu() before update_blocked_averages() (charged to the
+         * first domain, 5.16+) and t1 after each load_balance(). The model's
+         * elapsed time is its balancing work (lb_base, scans, moves) plus every
+         * other charge to this CPU meanwhile: rq-lock and tg->load_avg waits
+         * and transfers, remote rq lines (this_rq.charged_ns). 5.15 takes t0
+         * per domain, after update_blocked_averages().
+         */
+        u64 t0 = this_rq.charged_ns;
+        u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
         update_blocked_averages(this_cpu);
+        if (kc_.behaviour.newidle_5_15)
+            t0 = this_rq.charged_ns;
         u64 pending_cost =
             kc_.behaviour.newidle_5_15 ? 0 : static_cast<u64>(costs().lb_scan_per_cpu);
         for (auto& sdp : topo_.cpu(this_cpu).domains) {
@@ -1057,7 +1069,11 @@ int kernel::sched_balance_newidle(rq& this_rq)
                 last_lb_cost_ = 0;
                 pulled_task = sched_balance_rq(this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
                 update_newidle_stats(sd, pulled_task ? weight : 0);
-                const u64 domain_cost = static_cast<u64>(last_lb_cost_) + pending_cost;
+                const u64 t1 = this_rq.charged_ns;
+                const u64 work = static_cast<u64>(last_lb_cost_) + pending_cost;
+                const u64 domain_cost = work + (t1 - t0);
+                t0 = t1;
+                lb_work += work;
                 pending_cost = 0;
                 if (kc_.behaviour.newidle_5_15) {
                     if (domain_cost > sd.max_newidle_lb_cost)
@@ -1074,7 +1090,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
         }
         if (curr_cost > this_rq.max_idle_balance_cost)
             this_rq.max_idle_balance_cost = curr_cost;
-        charge_cpu(this_rq, static_cast<sim_dur>(curr_cost), ACCT_BALANCE);
+        charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
     }
     if (this_rq.cfs.h_nr_running && !pulled_task)
         pulled_task = 1;

@@ -75,6 +75,28 @@ TEST(sched_balance_newidle, v5_15_gates_on_migration_cost_instead)
     EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 1);
 }
 
+/*
+ * newidle_balance() measures a domain's cost as elapsed time, t1 - t0 of
+ * sched_clock_cpu() around load_balance() (t0 before update_blocked_averages()
+ * for the first domain), so time spent waiting for the busiest CPU's rq lock
+ * is part of the max_newidle_lb_cost that gates the next attempts.
+ */
+TEST(sched_balance_newidle, a_domains_cost_is_the_elapsed_time_including_lock_waits)
+{
+    auto measured = [](sim_dur lock_busy_for) {
+        newidle_case c("tip-2023-08");
+        c.base().max_newidle_lb_cost = 0;
+        c.rq0().avg_idle = msecs(1);
+        rq& busiest = c.t.k->cpu_rq(1);
+        busiest.lock.last_cpu = 1;
+        busiest.lock.busy_until = c.t.k->now() + lock_busy_for;
+        EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 1);
+        return c.base().max_newidle_lb_cost;
+    };
+    const u64 free_lock = measured(0);
+    EXPECT_EQ(measured(usecs(50)), free_lock + usecs(50)) << "the 50 us spin is part of the cost";
+}
+
 TEST(update_newidle_stats, halves_its_window_every_1024_attempts_and_keeps_the_success_count_as_ratio)
 {
     sched_domain sd; // sd_init's start: 512 attempts, 256 successes, ratio 512 (50%)

@@ -359,6 +359,9 @@ struct rq {
     u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
     sim_dur idle_pred = 10'000'000; ///< cpuidle governor's predicted idle length (no history: long)
     cpu_time_accounting acct;
+    /// Every ns of kernel work charged to this CPU so far (charge_cpu()): differences
+    /// of it are the elapsed time of a kernel path, as sched_clock_cpu() gives it.
+    u64 charged_ns = 0;
 
     /* execution of the current task's burst */
     event_id work_event;     ///< end of the current burst (or the step() call)
