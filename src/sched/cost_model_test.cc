@@ -411,6 +411,34 @@ TEST(update_cfs_group, a_reader_fetches_tg_load_avg_only_after_another_cpu_wrote
     EXPECT_EQ(tg.load_avg_read_misses, 2u);
 }
 
+TEST(update_cfs_group, the_cpu_running_the_enqueue_reads_the_line_whatever_runqueue_it_is)
+{
+    // calc_group_shares() reads tg->load_avg on the CPU executing the enqueue or
+    // dequeue: a balancer or waker working on cpu5's runqueue from cpu1 pays the
+    // fetch, and cpu5's own next read still misses.
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 20;
+    c.line_pkg = 80;
+    sched_fixture t(two_llc_machine(), "6.6", 1, "", c);
+    kernel& k = *t.k;
+    cfs_rq& remote = k.cpu_rq(5).cfs;
+    task_group& tg = *remote.tg;
+    auto spent = [&](int cpu) {
+        const cpu_time_accounting a = k.cpu_accounting(cpu);
+        return a.idle_work[ACCT_LOCK_HOLD] + a.idle_work[ACCT_LOCK_SPIN];
+    };
+    k.lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
+    t.run_for(usecs(1));
+    const sim_dur cpu1_before = spent(1), cpu5_before = spent(5);
+    k.update_cfs_group(remote, 1); // cpu1 works on cpu5's cfs_rq
+    EXPECT_EQ(spent(1) - cpu1_before, 20) << "cpu1 fetched it within the LLC";
+    EXPECT_EQ(spent(5) - cpu5_before, 0);
+    t.run_for(usecs(1)); // cpu1's fetch is done
+    k.update_cfs_group(remote, 5);
+    EXPECT_EQ(spent(5) - cpu5_before, 80) << "cpu5's own cache did not have it";
+    EXPECT_EQ(tg.load_avg_read_misses, 2u);
+}
+
 TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)
 {
     sched_fixture t(two_llc_machine(2), "6.6", 3, "", cost_params{});

@@ -138,7 +138,7 @@ void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
             se.vruntime += cfs.min_vruntime;
         update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
     }
-    update_cfs_group(cfs, cfs.rq_->cpu);
+    update_cfs_group(cfs, smp_processor_id());
     // account_entity_enqueue()
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
@@ -179,7 +179,7 @@ void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
     }
     if (!is_eevdf() && !(flags & DEQUEUE_SLEEP))
         se.vruntime -= cfs.min_vruntime;
-    update_cfs_group(cfs, cfs.rq_->cpu);
+    update_cfs_group(cfs, smp_processor_id());
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(cfs);
 }

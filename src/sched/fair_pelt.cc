@@ -129,6 +129,9 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
  * (directory / probe filter), so it waits for those in flight and occupies the
  * line for its transfer from the last writer, by distance. Later readers of the
  * same version hit until the next write invalidates them all.
+ * The reader is the CPU running the code (`cpu`, smp_processor_id()): a waker
+ * enqueueing on another CPU's runqueue or a balancer detaching from one reads
+ * the line into its own cache, so whether it hits is that CPU's history.
  */
 void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
 {
@@ -137,9 +140,10 @@ void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
     task_group& tg = *cfs.tg;
     contended_lock& line = tg.load_avg_line;
     tg.load_avg_reads++;
-    if (cfs.tg_load_avg_seen == line.acquisitions || line.last_cpu == cpu || line.last_cpu < 0)
+    u64& seen = cpu_rq(cpu).cfs.tg_load_avg_seen; // this CPU's cached copy
+    if (seen == line.acquisitions || line.last_cpu == cpu || line.last_cpu < 0)
         return;
-    cfs.tg_load_avg_seen = line.acquisitions;
+    seen = line.acquisitions;
     tg.load_avg_read_misses++;
     const sim_time t = now();
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
