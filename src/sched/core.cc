@@ -107,6 +107,18 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         nohz_balance_enter_idle(cpu_rq(cpu));
         update_idle_core(cpu_rq(cpu));
     }
+    /*
+     * A benchmark starts on a machine that has been up and idle, not at boot:
+     * its LLCs have been balanced while idle, and SIS_UTIL's scan depth is what
+     * update_idle_cpu_scan() computes for sum_util == 0, the whole LLC. (The
+     * kernel's kzalloc()ed 0, "scan nothing", lasts only until each LLC's first
+     * periodic balance after boot.)
+     */
+    for (auto& sds : topo_.llc_shared)
+        sds->nr_idle_scan = 0;
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu)
+        if (sched_domain_shared* sds = topo_.cpu(cpu).sd_llc_shared)
+            sds->nr_idle_scan = topo_.cpu(cpu).sd_llc_size;
 #ifndef NDEBUG
     // Debug builds check every invariant after every scheduling operation.
     check_level_ = check_level::every;

@@ -167,6 +167,21 @@ TEST(update_idle_cpu_scan, sis_util_depth_matches_the_worked_values)
     EXPECT_EQ(nr_idle_scan_at(0.83), 0);
 }
 
+TEST(update_idle_cpu_scan, a_machine_starts_with_the_scan_depth_of_an_idle_llc)
+{
+    // What update_idle_cpu_scan() computes for sum_util == 0 (the machine has been
+    // up and idle before the benchmark), not the boot-time 0 that scans nothing.
+    sched_fixture t(llc16_machine(), "tip-2023-02");
+    EXPECT_EQ(t.k->topology().cpu(0).sd_llc->shared->nr_idle_scan, 16);
+    EXPECT_EQ(nr_idle_scan_at(0.0), 16);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)));
+    t.spawn("busy", testlib::spin(), 0, 0, 1);
+    t.run_for(msecs(1));
+    t.k->set_this_cpu(1);
+    EXPECT_GE(t.k->select_idle_cpu(p, *t.k->topology().cpu(1).sd_llc, false, 1), 0)
+        << "the first wakeups of a run find the idle CPUs";
+}
+
 TEST(select_idle_cpu, sis_util_limits_the_scan_depth)
 {
     sched_fixture t(llc16_machine(), "6.6");
