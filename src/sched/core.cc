@@ -317,10 +317,18 @@ int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
     return cpu;
 }
 
+/*
+ * kernel: kernel/sched/core.c idle_cpu(), 6.6: the idle task runs, nothing is
+ * queued and no wakeup is pending. model: a pending wake list is seen by the
+ * CPU that queued it at once and by the others only once that waker's store to
+ * ttwu_pending is visible (rq::ttwu_pending_visible, see try_to_wake_up()).
+ */
 bool kernel::idle_cpu(int cpu) const
 {
     const rq& r = cpu_rq(cpu);
-    return r.curr == r.idle && r.nr_running == 0 && !r.ttwu_pending;
+    const bool pending_seen =
+        r.ttwu_pending && (now() >= r.ttwu_pending_visible || this_cpu_ == r.ttwu_pending_writer);
+    return r.curr == r.idle && r.nr_running == 0 && !pending_seen;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -459,6 +467,17 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         r.wake_list.emplace_back(&p, wake_flags);
         if (!r.ttwu_pending) {
             r.ttwu_pending = true;
+            /*
+             * model: __ttwu_queue_wakelist() writes ttwu_pending at the end of the
+             * waker's path, after select_task_rq() read this CPU as idle and after
+             * set_task_cpu(); other CPUs see the store only then. Until then they
+             * still find the CPU idle and may queue their wakees on it too: the
+             * select_task_rq()/enqueue race SIS_SHORT v6 was written against
+             * (373e6886e274f198608fa1b5f1c254e32b43845d.1677069490.git.yu.c.chen@intel.com).
+             * The window is the waker's try_to_wake_up() cost (costs().wakeup).
+             */
+            r.ttwu_pending_visible = now() + costs_.wakeup;
+            r.ttwu_pending_writer = this_cpu_;
             // An idle target must leave its C-state first (and may need the IPI too).
             r.ttwu_ipi_event =
                 sim_.after(remote_notify_delay(r, cost_model::notify::ipi), event_prio::ipi, this,

@@ -245,6 +245,40 @@ TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
     EXPECT_STREQ(t.k->last_sis_branch(), "prev idle");
 }
 
+/*
+ * The select_task_rq()/enqueue race (SIS_SHORT v6's changelog): a waker that
+ * queued a wakee on idle cpu5's wake list sees ttwu_pending at once; another
+ * CPU sees it only after the first waker's path (costs().wakeup), so it still
+ * finds cpu5 idle and stacks its own wakee there.
+ */
+TEST(try_to_wake_up, a_second_waker_stacks_on_a_cpu_whose_wake_list_it_cannot_see_yet)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.wakeup = 600;
+    c.ipi_wakeup = 1500;
+    sched_fixture t(llc16_machine(), "6.6", 1, "", c);
+    task_struct& a = t.spawn("a", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
+    task_struct& b = t.spawn("b", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
+    t.run_for(msecs(1)); // both ran on cpu5 and sleep; cpu5 idles
+    for (task_struct* p : {&a, &b}) {
+        p->cpus_mask.set_all();
+        p->nr_cpus_allowed = p->cpus_mask.weight();
+    }
+    ASSERT_TRUE(t.k->idle_cpu(5));
+    t.k->set_this_cpu(1);
+    ASSERT_TRUE(t.k->wake_up_process(a));
+    EXPECT_EQ(a.cpu, 5) << "its idle previous CPU";
+    EXPECT_FALSE(t.k->idle_cpu(5)) << "the waker sees its own store";
+    t.k->set_this_cpu(2);
+    EXPECT_TRUE(t.k->idle_cpu(5)) << "cpu2 does not see it yet";
+    ASSERT_TRUE(t.k->wake_up_process(b));
+    EXPECT_EQ(b.cpu, 5) << "so cpu2 queues b there too";
+    t.run_for(600);
+    EXPECT_FALSE(t.k->idle_cpu(5)) << "visible to everyone after the waker's path";
+    t.run_for(usecs(5)); // the IPI activates both
+    EXPECT_EQ(t.k->cpu_rq(5).nr_running, 2u);
+}
+
 TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
 {
     sched_fixture t(llc16_machine(), "6.6");

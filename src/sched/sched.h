@@ -342,6 +342,10 @@ struct rq {
     bool need_resched = false;   ///< TIF_NEED_RESCHED of rq->curr
     u64 next_balance = 0;
     bool ttwu_pending = false;
+    /// model: when the waker's write of ttwu_pending becomes visible to other CPUs,
+    /// and which CPU wrote it (it sees its own store at once); see try_to_wake_up().
+    sim_time ttwu_pending_visible = 0;
+    int ttwu_pending_writer = -1;
     std::vector<std::pair<task_struct*, int>> wake_list; ///< TTWU_QUEUE: (task, wake_flags) awaiting the IPI
     rng_stream sched_rnd_state{0, ""}; ///< kernel: per-CPU sched_rnd_state (sched_rng(), NI_RANDOM): "sched_rng/<cpu>"
     event_id ttwu_ipi_event;
