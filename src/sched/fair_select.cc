@@ -522,6 +522,10 @@ const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct
     case group_overloaded:
     case group_fully_busy: {
         const unsigned long imbalance = NICE_0_LOAD * (sd.imbalance_pct - 100) / 100;
+        // Across NUMA nodes the remote side carries the imbalance: stay local unless
+        // it is clearly less loaded (57abff067a08, v5.5).
+        if (sd.has(SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load)
+            return nullptr;
         if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance)
             return nullptr;
         if (100 * local_sgs.avg_load <= sd.imbalance_pct * idlest_sgs.avg_load)

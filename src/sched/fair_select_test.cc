@@ -279,6 +279,34 @@ TEST(try_to_wake_up, a_second_waker_stacks_on_a_cpu_whose_wake_list_it_cannot_se
     EXPECT_EQ(t.k->cpu_rq(5).nr_running, 2u);
 }
 
+/*
+ * find_idlest_group() (since 57abff067a08, v5.5): with the local and the idlest
+ * group both fully busy or overloaded, a NUMA domain keeps the task local
+ * unless the remote group's load plus the allowed imbalance (NICE_0_LOAD *
+ * (imbalance_pct - 100) / 100) stays below the local one.
+ */
+TEST(find_idlest_group, a_numa_domain_stays_local_unless_the_remote_node_is_clearly_idler)
+{
+    // Both sockets fully busy: socket 0 with nice-2 spinners (weight 655), socket 1
+    // with nice-3 ones (526). imbalance = 1024 * 17 / 100 = 174; 526 + 174 >= 655, so
+    // the NUMA rule keeps p local, where "100 * 655 <= 117 * 526" alone would not.
+    sched_fixture t(llc16_machine(), "6.6");
+    for (int cpu = 0; cpu < 32; ++cpu)
+        t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, cpu < 16 ? 2 : 3, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(400));
+    p.cpus_mask.set_all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    t.k->set_this_cpu(0);
+    sched_domain* numa = nullptr;
+    for (auto& sd : t.k->topology().cpu(0).domains)
+        if (sd->has(SD_NUMA))
+            numa = sd.get();
+    ASSERT_NE(numa, nullptr);
+    ASSERT_EQ(numa->imbalance_pct, 117u);
+    EXPECT_EQ(t.k->find_idlest_group(*numa, p, 0), nullptr);
+}
+
 TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
 {
     sched_fixture t(llc16_machine(), "6.6");
