@@ -38,7 +38,7 @@ namespace schedlab {
 enum group_type : int {
     group_has_spare = 0,
     group_fully_busy,
-    group_smt_balance, ///< 6.6; not produced by this model yet
+    group_smt_balance, ///< 6.6 (fee1759e4f04); kernel_behaviour::smt_balance
     group_misfit_task,
     group_asym_packing,
     group_imbalanced,
@@ -61,6 +61,7 @@ struct sg_lb_stats {
     unsigned int group_weight = 0;
     group_type group_type_ = group_has_spare; ///< kernel: sgs->group_type
     unsigned long group_misfit_task_load = 0;
+    bool group_smt_balance = false; ///< 6.6: an SMT core with more than one task, seen by an idle CPU
 };
 
 /// kernel: fair.c struct sd_lb_stats.
@@ -347,6 +348,7 @@ public:
     unsigned long cpu_util_without(int cpu, const task_struct& p) const;
     unsigned long task_h_load(const task_struct& p) const;
     unsigned long task_util_est(const task_struct& p) const;
+    unsigned long cpu_util_cfs_boost(int cpu) const;
     void update_load_avg(cfs_rq& cfs, sched_entity& se, int flags);
     void update_blocked_averages(int cpu);
     void remove_entity_load_avg(sched_entity& se);

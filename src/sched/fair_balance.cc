@@ -83,12 +83,17 @@ bool group_has_capacity(unsigned imbalance_pct, const sg_lb_stats& sgs)
 }
 } // namespace
 
-// kernel: kernel/sched/fair.c group_classify(), 6.5 (no sg_imbalanced, misfit or asym packing).
+/*
+ * kernel: kernel/sched/fair.c group_classify(), 6.5 (no sg_imbalanced, misfit or
+ * asym packing); 6.6's group_smt_balance (fee1759e4f04) after overloaded.
+ */
 group_type kernel::group_classify(unsigned imbalance_pct, const sched_group& /*group*/,
                                   const sg_lb_stats& sgs) const
 {
     if (group_is_overloaded(imbalance_pct, sgs))
         return group_overloaded;
+    if (sgs.group_smt_balance)
+        return group_smt_balance;
     if (!group_has_capacity(imbalance_pct, sgs))
         return group_fully_busy;
     return group_has_spare;
@@ -167,10 +172,12 @@ void kernel::update_newidle_stats(sched_domain& sd, u32 success)
 /* ---- find_busiest_group ---- */
 
 /*
- * kernel: kernel/sched/fair.c should_we_balance(), 6.5; 6.6 (profile
- * behaviour swb_idle_core_first) prefers the first idle CPU of a fully idle
- * core over an idle SMT sibling of a busy core. Newly idle CPUs always
- * balance unless work arrived meanwhile.
+ * kernel: kernel/sched/fair.c should_we_balance(), 6.5; 6.6 and tip-2023-08
+ * (profile behaviour swb_idle_core_first, b1bfeab9b002) prefer the first idle
+ * CPU of a fully idle core over an idle SMT sibling of a busy core; with 6.6's
+ * fix only the first such sibling balances, tip-2023-08 lets the group's first
+ * CPU balance as well. Newly idle CPUs always balance unless work arrived
+ * meanwhile.
  */
 bool kernel::should_we_balance(lb_env& env)
 {
@@ -201,8 +208,12 @@ bool kernel::should_we_balance(lb_env& env)
         }
         return cpu == env.dst_cpu;
     }
-    if (idle_smt != -1)
-        return idle_smt == env.dst_cpu;
+    if (kc_.behaviour.swb_first_idle_smt_only) {
+        if (idle_smt != -1)
+            return idle_smt == env.dst_cpu;
+    } else if (idle_smt == env.dst_cpu) {
+        return true; // b1bfeab9b002 as merged: the group's first CPU may balance too
+    }
     return sg.balance_cpu == env.dst_cpu;
 }
 
@@ -215,7 +226,6 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
                                 sg_lb_stats& sgs, bool& sg_overload)
 {
     sgs = sg_lb_stats{};
-    (void)sds;
     for_each_cpu(i, group.span) {
         if (!env.cpus.test(i))
             continue;
@@ -235,6 +245,10 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
     }
     sgs.group_capacity = group.capacity;
     sgs.group_weight = static_cast<unsigned>(group.group_weight);
+    // 6.6 smt_balance(): an idle CPU sees another SMT core running more than one task.
+    if (kc_.behaviour.smt_balance && &group != sds.local && env.idle != CPU_NOT_IDLE &&
+        (group.flags & SD_SHARE_CPUCAPACITY) && sgs.sum_h_nr_running > 1)
+        sgs.group_smt_balance = true;
     sgs.group_type_ = group_classify(env.sd->imbalance_pct, group, sgs);
     if (sgs.group_type_ == group_overloaded)
         sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
@@ -259,14 +273,19 @@ bool kernel::update_sd_pick_busiest(lb_env& /*env*/, sd_lb_stats& sds, const sch
     case group_imbalanced:
     case group_asym_packing:
     case group_misfit_task:
-    case group_smt_balance:
         return false;
+    case group_smt_balance:
     case group_fully_busy:
+        if (!kc_.behaviour.fully_busy_keeps_smt) {
+            if (sgs.avg_load <= busiest.avg_load)
+                return false; // before 6.5: the first of equals stays
+            break;
+        }
         if (sgs.avg_load < busiest.avg_load)
             return false;
         if (sgs.avg_load == busiest.avg_load && sds.busiest &&
             (sds.busiest->flags & SD_SHARE_CPUCAPACITY))
-            return false; // SMT groups need more help: keep the SMT one
+            return false; // 6.5 (5fd6d7f43958): SMT groups need more help: keep the SMT one
         break;
     case group_has_spare:
         if (sgs.idle_cpus > busiest.idle_cpus)
@@ -340,6 +359,12 @@ void kernel::calculate_imbalance(lb_env& env, sd_lb_stats& sds)
     sg_lb_stats& local = sds.local_stat;
     sg_lb_stats& busiest = sds.busiest_stat;
 
+    if (busiest.group_type_ == group_smt_balance) {
+        // 6.6: reduce the number of tasks sharing a core's capacity.
+        env.migration_type_ = migrate_task;
+        env.imbalance = 1;
+        return;
+    }
     if (busiest.group_type_ == group_imbalanced) {
         env.migration_type_ = migrate_task;
         env.imbalance = 1;
@@ -472,7 +497,7 @@ rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
             break;
         }
         case migrate_util: {
-            const unsigned long util = cpu_util_cfs(i);
+            const unsigned long util = kc_.behaviour.runnable_boost ? cpu_util_cfs_boost(i) : cpu_util_cfs(i);
             if (nr_running <= 1)
                 continue;
             if (busiest_util < util) {

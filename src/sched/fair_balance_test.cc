@@ -389,6 +389,125 @@ TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_mo
     EXPECT_EQ(running->cpu, busiest) << "the preempted task stays";
 }
 
+/// update_sd_lb_stats() of `domain` seen from an idle `dst`, as load_balance(CPU_IDLE) sees it.
+sd_lb_stats lb_stats(kernel& k, sched_domain& domain, int dst)
+{
+    lb_env env;
+    env.sd = &domain;
+    env.dst_cpu = dst;
+    env.dst_rq = &k.cpu_rq(dst);
+    env.idle = CPU_IDLE;
+    env.cpus = domain.span;
+    sd_lb_stats sds;
+    k.set_this_cpu(dst);
+    k.update_sd_lb_stats(env, sds);
+    return sds;
+}
+
+/*
+ * 6.6's group_smt_balance (fee1759e4f04, in tip sched/core from 2023-07-13, so in
+ * tip-2023-08): seen by an idle CPU, an SMT core running more than one task is
+ * its own group type, above fully_busy, and asks for one task (migrate_task).
+ */
+TEST(update_sg_lb_stats, an_smt_core_with_two_tasks_is_group_smt_balance_from_6_6_and_tip_2023_08)
+{
+    auto busiest_type = [](const char* spec) {
+        sched_fixture t(testlib::small_machine(2, 2), spec);
+        for_each_cpu(cpu, t.k->smt_mask(0))
+            t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu);
+        t.run_for(msecs(400)); // util ~1024: the core has no spare capacity left
+        int dst = 0;
+        while (t.k->smt_mask(0).test(dst))
+            ++dst;
+        const sd_lb_stats sds = lb_stats(*t.k, *t.k->topology().cpu(dst).sd_llc, dst);
+        return sds.busiest_stat.group_type_;
+    };
+    EXPECT_EQ(busiest_type("tip-2023-08"), group_smt_balance);
+    EXPECT_EQ(busiest_type("6.6"), group_smt_balance);
+    EXPECT_EQ(busiest_type("6.5"), group_fully_busy);
+}
+
+/*
+ * update_sd_pick_busiest() among fully busy groups of equal avg_load (0: not
+ * computed for them): before 6.5 the first stays ("<="); from 6.5 (5fd6d7f43958)
+ * a later one replaces a busiest group that is not an SMT group.
+ */
+TEST(update_sd_pick_busiest, equal_fully_busy_groups_keep_the_first_before_6_5)
+{
+    auto busiest_first_cpu = [](const char* spec) {
+        sched_fixture t(testlib::small_machine(4), spec);
+        for (int cpu = 0; cpu < 3; ++cpu)
+            t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu);
+        t.run_for(msecs(400));
+        const sd_lb_stats sds = lb_stats(*t.k, *t.k->topology().cpu(3).sd(), 3);
+        EXPECT_EQ(sds.busiest_stat.group_type_, group_fully_busy) << spec;
+        return sds.busiest ? sds.busiest->span.first() : -1;
+    };
+    EXPECT_EQ(busiest_first_cpu("6.1"), 0);
+    EXPECT_EQ(busiest_first_cpu("tip-2023-02"), 0);
+    EXPECT_EQ(busiest_first_cpu("6.5"), 2);
+    EXPECT_EQ(busiest_first_cpu("6.6"), 2);
+}
+
+/*
+ * should_we_balance() with b1bfeab9b002 (tip sched/core 2023-07-13): a busy
+ * group's first CPU still balances when the only idle CPU of its group has a busy
+ * sibling (tip-2023-08); the fix queued after the 6.6 merge window lets only that
+ * idle SMT CPU balance (6.6). Keisuke Nishimura's example: [0,1] [2,3] as b b i b.
+ */
+TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_first_cpu_balance)
+{
+    auto first_cpu_balances = [](const char* spec) {
+        symmetric_machine_spec ms;
+        ms.name = "test-2llc-smt2";
+        ms.cores_per_socket = 4;
+        ms.threads_per_core = 2;
+        ms.cores_per_llc = 2;
+        sched_fixture t(make_symmetric_machine(ms, "test"), spec);
+        sched_domain* llc = t.k->topology().cpu(0).sd_llc;
+        sched_domain* above = llc->parent;
+        EXPECT_NE(above, nullptr);
+        // In cpu0's LLC: cpu0's core fully busy; the other core: one busy, one idle CPU.
+        const cpumask core0 = t.k->smt_mask(0);
+        int other = -1;
+        for_each_cpu(cpu, llc->span)
+            if (!core0.test(cpu) && other < 0)
+                other = cpu;
+        for_each_cpu(cpu, core0)
+            t.spawn(fmt::format("a{}", cpu), testlib::spin(), cpu, 0, cpu);
+        for_each_cpu(cpu, t.k->smt_mask(other))
+            if (cpu != other)
+                t.spawn(fmt::format("b{}", cpu), testlib::spin(), cpu, 0, cpu);
+        t.run_for(msecs(5));
+        EXPECT_TRUE(t.k->idle_cpu(other));
+        lb_env env;
+        env.sd = above;
+        env.dst_cpu = 0;
+        env.dst_rq = &t.k->cpu_rq(0);
+        env.idle = CPU_NOT_IDLE;
+        env.cpus = above->span;
+        t.k->set_this_cpu(0);
+        return t.k->should_we_balance(env);
+    };
+    EXPECT_TRUE(first_cpu_balances("tip-2023-08"));
+    EXPECT_FALSE(first_cpu_balances("6.6"));
+    EXPECT_FALSE(first_cpu_balances("6.5")) << "6.5: the first idle CPU balances, busy sibling or not";
+}
+
+// 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est).
+TEST(cpu_util_cfs_boost, counts_runnable_time_that_util_does_not)
+{
+    sched_fixture t(testlib::small_machine(2), "6.5");
+    cfs_rq& cfs = t.k->cpu_rq(1).cfs;
+    cfs.avg.util_avg = 300;
+    cfs.avg.runnable_avg = 700;
+    cfs.avg.util_est_.enqueued = 0;
+    EXPECT_EQ(t.k->cpu_util_cfs(1), 300u);
+    EXPECT_EQ(t.k->cpu_util_cfs_boost(1), 700u);
+    cfs.avg.runnable_avg = 5000;
+    EXPECT_EQ(t.k->cpu_util_cfs_boost(1), 1024u) << "capped at the CPU's capacity";
+}
+
 TEST(kick_ilb, sets_nohz_next_balance_to_the_next_jiffy)
 {
     sched_fixture t(testlib::small_machine(4), "tip-2023-08");

@@ -42,6 +42,16 @@ unsigned long kernel::cpu_util_cfs(int cpu) const
     return std::min<unsigned long>(util, capacity_of(cpu));
 }
 
+// kernel: kernel/sched/fair.c cpu_util_cfs_boost() -> cpu_util(cpu, NULL, -1, 1), 6.5+ ("runnable boosting").
+unsigned long kernel::cpu_util_cfs_boost(int cpu) const
+{
+    const cfs_rq& cfs = cpu_rq(cpu).cfs;
+    unsigned long util = std::max<unsigned long>(cfs.avg.util_avg, cfs.avg.runnable_avg);
+    if (sched_feat(UTIL_EST))
+        util = std::max<unsigned long>(util, cfs.avg.util_est_.enqueued);
+    return std::min<unsigned long>(util, capacity_of(cpu));
+}
+
 // kernel: kernel/sched/fair.c cpu_load_without(), 6.6.
 unsigned long kernel::cpu_load_without(const rq& r, const task_struct& p) const
 {

@@ -50,7 +50,21 @@ kernel_behaviour behaviour_of(const char* version)
     b.numa_imb_nr = v != "5.15";
     b.newidle_5_15 = v == "5.15";
     b.cfs_tick_ideal_capped = v == "6.5";
-    b.swb_idle_core_first = v == "6.6";
+    /*
+     * Load-balancer changes of the 6.5 and 6.6 merge windows. tip-2023-08 (88c56cfeaec4,
+     * 2023-08-02) is 6.5 code plus tip sched/core's 6.6 material that was in by then:
+     * Ricardo Neri's b1bfeab9b002 and Tim Chen's fee1759e4f04 were applied on 2023-07-13
+     * (in next-20230717); EEVDF came after 88c56cfeaec4 (tip push of 2023-08-10).
+     */
+    const bool six_six_lb = v == "6.6" || std::string(version) == "tip-2023-08";
+    b.swb_idle_core_first = six_six_lb;
+    // Its fix (Keisuke Nishimura, posted Sep 2023, queued after the 6.6 merge window)
+    // is in 6.6 but not in tip-2023-08.
+    b.swb_first_idle_smt_only = v == "6.6";
+    b.smt_balance = six_six_lb;
+    // Ricardo Neri's 5fd6d7f43958 and Dietmar Eggemann's runnable boosting: v6.5 pull.
+    b.fully_busy_keeps_smt = v == "6.5" || v == "6.6";
+    b.runnable_boost = v == "6.5" || v == "6.6";
     b.config_preemption = true;
     b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
     b.util_est_fastup_always = v6_12;

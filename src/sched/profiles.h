@@ -36,7 +36,11 @@ struct kernel_behaviour {
     bool numa_imb_nr = true;              ///< 6.x imb_numa_nr; false: 5.15's "< 25% busy" rule
     bool newidle_5_15 = false;            ///< 5.15 newidle gate (migration_cost) and sticky decay
     bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency
-    bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core
+    bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core (b1bfeab9b002)
+    bool swb_first_idle_smt_only = false; ///< v6.6-rc: only the first idle SMT sibling balances (Keisuke Nishimura's fix of b1bfeab9b002)
+    bool smt_balance = false;             ///< 6.6 group_smt_balance: an idle CPU pulls from a busy SMT core (fee1759e4f04)
+    bool fully_busy_keeps_smt = false;    ///< 6.5: a fully busy SMT group stays busiest on an avg_load tie (5fd6d7f43958)
+    bool runnable_boost = false;          ///< 6.5: migrate_util compares max(util, runnable) ('runnable boosting')
     bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
     bool util_est_fastup_always = false;  ///< v6.8+: UTIL_EST_FASTUP's behaviour without the feature bit
