@@ -102,8 +102,8 @@ group_type kernel::group_classify(unsigned imbalance_pct, const sched_group& /*g
 /*
  * kernel: kernel/sched/fair.c adjust_numa_imbalance(), 6.x: allow a small
  * imbalance (<= 2 tasks) while the destination runs fewer than imb_numa_nr
- * tasks. 5.15 (numa_imb_nr off): imb_numa_nr here is the group weight and the
- * allowance holds below a quarter of it.
+ * tasks. 5.15 (numa_imb_nr off): allow_numa_imbalance(running, weight), below
+ * a quarter of the weight (the pre-5.18 lines of 2cfb7a1b031b's diff).
  */
 long kernel::adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const
 {
@@ -394,10 +394,15 @@ void kernel::calculate_imbalance(lb_env& env, sd_lb_stats& sds)
                                                   static_cast<long>(busiest.idle_cpus));
         }
         if (env.sd->has(SD_NUMA)) {
-            const long limit = kc_.behaviour.numa_imb_nr ? static_cast<long>(env.sd->imb_numa_nr)
-                                                         : static_cast<long>(local.group_weight);
-            env.imbalance = adjust_numa_imbalance(env.imbalance,
-                                                  static_cast<long>(local.sum_nr_running) + 1, limit);
+            // Before 5.18 (2cfb7a1b031b) the busiest group's count and weight were used.
+            if (kc_.behaviour.numa_imb_nr)
+                env.imbalance = adjust_numa_imbalance(env.imbalance,
+                                                      static_cast<long>(local.sum_nr_running) + 1,
+                                                      static_cast<long>(env.sd->imb_numa_nr));
+            else
+                env.imbalance = adjust_numa_imbalance(env.imbalance,
+                                                      static_cast<long>(busiest.sum_nr_running),
+                                                      static_cast<long>(busiest.group_weight));
         }
         env.imbalance >>= 1; // number of tasks to move
         return;

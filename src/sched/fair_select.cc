@@ -538,7 +538,12 @@ const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct
     case group_smt_balance:
         return idlest;
     case group_has_spare:
-        if (sd.has(SD_NUMA)) {
+        if (sd.has(SD_NUMA) && !kc_.behaviour.numa_imb_nr) {
+            // Before 5.18 (2cfb7a1b031b, 20220203144652.12540-2-mgorman@techsingularity.net):
+            // stay local while fewer than a quarter of the domain's CPUs run tasks there.
+            if (static_cast<long>(local_sgs.sum_nr_running) < (sd.span_weight >> 2))
+                return nullptr;
+        } else if (sd.has(SD_NUMA)) {
             const long imb_numa_nr = sd.imb_numa_nr;
             const long imbalance =
                 std::abs(static_cast<long>(local_sgs.idle_cpus) - static_cast<long>(idlest_sgs.idle_cpus));

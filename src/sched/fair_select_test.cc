@@ -307,6 +307,33 @@ TEST(find_idlest_group, a_numa_domain_stays_local_unless_the_remote_node_is_clea
     EXPECT_EQ(t.k->find_idlest_group(*numa, p, 0), nullptr);
 }
 
+/*
+ * 5.15 (before 2cfb7a1b031b): find_idlest_group() keeps a fork on its NUMA node
+ * while fewer than a quarter of the domain's CPUs (32 / 4 = 8) run tasks there.
+ */
+TEST(find_idlest_group, v5_15_keeps_a_fork_local_below_a_quarter_of_the_numa_domain)
+{
+    auto stays_local = [](int busy) {
+        sched_fixture t(llc16_machine(), "5.15");
+        for (int cpu = 0; cpu < busy; ++cpu)
+            t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+        t.run_for(msecs(5));
+        p.cpus_mask.set_all();
+        p.nr_cpus_allowed = p.cpus_mask.weight();
+        t.k->set_this_cpu(0);
+        sched_domain* numa = nullptr;
+        for (auto& sd : t.k->topology().cpu(0).domains)
+            if (sd->has(SD_NUMA))
+                numa = sd.get();
+        EXPECT_NE(numa, nullptr);
+        EXPECT_EQ(numa->imb_numa_nr, 0u);
+        return t.k->find_idlest_group(*numa, p, 0) == nullptr;
+    };
+    EXPECT_TRUE(stays_local(7));
+    EXPECT_FALSE(stays_local(8));
+}
+
 TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
 {
     sched_fixture t(llc16_machine(), "6.6");
