@@ -623,7 +623,9 @@ int kernel::detach_tasks(lb_env& env)
             }
             case migrate_util: {
                 const unsigned long util = task_util_est(p);
-                if (static_cast<long>(util) > env.imbalance) {
+                // shr_bound(util, nr_balance_failed): relaxed after failures, as for load
+                const unsigned shift = std::min<unsigned>(env.sd->nr_balance_failed, 63);
+                if (static_cast<long>(util >> shift) > env.imbalance) {
                     take = false;
                     break;
                 }

@@ -258,6 +258,28 @@ TEST(can_migrate_task, a_hot_task_moves_once_balancing_failed_cache_nice_tries_t
     EXPECT_EQ(c.env.sd->stats.lb_hot_gained[CPU_IDLE], before + 1);
 }
 
+// detach_tasks() for migrate_util: shr_bound(util, nr_balance_failed) > imbalance skips a task.
+TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances)
+{
+    auto detached = [](u32 failed) {
+        hot_case c(testlib::small_machine(2));
+        task_struct* waiting = c.env.src_rq->cfs_tasks.back();
+        EXPECT_NE(waiting, c.env.src_rq->curr);
+        const unsigned long u = c.t.k->task_util_est(*waiting);
+        EXPECT_GT(u, 64u);
+        c.env.migration_type_ = migrate_util;
+        c.env.imbalance = static_cast<long>(u >> 3);
+        c.env.loop_max = 2;
+        c.env.loop_break = 32;
+        c.env.sd->nr_balance_failed = failed; // above cache_nice_tries: hotness is no obstacle
+        c.t.k->set_this_cpu(0);
+        c.t.k->update_rq_clock(*c.env.src_rq);
+        return c.t.k->detach_tasks(c.env);
+    };
+    EXPECT_EQ(detached(2), 0) << "util >> 2 is above the imbalance";
+    EXPECT_EQ(detached(3), 1) << "util >> 3 fits";
+}
+
 TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)
 {
     // Eight spinners start on cpu0 of a 4-CPU machine; once allowed anywhere,

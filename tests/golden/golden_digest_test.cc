@@ -145,7 +145,7 @@ const std::vector<golden_case>& cases()
          "6.6",
          {"make", "-j", "32", "--objects", "200"},
          600,
-         0x3bc0dca5f268204c},
+         0x8428b50d931c9e17},
         {"stream_milan_6_6",
          "milan-2s",
          "6.6",
