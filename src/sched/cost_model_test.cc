@@ -439,33 +439,6 @@ TEST(update_cfs_group, the_cpu_running_the_enqueue_reads_the_line_whatever_runqu
     EXPECT_EQ(tg.load_avg_read_misses, 2u);
 }
 
-TEST(update_cfs_group, readers_share_the_line_and_wait_only_for_a_write_in_flight)
-{
-    cost_params c = sched_fixture::no_costs();
-    c.line_llc = 20;
-    c.line_pkg = 80;
-    sched_fixture t(two_llc_machine(), "6.6", 1, "", c);
-    kernel& k = *t.k;
-    task_group& tg = *k.cpu_rq(0).cfs.tg;
-    auto spent = [&](int cpu) {
-        const cpu_time_accounting a = k.cpu_accounting(cpu);
-        return a.idle_work[ACCT_LOCK_HOLD] + a.idle_work[ACCT_LOCK_SPIN];
-    };
-    k.lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes
-    t.run_for(usecs(1));
-    const sim_dur b5 = spent(5), b6 = spent(6), b7 = spent(7);
-    k.update_cfs_group(k.cpu_rq(5).cfs, 5);
-    k.update_cfs_group(k.cpu_rq(6).cfs, 6);
-    k.update_cfs_group(k.cpu_rq(7).cfs, 7);
-    EXPECT_EQ(spent(5) - b5, 80);
-    EXPECT_EQ(spent(6) - b6, 80) << "no queue behind cpu5's read";
-    EXPECT_EQ(spent(7) - b7, 80);
-    k.lock_and_charge(tg.load_avg_line, 1, 10); // a write in flight: 10 + 20 ns
-    const sim_dur b4 = spent(4);
-    k.update_cfs_group(k.cpu_rq(4).cfs, 4);
-    EXPECT_EQ(spent(4) - b4, 30 + 80) << "waits for the write, then fetches it";
-}
-
 TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)
 {
     sched_fixture t(two_llc_machine(2), "6.6", 3, "", cost_params{});

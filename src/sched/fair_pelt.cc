@@ -134,18 +134,11 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
  * once; the autogroup's entity on the root cfs_rq reads the line).
  * model: only the read of tg->load_avg is kept (the shares are not applied, see
  * the file comment). The read hits if no other CPU wrote the line since this
- * CPU last read it; otherwise it misses: it waits for a write still in flight
- * (an atomic_long_add() owns the line exclusively until it is done) and pays
- * the line's transfer from the last writer, by distance. Readers share the line
- * (a read miss takes a shared copy and needs no ownership), so a read does not
- * hold the line against other readers or the next writer; only the writes of
- * update_tg_load_avg() serialise. Evidence: Aaron Lu's afc1996859a2 (v6.7)
- * rate-limits only the writes, and on a 224-CPU SPR running netperf UDP_RR
- * with 14 M migrations per 5 s that took update_cfs_group() from ~25% of the
- * cycles to noise and throughput from 9703 to 28011 (+189%); had stale reads
- * serialised at the line, every CPU's next read would still follow one of the
- * remaining writes (one per ms per cfs_rq, one every ~4.5 us machine-wide)
- * and the reads alone, ~8 M a second, would keep the line saturated.
+ * cfs_rq last read it; otherwise it is a coherence transaction on the line:
+ * like every transaction on one address it is serialised at the line's home
+ * (directory / probe filter), so it waits for those in flight and occupies the
+ * line for its transfer from the last writer, by distance. Later readers of the
+ * same version hit until the next write invalidates them all.
  * The reader is the CPU running the code (`cpu`, smp_processor_id()): a waker
  * enqueueing on another CPU's runqueue or a balancer detaching from one reads
  * the line into its own cache, so whether it hits is that CPU's history.
@@ -165,6 +158,7 @@ void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
     const sim_time t = now();
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
     const sim_dur transfer = cm_.line_cost(line.last_cpu, cpu);
+    line.busy_until = t + wait + transfer;
     rq& r = cpu_rq(cpu);
     if (wait > 0) {
         tg.load_avg_read_wait += wait;
