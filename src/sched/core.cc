@@ -476,7 +476,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
              * (373e6886e274f198608fa1b5f1c254e32b43845d.1677069490.git.yu.c.chen@intel.com).
              * The window is the waker's try_to_wake_up() cost (costs().wakeup).
              */
-            r.ttwu_pending_visible = now() + costs_.wakeup;
+            r.ttwu_pending_visible = now() + costs().wakeup;
             r.ttwu_pending_writer = this_cpu_;
             // An idle target must leave its C-state first (and may need the IPI too).
             r.ttwu_ipi_event =
