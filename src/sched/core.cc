@@ -51,6 +51,13 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
       cm_(m, costs)
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
+    group_lb_sums_.resize(topo_.groups().size());
+    cpu_groups_.resize(static_cast<std::size_t>(m_.nr_cpus()));
+    for (const sched_group* g : topo_.groups())
+        for_each_cpu(cpu, g->span)
+        {
+            cpu_groups_[static_cast<std::size_t>(cpu)].push_back(g->id);
+        }
 
     const u64 initial_min_vruntime = static_cast<u64>(-(1LL << 20)); // as init_cfs_rq(): exercise wrap
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
@@ -382,6 +389,7 @@ void kernel::sched_ttwu_pending(rq& r)
         ttwu_do_activate(r, *p, wf & WF_MIGRATED);
     }
     r.ttwu_pending = false;
+    lb_stats_changed(r.cpu);
 }
 
 /*
@@ -478,6 +486,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
              */
             r.ttwu_pending_visible = now() + costs().wakeup;
             r.ttwu_pending_writer = this_cpu_;
+            lb_stats_changed(cpu);
             // An idle target must leave its C-state first (and may need the IPI too).
             r.ttwu_ipi_event =
                 sim_.after(remote_notify_delay(r, cost_model::notify::ipi), event_prio::ipi, this,
@@ -593,8 +602,10 @@ void kernel::__schedule(rq& r, bool preempt)
         prev->on_cpu = false;
         next->on_cpu = true;
         r.curr = next;
-        if (prev->is_idle_task() != next->is_idle_task()) // SMT sibling state (smt_rate_pct)
+        if (prev->is_idle_task() != next->is_idle_task()) { // SMT sibling state (smt_rate_pct)
             cm_.core_busy_changed(r.cpu, !next->is_idle_task());
+            lb_stats_changed(r.cpu); // idle_cpu()
+        }
 
         const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
         for (auto* s : sinks_)

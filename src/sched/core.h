@@ -74,6 +74,9 @@ struct sd_lb_stats {
     bool prefer_sibling = false;
     sg_lb_stats busiest_stat;
     sg_lb_stats local_stat;
+    /* model: env.cpus holds the whole domain span; the group being summed, by position */
+    bool all_cpus = false;
+    std::size_t group_index = 0;
 };
 
 /* lb_env flags (kernel/sched/fair.c LBF_*) */
@@ -302,6 +305,9 @@ public:
     bool update_sd_pick_busiest(lb_env& env, sd_lb_stats& sds, const sched_group& sg,
                                 const sg_lb_stats& sgs);
     void update_sd_lb_stats(lb_env& env, sd_lb_stats& sds);
+    void update_sg_lb_stats_scan(lb_env& env, const sched_group& group, sg_lb_stats& sgs,
+                                 bool& sg_overload);
+    sim_dur group_scan_cost(sched_domain& sd, int dst_cpu, std::size_t group_index);
     void update_idle_cpu_scan(lb_env& env, unsigned long sum_util);
     void calculate_imbalance(lb_env& env, sd_lb_stats& sds);
     const sched_group* find_busiest_group(lb_env& env);
@@ -417,6 +423,27 @@ private:
     root_domain rd_;
     task_group autogroup_{"autogroup-1"};
     sim_dur last_lb_cost_ = 0; ///< cost of the load_balance() calls since last reset
+    /*
+     * Model only: update_sg_lb_stats()'s sums per sched group (by sched_group::id), kept
+     * until one of the group's CPUs changes what they read (lb_stats_changed()).
+     */
+    struct group_lb_sums {
+        bool valid = false;
+        bool overload = false; ///< some CPU with nr_running > 1 (SG_OVERLOAD)
+        unsigned long load = 0, util = 0, runnable = 0;
+        unsigned int nr_running = 0, h_nr_running = 0, idle_cpus = 0;
+        unsigned int pending = 0; ///< idle CPUs with ttwu_pending (idle_cpu() depends on now)
+    };
+    std::vector<group_lb_sums> group_lb_sums_;
+    std::vector<std::vector<int>> cpu_groups_; ///< per CPU: the ids of the groups spanning it
+    /// rq load, util, runnable or util_est, nr_running, curr's idleness or ttwu_pending changed.
+    void lb_stats_changed(int cpu)
+    {
+        if (cpu < static_cast<int>(cpu_groups_.size()))
+            for (const int g : cpu_groups_[static_cast<std::size_t>(cpu)])
+                group_lb_sums_[static_cast<std::size_t>(g)].valid = false;
+    }
+    void sum_group_lb_stats(const sched_group& group, group_lb_sums& sums) const;
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
     shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;

@@ -230,6 +230,7 @@ sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
  */
 void kernel::enqueue_task_fair(rq& r, task_struct& p, int flags)
 {
+    lb_stats_changed(r.cpu);
     if (sched_feat(UTIL_EST) &&
         !(p.se.sched_delayed && (p.on_rq == TASK_ON_RQ_MIGRATING || (flags & ENQUEUE_RESTORE))))
         util_est_enqueue(r.cfs.avg.util_est_, p.se.avg);
@@ -295,6 +296,7 @@ bool kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
 {
     const bool task_sleep = flags & DEQUEUE_SLEEP;
     cfs_rq& cfs = r.cfs;
+    lb_stats_changed(r.cpu);
     if (sched_feat(UTIL_EST) && !p.se.sched_delayed)
         util_est_dequeue(cfs.avg.util_est_, p.se.avg);
     if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) && is_eevdf() &&

@@ -226,6 +226,100 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
                                 sg_lb_stats& sgs, bool& sg_overload)
 {
     sgs = sg_lb_stats{};
+    // The sums of an unchanged group are the ones read last time; the cost of reading
+    // them is charged all the same, as update_sg_lb_stats() reads them. A group with an
+    // idle CPU whose wakeup is queued is scanned: idle_cpu() depends on who looks when.
+    group_lb_sums* kept = nullptr;
+    if (sds.all_cpus && group.id >= 0) {
+        kept = &group_lb_sums_[static_cast<std::size_t>(group.id)];
+        if (!kept->valid)
+            sum_group_lb_stats(group, *kept);
+        if (kept->pending)
+            kept = nullptr;
+    }
+    if (kept) {
+        const group_lb_sums& c = *kept;
+#ifndef NDEBUG
+        group_lb_sums fresh;
+        sum_group_lb_stats(group, fresh);
+        SIM_BUG_ON(fresh.load != c.load || fresh.util != c.util || fresh.runnable != c.runnable ||
+                       fresh.nr_running != c.nr_running || fresh.h_nr_running != c.h_nr_running ||
+                       fresh.idle_cpus != c.idle_cpus || fresh.overload != c.overload ||
+                       fresh.pending != c.pending,
+                   "stale load-balance sums of group {} (cpu{}..): a change of its CPUs was not "
+                   "reported by lb_stats_changed()",
+                   group.id, group.span.first());
+#endif
+        sgs.group_load = c.load;
+        sgs.group_util = c.util;
+        sgs.group_runnable = c.runnable;
+        sgs.sum_h_nr_running = c.h_nr_running;
+        sgs.sum_nr_running = c.nr_running;
+        sgs.idle_cpus = c.idle_cpus;
+        sg_overload |= c.overload;
+        env.cpus_scanned += static_cast<u64>(group.group_weight);
+        env.scan_cost += group_scan_cost(*env.sd, env.dst_cpu, sds.group_index);
+    } else {
+        update_sg_lb_stats_scan(env, group, sgs, sg_overload);
+    }
+    sgs.group_capacity = group.capacity;
+    sgs.group_weight = static_cast<unsigned>(group.group_weight);
+    // 6.6 smt_balance(): an idle CPU sees another SMT core running more than one task.
+    if (kc_.behaviour.smt_balance && &group != sds.local && env.idle != CPU_NOT_IDLE &&
+        (group.flags & SD_SHARE_CPUCAPACITY) && sgs.sum_h_nr_running > 1)
+        sgs.group_smt_balance = true;
+    sgs.group_type_ = group_classify(env.sd->imbalance_pct, group, sgs);
+    if (sgs.group_type_ == group_overloaded)
+        sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+}
+
+// update_sg_lb_stats()'s sums over a group's CPUs, all of them.
+void kernel::sum_group_lb_stats(const sched_group& group, group_lb_sums& c) const
+{
+    c = group_lb_sums{};
+    for_each_cpu(i, group.span)
+    {
+        const rq& r = cpu_rq(i);
+        c.load += cpu_load(r);
+        c.util += cpu_util_cfs(i);
+        c.runnable += cpu_runnable(r);
+        c.h_nr_running += r.cfs.h_nr_running;
+        c.nr_running += r.nr_running;
+        if (r.nr_running > 1)
+            c.overload = true;
+        if (!r.nr_running && r.curr == r.idle) {
+            if (r.ttwu_pending)
+                c.pending++;
+            else
+                c.idle_cpus++; // idle_cpu()
+        }
+    }
+    c.valid = true;
+}
+
+/*
+ * What reading a group's CPUs costs `dst_cpu` (lb_scan_per_cpu + a cache line each, by
+ * distance), kept per domain and group: the topology and the costs do not change.
+ */
+sim_dur kernel::group_scan_cost(sched_domain& sd, int dst_cpu, std::size_t group_index)
+{
+    if (sd.group_scan_cost.empty()) {
+        for (const sched_group& g : sd.groups) {
+            sim_dur cost = 0;
+            for_each_cpu(i, g.span)
+            {
+                cost += costs().lb_scan_per_cpu + cm_.line_cost(dst_cpu, i);
+            }
+            sd.group_scan_cost.push_back(cost);
+        }
+    }
+    return sd.group_scan_cost[group_index];
+}
+
+// update_sg_lb_stats() over the group's CPUs that env.cpus still holds.
+void kernel::update_sg_lb_stats_scan(lb_env& env, const sched_group& group, sg_lb_stats& sgs,
+                                     bool& sg_overload)
+{
     for_each_cpu(i, group.span) {
         if (!env.cpus.test(i))
             continue;
@@ -243,15 +337,6 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
         if (!nr_running && idle_cpu(i))
             sgs.idle_cpus++;
     }
-    sgs.group_capacity = group.capacity;
-    sgs.group_weight = static_cast<unsigned>(group.group_weight);
-    // 6.6 smt_balance(): an idle CPU sees another SMT core running more than one task.
-    if (kc_.behaviour.smt_balance && &group != sds.local && env.idle != CPU_NOT_IDLE &&
-        (group.flags & SD_SHARE_CPUCAPACITY) && sgs.sum_h_nr_running > 1)
-        sgs.group_smt_balance = true;
-    sgs.group_type_ = group_classify(env.sd->imbalance_pct, group, sgs);
-    if (sgs.group_type_ == group_overloaded)
-        sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
 // kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity).
@@ -330,6 +415,8 @@ void kernel::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds)
     unsigned long sum_util = 0;
     sds.busiest_stat.idle_cpus = std::numeric_limits<unsigned>::max();
     sds.busiest_stat.group_type_ = group_has_spare;
+    sds.all_cpus = env.cpus == env.sd->span;
+    sds.group_index = 0;
     for (const sched_group& sg : env.sd->groups) {
         const bool local_group = sg.span.test(env.dst_cpu);
         sg_lb_stats tmp;
@@ -344,6 +431,7 @@ void kernel::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds)
         sds.total_load += sgs.group_load;
         sds.total_capacity += sgs.group_capacity;
         sum_util += sgs.group_util;
+        ++sds.group_index;
     }
     // 6.5: the child domain's SD_PREFER_SIBLING
     if (env.sd->child)

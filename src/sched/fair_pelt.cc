@@ -175,6 +175,7 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
 {
     const u64 now = cfs.rq_->clock_task;
     const bool running = cfs.curr == &se;
+    lb_stats_changed(cfs.rq_->cpu);
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
 
@@ -248,6 +249,7 @@ void kernel::update_blocked_averages(int cpu)
     rq& r = cpu_rq(cpu);
     update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
+    lb_stats_changed(cpu);
     if (cfs.curr)
         update_curr(cfs);
     __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,

@@ -170,6 +170,8 @@ struct sched_domain {
     u32 min_interval = 0, max_interval = 0, balance_interval = 0; ///< ms, as sd_init
     u32 busy_factor = 16, imbalance_pct = 117, cache_nice_tries = 0, imb_numa_nr = 0;
     u32 nr_balance_failed = 0;
+    /// model: what reading each group's CPUs costs this CPU (kernel::group_scan_cost), by position
+    std::vector<sim_dur> group_scan_cost;
     u64 last_balance = 0, max_newidle_lb_cost = 0, last_decay_max_lb_cost = 0; ///< ns
     /// NI_RANDOM (v6.19, 6.18.5+): newidle attempts and (weighted) successes, halved at
     /// 1024 attempts; newidle_ratio/1024 is the chance of the next attempt. sd_init: 50%.
