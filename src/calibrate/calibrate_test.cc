@@ -452,9 +452,14 @@ TEST(cmd_calibrate, quick_writes_a_host_file_the_host_preset_then_uses)
             continue;
         ++measured;
         for (const auto& [n, v] : cost_list(m.costs)) {
-            if (n == name) {
+            if (n != name)
+                continue;
+            // start_remote is the extra over start_thread: a remote start that is no dearer is
+            // a measured 0 (derive_costs.task_creation_gives_fork_and_start_costs).
+            if (name == "start_remote")
+                EXPECT_GE(v, 0) << name;
+            else
                 EXPECT_GT(v, 0) << name;
-            }
         }
     }
     EXPECT_GE(measured, 4) << text.str(); // pipe syscalls, one-CPU ping-pong, reads, bandwidth
