@@ -122,6 +122,10 @@ sim_dur parse_seconds(const std::string& value, const std::string& name, const s
         digits = true;
         if (!dot) {
             whole = whole * 10 + (ch - '0');
+            if (whole > 1'000'000'000) { // refused below; stop before the sum can overflow
+                ok = false;
+                break;
+            }
         } else if (scale > 1) {
             scale /= 10;
             frac += (ch - '0') * scale;

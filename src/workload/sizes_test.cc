@@ -79,5 +79,15 @@ TEST(benchmark_sizes, seconds_may_have_fractions)
                 HasSubstr(" -r 30 "));
 }
 
+TEST(benchmark_sizes, seconds_too_long_to_sum_are_refused_naming_the_option)
+{
+    // The fuzz target's finding: 38 digits overflowed the sum before the length was refused.
+    const std::string many(38, '6');
+    EXPECT_THAT(error_of_command({"tbench", "8", "-t", many}),
+                HasSubstr("option '-t' expects a number of seconds, got '" + many + "'"));
+    EXPECT_THAT(error_of_command({"tbench", "8", "-t", "1000000001"}),
+                HasSubstr("option '-t' expects a number of seconds"));
+}
+
 } // namespace
 } // namespace schedlab
