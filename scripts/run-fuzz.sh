@@ -16,7 +16,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(machine_json lscpu sysfs rtapp kernel_spec bench_cmdline results)
+  targets=(machine_json lscpu sysfs rtapp kernel_spec bench_cmdline results sweep_spec)
 fi
 
 run_one() {

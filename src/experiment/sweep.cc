@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <string_view>
+#include <unordered_set>
 
 namespace schedlab {
 
@@ -142,12 +144,22 @@ s64 get_int(const spec_doc& d, const ojson& v, const std::string& path, s64 lo, 
     return x;
 }
 
+/// The first index whose value appeared earlier, or npos (hashed: a 16 MiB spec can hold
+/// millions of entries, so no pairwise scan).
+std::size_t first_repeat(const std::vector<std::string>& v)
+{
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (!seen.insert(v[i]).second)
+            return i;
+    return std::string::npos;
+}
+
 void no_duplicates(const spec_doc& d, const std::vector<std::string>& v, const std::string& path)
 {
-    for (std::size_t i = 0; i < v.size(); ++i)
-        if (std::find(v.begin(), v.begin() + static_cast<long>(i), v[i]) !=
-            v.begin() + static_cast<long>(i))
-            d.fail(fmt::format("{}[{}]", path, i), fmt::format("'{}' is given twice", v[i]));
+    if (const std::size_t i = first_repeat(v); i != std::string::npos)
+        d.fail(fmt::format("{}[{}]", path, i), fmt::format("'{}' is given twice", v[i]));
 }
 
 std::vector<std::string> split_words(const std::string& s)
@@ -238,6 +250,8 @@ sweep_benchmark parse_benchmark(const spec_doc& d, const ojson& b, const std::st
 
 sweep_spec parse_sweep_spec(const std::string& text, const std::string& file, bool toml_syntax)
 {
+    if (!toml_syntax)
+        check_json_depth(text, 64, file); // a spec nests three deep
     const spec_doc d = parse_doc(text, file, toml_syntax);
     sweep_spec s;
     s.file = file;
@@ -301,30 +315,30 @@ sweep_spec parse_sweep_spec(const std::string& text, const std::string& file, bo
     std::vector<std::string> names;
     for (const auto& b : s.benchmarks)
         names.push_back(b.name);
-    for (std::size_t i = 0; i < names.size(); ++i)
-        if (std::find(names.begin(), names.begin() + static_cast<long>(i), names[i]) !=
-            names.begin() + static_cast<long>(i))
-            d.fail(
-                fmt::format("benchmarks[{}]", i),
-                fmt::format("a second benchmark named '{}': give each a name = \"...\"", names[i]));
+    if (const std::size_t i = first_repeat(names); i != std::string::npos)
+        d.fail(fmt::format("benchmarks[{}]", i),
+               fmt::format("a second benchmark named '{}': give each a name = \"...\"", names[i]));
+    // A spec's lists are bounded only by its size (16 MiB), so the product can wrap around:
+    // counted with overflow checks.
     std::size_t total = 0;
+    bool wrapped = false;
     for (const auto& b : s.benchmarks)
-        total += std::max<std::size_t>(1, b.loads.size());
-    total *= s.machines.size() * s.kernels.size() * static_cast<std::size_t>(s.runs);
-    if (total > max_sweep_runs)
+        wrapped |= __builtin_add_overflow(total, std::max<std::size_t>(1, b.loads.size()), &total);
+    for (const std::size_t factor :
+         {s.machines.size(), s.kernels.size(), static_cast<std::size_t>(s.runs)})
+        wrapped |= __builtin_mul_overflow(total, factor, &total);
+    if (wrapped || total > max_sweep_runs)
         d.fail("", fmt::format("the sweep has {} runs; at most {} fit in one sweep (split it "
                                "into several specs sharing a store)",
-                               total, max_sweep_runs));
+                               wrapped ? std::string("more than 2^64") : std::to_string(total),
+                               max_sweep_runs));
     return s;
 }
 
 sweep_spec read_sweep_spec(const std::string& path)
 {
     const std::string text = read_input_file(path, path, 16u << 20, "sweep spec");
-    const bool json = path.ends_with(".json");
-    if (json)
-        check_json_depth(text, 64, path); // a spec nests three deep
-    return parse_sweep_spec(text, path, !json);
+    return parse_sweep_spec(text, path, !path.ends_with(".json"));
 }
 
 sweep_plan plan_sweep(const sweep_spec& spec)

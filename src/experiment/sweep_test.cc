@@ -133,6 +133,8 @@ TEST(sweep_spec, errors_name_the_file_line_and_key)
                      "benchmarks": [{"command": "perf bench sched pipe"}]})",
                  false, "'runs': expected an integer, found a number");
     expect_error("[1, 2]", false, "a sweep spec is a table");
+    // Nesting is refused before nlohmann's parser recurses into it, whoever calls the parser.
+    expect_error(std::string(100'000, '[') + std::string(100'000, ']'), false, "deep");
     expect_error(base + "runs = 100000\n[[benchmarks]]\ncommand = \"tbench\"\nloads = " +
                      "[1,2,3,4,5,6,7,8,9,10,11]\n",
                  true, "the sweep has 1100000 runs; at most 1000000");
