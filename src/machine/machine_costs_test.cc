@@ -208,7 +208,7 @@ TEST(costs_report, lists_every_cost_with_value_unit_meaning_and_source)
     EXPECT_NE(text.find("# costs of machine milan-2s"), std::string::npos);
     EXPECT_NE(text.find("l2_kib                  *          512 KiB"), std::string::npos) << text;
     EXPECT_NE(text.find("source: Zen3: 512 KiB L2 per core"), std::string::npos);
-    EXPECT_NE(text.find("source: default: kernel-model.md 7.2: 1-3 us direct switch"),
+    EXPECT_NE(text.find("source: default: estimate: 1-3 us per direct switch"),
               std::string::npos);
 }
 

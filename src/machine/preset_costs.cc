@@ -41,11 +41,11 @@ const std::vector<preset_cost>& preset_cost_table()
 {
     static const std::vector<preset_cost> table = {
         // ---- bergamo-2s: Zen4c, 16 MB L3 per 8-core CCX, two CCX per CCD, 12 x DDR5-4800 per socket
-        {"bergamo-2s", "llc_kib", 16384, "kernel-model.md section 6: 16 MB L3 per 8-core CCX (TechPowerUp/SemiAnalysis)"},
+        {"bergamo-2s", "llc_kib", 16384, "TechPowerUp news 309741 (2023, citing SemiAnalysis): a Zen4c CCD is two 8-core CCX with 16 MB L3 each"},
         {"bergamo-2s", "l2_kib", 1024, "Zen4c keeps Zen4's 1 MiB L2 per core (AMD product documentation)"},
-        {"bergamo-2s", "line_llc", 22, "estimate: Zen4 in-CCX transfer is 15-19 ns on a 5+ GHz 7950X (kernel-model.md 7.2); Zen4c runs ~3.1 GHz"},
-        {"bergamo-2s", "line_pkg", 120, "estimate: the two CCX of a Zen4c CCD share no L3, so any other LLC is reached through the server IO die; above the 7950X's ~80 ns cross-CCD (kernel-model.md 7.2)"},
-        {"bergamo-2s", "line_remote", 220, "estimate: kernel-model.md 7.2 cross-socket 150-250 ns [unverified], upper part for the larger IO die"},
+        {"bergamo-2s", "line_llc", 22, "estimate: Zen4 in-CCX transfer is 15-19 ns on a 5+ GHz 7950X (AnandTech 7950X review, core-to-core latency); Zen4c runs ~3.1 GHz"},
+        {"bergamo-2s", "line_pkg", 120, "estimate: the two CCX of a Zen4c CCD share no L3, so any other LLC is reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
+        {"bergamo-2s", "line_remote", 220, "estimate: upper part of the commonly reported 150-250 ns cross-socket range (no published measurement read), for the larger IO die"},
         {"bergamo-2s", "mem_bw_llc_mbs", 32000, "estimate: one GMI link per 16-core CCD (~64 GB/s read) shared by its two CCX"},
         {"bergamo-2s", "mem_bw_node_mbs", 345000, "estimate: 12 x DDR5-4800 = 460.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
         {"bergamo-2s", "cstate_c1_exit", 1000, acpi_c1},
@@ -54,12 +54,12 @@ const std::vector<preset_cost>& preset_cost_table()
         {"bergamo-2s", "cstate_deep_residency", 800000, acpi_cc6_res},
 
         // ---- milan-2s: Zen3, 32 MB L3 per 8-core CCX (= CCD), 8 x DDR4-3200 per socket
-        {"milan-2s", "llc_kib", 32768, "kernel-model.md section 6: CCX = CCD = 8 cores, 32 MB L3"},
+        {"milan-2s", "llc_kib", 32768, "AMD EPYC 7003 (Milan) specifications: CCX = CCD = 8 cores sharing 32 MB L3 (sd_llc_size 16 in K Prateek Nayak's 31aeb639-1d66-2d12-1673-c19fed0ab33a@amd.com)"},
         {"milan-2s", "l2_kib", 512, "Zen3: 512 KiB L2 per core (AnandTech EPYC Milan review, topology page)"},
-        {"milan-2s", "line_llc", 22, "estimate: Zen3's 8-core CCX ring like Zen4's (15-19 ns, kernel-model.md 7.2) at ~3.5 GHz server clocks"},
-        {"milan-2s", "line_pkg", 110, "estimate: other CCDs are reached through the server IO die; above the 7950X's ~80 ns cross-CCD (kernel-model.md 7.2)"},
-        {"milan-2s", "line_remote", 210, "estimate: kernel-model.md 7.2 cross-socket 150-250 ns [unverified]"},
-        {"milan-2s", "refill_mem_per_kib", 250, "kernel-model.md 7.2: DRAM ~113-134 ns (Rome, NPS4/NPS1) x 16 lines per KiB / memory-level parallelism ~8"},
+        {"milan-2s", "line_llc", 22, "estimate: Zen3's 8-core CCX ring like Zen4's (15-19 ns, AnandTech 7950X review) at ~3.5 GHz server clocks"},
+        {"milan-2s", "line_pkg", 110, "estimate: other CCDs are reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
+        {"milan-2s", "line_remote", 210, "estimate: the commonly reported 150-250 ns cross-socket range (no published measurement read)"},
+        {"milan-2s", "refill_mem_per_kib", 250, "AnandTech EPYC 7002 (Rome) review (2019): DRAM ~113-134 ns (NPS4/NPS1) x 16 lines per KiB / memory-level parallelism ~8 (estimate)"},
         {"milan-2s", "mem_bw_llc_mbs", 51200, "estimate: one CCD's GMI read link, 32 B per fabric clock at 1.6 GHz"},
         {"milan-2s", "mem_bw_node_mbs", 150000, "estimate: 8 x DDR4-3200 = 204.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
         {"milan-2s", "cstate_c1_exit", 1000, acpi_c1},
@@ -82,8 +82,8 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- ryzen-7950x: Zen4 desktop, 2 CCX of 8 cores with 32 MB L3 each, 2 x DDR5
         {"ryzen-7950x", "llc_kib", 32768, "AnandTech 7950X review: 32 MB L3 per 8-core CCD"},
         {"ryzen-7950x", "l2_kib", 1024, "Zen4: 1 MiB L2 per core (AnandTech 7950X review)"},
-        {"ryzen-7950x", "line_llc", 17, "kernel-model.md 7.2 (AnandTech 7950X core-to-core): 15-19 ns within the L3"},
-        {"ryzen-7950x", "line_pkg", 80, "kernel-model.md 7.2 (AnandTech 7950X core-to-core): up to 79.5 ns between CCDs"},
+        {"ryzen-7950x", "line_llc", 17, "AnandTech, AMD Ryzen 9 7950X review (2022), core-to-core latency: 15-19 ns within the L3"},
+        {"ryzen-7950x", "line_pkg", 80, "AnandTech, AMD Ryzen 9 7950X review (2022), core-to-core latency: up to 79.5 ns between CCDs"},
         {"ryzen-7950x", "refill_mem_per_kib", 160, "estimate: desktop DDR5 latency ~75-85 ns (vs the ~120 ns server figure behind the default) x 16 lines per KiB / MLP ~8"},
         {"ryzen-7950x", "mem_bw_llc_mbs", 50000, "estimate: one CCD's GMI read link, 32 B per fabric clock at ~2 GHz = 64 GB/s peak, ~80% sustained"},
         {"ryzen-7950x", "mem_bw_node_mbs", 62000, "estimate: 2 x DDR5-5200 = 83.2 GB/s peak, ~75% sustained"},
@@ -95,7 +95,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- skylake-18c: Skylake server core (1 MiB L2, 1.375 MiB L3 per core), mesh
         {"skylake-18c", "llc_kib", 25344, "18 cores x 1.375 MiB L3 slice = 24.75 MiB (Skylake-SP/X non-inclusive L3)"},
         {"skylake-18c", "l2_kib", 1024, "Skylake-SP/X: 1 MiB L2 per core"},
-        {"skylake-18c", "line_llc", 45, "estimate: 18-core mesh; core-to-core several times a Zen CCX's (kernel-model.md 7.2) but one die"},
+        {"skylake-18c", "line_llc", 45, "estimate: 18-core mesh; core-to-core several times a Zen CCX's (AnandTech 7950X review) but one die"},
         {"skylake-18c", "refill_llc_per_kib", 100, intel_mesh_refill},
         {"skylake-18c", "mem_bw_llc_mbs", 95000, "estimate: as mem_bw_node_mbs, the LLC is the whole socket"},
         {"skylake-18c", "mem_bw_node_mbs", 95000, "estimate: 6 x DDR4-2666 = 128 GB/s peak if a Xeon SP (a Skylake-X desktop has 4 channels), ~75% sustained"},

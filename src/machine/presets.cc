@@ -146,7 +146,7 @@ machine make_symmetric_machine(const symmetric_machine_spec& spec, const std::st
 namespace {
 
 /*
- * Shapes from kernel-model.md section 6 (sources in docs/machine-format.md).
+ * Shapes and their sources: docs/machine-format.md.
  * SLIT remote distances are the usual firmware values for these platforms
  * (32 on EPYC, 21 on Xeon 2S) and were not confirmed for the benchmark
  * machines themselves.

@@ -5,9 +5,9 @@
  *
  * A preset is a symmetric machine (every socket alike, every LLC alike)
  * described by a handful of counts plus the BIOS/firmware CPU numbering.
- * The shapes and their sources are listed in docs/machine-format.md
- * (kernel-model.md section 6). `load_machine()` is the one entry point the
- * CLI uses: a preset name, a JSON machine file or `lscpu -p` output.
+ * The shapes and their sources are listed in docs/machine-format.md.
+ * `load_machine()` is the one entry point the CLI uses: a preset name, a
+ * JSON machine file or `lscpu -p` output.
  */
 #include "machine/machine.h"
 
