@@ -3,7 +3,7 @@
 /*
  * A/B comparison of stored runs: per metric, load and arm the benchmark's
  * statistic, spread and the comparison against the baseline (the first
- * arm) in each of the three LKML conventions (benchmarks.md section 8).
+ * arm) in each of the three LKML conventions (docs/compare.md, "The tables").
  * Numbers only: report/ turns a comparison into text or HTML.
  */
 #include "analysis/stats.h"
@@ -80,7 +80,8 @@ struct metric_comparison {
     std::vector<std::vector<arm_cell>> cells; ///< [load][arm]
 };
 
-/// Mean schedstat counter per arm at one load (benchmarks.md 8.4 differences).
+/// Mean schedstat counter per arm at one load (the per-domain differences of /proc/schedstat
+/// that sched-scoreboard and Gautham Shenoy's reports print).
 struct schedstat_row {
     std::string idle_type, counter, domain, load;
     std::vector<double> mean; ///< per arm, over that arm's runs

@@ -2,7 +2,7 @@
 #pragma once
 /*
  * Sample statistics and significance tests, as the LKML comparison tables
- * define them (benchmarks.md section 8): mmtests' Amean/Hmean/BAmean rows,
+ * define them (docs/compare.md, "The tables"): mmtests' Amean/Hmean/BAmean rows,
  * its two significance rules, AMD's pct imp and lkp's %change and
  * "changed" separation test. Pure functions over samples; no formatting.
  */

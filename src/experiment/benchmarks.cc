@@ -60,7 +60,7 @@ double lkp_integer_part(const std::vector<std::string>&, double v)
     return std::trunc(v);
 }
 
-// Names as the posted tables use them (benchmarks.md section 8); lkp's stats as its
+// Names as the posted tables use them (docs/compare.md); lkp's stats as its
 // programs/<testcase>/parse prints them (intel/lkp-tests).
 // clang-format off
 const std::vector<lkp_stat_info> lkp_hackbench = {{"time", "throughput", &lkp_hackbench_throughput}};

@@ -2,7 +2,7 @@
 #pragma once
 /*
  * The comparison as the text tables scheduler developers paste to LKML
- * (benchmarks.md section 8): mmtests compare-kernels, AMD's
+ * (docs/compare.md, "The tables"): mmtests compare-kernels, AMD's
  * "norm [pct imp](CV)" blocks and Intel lkp's "%stddev %change %stddev".
  * Formatting only: every number comes from analysis/compare.h.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The three LKML table formats, byte for byte. The mmtests and AMD
- * expectations are the examples of benchmarks.md 8.1 and 8.2, built from
- * samples whose statistics give the examples' numbers; the lkp rows are
+ * expectations are tables in those layouts (docs/compare.md), built from
+ * samples whose statistics give the tables' numbers; the lkp rows are
  * lines of a real 0-day report (lkp-tests lib/compare.rb layout).
  */
 #include "report/text.h"
