@@ -287,6 +287,24 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         cmp.metrics.push_back(std::move(mc));
     }
 
+    cmp.distributions.assign(nr_loads, std::vector<arm_distribution>(nr_arms));
+    for (std::size_t l = 0; l < nr_loads; ++l)
+        for (std::size_t a = 0; a < nr_arms; ++a) {
+            log_histogram wakeup(summary_histogram_sub_bits), run(summary_histogram_sub_bits);
+            arm_distribution& d = cmp.distributions[l][a];
+            for (const run_result* r : cell_runs[l][a]) {
+                for (const auto& [lo, n] : r->summary.wakeup_latency_hist)
+                    wakeup.add(lo, n);
+                for (const auto& [lo, n] : r->summary.run_length_hist)
+                    run.add(lo, n);
+                d.wakeup_latency_max_ns = std::max(d.wakeup_latency_max_ns,
+                                                   r->summary.wakeup_latency_max_ns);
+                d.run_length_max_ns = std::max(d.run_length_max_ns, r->summary.run_length_max_ns);
+            }
+            d.wakeup_latency = wakeup.buckets(summary_histogram_sub_bits);
+            d.run_length = run.buckets(summary_histogram_sub_bits);
+        }
+
     cmp.lkp = lkp_stats(cmp, find_benchmark(first.provenance.argv), cell_runs);
     for (const run_provenance& p : cmp.arm_provenance)
         cmp.arm_ids.push_back(arm_id(p));

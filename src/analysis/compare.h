@@ -88,6 +88,13 @@ struct schedstat_row {
     std::vector<double> pct_change; ///< (arm - base) / base * 100, per arm; NaN from a base of 0
 };
 
+/// One arm at one load: the scheduler's distributions summed over the cell's runs
+/// (run_sched_summary's histograms at summary_histogram_sub_bits; empty when the runs carry none).
+struct arm_distribution {
+    histogram_buckets wakeup_latency, run_length;
+    u64 wakeup_latency_max_ns = 0, run_length_max_ns = 0; ///< exact, the largest of the runs'
+};
+
 struct comparison {
     // What was compared
     std::string benchmark;    ///< the command line without the load, e.g. "perf bench sched messaging -p -l 100"
@@ -103,6 +110,7 @@ struct comparison {
     std::vector<lkp_stat> lkp;            ///< lkp's stats, in its parser's order
     std::vector<std::string> arm_ids;     ///< per arm, lkp's commit column: arm_id()
     std::vector<schedstat_row> schedstat; ///< empty unless the runs carry schedstat counters
+    std::vector<std::vector<arm_distribution>> distributions; ///< [load][arm]
     significance_rule rule = significance_rule::ci;
 
     // Provenance

@@ -223,7 +223,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     ftrace_exporter trace;
     run_hooks hooks;
     if (trace_out.is_open())
-        hooks.extra_sink = &trace;
+        hooks.extra_sinks.push_back(&trace);
     std::string schedstat_table_text, schedstat_raw_text;
     if (!o.schedstat.empty())
         hooks.after_run = [&](const kernel& k) {

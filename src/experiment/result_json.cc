@@ -17,6 +17,21 @@ namespace schedlab {
 using ojson = nlohmann::ordered_json;
 using json = nlohmann::ordered_json; // keeps the file's member order (schedstat domains)
 
+namespace {
+
+/// A stored distribution: {"sub_bits", "lowest_ns": [...], "count": [...]}, non-empty buckets.
+ojson hist_to_json(const histogram_buckets& b)
+{
+    ojson lowest = ojson::array(), count = ojson::array();
+    for (const auto& [lo, n] : b) {
+        lowest.push_back(lo);
+        count.push_back(n);
+    }
+    return {{"sub_bits", summary_histogram_sub_bits}, {"lowest_ns", lowest}, {"count", count}};
+}
+
+} // namespace
+
 nlohmann::ordered_json to_json(const run_result& r)
 {
     const run_provenance& p = r.provenance;
@@ -59,7 +74,13 @@ nlohmann::ordered_json to_json(const run_result& r)
         {"wakeup_latency_p50_ns", s.wakeup_latency_p50_ns},
         {"wakeup_latency_p99_ns", s.wakeup_latency_p99_ns},
         {"wakeup_latency_max_ns", s.wakeup_latency_max_ns},
+        {"run_length_count", s.run_length_count},
+        {"run_length_p50_ns", s.run_length_p50_ns},
+        {"run_length_p99_ns", s.run_length_p99_ns},
+        {"run_length_max_ns", s.run_length_max_ns},
         {"busy_ns", s.busy_ns},
+        {"wakeup_latency_hist", hist_to_json(s.wakeup_latency_hist)},
+        {"run_length_hist", hist_to_json(s.run_length_hist)},
     };
     ojson j = {
         {"format", result_format_v1},
@@ -121,13 +142,15 @@ public:
             if (!fits)
                 throw config_error(where, fmt::format("{} is out of range ({})", what, v.dump()));
             return v.get<T>();
-        } else if constexpr (std::is_same_v<T, std::vector<s64>>) {
+        } else if constexpr (std::is_same_v<T, std::vector<s64>> ||
+                             std::is_same_v<T, std::vector<u64>>) {
             if (!v.is_array())
                 throw config_error(where,
                                    fmt::format("{} is not an array ({})", what, v.type_name()));
             T out;
             for (std::size_t i = 0; i < v.size(); ++i)
-                out.push_back(convert<s64>(v[i], where, fmt::format("{}[{}]", what, i)));
+                out.push_back(convert<typename T::value_type>(v[i], where,
+                                                              fmt::format("{}[{}]", what, i)));
             return out;
         } else {
             try {
@@ -151,6 +174,31 @@ private:
     const json& j_;
     std::string where_;
 };
+
+histogram_buckets hist_from_json(const reader& parent, const char* key)
+{
+    histogram_buckets out;
+    if (!parent.raw().is_object() || !parent.raw().contains(key))
+        return out;
+    const reader h = parent.sub(key);
+    const int sub_bits = h.get<int>("sub_bits");
+    if (sub_bits != summary_histogram_sub_bits)
+        throw config_error(h.where(), fmt::format("sub_bits {} is not {} (written by another "
+                                                  "schedlab?)",
+                                                  sub_bits, summary_histogram_sub_bits));
+    const auto lowest = h.get<std::vector<u64>>("lowest_ns");
+    const auto count = h.get<std::vector<u64>>("count");
+    if (lowest.size() != count.size())
+        throw config_error(h.where(), fmt::format("lowest_ns has {} buckets and count {}",
+                                                  lowest.size(), count.size()));
+    for (std::size_t i = 0; i < lowest.size(); ++i) {
+        if (i > 0 && lowest[i] <= lowest[i - 1])
+            throw config_error(h.where(), fmt::format("lowest_ns[{}] = {} does not ascend", i,
+                                                      lowest[i]));
+        out.emplace_back(lowest[i], count[i]);
+    }
+    return out;
+}
 
 } // namespace
 
@@ -213,6 +261,13 @@ run_result run_result_from_json(const json& j, const std::string& where)
     rs.wakeup_latency_p99_ns = s.get<u64>("wakeup_latency_p99_ns");
     rs.wakeup_latency_max_ns = s.get<u64>("wakeup_latency_max_ns");
     rs.busy_ns = s.get<std::vector<s64>>("busy_ns");
+    // optional: files written before the distributions were kept have neither
+    rs.run_length_count = s.get_or<u64>("run_length_count", 0);
+    rs.run_length_p50_ns = s.get_or<u64>("run_length_p50_ns", 0);
+    rs.run_length_p99_ns = s.get_or<u64>("run_length_p99_ns", 0);
+    rs.run_length_max_ns = s.get_or<u64>("run_length_max_ns", 0);
+    rs.wakeup_latency_hist = hist_from_json(s, "wakeup_latency_hist");
+    rs.run_length_hist = hist_from_json(s, "run_length_hist");
 
     const std::string digest = rd.get<std::string>("schedule_digest");
     try {

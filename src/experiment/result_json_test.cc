@@ -8,11 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace schedlab {
 namespace {
 
 using ::testing::HasSubstr;
+using ordered_json = nlohmann::ordered_json;
 
 run_spec small_run(u64 seed)
 {
@@ -74,6 +76,51 @@ TEST(run_result, json_round_trip_is_exact)
     EXPECT_EQ((*b.schedstat)[1].value, 1954);
     EXPECT_EQ(b.arm, "6.6+NO_RUN_TO_PARITY");
     EXPECT_EQ(b.run_index, 2);
+}
+
+TEST(run_result, keeps_the_wakeup_latency_and_run_length_distributions)
+{
+    const run_result r = execute_run(small_run(3));
+    const run_sched_summary& s = r.summary;
+    auto total = [](const histogram_buckets& b) {
+        u64 n = 0;
+        for (const auto& [lo, c] : b)
+            n += c;
+        return n;
+    };
+    EXPECT_GT(s.wakeup_latency_count, 0u);
+    EXPECT_EQ(total(s.wakeup_latency_hist), s.wakeup_latency_count);
+    EXPECT_GT(s.run_length_count, 0u);
+    EXPECT_EQ(total(s.run_length_hist), s.run_length_count);
+    EXPECT_LE(s.run_length_p50_ns, s.run_length_p99_ns);
+    EXPECT_LE(s.run_length_p99_ns, s.run_length_max_ns);
+    EXPECT_LE(s.run_length_hist.back().first, s.run_length_max_ns);
+    // a file without them (written before they were kept) reads as empty distributions
+    ordered_json j = to_json(r);
+    j["sched_summary"].erase("wakeup_latency_hist");
+    j["sched_summary"].erase("run_length_count");
+    const run_result old = run_result_from_json(j, "old");
+    EXPECT_TRUE(old.summary.wakeup_latency_hist.empty());
+    EXPECT_EQ(old.summary.run_length_count, 0u);
+    // malformed ones are named
+    auto error = [&](const std::function<void(ordered_json&)>& edit) {
+        ordered_json bad = to_json(r);
+        edit(bad["sched_summary"]["run_length_hist"]);
+        try {
+            run_result_from_json(bad, "f.json");
+        } catch (const config_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_THAT(error([](ordered_json& h) { h["sub_bits"] = 7; }),
+                HasSubstr("f.json.sched_summary.run_length_hist: sub_bits 7 is not 4"));
+    EXPECT_THAT(error([](ordered_json& h) { h["count"].push_back(1); }),
+                HasSubstr("run_length_hist: lowest_ns has"));
+    EXPECT_THAT(error([](ordered_json& h) { h["lowest_ns"][1] = 0; }),
+                HasSubstr("lowest_ns[1] = 0 does not ascend"));
+    EXPECT_THAT(error([](ordered_json& h) { h["count"][0] = -1; }),
+                HasSubstr("member \"count\"[0] is out of range"));
 }
 
 TEST(run_result, a_collection_file_round_trips_and_a_result_without_schedstat_is_valid)

@@ -137,8 +137,8 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     k.add_sink(&summary);
     if (hooks.decisions)
         k.set_decision_log(hooks.decisions);
-    if (hooks.extra_sink)
-        k.add_sink(hooks.extra_sink);
+    for (trace_sink* sink : hooks.extra_sinks)
+        k.add_sink(sink);
     w->setup(k.sys());
     k.run(static_cast<sim_time>(spec.time_limit_s * 1e9));
 
@@ -158,6 +158,12 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     rs.wakeup_latency_p50_ns = s.wakeup_latency.percentile(50);
     rs.wakeup_latency_p99_ns = s.wakeup_latency.percentile(99);
     rs.wakeup_latency_max_ns = s.wakeup_latency.max();
+    rs.run_length_count = s.run_length.count();
+    rs.run_length_p50_ns = s.run_length.percentile(50);
+    rs.run_length_p99_ns = s.run_length.percentile(99);
+    rs.run_length_max_ns = s.run_length.max();
+    rs.wakeup_latency_hist = s.wakeup_latency.buckets(summary_histogram_sub_bits);
+    rs.run_length_hist = s.run_length.buckets(summary_histogram_sub_bits);
     rs.busy_ns.assign(s.busy.begin(), s.busy.end());
     res.summary_text = s.format() + format_cpu_accounting(k, s.begin) + format_feature_stats(k);
     res.schedule_digest = k.schedule_digest();

@@ -9,6 +9,7 @@
  * immutable run_result with its provenance. Runs share nothing, so any number
  * can execute in parallel threads (runner.h) with identical results.
  */
+#include "metrics/histogram.h"
 #include "sim/time.h"
 #include "workload/workload.h"
 
@@ -75,8 +76,19 @@ struct run_sched_summary {
     u64 wakeup_latency_p50_ns = 0;
     u64 wakeup_latency_p99_ns = 0;
     u64 wakeup_latency_max_ns = 0;
+    u64 run_length_count = 0; ///< runs of a task on a CPU, switch-in to switch-out
+    u64 run_length_p50_ns = 0;
+    u64 run_length_p99_ns = 0;
+    u64 run_length_max_ns = 0;
     std::vector<s64> busy_ns; ///< per CPU
+    /// The two distributions at summary_histogram_sub_bits (optional in result files: empty
+    /// when the file predates them)
+    histogram_buckets wakeup_latency_hist, run_length_hist;
 };
+
+/// Buckets per octave of the stored distributions: 2^4, so a bucket spans under 6.25 % of its
+/// values (the summary's exact-ish percentiles come from the 2^7 histograms).
+inline constexpr int summary_histogram_sub_bits = 4;
 
 /*
  * /proc/schedstat-style counters of a run, for the schedstat difference
@@ -142,7 +154,8 @@ std::string run_identity(const prepared_run& prepared);
 
 /// Optional observers of one run.
 struct run_hooks {
-    trace_sink* extra_sink = nullptr; ///< also sees every tracepoint (e.g. the ftrace exporter)
+    /// also see every tracepoint (e.g. the ftrace exporter, the HTML timeline's recorder)
+    std::vector<trace_sink*> extra_sinks;
     std::function<void(const kernel&)> after_run; ///< inspects the kernel once the run has stopped
     decision_sink* decisions = nullptr;           ///< the decision log, if wanted (--explain)
 };

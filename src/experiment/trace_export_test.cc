@@ -90,7 +90,7 @@ TEST(ftrace_export, a_hackbench_run_reads_back_consistently)
     s.check = "sampled";
     s.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "2", "-l", "10"};
     ftrace_exporter x;
-    const run_result r = execute_run(s, {&x, {}});
+    const run_result r = execute_run(s, {{&x}, {}});
     ASSERT_TRUE(r.finished);
     const int nr_cpus = r.provenance.nr_cpus;
 

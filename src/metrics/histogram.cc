@@ -73,4 +73,29 @@ void log_histogram::merge(const log_histogram& o)
     }
 }
 
+histogram_buckets log_histogram::buckets(int sub_bits) const
+{
+    const log_histogram coarse_index(sub_bits < sub_bits_ ? sub_bits : sub_bits_);
+    histogram_buckets out;
+    std::size_t last = ~std::size_t{0};
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+        if (!buckets_[i])
+            continue;
+        const std::size_t ci = coarse_index.index_of(lowest_of(i));
+        if (ci == last)
+            out.back().second += buckets_[i];
+        else
+            out.emplace_back(coarse_index.lowest_of(ci), buckets_[i]);
+        last = ci;
+    }
+    return out;
+}
+
+u64 log_histogram::bucket_end(u64 v, int sub_bits)
+{
+    const log_histogram h(sub_bits);
+    const u64 end = h.lowest_of(h.index_of(v) + 1);
+    return end > v ? end : ~0ULL; // the top bucket ends past the u64 range
+}
+
 } // namespace schedlab

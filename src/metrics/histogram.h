@@ -9,9 +9,13 @@
  */
 #include "sim/time.h"
 
+#include <utility>
 #include <vector>
 
 namespace schedlab {
+
+/// A histogram's non-empty buckets as (the bucket's lowest value, count), ascending.
+using histogram_buckets = std::vector<std::pair<u64, u64>>;
 
 class log_histogram {
 public:
@@ -25,6 +29,17 @@ public:
     /// Nearest-rank percentile, p in (0, 100]; 0 if empty.
     u64 percentile(double p) const;
     void merge(const log_histogram& o);
+    /*
+     * The non-empty buckets at a coarser resolution (sub_bits <= this one's): each coarse
+     * bucket is a union of whole fine buckets, so counts are exact and a value's coarse
+     * bucket is the one holding its fine bucket's lowest value. Adding each (lowest, count)
+     * to a log_histogram(sub_bits) rebuilds the coarse histogram (its sum and max are then
+     * bucket-exact only).
+     */
+    histogram_buckets buckets(int sub_bits) const;
+    /// The lowest value of the bucket after the one holding v, at `sub_bits` resolution
+    /// (the exclusive upper end of v's bucket).
+    static u64 bucket_end(u64 v, int sub_bits);
 
 private:
     std::size_t index_of(u64 v) const;

@@ -34,8 +34,10 @@ void sched_summary::sched_switch(const trace_sched_switch& e)
             ++r_.involuntary;
         else
             ++r_.voluntary;
-        if (running_since_[cpu] >= 0)
+        if (running_since_[cpu] >= 0) {
             r_.busy[cpu] += e.ts - running_since_[cpu];
+            r_.run_length.add(static_cast<u64>(e.ts - running_since_[cpu]));
+        }
         running_since_[cpu] = -1;
     }
     if (e.next_pid != 0) {

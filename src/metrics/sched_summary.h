@@ -23,6 +23,9 @@ struct sched_summary_result {
     u64 migrations = 0;   ///< sched_migrate_task
     u64 wakeups = 0;      ///< sched_waking + sched_wakeup_new
     log_histogram wakeup_latency; ///< sched_waking / sched_wakeup_new -> sched_switch in, ns
+    /// Run length: a task's switch-in to its switch-out on that CPU, ns (a run still going at
+    /// finish() is not counted: it has no end)
+    log_histogram run_length;
     std::vector<sim_dur> busy;    ///< per CPU: time running a non-idle task in [begin, end]
 
     double utilisation(int cpu) const;

@@ -28,6 +28,10 @@ TEST(sched_summary, measures_waking_to_switch_in_and_busy_time)
     EXPECT_EQ(r.busy[0], 100 + 130); // [0,100] and [170,300]
     EXPECT_NEAR(r.utilisation(0), 230.0 / 300.0, 1e-12);
     EXPECT_EQ(r.busy[1], 0);
+    // run lengths: a's [0,100] and [170,200] ended; b's run still going at 300 has no end
+    EXPECT_EQ(r.run_length.count(), 2u);
+    EXPECT_EQ(r.run_length.min(), 30u);
+    EXPECT_EQ(r.run_length.max(), 100u);
     EXPECT_NE(r.format().find("voluntary 1, involuntary 1"), std::string::npos);
 }
 
