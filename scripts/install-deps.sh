@@ -46,7 +46,7 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The chart libraries the HTML report inlines (vega, vega-lite, vega-embed),
+# The chart libraries the HTML report inlines (vega, vega-lite, vega-embed; d3 for the timeline),
 # at the versions of package-lock.json; skipped when already installed from it.
 cd "$(dirname "$0")/.."
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

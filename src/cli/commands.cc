@@ -8,6 +8,7 @@
 #include "experiment/runner.h"
 #include "machine/machine_costs.h"
 #include "machine/presets.h"
+#include "metrics/timeline.h"
 #include "report/fidelity_text.h"
 #include "report/html.h"
 #include "report/text.h"
@@ -25,8 +26,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 namespace schedlab {
 
@@ -197,6 +200,121 @@ int cmd_costs(std::ostream& out, const std::string& machine,
     return 0;
 }
 
+namespace {
+
+/// The most records a run's timeline keeps (runs, wakeups, migrations; about 25 bytes each in
+/// the page): past it the window is cut short, and the page says so.
+constexpr std::size_t timeline_max_records = 1'000'000;
+
+/// --timeline-window FROM,TO in simulated seconds, as [from, to) ns; "" is the whole run.
+std::pair<sim_time, sim_time> parse_timeline_window(const std::string& w, double time_limit_s)
+{
+    const sim_time limit = static_cast<sim_time>(time_limit_s * 1e9);
+    if (w.empty())
+        return {0, limit};
+    const std::size_t comma = w.find(',');
+    double v[2] = {0, 0};
+    const std::string part[2] = {w.substr(0, comma),
+                                 comma == std::string::npos ? "" : w.substr(comma + 1)};
+    for (int i = 0; i < 2; ++i) {
+        const char* b = part[i].data();
+        const char* e = b + part[i].size();
+        const auto [ptr, ec] = std::from_chars(b, e, v[i]);
+        if (part[i].empty() || ec != std::errc() || ptr != e || !std::isfinite(v[i]))
+            throw config_error("--timeline-window",
+                               fmt::format("'{}' is not FROM,TO in simulated seconds (e.g. "
+                                           "0.5,0.52)",
+                                           w));
+    }
+    if (!(v[0] >= 0 && v[0] < v[1] && v[1] <= time_limit_s))
+        throw config_error("--timeline-window",
+                           fmt::format("'{}': need 0 <= FROM < TO <= the time limit ({} s)", w,
+                                       time_limit_s));
+    return {static_cast<sim_time>(std::llround(v[0] * 1e9)),
+            static_cast<sim_time>(std::llround(v[1] * 1e9))};
+}
+
+/// The timeline of one run: a recorder to attach to it, and the page's data once it is done.
+class timeline_capture {
+public:
+    timeline_capture(const std::string& machine_spec, std::pair<sim_time, sim_time> window)
+    {
+        const machine m = load_machine(machine_spec); // prepare_run() loaded it: cannot fail
+        for (const cpu_desc& c : m.cpus) {
+            llc_.push_back(c.llc);
+            node_.push_back(c.node);
+        }
+        rec_.emplace(m.nr_cpus(), window.first, window.second, timeline_max_records);
+    }
+    trace_sink* sink() { return &*rec_; }
+
+    timeline finish(const run_result& r)
+    {
+        timeline t = rec_->finish(r.summary.simulated_ns); // the run starts at 0
+        t.cpu_llc = llc_;
+        t.cpu_node = node_;
+        const run_provenance& p = r.provenance;
+        t.title = fmt::format("{}machine {} ({} CPUs), kernel {} ({}), seed {}: {}",
+                              r.arm.empty() ? "" : fmt::format("arm {}, load {}, run {}: ", r.arm,
+                                                               r.load.empty() ? "-" : r.load,
+                                                               r.run_index),
+                              p.machine, p.nr_cpus, p.kernel_spec, p.policy, p.seed,
+                              p.command_line);
+        return t;
+    }
+
+private:
+    std::optional<timeline_recorder> rec_;
+    std::vector<int> llc_, node_;
+};
+
+/*
+ * compare --timeline ARM,LOAD,RUN: the run of the plan it names (ARM: the position of its
+ * --kernel from 1, or its spec; LOAD: one of the load list's values, "-" without one; RUN: the
+ * run index from 0, seed --seed + RUN).
+ */
+const run_spec& timeline_run(const compare_plan& plan, const std::string& what)
+{
+    auto bad = [&](const std::string& why) {
+        return config_error("--timeline", fmt::format("'{}': {} (ARM,LOAD,RUN, e.g. 2,{},0)", what,
+                                                      why,
+                                                      plan.info.loads.empty()
+                                                          ? "-"
+                                                          : plan.info.loads.front()));
+    };
+    const std::size_t c1 = what.find(','), c2 = c1 == std::string::npos
+                                                     ? std::string::npos
+                                                     : what.find(',', c1 + 1);
+    if (c2 == std::string::npos || what.find(',', c2 + 1) != std::string::npos)
+        throw bad("not three comma-separated fields");
+    const std::string arm = what.substr(0, c1), load = what.substr(c1 + 1, c2 - c1 - 1),
+                      run = what.substr(c2 + 1);
+    std::string arm_spec = arm;
+    int arm_pos = 0;
+    if (const auto [p, ec] = std::from_chars(arm.data(), arm.data() + arm.size(), arm_pos);
+        ec == std::errc() && p == arm.data() + arm.size()) {
+        if (arm_pos < 1 || arm_pos > static_cast<int>(plan.info.arms.size()))
+            throw bad(fmt::format("arm {} is not one of 1..{}", arm_pos, plan.info.arms.size()));
+        arm_spec = plan.info.arms[static_cast<std::size_t>(arm_pos - 1)];
+    } else if (std::find(plan.info.arms.begin(), plan.info.arms.end(), arm) ==
+               plan.info.arms.end()) {
+        throw bad(fmt::format("no arm '{}'", arm));
+    }
+    const std::string load_key = load == "-" ? "" : load;
+    int run_index = -1;
+    if (const auto [p, ec] = std::from_chars(run.data(), run.data() + run.size(), run_index);
+        ec != std::errc() || p != run.data() + run.size() || run_index < 0 ||
+        run_index >= plan.info.runs)
+        throw bad(fmt::format("run '{}' is not one of 0..{}", run, plan.info.runs - 1));
+    for (const run_spec& r : plan.runs)
+        if (r.arm == arm_spec && r.load == load_key && r.run_index == run_index)
+            return r;
+    throw bad(plan.info.loads.empty() ? std::string("the benchmark has no load list: give '-'")
+                                      : fmt::format("no load '{}'", load));
+}
+
+} // namespace
+
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 {
     run_spec spec;
@@ -217,6 +335,11 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     output_file trace_out = open_output(o.trace_path, "--trace");
     output_file explain_out = open_output(o.explain_path, "--explain");
     output_file json_out = open_output(o.json_path, "--json");
+    if (!o.timeline_window.empty() && o.html_path.empty())
+        throw config_error("--timeline-window", "the timeline is drawn in the --html report: "
+                                                "give --html FILE too");
+    const auto [tl_from, tl_to] = parse_timeline_window(o.timeline_window, o.time_limit_s);
+    output_file html_out = open_output(o.html_path, "--html");
     for (const auto& warning : run_warnings(*prepared))
         err << "schedlab: warning: " << warning << "\n";
 
@@ -224,6 +347,11 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     run_hooks hooks;
     if (trace_out.is_open())
         hooks.extra_sinks.push_back(&trace);
+    std::optional<timeline_capture> tl_capture;
+    if (html_out.is_open()) {
+        tl_capture.emplace(o.machine, std::pair{tl_from, tl_to});
+        hooks.extra_sinks.push_back(tl_capture->sink());
+    }
     std::string schedstat_table_text, schedstat_raw_text;
     if (!o.schedstat.empty())
         hooks.after_run = [&](const kernel& k) {
@@ -255,6 +383,10 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     out << r.benchmark_output;
     if (!r.measured_nothing.empty())
         throw config_error("benchmark", r.measured_nothing);
+    if (html_out.is_open()) {
+        const timeline tl = tl_capture->finish(r);
+        write_html_report(html_out, compare_runs({r}), &tl);
+    }
     if (!o.no_summary) {
         const run_provenance& p = r.provenance;
         out << "\n";
@@ -275,7 +407,8 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 
 namespace {
 
-void print_tables(std::ostream& out, const comparison& c, const table_options& t, output_file& html)
+void print_tables(std::ostream& out, const comparison& c, const table_options& t, output_file& html,
+                  const timeline* tl = nullptr)
 {
     const bool all = t.format == "all";
     out << render_provenance(c, all || t.format == "mmtests");
@@ -288,7 +421,7 @@ void print_tables(std::ostream& out, const comparison& c, const table_options& t
     if (t.schedstat && !c.schedstat.empty())
         out << "\n" << render_schedstat(c);
     if (html.is_open())
-        write_html_report(html, c);
+        write_html_report(html, c, tl);
 }
 
 significance_rule parse_rule(const std::string& s)
@@ -318,6 +451,13 @@ int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o)
         throw config_error("--jobs", "must be at least 1");
     compare_plan plan = plan_compare(o.spec);
     plan.info.command = o.command_line;
+    if ((!o.timeline.empty() || !o.timeline_window.empty()) && o.tables.html_path.empty())
+        throw config_error(o.timeline.empty() ? "--timeline-window" : "--timeline",
+                           "the timeline is drawn in the --html report: give --html FILE too");
+    if (!o.timeline_window.empty() && o.timeline.empty())
+        throw config_error("--timeline-window", "give the run with --timeline ARM,LOAD,RUN");
+    const run_spec* tl_spec = o.timeline.empty() ? nullptr : &timeline_run(plan, o.timeline);
+    const auto tl_window = parse_timeline_window(o.timeline_window, o.spec.time_limit_s);
     output_file json_out = open_output(o.json_path, "--json");
     output_file html_out = open_output(o.tables.html_path, "--html");
     const int jobs = o.jobs > 0 ? o.jobs : default_jobs();
@@ -365,7 +505,15 @@ int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o)
                            "(--time-limit)\n", o.spec.time_limit_s);
         return 3;
     }
-    print_tables(out, compare_runs(results, rule), o.tables, html_out);
+    std::optional<timeline> tl;
+    if (tl_spec) {
+        // The run again, with the recorder: the same inputs and seed give the same schedule.
+        timeline_capture capture(tl_spec->machine, tl_window);
+        run_hooks hooks;
+        hooks.extra_sinks.push_back(capture.sink());
+        tl = capture.finish(execute_run(*tl_spec, hooks));
+    }
+    print_tables(out, compare_runs(results, rule), o.tables, html_out, tl ? &*tl : nullptr);
     if (unfinished) {
         err << fmt::format("schedlab: {} of {} runs did not finish within the {} s simulated time "
                            "limit and were left out\n", unfinished, results.size(),

@@ -40,6 +40,8 @@ struct run_options {
     std::string trace_path; ///< --trace FILE: ftrace text export (.zst: zstd-compressed)
     std::string explain_path; ///< --explain FILE: the decision log (placements, balance attempts)
     std::string json_path;  ///< --json FILE: the run_result (schedlab-result-v1)
+    std::string html_path;  ///< --html FILE: the report of this run with its per-CPU timeline
+    std::string timeline_window; ///< --timeline-window FROM,TO: simulated seconds ("": the run)
     std::vector<std::string> workload_argv;
 };
 
@@ -59,6 +61,8 @@ struct compare_options {
     table_options tables;
     bool progress_tty = false;    ///< draw the progress bar (stderr is a terminal)
     std::string command_line;     ///< recorded in the results file
+    std::string timeline;         ///< --timeline ARM,LOAD,RUN: that run's timeline in --html
+    std::string timeline_window;  ///< --timeline-window FROM,TO (simulated seconds)
 };
 
 struct report_options {

@@ -170,6 +170,47 @@ TEST(cmd_compare, rejects_bad_input_before_simulating)
     EXPECT_EQ(err.str(), ""); // nothing ran
 }
 
+TEST(cmd_compare, html_with_one_runs_timeline)
+{
+    const std::string html = ::testing::TempDir() + "/cmp-timeline.html";
+    compare_options o = small_compare(1, "");
+    o.tables.html_path = html;
+    o.timeline = "6.5,2,1";
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_compare(out, err, o), 0) << err.str();
+    const std::string h = slurp(html);
+    EXPECT_THAT(h, HasSubstr("<p>arm 6.5, load 2, run 1: machine skylake-18c (36 CPUs), kernel "
+                             "6.5 (CFS), seed 4: "));
+    EXPECT_THAT(h, HasSubstr("id=\"timeline-data\">{\"from\":0,"));
+    EXPECT_THAT(h, HasSubstr("<section id=\"distributions\">"));
+    std::remove(html.c_str());
+}
+
+TEST(cmd_compare, a_bad_timeline_is_refused_before_simulating)
+{
+    for (const char* t : {"3,1,0", "0,1,0", "6.7,1,0", "1,3,0", "1,1,2", "1,1,-1", "1,1", "1,1,0,0",
+                          "x"}) {
+        compare_options o = small_compare(1, "");
+        o.tables.html_path = ::testing::TempDir() + "/never.html";
+        o.timeline = t;
+        std::ostringstream out, err;
+        try {
+            cmd_compare(out, err, o);
+            ADD_FAILURE() << t << " was accepted";
+        } catch (const config_error& e) {
+            EXPECT_THAT(e.what(), HasSubstr("--timeline: '")) << t;
+        }
+        EXPECT_EQ(err.str(), "") << t; // nothing ran
+    }
+    compare_options o = small_compare(1, "");
+    o.timeline = "1,1,0"; // without --html
+    std::ostringstream out, err;
+    EXPECT_THROW(cmd_compare(out, err, o), config_error);
+    o.tables.html_path = ::testing::TempDir() + "/never.html";
+    o.timeline_window = "0.5,0.1";
+    EXPECT_THROW(cmd_compare(out, err, o), config_error);
+}
+
 TEST(cmd_run, trace_and_json_files)
 {
     const std::string trace = ::testing::TempDir() + "/run-trace.txt";
@@ -195,6 +236,50 @@ TEST(cmd_run, trace_and_json_files)
     EXPECT_THAT(j, HasSubstr("\"schedule_digest\": \"" + out.str().substr(at + 19, 16) + "\""));
     std::remove(trace.c_str());
     std::remove(json.c_str());
+}
+
+TEST(cmd_run, html_report_with_the_timeline_and_the_same_schedule)
+{
+    const std::string html = ::testing::TempDir() + "/run-report.html";
+    run_options o;
+    o.machine = "skylake-18c";
+    o.seed = 2;
+    o.check = "sampled";
+    o.workload_argv = {"perf", "bench", "sched", "pipe", "-l", "200"};
+    std::ostringstream plain, err;
+    ASSERT_EQ(cmd_run(plain, err, o), 0) << err.str();
+    o.html_path = html;
+    o.timeline_window = "0,0.001";
+    std::ostringstream out;
+    ASSERT_EQ(cmd_run(out, err, o), 0) << err.str();
+    EXPECT_EQ(out.str(), plain.str()); // recording the timeline leaves the schedule alone
+    const std::string h = slurp(html);
+    EXPECT_THAT(h, HasSubstr("<section id=\"timeline-section\">"));
+    EXPECT_THAT(h, HasSubstr("Window 0.000000 s to 0.001000 s"));
+    EXPECT_THAT(h, HasSubstr("id=\"timeline-data\">{\"from\":0,\"span\":1000000,"));
+    EXPECT_THAT(h, HasSubstr("<section id=\"distributions\">"));
+    EXPECT_THAT(h, HasSubstr("wakeup-to-run latency per arm"));
+    std::remove(html.c_str());
+}
+
+TEST(cmd_run, a_bad_timeline_window_is_refused_before_simulating)
+{
+    run_options o;
+    o.machine = "skylake-18c";
+    o.time_limit_s = 10;
+    o.html_path = ::testing::TempDir() + "/never.html";
+    o.workload_argv = {"perf", "bench", "sched", "pipe", "-l", "200"};
+    for (const char* w : {"1", "0.2,0.1", "0,11", "a,b", "-1,2", "0,nan", "0,1,2"}) {
+        o.timeline_window = w;
+        std::ostringstream out, err;
+        try {
+            cmd_run(out, err, o);
+            ADD_FAILURE() << w << " was accepted";
+        } catch (const config_error& e) {
+            EXPECT_THAT(e.what(), HasSubstr("--timeline-window")) << w;
+        }
+        EXPECT_EQ(out.str(), "") << w;
+    }
 }
 
 /* ---- fidelity ---- */

@@ -145,6 +145,12 @@ int main(int argc, char** argv)
                     "(zstd-compressed if FILE ends in .zst)");
     run->add_option("--json", ro.json_path,
                     "Write the result with its provenance to FILE (schedlab-result-v1)");
+    run->add_option("--html", ro.html_path,
+                    "Write a self-contained HTML report of this run to FILE: the distributions "
+                    "and the per-CPU timeline");
+    run->add_option("--timeline-window", ro.timeline_window,
+                    "The timeline's window FROM,TO in simulated seconds (default: the whole "
+                    "run, cut short after 10^6 records)");
     run->add_option("benchmark", ro.workload_argv,
                     "The benchmark command line after --, e.g. perf bench sched messaging -g 4 -p")
         ->required();
@@ -212,6 +218,14 @@ int main(int argc, char** argv)
                    "Keep the runs in memory only (an interrupted compare then keeps nothing)")
         ->excludes(store_opt);
     add_table_options(compare, co.tables);
+    compare->add_option("--timeline", co.timeline,
+                        "Draw one run's per-CPU timeline in the --html report: ARM,LOAD,RUN (ARM "
+                        "from 1 in --kernel order or its spec, LOAD a value of the load list or "
+                        "- without one, RUN from 0: seed --seed + RUN); the run is simulated "
+                        "again with the recorder");
+    compare->add_option("--timeline-window", co.timeline_window,
+                        "The timeline's window FROM,TO in simulated seconds (default: the whole "
+                        "run, cut short after 10^6 records)");
     compare->add_option("benchmark", co.spec.workload_argv,
                         "The benchmark after --, with a comma-separated load list in its own load "
                         "option, e.g. perf bench sched messaging -g 1,2,4,8 -p")

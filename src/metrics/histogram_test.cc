@@ -49,5 +49,35 @@ TEST(log_histogram, empty_histogram_reports_zero)
     EXPECT_EQ(h.count(), 0u);
 }
 
+TEST(log_histogram, coarse_buckets_keep_every_count_and_rebuild_the_coarse_histogram)
+{
+    log_histogram fine, coarse(4);
+    for (u64 v = 0; v < 20000; ++v) {
+        fine.add(v * v % 7919 * 131);
+        coarse.add(v * v % 7919 * 131);
+    }
+    const histogram_buckets b = fine.buckets(4);
+    u64 total = 0;
+    log_histogram rebuilt(4);
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        total += b[i].second;
+        if (i > 0) {
+            EXPECT_LT(b[i - 1].first, b[i].first);
+        }
+        // the bucket's lowest value is a coarse bucket boundary and its end the next one
+        EXPECT_GT(log_histogram::bucket_end(b[i].first, 4), b[i].first);
+        if (i + 1 < b.size()) {
+            EXPECT_LE(log_histogram::bucket_end(b[i].first, 4), b[i + 1].first);
+        }
+        rebuilt.add(b[i].first, b[i].second);
+    }
+    EXPECT_EQ(total, fine.count());
+    for (double p : {1.0, 50.0, 90.0, 99.0, 100.0})
+        EXPECT_EQ(rebuilt.percentile(p), coarse.percentile(p)) << p;
+    EXPECT_EQ(log_histogram::bucket_end(5, 4), 6u);      // exact below 16
+    EXPECT_EQ(log_histogram::bucket_end(1000, 4), 1024u); // [992, 1024): 16 buckets per octave
+    EXPECT_EQ(log_histogram::bucket_end(~0ULL, 4), ~0ULL);
+}
+
 } // namespace
 } // namespace schedlab

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "report/html.h"
 
+#include "report/html_util.h"
 #include "report/text.h"
+#include "report/timeline_html.h"
 #include "sim/assets.h"
 #include "sim/config_error.h"
 
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 namespace schedlab {
@@ -28,44 +31,6 @@ std::string read_library(const std::string& rel)
                                                  "schedlab",
                                                  rel));
     return std::string(a->bytes);
-}
-
-/*
- * Text inside <script>: a literal "</script" would end the element early.
- * "<\/script" means the same inside JS strings, regular expressions and JSON,
- * and nothing else is touched (a blanket "</" rewrite would break regex
- * literals such as /</g in the libraries).
- */
-std::string script_safe(const std::string& js)
-{
-    std::string out;
-    out.reserve(js.size());
-    for (std::size_t i = 0; i < js.size(); ++i) {
-        out += js[i];
-        if (js[i] == '<' && i + 7 < js.size() && js[i + 1] == '/') {
-            std::string tag = js.substr(i + 2, 6);
-            for (char& ch : tag)
-                ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-            if (tag == "script")
-                out += '\\';
-        }
-    }
-    return out;
-}
-
-std::string html_escape(const std::string& s)
-{
-    std::string out;
-    for (char ch : s) {
-        switch (ch) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        default: out += ch;
-        }
-    }
-    return out;
 }
 
 /// JSON numbers cannot be NaN or infinite: such values become null (no point drawn).
@@ -238,6 +203,260 @@ ojson change_chart(const comparison& c, const metric_comparison& m)
     };
 }
 
+/// The scheduler distributions a report draws: wakeup-to-run latency and run length.
+struct distribution_kind {
+    const char* id;
+    const char* title;
+    const char* what;
+    histogram_buckets arm_distribution::*buckets;
+    u64 arm_distribution::*max_ns;
+};
+
+constexpr distribution_kind distribution_kinds[] = {
+    {"wakeup-latency", "wakeup-to-run latency",
+     "sched_waking or sched_wakeup_new to the task's sched_switch in",
+     &arm_distribution::wakeup_latency, &arm_distribution::wakeup_latency_max_ns},
+    {"run-length", "run length", "a task's sched_switch in to its sched_switch out on that CPU",
+     &arm_distribution::run_length, &arm_distribution::run_length_max_ns},
+};
+
+bool has_distribution(const comparison& c, const distribution_kind& k)
+{
+    for (const auto& row : c.distributions)
+        for (const arm_distribution& d : row)
+            if (!(d.*k.buckets).empty())
+                return true;
+    return false;
+}
+
+/*
+ * The CDF of one cell's histogram as points (x: a bucket's upper end in us, y: the fraction
+ * of samples up to it; the last bucket ends at the exact maximum), and the p50, p99 and max
+ * marks on that curve: a quantile inside a bucket is placed where the drawn segment (linear
+ * in log x) crosses its level.
+ */
+void cdf_points(const histogram_buckets& b, u64 max_ns, const std::string& arm,
+                const std::string& load, ojson& curve, ojson& marks)
+{
+    u64 total = 0;
+    for (const auto& [lo, n] : b)
+        total += n;
+    if (total == 0)
+        return;
+    auto us = [](double ns) { return ns / 1000.0; };
+    auto point = [&](double x_ns, double y) {
+        curve.push_back({{"arm", arm}, {"load", load}, {"x", us(x_ns)}, {"y", y}});
+    };
+    // the curve starts at 0 at the first bucket's lowest value (log x: not at 0 ns)
+    double prev_x = std::max<double>(static_cast<double>(b.front().first), 1.0);
+    double prev_y = 0;
+    point(prev_x, 0);
+    const double levels[] = {0.5, 0.99};
+    const char* names[] = {"p50", "p99"};
+    std::size_t next_level = 0;
+    u64 seen = 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        seen += b[i].second;
+        const bool last = i + 1 == b.size();
+        double x = last ? std::max<double>(static_cast<double>(max_ns), prev_x)
+                        : static_cast<double>(log_histogram::bucket_end(b[i].first,
+                                                                        summary_histogram_sub_bits));
+        x = std::max(x, prev_x);
+        const double y = static_cast<double>(seen) / static_cast<double>(total);
+        // the curve's own vertical rise at the first bucket's start has no width: place the
+        // marks within it at its x
+        const double x0 = i == 0 ? x : prev_x, y0 = i == 0 ? 0.0 : prev_y;
+        while (next_level < 2 && y >= levels[next_level]) {
+            const double f = y > y0 ? (levels[next_level] - y0) / (y - y0) : 1.0;
+            const double at = x0 > 0 && x > 0 ? x0 * std::pow(x / x0, f) : x;
+            marks.push_back({{"arm", arm},
+                             {"load", load},
+                             {"x", us(at)},
+                             {"y", levels[next_level]},
+                             {"mark", names[next_level]},
+                             {"bucket", fmt::format("[{:.3f}, {:.3f}) us", us(static_cast<double>(b[i].first)),
+                                                    us(x))}});
+            ++next_level;
+        }
+        point(x, y);
+        prev_x = x;
+        prev_y = y;
+    }
+    marks.push_back({{"arm", arm},
+                     {"load", load},
+                     {"x", us(static_cast<double>(max_ns))},
+                     {"y", 1.0},
+                     {"mark", "max"},
+                     {"bucket", "exact"}});
+}
+
+/// A load picker for charts of one load at a time: its parameter and filter; nothing with a
+/// single load.
+void add_load_picker(const comparison& c, ojson& spec, const std::string& fallback)
+{
+    if (c.loads.size() < 2)
+        return;
+    ojson options = ojson::array();
+    for (std::size_t l = 0; l < c.loads.size(); ++l)
+        options.push_back(load_label(c, l, fallback));
+    spec["params"] = ojson::array(
+        {{{"name", "load_pick"},
+          {"value", options[0]},
+          {"bind",
+           {{"input", "select"},
+            {"options", options},
+            {"name", (c.load_name.empty() ? std::string("load") : c.load_name) + " "}}}}});
+    spec["transform"] = ojson::array({{{"filter", "datum.load == load_pick"}}});
+}
+
+ojson distribution_chart(const comparison& c, const distribution_kind& k)
+{
+    ojson curve = ojson::array(), marks = ojson::array();
+    for (std::size_t l = 0; l < c.loads.size(); ++l)
+        for (std::size_t a = 0; a < c.arms.size(); ++a) {
+            const arm_distribution& d = c.distributions[l][a];
+            cdf_points(d.*k.buckets, d.*k.max_ns, c.arms[a], load_label(c, l, "all"), curve, marks);
+        }
+    const ojson x = {{"field", "x"},
+                     {"type", "quantitative"},
+                     {"scale", {{"type", "log"}}},
+                     {"axis", {{"format", "~g"}, {"labelOverlap", true}}},
+                     {"title", fmt::format("{} (us, log scale)", k.title)}};
+    const ojson y = {{"field", "y"},
+                     {"type", "quantitative"},
+                     {"scale", {{"domain", {0, 1}}}},
+                     {"axis", {{"format", "%"}}},
+                     {"title", "fraction of samples (CDF)"}};
+    const ojson color = {{"field", "arm"},
+                         {"type", "nominal"},
+                         {"scale", {{"domain", arm_list(c)}}},
+                         {"legend", {{"orient", "top"}, {"title", nullptr}}}};
+    ojson spec = {
+        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+        {"title",
+         {{"text", fmt::format("{} per arm (all runs of the load)", k.title)},
+          {"subtitle", fmt::format("{}; marks: p50, p99, max", k.what)}}},
+        {"width", 460},
+        {"height", 260},
+        {"layer",
+         ojson::array(
+             {{{"data", {{"values", curve}}},
+               {"mark", {{"type", "line"}, {"interpolate", "linear"}}},
+               {"encoding", {{"x", x}, {"y", y}, {"color", color}}}},
+              {{"data", {{"values", marks}}},
+               {"mark", {{"type", "point"}, {"filled", true}, {"size", 70}}},
+               {"encoding",
+                {{"x", x},
+                 {"y", y},
+                 {"color", color},
+                 {"shape",
+                  {{"field", "mark"},
+                   {"type", "nominal"},
+                   {"scale", {{"domain", {"p50", "p99", "max"}}}},
+                   {"legend", {{"orient", "top"}, {"title", nullptr}}}}},
+                 {"tooltip", ojson::array({{{"field", "arm"}},
+                                           {{"field", "load"}},
+                                           {{"field", "mark"}},
+                                           {{"field", "x"}, {"title", "us"}, {"format", ".4~g"}},
+                                           {{"field", "bucket"}}})}}}}})},
+    };
+    add_load_picker(c, spec, "all");
+    return spec;
+}
+
+/*
+ * The benchmark's own latency percentiles (metrics named <what>_p<N> in a unit of time, e.g.
+ * schbench's wakeup_p50 and wakeup_p99 in us): per <what>, the mean of the runs per load and
+ * arm, one line per arm and percentile.
+ */
+struct percentile_group {
+    std::string what, unit;
+    std::vector<std::size_t> metrics; ///< indices into comparison::metrics
+};
+
+std::vector<percentile_group> percentile_groups(const comparison& c)
+{
+    static const std::regex name("(.+)_p([0-9]+(\\.[0-9]+)?)");
+    std::vector<percentile_group> groups;
+    for (std::size_t i = 0; i < c.metrics.size(); ++i) {
+        const metric_comparison& m = c.metrics[i];
+        std::smatch match;
+        if (!std::regex_match(m.name, match, name) ||
+            !(m.unit == "us" || m.unit == "ms" || m.unit == "ns" || m.unit == "s"))
+            continue;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const percentile_group& x) {
+            return x.what == match[1].str() && x.unit == m.unit;
+        });
+        if (g == groups.end())
+            g = groups.insert(groups.end(), {match[1].str(), m.unit, {}});
+        g->metrics.push_back(i);
+    }
+    return groups;
+}
+
+ojson percentile_chart(const comparison& c, const percentile_group& g)
+{
+    ojson values = ojson::array(), load_order = ojson::array(), pcts = ojson::array();
+    for (std::size_t i : g.metrics)
+        pcts.push_back(c.metrics[i].name.substr(g.what.size() + 1));
+    for (std::size_t l = 0; l < c.loads.size(); ++l) {
+        load_order.push_back(load_label(c, l, "all"));
+        for (std::size_t i : g.metrics)
+            for (std::size_t a = 0; a < c.arms.size(); ++a) {
+                const arm_cell& cell = c.metrics[i].cells[l][a];
+                values.push_back({{"arm", c.arms[a]},
+                                  {"load", load_label(c, l, "all")},
+                                  {"pct", c.metrics[i].name.substr(g.what.size() + 1)},
+                                  {"series", c.arms[a] + " " + c.metrics[i].name},
+                                  {"value", num(cell.s.amean)},
+                                  {"min", num(cell.s.min)},
+                                  {"max", num(cell.s.max)},
+                                  {"n", cell.s.samples.size()}});
+            }
+    }
+    return {
+        {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+        {"title",
+         {{"text", fmt::format("{}: {} latency percentiles per load", c.amd_test, g.what)},
+          {"subtitle", "as the benchmark reports them; mean of the runs (log scale)"}}},
+        {"width", 460},
+        {"height", 260},
+        {"data", {{"values", values}}},
+        {"mark", {{"type", "line"}, {"point", {{"filled", true}, {"size", 50}}}}},
+        {"encoding",
+         {{"x",
+           {{"field", "load"},
+            {"type", "ordinal"},
+            {"sort", load_order},
+            {"title", c.load_name.empty() ? "load" : c.load_name},
+            {"axis", {{"labelAngle", 0}}}}},
+          {"y",
+           {{"field", "value"},
+            {"type", "quantitative"},
+            {"scale", {{"type", "log"}}},
+            {"axis", {{"format", "~g"}}},
+            {"title", fmt::format("{} latency ({})", g.what, g.unit)}}},
+          {"color",
+           {{"field", "arm"},
+            {"type", "nominal"},
+            {"scale", {{"domain", arm_list(c)}}},
+            {"legend", {{"orient", "top"}, {"title", nullptr}}}}},
+          {"strokeDash",
+           {{"field", "pct"},
+            {"type", "nominal"},
+            {"scale", {{"domain", pcts}}},
+            {"legend", {{"orient", "top"}, {"title", "percentile"}}}}},
+          {"detail", {{"field", "series"}}},
+          {"tooltip", ojson::array({{{"field", "arm"}},
+                                    {{"field", "load"}},
+                                    {{"field", "pct"}, {"title", "percentile"}},
+                                    {{"field", "value"}, {"title", "mean"}, {"format", ".4~g"}},
+                                    {{"field", "min"}, {"format", ".4~g"}},
+                                    {{"field", "max"}, {"format", ".4~g"}},
+                                    {{"field", "n"}, {"title", "runs"}}})}}},
+    };
+}
+
 /// Counters charted in the report (when non-zero); the text table has them all.
 bool charted_counter(const std::string& idle_type, const std::string& counter)
 {
@@ -344,16 +563,20 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
 chart_libraries load_chart_libraries()
 {
     return {read_library("vega/build/vega.min.js"), read_library("vega-lite/build/vega-lite.min.js"),
-            read_library("vega-embed/build/vega-embed.min.js")};
+            read_library("vega-embed/build/vega-embed.min.js"), read_library("d3/dist/d3.min.js")};
 }
 
 int html_chart_count(const comparison& c)
 {
     const std::size_t per_metric = c.arms.size() > 1 ? 2 : 1; // the A/B change, the absolute
-    return static_cast<int>(per_metric * c.metrics.size() + schedstat_charts(c).size());
+    std::size_t dist = 0;
+    for (const distribution_kind& k : distribution_kinds)
+        dist += has_distribution(c, k) ? 1 : 0;
+    return static_cast<int>(per_metric * c.metrics.size() + percentile_groups(c).size() + dist +
+                            schedstat_charts(c).size());
 }
 
-std::string render_html(const comparison& c, const chart_libraries& libs)
+std::string render_html(const comparison& c, const chart_libraries& libs, const timeline* tl)
 {
     ojson specs = ojson::array();
     for (const metric_comparison& m : c.metrics) {
@@ -361,6 +584,15 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
             specs.push_back(change_chart(c, m));
         specs.push_back(metric_chart(c, m));
     }
+    const std::vector<percentile_group> pct_groups = percentile_groups(c);
+    for (const percentile_group& g : pct_groups)
+        specs.push_back(percentile_chart(c, g));
+    std::vector<const distribution_kind*> dists;
+    for (const distribution_kind& k : distribution_kinds)
+        if (has_distribution(c, k)) {
+            dists.push_back(&k);
+            specs.push_back(distribution_chart(c, k));
+        }
     const std::vector<schedstat_chart_key> ss_keys = schedstat_charts(c);
     for (const auto& k : ss_keys)
         specs.push_back(schedstat_chart(c, k));
@@ -385,6 +617,8 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
     h += "<script>" + script_safe(libs.vega) + "</script>\n";
     h += "<script>" + script_safe(libs.vega_lite) + "</script>\n";
     h += "<script>" + script_safe(libs.vega_embed) + "</script>\n";
+    if (tl)
+        h += "<script>" + script_safe(libs.d3) + "</script>\n";
     h += "</head>\n";
     h += fmt::format("<body data-charts-expected=\"{}\">\n", specs.size());
     h += "<h1>" + html_escape(title) + "</h1>\n";
@@ -431,7 +665,28 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
             h += fmt::format("<div class=\"chart change\" id=\"chart-{}\"></div>\n", chart++);
         h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
     }
+    for (const percentile_group& g : pct_groups) {
+        h += fmt::format("<h3>{} latency percentiles</h3>\n", html_escape(g.what));
+        h += fmt::format("<div class=\"chart percentiles\" id=\"chart-{}\"></div>\n", chart++);
+    }
     h += "</section>\n";
+
+    h += "<section id=\"distributions\">\n<h2>Scheduler distributions</h2>\n";
+    if (dists.empty()) {
+        h += "<p>The runs carry no distributions (result files written before they were "
+             "kept).</p>\n";
+    } else {
+        h += "<p>From the tracepoints of every run of an arm at the chosen load, summed: the "
+             "cumulative fraction of samples up to each value, on a log axis (histogram buckets "
+             "of 16 per octave, so a value is placed within 6.25 %; the max is exact).</p>\n";
+        for (std::size_t i = 0; i < dists.size(); ++i)
+            h += fmt::format("<div class=\"chart distribution\" id=\"chart-{}\"></div>\n",
+                             chart++);
+    }
+    h += "</section>\n";
+
+    if (tl)
+        h += timeline_section(*tl);
 
     h += "<section id=\"schedstat\">\n<h2>Schedstat differences</h2>\n";
     if (c.schedstat.empty()) {
@@ -468,6 +723,9 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
          "      if (!el.querySelector('g.mark-symbol.role-mark > path'))\n"
          "        empty.push('chart-' + i);\n"
          "    });\n"
+         "    var tl = document.getElementById('timeline');\n"
+         "    if (tl && tl.getAttribute('data-drawn') === '0')\n"
+         "      empty.push('timeline');\n"
          "    document.body.setAttribute('data-empty-charts', empty.join(' '));\n"
          "    document.body.setAttribute('data-charts-rendered', String(specs.length));\n"
          "    document.title += ' (rendered)';\n"
@@ -480,16 +738,16 @@ std::string render_html(const comparison& c, const chart_libraries& libs)
     return h;
 }
 
-void write_html_report(output_file& f, const comparison& c)
+void write_html_report(output_file& f, const comparison& c, const timeline* tl)
 {
-    f.write(render_html(c, load_chart_libraries()));
+    f.write(render_html(c, load_chart_libraries(), tl));
     f.commit();
 }
 
-void write_html_report(const std::string& path, const comparison& c)
+void write_html_report(const std::string& path, const comparison& c, const timeline* tl)
 {
     output_file f(path, "--html");
-    write_html_report(f, c);
+    write_html_report(f, c, tl);
 }
 
 } // namespace schedlab

@@ -13,9 +13,14 @@
  * <body data-charts-rendered="N"> and the title gains " (rendered)", and
  * data-empty-charts lists the charts that drew no point or line; on a
  * failure, data-chart-error holds the message, and any script error is in
- * <html data-script-error>.
+ * <html data-script-error>. A page with a timeline (one run's, timeline_html.h)
+ * marks the drawing with data-drawn (what was drawn, 0: nothing) and data-mode (cpu, llc)
+ * on <div id="timeline">, and an empty one is listed in data-empty-charts as "timeline".
+ * The distributions (wakeup-to-run latency and run length, CDFs per arm at a chosen load)
+ * and the benchmark's own latency percentiles per load are charts like the others.
  */
 #include "analysis/compare.h"
+#include "metrics/timeline.h"
 #include "sim/file_io.h"
 
 #include <string>
@@ -25,6 +30,7 @@ namespace schedlab {
 /// The JavaScript of the charting libraries, built into the binary.
 struct chart_libraries {
     std::string vega, vega_lite, vega_embed;
+    std::string d3; ///< the timeline's scales, axis and zoom (inlined only with a timeline)
 };
 
 /*
@@ -36,12 +42,14 @@ chart_libraries load_chart_libraries();
 /// The number of charts render_html() draws for a comparison.
 int html_chart_count(const comparison& c);
 
-std::string render_html(const comparison& c, const chart_libraries& libs);
+/// The page; with a timeline (timeline_html.h) it also has the per-CPU timeline of that run.
+std::string render_html(const comparison& c, const chart_libraries& libs,
+                        const timeline* tl = nullptr);
 
 /// render_html + write (atomically); throws config_error("--html", ...) when the file cannot
 /// be written.
-void write_html_report(const std::string& path, const comparison& c);
+void write_html_report(const std::string& path, const comparison& c, const timeline* tl = nullptr);
 /// ... into an output file opened earlier, and commits it.
-void write_html_report(output_file& f, const comparison& c);
+void write_html_report(output_file& f, const comparison& c, const timeline* tl = nullptr);
 
 } // namespace schedlab

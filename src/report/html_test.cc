@@ -7,6 +7,8 @@
  */
 #include "report/html.h"
 
+#include "metrics/histogram.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <regex>
 
 namespace schedlab {
@@ -44,6 +47,16 @@ run_result sample_run(const std::string& arm, const std::string& load, double va
         {"MC", "newly_idle", "lb_count", 50 * scale * std::stod(load)},
         {"MC", "busy", "lb_balanced", 7},
         {"MC", "any", "ttwu_move_affine", 3 * scale}};
+    // distributions: latencies from 1 us, run lengths from 20 us, the second arm's longer
+    log_histogram wakeup, run;
+    for (u64 i = 1; i <= 2000; ++i) {
+        wakeup.add(static_cast<u64>(1000 + scale * static_cast<double>(i * i)));
+        run.add(static_cast<u64>(20000 + scale * 40 * static_cast<double>(i)));
+    }
+    r.summary.wakeup_latency_hist = wakeup.buckets(summary_histogram_sub_bits);
+    r.summary.wakeup_latency_max_ns = wakeup.max();
+    r.summary.run_length_hist = run.buckets(summary_histogram_sub_bits);
+    r.summary.run_length_max_ns = run.max();
     return r;
 }
 
@@ -85,21 +98,24 @@ std::size_t count(const std::string& s, const std::string& what)
 TEST(render_html, is_self_contained_and_escapes_names)
 {
     const comparison c = sample_comparison();
-    // 2 metrics, each an A/B change chart above the absolute one, + schedstat charts:
-    // newly_idle lb_count and any ttwu_move_affine (busy lb_balanced is left to the text table)
-    EXPECT_EQ(html_chart_count(c), 6);
-    const std::string html = render_html(c, {"/*vega*/", "/*vl*/", "/*embed*/"});
-    EXPECT_THAT(html, HasSubstr("<body data-charts-expected=\"6\">"));
+    // 2 metrics, each an A/B change chart above the absolute one, the 2 distributions, +
+    // schedstat charts: newly_idle lb_count and any ttwu_move_affine (busy lb_balanced is left
+    // to the text table)
+    EXPECT_EQ(html_chart_count(c), 8);
+    const std::string html = render_html(c, {"/*vega*/", "/*vl*/", "/*embed*/", "/*d3*/"});
+    EXPECT_THAT(html, HasSubstr("<body data-charts-expected=\"8\">"));
     EXPECT_THAT(html, HasSubstr("B&lt;&amp;&gt;"));
     EXPECT_EQ(count(html, "<script src"), 0u); // nothing loaded from elsewhere
-    EXPECT_EQ(count(html, "class=\"chart"), 6u);
+    EXPECT_EQ(count(html, "/*d3*/"), 0u);      // d3 only with a timeline
+    EXPECT_EQ(count(html, "class=\"chart"), 8u);
+    EXPECT_EQ(count(html, "class=\"chart distribution\""), 2u);
     EXPECT_EQ(count(html, "class=\"chart change\""), 2u);
     // the change chart comes before the absolute chart of its metric
     EXPECT_LT(html.find("chart change\" id=\"chart-0\""), html.find("id=\"chart-1\""));
     EXPECT_THAT(html, HasSubstr("Amean     1"));
     EXPECT_THAT(html, HasSubstr("Test          : hackbench time"));
     // a "</" inside inlined script text cannot close the element
-    const std::string js = render_html(c, {"var s = '</SCRIPT>'; var r = /</g;", "", ""});
+    const std::string js = render_html(c, {"var s = '</SCRIPT>'; var r = /</g;", "", "", ""});
     EXPECT_THAT(js, HasSubstr("var s = '<\\/SCRIPT>'; var r = /</g;"));
 }
 
@@ -146,12 +162,14 @@ TEST(render_html, every_chart_renders_in_headless_chromium)
     ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
     EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
     EXPECT_EQ(attribute(dom, "data-chart-error"), "(none)");
-    EXPECT_EQ(attribute(dom, "data-charts-rendered"), "6") << "charts did not render";
+    EXPECT_EQ(attribute(dom, "data-charts-rendered"), "8") << "charts did not render";
     EXPECT_NE(dom.find("(rendered)</title>"), std::string::npos);
     // every chart drew points or lines (data-empty-charts names those that did not)
     EXPECT_EQ(attribute(dom, "data-empty-charts"), "");
     // one SVG scene graph per chart
-    EXPECT_EQ(count(dom, "class=\"marks\""), 6u);
+    EXPECT_EQ(count(dom, "class=\"marks\""), 8u);
+    // the distributions' load picker
+    EXPECT_NE(dom.find("<select"), std::string::npos);
     std::remove(path.c_str());
 }
 
@@ -176,6 +194,121 @@ TEST(render_html, an_empty_chart_and_a_script_error_are_reported)
     EXPECT_EQ(attribute(dom, "data-empty-charts"), "chart-2 chart-3");
     if (!::testing::Test::HasFailure())
         std::remove(path.c_str());
+}
+
+// The benchmark's own latency percentiles (schbench's wakeup_p50/p99 in us) get a chart per load.
+TEST(render_html, latency_percentiles_per_load_render)
+{
+    std::vector<run_result> runs;
+    for (const char* load : {"1", "4", "16"})
+        for (int i = 0; i < 2; ++i)
+            for (const char* arm : {"A", "B"}) {
+                run_result r = sample_run(arm, load, 1, i);
+                const double l = std::stod(load), b = arm[0] == 'B' ? 0.8 : 1.0;
+                r.metrics = {{"wakeup_p50", "us", b * 3 * l + i, false},
+                             {"wakeup_p99", "us", b * 40 * l + i, false},
+                             {"rps_p50", "requests/s", 1000 * l, true}};
+                runs.push_back(r);
+            }
+    const comparison c = compare_runs(runs);
+    // 3 metrics x (change + absolute), 1 percentile chart (rps_p50 is no latency), 2 dists, 2
+    EXPECT_EQ(html_chart_count(c), 11);
+    const std::string path = ::testing::TempDir() + "/schedlab-report-pct.html";
+    write_html_report(path, c);
+    const std::string html = [&] {
+        std::ifstream f(path);
+        return std::string(std::istreambuf_iterator<char>(f), {});
+    }();
+    EXPECT_EQ(count(html, "class=\"chart percentiles\""), 1u);
+    EXPECT_THAT(html, HasSubstr("hackbench: wakeup latency percentiles per load"));
+    const std::string dom = dom_in_chromium(path);
+    ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
+    EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-charts-rendered"), "11");
+    EXPECT_EQ(attribute(dom, "data-empty-charts"), "");
+    std::remove(path.c_str());
+}
+
+/// A timeline of `nr_cpus` CPUs in LLCs of 8 over 2 nodes: every CPU runs `runs` tasks in turn
+/// with gaps, each run woken from the next CPU, some migrated.
+timeline sample_timeline(int nr_cpus, int runs)
+{
+    timeline t;
+    t.from = 1'000'000;
+    t.to = t.from + static_cast<sim_time>(runs) * 10'000;
+    t.title = "testbox <&>";
+    t.slices.resize(static_cast<std::size_t>(nr_cpus));
+    for (int cpu = 0; cpu < nr_cpus; ++cpu) {
+        t.cpu_llc.push_back(cpu / 8);
+        t.cpu_node.push_back(cpu < nr_cpus / 2 ? 0 : 1);
+        for (int i = 0; i < runs; ++i) {
+            const sim_time start = t.from + i * 10'000 + (cpu % 7) * 300;
+            const int pid = 100 + (cpu * 3 + i) % 50;
+            t.slices[static_cast<std::size_t>(cpu)].push_back({start, start + 6'000, pid});
+            t.comms[pid] = "task" + std::to_string(pid);
+        }
+    }
+    for (int i = 0; i < runs; ++i)
+        for (int cpu = 0; cpu < std::min(nr_cpus, 4); ++cpu) {
+            const sim_time run = t.from + i * 10'000 + (cpu % 7) * 300;
+            t.wakeups.push_back({run - 2'000, (cpu + 1) % nr_cpus, run, cpu, 100 + cpu});
+        }
+    for (int i = 0; i < runs; i += 3)
+        t.migrations.push_back({t.from + i * 10'000 + 100, 100, 1, 0});
+    return t;
+}
+
+std::string render_timeline_page(const timeline& t, const std::string& name)
+{
+    const std::string path = ::testing::TempDir() + "/" + name;
+    write_html_report(path, sample_comparison(), &t);
+    return path;
+}
+
+// The per-CPU timeline draws on a canvas: runs, wakeup arrows and migrations per CPU.
+TEST(render_html, the_timeline_draws_cpu_rows_in_headless_chromium)
+{
+    const std::string path = render_timeline_page(sample_timeline(16, 40), "schedlab-tl.html");
+    const std::string dom = dom_in_chromium(path);
+    ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
+    EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-charts-rendered"), "8");
+    EXPECT_EQ(attribute(dom, "data-empty-charts"), "");
+    EXPECT_EQ(attribute(dom, "data-mode"), "cpu");
+    // 16 x 40 runs, 4 x 40 wakeups, 14 migrations: all in view, each drawn once
+    EXPECT_EQ(attribute(dom, "data-drawn"), std::to_string(16 * 40 + 4 * 40 + 14));
+    EXPECT_THAT(dom, HasSubstr("testbox &lt;&amp;&gt;"));
+    std::remove(path.c_str());
+}
+
+// 512 CPUs with 60 000 runs in view: the rows become LLCs, and what is drawn stays bounded by
+// the pixels (64 LLC rows x the plot's width), not by the runs.
+TEST(render_html, a_512_cpu_timeline_aggregates_to_llcs_when_zoomed_out)
+{
+    const std::string path = render_timeline_page(sample_timeline(512, 120), "schedlab-tl512.html");
+    const std::string dom = dom_in_chromium(path);
+    ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
+    EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-mode"), "llc");
+    const long drawn = std::stol(attribute(dom, "data-drawn"));
+    EXPECT_GT(drawn, 0);
+    EXPECT_LE(drawn, 64 * 1100);
+    EXPECT_THAT(dom, HasSubstr("rows are LLCs"));
+    std::remove(path.c_str());
+}
+
+// A timeline with nothing in its window is reported as an empty chart.
+TEST(render_html, an_empty_timeline_is_reported)
+{
+    timeline t = sample_timeline(4, 0);
+    t.to = t.from + 1000;
+    const std::string path = render_timeline_page(t, "schedlab-tl-empty.html");
+    const std::string dom = dom_in_chromium(path);
+    ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
+    EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-drawn"), "0");
+    EXPECT_EQ(attribute(dom, "data-empty-charts"), "timeline");
+    std::remove(path.c_str());
 }
 
 } // namespace
