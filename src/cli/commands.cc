@@ -245,11 +245,18 @@ public:
             node_.push_back(c.node);
         }
         rec_.emplace(m.nr_cpus(), window.first, window.second, timeline_max_records);
+        rec_window_from_ = window.first;
     }
     trace_sink* sink() { return &*rec_; }
 
-    timeline finish(const run_result& r)
+    /// The timeline once the run is done; a window starting after the run ended is warned of.
+    timeline finish(const run_result& r, std::ostream& err)
     {
+        if (rec_window_from_ > 0 && rec_window_from_ >= r.summary.simulated_ns)
+            err << fmt::format("schedlab: warning: --timeline-window starts at {} s, after the run "
+                               "ended ({:.6f} s): the timeline is empty\n",
+                               static_cast<double>(rec_window_from_) / 1e9,
+                               static_cast<double>(r.summary.simulated_ns) / 1e9);
         timeline t = rec_->finish(r.summary.simulated_ns); // the run starts at 0
         t.cpu_llc = llc_;
         t.cpu_node = node_;
@@ -265,6 +272,7 @@ public:
 
 private:
     std::optional<timeline_recorder> rec_;
+    sim_time rec_window_from_ = 0;
     std::vector<int> llc_, node_;
 };
 
@@ -384,7 +392,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     if (!r.measured_nothing.empty())
         throw config_error("benchmark", r.measured_nothing);
     if (html_out.is_open()) {
-        const timeline tl = tl_capture->finish(r);
+        const timeline tl = tl_capture->finish(r, err);
         write_html_report(html_out, compare_runs({r}), &tl);
     }
     if (!o.no_summary) {
@@ -511,7 +519,7 @@ int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o)
         timeline_capture capture(tl_spec->machine, tl_window);
         run_hooks hooks;
         hooks.extra_sinks.push_back(capture.sink());
-        tl = capture.finish(execute_run(*tl_spec, hooks));
+        tl = capture.finish(execute_run(*tl_spec, hooks), err);
     }
     print_tables(out, compare_runs(results, rule), o.tables, html_out, tl ? &*tl : nullptr);
     if (unfinished) {

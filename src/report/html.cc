@@ -258,14 +258,18 @@ void cdf_points(const histogram_buckets& b, u64 max_ns, const std::string& arm,
     for (std::size_t i = 0; i < b.size(); ++i) {
         seen += b[i].second;
         const bool last = i + 1 == b.size();
-        double x = last ? std::max<double>(static_cast<double>(max_ns), prev_x)
-                        : static_cast<double>(log_histogram::bucket_end(b[i].first,
-                                                                        summary_histogram_sub_bits));
-        x = std::max(x, prev_x);
+        // no samples between the previous bucket's end and this one's start: flat there
+        const double lo = std::max<double>(static_cast<double>(b[i].first), 1.0);
+        if (i > 0 && lo > prev_x) {
+            point(lo, prev_y);
+            prev_x = lo;
+        }
+        const double end = last ? static_cast<double>(max_ns)
+                                : static_cast<double>(log_histogram::bucket_end(
+                                      b[i].first, summary_histogram_sub_bits));
+        const double x = std::max(end, prev_x);
         const double y = static_cast<double>(seen) / static_cast<double>(total);
-        // the curve's own vertical rise at the first bucket's start has no width: place the
-        // marks within it at its x
-        const double x0 = i == 0 ? x : prev_x, y0 = i == 0 ? 0.0 : prev_y;
+        const double x0 = prev_x, y0 = prev_y; // the segment drawn for this bucket
         while (next_level < 2 && y >= levels[next_level]) {
             const double f = y > y0 ? (levels[next_level] - y0) / (y - y0) : 1.0;
             const double at = x0 > 0 && x > 0 ? x0 * std::pow(x / x0, f) : x;
@@ -290,8 +294,8 @@ void cdf_points(const histogram_buckets& b, u64 max_ns, const std::string& arm,
                      {"bucket", "exact"}});
 }
 
-/// A load picker for charts of one load at a time: its parameter and filter; nothing with a
-/// single load.
+/// A load picker for charts of one load at a time (the last load first): its parameter and
+/// filter; nothing with a single load.
 void add_load_picker(const comparison& c, ojson& spec, const std::string& fallback)
 {
     if (c.loads.size() < 2)
@@ -301,12 +305,14 @@ void add_load_picker(const comparison& c, ojson& spec, const std::string& fallba
         options.push_back(load_label(c, l, fallback));
     spec["params"] = ojson::array(
         {{{"name", "load_pick"},
-          {"value", options[0]},
+          {"value", options.back()}, // the last load: the heaviest, in a rising load list
           {"bind",
            {{"input", "select"},
             {"options", options},
             {"name", (c.load_name.empty() ? std::string("load") : c.load_name) + " "}}}}});
-    spec["transform"] = ojson::array({{{"filter", "datum.load == load_pick"}}});
+    // each layer has its own data: the filter goes into every one
+    for (ojson& layer : spec["layer"])
+        layer["transform"] = ojson::array({{{"filter", "datum.load == load_pick"}}});
 }
 
 ojson distribution_chart(const comparison& c, const distribution_kind& k)

@@ -190,6 +190,9 @@ constexpr const char* timeline_js = R"js(
     ctx.fillRect(gutter, 0, plotW, height);
     ctx.save();
     ctx.translate(gutter, 0);
+    ctx.beginPath();
+    ctx.rect(0, 0, plotW, height); // arrows from before the view stop at its edge
+    ctx.clip();
     var bins = new Float64Array(Math.ceil(plotW) + 1);
     if (mode === 'cpu') {
       order.forEach(function (cpu, r) {
