@@ -452,6 +452,11 @@ ojson percentile_chart(const comparison& c, const percentile_group& g)
             {"type", "nominal"},
             {"scale", {{"domain", pcts}}},
             {"legend", {{"orient", "top"}, {"title", "percentile"}}}}},
+          {"shape", // one legend with the dashes: a shape per percentile too
+           {{"field", "pct"},
+            {"type", "nominal"},
+            {"scale", {{"domain", pcts}}},
+            {"legend", {{"orient", "top"}, {"title", "percentile"}}}}},
           {"detail", {{"field", "series"}}},
           {"tooltip", ojson::array({{{"field", "arm"}},
                                     {{"field", "load"}},
@@ -671,11 +676,17 @@ std::string render_html(const comparison& c, const chart_libraries& libs, const 
             h += fmt::format("<div class=\"chart change\" id=\"chart-{}\"></div>\n", chart++);
         h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
     }
-    for (const percentile_group& g : pct_groups) {
-        h += fmt::format("<h3>{} latency percentiles</h3>\n", html_escape(g.what));
-        h += fmt::format("<div class=\"chart percentiles\" id=\"chart-{}\"></div>\n", chart++);
-    }
     h += "</section>\n";
+
+    if (!pct_groups.empty()) {
+        h += "<section id=\"percentiles\">\n<h2>The benchmark's latency percentiles</h2>\n"
+             "<p>As the benchmark prints them, per load: the mean of the runs, one line per arm "
+             "and percentile, on a log axis.</p>\n";
+        for (std::size_t i = 0; i < pct_groups.size(); ++i)
+            h += fmt::format("<div class=\"chart percentiles\" id=\"chart-{}\"></div>\n",
+                             chart++);
+        h += "</section>\n";
+    }
 
     h += "<section id=\"distributions\">\n<h2>Scheduler distributions</h2>\n";
     if (dists.empty()) {

@@ -52,9 +52,10 @@ constexpr const char* timeline_js = R"js(
   'use strict';
   var root = document.getElementById('timeline');
   var D = JSON.parse(document.getElementById('timeline-data').textContent);
-  var SLICE_BUDGET = 20000; // runs in view beyond which the rows are LLCs (auto)
-  var MARK_BUDGET = 1500;   // wakeup arrows / migration marks drawn at most
   var span = Math.max(1, D.span), nr = D.cpus.length;
+  // runs in view beyond which the rows are LLCs (auto): fewer where CPU rows are 3 px high
+  var SLICE_BUDGET = nr > 300 ? 2000 : 20000;
+  var MARK_BUDGET = 1500; // wakeup arrows / migration marks drawn at most
   var order = D.cpus.map(function (c) { return c[0]; }).sort(function (a, b) {
     var x = D.cpus[a], y = D.cpus[b];
     return x[2] - y[2] || x[1] - y[1] || x[0] - y[0];
