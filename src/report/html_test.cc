@@ -297,6 +297,38 @@ TEST(render_html, a_512_cpu_timeline_aggregates_to_llcs_when_zoomed_out)
     std::remove(path.c_str());
 }
 
+// Zooming in with the wheel (d3's zoom) narrows the view until its runs fit the CPU rows.
+TEST(render_html, zooming_in_on_a_512_cpu_timeline_shows_cpu_rows)
+{
+    const std::string path = render_timeline_page(sample_timeline(512, 120), "schedlab-tlz.html");
+    std::string page;
+    {
+        std::ifstream f(path);
+        page.assign(std::istreambuf_iterator<char>(f), {});
+    }
+    // after the page's own scripts: one wheel event over the plot, 2^10 times closer
+    const std::string wheel =
+        "<script>(function () {\n"
+        "  var c = document.querySelector('#timeline canvas'), r = c.getBoundingClientRect();\n"
+        "  document.body.setAttribute('data-mode-before',\n"
+        "    document.getElementById('timeline').getAttribute('data-mode'));\n"
+        "  c.dispatchEvent(new WheelEvent('wheel', {deltaY: -5000, clientX: r.left + 400,\n"
+        "    clientY: r.top + 20, bubbles: true, cancelable: true, view: window}));\n"
+        "})();</script>\n";
+    page.insert(page.rfind("</body>"), wheel);
+    {
+        std::ofstream f(path);
+        f << page;
+    }
+    const std::string dom = dom_in_chromium(path);
+    ASSERT_FALSE(dom.empty()) << "chromium printed nothing";
+    EXPECT_EQ(attribute(dom, "data-script-error"), "(none)");
+    EXPECT_EQ(attribute(dom, "data-mode-before"), "llc");
+    EXPECT_EQ(attribute(dom, "data-mode"), "cpu");
+    EXPECT_GT(std::stol(attribute(dom, "data-drawn")), 0);
+    std::remove(path.c_str());
+}
+
 // A timeline with nothing in its window is reported as an empty chart.
 TEST(render_html, an_empty_timeline_is_reported)
 {
