@@ -41,6 +41,33 @@ std::string load_label(const comparison& c, std::size_t l, const std::string& fa
     return c.loads[l].empty() ? fallback : c.loads[l];
 }
 
+ojson arm_list(const comparison& c)
+{
+    ojson arms = ojson::array();
+    for (const auto& a : c.arms)
+        arms.push_back(a);
+    return arms;
+}
+
+/// The x encoding of the charts against load: the loads in the comparison's order.
+ojson load_x(const comparison& c, const ojson& load_order)
+{
+    return {{"field", "load"},
+            {"type", "ordinal"},
+            {"sort", load_order},
+            {"title", c.load_name.empty() ? "load" : c.load_name},
+            {"axis", {{"labelAngle", 0}}}};
+}
+
+/// One colour per arm, the same in every chart (the scale's domain is every arm).
+ojson arm_colour(const comparison& c)
+{
+    return {{"field", "arm"},
+            {"type", "nominal"},
+            {"scale", {{"domain", arm_list(c)}}},
+            {"legend", {{"orient", "top"}, {"title", nullptr}}}};
+}
+
 ojson metric_chart(const comparison& c, const metric_comparison& m)
 {
     ojson values = ojson::array();
@@ -67,9 +94,6 @@ ojson metric_chart(const comparison& c, const metric_comparison& m)
                                   {{"field", "cv"}, {"title", "CV %"}, {"format", ".2f"}},
                                   {{"field", "pct_imp"}, {"title", "pct imp"}, {"format", ".2f"}},
                                   {{"field", "n"}, {"title", "runs"}}});
-    ojson arms = ojson::array();
-    for (const auto& a : c.arms)
-        arms.push_back(a);
     return {
         {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
         {"title", fmt::format("{}: {} ({} is better)", c.amd_test, m.name,
@@ -77,18 +101,7 @@ ojson metric_chart(const comparison& c, const metric_comparison& m)
         {"width", 460},
         {"height", 280},
         {"data", {{"values", values}}},
-        {"encoding",
-         {{"x",
-           {{"field", "load"},
-            {"type", "ordinal"},
-            {"sort", load_order},
-            {"title", c.load_name.empty() ? "load" : c.load_name},
-            {"axis", {{"labelAngle", 0}}}}},
-          {"color",
-           {{"field", "arm"},
-            {"type", "nominal"},
-            {"scale", {{"domain", arms}}},
-            {"legend", {{"orient", "top"}, {"title", nullptr}}}}}}},
+        {"encoding", {{"x", load_x(c, load_order)}, {"color", arm_colour(c)}}},
         {"layer",
          ojson::array({{{"mark", {{"type", "line"}, {"point", true}}},
                         {"encoding",
@@ -103,14 +116,6 @@ ojson metric_chart(const comparison& c, const metric_comparison& m)
                          {{"y", {{"field", "lo"}, {"type", "quantitative"}, {"title", y_title}}},
                           {"y2", {{"field", "hi"}}}}}}})},
     };
-}
-
-ojson arm_list(const comparison& c)
-{
-    ojson arms = ojson::array();
-    for (const auto& a : c.arms)
-        arms.push_back(a);
-    return arms;
 }
 
 /*
@@ -151,16 +156,9 @@ ojson change_chart(const comparison& c, const metric_comparison& m)
                       {{"field", "n"}, {"title", "runs"}}});
     const ojson y_scale = {{"zero", true}};
     // x, the arm's offset and colour for the layers of the data (the zero line has none)
-    const ojson x = {{"field", "load"},
-                     {"type", "ordinal"},
-                     {"sort", load_order},
-                     {"title", c.load_name.empty() ? "load" : c.load_name},
-                     {"axis", {{"labelAngle", 0}}}};
+    const ojson x = load_x(c, load_order);
     const ojson x_offset = {{"field", "arm"}, {"type", "nominal"}, {"sort", arm_list(c)}};
-    const ojson color = {{"field", "arm"},
-                         {"type", "nominal"},
-                         {"scale", {{"domain", arm_list(c)}}},
-                         {"legend", {{"orient", "top"}, {"title", nullptr}}}};
+    const ojson color = arm_colour(c);
     const std::string y_title = "pct imp % (positive = better)";
     return {
         {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
@@ -333,10 +331,7 @@ ojson distribution_chart(const comparison& c, const distribution_kind& k)
                      {"scale", {{"domain", {0, 1}}}},
                      {"axis", {{"format", "%"}}},
                      {"title", "fraction of samples (CDF)"}};
-    const ojson color = {{"field", "arm"},
-                         {"type", "nominal"},
-                         {"scale", {{"domain", arm_list(c)}}},
-                         {"legend", {{"orient", "top"}, {"title", nullptr}}}};
+    const ojson color = arm_colour(c);
     ojson spec = {
         {"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
         {"title",
@@ -430,23 +425,14 @@ ojson percentile_chart(const comparison& c, const percentile_group& g)
         {"data", {{"values", values}}},
         {"mark", {{"type", "line"}, {"point", {{"filled", true}, {"size", 50}}}}},
         {"encoding",
-         {{"x",
-           {{"field", "load"},
-            {"type", "ordinal"},
-            {"sort", load_order},
-            {"title", c.load_name.empty() ? "load" : c.load_name},
-            {"axis", {{"labelAngle", 0}}}}},
+         {{"x", load_x(c, load_order)},
           {"y",
            {{"field", "value"},
             {"type", "quantitative"},
             {"scale", {{"type", "log"}}},
             {"axis", {{"format", "~g"}}},
             {"title", fmt::format("{} latency ({})", g.what, g.unit)}}},
-          {"color",
-           {{"field", "arm"},
-            {"type", "nominal"},
-            {"scale", {{"domain", arm_list(c)}}},
-            {"legend", {{"orient", "top"}, {"title", nullptr}}}}},
+          {"color", arm_colour(c)},
           {"strokeDash",
            {{"field", "pct"},
             {"type", "nominal"},
@@ -504,10 +490,7 @@ std::vector<schedstat_chart_key> schedstat_charts(const comparison& c)
 
 ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
 {
-    ojson values = ojson::array(), domains = ojson::array(), loads = ojson::array(),
-          arms = ojson::array();
-    for (const auto& a : c.arms)
-        arms.push_back(a);
+    ojson values = ojson::array(), domains = ojson::array(), loads = ojson::array();
     for (std::size_t l = 0; l < c.loads.size(); ++l)
         loads.push_back(load_label(c, l, "all"));
     // Only the domain levels where the counter is non-zero in some arm at some load: a level
@@ -544,23 +527,14 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
           {"height", 140},
           {"mark", {{"type", "line"}, {"point", true}}},
           {"encoding",
-           {{"x",
-             {{"field", "load"},
-              {"type", "ordinal"},
-              {"sort", loads},
-              {"title", c.load_name.empty() ? "load" : c.load_name},
-              {"axis", {{"labelAngle", 0}}}}},
+           {{"x", load_x(c, loads)},
             {"y",
              {{"field", "value"},
               {"type", "quantitative"},
               {"scale", {{"type", "symlog"}, {"zero", false}}},
               {"axis", {{"tickCount", 4}, {"format", "~s"}, {"labelOverlap", true}}},
               {"title", k.counter}}},
-            {"color",
-             {{"field", "arm"},
-              {"type", "nominal"},
-              {"scale", {{"domain", arms}}},
-              {"legend", {{"orient", "top"}, {"title", nullptr}}}}},
+            {"color", arm_colour(c)},
             {"tooltip", ojson::array({{{"field", "arm"}},
                                       {{"field", "domain"}},
                                       {{"field", "load"}},
