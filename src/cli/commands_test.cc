@@ -261,6 +261,7 @@ TEST(cmd_run, html_report_with_the_timeline_and_the_same_schedule)
     ASSERT_EQ(cmd_run(out, err, o), 0) << err.str();
     EXPECT_EQ(out.str(), plain.str()); // recording the timeline leaves the schedule alone
     const std::string h = slurp(html);
+    EXPECT_THAT(h, HasSubstr("<title>schedlab run: perfpipe on skylake-18c</title>"));
     EXPECT_THAT(h, HasSubstr("<section id=\"timeline-section\">"));
     EXPECT_THAT(h, HasSubstr("Window 0.000000 s to 0.001000 s"));
     EXPECT_THAT(h, HasSubstr("id=\"timeline-data\">{\"from\":0,\"span\":1000000,"));

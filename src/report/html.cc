@@ -582,8 +582,10 @@ std::string render_html(const comparison& c, const chart_libraries& libs, const 
     for (const auto& k : ss_keys)
         specs.push_back(schedstat_chart(c, k));
 
-    const std::string title = fmt::format("schedlab compare: {} on {}", c.mmtests_name,
-                                          c.arm_provenance.front().machine);
+    // one arm, one load, one run: the page of `schedlab run --html`
+    const bool one_run = c.arms.size() == 1 && c.loads.size() == 1 && c.runs_per_arm[0] == 1;
+    const std::string title = fmt::format("schedlab {}: {} on {}", one_run ? "run" : "compare",
+                                          c.mmtests_name, c.arm_provenance.front().machine);
     std::string h;
     h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
     h += "<title>" + html_escape(title) + "</title>\n";

@@ -46,7 +46,8 @@ ojson timeline_json(const timeline& t)
             {"migrations", migrations}, {"comms", comms}};
 }
 
-// The page code: d3 (npm) for the scales, the axis and zoom; drawing on a canvas.
+// The page code: d3 (npm) for the scales, the axis and zoom; drawing on a canvas. The axis and
+// the hover text give simulated time (ms from the run's start, as --trace prints it in s).
 constexpr const char* timeline_js = R"js(
 (function () {
   'use strict';
@@ -75,7 +76,7 @@ constexpr const char* timeline_js = R"js(
   llcs.forEach(function (g, i) { g.cpus.forEach(function (cpu) { llcOf[cpu] = i; }); });
 
   var gutter = 120;
-  var width = Math.max(500, root.clientWidth || 1000), plotW = width - gutter;
+  var width = Math.max(500, root.clientWidth || 1000), plotW = width - gutter - 24; // room for the last tick label
   var cpuRowH = Math.max(3, Math.min(14, Math.floor(640 / nr)));
   var llcRowH = Math.max(8, Math.min(22, Math.floor(640 / llcs.length)));
 
@@ -277,9 +278,9 @@ constexpr const char* timeline_js = R"js(
     }
     ctx.restore();
     labels(rowH, function (g) { return mode === 'cpu' ? g.cpus.length : 1; });
-    axisG.call(d3.axisTop(xs.copy().range([gutter, width]))
+    axisG.call(d3.axisTop(xs.copy().range([gutter, gutter + plotW]))
                  .ticks(Math.max(2, Math.floor(plotW / 90)))
-                 .tickFormat(function (ns) { return d3.format('~g')(ns / 1e6) + ' ms'; }));
+                 .tickFormat(function (ns) { return d3.format('~g')((D.from + ns) / 1e6) + ' ms'; }));
     note.text(notes.join('; '));
     root.setAttribute('data-mode', mode);
     root.setAttribute('data-drawn', String(drawn));
@@ -297,7 +298,7 @@ constexpr const char* timeline_js = R"js(
     var rect = canvas.getBoundingClientRect();
     var mx = ev.clientX - rect.left - gutter, my = ev.clientY - rect.top;
     if (mx < 0) return;
-    var t = xs.invert(mx), ms = function (ns) { return d3.format('.4~f')(ns / 1e6); };
+    var t = xs.invert(mx), ms = function (ns) { return d3.format('.4~f')((D.from + ns) / 1e6); };
     if (mode === 'cpu') {
       var cpu = order[Math.floor(my / cpuRowH)];
       if (cpu === undefined) return;
