@@ -52,6 +52,12 @@ TEST_F(robustness, numbers_are_range_checked_with_readable_ranges)
                    "--jobs: 0 is outside [1, 1024]");
     expect_refused(schedlab_bin("fidelity --threshold -5 x.json"),
                    "--threshold: -5 is outside [0, 100] percent");
+    expect_refused(schedlab_bin(pipe_run + "--html x.html --timeline-window 0,1e300" + pipe_bench),
+                   "--timeline-window: '0,1e300': need 0 <= FROM < TO <= the time limit");
+    expect_refused(schedlab_bin(pipe_run + "--timeline-window 0,1" + pipe_bench),
+                   "--timeline-window: the timeline is drawn in the --html report");
+    expect_refused(schedlab_bin("compare --kernel 6.6 --html x.html --timeline 2,-,0" + pipe_bench),
+                   "--timeline: '2,-,0': arm 2 is not one of 1..1");
     // CLI11's PositiveNumber printed DBL_MAX's 309 digits as the range.
     EXPECT_THAT(schedlab_bin(pipe_run + "--time-limit 0" + pipe_bench).output,
                 Not(HasSubstr("179769313486231570")));
