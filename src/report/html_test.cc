@@ -20,6 +20,8 @@
 #include <iterator>
 #include <regex>
 
+#include <sys/wait.h>
+
 namespace schedlab {
 namespace {
 
@@ -327,6 +329,56 @@ TEST(render_html, zooming_in_on_a_512_cpu_timeline_shows_cpu_rows)
     EXPECT_EQ(attribute(dom, "data-mode"), "cpu");
     EXPECT_GT(std::stol(attribute(dom, "data-drawn")), 0);
     std::remove(path.c_str());
+}
+
+/// scripts/report-screenshot.sh on a page; its exit status, and its stderr in `msg`.
+int screenshot(const std::string& page, const std::string& section, const std::string& png,
+               std::string& msg)
+{
+    int status = 0;
+    msg = run_command(std::string("bash ") + SCHEDLAB_SOURCE_DIR + "/scripts/report-screenshot.sh " +
+                          page + " " + section + " " + png + " 2>&1",
+                      status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The screenshots of docs/compare.md: written for a page that rendered, refused (exit 1,
+// no PNG) for one with a script error or a chart that drew nothing.
+TEST(render_html, the_screenshot_script_refuses_a_broken_page)
+{
+    const std::string good = render_timeline_page(sample_timeline(16, 40), "schedlab-shot.html");
+    const std::string png = ::testing::TempDir() + "/schedlab-shot.png";
+    std::string msg;
+    for (const char* section : {"charts", "distributions", "timeline-section"}) {
+        std::remove(png.c_str());
+        EXPECT_EQ(screenshot(good, section, png, msg), 0) << section << ": " << msg;
+        std::ifstream f(png, std::ios::binary);
+        std::string bytes(std::istreambuf_iterator<char>(f), {});
+        EXPECT_TRUE(bytes.starts_with("\x89PNG")) << section;
+        EXPECT_GT(bytes.size(), 10000u) << section; // a chart, not a blank page
+    }
+    // a script error
+    comparison c = sample_comparison();
+    chart_libraries libs = load_chart_libraries();
+    libs.vega_embed += "\n;(function () { throw new Error('injected'); })();\n";
+    const std::string broken = ::testing::TempDir() + "/schedlab-shot-broken.html";
+    {
+        std::ofstream f(broken);
+        f << render_html(c, libs);
+    }
+    std::remove(png.c_str());
+    EXPECT_EQ(screenshot(broken, "charts", png, msg), 1);
+    EXPECT_THAT(msg, HasSubstr("a script failed: Uncaught Error: injected"));
+    EXPECT_FALSE(std::ifstream(png).good());
+    // a timeline that drew nothing
+    timeline t = sample_timeline(4, 0);
+    t.to = t.from + 1000;
+    const std::string empty = render_timeline_page(t, "schedlab-shot-empty.html");
+    EXPECT_EQ(screenshot(empty, "charts", png, msg), 1);
+    EXPECT_THAT(msg, HasSubstr("drew nothing: timeline"));
+    EXPECT_FALSE(std::ifstream(png).good());
+    for (const std::string& p : {good, broken, empty})
+        std::remove(p.c_str());
 }
 
 // A timeline with nothing in its window is reported as an empty chart.
