@@ -583,7 +583,8 @@ std::string render_html(const comparison& c, const chart_libraries& libs, const 
         specs.push_back(schedstat_chart(c, k));
 
     // one arm, one load, one run: the page of `schedlab run --html`
-    const bool one_run = c.arms.size() == 1 && c.loads.size() == 1 && c.runs_per_arm[0] == 1;
+    const bool one_run = c.arms.size() == 1 && c.loads.size() == 1 &&
+                         c.runs_per_arm == std::vector<int>{1};
     const std::string title = fmt::format("schedlab {}: {} on {}", one_run ? "run" : "compare",
                                           c.mmtests_name, c.arm_provenance.front().machine);
     std::string h;
