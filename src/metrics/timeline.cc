@@ -22,6 +22,7 @@ bool timeline_recorder::room(sim_time ts)
         ++events_;
         return true;
     }
+    full_ = true;
     if (!t_.cut && ts < t_.to) {
         t_.cut = true;
         t_.to = std::max(ts, t_.from);
@@ -36,7 +37,7 @@ void timeline_recorder::slice(int cpu, sim_time start, sim_time end, int pid)
         return;
     // Past the limit the window is cut at this slice's end; the runs then still going (at most
     // one per CPU) are kept up to the cut, so the window stays complete.
-    if (!room(end) && !(t_.cut && s < t_.to))
+    if (!room(end) && !(full_ && s < t_.to))
         return;
     t_.slices[static_cast<std::size_t>(cpu)].push_back({s, std::min(e, t_.to), pid});
 }

@@ -68,6 +68,7 @@ private:
 
     timeline t_;
     std::size_t max_events_, events_ = 0;
+    bool full_ = false; ///< the record limit was reached (the window may end before the cut)
     std::vector<sim_time> since_;   ///< per CPU: when the running task was switched in
     std::vector<int> running_;      ///< per CPU: its pid, 0 idle
     struct pending {

@@ -78,5 +78,18 @@ TEST(timeline_recorder, a_record_limit_cuts_the_window_and_keeps_it_complete)
     EXPECT_TRUE(t.migrations.empty());
 }
 
+TEST(timeline_recorder, a_limit_reached_at_the_window_end_keeps_the_runs_going_then)
+{
+    // the window ends at 110: a's run (to 100) is the one record, b's (50-120) reaches the
+    // limit after the window's end, so nothing is cut, and b's run is kept up to 110
+    timeline_recorder r(2, 0, 110, 1);
+    play(r);
+    const timeline t = r.finish(300);
+    EXPECT_FALSE(t.cut);
+    EXPECT_EQ(t.to, 110);
+    ASSERT_EQ(t.slices[1].size(), 1u);
+    EXPECT_EQ(t.slices[1][0].end, 110);
+}
+
 } // namespace
 } // namespace schedlab
