@@ -121,6 +121,25 @@ TEST(render_html, is_self_contained_and_escapes_names)
     EXPECT_THAT(js, HasSubstr("var s = '<\\/SCRIPT>'; var r = /</g;"));
 }
 
+// Results written before the distributions were kept: no distribution charts, and the page
+// says why.
+TEST(render_html, results_without_distributions_draw_none)
+{
+    std::vector<run_result> runs;
+    for (int i = 0; i < 2; ++i)
+        for (const char* arm : {"A", "B"}) {
+            run_result r = sample_run(arm, "1", 1 + i, i);
+            r.summary.wakeup_latency_hist.clear();
+            r.summary.run_length_hist.clear();
+            runs.push_back(r);
+        }
+    const comparison c = compare_runs(runs);
+    EXPECT_EQ(html_chart_count(c), 6); // 2 metrics x 2, 2 schedstat
+    const std::string html = render_html(c, {"", "", "", ""});
+    EXPECT_THAT(html, HasSubstr("The runs carry no distributions"));
+    EXPECT_EQ(count(html, "class=\"chart distribution\""), 0u);
+}
+
 /// The DOM of the page at `path` after headless Chromium ran its scripts; "" on failure.
 std::string dom_in_chromium(const std::string& path)
 {
