@@ -67,7 +67,7 @@ public:
     bool empty() const { return heap_.empty(); }
     std::size_t size() const { return heap_.size(); }
     /// Time of the earliest event; only valid when !empty().
-    sim_time next_time() const { return heap_.front().when; }
+    sim_time next_time() const { return unbiased(heap_.front().when); }
 
     struct fired {
         sim_time when;
@@ -91,29 +91,41 @@ private:
     static constexpr std::size_t arity = 4;
     static constexpr int seq_bits = 56;
 
+    /*
+     * A heap entry: the key (when, prio, seq) packed into two words, so that
+     * before() is one 128-bit comparison the compiler makes branch-free, and the
+     * slot of the event's handler and argument. Signed `when` is biased by 2^63,
+     * which keeps its order as an unsigned word.
+     */
     struct entry {
-        sim_time when;
+        u64 when;  ///< the event's time + 2^63
         u64 order; ///< prio << seq_bits | seq
         u32 slot;
     };
+    static u64 biased(sim_time when) { return static_cast<u64>(when) ^ (u64{1} << 63); }
+    static sim_time unbiased(u64 key) { return static_cast<sim_time>(key ^ (u64{1} << 63)); }
+    static bool before(const entry& a, const entry& b)
+    {
+        using u128 = unsigned __int128;
+        return (static_cast<u128>(a.when) << 64 | a.order) <
+               (static_cast<u128>(b.when) << 64 | b.order);
+    }
     struct slot {
         event_handler* handler = nullptr;
         u64 arg = 0;
         u32 gen = 0;    ///< bumped when the slot is freed: stale ids stop matching
         u32 pos = npos; ///< index in heap_, npos while free
     };
-    static bool before(const entry& a, const entry& b)
-    {
-        return a.when < b.when || (a.when == b.when && a.order < b.order);
-    }
     u64 next_order(u64 order_of_prio);
     void place(std::size_t pos, const entry& e)
     {
         heap_[pos] = e;
         slots_[e.slot].pos = static_cast<u32>(pos);
     }
-    void sift_up(std::size_t pos, entry e);
-    void sift_down(std::size_t pos, entry e);
+    /// The child of `pos` with the earliest key; `pos` must have a child.
+    std::size_t min_child(std::size_t pos) const;
+    void sift_up(std::size_t pos, const entry& e);
+    void sift_down(std::size_t pos, const entry& e);
     void remove_at(std::size_t pos);
     void free_slot(u32 idx);
 
