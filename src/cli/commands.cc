@@ -370,7 +370,14 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     explain_writer explain(explain_out);
     if (explain_out.is_open())
         hooks.decisions = &explain;
+    std::optional<run_progress_line> progress;
+    if (o.progress_tty) {
+        progress.emplace(err);
+        hooks.progress = std::ref(*progress);
+    }
     const run_result r = execute_run(*prepared, hooks);
+    if (progress)
+        progress->finish();
     if (trace_out.is_open()) {
         trace.write(trace_out, r.provenance.nr_cpus);
         trace_out.commit();

@@ -43,6 +43,7 @@ struct run_options {
     std::string html_path;  ///< --html FILE: the report of this run with its per-CPU timeline
     std::string timeline_window; ///< --timeline-window FROM,TO: simulated seconds ("": the run)
     std::vector<std::string> workload_argv;
+    bool progress_tty = false; ///< draw a progress line (stderr is a terminal)
 };
 
 /// What to print from a comparison (compare and report share it).

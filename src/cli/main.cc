@@ -360,6 +360,7 @@ int main(int argc, char** argv)
         if (*run) {
             ro.seed = parse_seed(run_seed, "--seed");
             ro.schedstat = schedstat_raw ? "raw" : schedstat ? "table" : "";
+            ro.progress_tty = isatty(fileno(stderr)) != 0;
             return cmd_run(std::cout, std::cerr, ro);
         }
         if (*compare) {

@@ -140,6 +140,8 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     for (trace_sink* sink : hooks.extra_sinks)
         k.add_sink(sink);
     w->setup(k.sys());
+    if (hooks.progress)
+        sim.on_progress(hooks.progress_every, hooks.progress);
     k.run(static_cast<sim_time>(spec.time_limit_s * 1e9));
 
     res.finished = w->finished();

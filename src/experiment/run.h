@@ -158,6 +158,9 @@ struct run_hooks {
     std::vector<trace_sink*> extra_sinks;
     std::function<void(const kernel&)> after_run; ///< inspects the kernel once the run has stopped
     decision_sink* decisions = nullptr;           ///< the decision log, if wanted (--explain)
+    /// Called every progress_every events during the run (run_progress_line); reads only.
+    std::function<void(const simulation&)> progress;
+    u64 progress_every = u64{1} << 18;
 };
 
 /// Simulates a prepared run. Thread-safe across runs (each builds its own simulation).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "experiment/runner.h"
 
+#include "sim/simulation.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -128,6 +130,41 @@ void progress_meter::operator()(std::size_t done, std::size_t total)
     out_ << format_progress(done, total, elapsed, tty_);
     if (tty_ && done == total)
         out_ << "\n";
+    out_.flush();
+}
+
+std::string format_run_progress(double simulated_s, u64 events, double elapsed_s)
+{
+    const double rate = elapsed_s > 0 ? simulated_s / elapsed_s : 0;
+    return fmt::format("\rschedlab run: simulated {:.3f} s, {:.1f} M events, {:.3g} simulated s/s, "
+                       "elapsed {}\x1b[K",
+                       simulated_s, static_cast<double>(events) / 1e6, rate,
+                       clock_string(elapsed_s));
+}
+
+run_progress_line::run_progress_line(std::ostream& out)
+    : out_(out), start_(std::chrono::steady_clock::now())
+{
+}
+
+void run_progress_line::operator()(const simulation& sim)
+{
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed - last_s_ < 0.25)
+        return;
+    last_s_ = elapsed;
+    drawn_ = true;
+    out_ << format_run_progress(static_cast<double>(sim.now()) / 1e9, sim.events_fired(), elapsed);
+    out_.flush();
+}
+
+void run_progress_line::finish()
+{
+    if (!drawn_)
+        return;
+    drawn_ = false;
+    out_ << "\r\x1b[K";
     out_.flush();
 }
 

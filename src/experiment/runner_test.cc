@@ -4,10 +4,13 @@
 #include "experiment/plan.h"
 #include "experiment/result_json.h"
 #include "sim/config_error.h"
+#include "sim/simulation.h"
 #include "sim/test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace schedlab {
 namespace {
@@ -76,6 +79,46 @@ TEST(run_all, results_are_identical_for_one_and_two_jobs)
     }
     // the same seed under EEVDF and CFS gives different schedules
     EXPECT_NE(one[0].schedule_digest, one[2].schedule_digest);
+}
+
+TEST(format_run_progress, one_line_redrawn_in_place)
+{
+    EXPECT_EQ(format_run_progress(0.5125, 12345678, 4.4),
+              "\rschedlab run: simulated 0.512 s, 12.3 M events, 0.116 simulated s/s, elapsed "
+              "0:04\x1b[K");
+    EXPECT_EQ(format_run_progress(0, 0, 0),
+              "\rschedlab run: simulated 0.000 s, 0.0 M events, 0 simulated s/s, elapsed 0:00\x1b[K");
+}
+
+TEST(run_progress_line, clears_only_a_line_it_drew)
+{
+    std::ostringstream out;
+    {
+        run_progress_line line(out);
+        line.finish();
+    }
+    EXPECT_EQ(out.str(), "") << "nothing drawn, nothing to clear";
+}
+
+// The progress hook reads the run between events: the same schedule with it as without.
+TEST(execute_run, a_progress_hook_is_called_and_changes_nothing)
+{
+    const compare_plan p = plan_compare(small_compare());
+    const run_result plain = execute_run(p.runs[0]);
+    run_hooks hooks;
+    hooks.progress_every = 100;
+    u64 calls = 0, last_events = 0;
+    hooks.progress = [&](const simulation& sim) {
+        ++calls;
+        EXPECT_EQ(sim.events_fired(), last_events + 100);
+        last_events = sim.events_fired();
+    };
+    const run_result watched = execute_run(p.runs[0], hooks);
+    ASSERT_GT(plain.events_fired, 1000u);
+    EXPECT_EQ(calls, plain.events_fired / 100);
+    EXPECT_EQ(watched.schedule_digest, plain.schedule_digest);
+    EXPECT_EQ(watched.events_fired, plain.events_fired);
+    EXPECT_EQ(watched.benchmark_output, plain.benchmark_output);
 }
 
 TEST(format_progress, bar_with_eta_on_a_terminal_and_plain_lines_otherwise)

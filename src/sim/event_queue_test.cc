@@ -166,6 +166,23 @@ TEST(simulation, run_until_stops_at_the_limit_and_keeps_later_events)
     EXPECT_EQ(r.fired, (std::vector<u64>{1, 2}));
 }
 
+TEST(simulation, on_progress_is_called_every_n_events_across_run_until_calls)
+{
+    simulation sim(1);
+    recorder r;
+    for (int i = 0; i < 10; ++i)
+        sim.at(10 * i, event_prio::tick, &r, static_cast<u64>(i));
+    std::vector<u64> seen;
+    sim.on_progress(4, [&](const simulation& s) { seen.push_back(s.events_fired()); });
+    EXPECT_EQ(sim.run_until(45), 5u);
+    EXPECT_EQ(sim.run_until(1000), 5u);
+    EXPECT_EQ(seen, (std::vector<u64>{4, 8}));
+    sim.on_progress(4, nullptr);
+    sim.at(2000, event_prio::tick, &r, 10);
+    EXPECT_EQ(sim.run_until(3000), 1u);
+    EXPECT_EQ(seen.size(), 2u) << "removed";
+}
+
 // Several simulations in one process, on several threads, do not interfere.
 TEST(simulation, independent_instances_on_threads_give_identical_results)
 {

@@ -17,9 +17,16 @@ bool simulation::reschedule(event_id id, sim_time when)
     return q_.reschedule(id, when);
 }
 
+void simulation::on_progress(u64 every, std::function<void(const simulation&)> f)
+{
+    progress_every_ = f ? every : 0;
+    progress_left_ = progress_every_;
+    progress_ = std::move(f);
+}
+
 u64 simulation::run_until(sim_time limit)
 {
-    u64 n = 0;
+    const u64 first = fired_;
     stopped_ = false;
     while (!stopped_ && !q_.empty()) {
         if (q_.next_time() > limit)
@@ -30,13 +37,16 @@ u64 simulation::run_until(sim_time limit)
         SIM_BUG_ON(ev.when < now_, "time went backwards: {} < {}", ev.when, now_);
         now_ = ev.when;
         ev.handler->fire(ev.arg);
-        ++n;
+        ++fired_;
+        if (progress_left_ != 0 && --progress_left_ == 0) {
+            progress_left_ = progress_every_;
+            progress_(*this);
+        }
     }
     // Unless stopped, the run lasted until the limit, even if nothing happened last.
     if (!stopped_ && limit > now_)
         now_ = limit;
-    fired_ += n;
-    return n;
+    return fired_ - first;
 }
 
 } // namespace schedlab

@@ -8,6 +8,7 @@
 #include "sim/event_queue.h"
 #include "sim/rng.h"
 
+#include <functional>
 #include <string_view>
 
 namespace schedlab {
@@ -40,6 +41,9 @@ public:
     bool stopped() const { return stopped_; }
 
     u64 events_fired() const { return fired_; }
+    /// Calls `f` after every `every` fired events, between two events (a progress display;
+    /// it may read the simulation but must not schedule or cancel events). every = 0: none.
+    void on_progress(u64 every, std::function<void(const simulation&)> f);
     /// Sums over fired events of the live events and of the heap entries (live and
     /// cancelled) pending as each was taken: divided by events_fired(), the mean
     /// queue depth a run worked at (for the benchmarks' bare-heap comparison).
@@ -52,6 +56,9 @@ private:
     u64 seed_;
     event_queue q_;
     u64 fired_ = 0;
+    std::function<void(const simulation&)> progress_;
+    u64 progress_every_ = 0;
+    u64 progress_left_ = 0; ///< events until the next progress call (0: none due)
     u64 pending_sum_ = 0;
     u64 heap_entries_sum_ = 0;
     bool stopped_ = false;
