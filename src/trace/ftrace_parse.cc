@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "trace/ftrace_parse.h"
+
+#include "sim/config_error.h"
+
+#include <fmt/format.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+
+namespace schedlab {
+
+/* ------------------------------------------------------------------------ */
+/* Input: plain, xz, zstd or gzip, read in chunks                            */
+
+/// A byte stream of a file, decompressed as its magic bytes say.
+class ftrace_input {
+public:
+    virtual ~ftrace_input() = default;
+    /// Up to `n` bytes into `buf`; 0 at the end. config_error(path) on a read or stream error.
+    virtual std::size_t read(char* buf, std::size_t n) = 0;
+};
+
+namespace {
+
+constexpr std::size_t chunk_bytes = 1 << 20;
+/// A line longer than this is not ftrace text (the longest scheduler event is ~200 bytes).
+constexpr std::size_t max_line_bytes = 1 << 16;
+
+class file_handle {
+public:
+    explicit file_handle(const std::string& path) : path_(path)
+    {
+        f_ = std::fopen(path.c_str(), "rb");
+        if (!f_)
+            throw config_error(path, fmt::format("cannot open the trace: {}", std::strerror(errno)));
+    }
+    ~file_handle() { std::fclose(f_); }
+    file_handle(const file_handle&) = delete;
+    file_handle& operator=(const file_handle&) = delete;
+    std::size_t read(void* buf, std::size_t n)
+    {
+        const std::size_t got = std::fread(buf, 1, n, f_);
+        if (got < n && std::ferror(f_))
+            throw config_error(path_, "read error: the trace cannot be read (a directory?)");
+        return got;
+    }
+
+private:
+    std::string path_;
+    std::FILE* f_ = nullptr;
+};
+
+class xz_input final : public ftrace_input {
+public:
+    explicit xz_input(const std::string& path) : path_(path), f_(path), in_(chunk_bytes)
+    {
+        if (lzma_stream_decoder(&s_, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+            throw config_error(path, "liblzma: cannot start an xz decoder");
+    }
+    ~xz_input() override { lzma_end(&s_); }
+    std::size_t read(char* buf, std::size_t n) override
+    {
+        if (done_)
+            return 0;
+        s_.next_out = reinterpret_cast<u8*>(buf);
+        s_.avail_out = n;
+        while (s_.avail_out == n) {
+            lzma_action action = LZMA_RUN;
+            if (s_.avail_in == 0 && !eof_) {
+                s_.avail_in = f_.read(in_.data(), in_.size());
+                s_.next_in = reinterpret_cast<const u8*>(in_.data());
+                eof_ = s_.avail_in == 0;
+            }
+            if (eof_)
+                action = LZMA_FINISH;
+            const lzma_ret r = lzma_code(&s_, action);
+            if (r == LZMA_STREAM_END) {
+                done_ = true;
+                break;
+            }
+            if (r == LZMA_BUF_ERROR && eof_)
+                throw config_error(path_, "the xz stream is truncated");
+            if (r != LZMA_OK)
+                throw config_error(path_, fmt::format("not a valid xz stream (liblzma error {})",
+                                                      static_cast<int>(r)));
+        }
+        return n - s_.avail_out;
+    }
+
+private:
+    std::string path_;
+    file_handle f_;
+    std::vector<char> in_;
+    lzma_stream s_ = LZMA_STREAM_INIT;
+    bool eof_ = false, done_ = false;
+};
+
+class zstd_input final : public ftrace_input {
+public:
+    explicit zstd_input(const std::string& path) : path_(path), f_(path), in_(ZSTD_DStreamInSize())
+    {
+        d_ = ZSTD_createDCtx();
+    }
+    ~zstd_input() override { ZSTD_freeDCtx(d_); }
+    std::size_t read(char* buf, std::size_t n) override
+    {
+        ZSTD_outBuffer out{buf, n, 0};
+        while (out.pos == 0) {
+            if (ib_.pos == ib_.size) {
+                ib_.size = f_.read(in_.data(), in_.size());
+                ib_.src = in_.data();
+                ib_.pos = 0;
+                if (ib_.size == 0) {
+                    if (last_ != 0)
+                        throw config_error(path_, "the zstd stream is truncated");
+                    return 0;
+                }
+            }
+            last_ = ZSTD_decompressStream(d_, &out, &ib_);
+            if (ZSTD_isError(last_))
+                throw config_error(path_, fmt::format("not a valid zstd stream ({})",
+                                                      ZSTD_getErrorName(last_)));
+        }
+        return out.pos;
+    }
+
+private:
+    std::string path_;
+    file_handle f_;
+    std::vector<char> in_;
+    ZSTD_inBuffer ib_{nullptr, 0, 0};
+    ZSTD_DCtx* d_ = nullptr;
+    std::size_t last_ = 0;
+};
+
+/// Plain text, or gzip (zlib's gzread passes uncompressed files through).
+class gz_input final : public ftrace_input {
+public:
+    explicit gz_input(const std::string& path) : path_(path)
+    {
+        g_ = gzopen(path.c_str(), "rb");
+        if (!g_)
+            throw config_error(path, fmt::format("cannot open the trace: {}", std::strerror(errno)));
+        gzbuffer(g_, 1 << 17);
+    }
+    ~gz_input() override { gzclose(g_); }
+    std::size_t read(char* buf, std::size_t n) override
+    {
+        const int got = gzread(g_, buf, static_cast<unsigned>(n));
+        if (got < 0) {
+            int err = 0;
+            const char* msg = gzerror(g_, &err);
+            throw config_error(path_, fmt::format("read error: {}", msg ? msg : "unknown"));
+        }
+        if (got == 0 && !gzeof(g_))
+            throw config_error(path_, "read error: the trace cannot be read (a directory?)");
+        if (got == 0 && gzdirect(g_) == 0) {
+            int err = 0;
+            gzerror(g_, &err);
+            if (err == Z_BUF_ERROR)
+                throw config_error(path_, "the gzip stream is truncated");
+        }
+        return static_cast<std::size_t>(got);
+    }
+
+private:
+    std::string path_;
+    gzFile g_ = nullptr;
+};
+
+std::unique_ptr<ftrace_input> open_input(const std::string& path)
+{
+    unsigned char magic[6] = {};
+    std::size_t got = 0;
+    {
+        file_handle f(path);
+        got = f.read(magic, sizeof magic);
+    }
+    static const unsigned char xz_magic[6] = {0xFD, '7', 'z', 'X', 'Z', 0x00};
+    static const unsigned char zstd_magic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+    if (got == 6 && std::memcmp(magic, xz_magic, 6) == 0)
+        return std::make_unique<xz_input>(path);
+    if (got >= 4 && std::memcmp(magic, zstd_magic, 4) == 0)
+        return std::make_unique<zstd_input>(path);
+    return std::make_unique<gz_input>(path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Field helpers                                                             */
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+std::string_view trim(std::string_view s)
+{
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
+    return s;
+}
+
+bool to_int(std::string_view s, int& v)
+{
+    if (s.empty())
+        return false;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return ec == std::errc() && p == s.data() + s.size();
+}
+
+/// Where "key=" starts a field in `fields` (at the start or after a space), or npos.
+std::size_t find_key(std::string_view fields, std::string_view key, std::size_t from = 0)
+{
+    for (std::size_t p = fields.find(key, from); p != std::string_view::npos;
+         p = fields.find(key, p + 1)) {
+        if ((p == 0 || fields[p - 1] == ' ') && p + key.size() < fields.size() + 1 &&
+            fields.substr(p + key.size(), 1) == "=")
+            return p;
+    }
+    return std::string_view::npos;
+}
+
+} // namespace
+
+/* ------------------------------------------------------------------------ */
+/* ftrace_reader                                                             */
+
+ftrace_reader::ftrace_reader(std::string path) : path_(std::move(path)), in_(open_input(path_)) {}
+
+ftrace_reader::~ftrace_reader() = default;
+
+std::string ftrace_reader::where() const { return fmt::format("{}:{}", path_, line_no_); }
+
+void ftrace_reader::fail(const std::string& what) const { throw config_error(where(), what); }
+
+bool ftrace_reader::next_line(std::string_view& line)
+{
+    for (;;) {
+        const std::size_t nl = buf_.find('\n', pos_);
+        if (nl != std::string::npos) {
+            line = std::string_view(buf_).substr(pos_, nl - pos_);
+            pos_ = nl + 1;
+            ++line_no_;
+            return true;
+        }
+        if (buf_.size() - pos_ > max_line_bytes) {
+            ++line_no_;
+            fail(fmt::format("a line longer than {} bytes: not ftrace text", max_line_bytes));
+        }
+        buf_.erase(0, pos_);
+        pos_ = 0;
+        if (eof_) {
+            if (buf_.empty())
+                return false;
+            ++line_no_;
+            fail("the last line has no newline: the trace is truncated");
+        }
+        const std::size_t old = buf_.size();
+        buf_.resize(old + chunk_bytes);
+        const std::size_t got = in_->read(buf_.data() + old, chunk_bytes);
+        buf_.resize(old + got);
+        if (got == 0)
+            eof_ = true;
+    }
+}
+
+bool ftrace_reader::next(ftrace_event& e)
+{
+    std::string_view line;
+    while (next_line(line)) {
+        ++stats_.lines;
+        if (parse_line(line, e))
+            return true;
+    }
+    return false;
+}
+
+bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
+{
+    const std::string_view t = trim(line);
+    if (t.empty())
+        return false;
+    if (t.front() == '#') {
+        // "##### CPU 1 buffer started ####": older events of that CPU were overwritten.
+        int c = -1;
+        if (t.starts_with("##### CPU ") && t.find("buffer started") != std::string_view::npos) {
+            const std::string_view rest = t.substr(10);
+            if (!to_int(rest.substr(0, rest.find(' ')), c) || c < 0)
+                fail(fmt::format("a malformed buffer-start marker: '{}'", t));
+            pending_buffer_start_ = c;
+            return false;
+        }
+        const std::size_t p = t.find("#P:");
+        if (p != std::string_view::npos && to_int(trim(t.substr(p + 3)), c) && c > 0)
+            stats_.header_cpus = c;
+        return false;
+    }
+    if (t.starts_with("cpus=") && stats_.events == 0) { // trace-cmd report's first line
+        int c = 0;
+        if (!to_int(t.substr(5), c) || c <= 0)
+            fail(fmt::format("a malformed header line: '{}'", t));
+        stats_.header_cpus = c;
+        return false;
+    }
+    if (t.find("[LOST") != std::string_view::npos || t.find("EVENTS DROPPED") != std::string_view::npos)
+        fail(fmt::format("the trace lost events here ('{}'): a replay would miss the tasks' "
+                         "switches and wakeups; record again with a larger buffer_size_kb",
+                         t));
+    const auto foreign = [&] {
+        fail(fmt::format("not ftrace text: expected 'TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: "
+                         "FIELDS' (tracefs trace or trace-cmd report output), got '{}'",
+                         t.substr(0, 80)));
+    };
+    // TASK-PID [CPU]: the comm may contain spaces and dashes, so find the first "-PID [CPU]".
+    std::size_t bracket = std::string_view::npos;
+    int pid = -1, cpu = -1;
+    for (std::size_t b = t.find('['); b != std::string_view::npos; b = t.find('[', b + 1)) {
+        const std::size_t close = t.find(']', b);
+        if (close == std::string_view::npos || !to_int(t.substr(b + 1, close - b - 1), cpu))
+            continue;
+        std::size_t end = b;
+        while (end > 0 && t[end - 1] == ' ')
+            --end;
+        std::size_t start = end;
+        while (start > 0 && is_digit(t[start - 1]))
+            --start;
+        if (start == end || start == 0 || t[start - 1] != '-' || !to_int(t.substr(start, end - start), pid))
+            continue;
+        e.curr_comm = t.substr(0, start - 1);
+        bracket = close;
+        break;
+    }
+    if (bracket == std::string_view::npos || cpu < 0 || pid < 0)
+        foreign();
+    std::string_view rest = trim(t.substr(bracket + 1));
+    // Flags (absent in trace-cmd report -t), then "SECONDS.FRACTION:".
+    const std::size_t sp = rest.find(' ');
+    std::string_view tok = rest.substr(0, sp);
+    e.ctx = ftrace_context::unknown;
+    if (!tok.empty() && !is_digit(tok.front())) {
+        if (tok.size() < 4 || tok.size() > 6)
+            foreign();
+        switch (tok[2]) {
+        case '.': e.ctx = ftrace_context::task; break;
+        case 's': e.ctx = ftrace_context::softirq; break;
+        case 'h':
+        case 'H': e.ctx = ftrace_context::hardirq; break;
+        case 'z':
+        case 'Z': e.ctx = ftrace_context::nmi; break;
+        default: foreign();
+        }
+        if (stats_.format.empty())
+            stats_.format = "tracefs";
+        rest = trim(rest.substr(sp == std::string_view::npos ? rest.size() : sp));
+    } else if (stats_.format.empty()) {
+        stats_.format = "trace-cmd report";
+    }
+    const std::size_t colon = rest.find(':');
+    if (colon == std::string_view::npos)
+        foreign();
+    const std::string_view stamp = rest.substr(0, colon);
+    const std::size_t dot = stamp.find('.');
+    s64 secs = 0;
+    if (dot == std::string_view::npos || dot == 0 || dot + 1 >= stamp.size() || dot > 12)
+        foreign();
+    {
+        const auto [p, ec] = std::from_chars(stamp.data(), stamp.data() + dot, secs);
+        if (ec != std::errc() || p != stamp.data() + dot)
+            foreign();
+    }
+    const std::string_view frac = stamp.substr(dot + 1);
+    if (frac.size() > 9 || !std::all_of(frac.begin(), frac.end(), is_digit))
+        foreign();
+    s64 f = 0;
+    std::from_chars(frac.data(), frac.data() + frac.size(), f);
+    for (std::size_t i = frac.size(); i < 9; ++i)
+        f *= 10;
+    const int digits = static_cast<int>(frac.size());
+    if (stats_.timestamp_digits == 0)
+        stats_.timestamp_digits = digits;
+    else if (stats_.timestamp_digits != digits)
+        fail(fmt::format("a timestamp with {} decimals after lines with {}: mixed clocks or "
+                         "formats in one file",
+                         digits, stats_.timestamp_digits));
+    e.line = line_no_;
+    e.ts = secs * NSEC_PER_SEC + f;
+    e.cpu = cpu;
+    e.curr_pid = pid;
+    if (stats_.header_cpus > 0 && cpu >= stats_.header_cpus)
+        fail(fmt::format("CPU {} but the header says the trace has {} CPUs", cpu,
+                         stats_.header_cpus));
+    if (e.ts < last_ts_)
+        fail(fmt::format("timestamp {}.{:09} is before line {}'s {}.{:09}: the trace is not "
+                         "sorted by time (tracefs and trace-cmd report print the CPUs merged in "
+                         "time order)",
+                         e.ts / NSEC_PER_SEC, e.ts % NSEC_PER_SEC, last_ts_line_,
+                         last_ts_ / NSEC_PER_SEC, last_ts_ % NSEC_PER_SEC));
+    last_ts_ = e.ts;
+    last_ts_line_ = line_no_;
+    if (pending_buffer_start_ >= 0) {
+        stats_.buffer_starts.emplace_back(pending_buffer_start_, e.ts);
+        pending_buffer_start_ = -1;
+    }
+    rest = trim(rest.substr(colon + 1));
+    const std::size_t ncolon = rest.find(':');
+    if (ncolon == std::string_view::npos || rest.substr(0, ncolon).find(' ') != std::string_view::npos)
+        foreign();
+    e.name = rest.substr(0, ncolon);
+    ++stats_.events;
+    e.inferred = false;
+    e.ts_lo = e.ts;
+    e.pid = e.pid2 = e.prio = e.prio2 = e.target_cpu = e.dest_cpu = -1;
+    e.comm = e.comm2 = e.prev_state = {};
+    static const std::pair<std::string_view, ftrace_event_type> known[] = {
+        {"sched_switch", ftrace_event_type::sched_switch},
+        {"sched_waking", ftrace_event_type::sched_waking},
+        {"sched_wakeup", ftrace_event_type::sched_wakeup},
+        {"sched_wakeup_new", ftrace_event_type::sched_wakeup_new},
+        {"sched_migrate_task", ftrace_event_type::sched_migrate_task},
+        {"sched_process_fork", ftrace_event_type::sched_process_fork},
+        {"sched_process_exit", ftrace_event_type::sched_process_exit},
+        {"sched_process_exec", ftrace_event_type::sched_process_exec},
+    };
+    e.type = ftrace_event_type::other;
+    for (const auto& [n, k] : known)
+        if (e.name == n)
+            e.type = k;
+    if (e.type == ftrace_event_type::other) {
+        ++stats_.skipped[std::string(e.name)];
+        return true;
+    }
+    parse_fields(trim(rest.substr(ncolon + 1)), e);
+    return true;
+}
+
+void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
+{
+    const auto missing = [&](std::string_view field) {
+        fail(fmt::format("{} without its '{}' field: '{}'", e.name, field, f.substr(0, 120)));
+    };
+    // A numeric "key=N" field.
+    const auto num = [&](std::string_view key, int& v) {
+        const std::size_t p = find_key(f, key);
+        if (p == std::string_view::npos)
+            missing(key);
+        std::string_view val = f.substr(p + key.size() + 1);
+        val = val.substr(0, val.find(' '));
+        if (!to_int(val, v))
+            fail(fmt::format("{}: '{}={}' is not a number", e.name, key, val));
+    };
+    // A comm: everything from "key=" to the next field `next` (a comm may contain spaces).
+    const auto comm = [&](std::string_view key, std::string_view next) {
+        const std::size_t p = find_key(f, key);
+        if (p == std::string_view::npos)
+            missing(key);
+        const std::size_t start = p + key.size() + 1;
+        const std::size_t q = find_key(f, next, start);
+        if (q == std::string_view::npos)
+            missing(next);
+        return f.substr(start, q - 1 - start);
+    };
+    // trace-cmd's sched plugin: "COMM:PID [PRIO]" (the comm may contain ':' and spaces).
+    const auto compact_task = [&](std::string_view s, std::string_view& c, int& pid, int& prio) {
+        s = trim(s);
+        const std::size_t lb = s.rfind(" [");
+        if (lb == std::string_view::npos || s.back() != ']')
+            fail(fmt::format("{}: expected 'COMM:PID [PRIO]', got '{}'", e.name, s));
+        const std::size_t cl = s.rfind(':', lb);
+        if (cl == std::string_view::npos || !to_int(s.substr(cl + 1, lb - cl - 1), pid) ||
+            !to_int(s.substr(lb + 2, s.size() - lb - 3), prio))
+            fail(fmt::format("{}: expected 'COMM:PID [PRIO]', got '{}'", e.name, s));
+        c = s.substr(0, cl);
+    };
+    switch (e.type) {
+    case ftrace_event_type::sched_switch: {
+        const std::size_t arrow = f.find(" ==> ");
+        if (arrow == std::string_view::npos)
+            missing("==>");
+        if (find_key(f, "prev_comm") != std::string_view::npos) {
+            e.comm = comm("prev_comm", "prev_pid");
+            num("prev_pid", e.pid);
+            num("prev_prio", e.prio);
+            const std::size_t ps = find_key(f, "prev_state");
+            if (ps == std::string_view::npos || ps > arrow)
+                missing("prev_state");
+            e.prev_state = trim(f.substr(ps + 11, arrow - ps - 11));
+            e.comm2 = comm("next_comm", "next_pid");
+            num("next_pid", e.pid2);
+            num("next_prio", e.prio2);
+        } else {
+            std::string_view left = trim(f.substr(0, arrow));
+            const std::size_t sp = left.rfind(' ');
+            if (sp == std::string_view::npos)
+                missing("prev_state");
+            e.prev_state = left.substr(sp + 1);
+            compact_task(left.substr(0, sp), e.comm, e.pid, e.prio);
+            compact_task(f.substr(arrow + 5), e.comm2, e.pid2, e.prio2);
+        }
+        if (e.prev_state.empty())
+            missing("prev_state");
+        break;
+    }
+    case ftrace_event_type::sched_waking:
+    case ftrace_event_type::sched_wakeup:
+    case ftrace_event_type::sched_wakeup_new:
+        if (find_key(f, "comm") != std::string_view::npos) {
+            e.comm = comm("comm", "pid");
+            num("pid", e.pid);
+            num("prio", e.prio);
+            num("target_cpu", e.target_cpu);
+        } else {
+            const std::size_t c = f.rfind(" CPU:");
+            if (c == std::string_view::npos || !to_int(trim(f.substr(c + 5)), e.target_cpu))
+                missing("CPU");
+            std::string_view task = trim(f.substr(0, c));
+            if (task.ends_with(" success=1"))
+                task.remove_suffix(10);
+            compact_task(task, e.comm, e.pid, e.prio);
+        }
+        break;
+    case ftrace_event_type::sched_migrate_task:
+        e.comm = comm("comm", "pid");
+        num("pid", e.pid);
+        num("prio", e.prio);
+        num("orig_cpu", e.target_cpu);
+        num("dest_cpu", e.dest_cpu);
+        break;
+    case ftrace_event_type::sched_process_fork:
+        e.comm = comm("comm", "pid");
+        num("pid", e.pid);
+        e.comm2 = comm("child_comm", "child_pid");
+        num("child_pid", e.pid2);
+        break;
+    case ftrace_event_type::sched_process_exit:
+        e.comm = comm("comm", "pid");
+        num("pid", e.pid);
+        if (find_key(f, "prio") != std::string_view::npos)
+            num("prio", e.prio);
+        break;
+    case ftrace_event_type::sched_process_exec: {
+        num("pid", e.pid);
+        num("old_pid", e.pid2);
+        break;
+    }
+    case ftrace_event_type::other: break;
+    }
+    if (e.pid < 0 || (e.type == ftrace_event_type::sched_switch && e.pid2 < 0))
+        fail(fmt::format("{}: a negative pid", e.name));
+}
+
+/* ------------------------------------------------------------------------ */
+/* sched_trace_reader                                                        */
+
+u64 sched_trace_quirks::total_inferred() const
+{
+    u64 n = 0;
+    for (const u64 v : inferred_switch_ins)
+        n += v;
+    return n;
+}
+
+sim_dur sched_trace_quirks::median_idle_wakeup_to_switch() const
+{
+    u64 n = 0;
+    for (const auto& [gap, count] : idle_wakeup_to_switch)
+        n += count;
+    u64 seen = 0;
+    for (const auto& [gap, count] : idle_wakeup_to_switch) {
+        seen += count;
+        if (2 * seen >= n)
+            return gap;
+    }
+    return -1;
+}
+
+sched_trace_reader::cpu_state& sched_trace_reader::cpu(int c)
+{
+    if (static_cast<std::size_t>(c) >= cpus_.size()) {
+        cpus_.resize(static_cast<std::size_t>(c) + 1);
+        q_.inferred_switch_ins.resize(cpus_.size(), 0);
+    }
+    max_cpu_ = std::max(max_cpu_, c);
+    return cpus_[static_cast<std::size_t>(c)];
+}
+
+int sched_trace_reader::nr_cpus() const
+{
+    return stats().header_cpus > 0 ? stats().header_cpus : max_cpu_ + 1;
+}
+
+void sched_trace_reader::note_comm(int pid, std::string_view comm)
+{
+    std::string& c = comms_[pid];
+    if (c != comm)
+        c.assign(comm);
+}
+
+bool sched_trace_reader::next(ftrace_event& e)
+{
+    if (have_held_) {
+        e = held_;
+        have_held_ = false;
+    } else if (!r_.next(e)) {
+        return false;
+    }
+    if (e.inferred)
+        return true;
+    cpu_state& c = cpu(e.cpu);
+    // The TASK-PID column names the task current on the CPU. When it is not the one the
+    // recorded switches left there, a switch is missing: emit it first, at this event's time
+    // (the latest it can have happened), with the CPU's previous event as the earliest.
+    if (c.curr >= 0 && c.curr != e.curr_pid) {
+        held_ = e;
+        have_held_ = true;
+        ftrace_event s = e;
+        s.type = ftrace_event_type::sched_switch;
+        s.name = "sched_switch";
+        s.inferred = true;
+        s.ts_lo = c.last_ts;
+        s.pid = c.curr;
+        s.prev_state = c.curr == 0 ? std::string_view("R") : std::string_view("?");
+        s.pid2 = e.curr_pid;
+        s.comm = s.comm2 = {};
+        s.ctx = ftrace_context::task;
+        if (const auto it = comms_.find(c.curr); it != comms_.end())
+            s.comm = it->second;
+        if (const auto it = comms_.find(e.curr_pid); it != comms_.end())
+            s.comm2 = it->second;
+        ++q_.inferred_switch_ins[static_cast<std::size_t>(e.cpu)];
+        if (c.curr != 0)
+            ++q_.inferred_from_task;
+        c.curr = e.curr_pid;
+        e = s;
+        return true;
+    }
+    if (e.type == ftrace_event_type::sched_switch && e.pid == 0 && c.last_wakeup == e.pid2 &&
+        c.last_ts >= 0)
+        ++q_.idle_wakeup_to_switch[e.ts - c.last_ts];
+    c.last_wakeup = e.type == ftrace_event_type::sched_wakeup && e.curr_pid == 0 ? e.pid : -1;
+    c.last_ts = e.ts;
+    if (c.curr < 0)
+        c.curr = e.curr_pid;
+    if (e.curr_pid != 0) {
+        const auto it = comms_.find(e.curr_pid);
+        if (it != comms_.end() && it->second != e.curr_comm)
+            ++q_.stale_task_comms;
+    }
+    switch (e.type) {
+    case ftrace_event_type::sched_switch:
+        c.curr = e.pid2;
+        note_comm(e.pid, e.comm);
+        note_comm(e.pid2, e.comm2);
+        break;
+    case ftrace_event_type::sched_waking:
+    case ftrace_event_type::sched_wakeup:
+    case ftrace_event_type::sched_wakeup_new:
+    case ftrace_event_type::sched_migrate_task:
+    case ftrace_event_type::sched_process_exit:
+        note_comm(e.pid, e.comm);
+        if (e.type == ftrace_event_type::sched_waking)
+            ++q_.wakings_by_context[static_cast<int>(e.ctx) == 0 ? 4 : static_cast<int>(e.ctx) - 1];
+        break;
+    case ftrace_event_type::sched_process_fork:
+        note_comm(e.pid, e.comm);
+        note_comm(e.pid2, e.comm2);
+        break;
+    default: break;
+    }
+    return true;
+}
+
+} // namespace schedlab
