@@ -9,6 +9,7 @@
 #include "workload/kbuild.h"
 #include "workload/netperf.h"
 #include "workload/perf_pipe.h"
+#include "workload/replay.h"
 #include "workload/rt_app.h"
 #include "workload/schbench.h"
 #include "workload/stream.h"
@@ -95,6 +96,12 @@ const workload_entry workload_table[] = {
      &make_rtapp_workload,
      "an rt-app JSON use case: tasks, phases, instances, loops and events",
      "FILE.json, --duration SECONDS (schedlab only: overrides global.duration)",
+     ""},
+    {{"replay"},
+     &make_replay_workload,
+     "a recorded workload: each task of an ftrace sched trace rebuilt and re-run (docs/replay.md)",
+     "TRACE (tracefs trace or trace-cmd report text; .xz/.zst/.gz), --comm REGEX (every "
+     "non-kernel task), --speed F (1)",
      ""},
 };
 

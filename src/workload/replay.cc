@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "workload/replay.h"
+
+#include "sim/config_error.h"
+#include "workload/options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <unordered_map>
+
+namespace schedlab {
+
+bool kernel_thread_comm(std::string_view comm)
+{
+    // Kernel threads are named by kthread_create() callers; these are the ones a scheduler
+    // trace shows (kernel/workqueue.c, kernel/softirq.c, kernel/rcu, kernel/stop_machine.c,
+    // kernel/cpu.c, mm/, fs/jbd2, kernel/irq/manage.c, ...).
+    static const std::string_view prefixes[] = {
+        "swapper/", "kworker/", "ksoftirqd/", "rcu_", "rcuog/", "rcuop/", "rcuos/",
+        "migration/", "cpuhp/", "idle_inject/", "watchdog/", "irq/", "jbd2/", "kcompactd",
+        "kswapd", "khugepaged", "kthreadd", "kauditd", "khungtaskd", "oom_reaper",
+        "kdevtmpfs", "kblockd", "writeback", "ksmd", "kintegrityd", "pr/", "card", "scsi_",
+        "ext4-rsv-conver", "xfs", "btrfs", "hwrng", "kstrp", "zswap", "ipv6_addrconf",
+        "netns", "mm_percpu_wq", "inet_frag_wq", "tpm_dev_wq", "md", "edac-poller",
+    };
+    for (const std::string_view p : prefixes)
+        if (comm.starts_with(p))
+            return true;
+    return false;
+}
+
+namespace {
+
+const std::string no_comm;
+
+trace_task_state summary_state(std::string_view s)
+{
+    if (s.empty() || s.front() == 'R' || s.front() == '?')
+        return trace_task_state::R;
+    if (s.front() == 'S')
+        return trace_task_state::S;
+    if (s.front() == 'X' || s.front() == 'Z')
+        return trace_task_state::X;
+    return trace_task_state::D;
+}
+
+bool is_block_state(std::string_view s) { return !s.empty() && s.front() != 'R' && s.front() != '?'; }
+bool is_dead_state(std::string_view s) { return !s.empty() && (s.front() == 'X' || s.front() == 'Z'); }
+
+/// Pass 1: every pid's comms and first and last events.
+struct pid_info {
+    std::vector<std::string> comms;
+    sim_time first = -1, last = -1;
+    int first_cpu = 0;
+};
+
+void note(std::unordered_map<int, pid_info>& m, int pid, std::string_view comm, sim_time ts, int cpu)
+{
+    if (pid <= 0)
+        return;
+    pid_info& p = m[pid];
+    if (p.first < 0) {
+        p.first = ts;
+        p.first_cpu = cpu;
+    }
+    p.last = ts;
+    if (!comm.empty() && std::find(p.comms.begin(), p.comms.end(), comm) == p.comms.end())
+        p.comms.emplace_back(comm);
+}
+
+/// Pass 2's per-task state.
+struct task_track {
+    int idx = -1;               ///< into replay_trace::tasks
+    sim_time on_cpu_since = -1; ///< start of the CPU time not yet accounted
+    s64 pending = 0;            ///< CPU time not yet emitted as a run step
+    bool blocked = false;
+    sim_time block_ts = 0;
+    std::size_t block_step = 0; ///< the pending step
+    bool exiting = false, exited = false;
+    u64 wakes = 0;              ///< dependency wakes received (the counter's target)
+};
+
+class builder {
+public:
+    builder(replay_trace& t, const std::unordered_map<int, pid_info>& info,
+            const std::unordered_map<int, bool>& selected, sim_dur idle_switch_delay)
+        : t_(t), info_(info), selected_(selected), summary_(t.nr_cpus),
+          idle_switch_delay_(idle_switch_delay)
+    {
+    }
+
+    void event(const ftrace_event& e);
+    void finish();
+
+private:
+    bool sel(int pid) const
+    {
+        const auto it = selected_.find(pid);
+        return it != selected_.end() && it->second;
+    }
+    task_track& track(int pid, sim_time ts, bool forked);
+    void flush(task_track& k, sim_time ts);
+    void push(task_track& k, replay_step s) { t_.tasks[static_cast<std::size_t>(k.idx)].steps.push_back(s); }
+    void resolve(task_track& k, replay_step s, u64* counter);
+    void summary_switch(const ftrace_event& e, sim_time ts);
+    void switched(const ftrace_event& e, sim_time ts);
+
+    replay_trace& t_;
+    const std::unordered_map<int, pid_info>& info_;
+    const std::unordered_map<int, bool>& selected_;
+    std::unordered_map<int, task_track> tracks_;
+    sched_summary summary_;
+    sim_dur idle_switch_delay_; ///< -1: none measured (inferred switches at their latest)
+    bool created_ = false;      ///< the last track() call created the task
+    std::unordered_map<int, sim_time> last_wakeup_; ///< pid -> its last sched_waking/wakeup(_new)
+};
+
+task_track& builder::track(int pid, sim_time ts, bool forked)
+{
+    task_track& k = tracks_[pid];
+    created_ = k.idx < 0;
+    if (!created_)
+        return k;
+    k.idx = static_cast<int>(t_.tasks.size());
+    replay_task rt;
+    rt.pid = pid;
+    const pid_info& pi = info_.at(pid);
+    rt.comm = pi.comms.empty() ? fmt::format("pid{}", pid) : pi.comms.back();
+    rt.first_cpu = pi.first_cpu;
+    // A task the trace did not see forked existed before the window: it starts at 0.
+    rt.start = forked ? std::max<sim_time>(ts - t_.t0, 0) : 0;
+    t_.tasks.push_back(std::move(rt));
+    return k;
+}
+
+void builder::flush(task_track& k, sim_time ts)
+{
+    if (k.on_cpu_since >= 0) {
+        k.pending += ts - std::max(k.on_cpu_since, t_.t0);
+        k.on_cpu_since = ts;
+    }
+    if (k.pending > 0)
+        push(k, {replay_step::run, k.pending, -1, 0});
+    k.pending = 0;
+}
+
+void builder::resolve(task_track& k, replay_step s, u64* counter)
+{
+    t_.tasks[static_cast<std::size_t>(k.idx)].steps[k.block_step] = s;
+    k.blocked = false;
+    ++*counter;
+}
+
+void builder::summary_switch(const ftrace_event& e, sim_time ts)
+{
+    const int prev = sel(e.pid) ? e.pid : 0, next = sel(e.pid2) ? e.pid2 : 0;
+    if (prev == 0 && next == 0)
+        return;
+    trace_sched_switch s{ts,   e.cpu,     prev, &no_comm, summary_state(e.prev_state), false,
+                         next, &no_comm};
+    summary_.sched_switch(s);
+}
+
+void builder::switched(const ftrace_event& e, sim_time ts)
+{
+    const sim_time rel = ts - t_.t0;
+    if (ts <= t_.t1)
+        summary_switch(e, rel);
+    if (sel(e.pid)) {
+        task_track& k = track(e.pid, ts, false);
+        if (k.on_cpu_since >= 0) {
+            k.pending += ts - std::max(k.on_cpu_since, t_.t0);
+            k.on_cpu_since = -1;
+        }
+        if (k.exiting || is_dead_state(e.prev_state)) {
+            if (!k.exited) {
+                flush(k, ts);
+                push(k, {replay_step::exit, 0, -1, 0});
+                k.exited = true;
+            }
+        } else if (is_block_state(e.prev_state) && !k.blocked) {
+            flush(k, ts);
+            k.blocked = true;
+            k.block_ts = ts;
+            k.block_step = t_.tasks[static_cast<std::size_t>(k.idx)].steps.size();
+            push(k, {replay_step::pending, 0, -1, 0});
+        }
+    }
+    if (sel(e.pid2)) {
+        task_track& k = track(e.pid2, ts, false);
+        const bool first_seen = created_;
+        if (k.blocked) {
+            // Ran again with no waking recorded: a gap in the trace. The arrival is
+            // the time it ran.
+            resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
+                    &t_.causes.unknown);
+        }
+        // CPU time is counted from the switch (an inferred one: from its estimate).
+        k.on_cpu_since = ts;
+        if (first_seen && rel > 0) // it existed before, and first runs now: it arrives now
+            push(k, {replay_step::sleep_until, rel, -1, 0});
+    }
+}
+
+void builder::event(const ftrace_event& e)
+{
+    // Before the window (a CPU's older events were overwritten): the tasks' state is read
+    // from their first events inside it.
+    if (e.ts < t_.t0)
+        return;
+    const bool in_window = e.ts <= t_.t1;
+    const sim_time rel = e.ts - t_.t0;
+    // A selected task first seen as the one running on a CPU: its CPU time counts from here.
+    if (e.curr_pid > 0 && !e.inferred && sel(e.curr_pid) && !tracks_.contains(e.curr_pid))
+        track(e.curr_pid, e.ts, false).on_cpu_since = e.ts;
+    switch (e.type) {
+    case ftrace_event_type::sched_switch: {
+        // An inferred switch-in from idle: the CPU's last event (the wakeup on the idle CPU)
+        // plus the wakeup-to-switch delay measured where such switches are recorded, capped
+        // by the event that revealed the task (docs/replay.md, "Inferred switch-ins").
+        if (e.inferred && e.pid == 0 && idle_switch_delay_ >= 0) {
+            // Not before the task's last waking or wakeup (an idle CPU polling for
+            // need_resched records no event of its own).
+            const auto w = last_wakeup_.find(e.pid2);
+            const sim_time base = std::max(e.ts_lo, w == last_wakeup_.end() ? 0 : w->second);
+            return switched(e, std::min(e.ts, base + idle_switch_delay_));
+        }
+        return switched(e, e.ts);
+    }
+    case ftrace_event_type::sched_wakeup:
+        last_wakeup_[e.pid] = e.ts;
+        break;
+    case ftrace_event_type::sched_waking: {
+        last_wakeup_[e.pid] = e.ts;
+        if (!sel(e.pid))
+            break;
+        if (in_window)
+            summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu});
+        task_track& k = track(e.pid, e.ts, false);
+        const replay_task& rt = t_.tasks[static_cast<std::size_t>(k.idx)];
+        if (!k.blocked && rt.steps.empty() && k.on_cpu_since < 0 && !k.exited) {
+            // First seen being woken: it was asleep since before the window.
+            k.blocked = true;
+            k.block_ts = std::max(e.ts, t_.t0);
+            k.block_step = 0;
+            push(k, {replay_step::pending, 0, -1, 0});
+        }
+        if (!k.blocked) {
+            ++t_.causes.non_blocking_wakings;
+            break;
+        }
+        const bool task_ctx = e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown;
+        if (e.ctx == ftrace_context::hardirq) {
+            resolve(k, {replay_step::sleep, e.ts - k.block_ts, -1, 0}, &t_.causes.timer);
+        } else if (task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid)) {
+            task_track& w = track(e.curr_pid, e.ts, false);
+            task_track& wakee = tracks_[e.pid]; // `k` may have moved with the rehash
+            flush(w, e.ts);
+            push(w, {replay_step::wake, 0, e.pid, 0});
+            ++wakee.wakes;
+            resolve(wakee, {replay_step::wait, 0, -1, wakee.wakes}, &t_.causes.dependency);
+        } else {
+            resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
+                    &t_.causes.external);
+        }
+        break;
+    }
+    case ftrace_event_type::sched_wakeup_new:
+        last_wakeup_[e.pid] = e.ts;
+        if (sel(e.pid) && in_window)
+            summary_.sched_wakeup_new({rel, e.cpu, e.pid, &no_comm, e.target_cpu});
+        break;
+    case ftrace_event_type::sched_migrate_task:
+        if (sel(e.pid) && in_window)
+            summary_.sched_migrate_task({rel, e.pid, &no_comm, e.target_cpu, e.dest_cpu});
+        break;
+    case ftrace_event_type::sched_process_fork: {
+        if (!sel(e.pid2))
+            break;
+        task_track& c = track(e.pid2, e.ts, true);
+        (void)c;
+        if (sel(e.pid)) {
+            task_track& p = track(e.pid, e.ts, false);
+            task_track& child = tracks_[e.pid2];
+            if (!p.exited) {
+                t_.tasks[static_cast<std::size_t>(child.idx)].parent = e.pid;
+                flush(p, e.ts);
+                push(p, {replay_step::fork, 0, e.pid2, 0});
+            }
+        }
+        break;
+    }
+    case ftrace_event_type::sched_process_exit:
+        if (sel(e.pid))
+            track(e.pid, e.ts, false).exiting = true;
+        break;
+    default: break;
+    }
+}
+
+void builder::finish()
+{
+    for (auto& [pid, k] : tracks_) {
+        if (k.idx < 0 || k.exited)
+            continue;
+        flush(k, t_.t1);
+        auto& steps = t_.tasks[static_cast<std::size_t>(k.idx)].steps;
+        if (k.blocked && k.block_step + 1 == steps.size()) // still asleep when the trace ended
+            steps.pop_back();
+    }
+    t_.summary = summary_.finish(t_.t1 - t_.t0);
+}
+
+} // namespace
+
+replay_trace load_replay_trace(const std::string& path, const replay_options& o)
+{
+    std::regex re;
+    if (!o.comm_regex.empty()) {
+        try {
+            re = std::regex(o.comm_regex, std::regex::ECMAScript);
+        } catch (const std::regex_error& err) {
+            throw config_error("--comm", fmt::format("'{}' is not a valid regular expression: {}",
+                                                     o.comm_regex, err.what()));
+        }
+    }
+    // Pass 1: the tasks, their comms and the window.
+    std::unordered_map<int, pid_info> info;
+    replay_trace t;
+    t.path = path;
+    sim_time complete_from = 0;
+    {
+        sched_trace_reader r(path);
+        ftrace_event e;
+        while (r.next(e)) {
+            if (e.type == ftrace_event_type::other)
+                continue;
+            note(info, e.curr_pid, {}, e.ts, e.cpu);
+            note(info, e.pid, e.comm, e.ts, e.cpu);
+            if (e.type == ftrace_event_type::sched_switch || e.type == ftrace_event_type::sched_process_fork)
+                note(info, e.pid2, e.comm2, e.ts, e.cpu);
+        }
+        if (r.stats().events == 0)
+            throw config_error(path, "no trace events: an empty trace, or not ftrace text");
+        t.nr_cpus = r.nr_cpus();
+        t.idle_switch_delay = r.quirks().median_idle_wakeup_to_switch();
+        for (const auto& [cpu, ts] : r.stats().buffer_starts)
+            complete_from = std::max(complete_from, ts);
+    }
+    std::unordered_map<int, bool> selected;
+    t.t0 = -1;
+    for (const auto& [pid, pi] : info) {
+        bool s = false;
+        for (const std::string& c : pi.comms)
+            s = s || (o.comm_regex.empty() ? !kernel_thread_comm(c) : std::regex_search(c, re));
+        selected[pid] = s;
+        if (s) {
+            t.t0 = t.t0 < 0 ? pi.first : std::min(t.t0, pi.first);
+            t.t1 = std::max(t.t1, pi.last);
+        }
+    }
+    if (t.t0 < 0) {
+        std::vector<std::pair<sim_time, std::string>> comms;
+        for (const auto& [pid, pi] : info)
+            if (!pi.comms.empty())
+                comms.emplace_back(pi.first, pi.comms.back());
+        std::sort(comms.begin(), comms.end());
+        std::vector<std::string> names; // the first 12 distinct comms, earliest first
+        for (const auto& [first, comm] : comms)
+            if (names.size() < 12 && std::find(names.begin(), names.end(), comm) == names.end())
+                names.push_back(comm);
+        std::string list;
+        for (const std::string& n : names)
+            list += (list.empty() ? "" : ", ") + n;
+        throw config_error(o.comm_regex.empty() ? path : "--comm",
+                           fmt::format("no task of {} is selected{}; its tasks include {}", path,
+                                       o.comm_regex.empty() ? " (all are kernel threads)"
+                                                            : " by '" + o.comm_regex + "'",
+                                       list));
+    }
+    if (complete_from > t.t0) {
+        t.warnings.push_back(fmt::format(
+            "a CPU's ring buffer overwrote its older events (\"buffer started\" marker); the "
+            "replay starts at {:.6f}, where every CPU's events are complete",
+            static_cast<double>(complete_from) / 1e9));
+        t.t0 = complete_from;
+    }
+    if (t.t1 <= t.t0)
+        throw config_error(path, "the selected tasks' events span no time: nothing to replay");
+
+    // Pass 2: the behaviour and the statistics.
+    sched_trace_reader r(path);
+    builder b(t, info, selected, t.idle_switch_delay);
+    ftrace_event e;
+    while (r.next(e))
+        b.event(e);
+    b.finish();
+    t.parse = r.stats();
+    t.quirks = r.quirks();
+    if (t.quirks.total_inferred() > 0)
+        t.warnings.push_back(fmt::format(
+            "{} switch-ins were not recorded and are inferred from the next event naming the "
+            "task ({} of them after a task other than idle)",
+            t.quirks.total_inferred(), t.quirks.inferred_from_task));
+    if (t.quirks.stale_task_comms > 0)
+        t.warnings.push_back(fmt::format("{} events carry a stale comm in the TASK-PID column; "
+                                         "the comm of the event fields is used",
+                                         t.quirks.stale_task_comms));
+    if (t.parse.format == "trace-cmd report")
+        t.warnings.push_back("no flags column: wakeups cannot be told from interrupts, so every "
+                             "waking is attributed to the task current on its CPU");
+    return t;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The workload                                                              */
+
+replay_workload::replay_workload(std::shared_ptr<const replay_trace> trace, replay_options o)
+    : trace_(std::move(trace)), o_(std::move(o))
+{
+}
+
+std::string replay_workload::command_line() const
+{
+    std::string s = "replay " + trace_->path;
+    if (!o_.comm_regex.empty())
+        s += " --comm '" + o_.comm_regex + "'";
+    s += fmt::format(" --speed {}", o_.speed);
+    return s;
+}
+
+program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& built)
+{
+    if (built[idx])
+        return built[idx];
+    const replay_task& rt = trace_->tasks[idx];
+    program_builder b;
+    if (rt.parent < 0 && rt.start > 0) {
+        const sim_time at = rt.start;
+        b.sleep_until([at](syscalls&, task_struct&) { return at; });
+    }
+    for (const replay_step& s : rt.steps) {
+        switch (s.kind) {
+        case replay_step::run: {
+            const auto ns = static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
+            if (ns > 0)
+                b.run(ns);
+            break;
+        }
+        case replay_step::wake: b.signal(*wake_[pid_index_.at(s.pid)]); break;
+        case replay_step::wait: b.wait_for(*wake_[idx], s.k); break;
+        case replay_step::sleep:
+            if (s.ns > 0)
+                b.sleep(s.ns);
+            break;
+        case replay_step::sleep_until: {
+            const sim_time at = s.ns;
+            b.sleep_until([at](syscalls&, task_struct&) { return at; });
+            break;
+        }
+        case replay_step::fork: {
+            const std::size_t c = pid_index_.at(s.pid);
+            fork_opts fo;
+            fo.comm = trace_->tasks[c].comm;
+            fo.notify = exited_;
+            b.fork(build(c, built), fo);
+            break;
+        }
+        case replay_step::exit:
+        case replay_step::pending: break;
+        }
+    }
+    b.user([this](syscalls& sys, task_struct&) {
+        last_exit_ = std::max(last_exit_, sys.now());
+        return sim_dur{0};
+    });
+    b.exit();
+    built[idx] = b.build();
+    return built[idx];
+}
+
+void replay_workload::setup(syscalls& sys)
+{
+    const auto& tasks = trace_->tasks;
+    exited_ = &state_.make_counter("replay/exited");
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        wake_.push_back(&state_.make_counter(fmt::format("replay/{}/wake", tasks[i].pid)));
+        pid_index_[tasks[i].pid] = i;
+    }
+    std::vector<program_ptr> built(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (tasks[i].parent >= 0)
+            continue;
+        task_opts to;
+        to.comm = tasks[i].comm;
+        to.cpu = tasks[i].first_cpu % sys.nr_cpu_ids();
+        sys.spawn(make_program_task(build(i, built), state_, exited_), to);
+    }
+}
+
+bool replay_workload::finished() const
+{
+    return exited_ && exited_->value >= trace_->tasks.size();
+}
+
+std::string replay_workload::report() const
+{
+    const replay_trace& t = *trace_;
+    std::string s = fmt::format("# replay of {}: {} tasks, {} CPUs traced, {:.6f} s traced\n",
+                                t.path, t.tasks.size(), t.nr_cpus,
+                                static_cast<double>(t.t1 - t.t0) / 1e9);
+    s += fmt::format("# blocks ended by: a traced task {}, a timer {}, an external arrival {}, "
+                     "unknown {}\n",
+                     t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown);
+    if (finished())
+        s += fmt::format("replay: elapsed {:.6f} s (traced {:.6f} s)\n",
+                         static_cast<double>(last_exit_) / 1e9,
+                         static_cast<double>(t.t1 - t.t0) / 1e9);
+    else
+        s += "replay: not finished when the run stopped\n";
+    return s;
+}
+
+std::vector<workload_metric> replay_workload::metrics() const
+{
+    if (!finished())
+        return {};
+    return {{"elapsed", "s", static_cast<double>(last_exit_) / 1e9, false}};
+}
+
+std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& args)
+{
+    replay_options o;
+    std::string speed;
+    std::vector<std::string> positional;
+    const std::vector<option_spec> specs = {
+        {0, "comm", nullptr, nullptr, &o.comm_regex,
+         "select the tasks whose comm matches REGEX (default: every non-kernel task)"},
+        {0, "speed", nullptr, nullptr, &speed,
+         "the simulated CPU's speed relative to the traced one (default 1)"},
+    };
+    parse_options(args, specs, "replay", &positional);
+    if (positional.size() != 1)
+        throw config_error("replay", positional.empty()
+                                         ? std::string("the trace file is missing: replay TRACE "
+                                                       "[--comm REGEX] [--speed F]")
+                                         : fmt::format("one trace file, got {}", positional.size()));
+    if (!speed.empty()) {
+        std::size_t used = 0;
+        double v = 0;
+        try {
+            v = std::stod(speed, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != speed.size() || !(v >= 0.01 && v <= 100))
+            throw config_error("--speed", fmt::format("'{}' is not a number in [0.01, 100]", speed));
+        o.speed = v;
+    }
+    auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));
+    return std::make_unique<replay_workload>(std::move(t), std::move(o));
+}
+
+} // namespace schedlab

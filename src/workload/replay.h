@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * `replay TRACE`: a recorded workload re-run on a simulated machine and kernel.
+ * Each task of a real scheduler trace (trace/ftrace_parse.h) is rebuilt as a
+ * program (program.h) from what the trace shows it did:
+ *
+ *  - run(ns): the CPU time between the points below, summed over the task's
+ *    run intervals (a preemption does not end a burst: the simulated scheduler
+ *    decides preemption), divided by the speed factor --speed;
+ *  - each block (a sched_switch out in a sleep state: S, D, I, ...) with its
+ *    cause, read from the sched_waking that ended it:
+ *      woken by a traced task X in process context -> a dependency edge: X's
+ *        program signals the task's counter at the point in its CPU time where
+ *        the trace shows the waking, the task waits for it (wait_for);
+ *      woken in hardirq context -> a timer (hrtimer: nanosleep, futex and poll
+ *        timeouts): sleep(the traced block length);
+ *      woken in softirq or NMI context, from the idle task, or by a task not
+ *        selected -> an external arrival: sleep_until(the traced time);
+ *      no waking before the task ran again (a trace gap) -> also an external
+ *        arrival at the time it ran, counted as "unknown";
+ *  - fork (sched_process_fork by a selected task) and exit (the switch out
+ *    after sched_process_exit).
+ *
+ * A waking that ends no block (the task had not yet slept: ttwu_runnable) is no
+ * edge. The waker-to-wakee edges keep causality: when a different placement
+ * delays a waker, its wakees wait for it, as on the machine.
+ *
+ * Tasks are selected by comm (--comm REGEX: any comm a task had in the trace
+ * matches; default: every task that is not a kernel thread, told by the comm
+ * prefixes of kernel_thread_comm()). The trace's statistics over the selected
+ * tasks (a sched_summary fed the trace's events, other tasks counted as idle)
+ * are kept beside the behaviour for the trace-vs-replay table.
+ *
+ * Not modelled yet: affinity, nice and policy (tasks replay at nice 0 with
+ * every CPU allowed; the traces' prio field is read but not applied), threads
+ * vs processes (every fork is a process fork), sched_stat_runtime.
+ */
+#include "metrics/sched_summary.h"
+#include "trace/ftrace_parse.h"
+#include "workload/program.h"
+#include "workload/workload.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace schedlab {
+
+struct replay_options {
+    std::string comm_regex; ///< --comm: ECMAScript regex; "" every non-kernel task
+    double speed = 1.0;     ///< --speed: the simulated CPU's speed relative to the traced one
+};
+
+/// One step of a rebuilt task behaviour, in the traced machine's time.
+struct replay_step {
+    enum kind_t : u8 {
+        run,         ///< consume `ns` of CPU (before --speed)
+        wake,        ///< wake task `pid` (signal its counter): a dependency edge
+        wait,        ///< wait until this task's counter reaches `k`
+        sleep,       ///< a timed sleep of `ns`
+        sleep_until, ///< an external arrival: sleep until `ns` after the trace's start
+        fork,        ///< fork task `pid`
+        exit,
+        pending,     ///< a block whose cause is not read yet (never in a finished trace)
+    } kind = run;
+    s64 ns = 0;
+    int pid = -1;
+    u64 k = 0;
+};
+
+struct replay_task {
+    int pid = 0;
+    std::string comm;     ///< the last comm the trace gave it
+    int parent = -1;      ///< the selected task that forked it, -1 for a root
+    int first_cpu = 0;
+    sim_dur start = 0;    ///< roots: when the task starts, from the trace's start
+    std::vector<replay_step> steps;
+};
+
+/// Why blocks ended (see the file comment).
+struct replay_causes {
+    u64 dependency = 0, timer = 0, external = 0, unknown = 0;
+    u64 non_blocking_wakings = 0; ///< wakings of a selected task that was not blocked
+};
+
+/// A trace read for replay: the selected tasks' behaviour and the trace's statistics.
+struct replay_trace {
+    std::string path;
+    int nr_cpus = 0;                 ///< of the traced machine
+    /// Where an idle-to-task switch was not recorded, it is placed this long after the idle
+    /// CPU's last event: the median delay where such switches are recorded (-1: none).
+    sim_dur idle_switch_delay = -1;
+    sim_time t0 = 0, t1 = 0;         ///< the replayed window: the selected tasks' first and
+                                     ///< last events (trace timestamps)
+    std::vector<replay_task> tasks;  ///< in order of first appearance
+    replay_causes causes;
+    sched_summary_result summary;    ///< the trace's statistics, selected tasks only
+    ftrace_parse_stats parse;
+    sched_trace_quirks quirks;
+    std::vector<std::string> warnings; ///< what was handled, for the user to see
+};
+
+/// True for the comm of a kernel thread (kworker/, ksoftirqd/, rcu_, migration/, ...).
+bool kernel_thread_comm(std::string_view comm);
+
+/// Reads `path` (two streaming passes) and rebuilds the selected tasks; config_error naming
+/// the file and line, or the option, on bad input.
+replay_trace load_replay_trace(const std::string& path, const replay_options& o);
+
+/// The replay workload: argv after "replay": TRACE [--comm REGEX] [--speed F].
+class replay_workload final : public workload {
+public:
+    replay_workload(std::shared_ptr<const replay_trace> trace, replay_options o);
+
+    std::string name() const override { return "replay"; }
+    std::string command_line() const override;
+    void setup(syscalls& sys) override;
+    bool finished() const override;
+    std::string report() const override;
+    std::vector<workload_metric> metrics() const override;
+
+    const replay_trace& trace() const { return *trace_; }
+
+private:
+    program_ptr build(std::size_t idx, std::vector<program_ptr>& built);
+
+    std::shared_ptr<const replay_trace> trace_;
+    replay_options o_;
+    workload_state state_;
+    std::vector<counter*> wake_;   ///< per task (by index)
+    std::unordered_map<int, std::size_t> pid_index_;
+    counter* exited_ = nullptr;
+    sim_time last_exit_ = -1;
+};
+
+/// Parses the replay's arguments; config_error names a bad one.
+std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& args);
+
+} // namespace schedlab

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * replay: behaviour rebuilt from small trace excerpts (causes, fork and exit,
+ * selection), the trace-side statistics of the shared traces, and replays run
+ * to completion in a kernel.
+ */
+#include "workload/replay.h"
+
+#include "sim/config_error.h"
+#include "sim/scratch_dir_test_support.h"
+#include "workload/test_util.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace schedlab {
+namespace {
+
+using ::testing::HasSubstr;
+using test_support::scratch_dir;
+using testing::test_env;
+
+const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
+
+constexpr const char* header = "# tracer: nop\n"
+                               "# entries-in-buffer/entries-written: 1/1   #P:2\n";
+
+/// One tracefs line: TASK-PID on CPU at microsecond `us`, flags, event and fields.
+std::string line(const std::string& task, int cpu, const char* flags, long us, const std::string& ev)
+{
+    return fmt::format("{:>16} [{:03}] {} {:>5}.{:06}: {}\n", task, cpu, flags, us / 1000000,
+                       us % 1000000, ev);
+}
+
+std::string sw(const std::string& prev, int prev_pid, const char* state, const std::string& next,
+               int next_pid)
+{
+    return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={} ==> "
+                       "next_comm={} next_pid={} next_prio=120",
+                       prev, prev_pid, state, next, next_pid);
+}
+
+std::string waking(const std::string& comm, int pid, int target)
+{
+    return fmt::format("sched_waking: comm={} pid={} prio=120 target_cpu={:03}", comm, pid, target);
+}
+
+std::string steps_of(const replay_task& t)
+{
+    std::string s;
+    for (const replay_step& st : t.steps) {
+        switch (st.kind) {
+        case replay_step::run: s += fmt::format("run {} ", st.ns); break;
+        case replay_step::wake: s += fmt::format("wake {} ", st.pid); break;
+        case replay_step::wait: s += fmt::format("wait {} ", st.k); break;
+        case replay_step::sleep: s += fmt::format("sleep {} ", st.ns); break;
+        case replay_step::sleep_until: s += fmt::format("until {} ", st.ns); break;
+        case replay_step::fork: s += fmt::format("fork {} ", st.pid); break;
+        case replay_step::exit: s += "exit "; break;
+        case replay_step::pending: s += "pending "; break;
+        }
+    }
+    if (!s.empty())
+        s.pop_back();
+    return s;
+}
+
+const replay_task& task(const replay_trace& t, int pid)
+{
+    for (const replay_task& rt : t.tasks)
+        if (rt.pid == pid)
+            return rt;
+    throw std::runtime_error(fmt::format("no task {}", pid));
+}
+
+class replay_build : public scratch_dir {};
+
+// Two tasks ping-pong on two CPUs; a third is woken by a timer, then from a softirq, then
+// by a kernel thread; a kworker (not selected) runs in between.
+TEST_F(replay_build, blocks_with_their_causes)
+{
+    std::string t = header;
+    t += line("a-10", 0, "d..2.", 1000, sw("a", 10, "R+", "b", 11)); // a preempted by b
+    t += line("b-11", 0, "d..3.", 1004, waking("c", 12, 1));          // c first seen woken by b
+    t += line("b-11", 0, "d..2.", 1010, sw("b", 11, "S", "a", 10));   // b blocks
+    t += line("a-10", 0, "d..3.", 1030, waking("b", 11, 0));          // a wakes b: an edge
+    t += line("a-10", 0, "d..2.", 1040, sw("a", 10, "S", "b", 11));   // a blocks
+    t += line("b-11", 0, "d.h2.", 1100, waking("a", 10, 0));          // a timer wakes a
+    t += line("b-11", 0, "d..2.", 1120, sw("b", 11, "D", "a", 10));   // b blocks
+    t += line("a-10", 0, "d..2.", 1125, waking("a", 10, 0));          // a wakes itself: ignored
+    t += line("a-10", 0, "d.s2.", 1130, waking("b", 11, 0));          // softirq: external
+    t += line("a-10", 0, "d..2.", 1140, sw("a", 10, "S", "kworker/0:1", 5));
+    t += line("kworker/0:1-5", 0, "d..3.", 1150, waking("a", 10, 0)); // untraced waker
+    t += line("kworker/0:1-5", 0, "d..2.", 1160, sw("kworker/0:1", 5, "I", "a", 10));
+    t += line("a-10", 0, "d..2.", 1200, sw("a", 10, "R", "b", 11));
+    const replay_trace r = load_replay_trace(write("t.txt", t), {});
+    EXPECT_EQ(r.t0, 1'000'000);
+    EXPECT_EQ(r.t1, 1'200'000);
+    ASSERT_EQ(r.tasks.size(), 3u); // the kworker is a kernel thread
+    // a: its CPU time before the window (before its first event) is not counted.
+    EXPECT_EQ(steps_of(task(r, 10)),
+              "run 20000 wake 11 run 10000 sleep 60000 run 20000 until 150000 run 40000");
+    // b: the hardirq waking at 1100 and the softirq one at 1130 do not split its bursts.
+    EXPECT_EQ(steps_of(task(r, 11)), "run 4000 wake 12 run 6000 wait 1 run 80000 until 130000");
+    EXPECT_EQ(steps_of(task(r, 12)), "wait 1");
+    EXPECT_EQ(r.causes.dependency, 2u); // b by a, c by b
+    EXPECT_EQ(r.causes.timer, 1u);
+    EXPECT_EQ(r.causes.external, 2u);   // softirq, kworker
+    EXPECT_EQ(r.causes.non_blocking_wakings, 1u);
+    // The statistics count a, b and c only; the kworker's 20 us are idle time.
+    EXPECT_EQ(r.summary.voluntary, 4u);
+    EXPECT_EQ(r.summary.involuntary, 2u);
+    EXPECT_EQ(r.summary.busy.at(0), 200'000 - 20'000);
+}
+
+TEST_F(replay_build, fork_exit_and_selection)
+{
+    std::string t = header;
+    t += line("sh-20", 0, ".....", 2000, "sched_process_fork: comm=sh pid=20 child_comm=sh child_pid=21");
+    t += line("sh-20", 0, "d..2.", 2001, "sched_wakeup_new: comm=sh pid=21 prio=120 target_cpu=001");
+    t += line("sh-20", 0, "d..2.", 2002, sw("sh", 20, "S", "swapper/0", 0));
+    t += line("<idle>-0", 1, "d..2.", 2003, sw("swapper/1", 0, "R", "sh", 21));
+    t += line("sh-21", 1, ".....", 2010, "sched_process_fork: comm=app pid=21 child_comm=app child_pid=22");
+    t += line("app-21", 1, ".....", 2020, "sched_process_exit: comm=app pid=21 prio=120 group_dead=1");
+    t += line("app-21", 1, "d..3.", 2022, waking("sh", 20, 0));
+    t += line("app-21", 1, "d..2.", 2025, sw("app", 21, "X", "app", 22));
+    t += line("app-22", 1, "d..2.", 2050, sw("app", 22, "R", "swapper/1", 0));
+    const std::string p = write("t.txt", t);
+    const replay_trace all = load_replay_trace(p, {});
+    ASSERT_EQ(all.tasks.size(), 3u);
+    EXPECT_EQ(steps_of(task(all, 20)), "fork 21 run 2000 wait 1");
+    EXPECT_EQ(steps_of(task(all, 21)), "run 7000 fork 22 run 12000 wake 20 run 3000 exit");
+    EXPECT_EQ(task(all, 21).parent, 20);
+    EXPECT_EQ(steps_of(task(all, 22)), "run 25000");
+    EXPECT_EQ(task(all, 22).parent, 21);
+
+    // --comm app: task 21 was "sh" before its exec; any of its comms selects it. Its parent
+    // is not selected, so it is a root starting at its fork.
+    replay_options o;
+    o.comm_regex = "^app$";
+    const replay_trace apps = load_replay_trace(p, o);
+    ASSERT_EQ(apps.tasks.size(), 2u);
+    EXPECT_EQ(task(apps, 21).parent, -1);
+    EXPECT_EQ(task(apps, 21).start, 0); // the window opens at its fork
+    EXPECT_EQ(steps_of(task(apps, 21)), "run 7000 fork 22 run 15000 exit");
+    EXPECT_EQ(apps.t0, 2'000'000);
+
+    o.comm_regex = "nothing";
+    try {
+        load_replay_trace(p, o);
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_EQ(e.where(), "--comm");
+        EXPECT_THAT(e.what(), HasSubstr("its tasks include app, sh"));
+    }
+    o.comm_regex = "(";
+    EXPECT_THROW(load_replay_trace(p, o), config_error);
+}
+
+TEST_F(replay_build, options)
+{
+    EXPECT_THROW(make_replay_workload({}), config_error);
+    EXPECT_THROW(make_replay_workload({"a", "b"}), config_error);
+    try {
+        make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--speed", "0"});
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_EQ(e.where(), "--speed");
+    }
+    EXPECT_THROW(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--bogus"}),
+                 config_error);
+}
+
+/*
+ * The shared traces (data/traces): every wait of a rebuilt task can be satisfied (as many
+ * wake steps target it as its highest wait asks for), so a replay cannot deadlock; and the
+ * causes are those of each benchmark's code: the pipe ping-pong's blocks are ended by the
+ * other task, schbench's workers sleep in usleep() (hrtimer wakeups in hardirq context).
+ */
+TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
+{
+    const char* files[] = {"perf_messaging_g1_l200.trace.txt.xz",
+                           "perf_messaging_g4_pipe_l100.trace.txt.xz", "perf_pipe_l50000.trace.txt.xz",
+                           "schbench_m1_t2_r3.trace.txt.xz",
+                           "tracecmd_perf_messaging_g2_l100.report.txt.xz"};
+    for (const char* f : files) {
+        SCOPED_TRACE(f);
+        const replay_trace r = load_replay_trace(traces_dir + f, {});
+        std::map<int, u64> wakes, max_wait;
+        u64 blocks = 0;
+        for (const replay_task& t : r.tasks)
+            for (const replay_step& st : t.steps) {
+                EXPECT_NE(st.kind, replay_step::pending);
+                if (st.kind == replay_step::wake)
+                    ++wakes[st.pid];
+                if (st.kind == replay_step::wait)
+                    max_wait[t.pid] = std::max(max_wait[t.pid], st.k);
+                blocks += st.kind == replay_step::wait || st.kind == replay_step::sleep ||
+                          (st.kind == replay_step::sleep_until && &st != &t.steps.front());
+            }
+        for (const auto& [pid, k] : max_wait)
+            EXPECT_EQ(wakes[pid], k) << "task " << pid;
+        u64 nr_wakes = 0;
+        for (const auto& [pid, n] : wakes)
+            nr_wakes += n;
+        EXPECT_EQ(nr_wakes, r.causes.dependency);
+        // Blocks with no waking recorded before the task ran again: at most 3% (the
+        // waking raced with the switch out; docs/replay.md).
+        EXPECT_LE(r.causes.unknown * 100, 3 * (r.causes.dependency + r.causes.timer +
+                                               r.causes.external + r.causes.unknown));
+    }
+    const replay_trace pipe = load_replay_trace(traces_dir + "perf_pipe_l50000.trace.txt.xz",
+                                                {"^sched-pipe$", 1.0});
+    EXPECT_GE(pipe.causes.dependency, 99'900u); // 2 tasks x 50000 loops
+    EXPECT_LE(pipe.causes.timer + pipe.causes.external, 10u);
+    const replay_trace sb = load_replay_trace(traces_dir + "schbench_m1_t2_r3.trace.txt.xz",
+                                              {"^schbench", 1.0});
+    EXPECT_GT(sb.causes.timer, 800u);
+    EXPECT_GT(sb.causes.dependency, 800u);
+}
+
+TEST(replay_shared, a_replay_runs_to_completion)
+{
+    test_env env(2, 1, "6.6");
+    replay_options o;
+    o.comm_regex = "^schbench";
+    auto w = make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--comm",
+                                   "^schbench"});
+    w->setup(env.k.sys());
+    env.k.run(secs(60));
+    EXPECT_TRUE(w->finished());
+    EXPECT_TRUE(env.k.all_exited());
+    EXPECT_THAT(w->report(), HasSubstr("replay: elapsed"));
+    ASSERT_EQ(w->metrics().size(), 1u);
+    const auto& rw = static_cast<const replay_workload&>(*w);
+    // The replay cannot finish before the traced window's last external arrival.
+    EXPECT_GE(w->metrics()[0].value, 0.9 * static_cast<double>(rw.trace().t1 - rw.trace().t0) / 1e9);
+}
+
+} // namespace
+} // namespace schedlab
