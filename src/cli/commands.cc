@@ -323,6 +323,19 @@ const run_spec& timeline_run(const compare_plan& plan, const std::string& what)
 
 } // namespace
 
+void print_run_summary(std::ostream& out, const run_result& r)
+{
+    const run_provenance& p = r.provenance;
+    out << "\n";
+    out << fmt::format("# schedlab {}: machine {} ({} CPUs), kernel {} ({}), seed {}\n",
+                       schedlab_version(), p.machine, p.nr_cpus, p.kernel_spec, p.policy, p.seed);
+    if (!p.feature_delta.empty())
+        out << fmt::format("# features changed from the profile: {}\n", p.feature_delta);
+    out << r.summary_text;
+    out << fmt::format("# schedule digest: {:016x}  ({} events)\n", r.schedule_digest,
+                       r.events_fired);
+}
+
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 {
     run_spec spec;
@@ -402,17 +415,8 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
         const timeline tl = tl_capture->finish(r, err);
         write_html_report(html_out, compare_runs({r}), &tl);
     }
-    if (!o.no_summary) {
-        const run_provenance& p = r.provenance;
-        out << "\n";
-        out << fmt::format("# schedlab {}: machine {} ({} CPUs), kernel {} ({}), seed {}\n",
-                           schedlab_version(), p.machine, p.nr_cpus, p.kernel_spec, p.policy, p.seed);
-        if (!p.feature_delta.empty())
-            out << fmt::format("# features changed from the profile: {}\n", p.feature_delta);
-        out << r.summary_text;
-        out << fmt::format("# schedule digest: {:016x}  ({} events)\n", r.schedule_digest,
-                           r.events_fired);
-    }
+    if (!o.no_summary)
+        print_run_summary(out, r);
     if (!schedstat_table_text.empty())
         out << '\n' << schedstat_table_text;
     if (!schedstat_raw_text.empty())

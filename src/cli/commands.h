@@ -97,6 +97,17 @@ struct export_options {
     std::string output;         ///< -o FILE; "": standard output
 };
 
+struct replay_command_options {
+    std::string trace;            ///< the trace file
+    std::string machine = "host";
+    std::string kernel = "6.18";  ///< the traced kernel's profile
+    std::string comm;             ///< --comm REGEX; "" every non-kernel task
+    std::string speed = "1";      ///< --speed F, as given (validated with the workload's options)
+    u64 seed = 1;
+    std::vector<std::string> costs;
+    double time_limit_s = 600;
+};
+
 /// The fidelity suite's default reference directory (build-time ../shared).
 std::string default_fidelity_reference_dir();
 
@@ -108,6 +119,8 @@ int cmd_features(std::ostream& out, const std::string& kernel);
 int cmd_costs(std::ostream& out, const std::string& machine,
               const std::vector<std::string>& overrides);
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o);
+/// A trace replayed (workload/replay.h): the run summary and the trace-vs-replay table.
+int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_options& o);
 /// Arms x loads x runs in parallel, then the tables (exit 3 if a run did not finish).
 int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o);
 /// The tables and HTML again from stored results.
@@ -125,7 +138,15 @@ int cmd_store_list(std::ostream& out, const std::string& store);
 /// Returns 0 whatever the score (it is a report); config_error for bad input.
 int cmd_fidelity(std::ostream& out, std::ostream& err, const fidelity_options& o);
 
-/* Shared by the subcommands (commands.cc, store_commands.cc). */
+/* Shared by the subcommands (commands.cc, store_commands.cc, replay_command.cc). */
+
+/// The "# schedlab ..." block after a run's benchmark output: machine, kernel, seed, the
+/// scheduler summary and the schedule digest.
+void print_run_summary(std::ostream& out, const run_result& r);
+
+struct replay_trace;
+/// The trace's statistics beside the replay's, one row per figure with their ratio.
+std::string format_replay_table(const replay_trace& t, const run_result& r);
 
 /// Runs the plan's runs of `sh` that the store lacks on `jobs` threads, each written to the
 /// store as it finishes, with progress on `err`; SIGINT/SIGTERM keep what finished, say how to

@@ -155,6 +155,38 @@ int main(int argc, char** argv)
                     "The benchmark command line after --, e.g. perf bench sched messaging -g 4 -p")
         ->required();
 
+    replay_command_options rpl;
+    auto* replay = app.add_subcommand(
+        "replay", "Re-run a recorded workload: each task of an ftrace sched trace rebuilt (CPU "
+                  "bursts, who woke it, timers, forks, exits) and simulated on a machine and "
+                  "kernel; prints the run summary and the trace's statistics beside the "
+                  "replay's (docs/replay.md)");
+    replay->add_option("trace", rpl.trace,
+                       "The trace: /sys/kernel/tracing/trace or trace-cmd report text, plain or "
+                       ".xz/.zst/.gz")
+        ->required();
+    replay->add_option("-m,--machine", rpl.machine, "Preset name, machine JSON file or lscpu -p output")
+        ->capture_default_str();
+    replay->add_option("-k,--kernel", rpl.kernel,
+                       "Kernel profile with optional +FEATURE/+NO_FEATURE terms (default: 6.18, "
+                       "the shared traces' kernel)")
+        ->capture_default_str();
+    replay->add_option("--comm", rpl.comm,
+                       "Replay only the tasks whose comm matches this regular expression (any "
+                       "comm a task had; default: every task that is not a kernel thread)");
+    replay->add_option("--speed", rpl.speed,
+                       "The simulated CPU's speed relative to the traced one: CPU bursts are "
+                       "divided by it")
+        ->capture_default_str();
+    std::string replay_seed = "1";
+    replay->add_option("-s,--seed", replay_seed, "Random seed (0 to 2^64-1)")->capture_default_str();
+    replay->add_option("--cost", rpl.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
+        ->allow_extra_args(false);
+    replay->add_option("--time-limit", rpl.time_limit_s,
+                       "Stop after this many simulated seconds (exit 3 if unfinished)")
+        ->capture_default_str()
+        ->check(number_in(0, max_time_limit_s, true, "seconds"));
+
     auto add_table_options = [](CLI::App* cmd, table_options& t) {
         cmd->add_option("--format", t.format, "Tables to print: amd, mmtests, lkp or all")
             ->capture_default_str()
@@ -362,6 +394,10 @@ int main(int argc, char** argv)
             ro.schedstat = schedstat_raw ? "raw" : schedstat ? "table" : "";
             ro.progress_tty = isatty(fileno(stderr)) != 0;
             return cmd_run(std::cout, std::cerr, ro);
+        }
+        if (*replay) {
+            rpl.seed = parse_seed(replay_seed, "--seed");
+            return cmd_replay(std::cout, std::cerr, rpl);
         }
         if (*compare) {
             co.spec.seed = parse_seed(compare_seed, "--seed");

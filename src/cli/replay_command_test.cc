@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * schedlab replay: the run summary and the trace-vs-replay table, determinism,
+ * and bad input through the real binary.
+ */
+#include "cli/bin_test_support.h"
+#include "cli/commands.h"
+#include "sim/config_error.h"
+#include "sim/scratch_dir_test_support.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace schedlab {
+namespace {
+
+using test_support::schedlab_bin;
+using ::testing::HasSubstr;
+
+const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
+const std::string schbench_trace = traces_dir + "schbench_m1_t2_r3.trace.txt.xz";
+
+std::string replay_output(const replay_command_options& o)
+{
+    std::ostringstream out, err;
+    EXPECT_EQ(cmd_replay(out, err, o), 0) << err.str();
+    return out.str();
+}
+
+TEST(cmd_replay, prints_the_summary_and_the_table_bit_identically)
+{
+    replay_command_options o;
+    o.trace = schbench_trace;
+    o.machine = "ryzen-7950x";
+    o.comm = "^schbench";
+    const std::string a = replay_output(o);
+    EXPECT_THAT(a, HasSubstr("# blocks ended by: a traced task"));
+    EXPECT_THAT(a, HasSubstr("replay: elapsed"));
+    EXPECT_THAT(a, HasSubstr("kernel 6.18 (EEVDF), seed 1"));
+    EXPECT_THAT(a, HasSubstr("# trace vs replay: 4 tasks; trace 2 CPUs, replay 32 CPUs"));
+    EXPECT_THAT(a, HasSubstr("# context switches, voluntary"));
+    EXPECT_THAT(a, HasSubstr("# wakeup-to-run p99 (us)"));
+    EXPECT_THAT(a, HasSubstr("# CPUs busy (sum of utilisation)")); // no per-CPU rows past 16
+    EXPECT_EQ(replay_output(o), a);
+    o.speed = "2"; // half the CPU time: a different schedule
+    EXPECT_NE(replay_output(o), a);
+}
+
+TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
+{
+    auto refused = [](const std::string& args, const std::string& message) {
+        const auto r = schedlab_bin("replay " + args);
+        EXPECT_EQ(r.status, 2) << r.output;
+        EXPECT_THAT(r.output, HasSubstr(message));
+    };
+    refused("/nonexistent/trace.txt", "/nonexistent/trace.txt: cannot open the trace");
+    refused(std::string(SCHEDLAB_SOURCE_DIR) + "/README.md", "README.md:3: not ftrace text");
+    refused(schbench_trace + " --speed 0", "--speed: '0' is not a number in [0.01, 100]");
+    refused(schbench_trace + " --speed x", "--speed");
+    refused(schbench_trace + " --comm '('", "--comm: '(' is not a valid regular expression");
+    refused(schbench_trace + " --comm nomatch", "--comm: no task of");
+    refused(schbench_trace + " --kernel 9.9", "--kernel");
+    refused("", "trace is required");
+    const auto help = schedlab_bin("replay --help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_THAT(help.output, HasSubstr("--speed"));
+    EXPECT_THAT(help.output, HasSubstr("--comm"));
+}
+
+TEST(cmd_replay, runs_as_a_benchmark_of_schedlab_run)
+{
+    const auto r = schedlab_bin("run --machine ryzen-7950x --kernel 6.18 -- replay " +
+                                schbench_trace + " --comm ^schbench --speed 1.5");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("replay: elapsed"));
+    EXPECT_THAT(r.output, HasSubstr("# schedule digest"));
+}
+
+} // namespace
+} // namespace schedlab
