@@ -81,6 +81,14 @@ struct task_track {
     std::size_t block_step = 0; ///< the pending step
     bool exiting = false, exited = false;
     u64 wakes = 0;              ///< dependency wakes received (the counter's target)
+    /// A waking while the task was still on its CPU, after its last own event: it may be
+    /// in __schedule() already, and the waking then ends the block its switch out records.
+    struct {
+        sim_time ts = -1;       ///< -1: none
+        ftrace_context ctx = ftrace_context::unknown;
+        int waker = -1;         ///< a selected waker: its tentative wake step follows
+        std::size_t waker_step = 0;
+    } early;
 };
 
 class builder {
@@ -105,6 +113,8 @@ private:
     void flush(task_track& k, sim_time ts);
     void push(task_track& k, replay_step s) { t_.tasks[static_cast<std::size_t>(k.idx)].steps.push_back(s); }
     void resolve(task_track& k, replay_step s, u64* counter);
+    void cancel_early(task_track& k);
+    void resolve_early(task_track& k, sim_time ts);
     void summary_switch(const ftrace_event& e, sim_time ts);
     void switched(const ftrace_event& e, sim_time ts);
 
@@ -147,6 +157,34 @@ void builder::flush(task_track& k, sim_time ts)
     k.pending = 0;
 }
 
+void builder::cancel_early(task_track& k)
+{
+    if (k.early.ts < 0)
+        return;
+    if (k.early.waker >= 0) { // the waker's tentative wake step becomes nothing
+        replay_step& st = t_.tasks[static_cast<std::size_t>(tracks_.at(k.early.waker).idx)]
+                              .steps[k.early.waker_step];
+        st = {replay_step::run, 0, -1, 0};
+    }
+    k.early = {};
+}
+
+void builder::resolve_early(task_track& k, sim_time ts)
+{
+    ++t_.causes.early;
+    --t_.causes.non_blocking_wakings;
+    if (k.early.waker >= 0) {
+        ++k.wakes;
+        resolve(k, {replay_step::wait, 0, -1, k.wakes}, &t_.causes.dependency);
+    } else if (k.early.ctx == ftrace_context::hardirq) {
+        resolve(k, {replay_step::sleep, 0, -1, 0}, &t_.causes.timer);
+    } else {
+        resolve(k, {replay_step::sleep_until, std::max<sim_time>(ts - t_.t0, 0), -1, 0},
+                &t_.causes.external);
+    }
+    k.early = {};
+}
+
 void builder::resolve(task_track& k, replay_step s, u64* counter)
 {
     t_.tasks[static_cast<std::size_t>(k.idx)].steps[k.block_step] = s;
@@ -176,6 +214,7 @@ void builder::switched(const ftrace_event& e, sim_time ts)
             k.on_cpu_since = -1;
         }
         if (k.exiting || is_dead_state(e.prev_state)) {
+            cancel_early(k);
             if (!k.exited) {
                 flush(k, ts);
                 push(k, {replay_step::exit, 0, -1, 0});
@@ -187,6 +226,10 @@ void builder::switched(const ftrace_event& e, sim_time ts)
             k.block_ts = ts;
             k.block_step = t_.tasks[static_cast<std::size_t>(k.idx)].steps.size();
             push(k, {replay_step::pending, 0, -1, 0});
+            if (k.early.ts >= 0)
+                resolve_early(k, ts);
+        } else {
+            cancel_early(k);
         }
     }
     if (sel(e.pid2)) {
@@ -216,6 +259,11 @@ void builder::event(const ftrace_event& e)
     // A selected task first seen as the one running on a CPU: its CPU time counts from here.
     if (e.curr_pid > 0 && !e.inferred && sel(e.curr_pid) && !tracks_.contains(e.curr_pid))
         track(e.curr_pid, e.ts, false).on_cpu_since = e.ts;
+    // The task did something after an early waking (other than switching out): it was not in
+    // __schedule() then, so that waking ended no block.
+    if (e.curr_pid > 0 && !(e.type == ftrace_event_type::sched_switch && e.pid == e.curr_pid))
+        if (const auto it = tracks_.find(e.curr_pid); it != tracks_.end())
+            cancel_early(it->second);
     switch (e.type) {
     case ftrace_event_type::sched_switch: {
         // An inferred switch-in from idle: the CPU's last event (the wakeup on the idle CPU)
@@ -248,20 +296,32 @@ void builder::event(const ftrace_event& e)
             k.block_step = 0;
             push(k, {replay_step::pending, 0, -1, 0});
         }
+        const bool task_ctx = e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown;
+        const bool by_task = task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid);
         if (!k.blocked) {
             ++t_.causes.non_blocking_wakings;
+            if (k.on_cpu_since >= 0 && !k.exited && e.curr_pid != e.pid) {
+                cancel_early(k);
+                k.early.ts = e.ts;
+                k.early.ctx = e.ctx;
+                if (by_task) {
+                    task_track& w = track(e.curr_pid, e.ts, false);
+                    flush(w, e.ts);
+                    k.early.waker = e.curr_pid;
+                    k.early.waker_step = t_.tasks[static_cast<std::size_t>(w.idx)].steps.size();
+                    push(w, {replay_step::wake, 0, e.pid, 0});
+                }
+            }
             break;
         }
-        const bool task_ctx = e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown;
         if (e.ctx == ftrace_context::hardirq) {
             resolve(k, {replay_step::sleep, e.ts - k.block_ts, -1, 0}, &t_.causes.timer);
-        } else if (task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid)) {
+        } else if (by_task) {
             task_track& w = track(e.curr_pid, e.ts, false);
-            task_track& wakee = tracks_[e.pid]; // `k` may have moved with the rehash
             flush(w, e.ts);
             push(w, {replay_step::wake, 0, e.pid, 0});
-            ++wakee.wakes;
-            resolve(wakee, {replay_step::wait, 0, -1, wakee.wakes}, &t_.causes.dependency);
+            ++k.wakes;
+            resolve(k, {replay_step::wait, 0, -1, k.wakes}, &t_.causes.dependency);
         } else {
             resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
                     &t_.causes.external);
@@ -304,6 +364,7 @@ void builder::event(const ftrace_event& e)
 void builder::finish()
 {
     for (auto& [pid, k] : tracks_) {
+        cancel_early(k); // the trace ended before the task switched out
         if (k.idx < 0 || k.exited)
             continue;
         flush(k, t_.t1);

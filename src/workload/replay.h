@@ -17,6 +17,8 @@
  *        timeouts): sleep(the traced block length);
  *      woken in softirq or NMI context, from the idle task, or by a task not
  *        selected -> an external arrival: sleep_until(the traced time);
+ *      a waking recorded just before the switch out (the task was already in
+ *        __schedule(): no event of its own in between) ends that block too;
  *      no waking before the task ran again (a trace gap) -> also an external
  *        arrival at the time it ran, counted as "unknown";
  *  - fork (sched_process_fork by a selected task) and exit (the switch out
@@ -83,6 +85,9 @@ struct replay_task {
 struct replay_causes {
     u64 dependency = 0, timer = 0, external = 0, unknown = 0;
     u64 non_blocking_wakings = 0; ///< wakings of a selected task that was not blocked
+    /// Of the causes above, wakings recorded before the switch out of the block they end:
+    /// the waker ran while the task was inside __schedule() (its last own event before).
+    u64 early = 0;
 };
 
 /// A trace read for replay: the selected tasks' behaviour and the trace's statistics.
