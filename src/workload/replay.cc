@@ -574,8 +574,9 @@ std::string replay_workload::report() const
                                 t.path, t.tasks.size(), t.nr_cpus,
                                 static_cast<double>(t.t1 - t.t0) / 1e9);
     s += fmt::format("# blocks ended by: a traced task {}, a timer {}, an external arrival {}, "
-                     "unknown {}\n",
-                     t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown);
+                     "unknown {} ({} by a waking recorded before the switch out)\n",
+                     t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
+                     t.causes.early);
     if (finished())
         s += fmt::format("replay: elapsed {:.6f} s (traced {:.6f} s)\n",
                          static_cast<double>(last_exit_) / 1e9,
