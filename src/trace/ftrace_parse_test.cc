@@ -4,6 +4,7 @@
 #include "sim/config_error.h"
 #include "sim/scratch_dir_test_support.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -186,6 +187,36 @@ TEST_F(ftrace_parse, infers_the_missing_switch_in)
     EXPECT_EQ(r.quirks().inferred_from_task, 0u);
     EXPECT_EQ(r.quirks().stale_task_comms, 1u); // "stale-7" while task 7's comm is "a"
     EXPECT_EQ(r.quirks().wakings_by_context[0], 2u);
+    EXPECT_EQ(r.quirks().median_idle_wakeup_to_switch(), -1); // no recorded idle->task switch
+}
+
+// Where idle-to-task switches are recorded, the delay from the idle CPU's sched_wakeup of the
+// task to the switch: the estimate for the CPUs that do not record them.
+TEST_F(ftrace_parse, measures_the_idle_wakeup_to_switch_delay)
+{
+    std::string t = tracefs_header;
+    const long gaps_us[] = {1, 3, 2, 2, 9};
+    long us = 0;
+    for (const long g : gaps_us) {
+        us += 100;
+        t += fmt::format("          <idle>-0       [000] dNh2.   20.{:06}: sched_wakeup: comm=a "
+                         "pid=7 prio=120 target_cpu=000\n",
+                         us);
+        us += g;
+        t += fmt::format("          <idle>-0       [000] d..2.   20.{:06}: sched_switch: "
+                         "prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                         "next_comm=a next_pid=7 next_prio=120\n",
+                         us);
+        us += 10;
+        t += fmt::format("               a-7       [000] d..2.   20.{:06}: sched_switch: "
+                         "prev_comm=a prev_pid=7 prev_prio=120 prev_state=S ==> "
+                         "next_comm=swapper/0 next_pid=0 next_prio=120\n",
+                         us);
+    }
+    sched_trace_reader r(write("t.txt", t));
+    read_all(r);
+    EXPECT_EQ(r.quirks().idle_wakeup_to_switch.size(), 4u); // 1, 2 (twice), 3, 9 us
+    EXPECT_EQ(r.quirks().median_idle_wakeup_to_switch(), 2000);
 }
 
 TEST_F(ftrace_parse, bad_input_names_the_line)
