@@ -152,7 +152,7 @@ TEST_F(ftrace_parse, trace_cmd_report_layout)
     EXPECT_EQ(v[4].pid2, 17056);
 }
 
-// This kernel does not record idle-to-task switches on CPU 1 (traces README, quirk 1).
+// The traced 6.18 guest does not record idle-to-task switches on CPU 1 (docs/replay.md).
 TEST_F(ftrace_parse, infers_the_missing_switch_in)
 {
     const std::string p = write(
