@@ -6,6 +6,10 @@
  */
 #include "workload/replay.h"
 
+#include "metrics/sched_summary.h"
+#include "trace/export_ftrace.h"
+#include "workload/registry.h"
+
 #include "sim/config_error.h"
 #include "sim/scratch_dir_test_support.h"
 #include "workload/test_util.h"
@@ -248,6 +252,48 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
                                               {"^schbench", 1.0});
     EXPECT_GT(sb.causes.timer, 800u);
     EXPECT_GT(sb.causes.dependency, 800u);
+}
+
+/*
+ * The round trip: a simulated run written by the ftrace exporter and read back. The trace's
+ * statistics must be the run's own (its sched_summary): the counts exactly, the latencies to
+ * the microsecond the text keeps. No switch-in is inferred (the exporter records them all).
+ */
+class replay_round_trip : public scratch_dir {};
+
+TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
+{
+    test_env env(2, 3, "6.6");
+    auto w = make_workload({"perf", "bench", "sched", "messaging", "-g", "1", "-l", "20"});
+    ftrace_exporter out;
+    sched_summary summary(2);
+    env.k.add_sink(&out);
+    env.k.add_sink(&summary);
+    w->setup(env.k.sys());
+    env.k.run(secs(30));
+    ASSERT_TRUE(w->finished());
+    const sched_summary_result run = summary.finish(env.sim.now());
+    const std::string p = path("run.txt");
+    out.write_file(p, 2);
+
+    const replay_trace t = load_replay_trace(p, {});
+    EXPECT_EQ(t.quirks.total_inferred(), 0u);
+    EXPECT_EQ(t.summary.voluntary, run.voluntary);
+    EXPECT_EQ(t.summary.involuntary, run.involuntary);
+    EXPECT_EQ(t.summary.wakeups, run.wakeups);
+    EXPECT_EQ(t.summary.migrations, run.migrations);
+    EXPECT_EQ(t.summary.wakeup_latency.count(), run.wakeup_latency.count());
+    EXPECT_NEAR(static_cast<double>(t.summary.wakeup_latency.percentile(99)),
+                static_cast<double>(run.wakeup_latency.percentile(99)),
+                1000 + 0.01 * static_cast<double>(run.wakeup_latency.percentile(99)));
+    EXPECT_EQ(t.tasks.size(), env.k.tasks().size());
+    EXPECT_EQ(t.causes.unknown, 0u);
+    // Busy time, to the text's microseconds (within 0.1%: 0.4 and 3.4 us of 17 and 15 ms).
+    for (std::size_t cpu = 0; cpu < 2; ++cpu)
+        EXPECT_NEAR(static_cast<double>(t.summary.busy.at(cpu)),
+                    static_cast<double>(run.busy.at(cpu)),
+                    0.001 * static_cast<double>(run.busy.at(cpu)))
+            << "cpu " << cpu;
 }
 
 TEST(replay_shared, a_replay_runs_to_completion)
