@@ -30,6 +30,10 @@ public:
 namespace {
 
 constexpr std::size_t chunk_bytes = 1 << 20;
+/// The kernel's limits (include/linux/threads.h PID_MAX_LIMIT on 64-bit; Kconfig NR_CPUS with
+/// MAXSMP): larger numbers are not a real trace's, and would size per-pid and per-CPU tables.
+constexpr int pid_max_limit = 4 * 1024 * 1024;
+constexpr int nr_cpus_limit = 8192;
 /// A line longer than this is not ftrace text (the longest scheduler event is ~200 bytes).
 constexpr std::size_t max_line_bytes = 1 << 16;
 
@@ -371,7 +375,7 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         foreign();
     {
         const auto [p, ec] = std::from_chars(stamp.data(), stamp.data() + dot, secs);
-        if (ec != std::errc() || p != stamp.data() + dot)
+        if (ec != std::errc() || p != stamp.data() + dot || secs < 0 || secs > 9'000'000'000)
             foreign();
     }
     const std::string_view frac = stamp.substr(dot + 1);
@@ -392,6 +396,10 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
     e.ts = secs * NSEC_PER_SEC + f;
     e.cpu = cpu;
     e.curr_pid = pid;
+    if (cpu >= nr_cpus_limit)
+        fail(fmt::format("CPU {} is beyond the kernel's largest NR_CPUS ({})", cpu, nr_cpus_limit));
+    if (pid > pid_max_limit)
+        fail(fmt::format("pid {} is beyond the kernel's PID_MAX_LIMIT ({})", pid, pid_max_limit));
     if (stats_.header_cpus > 0 && cpu >= stats_.header_cpus)
         fail(fmt::format("CPU {} but the header says the trace has {} CPUs", cpu,
                          stats_.header_cpus));
@@ -550,8 +558,14 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
     }
     case ftrace_event_type::other: break;
     }
+    for (const int p : {e.pid, e.pid2})
+        if (p > pid_max_limit)
+            fail(fmt::format("{}: pid {} is beyond the kernel's PID_MAX_LIMIT ({})", e.name, p,
+                             pid_max_limit));
     if (e.pid < 0 || (e.type == ftrace_event_type::sched_switch && e.pid2 < 0))
         fail(fmt::format("{}: a negative pid", e.name));
+    if (e.type == ftrace_event_type::sched_process_fork && e.pid2 < 0)
+        fail(fmt::format("{}: a negative child_pid", e.name));
 }
 
 /* ------------------------------------------------------------------------ */

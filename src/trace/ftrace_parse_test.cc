@@ -247,6 +247,14 @@ TEST_F(ftrace_parse, bad_input_names_the_line)
                                               "sched_waking: comm=b pid=8 prio=120 "
                                               "target_cpu=000\n")),
                 HasSubstr("cpu.txt:7: CPU 2 but the header says the trace has 2 CPUs"));
+    EXPECT_THAT(error_of(write("bigcpu.txt", "               a-7       [99999] d..3.   10.000000: "
+                                             "sched_waking: comm=b pid=8 prio=120 "
+                                             "target_cpu=000\n")),
+                HasSubstr("bigcpu.txt:1: CPU 99999 is beyond the kernel's largest NR_CPUS"));
+    EXPECT_THAT(error_of(write("bigpid.txt", "               a-7       [000] d..3.   10.000000: "
+                                             "sched_waking: comm=b pid=2147483647 prio=120 "
+                                             "target_cpu=000\n")),
+                HasSubstr("bigpid.txt:1: sched_waking: pid 2147483647 is beyond"));
     EXPECT_THAT(error_of(path("missing.txt")), HasSubstr("missing.txt: cannot open the trace"));
     EXPECT_THAT(error_of(traces_dir), HasSubstr("read error"));
 }
