@@ -605,7 +605,7 @@ sched_trace_reader::cpu_state& sched_trace_reader::cpu(int c)
 
 int sched_trace_reader::nr_cpus() const
 {
-    return stats().header_cpus > 0 ? stats().header_cpus : max_cpu_ + 1;
+    return std::max(stats().header_cpus, max_cpu_ + 1); // a "#P:" line may come late
 }
 
 void sched_trace_reader::note_comm(int pid, std::string_view comm)

@@ -170,7 +170,7 @@ public:
     bool next(ftrace_event& e);
     const ftrace_parse_stats& stats() const { return r_.stats(); }
     const sched_trace_quirks& quirks() const { return q_; }
-    /// The CPU count: the header's, else one more than the highest CPU seen so far.
+    /// The CPU count: the header's, or one more than the highest CPU seen so far if larger.
     int nr_cpus() const;
     std::string where() const { return r_.where(); }
     const std::string& path() const { return r_.path(); }
