@@ -178,6 +178,9 @@ int main(int argc, char** argv)
                        "The simulated CPU's speed relative to the traced one: CPU bursts are "
                        "divided by it")
         ->capture_default_str();
+    replay->add_option("--trace", rpl.trace_path,
+                       "Write the replay's scheduler tracepoints in ftrace text format to FILE "
+                       "(.zst, .gz compressed), which schedlab replay reads too");
     std::string replay_seed = "1";
     replay->add_option("-s,--seed", replay_seed, "Random seed (0 to 2^64-1)")->capture_default_str();
     replay->add_option("--cost", rpl.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")

@@ -48,6 +48,25 @@ TEST(cmd_replay, prints_the_summary_and_the_table_bit_identically)
     EXPECT_NE(replay_output(o), a);
 }
 
+class cmd_replay_trace : public test_support::scratch_dir {};
+
+// The replay's own trace (--trace) is a trace schedlab replay reads: the same tasks again.
+TEST_F(cmd_replay_trace, the_replays_trace_replays)
+{
+    replay_command_options o;
+    o.trace = schbench_trace;
+    o.machine = "ryzen-7950x";
+    o.comm = "^schbench";
+    o.trace_path = path("replayed.txt.zst");
+    const std::string first = replay_output(o);
+    replay_command_options again = o;
+    again.trace = o.trace_path;
+    again.trace_path.clear();
+    const std::string second = replay_output(again);
+    EXPECT_THAT(second, HasSubstr("# trace vs replay: 4 tasks; trace 32 CPUs, replay 32 CPUs"));
+    EXPECT_THAT(second, HasSubstr("unknown 0 (0 by a waking recorded before the switch out)"));
+}
+
 TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
 {
     auto refused = [](const std::string& args, const std::string& message) {
@@ -63,6 +82,8 @@ TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
     refused(schbench_trace + " --comm nomatch", "--comm: no task of");
     refused(schbench_trace + " --kernel 9.9", "--kernel");
     refused("", "trace is required");
+    refused(schbench_trace + " --trace /nonexistent/dir/t.txt", "--trace");
+    refused(schbench_trace + " --trace t.txt.xz", "--trace");
     const auto help = schedlab_bin("replay --help");
     EXPECT_EQ(help.status, 0);
     EXPECT_THAT(help.output, HasSubstr("--speed"));
