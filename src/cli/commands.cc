@@ -323,6 +323,30 @@ const run_spec& timeline_run(const compare_plan& plan, const std::string& what)
 
 } // namespace
 
+int unfinished_run(std::ostream& err, const std::string& what, double time_limit_s)
+{
+    err << fmt::format("schedlab: {} did not finish within the {} s simulated time limit "
+                       "(--time-limit)\n",
+                       what, time_limit_s);
+    return 3;
+}
+
+trace_file_output::trace_file_output(const std::string& path)
+{
+    if (path.empty())
+        return;
+    trace_compression_for(path); // an unsupported suffix is refused before the file is made
+    f_ = output_file(path, "--trace");
+}
+
+void trace_file_output::commit(int nr_cpus)
+{
+    if (!f_.is_open())
+        return;
+    trace_.write(f_, nr_cpus);
+    f_.commit();
+}
+
 void print_run_summary(std::ostream& out, const run_result& r)
 {
     const run_provenance& p = r.provenance;
@@ -351,9 +375,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     const auto prepared = prepare_run(spec);
     // The outputs are opened (and so checked) before the run; each is written to a temporary
     // file and renamed over its target only once complete.
-    if (!o.trace_path.empty())
-        trace_compression_for(o.trace_path);
-    output_file trace_out = open_output(o.trace_path, "--trace");
+    trace_file_output trace(o.trace_path);
     output_file explain_out = open_output(o.explain_path, "--explain");
     output_file json_out = open_output(o.json_path, "--json");
     if (!o.timeline_window.empty() && o.html_path.empty())
@@ -364,10 +386,9 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     for (const auto& warning : run_warnings(*prepared))
         err << "schedlab: warning: " << warning << "\n";
 
-    ftrace_exporter trace;
     run_hooks hooks;
-    if (trace_out.is_open())
-        hooks.extra_sinks.push_back(&trace);
+    if (trace_sink* t = trace.sink())
+        hooks.extra_sinks.push_back(t);
     std::optional<timeline_capture> tl_capture;
     if (html_out.is_open()) {
         tl_capture.emplace(o.machine, std::pair{tl_from, tl_to});
@@ -391,10 +412,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     const run_result r = execute_run(*prepared, hooks);
     if (progress)
         progress->finish();
-    if (trace_out.is_open()) {
-        trace.write(trace_out, r.provenance.nr_cpus);
-        trace_out.commit();
-    }
+    trace.commit(r.provenance.nr_cpus);
     if (explain_out.is_open())
         explain.finish();
     if (json_out.is_open()) {
@@ -402,12 +420,8 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
         json_out.commit();
     }
 
-    if (!r.finished) {
-        err << fmt::format("schedlab: the benchmark did not finish within the {} s simulated "
-                           "time limit (--time-limit)\n",
-                           o.time_limit_s);
-        return 3;
-    }
+    if (!r.finished)
+        return unfinished_run(err, "the benchmark", o.time_limit_s);
     out << r.benchmark_output;
     if (!r.measured_nothing.empty())
         throw config_error("benchmark", r.measured_nothing);

@@ -10,6 +10,8 @@
 #include "sched/params.h"
 #include "store/execute.h"
 #include "store/store.h"
+#include "sim/file_io.h"
+#include "trace/export_ftrace.h"
 
 #include <functional>
 #include <ostream>
@@ -144,6 +146,23 @@ int cmd_fidelity(std::ostream& out, std::ostream& err, const fidelity_options& o
 /// The "# schedlab ..." block after a run's benchmark output: machine, kernel, seed, the
 /// scheduler summary and the schedule digest.
 void print_run_summary(std::ostream& out, const run_result& r);
+
+/// A run that did not finish within --time-limit: the message on `err`, and exit code 3.
+int unfinished_run(std::ostream& err, const std::string& what, double time_limit_s);
+
+/// --trace FILE of run and replay: opened (and so checked) before the run, fed the run's
+/// tracepoints, written whole after it ("" = no trace).
+class trace_file_output {
+public:
+    explicit trace_file_output(const std::string& path);
+    trace_sink* sink() { return f_.is_open() ? &trace_ : nullptr; }
+    /// Writes the tracepoints (nr_cpus: the "#P:" header field) and commits the file.
+    void commit(int nr_cpus);
+
+private:
+    output_file f_;
+    ftrace_exporter trace_;
+};
 
 struct replay_trace;
 /// The trace's statistics beside the replay's, one row per figure with their ratio.

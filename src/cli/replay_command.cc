@@ -8,8 +8,6 @@
 
 #include "experiment/run.h"
 #include "sim/config_error.h"
-#include "sim/file_io.h"
-#include "trace/export_ftrace.h"
 #include "workload/replay.h"
 
 #include <fmt/format.h>
@@ -98,9 +96,7 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     spec.time_limit_s = o.time_limit_s;
     spec.workload_argv = argv;
     const auto prepared = prepare_run(spec); // every user error (the trace's too) surfaces here
-    if (!o.trace_path.empty())
-        trace_compression_for(o.trace_path);
-    output_file trace_out = o.trace_path.empty() ? output_file{} : output_file(o.trace_path, "--trace");
+    trace_file_output trace(o.trace_path);
     replay_options ro;
     ro.comm_regex = o.comm;
     ro.speed = std::stod(o.speed); // validated by prepare_run
@@ -110,21 +106,13 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     for (const auto& warning : run_warnings(*prepared))
         err << "schedlab: warning: " << warning << "\n";
 
-    ftrace_exporter trace;
     run_hooks hooks;
-    if (trace_out.is_open())
-        hooks.extra_sinks.push_back(&trace);
+    if (trace_sink* ts = trace.sink())
+        hooks.extra_sinks.push_back(ts);
     const run_result r = execute_run(*prepared, hooks);
-    if (trace_out.is_open()) {
-        trace.write(trace_out, r.provenance.nr_cpus);
-        trace_out.commit();
-    }
-    if (!r.finished) {
-        err << fmt::format("schedlab: the replay did not finish within the {} s simulated time "
-                           "limit (--time-limit)\n",
-                           o.time_limit_s);
-        return 3;
-    }
+    trace.commit(r.provenance.nr_cpus);
+    if (!r.finished)
+        return unfinished_run(err, "the replay", o.time_limit_s);
     out << r.benchmark_output;
     print_run_summary(out, r);
     out << "\n" << format_replay_table(t, r);
