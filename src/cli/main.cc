@@ -163,7 +163,7 @@ int main(int argc, char** argv)
                   "replay's (docs/replay.md)");
     replay->add_option("trace", rpl.trace,
                        "The trace: /sys/kernel/tracing/trace or trace-cmd report text, plain or "
-                       ".xz/.zst/.gz")
+                       ".xz/.zst/.gz, or a trace-cmd .dat file")
         ->required();
     replay->add_option("-m,--machine", rpl.machine, "Preset name, machine JSON file or lscpu -p output")
         ->capture_default_str();

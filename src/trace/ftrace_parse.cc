@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <lzma.h>
+#include <traceevent/event-parse.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -14,7 +15,25 @@
 #include <cstdio>
 #include <cstring>
 
+/*
+ * The libtracecmd calls used, declared as trace-cmd/trace-cmd.h (3.1) declares them: that
+ * header includes tracefs.h, whose inline tracefs_hist_start() passes an int as an enum and
+ * does not compile as C++.
+ */
+extern "C" {
+struct tracecmd_input;
+struct tracecmd_input* tracecmd_open(const char* file, int flags);
+void tracecmd_close(struct tracecmd_input* handle);
+struct tep_record* tracecmd_read_data(struct tracecmd_input* handle, int cpu);
+void tracecmd_free_record(struct tep_record* record);
+struct tep_handle* tracecmd_get_tep(struct tracecmd_input* handle);
+}
+
 namespace schedlab {
+
+namespace {
+constexpr int TRACECMD_FL_LOAD_NO_PLUGINS = 1 << 0; // enum tracecmd_open_flags
+} // namespace
 
 /* ------------------------------------------------------------------------ */
 /* Input: plain, xz, zstd or gzip, read in chunks                            */
@@ -233,9 +252,207 @@ std::size_t find_key(std::string_view fields, std::string_view key, std::size_t 
 } // namespace
 
 /* ------------------------------------------------------------------------ */
+/* trace-cmd .dat files, through libtracecmd and libtraceevent               */
+
+/*
+ * The records of a trace-cmd .dat file, merged across CPUs by timestamp (one pending record
+ * per CPU, so memory does not grow with the file), as ftrace_events.
+ */
+class dat_source {
+public:
+    explicit dat_source(const std::string& path) : path_(path)
+    {
+        h_ = tracecmd_open(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS);
+        if (!h_)
+            throw config_error(path, "libtracecmd cannot read this trace-cmd .dat file");
+        tep_ = tracecmd_get_tep(h_);
+        nr_cpus_ = tep_get_cpus(tep_);
+        if (nr_cpus_ <= 0 || nr_cpus_ > 8192)
+            throw config_error(path, fmt::format("a .dat file of {} CPUs", nr_cpus_));
+        next_.assign(static_cast<std::size_t>(nr_cpus_), nullptr);
+        for (int c = 0; c < nr_cpus_; ++c)
+            next_[static_cast<std::size_t>(c)] = tracecmd_read_data(h_, c);
+    }
+    ~dat_source()
+    {
+        for (tep_record* r : next_)
+            if (r)
+                tracecmd_free_record(r);
+        tracecmd_close(h_);
+    }
+    dat_source(const dat_source&) = delete;
+    dat_source& operator=(const dat_source&) = delete;
+    int nr_cpus() const { return nr_cpus_; }
+
+    /// The next record (the earliest over the CPUs); false at the end. `n` numbers the records.
+    bool next(ftrace_event& e, u64 n)
+    {
+        int best = -1;
+        for (int c = 0; c < nr_cpus_; ++c) {
+            const tep_record* r = next_[static_cast<std::size_t>(c)];
+            if (r && (best < 0 || r->ts < next_[static_cast<std::size_t>(best)]->ts))
+                best = c;
+        }
+        if (best < 0)
+            return false;
+        tep_record* r = next_[static_cast<std::size_t>(best)];
+        next_[static_cast<std::size_t>(best)] = tracecmd_read_data(h_, best);
+        struct free_record {
+            tep_record* r;
+            ~free_record() { tracecmd_free_record(r); }
+        } guard{r};
+        if (r->missed_events != 0)
+            throw config_error(fmt::format("{}: record {}", path_, n),
+                               fmt::format("CPU {} lost events before this record: a replay would "
+                                           "miss the tasks' switches and wakeups",
+                                           best));
+        convert(r, best, e);
+        return true;
+    }
+
+private:
+    long long field(tep_event* ev, tep_record* r, const char* name)
+    {
+        unsigned long long v = 0;
+        if (tep_get_field_val(nullptr, ev, name, r, &v, 0) != 0)
+            throw config_error(path_, fmt::format("{} without its '{}' field", ev->name, name));
+        return static_cast<long long>(v);
+    }
+    std::string_view text(tep_event* ev, tep_record* r, const char* name, std::string& store)
+    {
+        int len = 0;
+        const char* p = static_cast<const char*>(tep_get_field_raw(nullptr, ev, name, r, &len, 0));
+        if (!p)
+            throw config_error(path_, fmt::format("{} without its '{}' field", ev->name, name));
+        store.assign(p, strnlen(p, static_cast<std::size_t>(std::max(len, 0))));
+        return store;
+    }
+
+    void convert(tep_record* r, int cpu, ftrace_event& e)
+    {
+        e.ts = static_cast<sim_time>(r->ts);
+        e.cpu = cpu;
+        e.curr_pid = tep_data_pid(tep_, r);
+        const char* cc = tep_data_comm_from_pid(tep_, e.curr_pid);
+        curr_comm_ = e.curr_pid == 0 ? "<idle>" : cc ? cc : "<...>";
+        e.curr_comm = curr_comm_;
+        const int flags = tep_data_flags(tep_, r);
+        // Bits of the common_flags field (kernel/trace/trace.h, trace_flag_type): NMI 0x40,
+        // HARDIRQ 0x08, SOFTIRQ 0x10.
+        e.ctx = (flags & 0x40)   ? ftrace_context::nmi
+                : (flags & 0x08) ? ftrace_context::hardirq
+                : (flags & 0x10) ? ftrace_context::softirq
+                                 : ftrace_context::task;
+        e.pid = e.pid2 = e.prio = e.prio2 = e.target_cpu = e.dest_cpu = -1;
+        e.comm = e.comm2 = e.prev_state = {};
+        e.inferred = false;
+        e.ts_lo = e.ts;
+        tep_event* ev = tep_find_event_by_record(tep_, r);
+        name_ = ev && ev->name ? ev->name : "unknown";
+        e.name = name_;
+        e.type = ftrace_event_type::other;
+        if (!ev)
+            return;
+        const std::string_view n = e.name;
+        if (n == "sched_switch") {
+            e.type = ftrace_event_type::sched_switch;
+            e.comm = text(ev, r, "prev_comm", comm_);
+            e.pid = static_cast<int>(field(ev, r, "prev_pid"));
+            e.prio = static_cast<int>(field(ev, r, "prev_prio"));
+            e.prev_state = state_string(field(ev, r, "prev_state"));
+            e.comm2 = text(ev, r, "next_comm", comm2_);
+            e.pid2 = static_cast<int>(field(ev, r, "next_pid"));
+            e.prio2 = static_cast<int>(field(ev, r, "next_prio"));
+        } else if (n == "sched_waking" || n == "sched_wakeup" || n == "sched_wakeup_new") {
+            e.type = n == "sched_waking"   ? ftrace_event_type::sched_waking
+                     : n == "sched_wakeup" ? ftrace_event_type::sched_wakeup
+                                           : ftrace_event_type::sched_wakeup_new;
+            e.comm = text(ev, r, "comm", comm_);
+            e.pid = static_cast<int>(field(ev, r, "pid"));
+            e.prio = static_cast<int>(field(ev, r, "prio"));
+            e.target_cpu = static_cast<int>(field(ev, r, "target_cpu"));
+        } else if (n == "sched_migrate_task") {
+            e.type = ftrace_event_type::sched_migrate_task;
+            e.comm = text(ev, r, "comm", comm_);
+            e.pid = static_cast<int>(field(ev, r, "pid"));
+            e.prio = static_cast<int>(field(ev, r, "prio"));
+            e.target_cpu = static_cast<int>(field(ev, r, "orig_cpu"));
+            e.dest_cpu = static_cast<int>(field(ev, r, "dest_cpu"));
+        } else if (n == "sched_process_fork") {
+            e.type = ftrace_event_type::sched_process_fork;
+            e.comm = text(ev, r, "parent_comm", comm_);
+            e.pid = static_cast<int>(field(ev, r, "parent_pid"));
+            e.comm2 = text(ev, r, "child_comm", comm2_);
+            e.pid2 = static_cast<int>(field(ev, r, "child_pid"));
+        } else if (n == "sched_process_exit") {
+            e.type = ftrace_event_type::sched_process_exit;
+            e.comm = text(ev, r, "comm", comm_);
+            e.pid = static_cast<int>(field(ev, r, "pid"));
+        } else if (n == "sched_process_exec") {
+            e.type = ftrace_event_type::sched_process_exec;
+            e.pid = static_cast<int>(field(ev, r, "pid"));
+            e.pid2 = static_cast<int>(field(ev, r, "old_pid"));
+        }
+    }
+
+    /*
+     * prev_state as the tracepoint prints it (include/trace/events/sched.h,
+     * __trace_sched_switch_state(), 6.x): 0 "R", TASK_REPORT_MAX (0x100) "R+", else the
+     * letters of the TASK_REPORT bits S D T t X Z P I.
+     */
+    std::string_view state_string(long long v)
+    {
+        static const char letters[] = "SDTtXZPI";
+        if (v & 0x100)
+            return "R+";
+        state_.clear();
+        for (int bit = 0; bit < 8; ++bit)
+            if (v & (1LL << bit)) {
+                if (!state_.empty())
+                    state_ += '|';
+                state_ += letters[bit];
+            }
+        if (state_.empty())
+            state_ = "R";
+        return state_;
+    }
+
+    std::string path_;
+    tracecmd_input* h_ = nullptr;
+    tep_handle* tep_ = nullptr;
+    int nr_cpus_ = 0;
+    std::vector<tep_record*> next_;
+    std::string curr_comm_, name_, comm_, comm2_, state_;
+};
+
+/* ------------------------------------------------------------------------ */
 /* ftrace_reader                                                             */
 
-ftrace_reader::ftrace_reader(std::string path) : path_(std::move(path)), in_(open_input(path_)) {}
+namespace {
+
+bool is_dat_file(const std::string& path)
+{
+    // A trace-cmd file starts with 0x17 0x08 'D' "tracing" (Documentation/trace-cmd/
+    // trace-cmd.dat.v7.5.txt in trace-cmd's tree).
+    unsigned char magic[10] = {};
+    file_handle f(path);
+    return f.read(magic, sizeof magic) == sizeof magic &&
+           std::memcmp(magic, "\x17\x08" "Dtracing", 10) == 0;
+}
+
+} // namespace
+
+ftrace_reader::ftrace_reader(std::string path) : path_(std::move(path))
+{
+    if (is_dat_file(path_)) {
+        dat_ = std::make_unique<dat_source>(path_);
+        stats_.format = "trace-cmd .dat";
+        stats_.header_cpus = dat_->nr_cpus();
+        stats_.timestamp_digits = 9;
+    } else {
+        in_ = open_input(path_);
+    }
+}
 
 ftrace_reader::~ftrace_reader() = default;
 
@@ -276,6 +493,18 @@ bool ftrace_reader::next_line(std::string_view& line)
 
 bool ftrace_reader::next(ftrace_event& e)
 {
+    if (dat_) {
+        if (!dat_->next(e, stats_.events + 1))
+            return false;
+        ++stats_.events;
+        e.line = stats_.events;
+        if (e.type == ftrace_event_type::other)
+            ++stats_.skipped[std::string(e.name)];
+        if (e.ts < last_ts_)
+            fail("a record before the previous one in time");
+        last_ts_ = e.ts;
+        return true;
+    }
     std::string_view line;
     while (next_line(line)) {
         ++stats_.lines;

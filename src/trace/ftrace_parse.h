@@ -11,7 +11,9 @@
  * Two layers:
  * - ftrace_reader turns lines into ftrace_events, exactly as printed. The file
  *   may be plain, xz (liblzma), zstd or gzip compressed (told by its magic
- *   bytes) and is read in bounded chunks, never whole.
+ *   bytes) and is read in bounded chunks, never whole. A trace-cmd .dat file
+ *   (its magic) is read with libtracecmd instead, its records merged across
+ *   CPUs by time; "FILE:LINE" then names the record's number.
  * - sched_trace_reader adds what a consumer of real traces has to reconstruct
  *   (the quirks listed in ../shared/traces/README.md), each counted in
  *   sched_trace_quirks and none guessed silently: a CPU whose idle-to-task
@@ -103,6 +105,7 @@ struct ftrace_parse_stats {
 };
 
 class ftrace_input;
+class dat_source;
 
 /// Events of an ftrace text file, one at a time. config_error("FILE:LINE", ...) on bad input.
 class ftrace_reader {
@@ -128,6 +131,7 @@ private:
 
     std::string path_;
     std::unique_ptr<ftrace_input> in_;
+    std::unique_ptr<dat_source> dat_; ///< a trace-cmd .dat file, read with libtracecmd
     std::string buf_;
     std::size_t pos_ = 0;
     bool eof_ = false;

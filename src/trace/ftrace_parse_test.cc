@@ -300,6 +300,67 @@ TEST(ftrace_parse_shared, recorded_switches_match_the_reference_counts)
     }
 }
 
+// The .dat file (libtracecmd) and its `trace-cmd report -t` text hold the same events; the
+// .dat has the irq context the text lacks.
+TEST(ftrace_parse_shared, a_dat_file_reads_as_its_report_text)
+{
+    sched_trace_reader dat(traces_dir + "tracecmd_perf_messaging_g2_l100.dat");
+    sched_trace_reader txt(traces_dir + "tracecmd_perf_messaging_g2_l100.report.txt.xz");
+    ftrace_event a, b;
+    u64 n = 0, irq = 0;
+    for (;;) {
+        const bool more_a = dat.next(a);
+        const owned_event ea(a);
+        const bool more_b = txt.next(b);
+        ASSERT_EQ(more_a, more_b) << "event " << n;
+        if (!more_a)
+            break;
+        ++n;
+        SCOPED_TRACE(::testing::Message() << "event " << n << " at " << b.ts);
+        ASSERT_EQ(ea.type, b.type);
+        ASSERT_EQ(ea.ts, b.ts);
+        ASSERT_EQ(ea.cpu, b.cpu);
+        ASSERT_EQ(ea.curr_pid, b.curr_pid);
+        ASSERT_EQ(ea.pid, b.pid);
+        ASSERT_EQ(ea.pid2, b.pid2);
+        ASSERT_EQ(ea.comm, b.comm);
+        ASSERT_EQ(ea.inferred, b.inferred);
+        // trace-cmd 3.1's sched plugin has its own letters: TASK_REPORT_IDLE (0x80) "W",
+        // EXIT_DEAD (0x10) "Z", EXIT_ZOMBIE (0x20) "X", a preempted task (TASK_REPORT_MAX)
+        // "R"; the tracepoint's own format, which tracefs prints, says "I", "X", "Z", "R+".
+        if (ea.type == ftrace_event_type::sched_switch && !ea.inferred) {
+            if (b.prev_state == "W") {
+                ASSERT_EQ(ea.prev_state, "I");
+            } else if (b.prev_state == "X") {
+                ASSERT_EQ(ea.prev_state, "Z");
+            } else if (b.prev_state == "Z") {
+                ASSERT_EQ(ea.prev_state, "X");
+            } else if (b.prev_state == "R") {
+                ASSERT_TRUE(ea.prev_state == "R" || ea.prev_state == "R+") << ea.prev_state;
+            } else {
+                ASSERT_EQ(ea.prev_state, b.prev_state);
+            }
+        }
+        if (ea.type == ftrace_event_type::sched_waking || ea.type == ftrace_event_type::sched_wakeup) {
+            ASSERT_EQ(ea.target_cpu, b.target_cpu);
+        }
+        irq += ea.ctx == ftrace_context::hardirq || ea.ctx == ftrace_context::softirq;
+        if (!b.inferred) {
+            EXPECT_EQ(b.ctx, ftrace_context::unknown);
+        }
+    }
+    EXPECT_EQ(n, 15780u); // 15 779 records and one inferred switch-in
+    EXPECT_EQ(dat.stats().format, "trace-cmd .dat");
+    EXPECT_EQ(dat.nr_cpus(), 2);
+    EXPECT_GT(irq, 0u);
+}
+
+TEST_F(ftrace_parse, a_truncated_dat_file_is_an_error)
+{
+    const std::string full = slurp(traces_dir + "tracecmd_perf_messaging_g2_l100.dat");
+    EXPECT_THAT(error_of(write("cut.dat", full.substr(0, 4096))), HasSubstr("cut.dat"));
+}
+
 TEST(ftrace_parse_shared, trace_cmd_report_text)
 {
     sched_trace_reader r(traces_dir + "tracecmd_perf_messaging_g2_l100.report.txt.xz");
