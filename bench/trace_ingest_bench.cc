@@ -21,17 +21,19 @@
 namespace schedlab {
 namespace {
 
-const std::string xz_trace = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/perf_pipe_l50000.trace.txt.xz";
+const std::string xz_trace =
+    std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/perf_pipe_l50000.trace.txt.xz";
 
 /// The trace decompressed once into the temporary directory (with the parser's own reader).
 const std::string& plain_trace()
 {
     static const std::string path = [] {
-        const std::string p = (std::filesystem::temp_directory_path() /
-                               "schedlab-bench-perf_pipe_l50000.trace.txt")
-                                  .string();
+        const std::string p =
+            (std::filesystem::temp_directory_path() / "schedlab-bench-perf_pipe_l50000.trace.txt")
+                .string();
         std::ifstream in(xz_trace, std::ios::binary);
-        const std::string xz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string xz((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
         std::string out(64 << 20, '\0');
         std::size_t in_pos = 0, out_pos = 0;
         u64 memlimit = UINT64_MAX;
@@ -58,9 +60,18 @@ template <class Reader> void read_all(benchmark::State& state, const std::string
         benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
 }
 
-void BM_trace_ftrace_reader_xz(benchmark::State& s) { read_all<ftrace_reader>(s, xz_trace); }
-void BM_trace_ftrace_reader_plain(benchmark::State& s) { read_all<ftrace_reader>(s, plain_trace()); }
-void BM_trace_sched_reader_plain(benchmark::State& s) { read_all<sched_trace_reader>(s, plain_trace()); }
+void BM_trace_ftrace_reader_xz(benchmark::State& s)
+{
+    read_all<ftrace_reader>(s, xz_trace);
+}
+void BM_trace_ftrace_reader_plain(benchmark::State& s)
+{
+    read_all<ftrace_reader>(s, plain_trace());
+}
+void BM_trace_sched_reader_plain(benchmark::State& s)
+{
+    read_all<sched_trace_reader>(s, plain_trace());
+}
 
 /// load_replay_trace: two passes and the behaviour; events/s counts one pass's events.
 void BM_trace_load_replay(benchmark::State& state)

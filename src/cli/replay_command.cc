@@ -51,15 +51,18 @@ std::string format_replay_table(const replay_trace& t, const run_result& r)
         span_b > 0 ? static_cast<double>(b.voluntary + b.involuntary) / span_b : 0, 0);
     row("wakeups", static_cast<double>(a.wakeups), static_cast<double>(b.wakeups), 0);
     const auto us = [](u64 ns) { return static_cast<double>(ns) / 1000.0; };
-    row("wakeup-to-run p50 (us)", us(a.wakeup_latency.percentile(50)), us(b.wakeup_latency_p50_ns), 1);
-    row("wakeup-to-run p99 (us)", us(a.wakeup_latency.percentile(99)), us(b.wakeup_latency_p99_ns), 1);
+    row("wakeup-to-run p50 (us)", us(a.wakeup_latency.percentile(50)), us(b.wakeup_latency_p50_ns),
+        1);
+    row("wakeup-to-run p99 (us)", us(a.wakeup_latency.percentile(99)), us(b.wakeup_latency_p99_ns),
+        1);
     row("wakeup-to-run max (us)", us(a.wakeup_latency.max()), us(b.wakeup_latency_max_ns), 1);
     row("migrations", static_cast<double>(a.migrations), static_cast<double>(b.migrations), 0);
     const int na = static_cast<int>(a.busy.size()), nb = static_cast<int>(b.busy_ns.size());
     const auto util_b = [&](int cpu) {
-        return b.simulated_ns > 0 ? 100.0 * static_cast<double>(b.busy_ns[static_cast<std::size_t>(cpu)]) /
-                                        static_cast<double>(b.simulated_ns)
-                                  : 0.0;
+        return b.simulated_ns > 0
+                   ? 100.0 * static_cast<double>(b.busy_ns[static_cast<std::size_t>(cpu)]) /
+                         static_cast<double>(b.simulated_ns)
+                   : 0.0;
     };
     if (std::max(na, nb) <= 16) {
         for (int cpu = 0; cpu < std::max(na, nb); ++cpu) {

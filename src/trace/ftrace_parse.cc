@@ -62,7 +62,8 @@ public:
     {
         f_ = std::fopen(path.c_str(), "rb");
         if (!f_)
-            throw config_error(path, fmt::format("cannot open the trace: {}", std::strerror(errno)));
+            throw config_error(path,
+                               fmt::format("cannot open the trace: {}", std::strerror(errno)));
     }
     ~file_handle() { std::fclose(f_); }
     file_handle(const file_handle&) = delete;
@@ -148,8 +149,8 @@ public:
             }
             last_ = ZSTD_decompressStream(d_, &out, &ib_);
             if (ZSTD_isError(last_))
-                throw config_error(path_, fmt::format("not a valid zstd stream ({})",
-                                                      ZSTD_getErrorName(last_)));
+                throw config_error(
+                    path_, fmt::format("not a valid zstd stream ({})", ZSTD_getErrorName(last_)));
         }
         return out.pos;
     }
@@ -170,7 +171,8 @@ public:
     {
         g_ = gzopen(path.c_str(), "rb");
         if (!g_)
-            throw config_error(path, fmt::format("cannot open the trace: {}", std::strerror(errno)));
+            throw config_error(path,
+                               fmt::format("cannot open the trace: {}", std::strerror(errno)));
         gzbuffer(g_, 1 << 17);
     }
     ~gz_input() override { gzclose(g_); }
@@ -218,7 +220,10 @@ std::unique_ptr<ftrace_input> open_input(const std::string& path)
 /* ------------------------------------------------------------------------ */
 /* Field helpers                                                             */
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
 
 std::string_view trim(std::string_view s)
 {
@@ -436,8 +441,10 @@ bool is_dat_file(const std::string& path)
     // trace-cmd.dat.v7.5.txt in trace-cmd's tree).
     unsigned char magic[10] = {};
     file_handle f(path);
-    return f.read(magic, sizeof magic) == sizeof magic &&
-           std::memcmp(magic, "\x17\x08" "Dtracing", 10) == 0;
+    return f.read(magic, sizeof magic) == sizeof magic && std::memcmp(magic,
+                                                                      "\x17\x08"
+                                                                      "Dtracing",
+                                                                      10) == 0;
 }
 
 } // namespace
@@ -456,9 +463,15 @@ ftrace_reader::ftrace_reader(std::string path) : path_(std::move(path))
 
 ftrace_reader::~ftrace_reader() = default;
 
-std::string ftrace_reader::where() const { return fmt::format("{}:{}", path_, line_no_); }
+std::string ftrace_reader::where() const
+{
+    return fmt::format("{}:{}", path_, line_no_);
+}
 
-void ftrace_reader::fail(const std::string& what) const { throw config_error(where(), what); }
+void ftrace_reader::fail(const std::string& what) const
+{
+    throw config_error(where(), what);
+}
 
 bool ftrace_reader::next_line(std::string_view& line)
 {
@@ -541,7 +554,8 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         stats_.header_cpus = c;
         return false;
     }
-    if (t.find("[LOST") != std::string_view::npos || t.find("EVENTS DROPPED") != std::string_view::npos)
+    if (t.find("[LOST") != std::string_view::npos ||
+        t.find("EVENTS DROPPED") != std::string_view::npos)
         fail(fmt::format("the trace lost events here ('{}'): a replay would miss the tasks' "
                          "switches and wakeups; record again with a larger buffer_size_kb",
                          t));
@@ -563,7 +577,8 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         std::size_t start = end;
         while (start > 0 && is_digit(t[start - 1]))
             --start;
-        if (start == end || start == 0 || t[start - 1] != '-' || !to_int(t.substr(start, end - start), pid))
+        if (start == end || start == 0 || t[start - 1] != '-' ||
+            !to_int(t.substr(start, end - start), pid))
             continue;
         e.curr_comm = t.substr(0, start - 1);
         bracket = close;
@@ -580,13 +595,22 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         if (tok.size() < 4 || tok.size() > 6)
             foreign();
         switch (tok[2]) {
-        case '.': e.ctx = ftrace_context::task; break;
-        case 's': e.ctx = ftrace_context::softirq; break;
+        case '.':
+            e.ctx = ftrace_context::task;
+            break;
+        case 's':
+            e.ctx = ftrace_context::softirq;
+            break;
         case 'h':
-        case 'H': e.ctx = ftrace_context::hardirq; break;
+        case 'H':
+            e.ctx = ftrace_context::hardirq;
+            break;
         case 'z':
-        case 'Z': e.ctx = ftrace_context::nmi; break;
-        default: foreign();
+        case 'Z':
+            e.ctx = ftrace_context::nmi;
+            break;
+        default:
+            foreign();
         }
         if (stats_.format.empty())
             stats_.format = "tracefs";
@@ -646,7 +670,8 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
     }
     rest = trim(rest.substr(colon + 1));
     const std::size_t ncolon = rest.find(':');
-    if (ncolon == std::string_view::npos || rest.substr(0, ncolon).find(' ') != std::string_view::npos)
+    if (ncolon == std::string_view::npos ||
+        rest.substr(0, ncolon).find(' ') != std::string_view::npos)
         foreign();
     e.name = rest.substr(0, ncolon);
     ++stats_.events;
@@ -785,7 +810,8 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
         num("old_pid", e.pid2);
         break;
     }
-    case ftrace_event_type::other: break;
+    case ftrace_event_type::other:
+        break;
     }
     for (const int p : {e.pid, e.pid2})
         if (p > pid_max_limit)
@@ -913,7 +939,8 @@ bool sched_trace_reader::next(ftrace_event& e)
         note_comm(e.pid, e.comm);
         note_comm(e.pid2, e.comm2);
         break;
-    default: break;
+    default:
+        break;
     }
     return true;
 }

@@ -59,45 +59,45 @@ enum class ftrace_event_type : u8 {
 
 /// The irq context of an event: the third character of tracefs's flags column.
 enum class ftrace_context : u8 {
-    unknown,  ///< no flags column (trace-cmd report -t)
-    task,     ///< '.': process context
-    softirq,  ///< 's'
-    hardirq,  ///< 'h', or 'H' (hardirq inside a softirq)
-    nmi,      ///< 'z', 'Z'
+    unknown, ///< no flags column (trace-cmd report -t)
+    task,    ///< '.': process context
+    softirq, ///< 's'
+    hardirq, ///< 'h', or 'H' (hardirq inside a softirq)
+    nmi,     ///< 'z', 'Z'
 };
 
 /// One event as printed. String views point into the reader's line buffer: valid until next().
 struct ftrace_event {
     u64 line = 0;
-    sim_time ts = 0;  ///< nanoseconds, as printed (microsecond traces: multiples of 1000)
+    sim_time ts = 0; ///< nanoseconds, as printed (microsecond traces: multiples of 1000)
     int cpu = 0;
-    int curr_pid = 0; ///< the TASK-PID column: the task current on `cpu`
+    int curr_pid = 0;           ///< the TASK-PID column: the task current on `cpu`
     std::string_view curr_comm; ///< TASK-PID's comm: a cached value, possibly stale
     ftrace_context ctx = ftrace_context::unknown;
     ftrace_event_type type = ftrace_event_type::other;
-    std::string_view name;   ///< the event's name
-    int pid = -1;            ///< switch: prev_pid; fork: the parent; others: the task
-    std::string_view comm;   ///< switch: prev_comm; fork: the parent's comm; others: the task's
+    std::string_view name; ///< the event's name
+    int pid = -1;          ///< switch: prev_pid; fork: the parent; others: the task
+    std::string_view comm; ///< switch: prev_comm; fork: the parent's comm; others: the task's
     int prio = -1;
     std::string_view prev_state; ///< switch: "R", "R+", "S", "D", "I", "X", "Z", ...
-    int pid2 = -1;           ///< switch: next_pid; fork: child_pid; exec: old_pid
-    std::string_view comm2;  ///< switch: next_comm; fork: child_comm
+    int pid2 = -1;               ///< switch: next_pid; fork: child_pid; exec: old_pid
+    std::string_view comm2;      ///< switch: next_comm; fork: child_comm
     int prio2 = -1;
-    int target_cpu = -1;     ///< wakeups: target_cpu; migrate: orig_cpu
-    int dest_cpu = -1;       ///< migrate
+    int target_cpu = -1; ///< wakeups: target_cpu; migrate: orig_cpu
+    int dest_cpu = -1;   ///< migrate
     // Set by sched_trace_reader only:
-    bool inferred = false;   ///< a switch-in the trace did not record (see sched_trace_quirks)
-    sim_time ts_lo = 0;      ///< inferred: the earliest it can have happened (the CPU's last
-                             ///< event before it); ts is the latest (the event that revealed it)
+    bool inferred = false; ///< a switch-in the trace did not record (see sched_trace_quirks)
+    sim_time ts_lo = 0;    ///< inferred: the earliest it can have happened (the CPU's last
+                           ///< event before it); ts is the latest (the event that revealed it)
 };
 
 /// What the text reader saw.
 struct ftrace_parse_stats {
-    std::string format;       ///< "tracefs" or "trace-cmd report" (flags column or not)
+    std::string format; ///< "tracefs" or "trace-cmd report" (flags column or not)
     u64 lines = 0;
-    u64 events = 0;           ///< event lines, of any type
+    u64 events = 0;                     ///< event lines, of any type
     std::map<std::string, u64> skipped; ///< events of other types, by name
-    int header_cpus = -1;     ///< "#P:N" or "cpus=N"; -1 when the header has neither
+    int header_cpus = -1;               ///< "#P:N" or "cpus=N"; -1 when the header has neither
     int timestamp_digits = 0; ///< digits after the point: 6 (tracefs, us) or 9 (trace-cmd, ns)
     /// "##### CPU N buffer started ####" markers (the ring buffer overwrote older events of
     /// that CPU): the CPU and the timestamp of the first event after the marker.
@@ -181,9 +181,9 @@ public:
 
 private:
     struct cpu_state {
-        int curr = -1;          ///< pid current on the CPU; -1 before its first event
-        sim_time last_ts = -1;  ///< its last event
-        int last_wakeup = -1;   ///< the pid its last event woke (sched_wakeup), else -1
+        int curr = -1;         ///< pid current on the CPU; -1 before its first event
+        sim_time last_ts = -1; ///< its last event
+        int last_wakeup = -1;  ///< the pid its last event woke (sched_wakeup), else -1
     };
     cpu_state& cpu(int c);
     void note_comm(int pid, std::string_view comm);

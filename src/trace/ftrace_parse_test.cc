@@ -19,13 +19,12 @@ using ::testing::HasSubstr;
 
 const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
 
-constexpr const char* tracefs_header =
-    "# tracer: nop\n"
-    "#\n"
-    "# entries-in-buffer/entries-written: 9/9   #P:2\n"
-    "#\n"
-    "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
-    "#              | |         |   |||||     |         |\n";
+constexpr const char* tracefs_header = "# tracer: nop\n"
+                                       "#\n"
+                                       "# entries-in-buffer/entries-written: 9/9   #P:2\n"
+                                       "#\n"
+                                       "#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"
+                                       "#              | |         |   |||||     |         |\n";
 
 /// An event with copies of its strings (an event's views are valid only until the next read).
 struct owned_event : ftrace_event {
@@ -156,20 +155,19 @@ TEST_F(ftrace_parse, trace_cmd_report_layout)
 TEST_F(ftrace_parse, infers_the_missing_switch_in)
 {
     const std::string p = write(
-        "t.txt",
-        std::string(tracefs_header) +
-            "          <idle>-0       [001] d..2.   10.000000: sched_switch: prev_comm=a "
-            "prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 "
-            "next_prio=120\n"
-            "               a-8       [000] d..3.   10.000100: sched_waking: comm=a pid=7 "
-            "prio=120 target_cpu=001\n"
-            "          <idle>-0       [001] dNh2.   10.000104: sched_wakeup: comm=a pid=7 "
-            "prio=120 target_cpu=001\n"
-            "           stale-7       [001] d..3.   10.000109: sched_waking: comm=a pid=8 "
-            "prio=120 target_cpu=000\n"
-            "               a-7       [001] d..2.   10.000112: sched_switch: prev_comm=a "
-            "prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 "
-            "next_prio=120\n");
+        "t.txt", std::string(tracefs_header) +
+                     "          <idle>-0       [001] d..2.   10.000000: sched_switch: prev_comm=a "
+                     "prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 "
+                     "next_prio=120\n"
+                     "               a-8       [000] d..3.   10.000100: sched_waking: comm=a pid=7 "
+                     "prio=120 target_cpu=001\n"
+                     "          <idle>-0       [001] dNh2.   10.000104: sched_wakeup: comm=a pid=7 "
+                     "prio=120 target_cpu=001\n"
+                     "           stale-7       [001] d..3.   10.000109: sched_waking: comm=a pid=8 "
+                     "prio=120 target_cpu=000\n"
+                     "               a-7       [001] d..2.   10.000112: sched_switch: prev_comm=a "
+                     "prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 "
+                     "next_prio=120\n");
     sched_trace_reader r(p);
     const auto v = read_all(r);
     ASSERT_EQ(v.size(), 6u);
@@ -237,10 +235,9 @@ TEST_F(ftrace_parse, bad_input_names_the_line)
                 HasSubstr("perf.txt:1: not ftrace text"));
     EXPECT_THAT(error_of(write("trunc.txt", std::string(tracefs_header) + ok + ok.substr(0, 60))),
                 HasSubstr("trunc.txt:8: the last line has no newline: the trace is truncated"));
-    EXPECT_THAT(error_of(write("field.txt",
-                               std::string(tracefs_header) +
-                                   "               a-7       [000] d..3.   10.000000: "
-                                   "sched_waking: comm=b prio=120 target_cpu=000\n")),
+    EXPECT_THAT(error_of(write("field.txt", std::string(tracefs_header) +
+                                                "               a-7       [000] d..3.   10.000000: "
+                                                "sched_waking: comm=b prio=120 target_cpu=000\n")),
                 HasSubstr("field.txt:7: sched_waking without its 'pid' field"));
     EXPECT_THAT(error_of(write("cpu.txt", std::string(tracefs_header) +
                                               "               a-7       [002] d..3.   10.000000: "
@@ -341,7 +338,8 @@ TEST(ftrace_parse_shared, a_dat_file_reads_as_its_report_text)
                 ASSERT_EQ(ea.prev_state, b.prev_state);
             }
         }
-        if (ea.type == ftrace_event_type::sched_waking || ea.type == ftrace_event_type::sched_wakeup) {
+        if (ea.type == ftrace_event_type::sched_waking ||
+            ea.type == ftrace_event_type::sched_wakeup) {
             ASSERT_EQ(ea.target_cpu, b.target_cpu);
         }
         irq += ea.ctx == ftrace_context::hardirq || ea.ctx == ftrace_context::softirq;

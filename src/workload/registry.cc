@@ -100,8 +100,8 @@ const workload_entry workload_table[] = {
     {{"replay"},
      &make_replay_workload,
      "a recorded workload: each task of an ftrace sched trace rebuilt and re-run (docs/replay.md)",
-     "TRACE (tracefs or trace-cmd report text, .xz/.zst/.gz, or a trace-cmd .dat), --comm REGEX (every "
-     "non-kernel task), --speed F (1)",
+     "TRACE (tracefs or trace-cmd report text, .xz/.zst/.gz, or a trace-cmd .dat), "
+     "--comm REGEX (every non-kernel task), --speed F (1)",
      ""},
 };
 

@@ -19,12 +19,13 @@ bool kernel_thread_comm(std::string_view comm)
     // trace shows (kernel/workqueue.c, kernel/softirq.c, kernel/rcu, kernel/stop_machine.c,
     // kernel/cpu.c, mm/, fs/jbd2, kernel/irq/manage.c, ...).
     static const std::string_view prefixes[] = {
-        "swapper/", "kworker/", "ksoftirqd/", "rcu_", "rcuog/", "rcuop/", "rcuos/",
-        "migration/", "cpuhp/", "idle_inject/", "watchdog/", "irq/", "jbd2/", "kcompactd",
-        "kswapd", "khugepaged", "kthreadd", "kauditd", "khungtaskd", "oom_reaper",
-        "kdevtmpfs", "kblockd", "writeback", "ksmd", "kintegrityd", "pr/", "card", "scsi_",
-        "ext4-rsv-conver", "xfs", "btrfs", "hwrng", "kstrp", "zswap", "ipv6_addrconf",
-        "netns", "mm_percpu_wq", "inet_frag_wq", "tpm_dev_wq", "md", "edac-poller",
+        "swapper/",     "kworker/",     "ksoftirqd/", "rcu_",         "rcuog/",          "rcuop/",
+        "rcuos/",       "migration/",   "cpuhp/",     "idle_inject/", "watchdog/",       "irq/",
+        "jbd2/",        "kcompactd",    "kswapd",     "khugepaged",   "kthreadd",        "kauditd",
+        "khungtaskd",   "oom_reaper",   "kdevtmpfs",  "kblockd",      "writeback",       "ksmd",
+        "kintegrityd",  "pr/",          "card",       "scsi_",        "ext4-rsv-conver", "xfs",
+        "btrfs",        "hwrng",        "kstrp",      "zswap",        "ipv6_addrconf",   "netns",
+        "mm_percpu_wq", "inet_frag_wq", "tpm_dev_wq", "md",           "edac-poller",
     };
     for (const std::string_view p : prefixes)
         if (comm.starts_with(p))
@@ -47,8 +48,14 @@ trace_task_state summary_state(std::string_view s)
     return trace_task_state::D;
 }
 
-bool is_block_state(std::string_view s) { return !s.empty() && s.front() != 'R' && s.front() != '?'; }
-bool is_dead_state(std::string_view s) { return !s.empty() && (s.front() == 'X' || s.front() == 'Z'); }
+bool is_block_state(std::string_view s)
+{
+    return !s.empty() && s.front() != 'R' && s.front() != '?';
+}
+bool is_dead_state(std::string_view s)
+{
+    return !s.empty() && (s.front() == 'X' || s.front() == 'Z');
+}
 
 /// Pass 1: every pid's comms and first and last events.
 struct pid_info {
@@ -57,7 +64,8 @@ struct pid_info {
     int first_cpu = 0;
 };
 
-void note(std::unordered_map<int, pid_info>& m, int pid, std::string_view comm, sim_time ts, int cpu)
+void note(std::unordered_map<int, pid_info>& m, int pid, std::string_view comm, sim_time ts,
+          int cpu)
 {
     if (pid <= 0)
         return;
@@ -80,13 +88,13 @@ struct task_track {
     sim_time block_ts = 0;
     std::size_t block_step = 0; ///< the pending step
     bool exiting = false, exited = false;
-    u64 wakes = 0;              ///< dependency wakes received (the counter's target)
+    u64 wakes = 0; ///< dependency wakes received (the counter's target)
     /// A waking while the task was still on its CPU, after its last own event: it may be
     /// in __schedule() already, and the waking then ends the block its switch out records.
     struct {
-        sim_time ts = -1;       ///< -1: none
+        sim_time ts = -1; ///< -1: none
         ftrace_context ctx = ftrace_context::unknown;
-        int waker = -1;         ///< a selected waker: its tentative wake step follows
+        int waker = -1; ///< a selected waker: its tentative wake step follows
         std::size_t waker_step = 0;
     } early;
 };
@@ -111,7 +119,10 @@ private:
     }
     task_track& track(int pid, sim_time ts, bool forked);
     void flush(task_track& k, sim_time ts);
-    void push(task_track& k, replay_step s) { t_.tasks[static_cast<std::size_t>(k.idx)].steps.push_back(s); }
+    void push(task_track& k, replay_step s)
+    {
+        t_.tasks[static_cast<std::size_t>(k.idx)].steps.push_back(s);
+    }
     void resolve(task_track& k, replay_step s, u64* counter);
     void cancel_early(task_track& k);
     void resolve_early(task_track& k, sim_time ts);
@@ -197,8 +208,8 @@ void builder::summary_switch(const ftrace_event& e, sim_time ts)
     const int prev = sel(e.pid) ? e.pid : 0, next = sel(e.pid2) ? e.pid2 : 0;
     if (prev == 0 && next == 0)
         return;
-    trace_sched_switch s{ts,   e.cpu,     prev, &no_comm, summary_state(e.prev_state), false,
-                         next, &no_comm};
+    trace_sched_switch s{ts,    e.cpu, prev,    &no_comm, summary_state(e.prev_state),
+                         false, next,  &no_comm};
     summary_.sched_switch(s);
 }
 
@@ -357,7 +368,8 @@ void builder::event(const ftrace_event& e)
         if (sel(e.pid))
             track(e.pid, e.ts, false).exiting = true;
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -401,7 +413,8 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
                 continue;
             note(info, e.curr_pid, {}, e.ts, e.cpu);
             note(info, e.pid, e.comm, e.ts, e.cpu);
-            if (e.type == ftrace_event_type::sched_switch || e.type == ftrace_event_type::sched_process_fork)
+            if (e.type == ftrace_event_type::sched_switch ||
+                e.type == ftrace_event_type::sched_process_fork)
                 note(info, e.pid2, e.comm2, e.ts, e.cpu);
         }
         if (r.stats().events == 0)
@@ -506,13 +519,18 @@ program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& bu
     for (const replay_step& s : rt.steps) {
         switch (s.kind) {
         case replay_step::run: {
-            const auto ns = static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
+            const auto ns =
+                static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
             if (ns > 0)
                 b.run(ns);
             break;
         }
-        case replay_step::wake: b.signal(*wake_[pid_index_.at(s.pid)]); break;
-        case replay_step::wait: b.wait_for(*wake_[idx], s.k); break;
+        case replay_step::wake:
+            b.signal(*wake_[pid_index_.at(s.pid)]);
+            break;
+        case replay_step::wait:
+            b.wait_for(*wake_[idx], s.k);
+            break;
         case replay_step::sleep:
             if (s.ns > 0)
                 b.sleep(s.ns);
@@ -531,7 +549,8 @@ program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& bu
             break;
         }
         case replay_step::exit:
-        case replay_step::pending: break;
+        case replay_step::pending:
+            break;
         }
     }
     b.user([this](syscalls& sys, task_struct&) {
@@ -570,9 +589,9 @@ bool replay_workload::finished() const
 std::string replay_workload::report() const
 {
     const replay_trace& t = *trace_;
-    std::string s = fmt::format("# replay of {}: {} tasks, {} CPUs traced, {:.6f} s traced\n",
-                                t.path, t.tasks.size(), t.nr_cpus,
-                                static_cast<double>(t.t1 - t.t0) / 1e9);
+    std::string s =
+        fmt::format("# replay of {}: {} tasks, {} CPUs traced, {:.6f} s traced\n", t.path,
+                    t.tasks.size(), t.nr_cpus, static_cast<double>(t.t1 - t.t0) / 1e9);
     s += fmt::format("# blocks ended by: a traced task {}, a timer {}, an external arrival {}, "
                      "unknown {} ({} by a waking recorded before the switch out)\n",
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
@@ -606,10 +625,11 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
     };
     parse_options(args, specs, "replay", &positional);
     if (positional.size() != 1)
-        throw config_error("replay", positional.empty()
-                                         ? std::string("the trace file is missing: replay TRACE "
-                                                       "[--comm REGEX] [--speed F]")
-                                         : fmt::format("one trace file, got {}", positional.size()));
+        throw config_error("replay",
+                           positional.empty()
+                               ? std::string("the trace file is missing: replay TRACE "
+                                             "[--comm REGEX] [--speed F]")
+                               : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
         std::size_t used = 0;
         double v = 0;
@@ -619,7 +639,8 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
             used = 0;
         }
         if (used != speed.size() || !(v >= 0.01 && v <= 100))
-            throw config_error("--speed", fmt::format("'{}' is not a number in [0.01, 100]", speed));
+            throw config_error("--speed",
+                               fmt::format("'{}' is not a number in [0.01, 100]", speed));
         o.speed = v;
     }
     auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));

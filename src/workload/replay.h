@@ -65,7 +65,7 @@ struct replay_step {
         sleep_until, ///< an external arrival: sleep until `ns` after the trace's start
         fork,        ///< fork task `pid`
         exit,
-        pending,     ///< a block whose cause is not read yet (never in a finished trace)
+        pending, ///< a block whose cause is not read yet (never in a finished trace)
     } kind = run;
     s64 ns = 0;
     int pid = -1;
@@ -74,10 +74,10 @@ struct replay_step {
 
 struct replay_task {
     int pid = 0;
-    std::string comm;     ///< the last comm the trace gave it
-    int parent = -1;      ///< the selected task that forked it, -1 for a root
+    std::string comm; ///< the last comm the trace gave it
+    int parent = -1;  ///< the selected task that forked it, -1 for a root
     int first_cpu = 0;
-    sim_dur start = 0;    ///< roots: when the task starts, from the trace's start
+    sim_dur start = 0; ///< roots: when the task starts, from the trace's start
     std::vector<replay_step> steps;
 };
 
@@ -93,15 +93,15 @@ struct replay_causes {
 /// A trace read for replay: the selected tasks' behaviour and the trace's statistics.
 struct replay_trace {
     std::string path;
-    int nr_cpus = 0;                 ///< of the traced machine
+    int nr_cpus = 0; ///< of the traced machine
     /// Where an idle-to-task switch was not recorded, it is placed this long after the idle
     /// CPU's last event: the median delay where such switches are recorded (-1: none).
     sim_dur idle_switch_delay = -1;
-    sim_time t0 = 0, t1 = 0;         ///< the replayed window: the selected tasks' first and
-                                     ///< last events (trace timestamps)
-    std::vector<replay_task> tasks;  ///< in order of first appearance
+    sim_time t0 = 0, t1 = 0;        ///< the replayed window: the selected tasks' first and
+                                    ///< last events (trace timestamps)
+    std::vector<replay_task> tasks; ///< in order of first appearance
     replay_causes causes;
-    sched_summary_result summary;    ///< the trace's statistics, selected tasks only
+    sched_summary_result summary; ///< the trace's statistics, selected tasks only
     ftrace_parse_stats parse;
     sched_trace_quirks quirks;
     std::vector<std::string> warnings; ///< what was handled, for the user to see
@@ -134,7 +134,7 @@ private:
     std::shared_ptr<const replay_trace> trace_;
     replay_options o_;
     workload_state state_;
-    std::vector<counter*> wake_;   ///< per task (by index)
+    std::vector<counter*> wake_; ///< per task (by index)
     std::unordered_map<int, std::size_t> pid_index_;
     counter* exited_ = nullptr;
     sim_time last_exit_ = -1;

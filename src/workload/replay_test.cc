@@ -22,8 +22,8 @@
 namespace schedlab {
 namespace {
 
-using ::testing::HasSubstr;
 using test_support::scratch_dir;
+using ::testing::HasSubstr;
 using testing::test_env;
 
 const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
@@ -32,7 +32,8 @@ constexpr const char* header = "# tracer: nop\n"
                                "# entries-in-buffer/entries-written: 1/1   #P:2\n";
 
 /// One tracefs line: TASK-PID on CPU at microsecond `us`, flags, event and fields.
-std::string line(const std::string& task, int cpu, const char* flags, long us, const std::string& ev)
+std::string line(const std::string& task, int cpu, const char* flags, long us,
+                 const std::string& ev)
 {
     return fmt::format("{:>16} [{:03}] {} {:>5}.{:06}: {}\n", task, cpu, flags, us / 1000000,
                        us % 1000000, ev);
@@ -56,14 +57,30 @@ std::string steps_of(const replay_task& t)
     std::string s;
     for (const replay_step& st : t.steps) {
         switch (st.kind) {
-        case replay_step::run: s += fmt::format("run {} ", st.ns); break;
-        case replay_step::wake: s += fmt::format("wake {} ", st.pid); break;
-        case replay_step::wait: s += fmt::format("wait {} ", st.k); break;
-        case replay_step::sleep: s += fmt::format("sleep {} ", st.ns); break;
-        case replay_step::sleep_until: s += fmt::format("until {} ", st.ns); break;
-        case replay_step::fork: s += fmt::format("fork {} ", st.pid); break;
-        case replay_step::exit: s += "exit "; break;
-        case replay_step::pending: s += "pending "; break;
+        case replay_step::run:
+            s += fmt::format("run {} ", st.ns);
+            break;
+        case replay_step::wake:
+            s += fmt::format("wake {} ", st.pid);
+            break;
+        case replay_step::wait:
+            s += fmt::format("wait {} ", st.k);
+            break;
+        case replay_step::sleep:
+            s += fmt::format("sleep {} ", st.ns);
+            break;
+        case replay_step::sleep_until:
+            s += fmt::format("until {} ", st.ns);
+            break;
+        case replay_step::fork:
+            s += fmt::format("fork {} ", st.pid);
+            break;
+        case replay_step::exit:
+            s += "exit ";
+            break;
+        case replay_step::pending:
+            s += "pending ";
+            break;
         }
     }
     if (!s.empty())
@@ -87,14 +104,14 @@ TEST_F(replay_build, blocks_with_their_causes)
 {
     std::string t = header;
     t += line("a-10", 0, "d..2.", 1000, sw("a", 10, "R+", "b", 11)); // a preempted by b
-    t += line("b-11", 0, "d..3.", 1004, waking("c", 12, 1));          // c first seen woken by b
-    t += line("b-11", 0, "d..2.", 1010, sw("b", 11, "S", "a", 10));   // b blocks
-    t += line("a-10", 0, "d..3.", 1030, waking("b", 11, 0));          // a wakes b: an edge
-    t += line("a-10", 0, "d..2.", 1040, sw("a", 10, "S", "b", 11));   // a blocks
-    t += line("b-11", 0, "d.h2.", 1100, waking("a", 10, 0));          // a timer wakes a
-    t += line("b-11", 0, "d..2.", 1120, sw("b", 11, "D", "a", 10));   // b blocks
-    t += line("a-10", 0, "d..2.", 1125, waking("a", 10, 0));          // a wakes itself: ignored
-    t += line("a-10", 0, "d.s2.", 1130, waking("b", 11, 0));          // softirq: external
+    t += line("b-11", 0, "d..3.", 1004, waking("c", 12, 1));         // c first seen woken by b
+    t += line("b-11", 0, "d..2.", 1010, sw("b", 11, "S", "a", 10));  // b blocks
+    t += line("a-10", 0, "d..3.", 1030, waking("b", 11, 0));         // a wakes b: an edge
+    t += line("a-10", 0, "d..2.", 1040, sw("a", 10, "S", "b", 11));  // a blocks
+    t += line("b-11", 0, "d.h2.", 1100, waking("a", 10, 0));         // a timer wakes a
+    t += line("b-11", 0, "d..2.", 1120, sw("b", 11, "D", "a", 10));  // b blocks
+    t += line("a-10", 0, "d..2.", 1125, waking("a", 10, 0));         // a wakes itself: ignored
+    t += line("a-10", 0, "d.s2.", 1130, waking("b", 11, 0));         // softirq: external
     t += line("a-10", 0, "d..2.", 1140, sw("a", 10, "S", "kworker/0:1", 5));
     t += line("kworker/0:1-5", 0, "d..3.", 1150, waking("a", 10, 0)); // untraced waker
     t += line("kworker/0:1-5", 0, "d..2.", 1160, sw("kworker/0:1", 5, "I", "a", 10));
@@ -111,7 +128,7 @@ TEST_F(replay_build, blocks_with_their_causes)
     EXPECT_EQ(steps_of(task(r, 12)), "wait 1");
     EXPECT_EQ(r.causes.dependency, 2u); // b by a, c by b
     EXPECT_EQ(r.causes.timer, 1u);
-    EXPECT_EQ(r.causes.external, 2u);   // softirq, kworker
+    EXPECT_EQ(r.causes.external, 2u); // softirq, kworker
     EXPECT_EQ(r.causes.non_blocking_wakings, 1u);
     // The statistics count a, b and c only; the kworker's 20 us are idle time.
     EXPECT_EQ(r.summary.voluntary, 4u);
@@ -125,15 +142,15 @@ TEST_F(replay_build, wakings_that_race_with_the_switch_out)
 {
     std::string t = header;
     t += line("b-11", 1, "d..2.", 3000, sw("b", 11, "S", "swapper/1", 0));
-    t += line("a-10", 0, "d..3.", 3010, waking("c", 12, 0));            // a's own event
+    t += line("a-10", 0, "d..3.", 3010, waking("c", 12, 0)); // a's own event
     t += line("<idle>-0", 1, "d..2.", 3011, sw("swapper/1", 0, "R", "c", 12));
-    t += line("c-12", 1, "d..3.", 3012, waking("a", 10, 0));            // early: ends a's block
+    t += line("c-12", 1, "d..3.", 3012, waking("a", 10, 0)); // early: ends a's block
     t += line("a-10", 0, "d..2.", 3013, sw("a", 10, "S", "swapper/0", 0));
-    t += line("c-12", 1, "d..3.", 3020, waking("b", 11, 0));            // b blocked: an edge
-    t += line("c-12", 1, "d..3.", 3030, waking("a", 10, 0));            // a already woken
+    t += line("c-12", 1, "d..3.", 3020, waking("b", 11, 0)); // b blocked: an edge
+    t += line("c-12", 1, "d..3.", 3030, waking("a", 10, 0)); // a already woken
     t += line("<idle>-0", 0, "d..2.", 3031, sw("swapper/0", 0, "R", "a", 10));
-    t += line("c-12", 1, "d..3.", 3040, waking("a", 10, 0));            // early, but then:
-    t += line("a-10", 0, "d..3.", 3045, waking("b", 11, 0));            // a runs on: cancelled
+    t += line("c-12", 1, "d..3.", 3040, waking("a", 10, 0)); // early, but then:
+    t += line("a-10", 0, "d..3.", 3045, waking("b", 11, 0)); // a runs on: cancelled
     t += line("a-10", 0, "d..2.", 3050, sw("a", 10, "S", "swapper/0", 0));
     t += line("c-12", 1, "d..2.", 3060, sw("c", 12, "S", "swapper/1", 0));
     const replay_trace r = load_replay_trace(write("t.txt", t), {});
@@ -151,12 +168,16 @@ TEST_F(replay_build, wakings_that_race_with_the_switch_out)
 TEST_F(replay_build, fork_exit_and_selection)
 {
     std::string t = header;
-    t += line("sh-20", 0, ".....", 2000, "sched_process_fork: comm=sh pid=20 child_comm=sh child_pid=21");
-    t += line("sh-20", 0, "d..2.", 2001, "sched_wakeup_new: comm=sh pid=21 prio=120 target_cpu=001");
+    t += line("sh-20", 0, ".....", 2000,
+              "sched_process_fork: comm=sh pid=20 child_comm=sh child_pid=21");
+    t +=
+        line("sh-20", 0, "d..2.", 2001, "sched_wakeup_new: comm=sh pid=21 prio=120 target_cpu=001");
     t += line("sh-20", 0, "d..2.", 2002, sw("sh", 20, "S", "swapper/0", 0));
     t += line("<idle>-0", 1, "d..2.", 2003, sw("swapper/1", 0, "R", "sh", 21));
-    t += line("sh-21", 1, ".....", 2010, "sched_process_fork: comm=app pid=21 child_comm=app child_pid=22");
-    t += line("app-21", 1, ".....", 2020, "sched_process_exit: comm=app pid=21 prio=120 group_dead=1");
+    t += line("sh-21", 1, ".....", 2010,
+              "sched_process_fork: comm=app pid=21 child_comm=app child_pid=22");
+    t += line("app-21", 1, ".....", 2020,
+              "sched_process_exit: comm=app pid=21 prio=120 group_dead=1");
     t += line("app-21", 1, "d..3.", 2022, waking("sh", 20, 0));
     t += line("app-21", 1, "d..2.", 2025, sw("app", 21, "X", "app", 22));
     t += line("app-22", 1, "d..2.", 2050, sw("app", 22, "R", "swapper/1", 0));
@@ -215,8 +236,8 @@ TEST_F(replay_build, options)
 TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
 {
     const char* files[] = {"perf_messaging_g1_l200.trace.txt.xz",
-                           "perf_messaging_g4_pipe_l100.trace.txt.xz", "perf_pipe_l50000.trace.txt.xz",
-                           "schbench_m1_t2_r3.trace.txt.xz",
+                           "perf_messaging_g4_pipe_l100.trace.txt.xz",
+                           "perf_pipe_l50000.trace.txt.xz", "schbench_m1_t2_r3.trace.txt.xz",
                            "tracecmd_perf_messaging_g2_l100.report.txt.xz"};
     for (const char* f : files) {
         SCOPED_TRACE(f);
@@ -241,15 +262,15 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
         EXPECT_EQ(nr_wakes, r.causes.dependency);
         // Blocks with no waking recorded before the task ran again: at most 1 in 1000 (once
         // wakings recorded just before the switch out count; 1 of 2229 in schbench's).
-        EXPECT_LE(r.causes.unknown * 1000, r.causes.dependency + r.causes.timer +
-                                               r.causes.external + r.causes.unknown);
+        EXPECT_LE(r.causes.unknown * 1000,
+                  r.causes.dependency + r.causes.timer + r.causes.external + r.causes.unknown);
     }
-    const replay_trace pipe = load_replay_trace(traces_dir + "perf_pipe_l50000.trace.txt.xz",
-                                                {"^sched-pipe$", 1.0});
+    const replay_trace pipe =
+        load_replay_trace(traces_dir + "perf_pipe_l50000.trace.txt.xz", {"^sched-pipe$", 1.0});
     EXPECT_GE(pipe.causes.dependency, 99'900u); // 2 tasks x 50000 loops
     EXPECT_LE(pipe.causes.timer + pipe.causes.external, 10u);
-    const replay_trace sb = load_replay_trace(traces_dir + "schbench_m1_t2_r3.trace.txt.xz",
-                                              {"^schbench", 1.0});
+    const replay_trace sb =
+        load_replay_trace(traces_dir + "schbench_m1_t2_r3.trace.txt.xz", {"^schbench", 1.0});
     EXPECT_GT(sb.causes.timer, 800u);
     EXPECT_GT(sb.causes.dependency, 800u);
 }
@@ -301,8 +322,8 @@ TEST(replay_shared, a_replay_runs_to_completion)
     test_env env(2, 1, "6.6");
     replay_options o;
     o.comm_regex = "^schbench";
-    auto w = make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--comm",
-                                   "^schbench"});
+    auto w = make_replay_workload(
+        {traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--comm", "^schbench"});
     w->setup(env.k.sys());
     env.k.run(secs(60));
     EXPECT_TRUE(w->finished());
@@ -311,7 +332,8 @@ TEST(replay_shared, a_replay_runs_to_completion)
     ASSERT_EQ(w->metrics().size(), 1u);
     const auto& rw = static_cast<const replay_workload&>(*w);
     // The replay cannot finish before the traced window's last external arrival.
-    EXPECT_GE(w->metrics()[0].value, 0.9 * static_cast<double>(rw.trace().t1 - rw.trace().t0) / 1e9);
+    EXPECT_GE(w->metrics()[0].value,
+              0.9 * static_cast<double>(rw.trace().t1 - rw.trace().t0) / 1e9);
 }
 
 } // namespace

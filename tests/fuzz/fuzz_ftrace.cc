@@ -19,7 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     using namespace schedlab;
     // A trace-cmd .dat file goes to libtracecmd's own parser (Debian's build, not instrumented
     // here): not this target's subject.
-    if (size >= 10 && std::memcmp(data, "\x17\x08" "Dtracing", 10) == 0)
+    if (size >= 10 && std::memcmp(data,
+                                  "\x17\x08"
+                                  "Dtracing",
+                                  10) == 0)
         return 0;
     struct scratch_file {
         std::string path = (std::filesystem::temp_directory_path() /
