@@ -187,8 +187,8 @@ protected:
  * a buffer written on another CPU, or written so long ago that the writer's
  * private caches lost it (kernel::data_lines_cost()); a write merging into
  * the tail of a buffer last written elsewhere pays for that tail line. The
- * mutex's hand-off and spinning are left out (benchmarks.md 1.3 notes they
- * dominate pipe-mode hackbench on big machines).
+ * mutex's hand-off and spinning are left out (mmtests' hackbench config notes
+ * that they dominate pipe-mode hackbench on big machines).
  */
 class pipe_channel final : public channel {
 public:
@@ -230,13 +230,13 @@ private:
     bool do_read(syscalls& sys, task_struct& p, io_call& c);
 };
 
-/// Model parameters of an AF_UNIX SOCK_STREAM socket (benchmarks.md 1.3 [M]).
+/// Model parameters of an AF_UNIX SOCK_STREAM socket (model: Linux defaults, estimates below).
 struct unix_stream_params {
     /// kernel: sk->sk_sndbuf, default net.core.wmem_default = 212992 bytes.
     u64 sk_sndbuf = 212'992;
     /// model: skb truesize = ALIGN(len, skb_data_align) + skb_overhead: sk_buff
     /// plus skb_shared_info plus the kmalloc bucket rounding, ~0.9 KiB for a
-    /// 100-byte message (benchmarks.md 1.3 [M]: 0.75-1.3 KiB).
+    /// 100-byte message (estimate: 0.75-1.3 KiB by kmalloc bucket).
     u64 skb_overhead = 768;
     u64 skb_data_align = 64; ///< SMP_CACHE_BYTES
 };

@@ -2,7 +2,7 @@
 #pragma once
 /*
  * hackbench as `perf bench sched messaging` (tools/perf/bench/sched-messaging.c;
- * benchmarks.md 1.1 and 1.3). Per group, 20 receivers each own one channel
+ * docs/workloads.md). Per group, 20 receivers each own one channel
  * (a pipe with -p, else an AF_UNIX SOCK_STREAM socketpair) and 20 senders
  * each write 100 bytes to every receiver's channel, round-robin, `loops`
  * times; every receiver reads 20 * loops messages of 100 bytes. All workers

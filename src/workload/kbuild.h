@@ -2,7 +2,7 @@
 #pragma once
 /*
  * A kernel build, `make -j N` timed by /usr/bin/time (mmtests kernbench;
- * benchmarks.md 7.1): a DAG of short-lived compile jobs, each a fork/exec
+ * docs/workloads.md): a DAG of short-lived compile jobs, each a fork/exec
  * of gcc which forks and execs cc1 then as, limited to N at a time by make;
  * per directory an archive step once its objects are built; then a serial
  * link tail (vmlinux.o, modpost, two kallsyms links, the final link).

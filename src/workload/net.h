@@ -33,7 +33,7 @@
 
 namespace schedlab {
 
-/// Socket parameters of the loopback model (Linux defaults, benchmarks.md 11 [M]).
+/// Socket parameters of the loopback model (Linux's sysctl defaults, as each field says).
 struct tcp_params {
     /// sk_sndbuf: net.ipv4.tcp_wmem[1] (16384), what netperf prints as the local send size.
     u64 sk_sndbuf = 16'384;

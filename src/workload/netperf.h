@@ -2,14 +2,14 @@
 #pragma once
 /*
  * netperf TCP_RR / UDP_RR over loopback (HewlettPackard/netperf
- * nettest_bsd.c; benchmarks.md 3): N concurrent netperf processes, each with
+ * nettest_bsd.c): N concurrent netperf processes, each with
  * one data connection to a netserver child forked for it, ping-pong a
  * request of req bytes and a response of rsp bytes, one transaction in
  * flight, for -l seconds (or -l -N transactions).
  *
  * `--instances N` is schedlab's, not netperf's: it stands for the shell loop
- * "for i in 1..N: netperf ... &; wait" of the published evaluations
- * (benchmarks.md 3.2). Each instance prints netperf's own table; a
+ * "for i in 1..N: netperf ... &; wait" of the published evaluations (e.g.
+ * Chen Yu's SIS_SHORT v6 cover, cover.1677069490.git.yu.c.chen@intel.com). Each instance prints netperf's own table; a
  * "# schedlab:" line then sums them.
  *
  * Not modelled: the control connection and netserver's per-test set-up

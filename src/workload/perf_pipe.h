@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * `perf bench sched pipe` (tools/perf/bench/sched-pipe.c; benchmarks.md 5.2):
+ * `perf bench sched pipe` (tools/perf/bench/sched-pipe.c):
  * two tasks ping-pong a 4-byte token through two pipes, `loops` times.
  *
  * Two loop shapes exist in perf's history:

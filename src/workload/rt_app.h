@@ -2,7 +2,7 @@
 #pragma once
 /*
  * rt-app JSON workloads (scheduler-tools/rt-app 1.0 as packaged by Debian;
- * doc/tutorial.txt; benchmarks.md 9): `rt-app FILE.json`. The file's
+ * doc/tutorial.txt): `rt-app FILE.json`. The file's
  * tasks, phases, instances and loops become threads running their events
  * in order: run, runtime, sleep, timer, lock/unlock, wait/signal/broad/sync,
  * suspend/resume, barrier, fork, yield, mem/iorun/memrun, sem_post/sem_wait.

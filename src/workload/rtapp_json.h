@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * A JSON reader for rt-app's dialect (benchmarks.md 9.1; rt-app's
+ * A JSON reader for rt-app's dialect (rt-app's
  * doc/tutorial.txt): standard JSON plus
  * - C comments: slash-star ... star-slash and //-to-end-of-line;
  * - trailing commas before '}' and ']';

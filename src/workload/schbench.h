@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * schbench (masoncl/schbench; benchmarks.md 4): message threads hand work to
+ * schbench (masoncl/schbench): message threads hand work to
  * worker threads through a futex handshake and measure the wakeup latency
  * (the message thread's timestamp to the worker running) and, in v1.x, the
  * request latency and the requests per second.

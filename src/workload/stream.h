@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * STREAM (jeffhammond/STREAM stream.c with OpenMP; benchmarks.md 6): T
+ * STREAM (jeffhammond/STREAM stream.c with OpenMP): T
  * threads run Copy, Scale, Add and Triad over three arrays of N doubles,
  * each kernel an OpenMP parallel for (static equal chunks) ending in a
  * barrier, NTIMES times; the best time of each kernel (first repetition

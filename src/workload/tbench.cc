@@ -64,7 +64,7 @@ const char* tbench_op_name(tbench_op o)
 
 /*
  * model: dbench's sockio.c turns each loadfile line into one exchange; the
- * request and reply sizes below follow benchmarks.md 2.1 (WriteX: 59 + size
+ * request and reply sizes below follow sockio.c's message layouts (WriteX: 59 + size
  * / 55; ReadX: 59 / 59 + size; NTCreateX: 74 + 2 * name length / 87; Find:
  * reply 39 + 90 per entry; other metadata ops 40-90 / 39-84 bytes). File
  * names are 20-60 characters; ReadX/WriteX sizes are drawn from a discrete

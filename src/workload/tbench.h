@@ -2,16 +2,16 @@
 #pragma once
 /*
  * tbench: dbench's network mode (sahlberg/dbench dbench.c, child.c,
- * sockio.c, tbench_srv.c; benchmarks.md 2). `tbench N [server]` forks N
+ * sockio.c, tbench_srv.c). `tbench N [server]` forks N
  * client processes; each connects over loopback TCP to tbench_srv, which
  * forks one server process per connection, and replays the loadfile, one
  * strictly synchronous request/response exchange per line, until the time
  * limit. Throughput counts the ReadX/WriteX payload bytes after the warm-up.
  *
  * The loadfile is a model: dbench's client.txt could not be read
- * (benchmarks.md 11), so a fixed sequence is drawn once (independent of the
+ * here, so a fixed sequence is drawn once (independent of the
  * seed) from an op mix in the proportions of a typical dbench 4 per-op
- * table, with sockio's request/reply sizes per op (benchmarks.md 2.1).
+ * table, with sockio's request/reply sizes per op.
  *
  * `-t SECONDS` is dbench's time limit; dbench's default is 600 s, schedlab's
  * is 5 s (fractions allowed) so that a plain run stays short. The warm-up is

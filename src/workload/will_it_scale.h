@@ -2,7 +2,7 @@
 #pragma once
 /*
  * will-it-scale context_switch1 (antonblanchard/will-it-scale main.c and
- * tests/context_switch1.c; benchmarks.md 5.1), in its two builds:
+ * tests/context_switch1.c), in its two builds:
  * `context_switch1_processes` and `context_switch1_threads`. The harness
  * starts -t copies, each bound (hwloc order) to one core by default, to one
  * hardware thread with -m, or not at all with -n; a copy creates a partner
