@@ -23,6 +23,13 @@ const u32 sched_prio_to_weight[40] = {
     110,   87,    70,    56,    45,    36,    29,    23,    18,    15,
 };
 
+/*
+ * The scheduling classes in the kernel's order (stop, dl, rt, fair, ext, idle;
+ * sched_class::order): __schedule() asks each in turn for a task. A new class
+ * is its file (its const sched_class table) and its line here.
+ */
+constexpr const sched_class* sched_classes[] = {&fair_sched_class, &idle_sched_class};
+
 namespace {
 constexpr u64 NOT_QUEUED = ~0ULL;
 
@@ -81,6 +88,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle->cpus_mask = cpumask(m_.nr_cpus());
         idle->cpus_mask.set(cpu);
         idle->nr_cpus_allowed = 1;
+        idle->sched_class = &idle_sched_class; // init_idle()
         r->idle = idle.get();
         r->curr = idle.get();
         r->idle_stamp = 0;
@@ -187,6 +195,13 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
     p.rng = sim_.rng(fmt::format("task/{}", p.pid));
     p.behaviour = std::move(b);
     p.start_time = now();
+    // sched_fork(): the first class in order that runs the task's policy.
+    for (const sched_class* c : sched_classes)
+        if (o.policy >= 0 && o.policy < 32 && (c->policies & (1u << o.policy))) {
+            p.sched_class = c;
+            break;
+        }
+    SIM_BUG_ON(!p.sched_class, "task {}: no scheduling class runs policy {}", p.comm, o.policy);
     tasks_.push_back(std::move(t));
     ++nr_alive_;
     return p;
@@ -200,7 +215,7 @@ task_struct& kernel::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o
     task_struct& p = new_task(std::move(b), o, cpu);
     for (auto* s : sinks_)
         s->sched_process_fork({now(), cpu, p.pid, 0, &p.comm});
-    task_fork_fair(p);
+    sched_cgroup_fork(p);
     wake_up_new_task(p);
     return p;
 }
@@ -219,12 +234,19 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
         p.tgid = parent.tgid;
     for (auto* s : sinks_)
         s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm});
-    task_fork_fair(p);
+    sched_cgroup_fork(p);
     wake_up_new_task(p);
     // model: the child's first burst is its own start-up (kernel::start_cost()), on the
     // CPU fork balancing chose; a migration before it first runs is not re-costed.
     p.work_left = start_cost(p, parent.cpu);
     return p;
+}
+
+// kernel: kernel/sched/core.c sched_cgroup_fork(), 6.6: the class's task_fork hook (no cgroups).
+void kernel::sched_cgroup_fork(task_struct& p)
+{
+    if (p.sched_class->task_fork)
+        p.sched_class->task_fork(*this, p);
 }
 
 // kernel: kernel/sched/core.c wake_up_new_task(), 6.6. No balance callbacks yet.
@@ -241,10 +263,7 @@ void kernel::wake_up_new_task(task_struct& p)
     activate_task(r, p, ENQUEUE_NOCLOCK);
     for (auto* s : sinks_)
         s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu});
-    if (r.curr->is_idle_task())
-        resched_curr(r);
-    else
-        check_preempt_wakeup_fair(r, p, WF_FORK);
+    wakeup_preempt(r, p, WF_FORK);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -258,22 +277,27 @@ void kernel::update_rq_clock(rq& r)
     r.clock = t;
 }
 
-// kernel: kernel/sched/core.c activate_task() + enqueue_task(), 6.6 (no uclamp, no psi).
-void kernel::activate_task(rq& r, task_struct& p, int flags)
+// kernel: kernel/sched/core.c enqueue_task(), 6.6 (no uclamp, no psi): the class's hook.
+void kernel::enqueue_task(rq& r, task_struct& p, int flags)
 {
     if (!(flags & ENQUEUE_NOCLOCK))
         update_rq_clock(r);
     if (!(flags & ENQUEUE_RESTORE) && p.sched_info_.last_queued == NOT_QUEUED)
         p.sched_info_.last_queued = r.clock; // sched_info_enqueue()
-    enqueue_task_fair(r, p, flags);
+    p.sched_class->enqueue_task(*this, r, p, flags);
+}
+
+// kernel: kernel/sched/core.c activate_task(), 6.6.
+void kernel::activate_task(rq& r, task_struct& p, int flags)
+{
+    enqueue_task(r, p, flags);
     p.on_rq = TASK_ON_RQ_QUEUED;
 }
 
-// kernel: kernel/sched/core.c deactivate_task() + dequeue_task(), 6.6; with 6.12's
-// block_task(): a task whose dequeue the fair class delayed stays on_rq.
-void kernel::deactivate_task(rq& r, task_struct& p, int flags)
+// kernel: kernel/sched/core.c dequeue_task(), 6.6 (no uclamp, no psi): the class's hook;
+// false when the class keeps p queued (6.12 DELAY_DEQUEUE).
+bool kernel::dequeue_task(rq& r, task_struct& p, int flags)
 {
-    p.on_rq = (flags & DEQUEUE_SLEEP) ? 0 : TASK_ON_RQ_MIGRATING;
     if (!(flags & DEQUEUE_NOCLOCK))
         update_rq_clock(r);
     if (!(flags & DEQUEUE_SAVE) && p.sched_info_.last_queued != NOT_QUEUED) {
@@ -283,7 +307,15 @@ void kernel::deactivate_task(rq& r, task_struct& p, int flags)
         p.sched_info_.run_delay += delta;
         r.stats.run_delay += delta;
     }
-    if (!dequeue_task_fair(r, p, flags))
+    return p.sched_class->dequeue_task(*this, r, p, flags);
+}
+
+// kernel: kernel/sched/core.c deactivate_task(), 6.6; with 6.12's block_task(): a task
+// whose dequeue the class delayed stays on_rq.
+void kernel::deactivate_task(rq& r, task_struct& p, int flags)
+{
+    p.on_rq = (flags & DEQUEUE_SLEEP) ? 0 : TASK_ON_RQ_MIGRATING;
+    if (!dequeue_task(r, p, flags))
         p.on_rq = TASK_ON_RQ_QUEUED;
 }
 
@@ -306,7 +338,8 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
         return;
     for (auto* s : sinks_)
         s->sched_migrate_task({now(), p.pid, &p.comm, p.cpu, new_cpu});
-    migrate_task_rq_fair(p, new_cpu);
+    if (p.sched_class->migrate_task_rq)
+        p.sched_class->migrate_task_rq(*this, p, new_cpu);
     ++p.se.nr_migrations;
     ++nr_migrations_;
     p.cpu = p.wake_cpu = new_cpu;
@@ -316,7 +349,7 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
 int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 {
     if (p.nr_cpus_allowed > 1)
-        cpu = select_task_rq_fair(p, cpu, wake_flags);
+        cpu = p.sched_class->select_task_rq(*this, p, cpu, wake_flags);
     else
         cpu = p.cpus_mask.first();
     if (!p.cpus_mask.test(cpu))
@@ -352,11 +385,7 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     if (wake_flags & WF_MIGRATED)
         en_flags |= ENQUEUE_MIGRATED;
     activate_task(r, p, en_flags);
-    // wakeup_preempt(): the idle class always yields to a fair task.
-    if (r.curr->is_idle_task())
-        resched_curr(r);
-    else
-        check_preempt_wakeup_fair(r, p, wake_flags);
+    wakeup_preempt(r, p, wake_flags);
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
     for (auto* s : sinks_)
         s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
@@ -420,15 +449,9 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
             pull_rq_lines(r);
             update_rq_clock(r);
-            if (p.sched_info_.last_queued == NOT_QUEUED)
-                p.sched_info_.last_queued = r.clock; // enqueue_task(): sched_info_enqueue()
-            enqueue_task_fair(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
-            if (!p.on_cpu) {
-                if (r.curr->is_idle_task())
-                    resched_curr(r);
-                else
-                    check_preempt_wakeup_fair(r, p, wake_flags);
-            }
+            enqueue_task(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+            if (!p.on_cpu)
+                wakeup_preempt(r, p, wake_flags);
             for (auto* s : sinks_)
                 s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
         }
@@ -535,6 +558,20 @@ void kernel::resched_curr(rq& r)
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
+/*
+ * kernel: kernel/sched/core.c wakeup_preempt() (check_preempt_curr() before 6.7),
+ * 6.6: the class of rq->curr judges a wakee of its own class; a wakee of a higher
+ * class preempts at once (the idle class always yields). No rq_clock_skip_update().
+ */
+void kernel::wakeup_preempt(rq& r, task_struct& p, int wake_flags)
+{
+    const sched_class* curr_class = r.curr->sched_class;
+    if (p.sched_class == curr_class)
+        curr_class->wakeup_preempt(*this, r, p, wake_flags);
+    else if (sched_class_above(p.sched_class, curr_class))
+        resched_curr(r);
+}
+
 /* ------------------------------------------------------------------------ */
 /* __schedule                                                                 */
 
@@ -559,9 +596,22 @@ void kernel::sched_info_arrive(rq& r, task_struct& p)
 }
 
 /*
+ * kernel: kernel/sched/core.c __pick_next_task(), 6.6: the first class, in order,
+ * that has a task. Differs: no separate fast path for all-fair runqueues (it picks
+ * the same task) and no put_prev_task_balance() (no class above fair balances).
+ */
+task_struct* kernel::pick_next_task(rq& r, task_struct* prev)
+{
+    for (const sched_class* c : sched_classes)
+        if (task_struct* p = c->pick_next_task(*this, r, prev))
+            return p;
+    SIM_BUG_ON(true, "cpu{}: no class picked a task, not even idle", r.cpu);
+    return r.idle;
+}
+
+/*
  * kernel: kernel/sched/core.c __schedule(), 6.6.
- * Differs: no signal_pending check, no core scheduling; the class loop is the
- * fair class then idle.
+ * Differs: no signal_pending check, no core scheduling.
  */
 void kernel::__schedule(rq& r, bool preempt)
 {
@@ -585,11 +635,7 @@ void kernel::__schedule(rq& r, bool preempt)
         switch_count = &prev->nvcsw;
     }
 
-    task_struct* next = pick_next_task_fair(r, prev->is_idle_task() ? nullptr : prev);
-    if (!next) {
-        next = r.idle;
-        r.stats.sched_goidle++;
-    }
+    task_struct* next = pick_next_task(r, prev);
 
     if (next != prev) {
         ++r.nr_switches;
@@ -769,8 +815,9 @@ void kernel::cpu_work_done(rq& r)
             do_exit(r, p);
             return;
         case task_action::yield:
-            r.stats.yld_count++;
-            yield_task_fair(r);
+            r.stats.yld_count++; // do_sched_yield()
+            if (p.sched_class->yield_task)
+                p.sched_class->yield_task(*this, r);
             __schedule(r, false);
             return;
         }
@@ -897,8 +944,7 @@ void kernel::sched_tick(rq& r)
 {
     this_cpu_ = r.cpu;
     update_rq_clock(r);
-    if (!r.curr->is_idle_task())
-        task_tick_fair(r, *r.curr);
+    r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
     r.idle_balance = idle_cpu(r.cpu);
     trigger_load_balance(r);
     if (!r.curr->is_idle_task())

@@ -12,9 +12,10 @@
  * and fair_cfs.cc (the two policies), fair_select.cc (select_task_rq_fair),
  * debug.cc (print_rq and the state dump of a failed check).
  *
- * Only the fair class is modelled, so the sched_class hook table is flattened
- * into direct calls of the *_fair hooks; the hook names and call sites are the
- * kernel's so RT/DL/sched_ext classes can be slotted in later.
+ * The core calls the scheduling classes through p->sched_class (struct
+ * sched_class, sched.h) at the kernel's own call sites; the classes are the
+ * fair class (fair*.cc) and the idle class (idle.cc), in the list
+ * sched_classes[] (core.cc).
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
@@ -210,8 +211,12 @@ public:
     /* ---- core.c ---- */
     void __schedule(rq& rq, bool preempt);
     void resched_curr(rq& rq);
+    void enqueue_task(rq& rq, task_struct& p, int flags);
+    bool dequeue_task(rq& rq, task_struct& p, int flags);
     void activate_task(rq& rq, task_struct& p, int flags);
     void deactivate_task(rq& rq, task_struct& p, int flags);
+    void wakeup_preempt(rq& rq, task_struct& p, int wake_flags);
+    task_struct* pick_next_task(rq& rq, task_struct* prev);
     void set_task_cpu(task_struct& p, int new_cpu);
     int select_task_rq(task_struct& p, int cpu, int wake_flags);
     void wake_up_new_task(task_struct& p);
@@ -387,6 +392,7 @@ private:
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 
     task_struct& new_task(std::unique_ptr<task_behaviour> b, const task_opts& o, int parent_cpu);
+    void sched_cgroup_fork(task_struct& p);
     void cpu_work_done(rq& rq);
     void start_burst(rq& rq);
     void stop_burst(rq& rq);

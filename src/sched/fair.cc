@@ -473,4 +473,39 @@ void kernel::yield_task_fair(rq& r)
         cfs.skip = cfs.curr;
 }
 
+/*
+ * kernel: kernel/sched/fair.c DEFINE_SCHED_CLASS(fair), 6.6: the hooks the core
+ * calls through p->sched_class, each the kernel member of the same name.
+ */
+const sched_class fair_sched_class = {
+    .name = "fair",
+    .order = 3,
+    .policies = (1u << SCHED_NORMAL) | (1u << SCHED_BATCH) | (1u << SCHED_IDLE),
+    .enqueue_task = [](kernel& k, rq& r, task_struct& p, int flags) {
+        k.enqueue_task_fair(r, p, flags);
+    },
+    .dequeue_task = [](kernel& k, rq& r, task_struct& p, int flags) {
+        return k.dequeue_task_fair(r, p, flags);
+    },
+    .yield_task = [](kernel& k, rq& r) { k.yield_task_fair(r); },
+    .wakeup_preempt = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
+        k.check_preempt_wakeup_fair(r, p, wake_flags);
+    },
+    // pick_next_task_fair()'s simple path when prev is of another class.
+    .pick_next_task = [](kernel& k, rq& r, task_struct* prev) {
+        return k.pick_next_task_fair(r, prev && prev->sched_class == &fair_sched_class ? prev
+                                                                                       : nullptr);
+    },
+    .select_task_rq = [](kernel& k, task_struct& p, int prev_cpu, int wake_flags) {
+        return k.select_task_rq_fair(p, prev_cpu, wake_flags);
+    },
+    .migrate_task_rq = [](kernel& k, task_struct& p, int new_cpu) {
+        k.migrate_task_rq_fair(p, new_cpu);
+    },
+    .task_tick = [](kernel& k, rq& r, task_struct& curr, int /*queued*/) {
+        k.task_tick_fair(r, curr);
+    },
+    .task_fork = [](kernel& k, task_struct& p) { k.task_fork_fair(p); },
+};
+
 } // namespace schedlab

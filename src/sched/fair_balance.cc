@@ -754,10 +754,7 @@ void kernel::attach_tasks(lb_env& env)
     update_rq_clock(r);
     for (task_struct* p : env.tasks) {
         activate_task(r, *p, ENQUEUE_NOCLOCK);
-        if (r.curr->is_idle_task())
-            resched_curr(r);
-        else
-            check_preempt_wakeup_fair(r, *p, 0);
+        wakeup_preempt(r, *p, 0);
     }
     env.tasks.clear();
 }
@@ -1001,10 +998,7 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
     rq& dst = cpu_rq(push_cpu);
     update_rq_clock(dst);
     activate_task(dst, *p, ENQUEUE_NOCLOCK);
-    if (dst.curr->is_idle_task())
-        resched_curr(dst);
-    else
-        check_preempt_wakeup_fair(dst, *p, 0);
+    wakeup_preempt(dst, *p, 0);
     if (decisions_)
         log_decision(busiest.cpu, "active_balance",
                      fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));

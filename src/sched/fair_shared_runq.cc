@@ -102,10 +102,7 @@ int kernel::shared_runq_pick_next_task(rq& r)
     set_task_cpu(*p, this_cpu);
     update_rq_clock(r);
     activate_task(r, *p, ENQUEUE_NOCLOCK);
-    if (r.curr->is_idle_task())
-        resched_curr(r);
-    else
-        check_preempt_wakeup_fair(r, *p, 0);
+    wakeup_preempt(r, *p, 0);
     srq_stats_.pulls_moved++;
     if (decisions_)
         log_decision(this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));

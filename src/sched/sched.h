@@ -113,6 +113,55 @@ public:
     virtual task_action step(syscalls& sys, task_struct& p) = 0;
 };
 
+/*
+ * struct sched_class (kernel/sched/sched.h): a scheduling class's hooks, called
+ * by the core (core.cc) through p->sched_class at the kernel's own call sites.
+ * Each class is one file defining one const table (fair.cc: fair_sched_class,
+ * idle.cc: idle_sched_class) and one line in the class list (sched_classes[],
+ * core.cc) in the kernel's order: stop, dl, rt, fair, ext, idle. Only the hooks
+ * the model calls are here; a class leaves the optional ones (marked) null.
+ * Differs: the hooks take the kernel instance as their first argument (the
+ * kernel's reach every other CPU's state through globals), and a class lists
+ * the policies it runs (`policies`) where sched_fork()/__setscheduler_prio()
+ * test rt_prio()/dl_prio().
+ */
+struct sched_class {
+    const char* name;
+    /// Position in the kernel's class order (stop 0, dl 1, rt 2, fair 3, ext 4, idle 5):
+    /// sched_class_above(a, b) is a->order < b->order.
+    int order;
+    /// The SCHED_* policies whose tasks this class runs, as bits (1u << policy).
+    unsigned policies;
+
+    /// activate_task() -> enqueue_task(): p becomes runnable on rq.
+    void (*enqueue_task)(kernel& k, rq& rq, task_struct& p, int flags);
+    /// deactivate_task() -> dequeue_task(); false: the class keeps p queued (6.12 delay).
+    bool (*dequeue_task)(kernel& k, rq& rq, task_struct& p, int flags);
+    /// do_sched_yield(), on rq->curr's class (optional).
+    void (*yield_task)(kernel& k, rq& rq);
+    /// wakeup_preempt() when p's class is rq->curr's: may p preempt rq->curr?
+    void (*wakeup_preempt)(kernel& k, rq& rq, task_struct& p, int wake_flags);
+    /// __pick_next_task(), in class order: the class's next task or null. prev is
+    /// rq->curr, of any class.
+    task_struct* (*pick_next_task)(kernel& k, rq& rq, task_struct* prev);
+    /// select_task_rq(), for a task allowed on more than one CPU.
+    int (*select_task_rq)(kernel& k, task_struct& p, int prev_cpu, int wake_flags);
+    /// set_task_cpu(), before p's CPU changes (optional).
+    void (*migrate_task_rq)(kernel& k, task_struct& p, int new_cpu);
+    /// sched_tick() on rq->curr's class.
+    void (*task_tick)(kernel& k, rq& rq, task_struct& curr, int queued);
+    /// sched_cgroup_fork() (sched_fork() before 5.x): a new task's class state (optional).
+    void (*task_fork)(kernel& k, task_struct& p);
+};
+
+extern const sched_class fair_sched_class; ///< fair.cc
+extern const sched_class idle_sched_class; ///< idle.cc
+
+inline bool sched_class_above(const sched_class* a, const sched_class* b)
+{
+    return a->order < b->order;
+}
+
 struct load_weight {
     u32 weight = NICE_0_LOAD;
 };
@@ -205,6 +254,7 @@ struct task_struct {
     int static_prio_nice = 0;   ///< nice value, -20..19
     cpumask cpus_mask;
     int nr_cpus_allowed = 0;
+    const struct sched_class* sched_class = nullptr; ///< set by sched_fork() / init_idle()
     sched_entity se;
 
     /* wakee tracking (record_wakee / wake_wide) */

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The scheduling-class table (struct sched_class, sched.h): which class a
+ * task gets, and the core's class-level decisions.
+ */
+#include "sched/testlib.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace schedlab {
+namespace {
+
+using testlib::sched_fixture;
+using testlib::small_machine;
+
+TEST(sched_class, a_task_runs_in_the_class_of_its_policy_and_idle_in_the_idle_class)
+{
+    sched_fixture t(small_machine(2), "6.6");
+    for (const int policy : {SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE}) {
+        task_opts o;
+        o.comm = fmt::format("policy{}", policy);
+        o.policy = policy;
+        task_struct& p = t.k->spawn(testlib::spin(), o);
+        EXPECT_EQ(p.sched_class, &fair_sched_class) << o.comm;
+    }
+    for (int cpu = 0; cpu < 2; ++cpu)
+        EXPECT_EQ(t.k->cpu_rq(cpu).idle->sched_class, &idle_sched_class);
+}
+
+TEST(sched_class, the_classes_are_in_the_kernels_order)
+{
+    EXPECT_TRUE(sched_class_above(&fair_sched_class, &idle_sched_class));
+    EXPECT_FALSE(sched_class_above(&idle_sched_class, &fair_sched_class));
+    EXPECT_FALSE(sched_class_above(&fair_sched_class, &fair_sched_class));
+}
+
+TEST(wakeup_preempt, a_fair_wakee_preempts_the_idle_class_at_once)
+{
+    // wake_up_new_task() -> wakeup_preempt(): the wakee's class is above rq->curr's
+    // (idle), so the CPU is asked to reschedule without asking the fair class.
+    sched_fixture t(small_machine(1), "6.6");
+    rq& r = t.k->cpu_rq(0);
+    ASSERT_TRUE(r.curr->is_idle_task());
+    EXPECT_FALSE(r.need_resched);
+    t.spawn("a", testlib::spin());
+    EXPECT_TRUE(r.need_resched);
+    t.run_for(msecs(1));
+    EXPECT_EQ(r.curr->comm, "a");
+    EXPECT_EQ(r.stats.sched_goidle, 0u) << "the idle class picked while a fair task was queued";
+}
+
+TEST(pick_next_task, falls_through_to_the_idle_class_when_the_fair_class_has_nothing)
+{
+    sched_fixture t(small_machine(1), "6.6");
+    t.spawn("short", testlib::run_then_exit(msecs(1)));
+    t.run_for(msecs(5));
+    const rq& r = t.k->cpu_rq(0);
+    EXPECT_TRUE(r.curr->is_idle_task());
+    EXPECT_EQ(r.stats.sched_goidle, 1u) << "pick_next_task_idle() counts sched_goidle";
+}
+
+} // namespace
+} // namespace schedlab
