@@ -54,7 +54,9 @@ trace_task_state trace_state(const task_struct& p)
 } // namespace
 
 kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params costs)
-    : sim_(sim), m_(m), kc_(std::move(kc)), tun_(scale_tunables(kc_.params, m.nr_cpus())),
+    : sim_(sim), m_(m), kc_(std::move(kc)),
+      policy_(kc_.params.policy == fair_policy::eevdf ? &eevdf_policy : &cfs_policy),
+      tun_(scale_tunables(kc_.params, m.nr_cpus())),
       cm_(m, costs)
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
@@ -1041,14 +1043,10 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     };
     unsigned n = 0;
     u64 load = 0;
-    s64 avg = 0;
-    u64 avg_load = 0;
     const sched_entity* prev = nullptr;
     for (const sched_entity* se : cfs.tasks_timeline) {
         ++n;
         load += se->load.weight;
-        avg += static_cast<s64>(se->vruntime - cfs.min_vruntime) * se->load.weight;
-        avg_load += se->load.weight;
         if (prev && entity_less{}(se, prev))
             err("tree out of order at vruntime {}", se->vruntime);
         if (!se->on_rq)
@@ -1073,9 +1071,8 @@ void kernel::check_rq(const rq& r, std::string& errs) const
             cfs.h_nr_running, cfs.nr_running);
     if (load != cfs.load.weight)
         err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
-    if (is_eevdf() && (avg != cfs.avg_vruntime || avg_load != cfs.avg_load))
-        err("avg_vruntime {} / avg_load {} but the tree sums to {} / {}", cfs.avg_vruntime,
-            cfs.avg_load, avg, avg_load);
+    if (policy_->check_cfs_rq)
+        policy_->check_cfs_rq(*this, cfs, errs);
     if (r.curr->is_idle_task()) {
         if (cfs.curr)
             err("idle is running but cfs_rq->curr is set");

@@ -19,6 +19,7 @@
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
+#include "sched/fair_policy.h"
 #include "sched/features.h"
 #include "sched/params.h"
 #include "sched/profiles.h"
@@ -240,7 +241,11 @@ public:
     int sched_balance_newidle(rq& rq);
 
     /* ---- fair.c: entity level ---- */
+    /// The fair class's policy, EEVDF or CFS, as the profile chose (fair_policy.h).
+    const fair_policy_ops& policy() const { return *policy_; }
     void update_curr(cfs_rq& cfs);
+    void account_entity_enqueue(cfs_rq& cfs, sched_entity& se);
+    void account_entity_dequeue(cfs_rq& cfs, sched_entity& se);
     void enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags);
     void dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags);
     void set_next_entity(cfs_rq& cfs, sched_entity& se);
@@ -260,14 +265,18 @@ public:
     void avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se);
     void update_entity_lag(cfs_rq& cfs, sched_entity& se);
     void place_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags);
+    void enqueue_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags);
+    bool delay_dequeue_eevdf(rq& rq, task_struct& p);
     void update_deadline(cfs_rq& cfs, sched_entity& se);
     sched_entity* pick_eevdf(cfs_rq& cfs);
+    sched_entity* pick_next_entity_eevdf(cfs_rq& cfs);
     void check_preempt_wakeup_eevdf(rq& rq, task_struct& p, int wake_flags);
 
     /* ---- fair_cfs.cc (<= 6.5) ---- */
     u64 sched_slice(const cfs_rq& cfs, const sched_entity& se) const;
     u64 sched_vslice(const cfs_rq& cfs, const sched_entity& se) const;
     void place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial);
+    void enqueue_entity_cfs(cfs_rq& cfs, sched_entity& se, int flags);
     int wakeup_preempt_entity(const sched_entity& curr, const sched_entity& se) const;
     u64 wakeup_gran(const sched_entity& curr, const sched_entity& se) const;
     void check_preempt_tick(cfs_rq& cfs, sched_entity& curr);
@@ -382,7 +391,6 @@ public:
     const char* last_select_branch() const { return last_select_branch_; }
     const char* last_sis_branch() const { return last_sis_branch_; }
 
-    bool is_eevdf() const { return kc_.params.policy == fair_policy::eevdf; }
     task_struct& task_of(sched_entity& se);
 
 private:
@@ -415,6 +423,7 @@ private:
     syscalls sys_{*this};
     const machine& m_;
     kernel_config kc_;
+    const fair_policy_ops* policy_;
     sched_tunables tun_;
     cost_model cm_;
     sched_topology topo_;

@@ -23,9 +23,8 @@ std::string kernel::print_rq(int cpu) const
                      "  .min_vruntime : {}\n",
                      cpu, cfs.nr_running, cfs.h_nr_running, cfs.load.weight,
                      static_cast<s64>(cfs.min_vruntime));
-    if (is_eevdf())
-        s += fmt::format("  .avg_vruntime : {}\n  .avg_load : {}\n  V : {}\n", cfs.avg_vruntime,
-                         cfs.avg_load, static_cast<s64>(avg_vruntime(cfs)));
+    if (policy_->print_cfs_rq)
+        policy_->print_cfs_rq(*this, cfs, s);
     s += "runnable tasks:\n   S  task   PID   vruntime   deadline   vlag   slice   "
          "sum-exec   switches  eligible\n";
     auto line = [&](const sched_entity& se, char state) {
@@ -33,7 +32,7 @@ std::string kernel::print_rq(int cpu) const
         s += fmt::format(" {} {:>6} {:>5} {:>12} {:>12} {:>8} {:>8} {:>12} {:>8} {}\n", state,
                          p.comm, p.pid, static_cast<s64>(se.vruntime), static_cast<s64>(se.deadline),
                          se.vlag, se.slice, se.sum_exec_runtime, p.nvcsw + p.nivcsw,
-                         is_eevdf() ? (entity_eligible(cfs, se) ? "yes" : "no") : "-");
+                         policy_->eligible(*this, cfs, se));
     };
     if (cfs.curr)
         line(*cfs.curr, '>');
@@ -46,7 +45,7 @@ std::string kernel::dump_state() const
 {
     std::string s = fmt::format("schedlab state at t={} ns, seed {}, kernel {} ({}), machine {}\n",
                                 sim_.now(), sim_.seed(), kc_.spec,
-                                is_eevdf() ? "EEVDF" : "CFS", m_.name);
+                                policy_->name, m_.name);
     s += fmt::format("features: {}\n", kc_.features_string());
     for (int cpu = 0; cpu < nr_cpu_ids(); ++cpu) {
         const rq& r = cpu_rq(cpu);

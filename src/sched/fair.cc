@@ -2,8 +2,8 @@
 /*
  * The fair class shell: what CFS (<= 6.5) and EEVDF (>= 6.6) share, and the
  * class hooks core.cc calls. Policy-specific parts are in fair_cfs.cc and
- * fair_eevdf.cc; the branch on kernel::is_eevdf() sits where the two
- * kernels' versions of a function differ.
+ * fair_eevdf.cc, behind the hooks of fair_policy.h, called (policy()) where the
+ * two kernels' versions of a function differ.
  *
  * PELT is driven from here and fair_pelt.cc. Not modelled: task-group
  * hierarchies (see fair_pelt.cc), bandwidth control.
@@ -13,10 +13,6 @@
 #include "sim/bug.h"
 
 namespace schedlab {
-
-namespace {
-constexpr int UPDATE_TG = 0x1, DO_ATTACH = 0x4, DO_DETACH = 0x8; // update_load_avg() flags
-} // namespace
 
 // kernel: kernel/sched/fair.c calc_delta_fair(), 6.6. Exact division instead of
 // __calc_delta()'s 32-bit inverse-weight fixed point (differs in the last ns).
@@ -35,8 +31,8 @@ sched_entity* kernel::__pick_first_entity(const cfs_rq& cfs) const
 // kernel: kernel/sched/fair.c __enqueue_entity(), 6.6 (6.5: no avg_vruntime). Ordered set, not an rbtree.
 void kernel::__enqueue_entity(cfs_rq& cfs, sched_entity& se)
 {
-    if (is_eevdf())
-        avg_vruntime_add(cfs, se);
+    if (policy_->timeline_add)
+        policy_->timeline_add(*this, cfs, se);
     se.tree_seq = ++cfs.tree_seq;
     const bool inserted = cfs.tasks_timeline.insert(&se).second;
     SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
@@ -49,14 +45,15 @@ void kernel::__dequeue_entity(cfs_rq& cfs, sched_entity& se)
     const auto erased = cfs.tasks_timeline.erase(&se);
     SIM_BUG_ON(erased != 1, "entity of pid {} not in the tree", se.owner->pid);
     shared_runq_dequeue_task(*se.owner); // SHARED_RUNQ v3/v4 hook
-    if (is_eevdf())
-        avg_vruntime_sub(cfs, se);
+    if (policy_->timeline_sub)
+        policy_->timeline_sub(*this, cfs, se);
 }
 
 /*
  * kernel: kernel/sched/fair.c update_min_vruntime(), 6.6 (== 6.5 for the value).
  * min_vruntime follows the smaller of curr and the leftmost entity and never
- * decreases; EEVDF shifts the avg_vruntime sum by the same amount (avg_vruntime_update()).
+ * decreases; EEVDF shifts the avg_vruntime sum by the same amount (avg_vruntime_update(),
+ * the policy's min_vruntime_advanced).
  */
 void kernel::update_min_vruntime(cfs_rq& cfs)
 {
@@ -78,8 +75,8 @@ void kernel::update_min_vruntime(cfs_rq& cfs)
     // __update_min_vruntime(): max_vruntime(min_vruntime, vruntime)
     const s64 delta = static_cast<s64>(vruntime - cfs.min_vruntime);
     if (delta > 0) {
-        if (is_eevdf())
-            cfs.avg_vruntime -= static_cast<s64>(cfs.avg_load) * delta;
+        if (policy_->min_vruntime_advanced)
+            policy_->min_vruntime_advanced(cfs, delta);
         cfs.min_vruntime = vruntime;
     }
 }
@@ -97,8 +94,8 @@ void kernel::update_curr(cfs_rq& cfs)
     curr->exec_start = now_task;
     curr->sum_exec_runtime += static_cast<u64>(delta_exec);
     curr->vruntime += calc_delta_fair(static_cast<u64>(delta_exec), *curr);
-    if (is_eevdf())
-        update_deadline(cfs, *curr);
+    if (policy_->update_curr)
+        policy_->update_curr(*this, cfs, *curr); // 6.6: update_deadline()
     update_min_vruntime(cfs);
 }
 
@@ -113,44 +110,36 @@ void kernel::clear_buddies(cfs_rq& cfs, sched_entity& se)
         cfs.skip = nullptr;
 }
 
-/*
- * kernel: kernel/sched/fair.c enqueue_entity(), 6.6 and 6.5.
- * 6.6 places every enqueued entity by its lag; 6.5 renormalises a migrated or
- * non-wakeup entity's relative vruntime and gives wakeups the sleeper credit.
- */
-void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
+// kernel: kernel/sched/fair.c account_entity_enqueue(), 6.6 (root group: se is a task's).
+void kernel::account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
 {
-    const bool curr = cfs.curr == &se;
-    se.cfs_rq_ = &cfs;
-    if (is_eevdf()) {
-        if (curr)
-            place_entity_eevdf(cfs, se, flags);
-        update_curr(cfs);
-        update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
-        if (!curr)
-            place_entity_eevdf(cfs, se, flags);
-    } else {
-        const bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
-        if (renorm && curr)
-            se.vruntime += cfs.min_vruntime;
-        update_curr(cfs);
-        if (renorm && !curr)
-            se.vruntime += cfs.min_vruntime;
-        update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
-    }
-    update_cfs_group(cfs, smp_processor_id());
-    // account_entity_enqueue()
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
     task_struct& p = *se.owner;
     p.group_node = cfs.rq_->cfs_tasks.insert(cfs.rq_->cfs_tasks.begin(), &p);
     p.on_cfs_tasks = true;
-    if (!is_eevdf() && (flags & ENQUEUE_WAKEUP))
-        place_entity_cfs(cfs, se, false);
-    if (!curr)
-        __enqueue_entity(cfs, se);
-    se.on_rq = true;
-    se.cfs_rq_ = &cfs;
+}
+
+// kernel: kernel/sched/fair.c account_entity_dequeue(), 6.6.
+void kernel::account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
+{
+    cfs.load.weight -= se.load.weight;
+    cfs.nr_running--;
+    task_struct& p = *se.owner;
+    if (p.on_cfs_tasks) {
+        cfs.rq_->cfs_tasks.erase(p.group_node);
+        p.on_cfs_tasks = false;
+    }
+}
+
+/*
+ * kernel: kernel/sched/fair.c enqueue_entity(), 6.6 and 6.5: the policy's
+ * (fair_eevdf.cc: placed by its lag; fair_cfs.cc: renormalised, with the
+ * sleeper credit).
+ */
+void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    policy_->enqueue_entity(*this, cfs, se, flags);
 }
 
 /*
@@ -164,21 +153,14 @@ void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
     update_load_avg(cfs, se,
                     UPDATE_TG | (se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH : 0));
     clear_buddies(cfs, se);
-    if (is_eevdf())
-        update_entity_lag(cfs, se);
+    if (policy_->dequeue_lag)
+        policy_->dequeue_lag(*this, cfs, se);
     if (&se != cfs.curr)
         __dequeue_entity(cfs, se);
     se.on_rq = false;
-    // account_entity_dequeue()
-    cfs.load.weight -= se.load.weight;
-    cfs.nr_running--;
-    task_struct& p = *se.owner;
-    if (p.on_cfs_tasks) {
-        cfs.rq_->cfs_tasks.erase(p.group_node);
-        p.on_cfs_tasks = false;
-    }
-    if (!is_eevdf() && !(flags & DEQUEUE_SLEEP))
-        se.vruntime -= cfs.min_vruntime;
+    account_entity_dequeue(cfs, se);
+    if (policy_->dequeue_renorm)
+        policy_->dequeue_renorm(cfs, se, flags);
     update_cfs_group(cfs, smp_processor_id());
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(cfs);
@@ -190,9 +172,8 @@ void kernel::set_next_entity(cfs_rq& cfs, sched_entity& se)
     if (se.on_rq) {
         __dequeue_entity(cfs, se);
         update_load_avg(cfs, se, UPDATE_TG);
-        // 6.6: "HACK, stash a copy of deadline at the point of pick in vlag".
-        if (is_eevdf())
-            se.vlag = static_cast<s64>(se.deadline);
+        if (policy_->set_next_entity)
+            policy_->set_next_entity(*this, cfs, se); // 6.6: the RUN_TO_PARITY stash
     }
     se.exec_start = cfs.rq_->clock_task; // update_stats_curr_start()
     cfs.curr = &se;
@@ -210,15 +191,10 @@ void kernel::put_prev_entity(cfs_rq& cfs, sched_entity& prev)
     cfs.curr = nullptr;
 }
 
-// kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5.
+// kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5: the policy's.
 sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
 {
-    if (!is_eevdf())
-        return pick_next_entity_cfs(cfs, curr);
-    // 6.6: a next buddy is taken if eligible (NEXT_BUDDY is off by default).
-    if (sched_feat(NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
-        return cfs.next;
-    return pick_eevdf(cfs);
+    return policy_->pick_next_entity(*this, cfs, curr);
 }
 
 /* ---- class hooks ---- */
@@ -299,20 +275,9 @@ bool kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
     lb_stats_changed(r.cpu);
     if (sched_feat(UTIL_EST) && !p.se.sched_delayed)
         util_est_dequeue(cfs.avg.util_est_, p.se.avg);
-    if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) && is_eevdf() &&
-        sched_feat(DELAY_DEQUEUE)) {
-        update_curr(cfs);
-        if (!entity_eligible(cfs, p.se)) {
-            if (cfs.next == &p.se)
-                cfs.next = nullptr;
-            update_load_avg(cfs, p.se, 0);
-            p.se.sched_delayed = true;
-            if (sched_feat(UTIL_EST))
-                util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(r.cpu),
-                                sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
-            return false;
-        }
-    }
+    if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) &&
+        policy_->delay_dequeue && policy_->delay_dequeue(*this, r, p))
+        return false;
     const bool was_delayed = p.se.sched_delayed;
     dequeue_entity(cfs, p.se, flags);
     if (flags & DEQUEUE_DELAYED) {
@@ -365,8 +330,6 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
                 block_delayed_task(r, task_of(*se));
                 continue;
             }
-            if (!is_eevdf())
-                clear_buddies(cfs, *se);
             task_struct& p = task_of(*se);
             if (&p != prev) {
                 if (prev && cfs.curr == &prev->se)
@@ -394,10 +357,7 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
 // kernel: kernel/sched/fair.c check_preempt_wakeup() (wakeup_preempt_fair from 6.7), 6.6 / 6.5.
 void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
 {
-    if (is_eevdf())
-        check_preempt_wakeup_eevdf(r, p, wake_flags);
-    else
-        check_preempt_wakeup_cfs(r, p, wake_flags);
+    policy_->check_preempt_wakeup(*this, r, p, wake_flags);
 }
 
 /*
@@ -409,8 +369,8 @@ void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
  */
 void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
 {
-    if (!is_eevdf() && p.__state == TASK_WAKING)
-        p.se.vruntime -= cpu_rq(p.cpu).cfs.min_vruntime;
+    if (policy_->migrate_task_rq)
+        policy_->migrate_task_rq(*this, p);
     if (p.on_rq != TASK_ON_RQ_MIGRATING)
         remove_entity_load_avg(p.se); // asleep: leave the load behind for removal
     p.se.avg.last_update_time = 0;    // tell the new CPU to attach it
@@ -426,8 +386,8 @@ void kernel::task_tick_fair(rq& r, task_struct& curr)
     update_curr(cfs);
     update_load_avg(cfs, curr.se, UPDATE_TG);
     update_cfs_group(cfs, r.cpu);
-    if (!is_eevdf() && cfs.nr_running > 1)
-        check_preempt_tick(cfs, curr.se);
+    if (policy_->entity_tick)
+        policy_->entity_tick(*this, cfs, curr.se);
 }
 
 /*
@@ -449,14 +409,7 @@ void kernel::task_fork_fair(task_struct& p)
     se.vlag = 0;
     se.slice = tun_.base_slice;
     se.sum_exec_runtime = se.prev_sum_exec_runtime = 0;
-    if (is_eevdf()) {
-        place_entity_eevdf(cfs, se, ENQUEUE_INITIAL);
-    } else {
-        if (curr)
-            se.vruntime = curr->vruntime;
-        place_entity_cfs(cfs, se, true);
-        se.vruntime -= cfs.min_vruntime;
-    }
+    policy_->task_fork(*this, cfs, se, curr);
 }
 
 // kernel: kernel/sched/fair.c yield_task_fair(), 6.6 (EEVDF: deadline += slice) / 6.5 (skip buddy).
@@ -467,10 +420,7 @@ void kernel::yield_task_fair(rq& r)
         return;
     update_rq_clock(r);
     update_curr(cfs);
-    if (is_eevdf())
-        cfs.curr->deadline += calc_delta_fair(cfs.curr->slice, *cfs.curr);
-    else
-        cfs.skip = cfs.curr;
+    policy_->yield_task(*this, cfs);
 }
 
 /*

@@ -207,4 +207,83 @@ void kernel::check_preempt_wakeup_cfs(rq& r, task_struct& p, int wake_flags)
         cfs.last = &se;
 }
 
+/*
+ * kernel: kernel/sched/fair.c enqueue_entity(), 6.5: a migrated or non-wakeup
+ * entity's relative vruntime is renormalised to this cfs_rq's min_vruntime
+ * (curr before update_curr(), the others after it); a wakeup then gets the
+ * sleeper credit (place_entity()).
+ */
+void kernel::enqueue_entity_cfs(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    const bool curr = cfs.curr == &se;
+    se.cfs_rq_ = &cfs;
+    const bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
+    if (renorm && curr)
+        se.vruntime += cfs.min_vruntime;
+    update_curr(cfs);
+    if (renorm && !curr)
+        se.vruntime += cfs.min_vruntime;
+    update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+    update_cfs_group(cfs, smp_processor_id());
+    account_entity_enqueue(cfs, se);
+    if (flags & ENQUEUE_WAKEUP)
+        place_entity_cfs(cfs, se, false);
+    if (!curr)
+        __enqueue_entity(cfs, se);
+    se.on_rq = true;
+}
+
+/*
+ * CFS as the fair class's policy (fair_policy.h), v6.5 and before: relative
+ * vruntimes renormalised on enqueue, the sleeper credit, buddies, wakeup
+ * granularity and tick preemption against the ideal slice.
+ */
+const fair_policy_ops cfs_policy = {
+    .name = "CFS",
+    .enqueue_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
+        k.enqueue_entity_cfs(cfs, se, flags);
+    },
+    // kernel: kernel/sched/fair.c dequeue_entity(), 6.5: "Normalize after
+    // update_curr(); which will also have moved min_vruntime if !(flags & DEQUEUE_SLEEP)".
+    .dequeue_renorm = [](cfs_rq& cfs, sched_entity& se, int flags) {
+        if (!(flags & DEQUEUE_SLEEP))
+            se.vruntime -= cfs.min_vruntime;
+    },
+    // kernel: kernel/sched/fair.c task_fork_fair(), 6.5: curr's vruntime, START_DEBIT,
+    // then relative for the renormalisation in enqueue_entity().
+    .task_fork = [](kernel& k, cfs_rq& cfs, sched_entity& se, sched_entity* curr) {
+        if (curr)
+            se.vruntime = curr->vruntime;
+        k.place_entity_cfs(cfs, se, true);
+        se.vruntime -= cfs.min_vruntime;
+    },
+    // kernel: kernel/sched/fair.c migrate_task_rq_fair(), 6.5: a waking task's vruntime
+    // becomes relative to the old min_vruntime.
+    .migrate_task_rq = [](kernel& k, task_struct& p) {
+        if (p.__state == TASK_WAKING)
+            p.se.vruntime -= k.cpu_rq(p.cpu).cfs.min_vruntime;
+    },
+    // kernel: kernel/sched/fair.c pick_next_entity(), 6.5, and the clear_buddies() of
+    // pick_next_task_fair()'s pick.
+    .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* curr) {
+        sched_entity* se = k.pick_next_entity_cfs(cfs, curr);
+        if (se)
+            k.clear_buddies(cfs, *se);
+        return se;
+    },
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy.
+    .yield_task = [](kernel& /*k*/, cfs_rq& cfs) { cfs.skip = cfs.curr; },
+    .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
+        k.check_preempt_wakeup_cfs(r, p, wake_flags);
+    },
+    // kernel: kernel/sched/fair.c entity_tick(), 6.5.
+    .entity_tick = [](kernel& k, cfs_rq& cfs, sched_entity& curr) {
+        if (cfs.nr_running > 1)
+            k.check_preempt_tick(cfs, curr);
+    },
+    .eligible = [](const kernel& /*k*/, const cfs_rq& /*cfs*/, const sched_entity& /*se*/) {
+        return "-";
+    },
+};
+
 } // namespace schedlab

@@ -15,6 +15,8 @@
 
 #include "sim/bug.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace schedlab {
@@ -200,5 +202,129 @@ void kernel::check_preempt_wakeup_eevdf(rq& r, task_struct& p, int wake_flags)
     if (pick_eevdf(cfs) == &pse)
         resched_curr(r);
 }
+
+// kernel: kernel/sched/fair.c pick_next_entity(), 6.6: an eligible next buddy
+// (NEXT_BUDDY is off by default), else pick_eevdf().
+sched_entity* kernel::pick_next_entity_eevdf(cfs_rq& cfs)
+{
+    if (sched_feat(NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
+        return cfs.next;
+    return pick_eevdf(cfs);
+}
+
+/*
+ * kernel: kernel/sched/fair.c enqueue_entity(), 6.6: every enqueued entity is
+ * placed by its lag (place_entity()), curr before update_curr() and the others
+ * after the PELT update.
+ */
+void kernel::enqueue_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
+{
+    const bool curr = cfs.curr == &se;
+    se.cfs_rq_ = &cfs;
+    if (curr)
+        place_entity_eevdf(cfs, se, flags);
+    update_curr(cfs);
+    update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+    if (!curr)
+        place_entity_eevdf(cfs, se, flags);
+    update_cfs_group(cfs, smp_processor_id());
+    account_entity_enqueue(cfs, se);
+    if (!curr)
+        __enqueue_entity(cfs, se);
+    se.on_rq = true;
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_entity()'s DELAY_DEQUEUE branch, 6.12: a
+ * task that sleeps while not eligible stays queued, sched_delayed, to burn off
+ * its negative lag (see dequeue_task_fair()); util_est is updated at the delay.
+ */
+bool kernel::delay_dequeue_eevdf(rq& r, task_struct& p)
+{
+    if (!sched_feat(DELAY_DEQUEUE))
+        return false;
+    cfs_rq& cfs = r.cfs;
+    update_curr(cfs);
+    if (entity_eligible(cfs, p.se))
+        return false;
+    if (cfs.next == &p.se)
+        cfs.next = nullptr;
+    update_load_avg(cfs, p.se, 0);
+    p.se.sched_delayed = true;
+    if (sched_feat(UTIL_EST))
+        util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(r.cpu),
+                        sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
+    return true;
+}
+
+namespace {
+
+// model: check_rq()'s EEVDF part: the avg_vruntime sums equal the timeline's.
+void check_cfs_rq_eevdf(const kernel& /*k*/, const cfs_rq& cfs, std::string& errs)
+{
+    s64 avg = 0;
+    u64 avg_load = 0;
+    for (const sched_entity* se : cfs.tasks_timeline) {
+        avg += entity_key(cfs, *se) * se->load.weight;
+        avg_load += se->load.weight;
+    }
+    if (avg != cfs.avg_vruntime || avg_load != cfs.avg_load)
+        errs += fmt::format("cpu{}: avg_vruntime {} / avg_load {} but the tree sums to {} / {}\n",
+                            cfs.rq_->cpu, cfs.avg_vruntime, cfs.avg_load, avg, avg_load);
+}
+
+} // namespace
+
+/*
+ * EEVDF as the fair class's policy (fair_policy.h), v6.6 on: placement by lag,
+ * the avg_vruntime sums, pick_eevdf(), deadline-driven tick preemption.
+ */
+const fair_policy_ops eevdf_policy = {
+    .name = "EEVDF",
+    .enqueue_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
+        k.enqueue_entity_eevdf(cfs, se, flags);
+    },
+    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se) { k.update_entity_lag(cfs, se); },
+    // kernel: kernel/sched/fair.c task_fork_fair(), 6.6: placed as ENQUEUE_INITIAL.
+    .task_fork = [](kernel& k, cfs_rq& cfs, sched_entity& se, sched_entity* /*curr*/) {
+        k.place_entity_eevdf(cfs, se, ENQUEUE_INITIAL);
+    },
+    .timeline_add = [](kernel& k, cfs_rq& cfs, const sched_entity& se) {
+        k.avg_vruntime_add(cfs, se);
+    },
+    .timeline_sub = [](kernel& k, cfs_rq& cfs, const sched_entity& se) {
+        k.avg_vruntime_sub(cfs, se);
+    },
+    // kernel: kernel/sched/fair.c avg_vruntime_update(), 6.6.
+    .min_vruntime_advanced = [](cfs_rq& cfs, s64 delta) {
+        cfs.avg_vruntime -= static_cast<s64>(cfs.avg_load) * delta;
+    },
+    .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* /*curr*/) {
+        return k.pick_next_entity_eevdf(cfs);
+    },
+    // kernel: kernel/sched/fair.c set_next_entity(), 6.6: "HACK, stash a copy of
+    // deadline at the point of pick in vlag" (RUN_TO_PARITY).
+    .set_next_entity = [](kernel& /*k*/, cfs_rq& /*cfs*/, sched_entity& se) {
+        se.vlag = static_cast<s64>(se.deadline);
+    },
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: deadline += slice.
+    .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
+        cfs.curr->deadline += kernel::calc_delta_fair(cfs.curr->slice, *cfs.curr);
+    },
+    .delay_dequeue = [](kernel& k, rq& r, task_struct& p) { return k.delay_dequeue_eevdf(r, p); },
+    .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
+        k.check_preempt_wakeup_eevdf(r, p, wake_flags);
+    },
+    .update_curr = [](kernel& k, cfs_rq& cfs, sched_entity& curr) { k.update_deadline(cfs, curr); },
+    .check_cfs_rq = check_cfs_rq_eevdf,
+    // kernel: kernel/sched/debug.c print_cfs_rq(), 6.6: avg_vruntime's fields.
+    .print_cfs_rq = [](const kernel& k, const cfs_rq& cfs, std::string& out) {
+        out += fmt::format("  .avg_vruntime : {}\n  .avg_load : {}\n  V : {}\n", cfs.avg_vruntime,
+                           cfs.avg_load, static_cast<s64>(k.avg_vruntime(cfs)));
+    },
+    .eligible = [](const kernel& k, const cfs_rq& cfs, const sched_entity& se) {
+        return k.entity_eligible(cfs, se) ? "yes" : "no";
+    },
+};
 
 } // namespace schedlab

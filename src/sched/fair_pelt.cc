@@ -97,9 +97,7 @@ unsigned long kernel::task_util_est(const task_struct& p) const
     return schedlab::task_util_est(p.se.avg);
 }
 
-namespace {
-constexpr int UPDATE_TG = 0x1, SKIP_AGE_LOAD = 0x2, DO_ATTACH = 0x4, DO_DETACH = 0x8;
-} // namespace
+// update_load_avg()'s flags (UPDATE_TG, SKIP_AGE_LOAD, DO_ATTACH, DO_DETACH): fair_policy.h.
 
 /*
  * kernel: kernel/sched/fair.c update_tg_load_avg(), 6.6: fold this CPU's

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The scheduling-class table (struct sched_class, sched.h): which class a
- * task gets, and the core's class-level decisions.
+ * The scheduling-class table (struct sched_class, sched.h) and the fair
+ * class's two policies (fair_policy.h): which class and policy a task and a
+ * profile get, and the core's class-level decisions.
  */
 #include "sched/testlib.h"
 
@@ -59,6 +60,42 @@ TEST(pick_next_task, falls_through_to_the_idle_class_when_the_fair_class_has_not
     const rq& r = t.k->cpu_rq(0);
     EXPECT_TRUE(r.curr->is_idle_task());
     EXPECT_EQ(r.stats.sched_goidle, 1u) << "pick_next_task_idle() counts sched_goidle";
+}
+
+TEST(fair_policy, the_profile_chooses_eevdf_from_6_6_and_cfs_before)
+{
+    auto name = [](const char* spec) {
+        sched_fixture t(small_machine(1), spec);
+        return std::string(t.k->policy().name);
+    };
+    EXPECT_EQ(name("5.15"), "CFS");
+    EXPECT_EQ(name("6.5"), "CFS");
+    EXPECT_EQ(name("6.6"), "EEVDF");
+    EXPECT_EQ(name("6.12"), "EEVDF");
+}
+
+TEST(fair_policy, eevdf_checks_its_avg_vruntime_sums_and_cfs_keeps_none)
+{
+    sched_fixture eevdf(small_machine(1), "6.6");
+    eevdf.spawn("a", testlib::spin());
+    eevdf.spawn("b", testlib::spin());
+    eevdf.run_for(msecs(10));
+    EXPECT_EQ(eevdf.k->cpu_rq(0).cfs.avg_load, NICE_0_LOAD) << "one queued, one running";
+    EXPECT_DEATH(
+        {
+            eevdf.k->cpu_rq(0).cfs.avg_load += 1;
+            eevdf.k->check_all();
+        },
+        "avg_vruntime [-0-9]+ / avg_load 1025 but the tree sums to");
+
+    sched_fixture cfs(small_machine(1), "6.5");
+    cfs.spawn("a", testlib::spin());
+    cfs.spawn("b", testlib::spin());
+    cfs.run_for(msecs(10));
+    EXPECT_EQ(cfs.k->cpu_rq(0).cfs.avg_load, 0u);
+    EXPECT_EQ(cfs.k->cpu_rq(0).cfs.avg_vruntime, 0);
+    EXPECT_EQ(cfs.k->print_rq(0).find("avg_vruntime"), std::string::npos);
+    EXPECT_NE(eevdf.k->print_rq(0).find("avg_vruntime"), std::string::npos);
 }
 
 } // namespace
