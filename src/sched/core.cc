@@ -97,25 +97,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
-    if (kc_.behaviour.shared_runq_version > 0) {
-        // One shared runqueue per LLC, owned by its first CPU (sd_llc_id).
-        std::vector<shared_runq*> by_leader(static_cast<std::size_t>(m_.nr_cpus()), nullptr);
-        const int shard_size = std::max(1, kc_.behaviour.shared_runq_shard_size);
-        for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
-            const cpu_sched_domains& cd = topo_.cpu(cpu);
-            if (!cd.sd_llc)
-                continue;
-            shared_runq*& srq = by_leader[static_cast<std::size_t>(cd.sd_llc_id)];
-            if (!srq) {
-                shared_runqs_.push_back(std::make_unique<shared_runq>());
-                srq = shared_runqs_.back().get();
-                srq->shards.resize(static_cast<std::size_t>((cd.sd_llc_size + shard_size - 1) / shard_size));
-            }
-            rq& r = cpu_rq(cpu);
-            r.srq = srq;
-            r.shard_idx = (cpu >> 1) % static_cast<int>(srq->shards.size());
-        }
-    }
+    register_patchsets();
     nohz_idle_cpus_ = cpumask(m_.nr_cpus());
     nohz_tick_stopped_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
@@ -143,6 +125,29 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
 }
 
 kernel::~kernel() = default;
+
+/*
+ * model: the patch sets the profile's deltas apply (patchset.h), each once, in
+ * delta order: their boot-time state now, their hooks for the hook points.
+ */
+void kernel::register_patchsets()
+{
+    for (const std::string& name : kc_.deltas)
+        for (const kernel_delta_info& d : kernel_deltas()) {
+            if (d.name != name)
+                continue;
+            const sched_patchset* ps = find_patchset(d.group);
+            if (!ps || std::find(patchsets_.begin(), patchsets_.end(), ps) != patchsets_.end())
+                continue;
+            patchsets_.push_back(ps);
+            if (ps->init)
+                ps->init(*this);
+            if (ps->enqueue_entity)
+                patch_enqueue_entity_.push_back(ps->enqueue_entity);
+            if (ps->dequeue_entity)
+                patch_dequeue_entity_.push_back(ps->dequeue_entity);
+        }
+}
 
 
 void kernel::set_check_level(check_level l, u64 interval)

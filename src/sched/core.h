@@ -22,6 +22,7 @@
 #include "sched/fair_policy.h"
 #include "sched/features.h"
 #include "sched/params.h"
+#include "sched/patchset.h"
 #include "sched/profiles.h"
 #include "sched/sched.h"
 #include "sched/syscalls.h"
@@ -346,8 +347,9 @@ public:
     const root_domain& rd() const { return rd_; }
     root_domain& rd() { return rd_; }
 
-    /* ---- fair_shared_runq.cc: SHARED_RUNQ v3/v4 ---- */
+    /* ---- fair_shared_runq.cc: SHARED_RUNQ v3/v4, a patch set (patchset.h) ---- */
     bool shared_runq_active() const;
+    void shared_runq_init();
     void shared_runq_enqueue_task(rq& r, task_struct& p);
     void shared_runq_dequeue_task(task_struct& p);
     int shared_runq_pick_next_task(rq& r);
@@ -460,6 +462,11 @@ private:
     }
     void sum_group_lb_stats(const sched_group& group, group_lb_sums& sums) const;
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
+    /* the patch sets the profile's deltas apply, and their hooks (patchset.h) */
+    std::vector<const sched_patchset*> patchsets_;
+    std::vector<void (*)(kernel&, rq&, task_struct&)> patch_enqueue_entity_;
+    std::vector<void (*)(kernel&, task_struct&)> patch_dequeue_entity_;
+    void register_patchsets();
     shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;
     const char* last_sis_branch_ = nullptr;

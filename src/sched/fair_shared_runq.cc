@@ -18,11 +18,37 @@
 
 #include "sim/bug.h"
 
+#include <algorithm>
+
 namespace schedlab {
 
 bool kernel::shared_runq_active() const
 {
     return kc_.behaviour.shared_runq_version > 0 && sched_feat(SHARED_RUNQ);
+}
+
+/*
+ * kernel: the shared runqueues' allocation at boot (v3 5/7, v4 5/8: one per LLC,
+ * owned by its first CPU, sd_llc_id), split into shards of shared_runq_shard_size.
+ */
+void kernel::shared_runq_init()
+{
+    std::vector<shared_runq*> by_leader(static_cast<std::size_t>(m_.nr_cpus()), nullptr);
+    const int shard_size = std::max(1, kc_.behaviour.shared_runq_shard_size);
+    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
+        const cpu_sched_domains& cd = topo_.cpu(cpu);
+        if (!cd.sd_llc)
+            continue;
+        shared_runq*& srq = by_leader[static_cast<std::size_t>(cd.sd_llc_id)];
+        if (!srq) {
+            shared_runqs_.push_back(std::make_unique<shared_runq>());
+            srq = shared_runqs_.back().get();
+            srq->shards.resize(static_cast<std::size_t>((cd.sd_llc_size + shard_size - 1) / shard_size));
+        }
+        rq& r = cpu_rq(cpu);
+        r.srq = srq;
+        r.shard_idx = (cpu >> 1) % static_cast<int>(srq->shards.size());
+    }
 }
 
 /*
@@ -126,8 +152,26 @@ void kernel::sched_feat_set(sched_feat_id f, bool on)
                sched_feat_table()[f].name, kc_.base);
     const bool was = kc_.features.test(f);
     kc_.features.set(f, on);
-    if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
-        shared_runq_drain();
+    for (const sched_patchset* ps : patchsets_)
+        if (ps->feat_set)
+            ps->feat_set(*this, f, was, on);
 }
+
+/*
+ * SHARED_RUNQ as a registered patch set (patchset.h), for the deltas of group
+ * "shared_runq" (shared_runq_v3, shared_runq_v3_noopt, shared_runq_v4).
+ * Differs: its newly-idle pull is still called from sched_balance_newidle().
+ */
+const sched_patchset shared_runq_patchset = {
+    .group = "shared_runq",
+    .init = [](kernel& k) { k.shared_runq_init(); },
+    .enqueue_entity = [](kernel& k, rq& r, task_struct& p) { k.shared_runq_enqueue_task(r, p); },
+    .dequeue_entity = [](kernel& k, task_struct& p) { k.shared_runq_dequeue_task(p); },
+    // kernel: the SHARED_RUNQ feature's disable path drains the queues (v3/v4).
+    .feat_set = [](kernel& k, sched_feat_id f, bool was, bool on) {
+        if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
+            k.shared_runq_drain();
+    },
+};
 
 } // namespace schedlab

@@ -395,7 +395,7 @@ const std::vector<kernel_delta_info>& kernel_deltas()
     static const std::vector<kernel_delta_info> infos = [] {
         std::vector<kernel_delta_info> v;
         for (const auto& d : delta_defs()) {
-            kernel_delta_info i{d.name, d.description, d.source, {}};
+            kernel_delta_info i{d.name, d.description, d.source, {}, d.group};
             for (const auto& fd : d.feats)
                 i.features.push_back(fd.id);
             v.push_back(std::move(i));

@@ -27,6 +27,7 @@ struct kernel_delta_info {
     std::string description;
     std::string source;                  ///< where the patch set was posted
     std::vector<sched_feat_id> features; ///< features the delta provides
+    std::string group; ///< the patch set ("shared_runq"); deltas of one group exclude each other
 };
 
 /// Version differences that are code changes rather than feature bits (kernel-model.md).

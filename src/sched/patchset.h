@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Patch sets that hook into the scheduler (never-merged series the profiles
+ * apply as kernel deltas, profiles.cc), registered by the name of their delta
+ * group ("shared_runq"): each is one file defining one `sched_patchset` and
+ * one line in sched_patchsets[] (patchset.cc). The kernel's constructor
+ * collects the hooks of the patch sets its deltas apply, so a kernel without
+ * them runs no patch-set code at the hook points; a hook that the patch's
+ * feature bit switches at run time tests that bit itself.
+ *
+ * Only the hooks of the patch sets moved here so far exist: SHARED_RUNQ's
+ * (v3/v4) tree hooks, boot-time state and feature switch. Its newly-idle pull
+ * and SIS_SHORT, the stacking patches, NI_RANDOM and the tg->load_avg
+ * ratelimit still sit at their call sites behind their feature bits.
+ */
+#include "sched/features.h"
+
+#include <string_view>
+
+namespace schedlab {
+
+class kernel;
+struct rq;
+struct task_struct;
+
+struct sched_patchset {
+    const char* group; ///< the delta group (kernel_delta_info::group)
+
+    /// The kernel's constructor, once the runqueues and domains exist (optional).
+    void (*init)(kernel& k);
+    /// __enqueue_entity(), after p's entity entered the timeline of rq (optional).
+    void (*enqueue_entity)(kernel& k, rq& rq, task_struct& p);
+    /// __dequeue_entity(), after p's entity left the timeline (optional).
+    void (*dequeue_entity)(kernel& k, task_struct& p);
+    /// A feature switched at run time (/sys/kernel/debug/sched/features) (optional).
+    void (*feat_set)(kernel& k, sched_feat_id f, bool was, bool on);
+};
+
+extern const sched_patchset shared_runq_patchset; ///< fair_shared_runq.cc
+
+/// The registered patch set of a delta group, or null if none hooks in.
+const sched_patchset* find_patchset(std::string_view group);
+
+} // namespace schedlab
