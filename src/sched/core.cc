@@ -146,6 +146,10 @@ void kernel::register_patchsets()
                 patch_enqueue_entity_.push_back(ps->enqueue_entity);
             if (ps->dequeue_entity)
                 patch_dequeue_entity_.push_back(ps->dequeue_entity);
+            if (ps->wake_affine_idle)
+                patch_wake_affine_idle_.push_back(ps->wake_affine_idle);
+            if (ps->select_idle_cpu)
+                patch_select_idle_cpu_.push_back(ps->select_idle_cpu);
         }
 }
 

@@ -290,7 +290,11 @@ public:
     bool sched_idle_cpu(int cpu) const;
     void record_wakee(task_struct& p);
     int wake_wide(task_struct& p);
+    /* ---- fair_sis_short.cc: SIS_SHORT v6, a patch set (patchset.h) ---- */
     bool is_short_task(const task_struct& p) const;
+    int sis_short_wake_affine(int this_cpu);
+    bool sis_short_select_idle_cpu(task_struct& p, const sched_domain& sd, bool has_idle_core,
+                                   int target, int nr);
     int wake_affine_idle(int this_cpu, int prev_cpu, int sync);
     int wake_affine_weight(const sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu,
                            int sync);
@@ -466,6 +470,9 @@ private:
     std::vector<const sched_patchset*> patchsets_;
     std::vector<void (*)(kernel&, rq&, task_struct&)> patch_enqueue_entity_;
     std::vector<void (*)(kernel&, task_struct&)> patch_dequeue_entity_;
+    std::vector<int (*)(kernel&, int)> patch_wake_affine_idle_;
+    std::vector<bool (*)(kernel&, task_struct&, const sched_domain&, bool, int, int)>
+        patch_select_idle_cpu_;
     void register_patchsets();
     shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;

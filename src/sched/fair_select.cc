@@ -102,23 +102,10 @@ int kernel::wake_wide(task_struct& p)
 }
 
 /*
- * kernel: is_short_task(), SIS_SHORT v6 2/2 (Chen Yu, Feb 2023, never merged;
- * kernel-model.md 3.9): a task that flips no wakees and whose average CPU time
- * between voluntary sleeps (dur_avg, 0 until its first sleep) is below an
- * eighth of min_granularity (375 us at factor 4).
- */
-bool kernel::is_short_task(const task_struct& p) const
-{
-    return sched_feat(SIS_SHORT) && !p.is_idle_task() && p.wakee_flips == 0 && p.se.dur_avg != 0 &&
-           p.se.dur_avg * 8 < tun_.min_granularity;
-}
-
-/*
  * kernel: kernel/sched/fair.c wake_affine_idle(), 6.6 (== 5.15): prefer an
  * idle waker CPU sharing the cache with prev (then prev if it is idle too), a
  * sync wakeup from a CPU running only the waker, then an idle prev.
- * SIS_SHORT v6 (hook A) adds a last choice: the waker's CPU when it runs only
- * one task and that task is short, sync or not.
+ * Patch sets may add a last choice (SIS_SHORT v6's hook A, fair_sis_short.cc).
  */
 int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
 {
@@ -128,13 +115,9 @@ int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
         return this_cpu;
     if (available_idle_cpu(prev_cpu))
         return prev_cpu;
-    if (sched_feat(SIS_SHORT)) {
-        rq& this_rq = cpu_rq(this_cpu);
-        if (this_rq.nr_running == 1 && this_rq.curr && is_short_task(*this_rq.curr)) {
-            this_rq.stats.sis_short_affine++;
-            return this_cpu;
-        }
-    }
+    for (const auto hook : patch_wake_affine_idle_)
+        if (const int cpu = hook(*this, this_cpu); cpu >= 0)
+            return cpu;
     return nr_cpumask_bits;
 }
 
@@ -316,15 +299,10 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
             nr = sds->nr_idle_scan + 1;
             if (nr == 1)
                 return -1;
-            // SIS_SHORT v6 (hook B): no scan when SIS_UTIL asks for less than 60% of the
-            // LLC (LLC util above ~50%), no idle core is known, the wakeup is on the
-            // waker's CPU, which runs at most one task, and both it and p are short.
-            if (sched_feat(SIS_SHORT) && !has_idle_core && smp_processor_id() == target &&
-                5 * nr < 3 * sd.span_weight && cpu_rq(target).nr_running <= 1 &&
-                is_short_task(p) && this_rq.curr && is_short_task(*this_rq.curr)) {
-                this_rq.stats.sis_short_target++;
-                return target;
-            }
+            // Patch sets may keep target without a scan (SIS_SHORT v6's hook B).
+            for (const auto hook : patch_select_idle_cpu_)
+                if (hook(*this, p, sd, has_idle_core, target, nr))
+                    return target;
         }
     }
 

@@ -10,9 +10,10 @@
  * feature bit switches at run time tests that bit itself.
  *
  * Only the hooks of the patch sets moved here so far exist: SHARED_RUNQ's
- * (v3/v4) tree hooks, boot-time state and feature switch. Its newly-idle pull
- * and SIS_SHORT, the stacking patches, NI_RANDOM and the tg->load_avg
- * ratelimit still sit at their call sites behind their feature bits.
+ * (v3/v4) tree hooks, boot-time state and feature switch, and SIS_SHORT v6's
+ * two placement hooks. SHARED_RUNQ's newly-idle pull, SIS_SHORT's dur_avg, the
+ * stacking patches, NI_RANDOM and the tg->load_avg ratelimit still sit at their
+ * call sites behind their feature bits or kernel_behaviour.
  */
 #include "sched/features.h"
 
@@ -22,6 +23,7 @@ namespace schedlab {
 
 class kernel;
 struct rq;
+struct sched_domain;
 struct task_struct;
 
 struct sched_patchset {
@@ -35,9 +37,16 @@ struct sched_patchset {
     void (*dequeue_entity)(kernel& k, task_struct& p);
     /// A feature switched at run time (/sys/kernel/debug/sched/features) (optional).
     void (*feat_set)(kernel& k, sched_feat_id f, bool was, bool on);
+    /// wake_affine_idle(), when none of its own choices applies: a CPU, or -1 (optional).
+    int (*wake_affine_idle)(kernel& k, int this_cpu);
+    /// select_idle_cpu(), once SIS_UTIL set the scan depth nr: true to return target
+    /// without a scan (optional).
+    bool (*select_idle_cpu)(kernel& k, task_struct& p, const sched_domain& sd,
+                            bool has_idle_core, int target, int nr);
 };
 
 extern const sched_patchset shared_runq_patchset; ///< fair_shared_runq.cc
+extern const sched_patchset sis_short_patchset;   ///< fair_sis_short.cc
 
 /// The registered patch set of a delta group, or null if none hooks in.
 const sched_patchset* find_patchset(std::string_view group);
