@@ -150,6 +150,12 @@ void kernel::register_patchsets()
                 patch_wake_affine_idle_.push_back(ps->wake_affine_idle);
             if (ps->select_idle_cpu)
                 patch_select_idle_cpu_.push_back(ps->select_idle_cpu);
+            if (ps->record_wakee)
+                patch_record_wakee_.push_back(ps->record_wakee);
+            if (ps->wake_wide)
+                patch_wake_wide_.push_back(ps->wake_wide);
+            if (ps->wakeup_gran)
+                patch_wakeup_gran_.push_back(ps->wakeup_gran);
         }
 }
 

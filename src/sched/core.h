@@ -473,6 +473,9 @@ private:
     std::vector<int (*)(kernel&, int)> patch_wake_affine_idle_;
     std::vector<bool (*)(kernel&, task_struct&, const sched_domain&, bool, int, int)>
         patch_select_idle_cpu_;
+    std::vector<void (*)(kernel&, task_struct&, task_struct&)> patch_record_wakee_;
+    std::vector<int (*)(kernel&, u32, u32, u32)> patch_wake_wide_;
+    std::vector<u64 (*)(const kernel&, const sched_entity&, u64)> patch_wakeup_gran_;
     void register_patchsets();
     shared_runq_stats srq_stats_;
     const char* last_select_branch_ = nullptr;

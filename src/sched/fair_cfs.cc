@@ -77,17 +77,14 @@ void kernel::place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial)
 
 /*
  * kernel: kernel/sched/fair.c wakeup_gran(), 6.5: wakeup_granularity in se's
- * virtual time. SCALE_WAKEUP_GRAN (Mel Gorman, patch 2 of "Reduce stacking and
- * overscheduling", Oct 2021 / Jan 2022 resend, never merged; kernel-model.md
- * 1.10) adds min_granularity while curr has run less than min_granularity since
- * it was last picked; the patch passed curr in, as here.
+ * virtual time. Patch sets may scale it by curr (the stacking series'
+ * SCALE_WAKEUP_GRAN, fair_stacking.cc: the patch passed curr in, as here).
  */
 u64 kernel::wakeup_gran(const sched_entity& curr, const sched_entity& se) const
 {
     u64 gran = tun_.wakeup_granularity;
-    if (sched_feat(SCALE_WAKEUP_GRAN) &&
-        curr.sum_exec_runtime - curr.prev_sum_exec_runtime < tun_.min_granularity)
-        gran += tun_.min_granularity;
+    for (const auto hook : patch_wakeup_gran_)
+        gran = hook(*this, curr, gran);
     return calc_delta_fair(gran, se);
 }
 

@@ -49,10 +49,8 @@ bool kernel::sched_idle_cpu(int cpu) const
 /*
  * kernel: kernel/sched/fair.c record_wakee(), 5.15-6.12 (unchanged). Runs on
  * the waker: halves its wakee_flips once a second, and counts a flip each
- * time it wakes a different task than last time.
- * With COUPLE_WAKEE_FLIPS (Mel Gorman / Mike Galbraith, Oct 2021, patch 1 of
- * "Reduce stacking and overscheduling", never merged; kernel-model.md 3.4) the
- * wakee of a waker with more than 2 * llc_size times its flips gains a flip too.
+ * time it wakes a different task than last time. Patch sets may add to the
+ * wakee's flips first (the stacking series' COUPLE_WAKEE_FLIPS, fair_stacking.cc).
  */
 void kernel::record_wakee(task_struct& p)
 {
@@ -63,13 +61,8 @@ void kernel::record_wakee(task_struct& p)
         cur.wakee_flip_decay_ts = j;
     }
     if (cur.last_wakee != &p) {
-        if (sched_feat(COUPLE_WAKEE_FLIPS)) {
-            const u32 min = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size) << 1;
-            if (cur.wakee_flips > p.wakee_flips * min) {
-                p.wakee_flips++;
-                cpu_rq(smp_processor_id()).stats.wakee_flips_coupled++;
-            }
-        }
+        for (const auto hook : patch_record_wakee_)
+            hook(*this, cur, p);
         cur.last_wakee = &p;
         cur.wakee_flips++;
     }
@@ -79,10 +72,8 @@ void kernel::record_wakee(task_struct& p)
  * kernel: kernel/sched/fair.c wake_wide(), 5.15-6.12. 1 (wake wide: skip
  * wake_affine) when both the waker's and the wakee's flips reach the LLC
  * size and the larger is at least llc_size times the smaller: a 1:N
- * relationship too wide for one LLC.
- * COUPLE_WAKEE_FLIPS (patch 1 of Mel Gorman's Oct 2021 series): a slave below
- * the factor no longer keeps the wakeup affine once the master's flips reach
- * (factor / 2) * factor.
+ * relationship too wide for one LLC. A patch set may replace the rule (the
+ * stacking series' COUPLE_WAKEE_FLIPS, fair_stacking.cc).
  */
 int kernel::wake_wide(task_struct& p)
 {
@@ -91,11 +82,9 @@ int kernel::wake_wide(task_struct& p)
     const u32 factor = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size);
     if (master < slave)
         std::swap(master, slave);
-    if (sched_feat(COUPLE_WAKEE_FLIPS)) {
-        if ((slave < factor && master < (factor >> 1) * factor) || master < slave * factor)
-            return 0;
-        return 1;
-    }
+    for (const auto hook : patch_wake_wide_)
+        if (const int wide = hook(*this, master, slave, factor); wide >= 0)
+            return wide;
     if (slave < factor || master < slave * factor)
         return 0;
     return 1;

@@ -451,18 +451,6 @@ TEST(sis_short_feature, wake_affine_idle_is_the_bases_without_the_delta)
     EXPECT_NE(t.k->wake_affine_idle(1, 3, 0), 1);
 }
 
-TEST(sis_short_feature, is_the_patch_set_of_the_sis_short_v6_delta)
-{
-    EXPECT_EQ(find_patchset("sis_short"), &sis_short_patchset);
-    bool found = false;
-    for (const kernel_delta_info& d : kernel_deltas())
-        if (d.name == "sis_short_v6") {
-            EXPECT_EQ(d.group, "sis_short");
-            found = true;
-        }
-    EXPECT_TRUE(found);
-}
-
 TEST(dequeue_task_fair, dur_avg_is_the_eighth_weight_average_of_runtime_between_sleeps)
 {
     sched_fixture t(testlib::small_machine(1), "tip-2023-02+sis_short_v6");

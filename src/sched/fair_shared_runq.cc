@@ -172,8 +172,6 @@ const sched_patchset shared_runq_patchset = {
         if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
             k.shared_runq_drain();
     },
-    .wake_affine_idle = nullptr,
-    .select_idle_cpu = nullptr,
 };
 
 } // namespace schedlab

@@ -28,17 +28,18 @@ TEST(shared_runq_shards, follow_the_amd_numbering_of_milan)
     EXPECT_EQ(k.shared_runqs().size(), 16u);
 }
 
-TEST(shared_runq_patchset, is_registered_under_its_deltas_group)
+TEST(sched_patchset, each_is_registered_under_its_deltas_group)
 {
     EXPECT_EQ(find_patchset("shared_runq"), &shared_runq_patchset);
+    EXPECT_EQ(find_patchset("sis_short"), &sis_short_patchset);
+    EXPECT_EQ(find_patchset("stacking"), &stacking_patchset);
     EXPECT_EQ(find_patchset("no_such_group"), nullptr);
-    int deltas = 0;
+    std::string groups;
     for (const kernel_delta_info& d : kernel_deltas())
-        if (d.name.starts_with("shared_runq")) {
-            EXPECT_EQ(d.group, "shared_runq") << d.name;
-            ++deltas;
-        }
-    EXPECT_EQ(deltas, 3) << "shared_runq_v3, shared_runq_v3_noopt, shared_runq_v4";
+        groups += d.name + ":" + d.group + " ";
+    EXPECT_EQ(groups, "shared_runq_v3:shared_runq shared_runq_v3_noopt:shared_runq "
+                      "shared_runq_v4:shared_runq tg_ratelimit:tg_ratelimit "
+                      "sis_short_v6:sis_short stacking:stacking ");
 }
 
 TEST(shared_runq_shards, are_absent_without_the_patch)

@@ -60,10 +60,6 @@ bool kernel::sis_short_select_idle_cpu(task_struct& p, const sched_domain& sd, b
 
 const sched_patchset sis_short_patchset = {
     .group = "sis_short",
-    .init = nullptr,
-    .enqueue_entity = nullptr,
-    .dequeue_entity = nullptr,
-    .feat_set = nullptr,
     .wake_affine_idle = [](kernel& k, int this_cpu) { return k.sis_short_wake_affine(this_cpu); },
     .select_idle_cpu = [](kernel& k, task_struct& p, const sched_domain& sd, bool has_idle_core,
                           int target, int nr) {

@@ -8,7 +8,8 @@
 namespace schedlab {
 
 namespace {
-constexpr const sched_patchset* sched_patchsets[] = {&shared_runq_patchset, &sis_short_patchset};
+constexpr const sched_patchset* sched_patchsets[] = {&shared_runq_patchset, &sis_short_patchset,
+                                                     &stacking_patchset};
 } // namespace
 
 const sched_patchset* find_patchset(std::string_view group)

@@ -11,11 +11,13 @@
  *
  * Only the hooks of the patch sets moved here so far exist: SHARED_RUNQ's
  * (v3/v4) tree hooks, boot-time state and feature switch, and SIS_SHORT v6's
- * two placement hooks. SHARED_RUNQ's newly-idle pull, SIS_SHORT's dur_avg, the
- * stacking patches, NI_RANDOM and the tg->load_avg ratelimit still sit at their
- * call sites behind their feature bits or kernel_behaviour.
+ * two placement hooks, and the stacking series' COUPLE_WAKEE_FLIPS and
+ * SCALE_WAKEUP_GRAN. SHARED_RUNQ's newly-idle pull, SIS_SHORT's dur_avg,
+ * NI_RANDOM and the tg->load_avg ratelimit still sit at their call sites
+ * behind their feature bits or kernel_behaviour.
  */
 #include "sched/features.h"
+#include "sim/time.h"
 
 #include <string_view>
 
@@ -24,6 +26,7 @@ namespace schedlab {
 class kernel;
 struct rq;
 struct sched_domain;
+struct sched_entity;
 struct task_struct;
 
 struct sched_patchset {
@@ -43,10 +46,17 @@ struct sched_patchset {
     /// without a scan (optional).
     bool (*select_idle_cpu)(kernel& k, task_struct& p, const sched_domain& sd,
                             bool has_idle_core, int target, int nr);
+    /// record_wakee(), when the current task wakes another wakee than last time (optional).
+    void (*record_wakee)(kernel& k, task_struct& waker, task_struct& wakee);
+    /// wake_wide(): 0 or 1 in place of the kernel's rule, or -1 to keep it (optional).
+    int (*wake_wide)(kernel& k, u32 master, u32 slave, u32 factor);
+    /// wakeup_gran() (CFS): the wakeup granularity for curr, from gran (optional).
+    u64 (*wakeup_gran)(const kernel& k, const sched_entity& curr, u64 gran);
 };
 
 extern const sched_patchset shared_runq_patchset; ///< fair_shared_runq.cc
 extern const sched_patchset sis_short_patchset;   ///< fair_sis_short.cc
+extern const sched_patchset stacking_patchset;    ///< fair_stacking.cc
 
 /// The registered patch set of a delta group, or null if none hooks in.
 const sched_patchset* find_patchset(std::string_view group);
