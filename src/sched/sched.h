@@ -6,7 +6,8 @@
  * their kernel names so this file reads side by side with the kernel's.
  *
  * Not modelled (yet): task groups / cgroups (every task is a child of the
- * root cfs_rq), RT and deadline classes, PELT (issue: placement/balancing).
+ * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop, RT,
+ * deadline and sched_ext classes.
  */
 #include "machine/cpumask.h"
 #include "sched/pelt.h"
