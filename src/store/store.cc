@@ -10,11 +10,14 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <thread>
 
 namespace schedlab {
 
@@ -330,7 +333,28 @@ results_store::results_store(const std::string& path, bool create, const std::st
     sqlite3_exec(db_, "PRAGMA mmap_size=1073741824; PRAGMA cache_size=-65536", nullptr, nullptr,
                  nullptr);
     try {
-        s64 app_id = 0, version = 0;
+        // A writer checks and creates under one write lock (BEGIN IMMEDIATE): several sweeps or
+        // compares started together on a new store serialise here, exactly one creates the
+        // schema and the others find it whole. WAL is switched on before (a journal-mode
+        // change cannot be made inside a transaction; on a store already in WAL it is a no-op).
+        if (!read_only) {
+            // Several openers switching a new file to WAL at once get SQLITE_BUSY without the
+            // busy handler (the switch needs every other connection gone): retried for as long
+            // as the busy timeout would wait.
+            for (int attempt = 0;; ++attempt) {
+                const int wal =
+                    sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+                if (wal == SQLITE_OK)
+                    break;
+                if (wal != SQLITE_BUSY || attempt == 3000)
+                    exec("PRAGMA journal_mode=WAL"); // the error, as any other statement's
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+        }
+        std::optional<transaction> txn;
+        if (!read_only)
+            txn.emplace(db_, where_);
+        s64 app_id = 0, version = 0, tables = 0;
         {
             stmt a(db_, "PRAGMA application_id", where_);
             if (a.step())
@@ -338,9 +362,6 @@ results_store::results_store(const std::string& path, bool create, const std::st
             stmt v(db_, "PRAGMA user_version", where_);
             if (v.step())
                 version = v.int64(0);
-        }
-        s64 tables = 0;
-        {
             stmt t(db_, "SELECT count(*) FROM sqlite_master", where_);
             if (t.step())
                 tables = t.int64(0);
@@ -348,12 +369,9 @@ results_store::results_store(const std::string& path, bool create, const std::st
         if (app_id == 0 && tables == 0) {
             if (read_only)
                 throw config_error(where_, "an empty database, not a schedlab store");
-            exec("PRAGMA journal_mode=WAL");
-            transaction txn(db_, where_);
             exec(schema_sql);
             exec(fmt::format("PRAGMA application_id={}", store_application_id).c_str());
             exec(fmt::format("PRAGMA user_version={}", store_schema_version).c_str());
-            txn.commit();
         } else if (app_id != store_application_id) {
             throw config_error(where_, "an SQLite database, but not a schedlab store");
         } else if (version > store_schema_version) {
@@ -362,9 +380,9 @@ results_store::results_store(const std::string& path, bool create, const std::st
                                                    version, store_schema_version));
         } else if (version < 1) {
             throw config_error(where_, fmt::format("store schema {} is not valid", version));
-        } else if (!read_only) {
-            exec("PRAGMA journal_mode=WAL");
         }
+        if (txn)
+            txn->commit();
         if (!read_only)
             exec("PRAGMA synchronous=NORMAL"); // WAL: durable at every commit but an OS crash
     } catch (...) {

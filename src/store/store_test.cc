@@ -14,6 +14,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <unistd.h>
 
 namespace schedlab {
 namespace {
@@ -22,7 +24,7 @@ using ::testing::HasSubstr;
 
 std::string temp_path(const std::string& name)
 {
-    const std::string p = ::testing::TempDir() + "/store-test-" + name;
+    const std::string p = ::testing::TempDir() + "/store-test-" + std::to_string(getpid()) + "-" + name;
     std::filesystem::remove(p);
     std::filesystem::remove(p + "-wal");
     std::filesystem::remove(p + "-shm");
@@ -143,6 +145,32 @@ TEST(results_store, a_second_schedule_under_one_key_is_a_determinism_bug)
         FAIL();
     } catch (const config_error& e) {
         EXPECT_THAT(e.what(), HasSubstr("determinism bug"));
+    }
+}
+
+// Two sweeps or compares started together on a new store: each opens it, sees no schema and
+// creates one; exactly one may, and the others must find it made (not fail with "table runs
+// already exists"). Several rounds, four openers each, so the window between the check and
+// the write lock is hit.
+TEST(results_store, openers_racing_to_create_a_new_store_all_succeed)
+{
+    for (int round = 0; round < 20; ++round) {
+        const std::string path = temp_path("race.sqlite");
+        std::vector<std::string> errors(4);
+        std::vector<std::thread> openers;
+        for (std::size_t i = 0; i < errors.size(); ++i)
+            openers.emplace_back([&, i] {
+                try {
+                    results_store s(path, true, "--store");
+                } catch (const std::exception& e) {
+                    errors[i] = e.what();
+                }
+            });
+        for (auto& t : openers)
+            t.join();
+        for (const std::string& e : errors)
+            EXPECT_EQ(e, "") << "round " << round;
+        EXPECT_TRUE(looks_like_store(path));
     }
 }
 
