@@ -31,7 +31,7 @@ using ::testing::Not;
 
 std::string fresh(const std::string& name)
 {
-    const std::string p = ::testing::TempDir() + "/sc-test-" + name;
+    const std::string p = ::testing::TempDir() + "/sc-test-" + std::to_string(getpid()) + "-" + name;
     for (const char* suffix : {"", "-wal", "-shm"})
         std::filesystem::remove(p + suffix);
     return p;
@@ -112,7 +112,7 @@ command = "perf bench sched pipe -l 200"
 
 std::string write_spec(const std::string& name, const std::string& text = spec_text)
 {
-    const std::string p = ::testing::TempDir() + "/sc-test-" + name;
+    const std::string p = ::testing::TempDir() + "/sc-test-" + std::to_string(getpid()) + "-" + name;
     std::ofstream(p) << text;
     return p;
 }
@@ -275,7 +275,7 @@ struct child {
 /// Starts `schedlab ARGS...` with its stderr in a file named by `tag` (stdout discarded).
 child start_schedlab(const std::vector<std::string>& args, const std::string& tag)
 {
-    const std::string err_path = ::testing::TempDir() + "/sc-test-" + tag + ".stderr";
+    const std::string err_path = ::testing::TempDir() + "/sc-test-" + std::to_string(getpid()) + "-" + tag + ".stderr";
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(SCHEDLAB_BIN));
     for (const std::string& a : args)
