@@ -3,7 +3,7 @@
 #
 # The SHARED_RUNQ v3 fidelity suite (issue 8): Gautham R. Shenoy's comparison
 # on a 2-socket 512-CPU Zen4c machine (data/reference/shared-runq-v3-bergamo-2s,
-# kernel-model.md 5.8), re-run on the bergamo-2s preset with the same four arms,
+# ZN3dW5Gvcb0LFWjs@BLR-5CG11610CF.amd.com), re-run on the bergamo-2s preset with the same four arms,
 # then scored against the published tables by `schedlab fidelity`.
 #
 #   bench/fidelity/shared-runq-v3.sh [--quick] [--runs N] [--jobs N]
@@ -86,7 +86,7 @@ for b in ${only//,/ }; do
         { echo "shared-runq-v3.sh: --only: unknown benchmark '$b'" >&2; exit 2; }
 done
 
-# name | benchmark command (published: AMD's command line, see benchmarks.md)
+# name | benchmark command (published: AMD's command line, in data/reference/shared-runq-v3-bergamo-2s)
 suite=(
     "hackbench|perf bench sched messaging -p -t -l 2000 -g $hackbench_groups" # published: -l 100000
     "tbench|tbench -t 2 $tbench_clients"                                     # published: -t 60

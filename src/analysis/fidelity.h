@@ -2,7 +2,7 @@
 #pragma once
 /*
  * The scorer of the SHARED_RUNQ v3 fidelity suite (project issue 8): AMD's
- * published tables (../shared/reference/shared-runq-v3-bergamo-2s, one CSV
+ * published tables (data/reference/shared-runq-v3-bergamo-2s, one CSV
  * per benchmark in AMD's "norm [pct imp](CV)" form) beside the same tables
  * computed from `schedlab compare --json` results, and the share of the
  * published changes whose sign our runs reproduce.

@@ -111,7 +111,8 @@ struct replay_command_options {
     double time_limit_s = 600;
 };
 
-/// The fidelity suite's default reference directory (build-time ../shared).
+/// The fidelity suite's default reference directory: an installed one beside the binary,
+/// else the source tree's data/reference (fixed at build time).
 std::string default_fidelity_reference_dir();
 
 int cmd_machines(std::ostream& out);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Load balancing (kernel-model.md section 4): sched_balance_rq() (the
- * kernel's load_balance() before 6.10) with find_busiest_group /
+ * Load balancing (kernel/sched/fair.c; what was read per function: docs/kernel-map.md):
+ * sched_balance_rq() (the kernel's load_balance() before 6.10) with find_busiest_group /
  * find_busiest_queue / detach_tasks, periodic balancing per domain
  * (sched_balance_domains(), ex rebalance_domains()), NOHZ idle balancing and
  * its kicks, newly-idle balancing (sched_balance_newidle(), ex
@@ -1066,8 +1066,8 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
  * from the domains bottom-up while the expected idle time (avg_idle) exceeds
  * the cost spent so far plus the domain's max_newidle_lb_cost; nothing at
  * all unless the root domain is overloaded. With SHARED_RUNQ, v3 pulls from
- * the shared queue first and gates on the domain above the LLC (kernel-model.md
- * 5.5); v4 pulls after the overload gate and skips the SMT/LLC domains.
+ * the shared queue first and gates on the domain above the LLC
+ * (20230809221218.163894-7-void@manifault.com); v4 pulls after the overload gate and skips the SMT/LLC domains.
  * With NI_RANDOM (profile 6.18: v6.19's proportional newidle balance, in
  * 6.18.5 stable) each domain is tried only with its recent success rate.
  */

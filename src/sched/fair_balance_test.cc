@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Load-balancing decisions on small hand-built situations (kernel-model.md 4),
+ * Load-balancing decisions on small hand-built situations (docs/kernel-map.md),
  * and the Wasted-Cores style work-conservation property on every preset.
  */
 #include "sched/testlib.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * CFS, as in v6.5 and earlier (kernel-model.md section 1): vruntime ordered
+ * CFS, as in v6.5 and earlier (docs/kernel-map.md): vruntime ordered
  * timeline, min_vruntime placement with sleeper credit, NEXT/LAST buddies,
  * wakeup granularity and tick preemption against the ideal slice.
  */

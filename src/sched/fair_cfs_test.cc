@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * CFS (<= 6.5) preemption and placement decisions on hand-computed cases
- * (kernel-model.md section 1). One CPU: factor 1, so latency 6 ms,
+ * (v6.5 fair.c, docs/kernel-map.md). One CPU: factor 1, so latency 6 ms,
  * min_granularity 0.75 ms, wakeup_granularity 1 ms.
  */
 #include "sched/testlib.h"
@@ -124,7 +124,7 @@ TEST(check_preempt_tick, resched_once_the_ideal_slice_is_used)
                 4e6, 0.3e6);
 }
 
-/* ---- SCALE_WAKEUP_GRAN (Mel Gorman, stacking patch 2; kernel-model.md 1.10) ---- */
+/* ---- SCALE_WAKEUP_GRAN (Mel Gorman, 20220124100312.32573-1-mgorman@techsingularity.net) ---- */
 
 // Eight CPUs: factor 4, so wakeup_granularity 4 ms and min_granularity 3 ms.
 struct scale_wakeup_gran : ::testing::Test {
@@ -203,7 +203,7 @@ TEST(scale_wakeup_gran_delta, is_refused_on_an_eevdf_kernel)
     EXPECT_THROW(make_kernel_config("6.6+stacking"), config_error);
 }
 
-/* ---- tg->load_avg ratelimit (Aaron Lu; kernel-model.md 5.10) ---- */
+/* ---- tg->load_avg ratelimit (Aaron Lu; tip afc1996859a2) ---- */
 
 // cpu0's cfs_rq load swings by half every 100 us for 5 ms: each call is above the 1/64
 // threshold, so only the ratelimit can skip an update.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * EEVDF, as first merged in v6.6 (kernel-model.md section 2).
+ * EEVDF, as first merged in v6.6 (v6.6 fair.c; docs/kernel-map.md).
  *
  * Virtual time V is the load-weighted average vruntime of the queued
  * entities (curr included when on_rq):

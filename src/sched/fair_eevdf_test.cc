@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * EEVDF arithmetic on hand-computed cases (kernel-model.md section 2). The
+ * EEVDF arithmetic on hand-computed cases (v6.6 fair.c). The
  * entities are placed on a cfs_rq directly, without running the simulation.
  * One CPU, so the tunable factor is 1: base_slice = 0.75 ms, tick = 4 ms.
  */

@@ -102,7 +102,7 @@ unsigned long kernel::task_util_est(const task_struct& p) const
 /*
  * kernel: kernel/sched/fair.c update_tg_load_avg(), 6.6: fold this CPU's
  * change into the group's global load_avg when it moved by more than 1/64.
- * Aaron Lu's ratelimit (tip afc1996859a2, v6.7; kernel-model.md 5.10): at most
+ * Aaron Lu's ratelimit (tip afc1996859a2, v6.7): at most
  * once per ms per cfs_rq, unconditional from tip-2023-12 (behaviour), the
  * TG_LOAD_AVG_RATELIMIT feature of the tg_ratelimit delta on earlier bases.
  */

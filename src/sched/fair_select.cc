@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Task placement (kernel-model.md section 3): select_task_rq_fair() with
+ * Task placement (kernel/sched/fair.c; docs/kernel-map.md): select_task_rq_fair() with
  * record_wakee / wake_wide / wake_affine, the select_idle_sibling() fast
  * path with its idle-core and SIS_PROP / SIS_UTIL scan limits, and the
  * fork/exec slow path find_idlest_cpu() / find_idlest_group().
@@ -147,7 +147,7 @@ int kernel::wake_affine_weight(const sched_domain& sd, task_struct& p, int this_
 /*
  * kernel: kernel/sched/fair.c wake_affine(), 6.6. 6.5/6.6 count
  * ttwu_move_affine only when the waker's CPU was chosen; 5.15/6.1 also when
- * an idle prev was (kernel-model.md 3.5): selected by the profile.
+ * an idle prev was (the 5.15.100 and 6.1.10 trees): selected by the profile.
  */
 int kernel::wake_affine(sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu, int sync)
 {

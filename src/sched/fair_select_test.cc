@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Placement decisions on small hand-built situations (kernel-model.md 3.3-3.7).
+ * Placement decisions on small hand-built situations (docs/kernel-map.md).
  */
 #include "sched/testlib.h"
 
@@ -144,7 +144,7 @@ TEST(select_idle_cpu, clears_has_idle_cores_after_a_fruitless_full_scan)
     EXPECT_FALSE(sd->shared->has_idle_cores);
 }
 
-// kernel-model.md 3.7 worked values for a 16-CPU LLC.
+// SIS_UTIL's nr_idle_scan (update_idle_cpu_scan(), v6.1) worked by hand for a 16-CPU LLC.
 int nr_idle_scan_at(double util_fraction)
 {
     sched_fixture t(llc16_machine(), "6.6");

@@ -2,7 +2,8 @@
 /*
  * SHARED_RUNQ, David Vernet's per-LLC shared runqueue (2023), as posted in
  * v3 (9 Aug 2023, base tip 88c56cfeaec4) and v4 (11 Dec 2023), never merged
- * (kernel-model.md section 5). The version, the "noopt" variant and the shard
+ * (20230809221218.163894-1-void@manifault.com, 20231212003141.216236-1-void@manifault.com).
+ * The version, the "noopt" variant and the shard
  * size come from the kernel delta (kernel_behaviour).
  *
  * Each LLC has ceil(llc_size / shard_size) shards; CPU c uses shard

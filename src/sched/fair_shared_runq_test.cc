@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * SHARED_RUNQ v3 / v4 mechanisms (kernel-model.md section 5).
+ * SHARED_RUNQ v3 / v4 mechanisms (docs/kernels.md names the patch mails).
  */
 #include "sched/testlib.h"
 

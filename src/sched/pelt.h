@@ -3,7 +3,7 @@
 /*
  * PELT, per-entity load tracking (kernel/sched/pelt.c, pelt.h, sched-pelt.h
  * and the util_est helpers of kernel/sched/fair.c, v6.6), as a self-contained
- * arithmetic module. See docs kernel-model.md section 7.1.
+ * arithmetic module.
  *
  * Model:
  * - Time. `now` and sched_avg::last_update_time are nanoseconds. As in the

@@ -27,7 +27,7 @@ struct profile_def {
 
 /*
  * The tip bases take the code differences of the nearest release whose tree was read
- * (kernel-model.md 0.1): 5.15-rc3 -> 5.15, tip-2023-02 -> 6.1, tip-2023-08 -> 6.5,
+ * (docs/kernels.md): 5.15-rc3 -> 5.15, tip-2023-02 -> 6.1, tip-2023-08 -> 6.5,
  * tip-2023-12 -> 6.6 plus Aaron Lu's ratelimit, merged into tip in Sep 2023 (docs/kernels.md).
  */
 kernel_behaviour behaviour_of(const char* version)
@@ -78,8 +78,8 @@ kernel_behaviour behaviour_of(const char* version)
 
 /*
  * Feature lists per kernel, read from each version's kernel/sched/features.h
- * (kernel-model.md 0.1 and 1.3). SIS_PROP on / SIS_UTIL absent in vanilla
- * 5.15 is kernel-model.md's [unverified] reading; SIS_UTIL arrived in v6.0.
+ * (the trees of docs/kernels.md). SIS_PROP on / SIS_UTIL absent in vanilla
+ * 5.15 is inferred (the 5.15.100 tree carries a SIS_UTIL backport); SIS_UTIL arrived in v6.0.
  */
 const std::vector<profile_def>& profile_defs()
 {

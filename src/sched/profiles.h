@@ -30,7 +30,7 @@ struct kernel_delta_info {
     std::string group; ///< the patch set ("shared_runq"); deltas of one group exclude each other
 };
 
-/// Version differences that are code changes rather than feature bits (kernel-model.md).
+/// Version differences that are code changes rather than feature bits (docs/kernels.md).
 struct kernel_behaviour {
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair

@@ -2,7 +2,7 @@
 #pragma once
 /*
  * Trace export in the ftrace text format of /sys/kernel/tracing/trace (the
- * layout of the recordings in ../shared/traces), which Perfetto's UI,
+ * layout of the recordings in data/traces), which Perfetto's UI,
  * trace-cmd users' scripts and `perf script`-style parsers read:
  *
  *   # tracer: nop

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The ftrace text layout, line for line against a real recording
- * (../shared/traces/perf_messaging_g1_l200.trace.txt.xz: the fork of the
+ * (data/traces/perf_messaging_g1_l200.trace.txt.xz: the fork of the
  * benchmark by the recorder's shell, its wakeup_new and first switch-in).
  */
 #include "trace/export_ftrace.h"

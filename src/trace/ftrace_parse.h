@@ -15,7 +15,7 @@
  *   (its magic) is read with libtracecmd instead, its records merged across
  *   CPUs by time; "FILE:LINE" then names the record's number.
  * - sched_trace_reader adds what a consumer of real traces has to reconstruct
- *   (the quirks listed in ../shared/traces/README.md), each counted in
+ *   (the quirks listed in data/traces/README.md and docs/replay.md), each counted in
  *   sched_trace_quirks and none guessed silently: a CPU whose idle-to-task
  *   sched_switch is not recorded gets an inferred switch, emitted before the
  *   first event whose TASK-PID column names the task; the TASK-PID comm, a
