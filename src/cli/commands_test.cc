@@ -21,6 +21,7 @@
 namespace schedlab {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -235,6 +236,10 @@ TEST(cmd_run, trace_and_json_files)
     EXPECT_TRUE(t.starts_with("# tracer: nop\n"));
     EXPECT_THAT(t, HasSubstr("#P:36\n"));
     EXPECT_THAT(t, HasSubstr(": sched_switch: prev_comm="));
+    // power:cpu_idle as the kernel prints it: the state entered, 4294967295 on exit
+    EXPECT_THAT(t, ContainsRegex("<idle>-0 +\\[[0-9]+\\] d\\.\\.1\\. +[0-9.]+: cpu_idle: "
+                                 "state=[012] cpu_id=[0-9]+\n"));
+    EXPECT_THAT(t, HasSubstr(": cpu_idle: state=4294967295 cpu_id="));
     const std::string j = slurp(json);
     EXPECT_THAT(j, HasSubstr("\"format\": \"schedlab-result-v1\""));
     // the printed digest is the stored one
@@ -265,6 +270,8 @@ TEST(cmd_run, html_report_with_the_timeline_and_the_same_schedule)
     EXPECT_THAT(h, HasSubstr("<section id=\"timeline-section\">"));
     EXPECT_THAT(h, HasSubstr("Window 0.000000 s to 0.001000 s"));
     EXPECT_THAT(h, HasSubstr("id=\"timeline-data\">{\"from\":0,\"span\":1000000,"));
+    // idle periods with their C-state: (start, end, state) on some CPU
+    EXPECT_THAT(h, ContainsRegex("\"idle\":\\[(\\[\\],)*\\[[0-9]+,[0-9]+,[012][],]"));
     EXPECT_THAT(h, HasSubstr("<section id=\"distributions\">"));
     EXPECT_THAT(h, HasSubstr("wakeup-to-run latency per arm"));
     std::remove(html.c_str());

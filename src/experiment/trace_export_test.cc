@@ -109,6 +109,8 @@ TEST(ftrace_export, a_hackbench_run_reads_back_consistently)
     std::vector<s64> busy_us(static_cast<std::size_t>(nr_cpus), 0);
     std::vector<int> intervals(static_cast<std::size_t>(nr_cpus), 0);
     std::map<int, int> running_on; // pid -> cpu
+    std::vector<bool> in_cstate(static_cast<std::size_t>(nr_cpus), false);
+    std::size_t cstate_entries = 0;
     std::size_t nr_lines = 0, switches = 0, migrations = 0, wakeups = 0;
     s64 last_ts = 0;
     std::string header_count;
@@ -131,6 +133,7 @@ TEST(ftrace_export, a_hackbench_run_reads_back_consistently)
             ++switches;
             const int prev = std::stoi(t.f.at("prev_pid")), next = std::stoi(t.f.at("next_pid"));
             ASSERT_EQ(prev, curr[cpu]) << "switch-out of a task that was not switched in: " << line;
+            ASSERT_FALSE(prev == 0 && in_cstate[cpu]) << "left idle before its cpu_idle exit: " << line;
             if (prev != 0) {
                 busy_us[cpu] += t.ts_us - since[cpu];
                 ++intervals[cpu];
@@ -143,6 +146,19 @@ TEST(ftrace_export, a_hackbench_run_reads_back_consistently)
                 since[cpu] = t.ts_us;
             }
             curr[cpu] = next;
+        } else if (t.event == "cpu_idle") {
+            // power:cpu_idle: an entry while the idle task runs, then its exit, in turn
+            const auto state = std::stoull(t.f.at("state"));
+            ASSERT_EQ(std::stoi(t.f.at("cpu_id")), t.cpu) << line;
+            ASSERT_EQ(curr[cpu], 0) << "cpu_idle on a busy CPU: " << line;
+            if (state == 4294967295ULL) {
+                ASSERT_TRUE(in_cstate[cpu]) << "an exit without an entry: " << line;
+            } else {
+                ASSERT_LE(state, 2u) << line;
+                ASSERT_FALSE(in_cstate[cpu]) << "two entries: " << line;
+                ++cstate_entries;
+            }
+            in_cstate[cpu] = state != 4294967295ULL;
         } else if (t.event == "sched_migrate_task") {
             ++migrations;
         } else if (t.event == "sched_waking" || t.event == "sched_wakeup_new") {
@@ -155,6 +171,7 @@ TEST(ftrace_export, a_hackbench_run_reads_back_consistently)
     }
     EXPECT_EQ(header_count, std::to_string(nr_lines));
     EXPECT_EQ(nr_lines, x.nr_events());
+    EXPECT_GT(cstate_entries, 0u);
     EXPECT_EQ(switches, r.summary.switches);
     EXPECT_EQ(migrations, r.summary.migrations);
     EXPECT_EQ(wakeups, r.summary.wakeups);

@@ -8,11 +8,14 @@ namespace schedlab {
 timeline_recorder::timeline_recorder(int nr_cpus, sim_time from, sim_time to,
                                      std::size_t max_events)
     : max_events_(max_events), since_(static_cast<std::size_t>(nr_cpus), 0),
-      running_(static_cast<std::size_t>(nr_cpus), 0)
+      running_(static_cast<std::size_t>(nr_cpus), 0),
+      idle_since_(static_cast<std::size_t>(nr_cpus), -1),
+      idle_state_(static_cast<std::size_t>(nr_cpus), 0)
 {
     t_.from = from;
     t_.to = to;
     t_.slices.resize(static_cast<std::size_t>(nr_cpus));
+    t_.idle.resize(static_cast<std::size_t>(nr_cpus));
 }
 
 /// Whether one more record fits; the first that does not cuts the window at `ts`.
@@ -40,6 +43,30 @@ void timeline_recorder::slice(int cpu, sim_time start, sim_time end, int pid)
     if (!room(end) && !(full_ && s < t_.to))
         return;
     t_.slices[static_cast<std::size_t>(cpu)].push_back({s, std::min(e, t_.to), pid});
+}
+
+// As slice(): an idle period past the limit is kept only up to the cut.
+void timeline_recorder::idle_period(int cpu, sim_time end)
+{
+    const auto c = static_cast<std::size_t>(cpu);
+    const sim_time start = idle_since_[c];
+    idle_since_[c] = -1;
+    const sim_time s = std::max(start, t_.from), e = std::min(end, t_.to);
+    if (start < 0 || s >= e)
+        return;
+    if (!room(end) && !(full_ && s < t_.to))
+        return;
+    t_.idle[c].push_back({s, std::min(e, t_.to), idle_state_[c]});
+}
+
+void timeline_recorder::cpu_idle(const trace_cpu_idle& e)
+{
+    // An entry without an exit before it (never from the scheduler) closes the open period.
+    idle_period(e.cpu_id, e.ts);
+    if (e.state == PWR_EVENT_EXIT)
+        return;
+    idle_since_[static_cast<std::size_t>(e.cpu_id)] = e.ts;
+    idle_state_[static_cast<std::size_t>(e.cpu_id)] = e.state;
 }
 
 void timeline_recorder::sched_switch(const trace_sched_switch& e)
@@ -84,8 +111,10 @@ void timeline_recorder::sched_migrate_task(const trace_sched_migrate_task& e)
 
 timeline timeline_recorder::finish(sim_time end)
 {
-    for (std::size_t cpu = 0; cpu < running_.size(); ++cpu)
+    for (std::size_t cpu = 0; cpu < running_.size(); ++cpu) {
         slice(static_cast<int>(cpu), since_[cpu], end, running_[cpu]);
+        idle_period(static_cast<int>(cpu), end);
+    }
     if (!t_.cut)
         t_.to = std::min(t_.to, std::max(end, t_.from));
     // wakeups are recorded at the wakee's switch-in, so they are sorted by `run`; the slices of

@@ -6,7 +6,8 @@
  * scheduler summary): per CPU the intervals a task ran (sched_switch in to
  * out; the gaps are the idle task), each wakeup from the waker's CPU at
  * sched_waking / sched_wakeup_new to where and when the wakee was switched in,
- * and each sched_migrate_task. Only a time window is kept, and at most
+ * each sched_migrate_task, and the idle periods with their C-state
+ * (power:cpu_idle, entry to PWR_EVENT_EXIT). Only a time window is kept, and at most
  * `max_events` records: past that the window is cut short (timeline::cut_at).
  * Observing only: it never changes the schedule.
  */
@@ -37,12 +38,19 @@ struct timeline_migration {
     int pid, orig_cpu, dest_cpu;
 };
 
+/// A CPU in a C-state: power:cpu_idle `state` at `start` to PWR_EVENT_EXIT at `end`.
+struct timeline_idle {
+    sim_time start, end;
+    u32 state; ///< 0 poll, 1 C1, 2 deep (sched/sched.h rq::idle_state)
+};
+
 struct timeline {
     sim_time from = 0, to = 0; ///< the window (to: cut short when the record limit was reached)
     bool cut = false;          ///< the record limit cut the window at `to`
     std::vector<std::vector<timeline_slice>> slices; ///< per CPU, by start
     std::vector<timeline_wakeup> wakeups;            ///< by `run`
     std::vector<timeline_migration> migrations;      ///< by ts
+    std::vector<std::vector<timeline_idle>> idle;    ///< per CPU, by start
     std::map<int, std::string> comms;                ///< pid -> comm, tasks seen in the window
     // Where each CPU sits, for grouping (the caller fills them from the machine)
     std::vector<int> cpu_llc, cpu_node;
@@ -58,6 +66,7 @@ public:
     void sched_waking(const trace_sched_wakeup& e) override;
     void sched_wakeup_new(const trace_sched_wakeup& e) override;
     void sched_migrate_task(const trace_sched_migrate_task& e) override;
+    void cpu_idle(const trace_cpu_idle& e) override;
 
     /// Closes the runs still going at `end` (or the window's end) and returns the timeline.
     timeline finish(sim_time end);
@@ -65,12 +74,15 @@ public:
 private:
     bool room(sim_time ts);
     void slice(int cpu, sim_time start, sim_time end, int pid);
+    void idle_period(int cpu, sim_time end);
 
     timeline t_;
     std::size_t max_events_, events_ = 0;
     bool full_ = false; ///< the record limit was reached (the window may end before the cut)
     std::vector<sim_time> since_;   ///< per CPU: when the running task was switched in
     std::vector<int> running_;      ///< per CPU: its pid, 0 idle
+    std::vector<sim_time> idle_since_; ///< per CPU: power:cpu_idle entry, -1 none open
+    std::vector<u32> idle_state_;
     struct pending {
         sim_time ts = -1;
         int cpu = -1;

@@ -91,5 +91,34 @@ TEST(timeline_recorder, a_limit_reached_at_the_window_end_keeps_the_runs_going_t
     EXPECT_EQ(t.slices[1][0].end, 110);
 }
 
+TEST(timeline_recorder, keeps_idle_periods_with_their_c_state)
+{
+    // cpu0 runs a [0,100), idles in C1 to 170, runs a again, idles deep from 250 to the end;
+    // cpu1 idles polling [20,40)
+    timeline_recorder r(2, 30, 1000, 1000);
+    r.sched_switch({0, 0, 0, &idle, trace_task_state::R, false, 1, &comm_a});
+    r.cpu_idle({20, 0, 1});
+    r.cpu_idle({40, PWR_EVENT_EXIT, 1});
+    r.sched_switch({100, 0, 1, &comm_a, trace_task_state::S, false, 0, &idle});
+    r.cpu_idle({100, 1, 0});
+    r.cpu_idle({170, PWR_EVENT_EXIT, 0});
+    r.sched_switch({170, 0, 0, &idle, trace_task_state::R, false, 1, &comm_a});
+    r.sched_switch({250, 0, 1, &comm_a, trace_task_state::S, false, 0, &idle});
+    r.cpu_idle({250, 2, 0});
+    const timeline t = r.finish(300);
+    ASSERT_EQ(t.idle.size(), 2u);
+    ASSERT_EQ(t.idle[0].size(), 2u);
+    EXPECT_EQ(t.idle[0][0].start, 100);
+    EXPECT_EQ(t.idle[0][0].end, 170);
+    EXPECT_EQ(t.idle[0][0].state, 1u);
+    EXPECT_EQ(t.idle[0][1].start, 250);
+    EXPECT_EQ(t.idle[0][1].end, 300); // still idle at the end of the run
+    EXPECT_EQ(t.idle[0][1].state, 2u);
+    ASSERT_EQ(t.idle[1].size(), 1u);
+    EXPECT_EQ(t.idle[1][0].start, 30); // clipped to the window
+    EXPECT_EQ(t.idle[1][0].end, 40);
+    EXPECT_EQ(t.idle[1][0].state, 0u);
+}
+
 } // namespace
 } // namespace schedlab

@@ -251,7 +251,7 @@ TEST(render_html, latency_percentiles_per_load_render)
 }
 
 /// A timeline of `nr_cpus` CPUs in LLCs of 8 over 2 nodes: every CPU runs `runs` tasks in turn
-/// with gaps, each run woken from the next CPU, some migrated.
+/// with gaps idle in C-states 0, 1, 2 in turn, each run woken from the next CPU, some migrated.
 timeline sample_timeline(int nr_cpus, int runs)
 {
     timeline t;
@@ -259,6 +259,7 @@ timeline sample_timeline(int nr_cpus, int runs)
     t.to = t.from + static_cast<sim_time>(runs) * 10'000;
     t.title = "testbox <&>";
     t.slices.resize(static_cast<std::size_t>(nr_cpus));
+    t.idle.resize(static_cast<std::size_t>(nr_cpus));
     for (int cpu = 0; cpu < nr_cpus; ++cpu) {
         t.cpu_llc.push_back(cpu / 8);
         t.cpu_node.push_back(cpu < nr_cpus / 2 ? 0 : 1);
@@ -267,6 +268,8 @@ timeline sample_timeline(int nr_cpus, int runs)
             const int pid = 100 + (cpu * 3 + i) % 50;
             t.slices[static_cast<std::size_t>(cpu)].push_back({start, start + 6'000, pid});
             t.comms[pid] = "task" + std::to_string(pid);
+            t.idle[static_cast<std::size_t>(cpu)].push_back(
+                {start + 6'000, start + 10'000, static_cast<u32>(i % 3)});
         }
     }
     for (int i = 0; i < runs; ++i)
@@ -298,6 +301,7 @@ TEST(render_html, the_timeline_draws_cpu_rows_in_headless_chromium)
     EXPECT_EQ(attribute(dom, "data-mode"), "cpu");
     // 16 x 40 runs, 4 x 40 wakeups, 14 migrations: all in view, each drawn once
     EXPECT_EQ(attribute(dom, "data-drawn"), std::to_string(16 * 40 + 4 * 40 + 14));
+    EXPECT_EQ(attribute(dom, "data-idle-drawn"), std::to_string(16 * 40)); // each gap, shaded
     EXPECT_THAT(dom, HasSubstr("testbox &lt;&amp;&gt;"));
     std::remove(path.c_str());
 }

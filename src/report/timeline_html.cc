@@ -15,12 +15,13 @@ using ojson = nlohmann::ordered_json;
 /*
  * The data, compact: times in ns from the window's start; per CPU a flat array of
  * (start, end, pid) runs; wakeups as flat (waking, waker cpu, run, run cpu, pid), sorted by
- * run; migrations as flat (ts, pid, orig, dest); cpus as (cpu, llc, node).
+ * run; migrations as flat (ts, pid, orig, dest); cpus as (cpu, llc, node); per CPU a flat
+ * array of (start, end, state) idle periods (power:cpu_idle).
  */
 ojson timeline_json(const timeline& t)
 {
     ojson cpus = ojson::array(), slices = ojson::array(), wakeups = ojson::array(),
-          migrations = ojson::array(), comms = ojson::object();
+          migrations = ojson::array(), comms = ojson::object(), idle = ojson::array();
     for (std::size_t cpu = 0; cpu < t.slices.size(); ++cpu) {
         cpus.push_back({cpu, cpu < t.cpu_llc.size() ? t.cpu_llc[cpu] : 0,
                         cpu < t.cpu_node.size() ? t.cpu_node[cpu] : 0});
@@ -31,6 +32,14 @@ ojson timeline_json(const timeline& t)
             runs.push_back(s.pid);
         }
         slices.push_back(std::move(runs));
+        ojson periods = ojson::array();
+        if (cpu < t.idle.size())
+            for (const timeline_idle& p : t.idle[cpu]) {
+                periods.push_back(p.start - t.from);
+                periods.push_back(p.end - t.from);
+                periods.push_back(p.state);
+            }
+        idle.push_back(std::move(periods));
     }
     for (const timeline_wakeup& w : t.wakeups)
         for (const s64 v : {w.waking - t.from, s64{w.waker_cpu}, w.run - t.from, s64{w.run_cpu},
@@ -43,7 +52,7 @@ ojson timeline_json(const timeline& t)
         comms[std::to_string(pid)] = comm;
     return {{"from", t.from}, {"span", t.to - t.from},     {"cut", t.cut},
             {"cpus", cpus},   {"slices", slices},          {"wakeups", wakeups},
-            {"migrations", migrations}, {"comms", comms}};
+            {"migrations", migrations}, {"comms", comms}, {"idle", idle}};
 }
 
 // The page code: d3 (npm) for the scales, the axis and zoom; drawing on a canvas. The axis and
@@ -88,6 +97,20 @@ constexpr const char* timeline_js = R"js(
   });
   var reset = controls.append('button').text('reset zoom');
   var info = controls.append('span').attr('class', 'timeline-info');
+  // idle periods by the C-state entered (power:cpu_idle; rq::idle_state), pale under the runs
+  var CSTATES = [['poll', '#f6e7b4'], ['C1', '#c7dcef'], ['deep C-state', '#8fb0d6']];
+  function cstateName(s) { return s < CSTATES.length ? CSTATES[s][0] : 'state ' + s; }
+  function cstateColour(s) { return CSTATES[Math.min(s, CSTATES.length - 1)][1]; }
+  var legend = d3.select(root).append('div').attr('class', 'timeline-legend');
+  legend.append('span').text('idle: ');
+  CSTATES.concat([['no C-state recorded', '#f1f1f1']]).forEach(function (c) {
+    var item = legend.append('span').attr('class', 'timeline-legend-item');
+    item.append('span').attr('class', 'swatch')
+        .style('display', 'inline-block').style('width', '12px').style('height', '10px')
+        .style('margin', '0 4px 0 10px').style('border', '1px solid #999')
+        .style('background', c[1]);
+    item.append('span').text(c[0]);
+  });
   var axisSvg = d3.select(root).append('svg').attr('width', width).attr('height', 28);
   var axisG = axisSvg.append('g').attr('transform', 'translate(0,26)');
   var canvas = d3.select(root).append('canvas').node();
@@ -183,7 +206,7 @@ constexpr const char* timeline_js = R"js(
     var want = modeSel.property('value');
     var inView = runsInView(t0, t1);
     mode = want === 'auto' ? (inView > SLICE_BUDGET ? 'llc' : 'cpu') : want;
-    var drawn = 0, notes = [];
+    var drawn = 0, idleDrawn = 0, notes = [];
     var rowH = mode === 'cpu' ? cpuRowH : llcRowH;
     resize((mode === 'cpu' ? nr : llcs.length) * rowH + 1);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -199,6 +222,14 @@ constexpr const char* timeline_js = R"js(
     if (mode === 'cpu') {
       order.forEach(function (cpu, r) {
         var y = r * rowH, h = Math.max(1, rowH - (rowH > 4 ? 1 : 0));
+        var P = D.idle[cpu] || [];
+        for (var k = firstEndingAfter(P, t0); k * 3 < P.length && P[k * 3] < t1; ++k) {
+          var ia = Math.max(0, xs(P[k * 3])), ib = Math.min(plotW, xs(P[k * 3 + 1]));
+          if (ib - ia < 0.5) continue; // sub-pixel idle: the runs' grey says enough
+          ctx.fillStyle = cstateColour(P[k * 3 + 2]);
+          ctx.fillRect(ia, y, ib - ia, h);
+          ++idleDrawn;
+        }
         bins.fill(0);
         var touched = false;
         eachRun(cpu, t0, t1, function (a, b, pid) {
@@ -284,6 +315,7 @@ constexpr const char* timeline_js = R"js(
     note.text(notes.join('; '));
     root.setAttribute('data-mode', mode);
     root.setAttribute('data-drawn', String(drawn));
+    root.setAttribute('data-idle-drawn', String(idleDrawn));
   }
 
   var zoom = d3.zoom()
@@ -303,6 +335,10 @@ constexpr const char* timeline_js = R"js(
       var cpu = order[Math.floor(my / cpuRowH)];
       if (cpu === undefined) return;
       var s = D.slices[cpu], i = firstEndingAfter(s, t), text = 'idle';
+      var P = D.idle[cpu] || [], k = firstEndingAfter(P, t);
+      if (k * 3 < P.length && P[k * 3] <= t)
+        text = 'idle in ' + cstateName(P[k * 3 + 2]) + ' ' + ms(P[k * 3]) + '-' + ms(P[k * 3 + 1]) +
+               ' ms';
       if (i * 3 < s.length && s[i * 3] <= t)
         text = comm(s[i * 3 + 2]) + ' ran ' + ms(s[i * 3]) + '-' + ms(s[i * 3 + 1]) + ' ms (' +
                d3.format('.4~f')((s[i * 3 + 1] - s[i * 3]) / 1e3) + ' us)';
@@ -327,8 +363,10 @@ std::string timeline_section(const timeline& t)
     h += "<p>" + html_escape(t.title) + "</p>\n";
     h += fmt::format("<p>Window {:.6f} s to {:.6f} s of simulated time{}. Rows are CPUs grouped "
                      "by NUMA node and LLC (black line: a new node, grey: a new LLC); coloured "
-                     "bars: the task running (one colour per pid), the light background: idle; "
-                     "grey: runs narrower than a pixel, darker the busier; arrows: wakeups, from "
+                     "bars: the task running (one colour per pid); pale shades: idle, by the "
+                     "C-state the CPU entered (power:cpu_idle: poll, C1 or deep; see the legend), "
+                     "the light grey background: idle with no C-state recorded; grey: runs "
+                     "narrower than a pixel, darker the busier; arrows: wakeups, from "
                      "the waker's CPU at sched_waking (or sched_wakeup_new) to the CPU where the "
                      "wakee was switched in, at that time; red marks: sched_migrate_task, on the "
                      "destination CPU. Zoom with the wheel, pan by dragging; hover for the "

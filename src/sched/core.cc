@@ -671,6 +671,11 @@ void kernel::__schedule(rq& r, bool preempt)
         }
 
         const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
+        if (r.cpuidle_traced) { // the idle period ends: power:cpu_idle exit (see below)
+            r.cpuidle_traced = false;
+            for (auto* s : sinks_)
+                s->cpu_idle({now(), PWR_EVENT_EXIT, r.cpu});
+        }
         for (auto* s : sinks_)
             s->sched_switch({now(), r.cpu, prev->pid, &prev->comm, trace_state(*prev), preempted,
                              next->pid, &next->comm});
@@ -696,6 +701,18 @@ void kernel::__schedule(rq& r, bool preempt)
             nohz_balance_enter_idle(r);
             // cpuidle: the menu governor's choice from the recent idle lengths.
             r.idle_state = cm_.idle_select(r.idle_pred);
+            /*
+             * kernel: drivers/cpuidle/cpuidle.c cpuidle_enter_state() and
+             * kernel/sched/idle.c default_idle_call(), 6.6: trace_cpu_idle(index) before the
+             * state is entered, trace_cpu_idle(PWR_EVENT_EXIT) once it is left. Differs: both
+             * are emitted at the switch (entry as the idle task is switched in, exit as it is
+             * switched out, after the exit latency); the kernel work still owed here
+             * (idle_busy_until) is inside the period, and an idle CPU never leaves and
+             * re-enters its state without a switch (no spurious wakeups, no re-selection).
+             */
+            r.cpuidle_traced = true; // (not at boot: CPUs start idle without an entry)
+            for (auto* s : sinks_)
+                s->cpu_idle({now(), r.idle_state, r.cpu});
             // Kernel work charged during this __schedule keeps the idle CPU busy.
             sim_dur owed = 0;
             for (int c = 0; c < ACCT_NR; ++c) {

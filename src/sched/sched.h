@@ -412,6 +412,7 @@ struct rq {
     rq_schedstat stats;
     contended_lock lock;         ///< rq->__lock
     u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
+    bool cpuidle_traced = false; ///< power:cpu_idle entered, its exit not yet emitted
     sim_dur idle_pred = 10'000'000; ///< cpuidle governor's predicted idle length (no history: long)
     cpu_time_accounting acct;
     /// Every ns of kernel work charged to this CPU so far (charge_cpu()): differences

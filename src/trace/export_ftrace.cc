@@ -150,10 +150,19 @@ void ftrace_exporter::sched_process_exit(const trace_sched_process& e)
     push({e.ts, kind::exit, 0, e.cpu, 0, 0, e.pid, c, 0, 0, 0});
 }
 
+void ftrace_exporter::cpu_idle(const trace_cpu_idle& e)
+{
+    const int waker_cpu = last_cpu_; // sched_migrate_task follows the scheduler's events only
+    push({e.ts, kind::cpu_idle, 0, e.cpu_id, 0, 0, 0, 0, static_cast<int>(e.state), 0, 0});
+    last_cpu_ = waker_cpu;
+}
+
 void ftrace_exporter::format_line(std::string& buf, const record& r) const
 {
     auto out = std::back_inserter(buf);
-    const char* flags = (r.k == kind::fork || r.k == kind::exit) ? "....." : "d..2.";
+    const char* flags = (r.k == kind::fork || r.k == kind::exit) ? "....."
+                        : r.k == kind::cpu_idle                   ? "d..1."
+                                                                  : "d..2.";
     const std::string& task = r.curr_pid == 0 ? std::string("<idle>") : comms_[r.curr_comm];
     const u64 ts = static_cast<u64>(r.ts);
     fmt::format_to(out, "{:>16}-{:<7} [{:03}] {} {:>5}.{:06}: ", task, r.curr_pid, r.cpu, flags,
@@ -187,6 +196,9 @@ void ftrace_exporter::format_line(std::string& buf, const record& r) const
     case kind::exit:
         fmt::format_to(out, "sched_process_exit: comm={} pid={} prio={}\n", comms_[r.comm], r.pid,
                        default_prio);
+        break;
+    case kind::cpu_idle: // TP_printk("state=%lu cpu_id=%lu"): PWR_EVENT_EXIT is 4294967295
+        fmt::format_to(out, "cpu_idle: state={} cpu_id={}\n", static_cast<u32>(r.pid2), r.cpu);
         break;
     }
 }

@@ -15,7 +15,8 @@
  * kernel's TP_printk format (6.6).
  *
  * Not modelled, printed as constants: the flags column ("d..2." for
- * scheduler events under the rq lock, "....." for fork/exit), and prio,
+ * scheduler events under the rq lock, "....." for fork/exit, "d..1." for
+ * power:cpu_idle, called with interrupts off in the idle loop), and prio,
  * always 120 (nice 0; nice levels are not traced yet). sched_migrate_task
  * carries no CPU in schedlab's record, so it is printed on the CPU of the
  * event that preceded it (the waker's sched_waking, or the fork).
@@ -45,6 +46,7 @@ public:
     void sched_migrate_task(const trace_sched_migrate_task& e) override;
     void sched_process_fork(const trace_sched_process& e) override;
     void sched_process_exit(const trace_sched_process& e) override;
+    void cpu_idle(const trace_cpu_idle& e) override;
 
     std::size_t nr_events() const { return records_.size(); }
 
@@ -58,7 +60,9 @@ public:
     void write_file(const std::string& path, int nr_cpus) const;
 
 private:
-    enum class kind : u8 { sched_switch, waking, wakeup, wakeup_new, migrate, fork, exit };
+    enum class kind : u8 {
+        sched_switch, waking, wakeup, wakeup_new, migrate, fork, exit, cpu_idle
+    };
     struct record {
         sim_time ts;
         kind k;
@@ -68,7 +72,8 @@ private:
         u32 curr_comm;
         int pid;             ///< switch: prev_pid; fork: parent; others: the task
         u32 comm;
-        int pid2;            ///< switch: next_pid; fork: child; wakeups: target_cpu; migrate: orig_cpu
+        int pid2;            ///< switch: next_pid; fork: child; wakeups: target_cpu; migrate: orig_cpu;
+                             ///< cpu_idle: the state (u32 bits)
         u32 comm2;           ///< switch: next_comm; fork: child comm
         int dest_cpu;        ///< migrate only
     };

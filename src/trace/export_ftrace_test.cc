@@ -88,6 +88,27 @@ TEST(ftrace_exporter, preempted_tasks_print_r_plus_and_migrations_follow_the_wak
               "pid=9 prio=120\n");
 }
 
+TEST(ftrace_exporter, cpu_idle_prints_the_state_and_the_exit_as_power_h_does)
+{
+    const std::string a = "worker";
+    ftrace_exporter x;
+    x.sched_switch({1'000, 1, 0, &swapper0, trace_task_state::R, false, 9, &a});
+    x.sched_switch({2'000, 1, 9, &a, trace_task_state::S, false, 0, &swapper0});
+    x.cpu_idle({2'000, 2, 1});
+    x.cpu_idle({7'000, PWR_EVENT_EXIT, 1});
+    std::ostringstream out;
+    x.write(out, 2);
+    const std::string text = lines_after_header(out.str());
+    EXPECT_NE(text.find("          <idle>-0       [001] d..1.     0.000002: cpu_idle: state=2 "
+                        "cpu_id=1\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("          <idle>-0       [001] d..1.     0.000007: cpu_idle: "
+                        "state=4294967295 cpu_id=1\n"),
+              std::string::npos)
+        << text;
+}
+
 TEST(ftrace_exporter, an_unwritable_path_is_a_config_error_naming_the_flag)
 {
     ftrace_exporter x;

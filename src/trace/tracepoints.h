@@ -2,7 +2,8 @@
 #pragma once
 /*
  * Scheduler tracepoints as plain records, with the field names of
- * include/trace/events/sched.h. The scheduler emits them to every attached
+ * include/trace/events/sched.h (and power:cpu_idle of
+ * include/trace/events/power.h). The scheduler emits them to every attached
  * sink; sinks (metrics, trace exporters) only observe and never change
  * scheduler state.
  */
@@ -52,6 +53,17 @@ struct trace_sched_process {
     const std::string* comm;
 };
 
+/// PWR_EVENT_EXIT of include/trace/events/power.h: -1 as the u32 state, 4294967295 printed.
+inline constexpr u32 PWR_EVENT_EXIT = 0xffffffffu;
+
+/// power:cpu_idle: the C-state index a CPU enters (0 poll, 1 C1, 2 deep), or PWR_EVENT_EXIT
+/// when it leaves it.
+struct trace_cpu_idle {
+    sim_time ts;
+    u32 state;
+    int cpu_id;
+};
+
 class trace_sink {
 public:
     virtual ~trace_sink() = default;
@@ -62,6 +74,7 @@ public:
     virtual void sched_migrate_task(const trace_sched_migrate_task&) {}
     virtual void sched_process_fork(const trace_sched_process&) {}
     virtual void sched_process_exit(const trace_sched_process&) {}
+    virtual void cpu_idle(const trace_cpu_idle&) {}
 };
 
 } // namespace schedlab
