@@ -9,8 +9,11 @@
 #include "workload/options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <limits>
 
 namespace schedlab {
@@ -32,7 +35,157 @@ u64 size_value(const std::string& v, const std::string& opt, u64 max)
     return static_cast<u64>(
         parse_integer(v, opt, where_netperf, 1, static_cast<long long>(max)));
 }
+
+/*
+ * The omni selectors modelled: netperf's name, its column title (doc/netperf.texi), and
+ * for a latency the metric it becomes and whether it prints whole (else two decimals).
+ */
+struct selector_info {
+    netperf_selector sel;
+    const char* name;
+    const char* title;
+    const char* metric;
+    bool whole;
+};
+constexpr selector_info selector_table[] = {
+    {netperf_selector::min_latency, "MIN_LATENCY", "Minimum Latency Microseconds", "latency_min",
+     true},
+    {netperf_selector::max_latency, "MAX_LATENCY", "Maximum Latency Microseconds", "latency_max",
+     true},
+    {netperf_selector::p50_latency, "P50_LATENCY", "50th Percentile Latency Microseconds",
+     "latency_p50", true},
+    {netperf_selector::p90_latency, "P90_LATENCY", "90th Percentile Latency Microseconds",
+     "latency_p90", true},
+    {netperf_selector::p99_latency, "P99_LATENCY", "99th Percentile Latency Microseconds",
+     "latency_p99", true},
+    {netperf_selector::mean_latency, "MEAN_LATENCY", "Mean Latency Microseconds", "latency_mean",
+     false},
+    {netperf_selector::stddev_latency, "STDDEV_LATENCY", "Stddev Latency Microseconds",
+     "latency_stddev", false},
+    {netperf_selector::throughput, "THROUGHPUT", "Throughput", nullptr, false},
+    {netperf_selector::throughput_units, "THROUGHPUT_UNITS", "Throughput Units", nullptr, false},
+};
+
+/// A latency selector's value (us) from a histogram; 0 for the others.
+double latency_value(netperf_selector s, const netperf_histogram& h)
+{
+    switch (s) {
+    case netperf_selector::min_latency: return static_cast<double>(h.min());
+    case netperf_selector::max_latency: return static_cast<double>(h.max());
+    case netperf_selector::p50_latency: return static_cast<double>(h.percentile(50));
+    case netperf_selector::p90_latency: return static_cast<double>(h.percentile(90));
+    case netperf_selector::p99_latency: return static_cast<double>(h.percentile(99));
+    case netperf_selector::mean_latency: return h.mean();
+    case netperf_selector::stddev_latency: return h.stddev();
+    case netperf_selector::throughput:
+    case netperf_selector::throughput_units: break;
+    }
+    return 0;
+}
+
+const selector_info& info_of(netperf_selector s)
+{
+    return selector_table[static_cast<std::size_t>(s)];
+}
+
+/// "A,b;c" as netperf splits an output selection: commas and semicolons, names in any case.
+std::vector<netperf_selector> parse_selectors(const std::string& list, char opt)
+{
+    std::vector<netperf_selector> out;
+    std::string names;
+    for (const auto& si : selector_table) {
+        if (!names.empty())
+            names += ", ";
+        names += si.name;
+    }
+    std::size_t at = 0;
+    while (at <= list.size()) {
+        const std::size_t end = std::min(list.find_first_of(",;", at), list.size());
+        std::string name = list.substr(at, end - at);
+        at = end + 1;
+        if (name.empty())
+            continue;
+        std::string upper = name;
+        for (char& c : upper)
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        const auto it = std::find_if(std::begin(selector_table), std::end(selector_table),
+                                     [&](const selector_info& si) { return upper == si.name; });
+        if (it == std::end(selector_table))
+            throw config_error("netperf (test-specific, after --)",
+                               fmt::format("option '-{}': output selector '{}' is not modelled "
+                                           "(modelled: {})",
+                                           opt, name, names));
+        out.push_back(it->sel);
+    }
+    if (out.empty())
+        throw config_error("netperf (test-specific, after --)",
+                           fmt::format("option '-{}': no output selector given (modelled: {})",
+                                       opt, names));
+    return out;
+}
 } // namespace
+
+void netperf_histogram::add(u64 usec)
+{
+    u64 lo = usec, scale = 1;
+    while (lo >= 100) { // two significant digits above 100 us
+        lo /= 10;
+        scale *= 10;
+    }
+    ++buckets_[lo * scale];
+    ++n_;
+    min_ = std::min(min_, usec);
+    max_ = std::max(max_, usec);
+    const auto v = static_cast<double>(usec);
+    sum_ += v;
+    sumsq_ += v * v;
+}
+
+void netperf_histogram::merge(const netperf_histogram& o)
+{
+    for (const auto& [lo, n] : o.buckets_)
+        buckets_[lo] += n;
+    n_ += o.n_;
+    min_ = std::min(min_, o.min_);
+    max_ = std::max(max_, o.max_);
+    sum_ += o.sum_;
+    sumsq_ += o.sumsq_;
+}
+
+double netperf_histogram::mean() const
+{
+    return n_ ? sum_ / static_cast<double>(n_) : 0.0;
+}
+
+double netperf_histogram::stddev() const
+{
+    if (n_ < 2)
+        return 0.0;
+    const double n = static_cast<double>(n_), m = sum_ / n;
+    return std::sqrt(std::max(0.0, (sumsq_ - n * m * m) / (n - 1)));
+}
+
+u64 netperf_histogram::percentile(double p) const
+{
+    if (!n_)
+        return 0;
+    const auto rank =
+        std::max<u64>(1, static_cast<u64>(std::ceil(p / 100.0 * static_cast<double>(n_))));
+    u64 seen = 0;
+    for (const auto& [lo, n] : buckets_) {
+        seen += n;
+        if (seen >= rank)
+            return lo;
+    }
+    return buckets_.rbegin()->first;
+}
+
+bool netperf_params::latency() const
+{
+    return std::any_of(selectors.begin(), selectors.end(), [](netperf_selector s) {
+        return s != netperf_selector::throughput && s != netperf_selector::throughput_units;
+    });
+}
 
 netperf_params parse_netperf_options(const std::vector<std::string>& argv)
 {
@@ -58,6 +211,7 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
     bool ipv6 = false;
     bool local_cpu = false;
     bool remote_cpu = false;
+    bool keep_histogram = false;
     const std::vector<option_spec> gspecs = {
         {.short_name = 't', .long_name = "", .text = &test, .help = "test name"},
         {.short_name = 'l', .text = &length, .help = "test length: seconds, or -transactions"},
@@ -67,6 +221,8 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
         {.short_name = 'c', .flag = &local_cpu, .help = "local CPU utilisation (not modelled)"},
         {.short_name = 'C', .flag = &remote_cpu, .help = "remote CPU utilisation (not modelled)"},
         {.short_name = 'P', .text = &banner, .help = "0: no test banner"},
+        {.short_name = 'j', .flag = &keep_histogram,
+         .help = "keep latency statistics (implied by a latency output selector)"},
         {.short_name = 'f', .text = &units, .help = "output units (stream tests only)"},
         {.short_name = 'D', .text = &unused,
          .unsupported = "interim (demo) results are not modelled"},
@@ -86,6 +242,7 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
     parse_options(global, gspecs, where_netperf);
     np.cpu_util = local_cpu || remote_cpu;
     (void)ipv4;
+    (void)keep_histogram;
 
     if (test == "TCP_RR")
         np.udp = false;
@@ -130,20 +287,38 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
     std::string rr;
     std::string lsock;
     std::string rsock;
+    std::string keyval;
+    std::string csv;
+    std::string human;
     const std::vector<option_spec> tspecs = {
         {.short_name = 'r', .text = &rr, .help = "request,response sizes"},
         {.short_name = 'D', .flag = &np.nodelay, .help = "TCP_NODELAY"},
         {.short_name = 's', .text = &lsock, .help = "local socket send,recv buffer sizes"},
         {.short_name = 'S', .text = &rsock, .help = "remote socket send,recv buffer sizes"},
-        {.short_name = 'k', .text = &unused,
-         .unsupported = "output selectors are not modelled (netperf's default table is printed)"},
-        {.short_name = 'o', .text = &unused, .unsupported = "output selectors are not modelled"},
-        {.short_name = 'O', .text = &unused, .unsupported = "output selectors are not modelled"},
+        {.short_name = 'k', .text = &keyval, .help = "output selectors, as key=value lines"},
+        {.short_name = 'o', .text = &csv, .help = "output selectors, as CSV"},
+        {.short_name = 'O', .text = &human, .help = "output selectors, as columns"},
         {.short_name = 'b', .text = &unused, .unsupported = "bursts are not modelled"},
         {.short_name = 'P', .text = &unused,
          .unsupported = "data ports do not matter on loopback"},
     };
     parse_options(test_specific, tspecs, "netperf (test-specific, after --)");
+    // netperf: the last of -k, -o, -O overrides the others; here giving two is an error.
+    if (static_cast<int>(!keyval.empty()) + static_cast<int>(!csv.empty()) +
+            static_cast<int>(!human.empty()) >
+        1)
+        throw config_error("netperf (test-specific, after --)",
+                           "options '-k', '-o' and '-O' each choose the output style: give one");
+    if (!keyval.empty()) {
+        np.output = netperf_output::keyval;
+        np.selectors = parse_selectors(keyval, 'k');
+    } else if (!csv.empty()) {
+        np.output = netperf_output::csv;
+        np.selectors = parse_selectors(csv, 'o');
+    } else if (!human.empty()) {
+        np.output = netperf_output::human;
+        np.selectors = parse_selectors(human, 'O');
+    }
     const u64 max_size = np.udp ? udp_params::max_payload : (1ULL << 30);
     if (!rr.empty()) {
         const auto [a, b] = split_pair(rr);
@@ -180,6 +355,13 @@ std::string netperf_workload::command_line() const
         s += fmt::format(" -S {},{}", np_.remote_sndbuf, np_.remote_rcvbuf);
     if (np_.nodelay)
         s += " -D";
+    if (np_.output != netperf_output::classic) {
+        s += np_.output == netperf_output::keyval ? " -k "
+             : np_.output == netperf_output::csv  ? " -o "
+                                                  : " -O ";
+        for (std::size_t i = 0; i < np_.selectors.size(); ++i)
+            s += fmt::format("{}{}", i ? "," : "", info_of(np_.selectors[i]).name);
+    }
     return s;
 }
 
@@ -308,13 +490,17 @@ task_code netperf_workload::run_netperf(task_context& t, unsigned i, counter& li
     state_.mark(fmt::format("netperf{}/start", i), start);
     in.client = &t.task();
     in.start = t.now();
+    const bool keep = np_.latency();
     for (u64 n = 0; np_.transactions ? n < np_.transactions : t.now() - in.start < np_.duration;
          ++n) {
+        const sim_time sent = t.now(); // netperf's HIST timestamps: read, not charged
         co_await t.write(*in.to_server, np_.req);
         const bool got = co_await t.read(*in.to_client, np_.rsp);
         if (!got)
             break;
         ++in.trans;
+        if (keep)
+            in.latency.add(static_cast<u64>(t.now() - sent) / 1000);
     }
     in.end = t.now();
     co_await t.close(*in.to_server);
@@ -332,8 +518,86 @@ std::vector<workload_metric> netperf_workload::metrics() const
     double sum = 0;
     for (const instance& in : inst_)
         sum += in.rate();
-    return {{"trans/s", "trans/s", sum, true},
-            {"trans/s/instance", "trans/s", sum / static_cast<double>(inst_.size()), true}};
+    std::vector<workload_metric> m = {
+        {"trans/s", "trans/s", sum, true},
+        {"trans/s/instance", "trans/s", sum / static_cast<double>(inst_.size()), true}};
+    // The latency selectors asked for, over every instance's transactions: metrics named
+    // <what>_p<N> in a time unit are the HTML report's percentile chart.
+    netperf_histogram all;
+    for (const instance& in : inst_)
+        all.merge(in.latency);
+    for (const netperf_selector s : np_.selectors)
+        if (const char* name = info_of(s).metric)
+            m.push_back({name, "us", latency_value(s, all), false});
+    return m;
+}
+
+// One instance's omni output: keyval (-k), CSV (-o) or columns (-O), as doc/netperf.texi shows.
+std::string netperf_workload::omni_output(const instance& in) const
+{
+    std::vector<std::string> values, titles;
+    for (const netperf_selector s : np_.selectors) {
+        const selector_info& si = info_of(s);
+        const double v = latency_value(s, in.latency);
+        if (s == netperf_selector::throughput)
+            values.push_back(fmt::format("{:.2f}", in.rate()));
+        else if (s == netperf_selector::throughput_units)
+            values.push_back("Trans/s");
+        else if (si.whole)
+            values.push_back(fmt::format("{}", static_cast<u64>(v)));
+        else
+            values.push_back(fmt::format("{:.2f}", v));
+        titles.push_back(info_of(s).title);
+    }
+    std::string out;
+    switch (np_.output) {
+    case netperf_output::keyval:
+        for (std::size_t i = 0; i < values.size(); ++i)
+            out += fmt::format("{}={}\n", info_of(np_.selectors[i]).name, values[i]);
+        break;
+    case netperf_output::csv:
+        if (np_.banner)
+            out += fmt::format("{}\n", fmt::join(titles, ","));
+        out += fmt::format("{}\n", fmt::join(values, ","));
+        break;
+    case netperf_output::human: {
+        // Four title lines, a word per line (the rest on the last), columns one wider than
+        // their widest line or value.
+        std::vector<std::vector<std::string>> lines(titles.size(), std::vector<std::string>(4));
+        std::vector<std::size_t> width(titles.size());
+        for (std::size_t c = 0; c < titles.size(); ++c) {
+            std::size_t l = 0, at = 0;
+            const std::string& t = titles[c];
+            while (at < t.size()) {
+                const std::size_t sp = std::min(t.find(' ', at), t.size());
+                std::string& line = lines[c][l];
+                if (!line.empty())
+                    line += ' ';
+                line.append(t, at, sp - at);
+                if (l < 3)
+                    ++l;
+                at = sp + 1;
+            }
+            width[c] = values[c].size();
+            for (const std::string& line : lines[c])
+                width[c] = std::max(width[c], line.size());
+            ++width[c];
+        }
+        if (np_.banner)
+            for (std::size_t l = 0; l < 4; ++l) {
+                for (std::size_t c = 0; c < titles.size(); ++c)
+                    out += fmt::format("{:<{}}", lines[c][l], width[c]);
+                out += "\n";
+            }
+        for (std::size_t c = 0; c < titles.size(); ++c)
+            out += fmt::format("{:<{}}", values[c], width[c]);
+        out += "\n";
+        break;
+    }
+    case netperf_output::classic:
+        break;
+    }
+    return out;
 }
 
 std::string netperf_workload::report() const
@@ -358,6 +622,10 @@ std::string netperf_workload::report() const
         sum += rate;
         lo = i == 0 ? rate : std::min(lo, rate);
         hi = i == 0 ? rate : std::max(hi, rate);
+        if (np_.output != netperf_output::classic) {
+            out += omni_output(in);
+            continue;
+        }
         out += "Local /Remote\n"
                "Socket Size   Request  Resp.   Elapsed  Trans.\n"
                "Send   Recv   Size     Size    Time     Rate\n"

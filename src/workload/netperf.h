@@ -15,12 +15,26 @@
  * Not modelled: the control connection and netserver's per-test set-up
  * traffic, confidence intervals (-i/-I), interim results (-D), CPU
  * utilisation (-c/-C are accepted, and noted, but print no columns), output
- * selectors (-k/-o/-O), CPU binding (-T), bursts (-b), IPv6.
+ * selectors other than the latency statistics and the throughput (below), CPU
+ * binding (-T), bursts (-b), IPv6.
+ *
+ * Output selectors (test-specific -k, -o or -O, doc/netperf.texi "Omni Output
+ * Selection"): MIN_LATENCY, MAX_LATENCY, P50_LATENCY, P90_LATENCY,
+ * P99_LATENCY, MEAN_LATENCY, STDDEV_LATENCY (microseconds, per transaction:
+ * from before the request's send to after the response's last recv; netperf
+ * keeps them with the global -j, accepted here and implied by the selectors)
+ * and THROUGHPUT, THROUGHPUT_UNITS; any other selector is an
+ * error naming it. They replace the classic table with keyval (-k), CSV (-o)
+ * or human-readable columns (-O); the latencies also become metrics
+ * (latency_min, latency_p50, ..., in us) that compare and the HTML report's
+ * percentile chart read. Recording them only observes: the clock reads
+ * netperf makes per transaction are not charged, so the schedule is the same.
  */
 #include "workload/net.h"
 #include "workload/program.h"
 #include "workload/workload.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +42,37 @@
 namespace schedlab {
 
 struct task_struct;
+
+/// An omni output selector this model prints (netperf's names, doc/netperf.texi).
+enum class netperf_selector : u8 {
+    min_latency, max_latency, p50_latency, p90_latency, p99_latency, mean_latency,
+    stddev_latency, throughput, throughput_units
+};
+enum class netperf_output : u8 { classic, keyval, csv, human }; ///< none, -k, -o, -O
+
+/*
+ * model: netperf's latency histogram (netlib.c HIST, in microseconds, with -j the
+ * expanded rows of 100 buckets per decade, doc/netperf.texi): here values below
+ * 100 us are exact and larger ones keep two significant digits; a percentile is
+ * the lowest value of the nearest-rank sample's bucket. Min, max, mean and the
+ * standard deviation are exact. Not checked against netlib.c's bucket edges.
+ */
+class netperf_histogram {
+public:
+    void add(u64 usec);
+    void merge(const netperf_histogram& o);
+    u64 count() const { return n_; }
+    u64 min() const { return n_ ? min_ : 0; }
+    u64 max() const { return max_; }
+    double mean() const;
+    double stddev() const;
+    u64 percentile(double p) const; ///< p in (0, 100]; 0 when empty
+
+private:
+    std::map<u64, u64> buckets_; ///< bucket's lowest value -> samples
+    u64 n_ = 0, min_ = ~0ULL, max_ = 0;
+    double sum_ = 0, sumsq_ = 0;
+};
 
 struct netperf_params {
     bool udp = false;          ///< -t UDP_RR (else TCP_RR)
@@ -44,6 +89,9 @@ struct netperf_params {
     u64 local_rcvbuf = 0;
     u64 remote_sndbuf = 0;     ///< test-specific -S send[,recv]
     u64 remote_rcvbuf = 0;
+    netperf_output output = netperf_output::classic; ///< test-specific -k / -o / -O
+    std::vector<netperf_selector> selectors;          ///< their selectors, in order
+    bool latency() const; ///< a latency selector was asked for: keep the histogram
 };
 
 /// Parses netperf's options (the argv after "netperf"); config_error names a bad one.
@@ -68,6 +116,7 @@ public:
         channel* to_client = nullptr;
         task_struct* client = nullptr;
         task_struct* server = nullptr;
+        netperf_histogram latency; ///< per transaction, in us (only with a latency selector)
         double rate() const;
     };
     const netperf_params& params() const { return np_; }
@@ -77,6 +126,7 @@ public:
 private:
     u64 sock_send_size(bool local) const;
     u64 sock_recv_size(bool local) const;
+    std::string omni_output(const instance& in) const;
     task_code run_netserver(task_context& t, counter& listen);
     task_code run_server(task_context& t, unsigned i);
     task_code run_shell(task_context& t, counter& listen, counter& reaped);

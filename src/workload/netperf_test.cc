@@ -56,10 +56,52 @@ TEST(netperf_options, bad_and_unmodelled_options_are_rejected_by_name)
     EXPECT_THAT(error_of({"-l", "ten"}), HasSubstr("'-l'"));
     EXPECT_THAT(error_of({"--instances", "0"}), HasSubstr("'--instances'"));
     EXPECT_THAT(error_of({"-T", "0,1"}), HasSubstr("'-T' is not modelled"));
-    EXPECT_THAT(error_of({"--", "-k", "THROUGHPUT"}), HasSubstr("'-k' is not modelled"));
+    EXPECT_THAT(error_of({"--", "-k", "THROUGHPUT,LOCAL_CPU_UTIL"}),
+                HasSubstr("output selector 'LOCAL_CPU_UTIL' is not modelled"));
+    EXPECT_THAT(error_of({"--", "-o", "p50_latency,p95_latency"}),
+                HasSubstr("option '-o': output selector 'p95_latency'"));
+    EXPECT_THAT(error_of({"--", "-O", ",;"}), HasSubstr("option '-O': no output selector"));
+    EXPECT_THAT(error_of({"--", "-o", "MIN_LATENCY", "-k", "MAX_LATENCY"}), HasSubstr("give one"));
     EXPECT_THAT(error_of({"-t", "UDP_RR", "--", "-r", "70000"}), HasSubstr("'-r'"));
     EXPECT_THAT(error_of({"--", "-r", "0"}), HasSubstr("'-r'"));
     EXPECT_THAT(error_of({"--bogus"}), HasSubstr("'--bogus'"));
+}
+
+TEST(netperf_options, output_selectors_in_any_case_split_by_commas_and_semicolons)
+{
+    const netperf_params np = parse_netperf_options(
+        {"-j", "--", "-o", "min_latency,Mean_Latency;P99_LATENCY,throughput,THROUGHPUT_UNITS"});
+    EXPECT_EQ(np.output, netperf_output::csv);
+    ASSERT_EQ(np.selectors.size(), 5u);
+    EXPECT_EQ(np.selectors[0], netperf_selector::min_latency);
+    EXPECT_EQ(np.selectors[1], netperf_selector::mean_latency);
+    EXPECT_EQ(np.selectors[2], netperf_selector::p99_latency);
+    EXPECT_EQ(np.selectors[4], netperf_selector::throughput_units);
+    EXPECT_TRUE(np.latency());
+    EXPECT_FALSE(parse_netperf_options({"--", "-k", "THROUGHPUT"}).latency());
+    EXPECT_EQ(parse_netperf_options({}).output, netperf_output::classic);
+}
+
+TEST(netperf_histogram, exact_below_100_us_then_two_significant_digits)
+{
+    netperf_histogram h;
+    EXPECT_EQ(h.percentile(50), 0u);
+    for (u64 v : {5, 7, 99, 123, 129, 4567})
+        h.add(v);
+    EXPECT_EQ(h.count(), 6u);
+    EXPECT_EQ(h.min(), 5u);
+    EXPECT_EQ(h.max(), 4567u);
+    EXPECT_EQ(h.percentile(1), 5u);
+    EXPECT_EQ(h.percentile(50), 99u);    // nearest rank 3 of 6
+    EXPECT_EQ(h.percentile(66.7), 120u); // 123 and 129 share the bucket [120, 130)
+    EXPECT_EQ(h.percentile(100), 4500u);
+    EXPECT_NEAR(h.mean(), (5 + 7 + 99 + 123 + 129 + 4567) / 6.0, 1e-9);
+    netperf_histogram g;
+    g.add(1);
+    g.merge(h);
+    EXPECT_EQ(g.count(), 7u);
+    EXPECT_EQ(g.min(), 1u);
+    EXPECT_EQ(g.percentile(100), 4500u);
 }
 
 struct np_run {
@@ -182,6 +224,72 @@ TEST(netperf, the_same_seed_gives_the_same_schedule)
     EXPECT_EQ(a.t->k.schedule_digest(), b.t->k.schedule_digest());
     EXPECT_EQ(a.w->report(), b.w->report());
     EXPECT_NE(a.t->k.schedule_digest(), c.t->k.schedule_digest());
+}
+
+TEST(netperf, latency_selectors_print_as_netperf_and_only_observe)
+{
+    const np_run plain = run_netperf({"-l", "-300", "--instances", "2"}, 2, 3);
+    const np_run csv = run_netperf({"-l", "-300", "--instances", "2", "--", "-o",
+                                    "MIN_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,MAX_LATENCY,"
+                                    "MEAN_LATENCY,STDDEV_LATENCY,THROUGHPUT,THROUGHPUT_UNITS"},
+                                   2, 3);
+    // recording the latencies leaves the schedule alone
+    EXPECT_EQ(plain.t->k.schedule_digest(), csv.t->k.schedule_digest());
+    ASSERT_TRUE(csv.w->finished());
+    for (const auto& in : csv.w->instances()) {
+        EXPECT_EQ(in.latency.count(), 300u);
+        EXPECT_LE(in.latency.min(), in.latency.percentile(50));
+        EXPECT_LE(in.latency.percentile(99), in.latency.max());
+    }
+    EXPECT_THAT(csv.w->report(),
+                MatchesRegex("(MIGRATED TCP REQUEST/RESPONSE TEST [^\n]*\n"
+                             "Minimum Latency Microseconds,50th Percentile Latency Microseconds,"
+                             "90th Percentile Latency Microseconds,99th Percentile Latency "
+                             "Microseconds,Maximum Latency Microseconds,Mean Latency "
+                             "Microseconds,Stddev Latency Microseconds,Throughput,Throughput "
+                             "Units\n"
+                             "[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+\\.[0-9][0-9],"
+                             "[0-9]+\\.[0-9][0-9],[0-9]+\\.[0-9][0-9],Trans/s\n){2}"
+                             "# schedlab: 2 instances: .*\n"));
+    // the metrics: over both instances, named as the percentile chart wants them
+    const auto m = csv.w->metrics();
+    ASSERT_EQ(m.size(), 9u);
+    EXPECT_EQ(m[0].name, "trans/s");
+    EXPECT_EQ(m[2].name, "latency_min");
+    EXPECT_EQ(m[3].name, "latency_p50");
+    EXPECT_EQ(m[4].name, "latency_p90");
+    EXPECT_EQ(m[5].name, "latency_p99");
+    EXPECT_EQ(m[6].name, "latency_max");
+    EXPECT_EQ(m[7].name, "latency_mean");
+    EXPECT_EQ(m[8].name, "latency_stddev");
+    for (std::size_t i = 2; i < m.size(); ++i) {
+        EXPECT_EQ(m[i].unit, "us");
+        EXPECT_FALSE(m[i].higher_is_better);
+    }
+    EXPECT_GT(m[2].value, 0);
+    EXPECT_LE(m[2].value, m[3].value);
+    EXPECT_LE(m[3].value, m[4].value);
+    EXPECT_LE(m[4].value, m[5].value);
+    EXPECT_LE(m[5].value, m[6].value);
+    // a transaction is two wakeups on 2 CPUs: the mean latency is within 2x of 1/rate
+    const double per_trans_us = 1e6 / m[1].value;
+    EXPECT_GT(m[7].value, per_trans_us / 2);
+    EXPECT_LT(m[7].value, per_trans_us * 2);
+    EXPECT_EQ(plain.w->metrics().size(), 2u); // no selectors: no latency metrics
+}
+
+TEST(netperf, keyval_and_human_output)
+{
+    const np_run k = run_netperf({"-l", "-100", "-P", "0", "--", "-k", "p99_latency,THROUGHPUT"});
+    EXPECT_THAT(k.w->report(), MatchesRegex("P99_LATENCY=[0-9]+\nTHROUGHPUT=[0-9]+\\.[0-9][0-9]\n"
+                                            "# schedlab: .*\n"));
+    const np_run h = run_netperf({"-l", "-100", "-P", "0", "--", "-O", "MEAN_LATENCY"});
+    EXPECT_THAT(h.w->report(), MatchesRegex("[0-9]+\\.[0-9][0-9] *\n# schedlab: .*\n"));
+    const np_run hb = run_netperf({"-l", "-100", "--", "-O", "P50_LATENCY,THROUGHPUT_UNITS"});
+    EXPECT_THAT(hb.w->report(), HasSubstr("\n50th         Throughput \n"
+                                          "Percentile   Units      \n"
+                                          "Latency                 \n"
+                                          "Microseconds            \n"));
 }
 
 } // namespace
