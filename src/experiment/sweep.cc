@@ -84,7 +84,8 @@ spec_doc parse_doc(const std::string& text, const std::string& file, bool toml_s
     } else {
         try {
             d.j = ojson::parse(text);
-        } catch (const ojson::parse_error& e) {
+        } catch (const ojson::exception& e) {
+            // parse errors, and out_of_range for a number beyond a double's range (1e400)
             throw config_error(file, fmt::format("not valid JSON: {}", e.what()));
         }
     }
