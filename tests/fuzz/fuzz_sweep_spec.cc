@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                        return p.name == m && m != "host";
                                    });
             });
-        if (presets_only && runs <= 2000)
+        if (presets_only && runs <= 500)
             plan_sweep(spec);
     });
     return 0;
