@@ -105,6 +105,8 @@ struct replay_command_options {
     std::string kernel = "6.18";  ///< the traced kernel's profile
     std::string comm;             ///< --comm REGEX; "" every non-kernel task
     std::string speed = "1";      ///< --speed F, as given (validated with the workload's options)
+    std::string bursts = "net";   ///< --bursts net|gross (validated likewise)
+    std::string deps = "count";   ///< --deps count|edge (validated likewise)
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
     u64 seed = 1;
     std::vector<std::string> costs;

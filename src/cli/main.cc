@@ -178,6 +178,14 @@ int main(int argc, char** argv)
                        "The simulated CPU's speed relative to the traced one: CPU bursts are "
                        "divided by it")
         ->capture_default_str();
+    replay->add_option("--bursts", rpl.bursts,
+                       "net: each traced CPU burst less the kernel work the simulation charges "
+                       "the task (context switches, wakeups, forks); gross: as traced")
+        ->capture_default_str();
+    replay->add_option("--deps", rpl.deps,
+                       "count: a block ended by a traced task waits for the task's n-th such "
+                       "wake by any waker; edge: for the n-th wake by the waker the trace shows")
+        ->capture_default_str();
     replay->add_option("--trace", rpl.trace_path,
                        "Write the replay's scheduler tracepoints in ftrace text format to FILE "
                        "(.zst, .gz compressed), which schedlab replay reads too");

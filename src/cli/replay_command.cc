@@ -86,7 +86,8 @@ std::string format_replay_table(const replay_trace& t, const run_result& r)
 
 int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_options& o)
 {
-    std::vector<std::string> argv = {"replay", o.trace, "--speed", o.speed};
+    std::vector<std::string> argv = {"replay",   o.trace,  "--speed", o.speed,
+                                     "--bursts", o.bursts, "--deps",  o.deps};
     if (!o.comm.empty()) {
         argv.push_back("--comm");
         argv.push_back(o.comm);
@@ -103,6 +104,8 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     replay_options ro;
     ro.comm_regex = o.comm;
     ro.speed = std::stod(o.speed); // validated by prepare_run
+    ro.net_bursts = o.bursts == "net";
+    ro.edge_deps = o.deps == "edge";
     const replay_trace t = load_replay_trace(o.trace, ro);
     for (const std::string& w : t.warnings)
         err << "schedlab: note: " << o.trace << ": " << w << "\n";

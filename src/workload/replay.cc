@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "workload/replay.h"
 
+#include "sched/sched.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
 
@@ -88,7 +89,8 @@ struct task_track {
     sim_time block_ts = 0;
     std::size_t block_step = 0; ///< the pending step
     bool exiting = false, exited = false;
-    u64 wakes = 0; ///< dependency wakes received (the counter's target)
+    /// Dependency wakes received, per waker pid: the target of the waker->task counter.
+    std::unordered_map<int, u64> wakes;
     /// A waking while the task was still on its CPU, after its last own event: it may be
     /// in __schedule() already, and the waking then ends the block its switch out records.
     struct {
@@ -185,8 +187,8 @@ void builder::resolve_early(task_track& k, sim_time ts)
     ++t_.causes.early;
     --t_.causes.non_blocking_wakings;
     if (k.early.waker >= 0) {
-        ++k.wakes;
-        resolve(k, {replay_step::wait, 0, -1, k.wakes}, &t_.causes.dependency);
+        const int waker = k.early.waker;
+        resolve(k, {replay_step::wait, 0, waker, ++k.wakes[waker]}, &t_.causes.dependency);
     } else if (k.early.ctx == ftrace_context::hardirq) {
         resolve(k, {replay_step::sleep, 0, -1, 0}, &t_.causes.timer);
     } else {
@@ -331,8 +333,8 @@ void builder::event(const ftrace_event& e)
             task_track& w = track(e.curr_pid, e.ts, false);
             flush(w, e.ts);
             push(w, {replay_step::wake, 0, e.pid, 0});
-            ++k.wakes;
-            resolve(k, {replay_step::wait, 0, -1, k.wakes}, &t_.causes.dependency);
+            resolve(k, {replay_step::wait, 0, e.curr_pid, ++k.wakes[e.curr_pid]},
+                    &t_.causes.dependency);
         } else {
             resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
                     &t_.causes.external);
@@ -503,7 +505,32 @@ std::string replay_workload::command_line() const
     if (!o_.comm_regex.empty())
         s += " --comm '" + o_.comm_regex + "'";
     s += fmt::format(" --speed {}", o_.speed);
+    if (!o_.net_bursts)
+        s += " --bursts gross";
+    if (o_.edge_deps)
+        s += " --deps edge";
     return s;
+}
+
+sim_dur replay_workload::task_runtime(syscalls& sys, const task_struct& p)
+{
+    // kernel: kernel/sched/cputime.c task_sched_runtime() (CLOCK_THREAD_CPUTIME_ID): the
+    // accounted sum_exec_runtime plus the running task's time since update_curr(). Differs:
+    // rq->clock_task is the simulated time (no IRQ or steal time is modelled), so the
+    // pending delta is now - exec_start without a clock update.
+    return static_cast<sim_dur>(p.se.sum_exec_runtime) + sys.now() -
+           static_cast<sim_dur>(p.se.exec_start);
+}
+
+counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
+{
+    counter*& c = edges_[{waker, wakee}];
+    if (!c)
+        c = &state_.make_counter(
+            waker == wakee
+                ? fmt::format("replay/{}/wake", trace_->tasks[wakee].pid)
+                : fmt::format("replay/{}->{}", trace_->tasks[waker].pid, trace_->tasks[wakee].pid));
+    return *c;
 }
 
 program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& built)
@@ -516,20 +543,42 @@ program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& bu
         const sim_time at = rt.start;
         b.sleep_until([at](syscalls&, task_struct&) { return at; });
     }
+    u64 nth_wait = 0; // the task's dependency waits so far
     for (const replay_step& s : rt.steps) {
         switch (s.kind) {
         case replay_step::run: {
             const auto ns =
                 static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
-            if (ns > 0)
+            if (ns <= 0)
+                break;
+            if (!o_.net_bursts) {
                 b.run(ns);
+                break;
+            }
+            // The traced burst less the kernel work the simulation charged this task since
+            // the previous burst was accounted (see net_bursts).
+            b.user([this, idx, ns](syscalls& sys, task_struct& p) {
+                const sim_dur now_rt = task_runtime(sys, p);
+                sim_dur& mark = runtime_mark_[idx];
+                const sim_dur kernel = std::max<sim_dur>(now_rt - mark, 0);
+                const sim_dur left = std::max<sim_dur>(ns - kernel, 0);
+                kernel_subtracted_ += ns - left;
+                mark = now_rt + left;
+                return left;
+            });
             break;
         }
         case replay_step::wake:
-            b.signal(*wake_[pid_index_.at(s.pid)]);
+            // --deps count: one counter per wakee, every waker signals it.
+            b.signal(o_.edge_deps ? edge(idx, pid_index_.at(s.pid))
+                                  : edge(pid_index_.at(s.pid), pid_index_.at(s.pid)));
             break;
         case replay_step::wait:
-            b.wait_for(*wake_[idx], s.k);
+            ++nth_wait;
+            if (o_.edge_deps)
+                b.wait_for(edge(pid_index_.at(s.pid), idx), s.k);
+            else
+                b.wait_for(edge(idx, idx), nth_wait);
             break;
         case replay_step::sleep:
             if (s.ns > 0)
@@ -566,10 +615,9 @@ void replay_workload::setup(syscalls& sys)
 {
     const auto& tasks = trace_->tasks;
     exited_ = &state_.make_counter("replay/exited");
-    for (std::size_t i = 0; i < tasks.size(); ++i) {
-        wake_.push_back(&state_.make_counter(fmt::format("replay/{}/wake", tasks[i].pid)));
+    runtime_mark_.assign(tasks.size(), 0);
+    for (std::size_t i = 0; i < tasks.size(); ++i)
         pid_index_[tasks[i].pid] = i;
-    }
     std::vector<program_ptr> built(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].parent >= 0)
@@ -596,6 +644,10 @@ std::string replay_workload::report() const
                      "unknown {} ({} by a waking recorded before the switch out)\n",
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
                      t.causes.early);
+    if (o_.net_bursts)
+        s += fmt::format("# modelled kernel work subtracted from the traced bursts: {:.6f} s "
+                         "(--bursts net)\n",
+                         static_cast<double>(kernel_subtracted_) / 1e9);
     if (finished())
         s += fmt::format("replay: elapsed {:.6f} s (traced {:.6f} s)\n",
                          static_cast<double>(last_exit_) / 1e9,
@@ -615,20 +667,27 @@ std::vector<workload_metric> replay_workload::metrics() const
 std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& args)
 {
     replay_options o;
-    std::string speed;
+    std::string speed, bursts, deps;
     std::vector<std::string> positional;
     const std::vector<option_spec> specs = {
         {0, "comm", nullptr, nullptr, &o.comm_regex,
          "select the tasks whose comm matches REGEX (default: every non-kernel task)"},
         {0, "speed", nullptr, nullptr, &speed,
          "the simulated CPU's speed relative to the traced one (default 1)"},
+        {0, "bursts", nullptr, nullptr, &bursts,
+         "net: each traced burst less the kernel work the simulation charges (default); "
+         "gross: as traced"},
+        {0, "deps", nullptr, nullptr, &deps,
+         "count: a block waits for the task's n-th dependency wake by any waker (default); "
+         "edge: for the n-th wake by the task that ended it in the trace"},
     };
     parse_options(args, specs, "replay", &positional);
     if (positional.size() != 1)
         throw config_error("replay",
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
-                                             "[--comm REGEX] [--speed F]")
+                                             "[--comm REGEX] [--speed F] [--bursts net|gross] "
+                                             "[--deps count|edge]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
         std::size_t used = 0;
@@ -642,6 +701,16 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
             throw config_error("--speed",
                                fmt::format("'{}' is not a number in [0.01, 100]", speed));
         o.speed = v;
+    }
+    if (!bursts.empty()) {
+        if (bursts != "net" && bursts != "gross")
+            throw config_error("--bursts", fmt::format("'{}' is not net or gross", bursts));
+        o.net_bursts = bursts == "net";
+    }
+    if (!deps.empty()) {
+        if (deps != "count" && deps != "edge")
+            throw config_error("--deps", fmt::format("'{}' is not count or edge", deps));
+        o.edge_deps = deps == "edge";
     }
     auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));
     return std::make_unique<replay_workload>(std::move(t), std::move(o));

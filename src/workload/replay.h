@@ -43,6 +43,7 @@
 #include "workload/program.h"
 #include "workload/workload.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -53,14 +54,27 @@ namespace schedlab {
 struct replay_options {
     std::string comm_regex; ///< --comm: ECMAScript regex; "" every non-kernel task
     double speed = 1.0;     ///< --speed: the simulated CPU's speed relative to the traced one
+    /// --bursts net (true, the default): a traced burst is the task's whole CPU time between
+    /// two points, kernel work included (the end of the context switch into it, the wakeups
+    /// it does, the syscalls around its blocks); the simulation charges its own model of that
+    /// work, so each run step consumes the traced time less what the simulation charged the
+    /// task since the previous run step (none when that exceeds it). --bursts gross: as traced.
+    bool net_bursts = true;
+    /// --deps count (false, the default): a block ended by a traced task waits until the
+    /// task's n-th such wake, by any waker (a counter per wakee: any writer's data lets a
+    /// reader through). --deps edge (true): until the n-th wake of this task by the waker
+    /// that ended it in the trace (a counter per waker->wakee pair: the happens-before the
+    /// trace shows, and no other).
+    bool edge_deps = false;
 };
 
 /// One step of a rebuilt task behaviour, in the traced machine's time.
 struct replay_step {
     enum kind_t : u8 {
         run,         ///< consume `ns` of CPU (before --speed)
-        wake,        ///< wake task `pid` (signal its counter): a dependency edge
-        wait,        ///< wait until this task's counter reaches `k`
+        wake,        ///< wake task `pid` (signal the this->pid counter): a dependency edge
+        wait,        ///< wait until the pid->this counter reaches `k`: the k-th wake of this
+                     ///< task by task `pid` that ended a block
         sleep,       ///< a timed sleep of `ns`
         sleep_until, ///< an external arrival: sleep until `ns` after the trace's start
         fork,        ///< fork task `pid`
@@ -130,12 +144,20 @@ public:
 
 private:
     program_ptr build(std::size_t idx, std::vector<program_ptr>& built);
+    /// The counter of the dependency edges from task `waker` to task `wakee` (by index).
+    counter& edge(std::size_t waker, std::size_t wakee);
+    /// p's CPU time so far, the part of its current run included.
+    static sim_dur task_runtime(syscalls& sys, const task_struct& p);
 
     std::shared_ptr<const replay_trace> trace_;
     replay_options o_;
     workload_state state_;
-    std::vector<counter*> wake_; ///< per task (by index)
+    /// (waker, wakee); --deps count uses (wakee, wakee) for every waker.
+    std::map<std::pair<std::size_t, std::size_t>, counter*> edges_;
     std::unordered_map<int, std::size_t> pid_index_;
+    /// Per task: its CPU time up to which the simulation's kernel work has been subtracted.
+    std::vector<sim_dur> runtime_mark_;
+    sim_dur kernel_subtracted_ = 0; ///< traced burst time replaced by modelled kernel work
     counter* exited_ = nullptr;
     sim_time last_exit_ = -1;
 };

@@ -64,7 +64,7 @@ std::string steps_of(const replay_task& t)
             s += fmt::format("wake {} ", st.pid);
             break;
         case replay_step::wait:
-            s += fmt::format("wait {} ", st.k);
+            s += fmt::format("wait {}:{} ", st.pid, st.k);
             break;
         case replay_step::sleep:
             s += fmt::format("sleep {} ", st.ns);
@@ -124,8 +124,8 @@ TEST_F(replay_build, blocks_with_their_causes)
     EXPECT_EQ(steps_of(task(r, 10)),
               "run 20000 wake 11 run 10000 sleep 60000 run 20000 until 150000 run 40000");
     // b: the hardirq waking at 1100 and the softirq one at 1130 do not split its bursts.
-    EXPECT_EQ(steps_of(task(r, 11)), "run 4000 wake 12 run 6000 wait 1 run 80000 until 130000");
-    EXPECT_EQ(steps_of(task(r, 12)), "wait 1");
+    EXPECT_EQ(steps_of(task(r, 11)), "run 4000 wake 12 run 6000 wait 10:1 run 80000 until 130000");
+    EXPECT_EQ(steps_of(task(r, 12)), "wait 11:1");
     EXPECT_EQ(r.causes.dependency, 2u); // b by a, c by b
     EXPECT_EQ(r.causes.timer, 1u);
     EXPECT_EQ(r.causes.external, 2u); // softirq, kworker
@@ -155,11 +155,11 @@ TEST_F(replay_build, wakings_that_race_with_the_switch_out)
     t += line("c-12", 1, "d..2.", 3060, sw("c", 12, "S", "swapper/1", 0));
     const replay_trace r = load_replay_trace(write("t.txt", t), {});
     // a's block at 3013 is ended by c's waking at 3012; its block at 3050 is open at the end.
-    EXPECT_EQ(steps_of(task(r, 10)), "wake 12 run 3000 wait 1 run 19000");
+    EXPECT_EQ(steps_of(task(r, 10)), "wake 12 run 3000 wait 12:1 run 19000");
     // c: its wake of a at 3040 ended nothing (a went on running): an empty run step.
     EXPECT_EQ(steps_of(task(r, 12)),
-              "wait 1 run 1000 wake 10 run 8000 wake 11 run 20000 run 0 run 20000");
-    EXPECT_EQ(steps_of(task(r, 11)), "wait 1");
+              "wait 10:1 run 1000 wake 10 run 8000 wake 11 run 20000 run 0 run 20000");
+    EXPECT_EQ(steps_of(task(r, 11)), "wait 12:1");
     EXPECT_EQ(r.causes.early, 1u);
     EXPECT_EQ(r.causes.dependency, 3u); // c by a, a by c (early), b by c
     EXPECT_EQ(r.causes.unknown, 0u);
@@ -184,7 +184,7 @@ TEST_F(replay_build, fork_exit_and_selection)
     const std::string p = write("t.txt", t);
     const replay_trace all = load_replay_trace(p, {});
     ASSERT_EQ(all.tasks.size(), 3u);
-    EXPECT_EQ(steps_of(task(all, 20)), "fork 21 run 2000 wait 1");
+    EXPECT_EQ(steps_of(task(all, 20)), "fork 21 run 2000 wait 21:1");
     EXPECT_EQ(steps_of(task(all, 21)), "run 7000 fork 22 run 12000 wake 20 run 3000 exit");
     EXPECT_EQ(task(all, 21).parent, 20);
     EXPECT_EQ(steps_of(task(all, 22)), "run 25000");
@@ -225,11 +225,19 @@ TEST_F(replay_build, options)
     }
     EXPECT_THROW(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--bogus"}),
                  config_error);
+    for (const char* opt : {"--bursts", "--deps"})
+        try {
+            make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", opt, "both"});
+            ADD_FAILURE() << opt << ": no error";
+        } catch (const config_error& e) {
+            EXPECT_EQ(e.where(), opt);
+        }
 }
 
 /*
  * The shared traces (data/traces): every wait of a rebuilt task can be satisfied (as many
- * wake steps target it as its highest wait asks for), so a replay cannot deadlock; and the
+ * wake steps of its waker target it as its highest wait on that waker asks for, and the waits
+ * on one waker count up by one), so a replay cannot deadlock; and the
  * causes are those of each benchmark's code: the pipe ping-pong's blocks are ended by the
  * other task, schbench's workers sleep in usleep() (hrtimer wakeups in hardirq context).
  */
@@ -242,20 +250,23 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
     for (const char* f : files) {
         SCOPED_TRACE(f);
         const replay_trace r = load_replay_trace(traces_dir + f, {});
-        std::map<int, u64> wakes, max_wait;
+        std::map<std::pair<int, int>, u64> wakes, max_wait; // (waker, wakee)
         u64 blocks = 0;
         for (const replay_task& t : r.tasks)
             for (const replay_step& st : t.steps) {
                 EXPECT_NE(st.kind, replay_step::pending);
                 if (st.kind == replay_step::wake)
-                    ++wakes[st.pid];
-                if (st.kind == replay_step::wait)
-                    max_wait[t.pid] = std::max(max_wait[t.pid], st.k);
+                    ++wakes[{t.pid, st.pid}];
+                if (st.kind == replay_step::wait) {
+                    u64& m = max_wait[{st.pid, t.pid}];
+                    EXPECT_EQ(st.k, m + 1) << "task " << t.pid << " waits for " << st.pid;
+                    m = st.k;
+                }
                 blocks += st.kind == replay_step::wait || st.kind == replay_step::sleep ||
                           (st.kind == replay_step::sleep_until && &st != &t.steps.front());
             }
-        for (const auto& [pid, k] : max_wait)
-            EXPECT_EQ(wakes[pid], k) << "task " << pid;
+        for (const auto& [edge, k] : max_wait)
+            EXPECT_EQ(wakes[edge], k) << "edge " << edge.first << "->" << edge.second;
         u64 nr_wakes = 0;
         for (const auto& [pid, n] : wakes)
             nr_wakes += n;
@@ -315,6 +326,52 @@ TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
                     static_cast<double>(run.busy.at(cpu)),
                     0.001 * static_cast<double>(run.busy.at(cpu)))
             << "cpu " << cpu;
+}
+
+/*
+ * --bursts net: a simulated pipe ping-pong recorded and replayed on the same machine and
+ * costs. Each recorded burst holds the kernel work the simulation charged (the switch into
+ * the task, the wakeup of its partner); a net replay subtracts what it charges again, so its
+ * CPU time is the recording's (to the jitter of the charged costs and the text's
+ * microseconds), while a gross replay charges that work twice: each task's recorded burst
+ * per round trip is a write (1 us), a read (0.9 us), the switch into it (1.2 us) and the
+ * wakeup of its partner (0.6 us; the partner's CPU is idle and polls: no IPI), 3.7 us, of
+ * which the gross replay charges 1.8 us again: 1.486 times the recorded CPU time.
+ */
+TEST_F(replay_round_trip, net_bursts_keep_the_recorded_cpu_time)
+{
+    const auto busy = [](const sched_summary_result& r) {
+        sim_dur b = 0;
+        for (const sim_dur x : r.busy)
+            b += x;
+        return static_cast<double>(b);
+    };
+    test_env rec(2, 1, "6.6");
+    auto w = make_workload({"perf", "bench", "sched", "pipe", "-l", "2000"});
+    ftrace_exporter out;
+    sched_summary recorded(2);
+    rec.k.add_sink(&out);
+    rec.k.add_sink(&recorded);
+    w->setup(rec.k.sys());
+    rec.k.run(secs(30));
+    ASSERT_TRUE(w->finished());
+    const double recorded_busy = busy(recorded.finish(rec.sim.now()));
+    const std::string p = path("pipe.txt");
+    out.write_file(p, 2);
+
+    std::map<std::string, double> replayed;
+    for (const char* mode : {"net", "gross"}) {
+        test_env env(2, 1, "6.6");
+        sched_summary summary(2);
+        env.k.add_sink(&summary);
+        auto r = make_replay_workload({p, "--bursts", mode});
+        r->setup(env.k.sys());
+        env.k.run(secs(30));
+        ASSERT_TRUE(r->finished()) << mode;
+        replayed[mode] = busy(summary.finish(env.sim.now()));
+    }
+    EXPECT_NEAR(replayed["net"] / recorded_busy, 1.0, 0.03);
+    EXPECT_NEAR(replayed["gross"] / recorded_busy, 1.0 + 1800.0 / 3700.0, 0.03);
 }
 
 TEST(replay_shared, a_replay_runs_to_completion)
