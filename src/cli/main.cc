@@ -11,6 +11,7 @@
 #include "cli/mpi.h"
 
 #include "sim/config_error.h"
+#include "trace/sched_latency.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -197,6 +198,28 @@ int main(int argc, char** argv)
                        "Stop after this many simulated seconds (exit 3 if unfinished)")
         ->capture_default_str()
         ->check(number_in(0, max_time_limit_s, true, "seconds"));
+
+    latency_options lat;
+    std::string lat_trace;
+    bool lat_pids = false;
+    auto* latency = app.add_subcommand(
+        "latency", "Scheduling delays per task from a trace, in the layout of perf sched "
+                   "latency, and per wakeup with --wakeups (perf sched timehist -w); the reason "
+                   "each wakeup was placed where it was, from schedlab run's --explain log");
+    latency
+        ->add_option("trace", lat_trace,
+                     "The trace: tracefs or trace-cmd report text (plain, .xz/.zst/.gz), a "
+                     "trace-cmd .dat file, or schedlab run/replay's --trace output")
+        ->required();
+    latency->add_flag("--pids", lat_pids, "One row per pid (default: merged by comm, as perf)");
+    latency->add_option("--sort", lat.sort, "Sort keys: runtime, switch, avg, max, pid")
+        ->capture_default_str();
+    latency->add_flag("--wakeups", lat.wakeups,
+                      "Also list every wakeup: waker, wakee, the CPU it was placed on and ran on, "
+                      "its delay");
+    latency->add_option("--explain", lat.explain_path,
+                        "The decision log of the run that wrote the trace (schedlab run --explain "
+                        "FILE): each wakeup's placement reason");
 
     auto add_table_options = [](CLI::App* cmd, table_options& t) {
         cmd->add_option("--format", t.format, "Tables to print: amd, mmtests, lkp or all")
@@ -409,6 +432,13 @@ int main(int argc, char** argv)
         if (*replay) {
             rpl.seed = parse_seed(replay_seed, "--seed");
             return cmd_replay(std::cout, std::cerr, rpl);
+        }
+        if (*latency) {
+            lat.merge_by_comm = !lat_pids;
+            if (!lat.explain_path.empty())
+                lat.wakeups = true;
+            print_latency(std::cout, sched_latency(lat_trace, lat));
+            return 0;
         }
         if (*compare) {
             co.spec.seed = parse_seed(compare_seed, "--seed");

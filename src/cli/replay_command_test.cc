@@ -90,6 +90,37 @@ TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
     EXPECT_THAT(help.output, HasSubstr("--comm"));
 }
 
+TEST(cmd_replay, bursts_and_deps_are_checked)
+{
+    for (const char* opt : {"--bursts", "--deps"}) {
+        const auto r = schedlab_bin("replay " + schbench_trace + " --comm ^schbench " + opt + " x");
+        EXPECT_EQ(r.status, 2) << r.output;
+        EXPECT_THAT(r.output, HasSubstr(std::string(opt) + ": 'x' is not"));
+    }
+}
+
+// schedlab latency on a shared trace: perf sched latency's figures for the benchmark's
+// tasks (their switches, 2195 + 864 + 7, are the replay table's voluntary + involuntary
+// ones: 2165 + 901).
+TEST(cmd_latency, the_per_task_table_and_bad_input)
+{
+    const auto r = schedlab_bin("latency " + schbench_trace + " --sort max");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("  Task                  |    Runtime ms | Switches |"));
+    EXPECT_THAT(r.output, HasSubstr("  schbench-worker:(2)   |   3715.874 ms |     2195 | avg:"));
+    EXPECT_THAT(r.output, HasSubstr("  schbench-msg:15999    |      6.528 ms |      864 | avg:"));
+    EXPECT_THAT(r.output, HasSubstr("  schbench:15998        |      0.758 ms |        7 | avg:"));
+    const auto missing = schedlab_bin("latency /nonexistent/trace.txt");
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_THAT(missing.output, HasSubstr("/nonexistent/trace.txt: cannot open the trace"));
+    const auto sort = schedlab_bin("latency " + schbench_trace + " --sort nothing");
+    EXPECT_EQ(sort.status, 2);
+    EXPECT_THAT(sort.output, HasSubstr("--sort: 'nothing' is not a sort key"));
+    const auto log = schedlab_bin("latency " + schbench_trace + " --explain /nonexistent/log");
+    EXPECT_EQ(log.status, 2);
+    EXPECT_THAT(log.output, HasSubstr("--explain: cannot read '/nonexistent/log'"));
+}
+
 TEST(cmd_replay, runs_as_a_benchmark_of_schedlab_run)
 {
     const auto r = schedlab_bin("run --machine ryzen-7950x --kernel 6.18 -- replay " +

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * schedlab latency: a small trace whose figures follow by hand (see the comments at each
+ * event), merged by comm and per pid, the per-wakeup view and its decision-log reasons.
+ */
+#include "trace/sched_latency.h"
+
+#include "sim/config_error.h"
+#include "sim/scratch_dir_test_support.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace schedlab {
+namespace {
+
+using test_support::scratch_dir;
+using ::testing::HasSubstr;
+
+std::string line(const std::string& task, int cpu, long us, const std::string& ev)
+{
+    return fmt::format("{:>16} [{:03}] d..2. {:>5}.{:06}: {}\n", task, cpu, us / 1000000,
+                       us % 1000000, ev);
+}
+
+std::string sw(const std::string& prev, int prev_pid, const char* state, const std::string& next,
+               int next_pid)
+{
+    return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={} ==> "
+                       "next_comm={} next_pid={} next_prio=120",
+                       prev, prev_pid, state, next, next_pid);
+}
+
+// a (pid 10) and two tasks named w (11, 12) on two CPUs; times in microseconds.
+std::string small_trace()
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 9/9   #P:2\n";
+    t += line("a-10", 0, 1000, sw("a", 10, "R+", "w", 11)); // a current at the start: 0 us run;
+                                                            // preempted: waits from 1000
+    t += line("w-11", 0, 1005, "sched_waking: comm=w pid=12 prio=120 target_cpu=001"); // 12 waits
+    t += line("<idle>-0", 1, 1006, "sched_wakeup: comm=w pid=12 prio=120 target_cpu=001");
+    t += line("<idle>-0", 1, 1007, sw("swapper/1", 0, "R", "w", 12)); // 12: delay 2 us on cpu1
+    t += line("w-11", 0, 1010, sw("w", 11, "S", "a", 10)); // 11 ran 10 us; a: delay 10 us
+    t += line("w-12", 1, 1020, "sched_waking: comm=w pid=11 prio=120 target_cpu=000"); // 11 waits
+    t += line("w-12", 1, 1030, sw("w", 12, "S", "swapper/1", 0)); // 12 ran 23 us
+    t += line("a-10", 0, 1040, sw("a", 10, "R+", "w", 11));       // a ran 30 us; 11: delay 20 us
+    t += line("w-11", 0, 1050, sw("w", 11, "S", "a", 10));        // 11 ran 10 us; a: delay 10 us
+    t += line("a-10", 0, 1060, sw("a", 10, "S", "swapper/0", 0)); // a ran 10 us
+    return t;
+}
+
+class sched_latency_test : public scratch_dir {};
+
+TEST_F(sched_latency_test, per_pid_figures_by_hand)
+{
+    latency_options o;
+    o.merge_by_comm = false;
+    const latency_result r = sched_latency(write("t.txt", small_trace()), o);
+    ASSERT_EQ(r.rows.size(), 3u);
+    // Sorted by average delay: 11 (20 us), a (10 us), 12 (2 us).
+    const latency_row& w11 = r.rows[0];
+    EXPECT_EQ(w11.pid, 11);
+    EXPECT_EQ(w11.runtime, 20'000); // 1000-1010, 1040-1050
+    EXPECT_EQ(w11.switches, 2u);
+    EXPECT_EQ(w11.delays, 1u); // its first switch in had no known wakeup
+    EXPECT_EQ(w11.max_delay, 20'000);
+    EXPECT_EQ(w11.max_start, 1'020'000);
+    EXPECT_EQ(w11.max_end, 1'040'000);
+    EXPECT_EQ(w11.max_cpu, 0);
+    const latency_row& a = r.rows[1];
+    EXPECT_EQ(a.pid, 10);
+    EXPECT_EQ(a.runtime, 40'000); // 1010-1040, 1050-1060 (and 0 us from the trace's start)
+    EXPECT_EQ(a.switches, 3u);
+    EXPECT_EQ(a.delays, 2u);
+    EXPECT_EQ(a.total_delay, 20'000);
+    EXPECT_EQ(a.max_start, 1'000'000); // the first of two equal delays
+    const latency_row& w12 = r.rows[2];
+    EXPECT_EQ(w12.runtime, 23'000);
+    EXPECT_EQ(w12.max_delay, 2'000);
+    EXPECT_EQ(w12.max_cpu, 1);
+    EXPECT_EQ(r.total_runtime, 83'000);
+    EXPECT_EQ(r.total_switches, 6u);
+
+    o.sort = "runtime";
+    const latency_result by_runtime = sched_latency(path("t.txt"), o);
+    EXPECT_EQ(by_runtime.rows[0].pid, 10);
+    EXPECT_EQ(by_runtime.rows[1].pid, 12);
+    o.sort = "avg,bogus";
+    try {
+        sched_latency(path("t.txt"), o);
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_EQ(e.where(), "--sort");
+    }
+}
+
+TEST_F(sched_latency_test, merged_by_comm_in_perfs_layout)
+{
+    const latency_result r = sched_latency(write("t.txt", small_trace()), {});
+    ASSERT_EQ(r.rows.size(), 2u);
+    const latency_row& w = r.rows[0]; // avg 11 us against a's 10
+    EXPECT_EQ(w.comm, "w");
+    EXPECT_EQ(w.merged, 2);
+    EXPECT_EQ(w.runtime, 43'000);
+    EXPECT_EQ(w.switches, 3u);
+    EXPECT_EQ(w.total_delay / static_cast<sim_dur>(w.delays), 11'000);
+    EXPECT_EQ(w.max_delay, 20'000);
+    std::ostringstream out;
+    print_latency(out, r);
+    EXPECT_THAT(out.str(), HasSubstr("  w:(2)                 |      0.043 ms |        3 | avg:   "
+                                     "0.011 ms | max:   0.020 ms | max start:     0.001020 s | "
+                                     "max end:     0.001040 s | cpu0\n"));
+    EXPECT_THAT(out.str(), HasSubstr("  a:10                  |      0.040 ms |        3 |"));
+    EXPECT_THAT(out.str(), HasSubstr("  TOTAL:                |      0.083 ms |        6 |\n"));
+}
+
+TEST_F(sched_latency_test, wakeups_with_their_placement_reasons)
+{
+    const std::string log = "      0.001000 cpu0    newidle_balance  gate closed\n"
+                            "      0.001005 cpu0    select_task_rq   pid 12 (w) prev cpu1 -> "
+                            "cpu1: wake_affine: prev cpu; select_idle_sibling: prev idle\n"
+                            "      0.001030 cpu1    load_balance     nothing to pull\n";
+    latency_options o;
+    o.wakeups = true;
+    o.explain_path = write("explain.txt", log);
+    const latency_result r = sched_latency(write("t.txt", small_trace()), o);
+    ASSERT_EQ(r.wakeups.size(), 2u);
+    const wakeup_row& first = r.wakeups[0];
+    EXPECT_EQ(first.ts, 1'005'000);
+    EXPECT_EQ(first.waker, 11);
+    EXPECT_EQ(first.wakee, 12);
+    EXPECT_EQ(first.prev_cpu, 1);
+    EXPECT_EQ(first.target_cpu, 1);
+    EXPECT_EQ(first.ran_cpu, 1);
+    EXPECT_EQ(first.ran - first.ts, 2'000);
+    EXPECT_EQ(first.reason, "wake_affine: prev cpu; select_idle_sibling: prev idle");
+    const wakeup_row& second = r.wakeups[1];
+    EXPECT_EQ(second.wakee, 11);
+    EXPECT_EQ(second.target_cpu, -1); // no sched_wakeup recorded
+    EXPECT_EQ(second.ran - second.ts, 20'000);
+    EXPECT_EQ(second.reason, ""); // the log has no decision for it
+    EXPECT_EQ(r.explained, 1u);
+    std::ostringstream out;
+    print_latency(out, r);
+    EXPECT_THAT(out.str(), HasSubstr("awakened: w[12]"));
+    EXPECT_THAT(out.str(), HasSubstr("select_idle_sibling: prev idle"));
+
+    o.explain_path = write("bad.txt", "      0.001000 cpu0    x\nnot a log\n");
+    try {
+        sched_latency(path("t.txt"), o);
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_THAT(e.where(), HasSubstr("bad.txt:2"));
+    }
+    o.explain_path = path("missing.txt");
+    EXPECT_THROW(sched_latency(path("t.txt"), o), config_error);
+}
+
+} // namespace
+} // namespace schedlab
