@@ -555,13 +555,15 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         return false;
     }
     if (t.find("[LOST") != std::string_view::npos ||
-        t.find("EVENTS DROPPED") != std::string_view::npos)
+        t.find("EVENTS DROPPED") != std::string_view::npos ||
+        t.find("PERF_RECORD_LOST") != std::string_view::npos) // perf script --show-lost-events
         fail(fmt::format("the trace lost events here ('{}'): a replay would miss the tasks' "
                          "switches and wakeups; record again with a larger buffer_size_kb",
                          t));
     const auto foreign = [&] {
         fail(fmt::format("not ftrace text: expected 'TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: "
-                         "FIELDS' (tracefs trace or trace-cmd report output), got '{}'",
+                         "FIELDS' (tracefs trace or trace-cmd report output) or 'COMM PID "
+                         "[CPU] TIMESTAMP: SYSTEM:EVENT: FIELDS' (perf script), got '{}'",
                          t.substr(0, 80)));
     };
     // TASK-PID [CPU]: the comm may contain spaces and dashes, so find the first "-PID [CPU]".
@@ -577,10 +579,18 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         std::size_t start = end;
         while (start > 0 && is_digit(t[start - 1]))
             --start;
-        if (start == end || start == 0 || t[start - 1] != '-' ||
-            !to_int(t.substr(start, end - start), pid))
+        if (start == end || start == 0 || !to_int(t.substr(start, end - start), pid))
             continue;
-        e.curr_comm = t.substr(0, start - 1);
+        if (t[start - 1] == ' ' && stats_.format != "tracefs" &&
+            stats_.format != "trace-cmd report") {
+            // perf script: "COMM PID [CPU] SECONDS: SYSTEM:EVENT: FIELDS" (no flags column).
+            stats_.format = "perf script";
+            e.curr_comm = trim(t.substr(0, start - 1));
+        } else if (t[start - 1] == '-' && stats_.format != "perf script") {
+            e.curr_comm = t.substr(0, start - 1);
+        } else {
+            continue;
+        }
         bracket = close;
         break;
     }
@@ -669,10 +679,17 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         pending_buffer_start_ = -1;
     }
     rest = trim(rest.substr(colon + 1));
-    const std::size_t ncolon = rest.find(':');
+    std::size_t ncolon = rest.find(':');
     if (ncolon == std::string_view::npos ||
         rest.substr(0, ncolon).find(' ') != std::string_view::npos)
         foreign();
+    if (stats_.format == "perf script") { // "sched:sched_switch:": the event after its system
+        rest = rest.substr(ncolon + 1);
+        ncolon = rest.find(':');
+        if (ncolon == std::string_view::npos || ncolon == 0 ||
+            rest.substr(0, ncolon).find(' ') != std::string_view::npos)
+            foreign();
+    }
     e.name = rest.substr(0, ncolon);
     ++stats_.events;
     e.inferred = false;

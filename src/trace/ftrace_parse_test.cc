@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <string>
 #include <vector>
 
@@ -158,6 +160,43 @@ TEST_F(ftrace_parse, trace_cmd_report_layout)
     EXPECT_EQ(v[4].pid2, 17056);
 }
 
+// perf script output of perf sched record: "COMM PID [CPU] SECONDS: SYSTEM:EVENT: FIELDS",
+// comms with spaces, the event name padded, no flags column.
+TEST_F(ftrace_parse, perf_script_layout)
+{
+    const std::string p = write(
+        "p.txt",
+        "            perf  5945 [000] 12814.103986:       sched:sched_waking: comm=migration/0 "
+        "pid=18 prio=0 target_cpu=000\n"
+        "     migration/0    18 [000] 12814.103994: sched:sched_migrate_task: comm=perf pid=5945 "
+        "prio=120 orig_cpu=0 dest_cpu=1\n"
+        "     migration/0    18 [000] 12814.103999: sched:sched_stat_runtime: comm=migration/0 "
+        "pid=18 runtime=10285 [ns]\n"
+        "   Web Content  1234 [001] 12814.104001:       sched:sched_switch: prev_comm=Web Content "
+        "prev_pid=1234 prev_prio=120 prev_state=R+ ==> next_comm=exe next_pid=5881 "
+        "next_prio=120\n");
+    ftrace_reader r(p);
+    const auto v = read_all(r);
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_EQ(r.stats().format, "perf script");
+    EXPECT_EQ(r.stats().timestamp_digits, 6);
+    EXPECT_EQ(v[0].type, ftrace_event_type::sched_waking);
+    EXPECT_EQ(v[0].curr_pid, 5945);
+    EXPECT_EQ(v[0].curr_comm, "perf");
+    EXPECT_EQ(v[0].pid, 18);
+    EXPECT_EQ(v[0].ctx, ftrace_context::unknown);
+    EXPECT_EQ(v[0].ts, 12814'103'986'000);
+    EXPECT_EQ(v[1].type, ftrace_event_type::sched_migrate_task);
+    EXPECT_EQ(v[1].dest_cpu, 1);
+    EXPECT_EQ(v[2].type, ftrace_event_type::other);
+    EXPECT_EQ(r.stats().skipped.at("sched_stat_runtime"), 1u);
+    EXPECT_EQ(v[3].cpu, 1);
+    EXPECT_EQ(v[3].curr_comm, "Web Content");
+    EXPECT_EQ(v[3].comm, "Web Content");
+    EXPECT_EQ(v[3].prev_state, "R+");
+    EXPECT_EQ(v[3].pid2, 5881);
+}
+
 // The traced 6.18 guest does not record idle-to-task switches on CPU 1 (docs/replay.md).
 TEST_F(ftrace_parse, infers_the_missing_switch_in)
 {
@@ -238,8 +277,14 @@ TEST_F(ftrace_parse, bad_input_names_the_line)
                 HasSubstr("unsorted.txt:8: timestamp 9.000000000 is before line 7's"));
     EXPECT_THAT(error_of(write("foreign.txt", "{\"traceEvents\": []}\n")),
                 HasSubstr("foreign.txt:1: not ftrace text"));
+    // perf script's layout, with fields that are not sched_switch's.
     EXPECT_THAT(error_of(write("perf.txt", "perf 123 [000] 10.000000: sched:sched_switch: a\n")),
-                HasSubstr("perf.txt:1: not ftrace text"));
+                HasSubstr("perf.txt:1: sched_switch without"));
+    EXPECT_THAT(error_of(write("perflost.txt", "perf 123 [000] 10.000000: PERF_RECORD_LOST "
+                                               "lost 12\n")),
+                HasSubstr("perflost.txt:1: the trace lost events"));
+    EXPECT_THAT(error_of(write("perfnosys.txt", "perf 123 [000] 10.000000: sched_switch: a\n")),
+                HasSubstr("perfnosys.txt:1: not ftrace text"));
     EXPECT_THAT(error_of(write("trunc.txt", std::string(tracefs_header) + ok + ok.substr(0, 60))),
                 HasSubstr("trunc.txt:8: the last line has no newline: the trace is truncated"));
     EXPECT_THAT(error_of(write("field.txt", std::string(tracefs_header) +
@@ -364,6 +409,24 @@ TEST_F(ftrace_parse, a_truncated_dat_file_is_an_error)
 {
     const std::string full = slurp(traces_dir + "tracecmd_perf_messaging_g2_l100.dat");
     EXPECT_THAT(error_of(write("cut.dat", full.substr(0, 4096))), HasSubstr("cut.dat"));
+}
+
+// perf_sched_pipe_l1000 (data/traces/README.md): perf sched record's events; the pipe pair
+// shared one CPU, where the woken reader preempts the writer, which then finds its reply
+// without blocking: one waking per loop, not two. No switch-in is inferred (perf records all).
+TEST(ftrace_parse_shared, perf_script_of_perf_sched_record)
+{
+    sched_trace_reader r(traces_dir + "perf_sched_pipe_l1000.perf-script.txt.xz");
+    ftrace_event e;
+    std::map<ftrace_event_type, u64> n;
+    while (r.next(e))
+        ++n[e.type];
+    EXPECT_EQ(r.stats().format, "perf script");
+    EXPECT_EQ(r.stats().events, 5164u); // perf record: "5164 samples"
+    EXPECT_EQ(r.quirks().total_inferred(), 0u);
+    EXPECT_EQ(n[ftrace_event_type::sched_waking], 1027u);
+    EXPECT_EQ(n[ftrace_event_type::sched_process_fork], 1u);
+    EXPECT_EQ(n[ftrace_event_type::sched_wakeup], 0u); // perf sched record takes sched_waking
 }
 
 TEST(ftrace_parse_shared, trace_cmd_report_text)

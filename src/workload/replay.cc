@@ -485,7 +485,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         t.warnings.push_back(fmt::format("{} events carry a stale comm in the TASK-PID column; "
                                          "the comm of the event fields is used",
                                          t.quirks.stale_task_comms));
-    if (t.parse.format == "trace-cmd report")
+    if (t.parse.format == "trace-cmd report" || t.parse.format == "perf script")
         t.warnings.push_back("no flags column: wakeups cannot be told from interrupts, so every "
                              "waking is attributed to the task current on its CPU");
     return t;

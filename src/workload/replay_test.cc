@@ -245,8 +245,10 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
 {
     const char* files[] = {"perf_messaging_g1_l200.trace.txt.xz",
                            "perf_messaging_g4_pipe_l100.trace.txt.xz",
-                           "perf_pipe_l50000.trace.txt.xz", "schbench_m1_t2_r3.trace.txt.xz",
-                           "tracecmd_perf_messaging_g2_l100.report.txt.xz"};
+                           "perf_pipe_l50000.trace.txt.xz",
+                           "schbench_m1_t2_r3.trace.txt.xz",
+                           "tracecmd_perf_messaging_g2_l100.report.txt.xz",
+                           "perf_sched_pipe_l1000.perf-script.txt.xz"};
     for (const char* f : files) {
         SCOPED_TRACE(f);
         const replay_trace r = load_replay_trace(traces_dir + f, {});
