@@ -34,6 +34,13 @@ bool kernel_thread_comm(std::string_view comm)
     return false;
 }
 
+int replay_nice(const replay_task& t)
+{
+    // include/linux/sched/prio.h: a fair task's prio is NICE_TO_PRIO(nice) = 120 + nice,
+    // in [MAX_RT_PRIO, MAX_PRIO) = [100, 140).
+    return t.prio >= 100 && t.prio < 140 ? t.prio - 120 : 0;
+}
+
 namespace {
 
 const std::string no_comm;
@@ -129,6 +136,8 @@ private:
     void cancel_early(task_track& k);
     void resolve_early(task_track& k, sim_time ts);
     void summary_switch(const ftrace_event& e, sim_time ts);
+    /// The task's prio from an event's fields (after the event made its track).
+    void note_prio(int pid, int prio);
     void switched(const ftrace_event& e, sim_time ts);
 
     replay_trace& t_;
@@ -261,6 +270,20 @@ void builder::switched(const ftrace_event& e, sim_time ts)
     }
 }
 
+void builder::note_prio(int pid, int prio)
+{
+    if (prio < 0 || !sel(pid))
+        return;
+    const auto it = tracks_.find(pid);
+    if (it == tracks_.end() || it->second.idx < 0)
+        return;
+    replay_task& rt = t_.tasks[static_cast<std::size_t>(it->second.idx)];
+    if (rt.prio < 0)
+        rt.prio = prio;
+    else if (rt.prio != prio)
+        rt.prio_changed = true;
+}
+
 void builder::event(const ftrace_event& e)
 {
     // Before the window (a CPU's older events were overwritten): the tasks' state is read
@@ -279,6 +302,7 @@ void builder::event(const ftrace_event& e)
             cancel_early(it->second);
     switch (e.type) {
     case ftrace_event_type::sched_switch: {
+        sim_time at = e.ts;
         // An inferred switch-in from idle: the CPU's last event (the wakeup on the idle CPU)
         // plus the wakeup-to-switch delay measured where such switches are recorded, capped
         // by the event that revealed the task (docs/replay.md, "Inferred switch-ins").
@@ -287,9 +311,14 @@ void builder::event(const ftrace_event& e)
             // need_resched records no event of its own).
             const auto w = last_wakeup_.find(e.pid2);
             const sim_time base = std::max(e.ts_lo, w == last_wakeup_.end() ? 0 : w->second);
-            return switched(e, std::min(e.ts, base + idle_switch_delay_));
+            at = std::min(e.ts, base + idle_switch_delay_);
         }
-        return switched(e, e.ts);
+        switched(e, at);
+        if (!e.inferred) {
+            note_prio(e.pid, e.prio);
+            note_prio(e.pid2, e.prio2);
+        }
+        return;
     }
     case ftrace_event_type::sched_wakeup:
         last_wakeup_[e.pid] = e.ts;
@@ -301,6 +330,7 @@ void builder::event(const ftrace_event& e)
         if (in_window)
             summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu});
         task_track& k = track(e.pid, e.ts, false);
+        note_prio(e.pid, e.prio);
         const replay_task& rt = t_.tasks[static_cast<std::size_t>(k.idx)];
         if (!k.blocked && rt.steps.empty() && k.on_cpu_since < 0 && !k.exited) {
             // First seen being woken: it was asleep since before the window.
@@ -343,6 +373,7 @@ void builder::event(const ftrace_event& e)
     }
     case ftrace_event_type::sched_wakeup_new:
         last_wakeup_[e.pid] = e.ts;
+        note_prio(e.pid, e.prio);
         if (sel(e.pid) && in_window)
             summary_.sched_wakeup_new({rel, e.cpu, e.pid, &no_comm, e.target_cpu});
         break;
@@ -476,6 +507,35 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
     b.finish();
     t.parse = r.stats();
     t.quirks = r.quirks();
+    {
+        std::unordered_map<int, int> nice_of;
+        for (const replay_task& rt : t.tasks)
+            nice_of[rt.pid] = replay_nice(rt);
+        u64 niced = 0, rt_prio = 0, changed = 0, child_differs = 0;
+        for (const replay_task& rt : t.tasks) {
+            niced += replay_nice(rt) != 0;
+            rt_prio += rt.prio >= 0 && rt.prio < 100;
+            changed += rt.prio_changed;
+            child_differs += rt.parent >= 0 && nice_of[rt.pid] != nice_of[rt.parent];
+        }
+        if (niced > 0)
+            t.warnings.push_back(fmt::format(
+                "{} tasks replay at the nice their traced prio gives (prio - 120)", niced));
+        if (rt_prio > 0)
+            t.warnings.push_back(fmt::format(
+                "{} tasks ran at an RT or deadline prio (below 100); they replay as nice-0 "
+                "SCHED_NORMAL tasks (no RT class is modelled yet)",
+                rt_prio));
+        if (changed > 0)
+            t.warnings.push_back(fmt::format("{} tasks changed prio during the trace (nice, PI "
+                                             "boost); they replay at their first",
+                                             changed));
+        if (child_differs > 0)
+            t.warnings.push_back(fmt::format(
+                "{} forked tasks had another prio than their parent; a replayed fork inherits "
+                "the parent's nice",
+                child_differs));
+    }
     if (t.quirks.total_inferred() > 0)
         t.warnings.push_back(fmt::format(
             "{} switch-ins were not recorded and are inferred from the next event naming the "
@@ -625,6 +685,7 @@ void replay_workload::setup(syscalls& sys)
         task_opts to;
         to.comm = tasks[i].comm;
         to.cpu = tasks[i].first_cpu % sys.nr_cpu_ids();
+        to.nice = replay_nice(tasks[i]);
         sys.spawn(make_program_task(build(i, built), state_, exited_), to);
     }
 }

@@ -34,9 +34,13 @@
  * tasks (a sched_summary fed the trace's events, other tasks counted as idle)
  * are kept beside the behaviour for the trace-vs-replay table.
  *
- * Not modelled yet: affinity, nice and policy (tasks replay at nice 0 with
- * every CPU allowed; the traces' prio field is read but not applied), threads
- * vs processes (every fork is a process fork), sched_stat_runtime.
+ * Nice: a task whose traced prio is 100-139 (a fair task's 120 + nice) replays
+ * at that nice (a root from its spawn; a forked child inherits its parent's, as
+ * fork() does, and a different traced prio is reported). Not modelled yet: RT
+ * and deadline tasks (prio below 100: replayed as nice 0 fair tasks, reported),
+ * SCHED_BATCH/SCHED_IDLE (the trace's prio cannot tell them), affinity (no
+ * scheduler event carries it), a prio change mid-trace (reported), threads vs
+ * processes (every fork is a process fork), sched_stat_runtime.
  */
 #include "metrics/sched_summary.h"
 #include "trace/ftrace_parse.h"
@@ -91,7 +95,11 @@ struct replay_task {
     std::string comm; ///< the last comm the trace gave it
     int parent = -1;  ///< the selected task that forked it, -1 for a root
     int first_cpu = 0;
-    sim_dur start = 0; ///< roots: when the task starts, from the trace's start
+    /// The task's prio as the trace's event fields give it (p->prio: 120 + nice for a fair
+    /// task, below 100 for an RT one), the first seen; -1 if no event gave one.
+    int prio = -1;
+    bool prio_changed = false; ///< another prio later in the trace (not replayed)
+    sim_dur start = 0;         ///< roots: when the task starts, from the trace's start
     std::vector<replay_step> steps;
 };
 
@@ -120,6 +128,9 @@ struct replay_trace {
     sched_trace_quirks quirks;
     std::vector<std::string> warnings; ///< what was handled, for the user to see
 };
+
+/// The nice a task replays at: its traced prio - 120 for a fair task's prio, else 0.
+int replay_nice(const replay_task& t);
 
 /// True for the comm of a kernel thread (kworker/, ksoftirqd/, rcu_, migration/, ...).
 bool kernel_thread_comm(std::string_view comm);

@@ -213,6 +213,45 @@ TEST_F(replay_build, fork_exit_and_selection)
     EXPECT_THROW(load_replay_trace(p, o), config_error);
 }
 
+// Nice from the traced prio (120 + nice); RT prios and prio changes are reported, not guessed.
+TEST_F(replay_build, nice_from_the_traced_prio)
+{
+    const auto swp = [](const std::string& prev, int prev_pid, int prev_prio, const char* state,
+                        const std::string& next, int next_pid, int next_prio) {
+        return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} "
+                           "==> next_comm={} next_pid={} next_prio={}",
+                           prev, prev_pid, prev_prio, state, next, next_pid, next_prio);
+    };
+    std::string t = header;
+    t += line("n-30", 0, "d..2.", 4000, swp("n", 30, 130, "S", "rt", 31, 49));
+    t += line("rt-31", 0, "d..2.", 4010, swp("rt", 31, 49, "S", "m", 32, 125));
+    t += line("m-32", 0, "d..2.", 4020, swp("m", 32, 115, "S", "swapper/0", 0, 120));
+    const std::string p = write("t.txt", t);
+    const replay_trace r = load_replay_trace(p, {});
+    EXPECT_EQ(task(r, 30).prio, 130);
+    EXPECT_EQ(replay_nice(task(r, 30)), 10);
+    EXPECT_EQ(task(r, 31).prio, 49);
+    EXPECT_EQ(replay_nice(task(r, 31)), 0);
+    EXPECT_EQ(task(r, 32).prio, 125); // the first seen
+    EXPECT_TRUE(task(r, 32).prio_changed);
+    std::string notes;
+    for (const std::string& w : r.warnings)
+        notes += w + "\n";
+    EXPECT_THAT(notes, HasSubstr("2 tasks replay at the nice their traced prio gives"));
+    EXPECT_THAT(notes, HasSubstr("1 tasks ran at an RT or deadline prio"));
+    EXPECT_THAT(notes, HasSubstr("1 tasks changed prio during the trace"));
+
+    test_env env(2, 1, "6.6");
+    auto w = make_replay_workload({p});
+    w->setup(env.k.sys());
+    std::map<std::string, int> nice;
+    for (const auto& task : env.k.tasks())
+        nice[task->comm] = task->task_nice();
+    EXPECT_EQ(nice["n"], 10);
+    EXPECT_EQ(nice["rt"], 0);
+    EXPECT_EQ(nice["m"], 5);
+}
+
 TEST_F(replay_build, options)
 {
     EXPECT_THROW(make_replay_workload({}), config_error);
