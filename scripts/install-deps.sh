@@ -15,6 +15,7 @@ packages=(
   zlib1g-dev    # trace export to .gz
   liblzma-dev   # reading .xz traces (schedlab replay)
   libtracecmd-dev libtraceevent-dev libtracefs-dev  # reading trace-cmd .dat traces (schedlab replay)
+  trace-cmd     # the test that trace-cmd report reads schedlab's --trace FILE.dat
   clang-14 libclang-rt-14-dev  # make fuzz: libFuzzer targets (tests/fuzz)
   help2man      # the man page, from the CLI's help
   libsqlite3-dev libssl-dev  # the results store (SQLite), its keys (SHA-256, OpenSSL's libcrypto)

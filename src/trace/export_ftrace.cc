@@ -348,6 +348,8 @@ void ftrace_exporter::write(std::ostream& os, int nr_cpus) const
 
 void ftrace_exporter::write(output_file& f, int nr_cpus) const
 {
+    if (f.path().ends_with(".dat"))
+        return write_dat(f, nr_cpus);
     trace_output out(
         [&](const char* p, std::size_t n) {
             f.write({p, n});

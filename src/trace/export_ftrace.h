@@ -55,8 +55,13 @@ public:
     /// Writes to an output file (not committed), compressed as its name asks
     /// (trace_compression_for).
     void write(output_file& f, int nr_cpus) const;
+    /// The trace as a trace-cmd data file (version 6, trace-cmd.dat.v6(5); export_dat.cc),
+    /// which `trace-cmd report` and KernelShark read; write() and write_file() choose it for a
+    /// name ending in ".dat".
+    void write_dat(output_file& f, int nr_cpus) const;
     /// Writes to a file atomically, zstd-compressed when the name ends in ".zst", gzip when in
-    /// ".gz". Throws config_error("--trace", ...) when the file cannot be written.
+    /// ".gz", a trace-cmd .dat when in ".dat". Throws config_error("--trace", ...) when the
+    /// file cannot be written.
     void write_file(const std::string& path, int nr_cpus) const;
 
 private:

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * --trace FILE.dat: the same events as the text export, read back through libtracecmd
+ * (trace/ftrace_parse.h's .dat input) and by Debian's `trace-cmd report`.
+ */
+#include "trace/export_ftrace.h"
+#include "trace/ftrace_parse.h"
+
+#include "sim/scratch_dir_test_support.h"
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <vector>
+
+namespace schedlab {
+namespace {
+
+using test_support::scratch_dir;
+using ::testing::HasSubstr;
+
+const std::string a = "a", b = "a task named b", swapper0 = "swapper/0", swapper1 = "swapper/1";
+
+/*
+ * Two tasks ping-pong across two CPUs 200 times (more than one 4 KiB page per CPU), with a
+ * 0.5 s gap (a time delta past the ring buffer's 27 bits: a TIME_EXTEND event), a
+ * preemption, a migration, a fork, an exit and power:cpu_idle.
+ */
+ftrace_exporter sample()
+{
+    ftrace_exporter x;
+    sim_time t = 1'000'000'000;
+    x.sched_switch({t, 0, 0, &swapper0, trace_task_state::R, false, 10, &a});
+    x.sched_process_fork({t + 1000, 0, 11, 10, &b});
+    x.sched_wakeup_new({t + 2000, 0, 11, &b, 1});
+    x.cpu_idle({t + 2500, PWR_EVENT_EXIT, 1});
+    x.sched_switch({t + 3000, 1, 0, &swapper1, trace_task_state::R, false, 11, &b});
+    for (int i = 0; i < 200; ++i) {
+        t += i == 100 ? 500'000'000 : 7'000;
+        x.sched_waking({t, 0, 11, &b, 1});
+        x.sched_wakeup({t + 900, 1, 11, &b, 1});
+        x.sched_switch({t + 1000, 0, 10, &a, trace_task_state::S, false, 0, &swapper0});
+        x.sched_switch({t + 2000, 1, 11, &b, trace_task_state::S, false, 0, &swapper1});
+        x.cpu_idle({t + 2100, 1, 1});
+        x.sched_switch({t + 3000, 0, 0, &swapper0, trace_task_state::R, false, 10, &a});
+    }
+    x.sched_switch({t + 10'000, 0, 10, &a, trace_task_state::R, true, 0, &swapper0});
+    x.sched_waking({t + 11'000, 1, 10, &a, 0});
+    x.sched_migrate_task({t + 11'000, 10, &a, 0, 1});
+    x.sched_process_exit({t + 20'000, 1, 11, 0, &b});
+    x.sched_switch({t + 21'000, 1, 11, &b, trace_task_state::X, false, 10, &a});
+    return x;
+}
+
+using row = std::tuple<int, sim_time, int, int, int, std::string, std::string, int, int, int>;
+
+/// Per CPU, the events as the parser gives them (timestamps to the microsecond the text has).
+std::map<int, std::vector<row>> read(const std::string& path)
+{
+    std::map<int, std::vector<row>> per_cpu;
+    ftrace_reader r(path);
+    ftrace_event e;
+    while (r.next(e))
+        per_cpu[e.cpu].emplace_back(static_cast<int>(e.type), e.ts / 1000, e.curr_pid, e.pid,
+                                    e.pid2, std::string(e.comm), std::string(e.prev_state),
+                                    e.target_cpu, e.dest_cpu, e.type == ftrace_event_type::other);
+    return per_cpu;
+}
+
+class export_dat : public scratch_dir {};
+
+TEST_F(export_dat, libtracecmd_reads_the_events_of_the_text)
+{
+    const ftrace_exporter x = sample();
+    x.write_file(path("t.txt"), 2);
+    x.write_file(path("t.dat"), 2);
+    const auto text = read(path("t.txt"));
+    const auto dat = read(path("t.dat"));
+    ASSERT_EQ(text.size(), 2u);
+    EXPECT_EQ(dat, text);
+    std::size_t n = 0;
+    for (const auto& [cpu, v] : dat)
+        n += v.size();
+    EXPECT_EQ(n, x.nr_events());
+}
+
+TEST_F(export_dat, trace_cmd_report_reads_it)
+{
+    if (std::system("command -v trace-cmd > /dev/null 2>&1") != 0) // --version exits 255
+        GTEST_SKIP() << "trace-cmd is not installed (scripts/install-deps.sh installs it)";
+    const ftrace_exporter x = sample();
+    x.write_file(path("t.dat"), 2);
+    const std::string cmd = fmt::format("trace-cmd report '{}' 2>&1", path("t.dat"));
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;)
+        out.append(buf, n);
+    EXPECT_EQ(pclose(p), 0) << out;
+    std::istringstream in(out);
+    std::string line;
+    std::map<std::string, int> events;
+    int lines = 0;
+    while (std::getline(in, line)) {
+        ++lines;
+        const std::size_t colon = line.find(": ");
+        const std::size_t name = colon == std::string::npos ? colon : line.find(':', colon + 2);
+        if (name != std::string::npos)
+            ++events[line.substr(colon + 2, name - colon - 2)];
+    }
+    ASSERT_EQ(lines, 1 + static_cast<int>(x.nr_events())) << out.substr(0, 2000); // + "cpus=2"
+    EXPECT_EQ(events["sched_switch"], 2 + 3 * 200 + 2);
+    EXPECT_EQ(events["sched_waking"], 201);
+    EXPECT_EQ(events["cpu_idle"], 201);
+    EXPECT_THAT(out, HasSubstr("cpus=2\n"));
+    // trace-cmd's sched plugin prints the switch compactly, with its state letters: as for
+    // a real recording (docs/replay.md), a preempted task as R and EXIT_DEAD as Z.
+    EXPECT_THAT(out, HasSubstr("sched_switch:         a:10 [120] S ==> swapper/0:0 [120]"));
+    EXPECT_THAT(out, HasSubstr("1.501403: sched_switch:         a:10 [120] R ==> swapper/0:0"));
+    EXPECT_THAT(out, HasSubstr("a task named b:11 [120] Z ==> a:10 [120]"));
+    EXPECT_THAT(out, HasSubstr("sched_migrate_task:   comm=a pid=10 prio=120 orig_cpu=0 "
+                               "dest_cpu=1"));
+    EXPECT_THAT(out, HasSubstr("1.500"));          // after the 0.5 s gap
+    EXPECT_THAT(out, HasSubstr("a task named b")); // a comm with spaces, 15 characters kept
+}
+
+} // namespace
+} // namespace schedlab
