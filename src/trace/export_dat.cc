@@ -74,6 +74,15 @@ struct event_format {
     const char* print;  // "print fmt: ..."
 };
 
+// sched_waking, sched_wakeup and sched_wakeup_new share their fields (the sched_wakeup_template
+// class of the tracepoints).
+constexpr const char* wakeup_fields = "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+                                      "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+                                      "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+                                      "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n";
+constexpr const char* wakeup_print =
+    "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu";
+
 // prev_state's values as the tracepoint defines them: 0 running, TASK_INTERRUPTIBLE 0x1,
 // TASK_UNINTERRUPTIBLE 0x2, EXIT_DEAD 0x10, and TASK_REPORT_MAX 0x100 for a preemption.
 const event_format formats[] = {
@@ -89,27 +98,9 @@ const event_format formats[] = {
      "next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
      "__print_symbolic(REC->prev_state, { 0, \"R\" }, { 1, \"S\" }, { 2, \"D\" }, "
      "{ 16, \"X\" }, { 256, \"R+\" }), REC->next_comm, REC->next_pid, REC->next_prio"},
-    {"sched", "sched_waking", id_waking,
-     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-     "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n",
-     "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
-     "REC->target_cpu"},
-    {"sched", "sched_wakeup", id_wakeup,
-     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-     "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n",
-     "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
-     "REC->target_cpu"},
-    {"sched", "sched_wakeup_new", id_wakeup_new,
-     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-     "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n",
-     "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
-     "REC->target_cpu"},
+    {"sched", "sched_waking", id_waking, wakeup_fields, wakeup_print},
+    {"sched", "sched_wakeup", id_wakeup, wakeup_fields, wakeup_print},
+    {"sched", "sched_wakeup_new", id_wakeup_new, wakeup_fields, wakeup_print},
     {"sched", "sched_migrate_task", id_migrate,
      "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
      "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"

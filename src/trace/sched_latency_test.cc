@@ -7,6 +7,7 @@
 
 #include "sim/config_error.h"
 #include "sim/scratch_dir_test_support.h"
+#include "trace/ftrace_text_test_support.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>
@@ -18,20 +19,12 @@ namespace schedlab {
 namespace {
 
 using test_support::scratch_dir;
+using test_support::sw;
 using ::testing::HasSubstr;
 
 std::string line(const std::string& task, int cpu, long us, const std::string& ev)
 {
-    return fmt::format("{:>16} [{:03}] d..2. {:>5}.{:06}: {}\n", task, cpu, us / 1000000,
-                       us % 1000000, ev);
-}
-
-std::string sw(const std::string& prev, int prev_pid, const char* state, const std::string& next,
-               int next_pid)
-{
-    return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={} ==> "
-                       "next_comm={} next_pid={} next_prio=120",
-                       prev, prev_pid, state, next, next_pid);
+    return test_support::line(task, cpu, "d..2.", us, ev);
 }
 
 // a (pid 10) and two tasks named w (11, 12) on two CPUs; times in microseconds.

@@ -8,6 +8,7 @@
 
 #include "metrics/sched_summary.h"
 #include "trace/export_ftrace.h"
+#include "trace/ftrace_text_test_support.h"
 #include "workload/registry.h"
 
 #include "sim/config_error.h"
@@ -31,21 +32,8 @@ const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/
 constexpr const char* header = "# tracer: nop\n"
                                "# entries-in-buffer/entries-written: 1/1   #P:2\n";
 
-/// One tracefs line: TASK-PID on CPU at microsecond `us`, flags, event and fields.
-std::string line(const std::string& task, int cpu, const char* flags, long us,
-                 const std::string& ev)
-{
-    return fmt::format("{:>16} [{:03}] {} {:>5}.{:06}: {}\n", task, cpu, flags, us / 1000000,
-                       us % 1000000, ev);
-}
-
-std::string sw(const std::string& prev, int prev_pid, const char* state, const std::string& next,
-               int next_pid)
-{
-    return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={} ==> "
-                       "next_comm={} next_pid={} next_prio=120",
-                       prev, prev_pid, state, next, next_pid);
-}
+using test_support::line;
+using test_support::sw;
 
 std::string waking(const std::string& comm, int pid, int target)
 {
@@ -332,22 +320,35 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
  * statistics must be the run's own (its sched_summary): the counts exactly, the latencies to
  * the microsecond the text keeps. No switch-in is inferred (the exporter records them all).
  */
-class replay_round_trip : public scratch_dir {};
+class replay_round_trip : public scratch_dir {
+protected:
+    /// Runs the benchmark `argv` on 2 CPUs (6.6, `seed`), writes its trace to `file` (in the
+    /// scratch directory) and returns the run's statistics; `nr_tasks` gets its task count.
+    sched_summary_result record(const std::vector<std::string>& argv, u64 seed,
+                                const std::string& file, std::size_t* nr_tasks = nullptr)
+    {
+        test_env env(2, seed, "6.6");
+        auto w = make_workload(argv);
+        ftrace_exporter out;
+        sched_summary summary(2);
+        env.k.add_sink(&out);
+        env.k.add_sink(&summary);
+        w->setup(env.k.sys());
+        env.k.run(secs(30));
+        EXPECT_TRUE(w->finished());
+        out.write_file(path(file), 2);
+        if (nr_tasks)
+            *nr_tasks = env.k.tasks().size();
+        return summary.finish(env.sim.now());
+    }
+};
 
 TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
 {
-    test_env env(2, 3, "6.6");
-    auto w = make_workload({"perf", "bench", "sched", "messaging", "-g", "1", "-l", "20"});
-    ftrace_exporter out;
-    sched_summary summary(2);
-    env.k.add_sink(&out);
-    env.k.add_sink(&summary);
-    w->setup(env.k.sys());
-    env.k.run(secs(30));
-    ASSERT_TRUE(w->finished());
-    const sched_summary_result run = summary.finish(env.sim.now());
+    std::size_t nr_tasks = 0;
+    const sched_summary_result run = record(
+        {"perf", "bench", "sched", "messaging", "-g", "1", "-l", "20"}, 3, "run.txt", &nr_tasks);
     const std::string p = path("run.txt");
-    out.write_file(p, 2);
 
     const replay_trace t = load_replay_trace(p, {});
     EXPECT_EQ(t.quirks.total_inferred(), 0u);
@@ -359,7 +360,7 @@ TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
     EXPECT_NEAR(static_cast<double>(t.summary.wakeup_latency.percentile(99)),
                 static_cast<double>(run.wakeup_latency.percentile(99)),
                 1000 + 0.01 * static_cast<double>(run.wakeup_latency.percentile(99)));
-    EXPECT_EQ(t.tasks.size(), env.k.tasks().size());
+    EXPECT_EQ(t.tasks.size(), nr_tasks);
     EXPECT_EQ(t.causes.unknown, 0u);
     // Busy time, to the text's microseconds (within 0.1%: 0.4 and 3.4 us of 17 and 15 ms).
     for (std::size_t cpu = 0; cpu < 2; ++cpu)
@@ -387,18 +388,9 @@ TEST_F(replay_round_trip, net_bursts_keep_the_recorded_cpu_time)
             b += x;
         return static_cast<double>(b);
     };
-    test_env rec(2, 1, "6.6");
-    auto w = make_workload({"perf", "bench", "sched", "pipe", "-l", "2000"});
-    ftrace_exporter out;
-    sched_summary recorded(2);
-    rec.k.add_sink(&out);
-    rec.k.add_sink(&recorded);
-    w->setup(rec.k.sys());
-    rec.k.run(secs(30));
-    ASSERT_TRUE(w->finished());
-    const double recorded_busy = busy(recorded.finish(rec.sim.now()));
+    const double recorded_busy =
+        busy(record({"perf", "bench", "sched", "pipe", "-l", "2000"}, 1, "pipe.txt"));
     const std::string p = path("pipe.txt");
-    out.write_file(p, 2);
 
     std::map<std::string, double> replayed;
     for (const char* mode : {"net", "gross"}) {
