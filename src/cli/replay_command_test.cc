@@ -113,6 +113,9 @@ TEST(cmd_latency, the_per_task_table_and_bad_input)
     const auto missing = schedlab_bin("latency /nonexistent/trace.txt");
     EXPECT_EQ(missing.status, 2);
     EXPECT_THAT(missing.output, HasSubstr("/nonexistent/trace.txt: cannot open the trace"));
+    const auto json = schedlab_bin("latency " + std::string(SCHEDLAB_SOURCE_DIR) + "/package.json");
+    EXPECT_EQ(json.status, 2);
+    EXPECT_THAT(json.output, HasSubstr("package.json: a JSON document (a schedlab result?)"));
     const auto sort = schedlab_bin("latency " + schbench_trace + " --sort nothing");
     EXPECT_EQ(sort.status, 2);
     EXPECT_THAT(sort.output, HasSubstr("--sort: 'nothing' is not a sort key"));

@@ -166,6 +166,17 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
     if (!o.explain_path.empty())
         decisions.emplace(o.explain_path);
 
+    {
+        // A schedlab result (--json) or another JSON document: no events to read.
+        std::ifstream in(path);
+        char c = 0;
+        while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+        }
+        if (in && c == '{')
+            throw config_error(path, "a JSON document (a schedlab result?) holds no scheduler "
+                                     "events: give the trace of the run (schedlab run --trace "
+                                     "FILE) or a recorded one");
+    }
     latency_result res;
     res.path = path;
     std::unordered_map<int, task_state> tasks;
