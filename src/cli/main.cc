@@ -188,6 +188,9 @@ int main(int argc, char** argv)
                        "count: a block ended by a traced task waits for the task's n-th such "
                        "wake by any waker; edge: for the n-th wake by the waker the trace shows")
         ->capture_default_str();
+    replay->add_flag("--sync-wakes", rpl.sync_wakes,
+                     "Replay dependency wakes as WF_SYNC wakeups, as pipe and socket writes make "
+                     "(a trace does not say which were)");
     replay->add_option("--trace", rpl.trace_path,
                        "Write the replay's scheduler tracepoints in ftrace text format to FILE "
                        "(.zst, .gz compressed) or as a trace-cmd .dat, which schedlab replay "

@@ -88,6 +88,8 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
 {
     std::vector<std::string> argv = {"replay",   o.trace,  "--speed", o.speed,
                                      "--bursts", o.bursts, "--deps",  o.deps};
+    if (o.sync_wakes)
+        argv.push_back("--sync-wakes");
     if (!o.comm.empty()) {
         argv.push_back("--comm");
         argv.push_back(o.comm);
@@ -106,6 +108,7 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     ro.speed = std::stod(o.speed); // validated by prepare_run
     ro.net_bursts = o.bursts == "net";
     ro.edge_deps = o.deps == "edge";
+    ro.sync_wakes = o.sync_wakes;
     const replay_trace t = load_replay_trace(o.trace, ro);
     for (const std::string& w : t.warnings)
         err << "schedlab: note: " << o.trace << ": " << w << "\n";

@@ -569,6 +569,8 @@ std::string replay_workload::command_line() const
         s += " --bursts gross";
     if (o_.edge_deps)
         s += " --deps edge";
+    if (o_.sync_wakes)
+        s += " --sync-wakes";
     return s;
 }
 
@@ -589,7 +591,8 @@ counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
         c = &state_.make_counter(
             waker == wakee
                 ? fmt::format("replay/{}/wake", trace_->tasks[wakee].pid)
-                : fmt::format("replay/{}->{}", trace_->tasks[waker].pid, trace_->tasks[wakee].pid));
+                : fmt::format("replay/{}->{}", trace_->tasks[waker].pid, trace_->tasks[wakee].pid),
+            o_.sync_wakes ? WF_SYNC : 0);
     return *c;
 }
 
@@ -738,6 +741,8 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "bursts", nullptr, nullptr, &bursts,
          "net: each traced burst less the kernel work the simulation charges (default); "
          "gross: as traced"},
+        {0, "sync-wakes", &o.sync_wakes, nullptr, nullptr,
+         "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
         {0, "deps", nullptr, nullptr, &deps,
          "count: a block waits for the task's n-th dependency wake by any waker (default); "
          "edge: for the n-th wake by the task that ended it in the trace"},
@@ -748,7 +753,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
-                                             "[--deps count|edge]")
+                                             "[--deps count|edge] [--sync-wakes]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
         std::size_t used = 0;

@@ -70,6 +70,10 @@ struct replay_options {
     /// that ended it in the trace (a counter per waker->wakee pair: the happens-before the
     /// trace shows, and no other).
     bool edge_deps = false;
+    /// --sync-wakes: a dependency wake is a WF_SYNC wakeup (the waker will sleep soon), as
+    /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
+    /// wakings were sync. Default: plain wakeups (wake_flags 0).
+    bool sync_wakes = false;
 };
 
 /// One step of a rebuilt task behaviour, in the traced machine's time.

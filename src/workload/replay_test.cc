@@ -252,6 +252,10 @@ TEST_F(replay_build, options)
     }
     EXPECT_THROW(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--bogus"}),
                  config_error);
+    EXPECT_THAT(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--sync-wakes",
+                                      "--deps", "edge", "--bursts", "gross"})
+                    ->command_line(),
+                HasSubstr("--bursts gross --deps edge --sync-wakes"));
     for (const char* opt : {"--bursts", "--deps"})
         try {
             make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", opt, "both"});
