@@ -71,7 +71,7 @@ struct latency_result {
     std::vector<wakeup_row> wakeups;
     sim_dur total_runtime = 0;
     u64 total_switches = 0;
-    u64 inferred_switch_ins = 0; ///< switch-ins the trace did not record (at their latest time)
+    u64 inferred_switch_ins = 0; ///< switch-ins the trace did not record (placed as replay does)
     u64 explained = 0;           ///< wakeups with a reason from the decision log
     std::string path;
 };
