@@ -136,7 +136,7 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     sched_summary summary(pr.m.nr_cpus());
     k.add_sink(&summary);
     if (hooks.decisions)
-        k.set_decision_log(hooks.decisions);
+        k.decisions().set_sink(hooks.decisions);
     for (trace_sink* sink : hooks.extra_sinks)
         k.add_sink(sink);
     w->setup(k.sys());

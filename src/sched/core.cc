@@ -98,8 +98,6 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         rqs_.push_back(std::move(r));
     }
     register_patchsets();
-    nohz_idle_cpus_ = cpumask(m_.nr_cpus());
-    nohz_tick_stopped_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
     // At boot every CPU idles with its tick stopped and every core is idle.
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
@@ -483,12 +481,10 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         p.timer = {};
     }
     const int cpu = select_task_rq(p, p.wake_cpu, wake_flags | WF_TTWU);
-    if (decisions_)
-        log_decision(this_cpu_, "select_task_rq",
-                     fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}{}{}", p.pid, p.comm, p.cpu,
-                                 cpu, last_select_branch_ ? last_select_branch_ : "",
-                                 last_sis_branch_ ? "; select_idle_sibling: " : "",
-                                 last_sis_branch_ ? last_sis_branch_ : ""));
+    if (decisions_.on())
+        decisions_.log(now(), this_cpu_, "select_task_rq",
+                       fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}", p.pid, p.comm, p.cpu, cpu,
+                                   decisions_.last_placement()));
     if (cpu != p.cpu) {
         wake_flags |= WF_MIGRATED;
         set_task_cpu(p, cpu);

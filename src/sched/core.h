@@ -19,8 +19,10 @@
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
+#include "sched/decision_log.h"
 #include "sched/fair_policy.h"
 #include "sched/features.h"
+#include "sched/nohz.h"
 #include "sched/params.h"
 #include "sched/patchset.h"
 #include "sched/profiles.h"
@@ -104,21 +106,6 @@ struct lb_env {
     std::vector<task_struct*> tasks; ///< detached, to attach
     u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats
     sim_dur scan_cost = 0;           ///< their cost: fixed part + cache lines by distance
-};
-
-/// One explained decision, when the decision log is on (kernel::set_decision_log).
-struct sched_decision {
-    sim_time ts;
-    int cpu;          ///< the CPU deciding
-    std::string what; ///< "select_task_rq", "load_balance", ...
-    std::string text; ///< the branch taken and why
-};
-
-/// Where the decision log goes (kernel::set_decision_log): each decision as it is made.
-class decision_sink {
-public:
-    virtual ~decision_sink() = default;
-    virtual void decision(const sched_decision& d) = 0;
 };
 
 /// How often the always-on rq/cfs_rq invariant checks run.
@@ -346,7 +333,7 @@ public:
     void kick_ilb();
     void nohz_idle_balance(rq& ilb_rq);
     void active_load_balance_cpu_stop(rq& busiest);
-    u64 nohz_next_balance() const { return nohz_next_balance_; } ///< kernel: nohz.next_balance
+    const nohz_state& nohz() const { return nohz_; }
     void sched_balance_softirq(rq& r);
     const root_domain& rd() const { return rd_; }
     root_domain& rd() { return rd_; }
@@ -392,10 +379,9 @@ public:
     /// A CPU's accounting up to now, including the segment in progress.
     cpu_time_accounting cpu_accounting(int cpu) const;
 
-    /* ---- the decision log ---- */
-    void set_decision_log(decision_sink* log) { decisions_ = log; }
-    const char* last_select_branch() const { return last_select_branch_; }
-    const char* last_sis_branch() const { return last_sis_branch_; }
+    /// The decision log (decision_log.h): off unless a sink is set.
+    decision_log& decisions() { return decisions_; }
+    const decision_log& decisions() const { return decisions_; }
 
     task_struct& task_of(sched_entity& se);
 
@@ -478,19 +464,12 @@ private:
     std::vector<u64 (*)(const kernel&, const sched_entity&, u64)> patch_wakeup_gran_;
     void register_patchsets();
     shared_runq_stats srq_stats_;
-    const char* last_select_branch_ = nullptr;
-    const char* last_sis_branch_ = nullptr;
-    decision_sink* decisions_ = nullptr;
-    /* NOHZ idle balancing (kernel: fair.c struct nohz) */
-    cpumask nohz_idle_cpus_;
-    u64 nohz_next_balance_ = 0;
-    bool nohz_ilb_kicked_ = false;
-    std::vector<u8> nohz_tick_stopped_;
+    decision_log decisions_;
+    nohz_state nohz_{m_.nr_cpus()}; ///< NOHZ idle balancing (kernel: fair.c nohz)
     std::vector<int> active_balance_push_cpu_; ///< rq->push_cpu while rq->active_balance
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
     void add_nr_running(rq& r, unsigned count);
-    void log_decision(int cpu, const char* what, std::string text);
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;
     u64 check_countdown_ = 1024;

@@ -49,12 +49,6 @@ const char* idle_name(cpu_idle_type t)
 }
 } // namespace
 
-void kernel::log_decision(int cpu, const char* what, std::string text)
-{
-    if (decisions_)
-        decisions_->decision({now(), cpu, what, std::move(text)});
-}
-
 /* ---- group classification ---- */
 
 namespace {
@@ -865,8 +859,8 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
         sd.stats.lb_balanced[idle]++;
         sd.nr_balance_failed = 0;
         out_one_pinned();
-        if (decisions_) // every balance attempt comes here: format only for a kept log
-            log_decision(this_cpu, "load_balance",
+        if (decisions_.on()) // every balance attempt comes here: format only for a kept log
+            decisions_.log(now(), this_cpu, "load_balance",
                          fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
         last_lb_cost_ += costs().lb_base + env.scan_cost;
         return 0;
@@ -883,8 +877,8 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             // CPU) cannot be pushed: out_one_pinned, which skips the interval reset.
             if (!busiest.curr->cpus_mask.test(this_cpu)) {
                 out_one_pinned();
-                if (decisions_)
-                    log_decision(this_cpu, "load_balance",
+                if (decisions_.on())
+                    decisions_.log(now(), this_cpu, "load_balance",
                                  fmt::format("{} {}: failed; busiest cpu{}'s running task is "
                                              "pinned away (out_one_pinned)",
                                              sd.name, idle_name(idle), env.src_cpu));
@@ -909,8 +903,8 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
     }
     if (!active_balance || need_active_balance(env))
         sd.balance_interval = sd.min_interval;
-    if (decisions_)
-        log_decision(this_cpu, "load_balance",
+    if (decisions_.on())
+        decisions_.log(now(), this_cpu, "load_balance",
                  fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})", sd.name,
                              idle_name(idle), outcome, ld_moved, env.src_cpu, env.imbalance,
                              static_cast<int>(env.migration_type_)));
@@ -999,8 +993,8 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
     update_rq_clock(dst);
     activate_task(dst, *p, ENQUEUE_NOCLOCK);
     wakeup_preempt(dst, *p, 0);
-    if (decisions_)
-        log_decision(busiest.cpu, "active_balance",
+    if (decisions_.on())
+        decisions_.log(now(), busiest.cpu, "active_balance",
                      fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
     // The stopper's CPU schedules again when it finishes.
     if (curr) {
@@ -1127,8 +1121,8 @@ int kernel::sched_balance_newidle(rq& this_rq)
     } else if (closed || !base) {
         if (gate_sd)
             update_next(*gate_sd);
-        if (decisions_) // every idle entry can come here: format only for a kept log
-            log_decision(this_cpu, "newidle_balance",
+        if (decisions_.on()) // every idle entry can come here: format only for a kept log
+            decisions_.log(now(), this_cpu, "newidle_balance",
                          fmt::format("gate closed: overload={} avg_idle={} gate {} max_newidle_lb_cost={}",
                                      rd_.overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
                                      gate_sd ? gate_sd->max_newidle_lb_cost : 0));
@@ -1172,8 +1166,8 @@ int kernel::sched_balance_newidle(rq& this_rq)
                     weight = 1 + sd.newidle_ratio;
                     if (d1k > weight) {
                         update_newidle_stats(sd, 0);
-                        if (decisions_)
-                            log_decision(this_cpu, "newidle_balance",
+                        if (decisions_.on())
+                            decisions_.log(now(), this_cpu, "newidle_balance",
                                          fmt::format("{}: NI_RANDOM skip (die {} > 1 + newidle_ratio {})",
                                                      sd.name, d1k, sd.newidle_ratio));
                         continue;
@@ -1244,10 +1238,8 @@ void kernel::sched_balance_softirq(rq& r)
  */
 void kernel::nohz_balance_enter_idle(rq& r)
 {
-    if (nohz_tick_stopped_[r.cpu])
+    if (!nohz_.stop_tick(r.cpu))
         return;
-    nohz_tick_stopped_[r.cpu] = 1;
-    nohz_idle_cpus_.set(r.cpu);
     if (sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
         sds->nr_busy_cpus--;
 }
@@ -1255,10 +1247,8 @@ void kernel::nohz_balance_enter_idle(rq& r)
 // kernel: kernel/sched/fair.c nohz_balance_exit_idle(), 6.5: at the first busy tick after idling.
 void kernel::nohz_balance_exit_idle(rq& r)
 {
-    if (!nohz_tick_stopped_[r.cpu])
+    if (!nohz_.restart_tick(r.cpu))
         return;
-    nohz_tick_stopped_[r.cpu] = 0;
-    nohz_idle_cpus_.clear(r.cpu);
     if (sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
         sds->nr_busy_cpus++;
 }
@@ -1274,9 +1264,9 @@ void kernel::nohz_balancer_kick(rq& r)
     if (r.idle_balance)
         return;
     nohz_balance_exit_idle(r);
-    if (nohz_idle_cpus_.empty())
+    if (nohz_.idle_cpus_mask.empty())
         return;
-    if (jiffies() < nohz_next_balance_)
+    if (jiffies() < nohz_.next_balance)
         return;
     bool kick = r.nr_running >= 2;
     if (!kick)
@@ -1294,18 +1284,18 @@ void kernel::nohz_balancer_kick(rq& r)
  */
 void kernel::kick_ilb()
 {
-    nohz_next_balance_ = jiffies() + 1;
-    if (nohz_ilb_kicked_)
+    nohz_.next_balance = jiffies() + 1;
+    if (nohz_.ilb_kicked)
         return;
     int ilb = -1;
-    for_each_cpu(cpu, nohz_idle_cpus_)
+    for_each_cpu(cpu, nohz_.idle_cpus_mask)
         if (idle_cpu(cpu)) {
             ilb = cpu;
             break;
         }
     if (ilb < 0)
         return;
-    nohz_ilb_kicked_ = true;
+    nohz_.ilb_kicked = true;
     sim_.after(costs().ipi_wakeup, event_prio::ipi, this, ev_arg(EV_ILB, static_cast<u32>(ilb)));
 }
 
@@ -1316,11 +1306,11 @@ void kernel::kick_ilb()
  */
 void kernel::nohz_idle_balance(rq& ilb_rq)
 {
-    nohz_ilb_kicked_ = false;
+    nohz_.ilb_kicked = false;
     const int this_cpu = ilb_rq.cpu;
     u64 next_balance = jiffies() + 60 * kc_.params.hz;
     bool update_next = false;
-    const cpumask idle_mask = nohz_idle_cpus_;
+    const cpumask idle_mask = nohz_.idle_cpus_mask;
     bool abort = false;
     for_each_cpu_wrap(idle_mask, this_cpu + 1, [&](int balance_cpu) {
         if (!idle_cpu(balance_cpu))
@@ -1344,7 +1334,7 @@ void kernel::nohz_idle_balance(rq& ilb_rq)
     });
     this_cpu_ = this_cpu;
     if (!abort && update_next)
-        nohz_next_balance_ = next_balance;
+        nohz_.next_balance = next_balance;
 }
 
 } // namespace schedlab

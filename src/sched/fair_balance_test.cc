@@ -534,10 +534,10 @@ TEST(kick_ilb, sets_nohz_next_balance_to_the_next_jiffy)
 {
     sched_fixture t(testlib::small_machine(4), "tip-2023-08");
     t.run_for(msecs(100)); // nothing runs: no kick yet
-    ASSERT_EQ(t.k->nohz_next_balance(), 0u);
+    ASSERT_EQ(t.k->nohz().next_balance, 0u);
     t.k->set_this_cpu(0);
     t.k->kick_ilb();
-    EXPECT_EQ(t.k->nohz_next_balance(), t.k->jiffies() + 1) << "jiffies + 1, not an increment";
+    EXPECT_EQ(t.k->nohz().next_balance, t.k->jiffies() + 1) << "jiffies + 1, not an increment";
 }
 
 class work_conservation : public ::testing::TestWithParam<const char*> {};

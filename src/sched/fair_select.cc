@@ -348,18 +348,18 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
  */
 int kernel::select_idle_sibling(task_struct& p, int prev, int target)
 {
-    last_sis_branch_ = "target idle";
+    decisions_.sis_branch("target idle");
     if (available_idle_cpu(target) || sched_idle_cpu(target))
         return target;
 
-    last_sis_branch_ = "prev idle";
+    decisions_.sis_branch("prev idle");
     if (prev != target && topo_.cpus_share_cache(prev, target) &&
         (available_idle_cpu(prev) || sched_idle_cpu(prev)))
         return prev;
 
     const int recent_used_cpu = p.recent_used_cpu;
     p.recent_used_cpu = prev;
-    last_sis_branch_ = "recent_used_cpu idle";
+    decisions_.sis_branch("recent_used_cpu idle");
     if (recent_used_cpu != prev && recent_used_cpu != target &&
         topo_.cpus_share_cache(recent_used_cpu, target) &&
         (available_idle_cpu(recent_used_cpu) || sched_idle_cpu(recent_used_cpu)) &&
@@ -367,7 +367,7 @@ int kernel::select_idle_sibling(task_struct& p, int prev, int target)
         return recent_used_cpu;
 
     sched_domain* sd = topo_.cpu(target).sd_llc;
-    last_sis_branch_ = "no LLC domain: target";
+    decisions_.sis_branch("no LLC domain: target");
     if (!sd)
         return target;
 
@@ -377,17 +377,17 @@ int kernel::select_idle_sibling(task_struct& p, int prev, int target)
         has_idle_core = sds && sds->has_idle_cores;
         if (!has_idle_core && topo_.cpus_share_cache(prev, target)) {
             const int i = select_idle_smt(p, prev);
-            last_sis_branch_ = "idle SMT sibling of prev";
+            decisions_.sis_branch("idle SMT sibling of prev");
             if (i >= 0)
                 return i;
         }
     }
     const int i = select_idle_cpu(p, *sd, has_idle_core, target);
     if (i >= 0) {
-        last_sis_branch_ = has_idle_core ? "select_idle_cpu: idle core" : "select_idle_cpu: idle cpu";
+        decisions_.sis_branch(has_idle_core ? "select_idle_cpu: idle core" : "select_idle_cpu: idle cpu");
         return i;
     }
-    last_sis_branch_ = "no idle cpu found: target (stacking)";
+    decisions_.sis_branch("no idle cpu found: target (stacking)");
     return target;
 }
 
@@ -613,27 +613,26 @@ int kernel::select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags)
     int new_cpu = prev_cpu;
     bool want_affine = false;
     sched_domain* sd = nullptr;
-    last_sis_branch_ = nullptr;
-    last_select_branch_ = "prev";
+    decisions_.select_begin("prev");
 
     if (wake_flags & WF_TTWU) {
         record_wakee(p);
         if (kc_.behaviour.wf_current_cpu && (wake_flags & WF_CURRENT_CPU) && p.cpus_mask.test(cpu)) {
-            last_select_branch_ = "WF_CURRENT_CPU";
+            decisions_.select_branch("WF_CURRENT_CPU");
             return cpu;
         }
         want_affine = !wake_wide(p) && p.cpus_mask.test(cpu);
         if (!want_affine)
-            last_select_branch_ = p.cpus_mask.test(cpu) ? "wake_wide" : "waker cpu not allowed";
+            decisions_.select_branch(p.cpus_mask.test(cpu) ? "wake_wide" : "waker cpu not allowed");
     }
 
     for (auto& tmp : topo_.cpu(cpu).domains) {
         if (want_affine && tmp->has(SD_WAKE_AFFINE) && tmp->span.test(prev_cpu)) {
             if (cpu != prev_cpu) {
                 new_cpu = wake_affine(*tmp, p, cpu, prev_cpu, sync);
-                last_select_branch_ = new_cpu == cpu ? "wake_affine: waker cpu" : "wake_affine: prev";
+                decisions_.select_branch(new_cpu == cpu ? "wake_affine: waker cpu" : "wake_affine: prev");
             } else {
-                last_select_branch_ = "waker cpu is prev";
+                decisions_.select_branch("waker cpu is prev");
             }
             sd = nullptr;
             break;
@@ -645,7 +644,7 @@ int kernel::select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags)
     }
 
     if (sd) {
-        last_select_branch_ = "find_idlest_cpu (slow path)";
+        decisions_.select_branch("find_idlest_cpu (slow path)");
         new_cpu = find_idlest_cpu(sd, p, cpu, prev_cpu, sd_flag);
     } else if (wake_flags & WF_TTWU) {
         new_cpu = select_idle_sibling(p, prev_cpu, new_cpu);

@@ -242,7 +242,7 @@ TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
     t.k->set_this_cpu(0);
     p.recent_used_cpu = 7;
     EXPECT_EQ(t.k->select_idle_sibling(p, 7, 0), 7);
-    EXPECT_STREQ(t.k->last_sis_branch(), "prev idle");
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "prev idle");
 }
 
 /*

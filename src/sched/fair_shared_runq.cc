@@ -131,8 +131,8 @@ int kernel::shared_runq_pick_next_task(rq& r)
     activate_task(r, *p, ENQUEUE_NOCLOCK);
     wakeup_preempt(r, *p, 0);
     srq_stats_.pulls_moved++;
-    if (decisions_)
-        log_decision(this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
+    if (decisions_.on())
+        decisions_.log(now(), this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
     return 1;
 }
 
