@@ -57,7 +57,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     : sim_(sim), m_(m), kc_(std::move(kc)),
       policy_(kc_.params.policy == fair_policy::eevdf ? &eevdf_policy : &cfs_policy),
       tun_(scale_tunables(kc_.params, m.nr_cpus())),
-      cm_(m, costs)
+      charges_(sim, m, costs, rqs_)
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
     group_lb_sums_.resize(topo_.groups().size());
@@ -178,11 +178,6 @@ task_struct& kernel::task_of(sched_entity& se)
     return *se.owner;
 }
 
-sim_dur kernel::charge(task_struct& p, sim_dur base)
-{
-    return p.rng.jitter(base, static_cast<u32>(costs().jitter_pct));
-}
-
 /* ------------------------------------------------------------------------ */
 /* Task creation                                                              */
 
@@ -251,9 +246,9 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
         s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm});
     sched_cgroup_fork(p);
     wake_up_new_task(p);
-    // model: the child's first burst is its own start-up (kernel::start_cost()), on the
+    // model: the child's first burst is its own start-up (cpu_charges::start_cost()), on the
     // CPU fork balancing chose; a migration before it first runs is not re-costed.
-    p.work_left = start_cost(p, parent.cpu);
+    p.work_left = charges_.start_cost(p, parent.cpu);
     return p;
 }
 
@@ -426,7 +421,7 @@ void kernel::sched_ttwu_pending(rq& r)
     r.ttwu_ipi_event = {};
     auto list = std::move(r.wake_list);
     r.wake_list.clear();
-    lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold * static_cast<sim_dur>(list.size()));
+    charges_.lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold * static_cast<sim_dur>(list.size()));
     for (auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
@@ -461,8 +456,8 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         // task is requeued in place on its CPU (no select_task_rq) and may preempt.
         if (p.se.sched_delayed) {
             rq& r = cpu_rq(p.cpu);
-            lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
-            pull_rq_lines(r);
+            charges_.lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
+            charges_.pull_rq_lines(r, this_cpu_);
             update_rq_clock(r);
             enqueue_task(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
             if (!p.on_cpu)
@@ -525,26 +520,16 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             lb_stats_changed(cpu);
             // An idle target must leave its C-state first (and may need the IPI too).
             r.ttwu_ipi_event =
-                sim_.after(remote_notify_delay(r, cost_model::notify::ipi), event_prio::ipi, this,
+                sim_.after(charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi), event_prio::ipi, this,
                            ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
         }
         return true;
     }
     // The waker takes the target's rq lock and activates there itself.
-    lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
-    pull_rq_lines(r);
+    charges_.lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
+    charges_.pull_rq_lines(r, this_cpu_);
     ttwu_do_activate(r, p, wake_flags);
     return true;
-}
-
-// model: a waker enqueueing on another CPU's runqueue pulls its hot lines (costs.def).
-void kernel::pull_rq_lines(rq& r)
-{
-    if (r.cpu == this_cpu_)
-        return;
-    cm_.count_remote_activation();
-    charge_cpu(cpu_rq(this_cpu_), costs().wakeup_remote_lines * cm_.line_cost(r.cpu, this_cpu_),
-               ACCT_LOCK_HOLD);
 }
 
 void kernel::schedule_timeout(task_struct& p, sim_dur ns)
@@ -567,7 +552,7 @@ void kernel::resched_curr(rq& r)
     r.need_resched = true;
     // The CPU running this code is awake already (an idle one is handling a wake-list
     // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
-    const sim_dur delay = r.cpu == this_cpu_ ? 0 : remote_notify_delay(r, cost_model::notify::ipi);
+    const sim_dur delay = r.cpu == this_cpu_ ? 0 : charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi);
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
@@ -638,7 +623,7 @@ void kernel::__schedule(rq& r, bool preempt)
         r.resched_event = {};
     }
     r.stats.sched_count++;
-    lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold);
+    charges_.lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold);
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
@@ -662,7 +647,7 @@ void kernel::__schedule(rq& r, bool preempt)
         next->on_cpu = true;
         r.curr = next;
         if (prev->is_idle_task() != next->is_idle_task()) { // SMT sibling state (smt_rate_pct)
-            cm_.core_busy_changed(r.cpu, !next->is_idle_task());
+            cm().core_busy_changed(r.cpu, !next->is_idle_task());
             lb_stats_changed(r.cpu); // idle_cpu()
         }
 
@@ -681,7 +666,7 @@ void kernel::__schedule(rq& r, bool preempt)
         digest_mix(digest_, static_cast<u64>(next->pid));
 
         if (!prev->is_idle_task()) {
-            cm_.task_leaves(*prev, r.cpu, now()); // where prev leaves its working set warm
+            cm().task_leaves(*prev, r.cpu, now()); // where prev leaves its working set warm
         }
         if (prev->is_idle_task()) {
             r.idle_since = -1;
@@ -696,7 +681,7 @@ void kernel::__schedule(rq& r, bool preempt)
             }
             nohz_balance_enter_idle(r);
             // cpuidle: the menu governor's choice from the recent idle lengths.
-            r.idle_state = cm_.idle_select(r.idle_pred);
+            r.idle_state = cm().idle_select(r.idle_pred);
             /*
              * kernel: drivers/cpuidle/cpuidle.c cpuidle_enter_state() and
              * kernel/sched/idle.c default_idle_call(), 6.6: trace_cpu_idle(index) before the
@@ -718,13 +703,13 @@ void kernel::__schedule(rq& r, bool preempt)
             }
             r.idle_busy_until = now() + owed;
         } else {
-            r.pending[ACCT_CONTEXT_SWITCH] += charge(*next, costs().context_switch);
-            r.pending[ACCT_CACHE_REFILL] += cm_.cache_refill_cost(*next, r.cpu, now());
-            cm_.task_arrives(*next, r.cpu);
+            r.pending[ACCT_CONTEXT_SWITCH] += charges_.jittered(*next, costs().context_switch);
+            r.pending[ACCT_CACHE_REFILL] += cm().cache_refill_cost(*next, r.cpu, now());
+            cm().task_arrives(*next, r.cpu);
         }
         start_burst(r);
         if (prev->is_idle_task() != next->is_idle_task())
-            update_smt_rates(r.cpu);
+            charges_.update_smt_rates(r.cpu);
     } else {
         start_burst(r);
     }
@@ -743,32 +728,8 @@ void kernel::start_burst(rq& r)
 {
     if (r.curr->is_idle_task())
         return;
-    r.work_event = sim_.after(begin_segment(r), event_prio::task_work, this,
+    r.work_event = sim_.after(charges_.begin_segment(r), event_prio::task_work, this,
                               ev_arg(EV_WORK, static_cast<u32>(r.cpu)));
-}
-
-// start_burst() without the event: the segment's state, and the time until it ends.
-sim_dur kernel::begin_segment(rq& r)
-{
-    const task_struct& p = *r.curr;
-    if (r.idle_busy_until > now()) {
-        // Kernel work begun while idle is not finished: the task waits for it.
-        const sim_dur carried = r.idle_busy_until - now();
-        r.pending[ACCT_CARRIED] += carried;
-        r.acct.carried += carried; // part of idle_work that turns out to be busy time
-    }
-    r.idle_busy_until = 0;
-    sim_dur overhead = 0;
-    for (int c = 0; c < ACCT_NR; ++c) {
-        r.seg_cat[c] = r.pending[c];
-        overhead += r.pending[c];
-        r.pending[c] = 0;
-    }
-    r.seg_start = now();
-    r.seg_overhead = overhead;
-    r.seg_rate_pct = cm_.smt_rate_pct(r.cpu, !p.is_idle_task());
-    const sim_dur work_time = (p.work_left * 100 + r.seg_rate_pct - 1) / r.seg_rate_pct;
-    return overhead + work_time;
 }
 
 void kernel::stop_burst(rq& r)
@@ -777,40 +738,7 @@ void kernel::stop_burst(rq& r)
         return;
     sim_.cancel(r.work_event);
     r.work_event = {};
-    end_segment(r);
-}
-
-// stop_burst() without the event: what the segment so far spent and progressed.
-void kernel::end_segment(rq& r)
-{
-    task_struct& p = *r.curr;
-    const sim_dur elapsed = now() - r.seg_start;
-    // The overhead is spent first, category by category; what is left stays owed.
-    sim_dur budget = elapsed;
-    for (int c = 0; c < ACCT_NR; ++c) {
-        const sim_dur used = std::min(budget, r.seg_cat[c]);
-        r.acct.spent[c] += used;
-        r.pending[c] += r.seg_cat[c] - used;
-        r.seg_cat[c] = 0;
-        budget -= used;
-    }
-    const sim_dur useful = budget;
-    const sim_dur progress = useful * r.seg_rate_pct / 100;
-    p.work_left -= std::min(progress, p.work_left);
-    r.busy_time += elapsed;
-    r.acct.task += useful;
-}
-
-/*
- * stop_burst() + start_burst() for a burst that goes on with a new segment
- * (a charge interrupts it, or SMT sharing changes its rate): its completion
- * event moves in place, which orders it exactly as a cancel and a new event
- * would (sim/event_queue.h).
- */
-void kernel::restart_burst(rq& r)
-{
-    end_segment(r);
-    sim_.reschedule(r.work_event, now() + begin_segment(r));
+    charges_.end_segment(r);
 }
 
 void kernel::cpu_work_done(rq& r)
@@ -867,51 +795,6 @@ void kernel::do_exit(rq& r, task_struct& p)
         sim_.stop();
 }
 
-/* ------------------------------------------------------------------------ */
-/* The cost model's prices applied to CPUs (cost_model.h prices them)        */
-
-void kernel::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
-{
-    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, now());
-    rq& r = cpu_rq(cpu);
-    charge_cpu(r, spin, ACCT_LOCK_SPIN);
-    charge_cpu(r, held, ACCT_LOCK_HOLD);
-}
-
-void kernel::charge_cpu(rq& r, sim_dur ns, acct_cat category)
-{
-    if (ns <= 0)
-        return;
-    r.charged_ns += static_cast<u64>(ns);
-    if (r.curr->is_idle_task()) {
-        r.acct.idle_work[category] += ns;
-        r.idle_busy_until = std::max(r.idle_busy_until, now()) + ns;
-    } else if (sim_.pending(r.work_event)) {
-        // Interrupts the running task's burst: it resumes after the charge.
-        end_segment(r);
-        r.pending[category] += ns;
-        sim_.reschedule(r.work_event, now() + begin_segment(r));
-    } else {
-        r.pending[category] += ns;
-    }
-}
-
-cpu_time_accounting kernel::cpu_accounting(int cpu) const
-{
-    const rq& r = cpu_rq(cpu);
-    cpu_time_accounting a = r.acct;
-    if (!r.curr->is_idle_task() && sim_.pending(r.work_event)) {
-        sim_dur budget = now() - r.seg_start;
-        for (int c = 0; c < ACCT_NR; ++c) {
-            const sim_dur used = std::min(budget, r.seg_cat[c]);
-            a.spent[c] += used;
-            budget -= used;
-        }
-        a.task += budget;
-    }
-    return a;
-}
-
 const char* acct_cat_name(acct_cat c)
 {
     switch (c) {
@@ -935,25 +818,6 @@ const char* acct_cat_name(acct_cat c)
         break;
     }
     return "?";
-}
-
-sim_dur kernel::remote_notify_delay(rq& r, cost_model::notify by)
-{
-    const cost_model::notify_cost c = cm_.remote_notify(r, by, now());
-    charge_cpu(cpu_rq(this_cpu_), c.sender, ACCT_IPI);
-    return c.delay;
-}
-
-void kernel::update_smt_rates(int cpu)
-{
-    for (const int s : cm_.smt_siblings(cpu)) {
-        rq& sr = cpu_rq(s);
-        if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
-            continue;
-        if (cm_.smt_rate_pct(s, true) == sr.seg_rate_pct)
-            continue;
-        restart_burst(sr);
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1023,7 +887,7 @@ void kernel::fire(u64 arg)
         rq& tr = cpu_rq(p->cpu);
         if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
             // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
-            const sim_dur d = remote_notify_delay(tr, cost_model::notify::timer);
+            const sim_dur d = charges_.remote_notify_delay(tr, this_cpu_, cost_model::notify::timer);
             if (d > 0) {
                 p->timer_cpu_awake = true;
                 p->timer = sim_.after(d, event_prio::hrtimer, this, arg);

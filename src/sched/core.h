@@ -19,6 +19,7 @@
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
+#include "sched/cpu_charges.h"
 #include "sched/decision_log.h"
 #include "sched/fair_policy.h"
 #include "sched/features.h"
@@ -135,8 +136,6 @@ public:
     bool wake_up_process(task_struct& p) { return try_to_wake_up(p, TASK_NORMAL, 0); }
     /// Arms p's hrtimer to wake it `ns` from now (schedule_hrtimeout()); p then returns block.
     void schedule_timeout(task_struct& p, sim_dur ns);
-    /// A syscall cost with the task's jitter applied (costs().jitter_pct).
-    sim_dur charge(task_struct& p, sim_dur base);
 
     sim_time now() const { return sim_.now(); }
     int smp_processor_id() const { return this_cpu_; }
@@ -165,25 +164,14 @@ public:
     const kernel_config& config() const { return kc_; }
     const sched_features& feats() const { return kc_.features; }
     const sched_tunables& tunables() const { return tun_; }
-    const cost_params& costs() const { return cm_.params(); }
+    /// The cost model applied to this kernel's CPUs (cpu_charges.h): prices, charges,
+    /// the bursts' segments and the per-CPU accounting.
+    cpu_charges& charges() { return charges_; }
+    const cpu_charges& charges() const { return charges_; }
     /// The cost model (cost_model.h): what the kernel's work costs on this machine.
-    cost_model& cm() { return cm_; }
-    const cost_model& cm() const { return cm_; }
-    /// model: what exit() costs the task: a thread-group leader runs the process
-    /// exit (atexit, library destructors, mm teardown: costs().exit), any other
-    /// thread only do_exit() (costs().exit_thread).
-    sim_dur exit_cost(const task_struct& p) const
-    {
-        return p.tgid == p.pid ? costs().exit : costs().exit_thread;
-    }
-    /// model: the CPU a new child spends before its program's first step
-    /// (ret_from_fork, the C library's start-up): a process's or a thread's, plus
-    /// start_remote when its first CPU is not its creator's.
-    sim_dur start_cost(const task_struct& p, int creator_cpu) const
-    {
-        return (p.tgid == p.pid ? costs().start_process : costs().start_thread) +
-               (p.cpu != creator_cpu ? costs().start_remote : 0);
-    }
+    cost_model& cm() { return charges_.cm(); }
+    const cost_model& cm() const { return charges_.cm(); }
+    const cost_params& costs() const { return charges_.params(); }
     simulation& sim() { return sim_; }
     const simulation& sim() const { return sim_; }
     const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
@@ -218,7 +206,6 @@ public:
     bool dequeue_task_fair(rq& rq, task_struct& p, int flags); ///< false: delayed (6.12)
     void requeue_delayed_entity(cfs_rq& cfs, sched_entity& se);
     void block_delayed_task(rq& r, task_struct& p);
-    void pull_rq_lines(rq& r);
     task_struct* pick_next_task_fair(rq& rq, task_struct* prev);
     void check_preempt_wakeup_fair(rq& rq, task_struct& p, int wake_flags);
     int select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags);
@@ -370,15 +357,6 @@ public:
     void update_tg_load_avg(cfs_rq& cfs, int cpu);
     void update_cfs_group(cfs_rq& cfs, int cpu);
 
-    /* ---- the cost model's prices applied to CPUs (core.cc) ---- */
-    /// Takes a lock (cost_model::lock_acquire) and charges the time to `cpu`
-    /// (lock_spin / lock_hold).
-    void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);
-    /// Charges kernel time to a CPU: it delays the CPU's current or next task.
-    void charge_cpu(rq& r, sim_dur ns, acct_cat category);
-    /// A CPU's accounting up to now, including the segment in progress.
-    cpu_time_accounting cpu_accounting(int cpu) const;
-
     /// The decision log (decision_log.h): off unless a sink is set.
     decision_log& decisions() { return decisions_; }
     const decision_log& decisions() const { return decisions_; }
@@ -396,18 +374,10 @@ private:
     void cpu_work_done(rq& rq);
     void start_burst(rq& rq);
     void stop_burst(rq& rq);
-    void restart_burst(rq& rq);
-    sim_dur begin_segment(rq& rq);
-    void end_segment(rq& rq);
     void do_exit(rq& rq, task_struct& p);
     void start_tick(rq& rq);
     void sched_info_depart(rq& rq, task_struct& p);
     void sched_info_arrive(rq& rq, task_struct& p);
-    /// Delay before r's CPU notices a wakeup or reschedule (cost_model::remote_notify);
-    /// an IPI's sending time is charged to this CPU.
-    sim_dur remote_notify_delay(rq& r, cost_model::notify by);
-    /// Re-rates the bursts of cpu's busy SMT siblings when cpu starts or stops running a task.
-    void update_smt_rates(int cpu);
     void maybe_check(rq& rq);
     void check_rq(const rq& rq, std::string& errs) const;
 
@@ -417,9 +387,9 @@ private:
     kernel_config kc_;
     const fair_policy_ops* policy_;
     sched_tunables tun_;
-    cost_model cm_;
     sched_topology topo_;
     std::vector<std::unique_ptr<rq>> rqs_;
+    cpu_charges charges_; ///< the cost model applied to the CPUs (after rqs_, which it reads)
     std::vector<std::unique_ptr<task_struct>> idle_tasks_;
     std::vector<std::unique_ptr<task_struct>> tasks_; ///< tasks_[i]->pid == i + 1
     std::vector<trace_sink*> sinks_;

@@ -23,8 +23,8 @@
  * unit and source). Its state is the caches' and cores' view of the machine:
  * per-core and per-LLC traffic clocks and busy counts. It never touches the
  * event queue or a runqueue's scheduling state: the time it prices is applied
- * to a CPU by the scheduler core (kernel::charge_cpu, the bursts), where the
- * per-CPU accounting of that time is kept (rq::acct, kernel::cpu_accounting).
+ * to a CPU by cpu_charges (cpu_charges.h: charge_cpu, the bursts' segments),
+ * where the per-CPU accounting of that time is kept (rq::acct, cpu_accounting).
  */
 #include "machine/costs.h"
 #include "machine/cpumask.h"

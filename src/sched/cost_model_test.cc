@@ -198,11 +198,11 @@ TEST(charge_cpu, a_spinning_cpu_delays_its_running_task)
     t.run_for(usecs(100));
     contended_lock l;
     l.busy_until = t.sim.now() + usecs(50); // held elsewhere for 50 more us
-    t.k->lock_and_charge(l, 1, 0);
+    t.k->charges().lock_and_charge(l, 1, 0);
     t.run_for(msecs(5));
     EXPECT_EQ(p.__state, TASK_DEAD);
     EXPECT_EQ(p.exit_time, msecs(1) + usecs(50)) << "the 1 ms burst ends 50 us late";
-    EXPECT_EQ(t.k->cpu_accounting(1).spent[ACCT_LOCK_SPIN], usecs(50));
+    EXPECT_EQ(t.k->charges().cpu_accounting(t.k->cpu_rq(1)).spent[ACCT_LOCK_SPIN], usecs(50));
 }
 
 TEST(cache_refill_cost, a_cross_llc_migration_of_a_1_mib_task_costs_more_than_a_same_llc_one)
@@ -329,7 +329,7 @@ TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_li
     EXPECT_EQ(t.k->cm().wakeup_cost_totals().remote_activations, 1u)
         << "the local wakeup pulls nothing";
     // Ten lines of cpu1's runqueue at 50 ns, plus its lock's line, charged to cpu0.
-    EXPECT_EQ(t.k->cpu_accounting(0).spent[ACCT_LOCK_HOLD], 10 * 50 + 50);
+    EXPECT_EQ(t.k->charges().cpu_accounting(t.k->cpu_rq(0)).spent[ACCT_LOCK_HOLD], 10 * 50 + 50);
 }
 
 TEST(remote_notify, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for_it)
@@ -371,7 +371,7 @@ TEST(remote_notify, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for
                 0, 0, 0);
         t.run_for(msecs(20));
         EXPECT_GT(latencies->size(), 10u);
-        const cpu_time_accounting a = t.k->cpu_accounting(0);
+        const cpu_time_accounting a = t.k->charges().cpu_accounting(t.k->cpu_rq(0));
         return outcome{latencies->back(), a.spent[ACCT_IPI] + a.idle_work[ACCT_IPI]};
     };
     const outcome polling = measure(1), halting = measure(0);
@@ -393,10 +393,10 @@ TEST(update_cfs_group, a_reader_fetches_tg_load_avg_only_after_another_cpu_wrote
     ASSERT_NE(reader.tg, nullptr);
     task_group& tg = *reader.tg;
     auto spent = [&] {
-        const cpu_time_accounting a = k.cpu_accounting(5);
+        const cpu_time_accounting a = k.charges().cpu_accounting(k.cpu_rq(5));
         return a.idle_work[ACCT_LOCK_HOLD] + a.idle_work[ACCT_LOCK_SPIN];
     };
-    k.lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
+    k.charges().lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
     t.run_for(usecs(1));                        // ... and the write completes
     const sim_dur before = spent();
     k.update_cfs_group(reader, 5);
@@ -405,7 +405,7 @@ TEST(update_cfs_group, a_reader_fetches_tg_load_avg_only_after_another_cpu_wrote
     EXPECT_EQ(spent() - before, 80) << "the line is still shared: a hit";
     EXPECT_EQ(tg.load_avg_reads, 2u);
     EXPECT_EQ(tg.load_avg_read_misses, 1u);
-    k.lock_and_charge(tg.load_avg_line, 1, 10); // a second write, from cpu1 (same LLC as cpu0)
+    k.charges().lock_and_charge(tg.load_avg_line, 1, 10); // a second write, from cpu1 (same LLC as cpu0)
     k.update_cfs_group(reader, 5);
     EXPECT_GT(spent() - before, 160) << "waits for cpu1's write in flight, then fetches";
     EXPECT_EQ(tg.load_avg_read_misses, 2u);
@@ -424,10 +424,10 @@ TEST(update_cfs_group, the_cpu_running_the_enqueue_reads_the_line_whatever_runqu
     cfs_rq& remote = k.cpu_rq(5).cfs;
     task_group& tg = *remote.tg;
     auto spent = [&](int cpu) {
-        const cpu_time_accounting a = k.cpu_accounting(cpu);
+        const cpu_time_accounting a = k.charges().cpu_accounting(k.cpu_rq(cpu));
         return a.idle_work[ACCT_LOCK_HOLD] + a.idle_work[ACCT_LOCK_SPIN];
     };
-    k.lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
+    k.charges().lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
     t.run_for(usecs(1));
     const sim_dur cpu1_before = spent(1), cpu5_before = spent(5);
     k.update_cfs_group(remote, 1); // cpu1 works on cpu5's cfs_rq
@@ -455,7 +455,7 @@ TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_
     const sched_summary_result r = trace.finish(t.sim.now());
     sim_dur all_busy = 0, all_idle_work = 0;
     for (int cpu = 0; cpu < t.m.nr_cpus(); ++cpu) {
-        const cpu_time_accounting a = t.k->cpu_accounting(cpu);
+        const cpu_time_accounting a = t.k->charges().cpu_accounting(t.k->cpu_rq(cpu));
         sim_dur busy = a.task;
         for (sim_dur s : a.spent)
             busy += s;

@@ -190,13 +190,13 @@ bool kernel::should_we_balance(lb_env& env)
             continue;
         if (kc_.behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            for (const int sib : cm_.smt_siblings(cpu))
+            for (const int sib : cm().smt_siblings(cpu))
                 if (sib != cpu && !idle_cpu(sib))
                     core_idle = false;
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
-                swb_cpus.andnot(cm_.smt_mask(cpu));
+                swb_cpus.andnot(cm().smt_mask(cpu));
                 continue;
             }
         }
@@ -302,7 +302,7 @@ sim_dur kernel::group_scan_cost(sched_domain& sd, int dst_cpu, std::size_t group
             sim_dur cost = 0;
             for_each_cpu(i, g.span)
             {
-                cost += costs().lb_scan_per_cpu + cm_.line_cost(dst_cpu, i);
+                cost += costs().lb_scan_per_cpu + cm().line_cost(dst_cpu, i);
             }
             sd.group_scan_cost.push_back(cost);
         }
@@ -318,7 +318,7 @@ void kernel::update_sg_lb_stats_scan(lb_env& env, const sched_group& group, sg_l
         if (!env.cpus.test(i))
             continue;
         ++env.cpus_scanned;
-        env.scan_cost += costs().lb_scan_per_cpu + cm_.line_cost(env.dst_cpu, i);
+        env.scan_cost += costs().lb_scan_per_cpu + cm().line_cost(env.dst_cpu, i);
         const rq& r = cpu_rq(i);
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(i);
@@ -811,10 +811,10 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             env.loop_max = std::min<unsigned>(kc_.params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 update_rq_clock(*busiest);
-                lock_and_charge(busiest->lock, this_cpu, costs().rq_lock_hold);
+                charges_.lock_and_charge(busiest->lock, this_cpu, costs().rq_lock_hold);
                 const int cur = detach_tasks(env);
                 if (cur)
-                    lock_and_charge(env.dst_rq->lock, this_cpu, costs().rq_lock_hold);
+                    charges_.lock_and_charge(env.dst_rq->lock, this_cpu, costs().rq_lock_hold);
                 if (cur) {
                     attach_tasks(env);
                     ld_moved += cur;
@@ -1198,7 +1198,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
         }
         if (curr_cost > this_rq.max_idle_balance_cost)
             this_rq.max_idle_balance_cost = curr_cost;
-        charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
+        charges_.charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
     }
     if (this_rq.cfs.h_nr_running && !pulled_task)
         pulled_task = 1;
@@ -1228,7 +1228,7 @@ void kernel::sched_balance_softirq(rq& r)
     last_lb_cost_ = 0;
     sched_balance_domains(r, idle);
     // The softirq's work delays whatever runs on this CPU.
-    charge_cpu(r, last_lb_cost_, ACCT_BALANCE);
+    charges_.charge_cpu(r, last_lb_cost_, ACCT_BALANCE);
     last_lb_cost_ = 0;
 }
 

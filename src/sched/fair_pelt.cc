@@ -119,7 +119,7 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
         cfs.tg->load_avg += delta;
         cfs.tg->load_avg_updates++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
-        lock_and_charge(cfs.tg->load_avg_line, cpu, costs().atomic_op);
+        charges_.lock_and_charge(cfs.tg->load_avg_line, cpu, costs().atomic_op);
         cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
         cfs.last_update_tg_load_avg = now;
     }
@@ -155,14 +155,14 @@ void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
     tg.load_avg_read_misses++;
     const sim_time t = now();
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
-    const sim_dur transfer = cm_.line_cost(line.last_cpu, cpu);
+    const sim_dur transfer = cm().line_cost(line.last_cpu, cpu);
     line.busy_until = t + wait + transfer;
     rq& r = cpu_rq(cpu);
     if (wait > 0) {
         tg.load_avg_read_wait += wait;
-        charge_cpu(r, wait, ACCT_LOCK_SPIN);
+        charges_.charge_cpu(r, wait, ACCT_LOCK_SPIN);
     }
-    charge_cpu(r, transfer, ACCT_LOCK_HOLD);
+    charges_.charge_cpu(r, transfer, ACCT_LOCK_HOLD);
 }
 
 /*

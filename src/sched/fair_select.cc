@@ -182,12 +182,12 @@ int kernel::__select_idle_cpu(int cpu, task_struct& /*p*/)
  */
 void kernel::update_idle_core(rq& r)
 {
-    if (!cm_.smt_active())
+    if (!cm().smt_active())
         return;
     sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared;
     if (!sds || sds->has_idle_cores)
         return;
-    for (const int cpu : cm_.smt_siblings(r.cpu)) {
+    for (const int cpu : cm().smt_siblings(r.cpu)) {
         if (cpu == r.cpu)
             continue;
         if (!available_idle_cpu(cpu))
@@ -204,7 +204,7 @@ void kernel::update_idle_core(rq& r)
 int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
 {
     bool idle = true;
-    for (const int cpu : cm_.smt_siblings(core)) {
+    for (const int cpu : cm().smt_siblings(core)) {
         if (!available_idle_cpu(cpu)) {
             idle = false;
             if (idle_cpu_out == -1) {
@@ -221,14 +221,14 @@ int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_
     }
     if (idle)
         return core;
-    cpus.andnot(cm_.smt_mask(core));
+    cpus.andnot(cm().smt_mask(core));
     return -1;
 }
 
 // kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
 int kernel::select_idle_smt(task_struct& p, int target)
 {
-    for (const int cpu : cm_.smt_siblings(target)) {
+    for (const int cpu : cm().smt_siblings(target)) {
         if (cpu == target || !p.cpus_mask.test(cpu))
             continue;
         if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
@@ -262,7 +262,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         kernel& k;
         rq& r;
         sim_dur& cost;
-        ~charge_on_exit() { k.charge_cpu(r, cost, ACCT_IDLE_SCAN); }
+        ~charge_on_exit() { k.charges().charge_cpu(r, cost, ACCT_IDLE_SCAN); }
     } charge{*this, this_rq, scan_cost};
 
     if (sched_feat(SIS_PROP) && !has_idle_core) {
@@ -300,7 +300,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
         if (has_idle_core) {
-            scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
+            scan_cost += costs().idle_scan_probe + cm().line_cost(smp_processor_id(), cpu);
             const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
             if (i >= 0) {
                 idle_cpu_found = i;
@@ -314,7 +314,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
                 done = true;
                 return false;
             }
-            scan_cost += costs().idle_scan_probe + cm_.line_cost(smp_processor_id(), cpu);
+            scan_cost += costs().idle_scan_probe + cm().line_cost(smp_processor_id(), cpu);
             idle_cpu_found = __select_idle_cpu(cpu, p);
             if (idle_cpu_found >= 0)
                 return false;
@@ -372,7 +372,7 @@ int kernel::select_idle_sibling(task_struct& p, int prev, int target)
         return target;
 
     bool has_idle_core = false;
-    if (cm_.smt_active()) {
+    if (cm().smt_active()) {
         const sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared;
         has_idle_core = sds && sds->has_idle_cores;
         if (!has_idle_core && topo_.cpus_share_cache(prev, target)) {

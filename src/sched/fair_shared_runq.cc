@@ -64,7 +64,7 @@ void kernel::shared_runq_enqueue_task(rq& r, task_struct& p)
     if (kc_.behaviour.shared_runq_version >= 4 && r.nr_running < 1)
         return;
     shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
-    lock_and_charge(shard.lock, smp_processor_id(), costs().shard_lock_hold);
+    charges_.lock_and_charge(shard.lock, smp_processor_id(), costs().shard_lock_hold);
     p.shard_node = shard.list.insert(shard.list.end(), &p);
     p.shard = &shard;
     srq_stats_.pushes++;
@@ -75,7 +75,7 @@ void kernel::shared_runq_dequeue_task(task_struct& p)
 {
     if (!p.shard)
         return;
-    lock_and_charge(p.shard->lock, smp_processor_id(), costs().shard_lock_hold);
+    charges_.lock_and_charge(p.shard->lock, smp_processor_id(), costs().shard_lock_hold);
     p.shard->list.erase(p.shard_node);
     p.shard = nullptr;
     srq_stats_.removals++;
@@ -99,7 +99,7 @@ int kernel::shared_runq_pick_next_task(rq& r)
         shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
         if (shard.list.empty())
             continue; // the unlocked emptiness check
-        lock_and_charge(shard.lock, this_cpu, costs().shard_lock_hold);
+        charges_.lock_and_charge(shard.lock, this_cpu, costs().shard_lock_hold);
         task_struct* head = shard.list.front();
         if (head->cpus_mask.test(this_cpu)) {
             shard.list.pop_front();
@@ -115,12 +115,12 @@ int kernel::shared_runq_pick_next_task(rq& r)
 
     // task_rq_lock(): the source rq's lock (this rq's was dropped meanwhile).
     rq& src = cpu_rq(p->cpu);
-    lock_and_charge(src.lock, this_cpu, costs().rq_lock_hold);
+    charges_.lock_and_charge(src.lock, this_cpu, costs().rq_lock_hold);
     const bool movable = task_on_rq_queued(*p) && src.curr != p && p->cpus_mask.test(this_cpu) &&
                          &src != &r;
     if (!movable) {
         srq_stats_.pops_not_moved++;
-        lock_and_charge(r.lock, this_cpu, costs().rq_lock_hold);
+        charges_.lock_and_charge(r.lock, this_cpu, costs().rq_lock_hold);
         return kc_.behaviour.shared_runq_version >= 4 ? 0 : -1;
     }
     // move_queued_task(): dequeue there, set_task_cpu, enqueue here (v3 re-pushes it).

@@ -67,7 +67,7 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
     const int n = k.nr_cpu_ids();
     cpu_time_accounting total;
     for (int cpu = 0; cpu < n; ++cpu) {
-        const cpu_time_accounting a = k.cpu_accounting(cpu);
+        const cpu_time_accounting a = k.charges().cpu_accounting(k.cpu_rq(cpu));
         total.task += a.task;
         total.idle_exit += a.idle_exit;
         total.carried += a.carried;

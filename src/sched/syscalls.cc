@@ -42,7 +42,7 @@ task_struct& syscalls::fork(task_struct& parent, std::unique_ptr<task_behaviour>
 
 sim_dur syscalls::exit_cost(const task_struct& p) const
 {
-    return k_.exit_cost(p);
+    return k_.charges().exit_cost(p);
 }
 
 // kernel: kernel/sys.c getrusage(RUSAGE_CHILDREN): the reaped descendants' times (sum_exec_runtime
@@ -77,14 +77,14 @@ void syscalls::schedule_timeout(task_struct& p, sim_dur ns)
 
 sim_dur syscalls::charge(task_struct& p, sim_dur base)
 {
-    return k_.charge(p, base);
+    return k_.charges().jittered(p, base);
 }
 
 void syscalls::pull_lines(const task_struct& p, int from, u64 lines)
 {
     if (from < 0 || from == p.cpu)
         return;
-    k_.charge_cpu(k_.cpu_rq(p.cpu), static_cast<sim_dur>(lines) * k_.cm().line_cost(from, p.cpu),
+    k_.charges().charge_cpu(k_.cpu_rq(p.cpu), static_cast<sim_dur>(lines) * k_.cm().line_cost(from, p.cpu),
                   ACCT_LOCK_HOLD);
 }
 
@@ -93,7 +93,7 @@ bool syscalls::pull_data_lines(const task_struct& p, int from, u64 stamp, u64 li
     const auto d = k_.cm().data_lines_cost(from, stamp, p.cpu, lines);
     if (!d)
         return false;
-    k_.charge_cpu(k_.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
+    k_.charges().charge_cpu(k_.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
     return true;
 }
 

@@ -74,7 +74,7 @@ TEST(syscalls, pull_lines_charges_the_transfer_by_distance_to_the_readers_cpu)
         0, 0, 0);
     t.run_for(msecs(1));
     ASSERT_GE(reader.exit_time, 0);
-    const cpu_time_accounting a = t.k->cpu_accounting(0);
+    const cpu_time_accounting a = t.k->charges().cpu_accounting(t.k->cpu_rq(0));
     EXPECT_EQ(a.spent[ACCT_LOCK_HOLD], 5 * 40);
 }
 
@@ -102,7 +102,7 @@ TEST(syscalls, pull_data_lines_says_whether_the_lines_moved)
     t.run_for(msecs(1));
     EXPECT_FALSE(same) << "written on the reader's own CPU, still in its caches";
     EXPECT_TRUE(other) << "written on another CPU of the LLC: pulled";
-    EXPECT_EQ(t.k->cpu_accounting(0).spent[ACCT_LOCK_HOLD], 2 * 40);
+    EXPECT_EQ(t.k->charges().cpu_accounting(t.k->cpu_rq(0)).spent[ACCT_LOCK_HOLD], 2 * 40);
 }
 
 } // namespace

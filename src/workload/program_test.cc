@@ -151,8 +151,8 @@ TEST(program_exit, a_process_pays_the_process_exit_and_a_thread_the_thread_exit)
     const task_struct& thr = *t.k.tasks()[2];
     ASSERT_EQ(proc.comm, "proc");
     ASSERT_EQ(thr.comm, "thr");
-    EXPECT_EQ(t.k.exit_cost(proc), usecs(400));
-    EXPECT_EQ(t.k.exit_cost(thr), usecs(5));
+    EXPECT_EQ(t.k.charges().exit_cost(proc), usecs(400));
+    EXPECT_EQ(t.k.charges().exit_cost(thr), usecs(5));
     // Each child does nothing but exit: it is gone one exit cost after it first ran.
     EXPECT_GE(proc.exit_time - proc.start_time, usecs(400));
     EXPECT_LT(thr.exit_time - thr.start_time, usecs(400));

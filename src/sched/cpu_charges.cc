@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The cost model's prices applied to CPUs (cpu_charges.h). */
+#include "sched/cpu_charges.h"
+
+#include <algorithm>
+
+namespace schedlab {
+
+cpu_charges::cpu_charges(simulation& sim, const machine& m, const cost_params& p,
+                         const std::vector<std::unique_ptr<rq>>& rqs)
+    : sim_(sim), cm_(m, p), rqs_(rqs)
+{
+}
+
+void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
+{
+    if (ns <= 0)
+        return;
+    r.charged_ns += static_cast<u64>(ns);
+    if (r.curr->is_idle_task()) {
+        r.acct.idle_work[category] += ns;
+        r.idle_busy_until = std::max(r.idle_busy_until, sim_.now()) + ns;
+    } else if (sim_.pending(r.work_event)) {
+        // Interrupts the running task's burst: it resumes after the charge.
+        end_segment(r);
+        r.pending[category] += ns;
+        sim_.reschedule(r.work_event, sim_.now() + begin_segment(r));
+    } else {
+        r.pending[category] += ns;
+    }
+}
+
+void cpu_charges::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
+{
+    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
+    rq& r = *rqs_[static_cast<std::size_t>(cpu)];
+    charge_cpu(r, spin, ACCT_LOCK_SPIN);
+    charge_cpu(r, held, ACCT_LOCK_HOLD);
+}
+
+void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
+{
+    if (r.cpu == waker_cpu)
+        return;
+    cm_.count_remote_activation();
+    charge_cpu(*rqs_[static_cast<std::size_t>(waker_cpu)],
+               cm_.params().wakeup_remote_lines * cm_.line_cost(r.cpu, waker_cpu), ACCT_LOCK_HOLD);
+}
+
+sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by)
+{
+    const cost_model::notify_cost c = cm_.remote_notify(r, by, sim_.now());
+    charge_cpu(*rqs_[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
+    return c.delay;
+}
+
+cpu_time_accounting cpu_charges::cpu_accounting(const rq& r) const
+{
+    cpu_time_accounting a = r.acct;
+    if (!r.curr->is_idle_task() && sim_.pending(r.work_event)) {
+        sim_dur budget = sim_.now() - r.seg_start;
+        for (int c = 0; c < ACCT_NR; ++c) {
+            const sim_dur used = std::min(budget, r.seg_cat[c]);
+            a.spent[c] += used;
+            budget -= used;
+        }
+        a.task += budget;
+    }
+    return a;
+}
+
+sim_dur cpu_charges::begin_segment(rq& r)
+{
+    const task_struct& p = *r.curr;
+    const sim_time now = sim_.now();
+    if (r.idle_busy_until > now) {
+        // Kernel work begun while idle is not finished: the task waits for it.
+        const sim_dur carried = r.idle_busy_until - now;
+        r.pending[ACCT_CARRIED] += carried;
+        r.acct.carried += carried; // part of idle_work that turns out to be busy time
+    }
+    r.idle_busy_until = 0;
+    sim_dur overhead = 0;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        r.seg_cat[c] = r.pending[c];
+        overhead += r.pending[c];
+        r.pending[c] = 0;
+    }
+    r.seg_start = now;
+    r.seg_overhead = overhead;
+    r.seg_rate_pct = cm_.smt_rate_pct(r.cpu, !p.is_idle_task());
+    const sim_dur work_time = (p.work_left * 100 + r.seg_rate_pct - 1) / r.seg_rate_pct;
+    return overhead + work_time;
+}
+
+void cpu_charges::end_segment(rq& r)
+{
+    task_struct& p = *r.curr;
+    const sim_dur elapsed = sim_.now() - r.seg_start;
+    // The overhead is spent first, category by category; what is left stays owed.
+    sim_dur budget = elapsed;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        const sim_dur used = std::min(budget, r.seg_cat[c]);
+        r.acct.spent[c] += used;
+        r.pending[c] += r.seg_cat[c] - used;
+        r.seg_cat[c] = 0;
+        budget -= used;
+    }
+    const sim_dur useful = budget;
+    const sim_dur progress = useful * r.seg_rate_pct / 100;
+    p.work_left -= std::min(progress, p.work_left);
+    r.busy_time += elapsed;
+    r.acct.task += useful;
+}
+
+/*
+ * end_segment() + begin_segment() for a burst that goes on with a new segment
+ * (SMT sharing changes its rate): its completion event moves in place, which
+ * orders it exactly as a cancel and a new event would (sim/event_queue.h).
+ */
+void cpu_charges::restart_segment(rq& r)
+{
+    end_segment(r);
+    sim_.reschedule(r.work_event, sim_.now() + begin_segment(r));
+}
+
+void cpu_charges::update_smt_rates(int cpu)
+{
+    for (const int s : cm_.smt_siblings(cpu)) {
+        rq& sr = *rqs_[static_cast<std::size_t>(s)];
+        if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
+            continue;
+        if (cm_.smt_rate_pct(s, true) == sr.seg_rate_pct)
+            continue;
+        restart_segment(sr);
+    }
+}
+
+} // namespace schedlab

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * The cost model's prices applied to CPUs: what the kernel's work costs
+ * (cost_model.h prices it) becomes time a CPU spends, which delays what the
+ * CPU runs. model: the kernel has nothing of the kind; on a real machine the
+ * work simply takes the time.
+ *
+ * A CPU runs its current task's work in bursts (core.cc starts and ends them
+ * with events); a burst is cut into segments, each first the kernel time owed
+ * to the CPU (context switch, cache refill, locks, balancing, IPIs), then the
+ * task's own work at the rate SMT sharing allows. A charge to a busy CPU ends
+ * the segment in progress and starts another with the charge in front (the
+ * burst's completion event moves); a charge to an idle CPU keeps it busy
+ * (rq::idle_busy_until) into the next task's first segment. Where the time
+ * went is kept per CPU (rq::acct) and read with accounting().
+ *
+ * The scheduler and, through the system calls (syscalls.h), the workloads
+ * charge CPUs only here; the per-segment state lives in struct rq (sched.h).
+ */
+#include "machine/costs.h"
+#include "machine/machine.h"
+#include "sched/cost_model.h"
+#include "sched/sched.h"
+#include "sim/simulation.h"
+
+#include <memory>
+#include <vector>
+
+namespace schedlab {
+
+class cpu_charges {
+public:
+    /// `rqs`: the kernel's runqueues, by CPU (SMT sharing re-rates a sibling's burst).
+    cpu_charges(simulation& sim, const machine& m, const cost_params& p,
+                const std::vector<std::unique_ptr<rq>>& rqs);
+
+    cost_model& cm() { return cm_; }
+    const cost_model& cm() const { return cm_; }
+    const cost_params& params() const { return cm_.params(); }
+
+    /* ---- prices of a task's own work ---- */
+
+    /// A cost of p's (a syscall's, a context switch's) with p's jitter applied (jitter_pct).
+    sim_dur jittered(task_struct& p, sim_dur base) const
+    {
+        return p.rng.jitter(base, static_cast<u32>(cm_.params().jitter_pct));
+    }
+    /// model: what exit() costs the task: a thread-group leader runs the process
+    /// exit (atexit, library destructors, mm teardown: exit), any other thread
+    /// only do_exit() (exit_thread).
+    sim_dur exit_cost(const task_struct& p) const
+    {
+        return p.tgid == p.pid ? cm_.params().exit : cm_.params().exit_thread;
+    }
+    /// model: the CPU a new child spends before its program's first step
+    /// (ret_from_fork, the C library's start-up): a process's or a thread's, plus
+    /// start_remote when its first CPU is not its creator's.
+    sim_dur start_cost(const task_struct& p, int creator_cpu) const
+    {
+        return (p.tgid == p.pid ? cm_.params().start_process : cm_.params().start_thread) +
+               (p.cpu != creator_cpu ? cm_.params().start_remote : 0);
+    }
+
+    /* ---- kernel time charged to CPUs ---- */
+
+    /// Charges kernel time to a CPU: it delays the CPU's current or next task.
+    void charge_cpu(rq& r, sim_dur ns, acct_cat category);
+    /// Takes a lock (cost_model::lock_acquire) and charges the time to `cpu`
+    /// (lock_spin / lock_hold).
+    void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);
+    /// model: a waker on `waker_cpu` enqueueing on r, another CPU's runqueue, pulls
+    /// its hot lines (wakeup_remote_lines).
+    void pull_rq_lines(rq& r, int waker_cpu);
+    /// The delay before r's CPU notices a wakeup or reschedule from `sender_cpu`
+    /// (cost_model::remote_notify); an IPI's sending time is charged to the sender.
+    sim_dur remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by);
+    /// A CPU's accounting up to now, including the segment in progress.
+    cpu_time_accounting cpu_accounting(const rq& r) const;
+
+    /* ---- the segments of a burst ---- */
+
+    /// Starts r's current task's segment now: the time until it ends (its owed kernel
+    /// time, then its work at the SMT rate).
+    sim_dur begin_segment(rq& r);
+    /// Ends r's segment now: what it spent and what the task progressed.
+    void end_segment(rq& r);
+    /// A burst going on with a new segment: its completion event moves in place.
+    void restart_segment(rq& r);
+    /// Re-rates the bursts of cpu's busy SMT siblings when cpu starts or stops
+    /// running a task.
+    void update_smt_rates(int cpu);
+
+private:
+    simulation& sim_;
+    cost_model cm_;
+    const std::vector<std::unique_ptr<rq>>& rqs_;
+};
+
+} // namespace schedlab
