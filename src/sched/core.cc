@@ -125,38 +125,25 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
 kernel::~kernel() = default;
 
 /*
- * model: the patch sets the profile's deltas apply (patchset.h), each once, in
- * delta order: their boot-time state now, their hooks for the hook points.
+ * model: the patch sets this kernel applies (patchset.h), each once: those of
+ * its deltas in delta order, then those its version merged, in registry order;
+ * their boot-time state now, their hooks for the hook points.
  */
 void kernel::register_patchsets()
 {
+    auto apply = [this](const sched_patchset& ps) {
+        if (patches_.add(ps) && ps.init)
+            ps.init(*this);
+    };
     for (const std::string& name : kc_.deltas)
-        for (const kernel_delta_info& d : kernel_deltas()) {
-            if (d.name != name)
-                continue;
-            const sched_patchset* ps = find_patchset(d.group);
-            if (!ps || std::find(patchsets_.begin(), patchsets_.end(), ps) != patchsets_.end())
-                continue;
-            patchsets_.push_back(ps);
-            if (ps->init)
-                ps->init(*this);
-            if (ps->enqueue_entity)
-                patch_enqueue_entity_.push_back(ps->enqueue_entity);
-            if (ps->dequeue_entity)
-                patch_dequeue_entity_.push_back(ps->dequeue_entity);
-            if (ps->wake_affine_idle)
-                patch_wake_affine_idle_.push_back(ps->wake_affine_idle);
-            if (ps->select_idle_cpu)
-                patch_select_idle_cpu_.push_back(ps->select_idle_cpu);
-            if (ps->record_wakee)
-                patch_record_wakee_.push_back(ps->record_wakee);
-            if (ps->wake_wide)
-                patch_wake_wide_.push_back(ps->wake_wide);
-            if (ps->wakeup_gran)
-                patch_wakeup_gran_.push_back(ps->wakeup_gran);
-        }
+        for (const kernel_delta_info& d : kernel_deltas())
+            if (d.name == name)
+                if (const sched_patchset* ps = find_patchset(d.group))
+                    apply(*ps);
+    for (const sched_patchset* ps : sched_patchset_registry())
+        if (ps->merged && ps->merged(kc_))
+            apply(*ps);
 }
-
 
 void kernel::set_check_level(check_level l, u64 interval)
 {

@@ -184,6 +184,9 @@ public:
     /// print_rq()-style dump of every CPU (debug.cc), printed by failed checks.
     std::string dump_state() const;
     std::string print_rq(int cpu) const;
+    /// Switches a feature at run time, as writing to /sys/kernel/debug/sched/features
+    /// does (debug.cc; SHARED_RUNQ drains its queues when switched off).
+    void sched_feat_set(sched_feat_id f, bool on);
 
     /* ---- core.c ---- */
     void __schedule(rq& rq, bool preempt);
@@ -332,10 +335,9 @@ public:
     void shared_runq_dequeue_task(task_struct& p);
     int shared_runq_pick_next_task(rq& r);
     void shared_runq_drain();
-    /// Switches a feature at run time, as writing to /sys/kernel/debug/sched/features
-    /// does (SHARED_RUNQ drains its queues when switched off).
-    void sched_feat_set(sched_feat_id f, bool on);
     const shared_runq_stats& srq_stats() const { return srq_stats_; }
+    /// The hooks of the patch sets this kernel applies (patchset.h).
+    const patchset_hooks& patches() const { return patches_; }
     const std::vector<std::unique_ptr<shared_runq>>& shared_runqs() const { return shared_runqs_; }
 
     /* ---- fair.c: PELT readers (fair_pelt.cc) ---- */
@@ -422,16 +424,7 @@ private:
     }
     void sum_group_lb_stats(const sched_group& group, group_lb_sums& sums) const;
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
-    /* the patch sets the profile's deltas apply, and their hooks (patchset.h) */
-    std::vector<const sched_patchset*> patchsets_;
-    std::vector<void (*)(kernel&, rq&, task_struct&)> patch_enqueue_entity_;
-    std::vector<void (*)(kernel&, task_struct&)> patch_dequeue_entity_;
-    std::vector<int (*)(kernel&, int)> patch_wake_affine_idle_;
-    std::vector<bool (*)(kernel&, task_struct&, const sched_domain&, bool, int, int)>
-        patch_select_idle_cpu_;
-    std::vector<void (*)(kernel&, task_struct&, task_struct&)> patch_record_wakee_;
-    std::vector<int (*)(kernel&, u32, u32, u32)> patch_wake_wide_;
-    std::vector<u64 (*)(const kernel&, const sched_entity&, u64)> patch_wakeup_gran_;
+    patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
     void register_patchsets();
     shared_runq_stats srq_stats_;
     decision_log decisions_;

@@ -4,6 +4,7 @@
  * print_cfs_rq() / print_rq()), printed by every failed invariant check.
  */
 #include "sched/core.h"
+#include "sim/bug.h"
 
 #include <fmt/format.h>
 
@@ -54,6 +55,21 @@ std::string kernel::dump_state() const
         s += print_rq(cpu);
     }
     return s;
+}
+
+/*
+ * kernel: kernel/sched/debug.c sched_feat_write() -> sched_feat_set(), 6.6:
+ * a write to /sys/kernel/debug/sched/features switches one bit; the patch
+ * sets that react to a switch (SHARED_RUNQ drains its queues) see it.
+ */
+void kernel::sched_feat_set(sched_feat_id f, bool on)
+{
+    SIM_BUG_ON(!kc_.has_feature(f), "feature {} does not exist in kernel {}",
+               sched_feat_table()[f].name, kc_.base);
+    const bool was = kc_.features.test(f);
+    kc_.features.set(f, on);
+    for (const auto hook : patches_.feat_set)
+        hook(*this, f, was, on);
 }
 
 } // namespace schedlab

@@ -36,7 +36,7 @@ void kernel::__enqueue_entity(cfs_rq& cfs, sched_entity& se)
     se.tree_seq = ++cfs.tree_seq;
     const bool inserted = cfs.tasks_timeline.insert(&se).second;
     SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
-    for (const auto hook : patch_enqueue_entity_) // patch sets: SHARED_RUNQ's push
+    for (const auto hook : patches_.enqueue_entity) // patch sets: SHARED_RUNQ's push
         hook(*this, *cfs.rq_, *se.owner);
 }
 
@@ -45,7 +45,7 @@ void kernel::__dequeue_entity(cfs_rq& cfs, sched_entity& se)
 {
     const auto erased = cfs.tasks_timeline.erase(&se);
     SIM_BUG_ON(erased != 1, "entity of pid {} not in the tree", se.owner->pid);
-    for (const auto hook : patch_dequeue_entity_) // patch sets: SHARED_RUNQ's unlink
+    for (const auto hook : patches_.dequeue_entity) // patch sets: SHARED_RUNQ's unlink
         hook(*this, *se.owner);
     if (policy_->timeline_sub)
         policy_->timeline_sub(*this, cfs, se);

@@ -145,24 +145,6 @@ bool kernel::update_newidle_cost(sched_domain& sd, u64 cost)
     return false;
 }
 
-/*
- * kernel: kernel/sched/fair.c update_newidle_stats(), v6.19 (6.18.5 stable):
- * count a newidle attempt and its weighted success; every 1024 attempts the
- * success count becomes the ratio and both counts halve (a decaying window).
- * Differs: called for every attempt; the kernel's `if (cost)` guard (the
- * attempt took measurable time) always holds there, not with zero model costs.
- */
-void kernel::update_newidle_stats(sched_domain& sd, u32 success)
-{
-    ++sd.newidle_call;
-    sd.newidle_success += success;
-    if (sd.newidle_call >= 1024) {
-        sd.newidle_ratio = sd.newidle_success;
-        sd.newidle_call /= 2;
-        sd.newidle_success /= 2;
-    }
-}
-
 /* ---- find_busiest_group ---- */
 
 /*
@@ -1059,24 +1041,20 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
  * 6.10), 6.1-6.6 and 5.15 by profile: when a CPU is about to go idle, pull
  * from the domains bottom-up while the expected idle time (avg_idle) exceeds
  * the cost spent so far plus the domain's max_newidle_lb_cost; nothing at
- * all unless the root domain is overloaded. With SHARED_RUNQ, v3 pulls from
- * the shared queue first and gates on the domain above the LLC
- * (20230809221218.163894-7-void@manifault.com); v4 pulls after the overload gate and skips the SMT/LLC domains.
- * With NI_RANDOM (profile 6.18: v6.19's proportional newidle balance, in
- * 6.18.5 stable) each domain is tried only with its recent success rate.
+ * all unless the root domain is overloaded. Patch sets hook in where their
+ * patches edit this function (patchset.h): SHARED_RUNQ v3 pulls on entry and
+ * gates on the domain above the LLC, v4 pulls once the root domain is
+ * overloaded and skips the SMT/LLC domains (fair_shared_runq.cc); NI_RANDOM
+ * tries each domain with its recent success rate (fair_ni_random.cc).
  */
 int kernel::sched_balance_newidle(rq& this_rq)
 {
     const int this_cpu = this_rq.cpu;
     if (this_rq.ttwu_pending)
         return 0;
-    const int srq_version = shared_runq_active() ? kc_.behaviour.shared_runq_version : 0;
-    // SHARED_RUNQ v3: pull first, before idle_stamp and every gate, uncosted.
-    if (srq_version == 3) {
-        const int pulled = shared_runq_pick_next_task(this_rq);
-        if (pulled)
+    for (const auto hook : patches_.newidle_enter) // SHARED_RUNQ v3: pull first
+        if (const int pulled = hook(*this, this_rq))
             return pulled;
-    }
     this_rq.idle_stamp = this_rq.clock; // measure the balancing itself as idle time
     u64 next_balance = jiffies() + kc_.params.hz;
     int pulled_task = 0;
@@ -1087,37 +1065,30 @@ int kernel::sched_balance_newidle(rq& this_rq)
         if (next_balance > next)
             next_balance = next;
     };
-    // v3 gates on the domain above the LLC (its "skip <= LLC" attempt), unless "noopt".
     sched_domain* gate_sd = base;
-    if (srq_version == 3 && !kc_.behaviour.shared_runq_noopt) {
-        sched_domain* llc = topo_.cpu(this_cpu).sd_llc;
-        if (llc && llc->parent)
-            gate_sd = llc->parent;
-    }
+    for (const auto hook : patches_.newidle_gate_domain) // SHARED_RUNQ v3: above the LLC
+        gate_sd = hook(*this, this_cpu, gate_sd);
 
     bool closed;
-    bool srq_pulled = false;
     if (kc_.behaviour.newidle_5_15) {
         closed = this_rq.avg_idle < tun_.migration_cost || !rd_.overload;
-    } else if (srq_version >= 4) {
-        // v4: the overload gate, then the shared queue regardless of avg_idle.
+    } else {
         closed = !rd_.overload;
         if (!closed) {
-            const int pulled = shared_runq_pick_next_task(this_rq);
-            if (pulled > 0) {
-                srq_pulled = true;
-                pulled_task = 1;
-            } else if (this_rq.ttwu_pending) {
-                return 0;
+            for (const auto hook : patches_.newidle_overloaded) { // SHARED_RUNQ v4: pull here
+                const int pulled = hook(*this, this_rq);
+                if (pulled < 0)
+                    return 0;
+                if (pulled > 0) {
+                    pulled_task = 1;
+                    break;
+                }
             }
-            if (!srq_pulled)
-                closed = base && this_rq.avg_idle < base->max_newidle_lb_cost;
+            closed = !pulled_task && gate_sd && this_rq.avg_idle < gate_sd->max_newidle_lb_cost;
         }
-    } else {
-        closed = !rd_.overload || (gate_sd && this_rq.avg_idle < gate_sd->max_newidle_lb_cost);
     }
-    if (srq_pulled) {
-        // the common epilogue: CFS tasks present
+    if (pulled_task) {
+        // a patch set pulled a task: the common epilogue
     } else if (closed || !base) {
         if (gate_sd)
             update_next(*gate_sd);
@@ -1146,9 +1117,9 @@ int kernel::sched_balance_newidle(rq& this_rq)
         for (auto& sdp : topo_.cpu(this_cpu).domains) {
             sched_domain& sd = *sdp;
             int continue_balancing = 1;
-            // v4 skips the SMT and LLC levels entirely: the shared queue covers them.
-            if (srq_version >= 4 && sd.has(SD_SHARE_LLC))
-                continue;
+            if (std::any_of(patches_.newidle_skip_domain.begin(), patches_.newidle_skip_domain.end(),
+                            [&](const auto hook) { return hook(*this, sd); }))
+                continue; // SHARED_RUNQ v4: the shared queue covers the LLC
             if (!kc_.behaviour.newidle_5_15)
                 update_next(sd);
             if (this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
@@ -1158,25 +1129,14 @@ int kernel::sched_balance_newidle(rq& this_rq)
             }
             if (sd.has(SD_BALANCE_NEWIDLE)) {
                 u32 weight = 1;
-                if (sched_feat(NI_RANDOM)) {
-                    // A 1024-sided die: balance this domain with its recent success rate;
-                    // a success then counts 1024/(1 + ratio) times (it stands for the
-                    // attempts skipped), so the ratio estimates the unskipped rate.
-                    const u32 d1k = static_cast<u32>(this_rq.sched_rnd_state.next_u64() >> 32) % 1024;
-                    weight = 1 + sd.newidle_ratio;
-                    if (d1k > weight) {
-                        update_newidle_stats(sd, 0);
-                        if (decisions_.on())
-                            decisions_.log(now(), this_cpu, "newidle_balance",
-                                         fmt::format("{}: NI_RANDOM skip (die {} > 1 + newidle_ratio {})",
-                                                     sd.name, d1k, sd.newidle_ratio));
-                        continue;
-                    }
-                    weight = (1024 + weight / 2) / weight;
-                }
+                for (const auto hook : patches_.newidle_domain) // NI_RANDOM: by success rate
+                    weight = hook(*this, this_rq, sd);
+                if (weight == 0)
+                    continue;
                 last_lb_cost_ = 0;
                 pulled_task = sched_balance_rq(this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
-                update_newidle_stats(sd, pulled_task ? weight : 0);
+                for (const auto hook : patches_.newidle_balanced) // NI_RANDOM: the success rate
+                    hook(*this, sd, pulled_task ? weight : 0);
                 const u64 t1 = this_rq.charged_ns;
                 const u64 work = static_cast<u64>(last_lb_cost_) + pending_cost;
                 const u64 domain_cost = work + (t1 - t0);

@@ -83,7 +83,7 @@ void kernel::place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial)
 u64 kernel::wakeup_gran(const sched_entity& curr, const sched_entity& se) const
 {
     u64 gran = tun_.wakeup_granularity;
-    for (const auto hook : patch_wakeup_gran_)
+    for (const auto hook : patches_.wakeup_gran)
         gran = hook(*this, curr, gran);
     return calc_delta_fair(gran, se);
 }

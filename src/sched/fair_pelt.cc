@@ -102,18 +102,16 @@ unsigned long kernel::task_util_est(const task_struct& p) const
 /*
  * kernel: kernel/sched/fair.c update_tg_load_avg(), 6.6: fold this CPU's
  * change into the group's global load_avg when it moved by more than 1/64.
- * Aaron Lu's ratelimit (tip afc1996859a2, v6.7): at most
- * once per ms per cfs_rq, unconditional from tip-2023-12 (behaviour), the
- * TG_LOAD_AVG_RATELIMIT feature of the tg_ratelimit delta on earlier bases.
+ * Aaron Lu's ratelimit (v6.7: at most once per ms per cfs_rq) is a patch set
+ * hooked in on entry (fair_tg_ratelimit.cc).
  */
 void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
 {
     if (!cfs.tg)
         return;
-    const u64 now = cfs.rq_->clock_task;
-    if ((kc_.behaviour.tg_load_avg_ratelimit || sched_feat(TG_LOAD_AVG_RATELIMIT)) &&
-        now - cfs.last_update_tg_load_avg < NSEC_PER_MSEC)
-        return;
+    for (const auto hook : patches_.update_tg_load_avg) // the v6.7 ratelimit
+        if (hook(*this, cfs))
+            return;
     const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
     if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {
         cfs.tg->load_avg += delta;
@@ -121,7 +119,7 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
         // atomic_long_add() on the group's shared line: its transfer is the contention.
         charges_.lock_and_charge(cfs.tg->load_avg_line, cpu, costs().atomic_op);
         cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
-        cfs.last_update_tg_load_avg = now;
+        cfs.last_update_tg_load_avg = cfs.rq_->clock_task;
     }
 }
 

@@ -61,7 +61,7 @@ void kernel::record_wakee(task_struct& p)
         cur.wakee_flip_decay_ts = j;
     }
     if (cur.last_wakee != &p) {
-        for (const auto hook : patch_record_wakee_)
+        for (const auto hook : patches_.record_wakee)
             hook(*this, cur, p);
         cur.last_wakee = &p;
         cur.wakee_flips++;
@@ -82,7 +82,7 @@ int kernel::wake_wide(task_struct& p)
     const u32 factor = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size);
     if (master < slave)
         std::swap(master, slave);
-    for (const auto hook : patch_wake_wide_)
+    for (const auto hook : patches_.wake_wide)
         if (const int wide = hook(*this, master, slave, factor); wide >= 0)
             return wide;
     if (slave < factor || master < slave * factor)
@@ -104,7 +104,7 @@ int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
         return this_cpu;
     if (available_idle_cpu(prev_cpu))
         return prev_cpu;
-    for (const auto hook : patch_wake_affine_idle_)
+    for (const auto hook : patches_.wake_affine_idle)
         if (const int cpu = hook(*this, this_cpu); cpu >= 0)
             return cpu;
     return nr_cpumask_bits;
@@ -289,7 +289,7 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
             if (nr == 1)
                 return -1;
             // Patch sets may keep target without a scan (SIS_SHORT v6's hook B).
-            for (const auto hook : patch_select_idle_cpu_)
+            for (const auto hook : patches_.select_idle_cpu)
                 if (hook(*this, p, sd, has_idle_core, target, nr))
                     return target;
         }

@@ -147,21 +147,60 @@ void kernel::shared_runq_drain()
         }
 }
 
-void kernel::sched_feat_set(sched_feat_id f, bool on)
+namespace {
+/*
+ * kernel: newidle_balance() as SHARED_RUNQ v3 edits it (6/7, series
+ * 20230809221218.163894-1-void@manifault.com): shared_runq_pick_next_task()
+ * on entry, before idle_stamp and every gate, uncosted; its result is
+ * returned if nonzero.
+ */
+int newidle_enter_v3(kernel& k, rq& this_rq)
 {
-    SIM_BUG_ON(!kc_.has_feature(f), "feature {} does not exist in kernel {}",
-               sched_feat_table()[f].name, kc_.base);
-    const bool was = kc_.features.test(f);
-    kc_.features.set(f, on);
-    for (const sched_patchset* ps : patchsets_)
-        if (ps->feat_set)
-            ps->feat_set(*this, f, was, on);
+    if (!k.shared_runq_active() || k.config().behaviour.shared_runq_version != 3)
+        return 0;
+    return k.shared_runq_pick_next_task(this_rq);
 }
+
+/*
+ * kernel: v3's newidle_balance() gates the whole pass on the domain above the
+ * LLC (20230809221218.163894-7-void@manifault.com), unless Gautham's "noopt"
+ * variant reverted that.
+ */
+sched_domain* newidle_gate_domain_v3(kernel& k, int this_cpu, sched_domain* sd)
+{
+    const kernel_behaviour& b = k.config().behaviour;
+    if (!k.shared_runq_active() || b.shared_runq_version != 3 || b.shared_runq_noopt)
+        return sd;
+    sched_domain* llc = k.topology().cpu(this_cpu).sd_llc;
+    return llc && llc->parent ? llc->parent : sd;
+}
+
+/*
+ * kernel: newidle_balance() as SHARED_RUNQ v4 edits it (6/8, series
+ * 20231212003141.216236-1-void@manifault.com): once the root domain is
+ * overloaded, the shared queue first, regardless of avg_idle; a wakeup queued
+ * for this CPU meanwhile ends the pass.
+ */
+int newidle_overloaded_v4(kernel& k, rq& this_rq)
+{
+    if (!k.shared_runq_active() || k.config().behaviour.shared_runq_version < 4)
+        return 0;
+    if (k.shared_runq_pick_next_task(this_rq) > 0)
+        return 1;
+    return this_rq.ttwu_pending ? -1 : 0;
+}
+
+// kernel: v4's newidle_balance() domain loop skips the SMT and LLC levels.
+bool newidle_skip_domain_v4(kernel& k, const sched_domain& sd)
+{
+    return k.shared_runq_active() && k.config().behaviour.shared_runq_version >= 4 &&
+           sd.has(SD_SHARE_LLC);
+}
+} // namespace
 
 /*
  * SHARED_RUNQ as a registered patch set (patchset.h), for the deltas of group
  * "shared_runq" (shared_runq_v3, shared_runq_v3_noopt, shared_runq_v4).
- * Differs: its newly-idle pull is still called from sched_balance_newidle().
  */
 const sched_patchset shared_runq_patchset = {
     .group = "shared_runq",
@@ -173,6 +212,10 @@ const sched_patchset shared_runq_patchset = {
         if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
             k.shared_runq_drain();
     },
+    .newidle_enter = newidle_enter_v3,
+    .newidle_gate_domain = newidle_gate_domain_v3,
+    .newidle_overloaded = newidle_overloaded_v4,
+    .newidle_skip_domain = newidle_skip_domain_v4,
 };
 
 } // namespace schedlab
