@@ -469,7 +469,7 @@ template <class Call> void call_awaiter<Call>::await_suspend(std::coroutine_hand
 /*
  * The runner: a task_behaviour that steps a task's coroutine and its system
  * calls. When the coroutine ends (or the task is killed) the task exits:
- * the exit cost (kernel::exit_cost(): a process's or a thread's), then the
+ * the exit cost (cpu_charges::exit_cost(): a process's or a thread's), then the
  * at_exit hook, then its exit notification wakes the waiters, then do_exit().
  * model: kernel/exit.c do_exit(): exit_notify() wakes the parent
  * (do_notify_parent(), WF_SYNC) or the joiner (CLONE_CHILD_CLEARTID futex
