@@ -30,8 +30,13 @@ event_id event_queue::schedule(sim_time when, event_prio prio, event_handler* h,
     s.arg = arg;
     const u64 order = next_order(static_cast<u64>(static_cast<u8>(prio)) << seq_bits);
     const entry e{biased(when), order, idx};
-    heap_.push_back(e);
-    sift_up(heap_.size() - 1, e);
+    if (hole_) { // the root take() left: the new event sifts down from it
+        hole_ = false;
+        sift_down(0, e);
+    } else {
+        heap_.push_back(e);
+        sift_up(heap_.size() - 1, e);
+    }
     return event_id{idx, s.gen};
 }
 
@@ -39,6 +44,7 @@ bool event_queue::cancel(event_id id)
 {
     if (!pending(id))
         return false;
+    settle();
     const std::size_t pos = slots_[id.slot].pos;
     remove_at(pos);
     free_slot(id.slot);
@@ -50,6 +56,7 @@ bool event_queue::reschedule(event_id id, sim_time when)
 {
     if (!pending(id))
         return false;
+    settle();
     const std::size_t pos = slots_[id.slot].pos;
     entry e = heap_[pos];
     e.when = biased(when);
@@ -65,6 +72,7 @@ bool event_queue::reschedule(event_id id, sim_time when)
 
 event_queue::fired event_queue::pop()
 {
+    settle();
     SIM_BUG_ON(heap_.empty(), "pop() on an empty event queue");
     const entry top = heap_.front();
     const slot& s = slots_[top.slot];
@@ -72,6 +80,30 @@ event_queue::fired event_queue::pop()
     remove_at(0);
     free_slot(top.slot);
     return f;
+}
+
+event_queue::fired event_queue::take()
+{
+    settle();
+    SIM_BUG_ON(heap_.empty(), "take() on an empty event queue");
+    const entry top = heap_.front();
+    const slot& s = slots_[top.slot];
+    const fired f{unbiased(top.when), s.handler, s.arg};
+    free_slot(top.slot);
+    if (heap_.size() == 1)
+        heap_.pop_back();
+    else
+        hole_ = true;
+    return f;
+}
+
+void event_queue::close_hole()
+{
+    hole_ = false;
+    const entry last = heap_.back();
+    heap_.pop_back(); // at least one live entry follows the vacant root
+    if (!heap_.empty())
+        sift_down(0, last);
 }
 
 void event_queue::free_slot(u32 idx)

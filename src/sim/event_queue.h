@@ -14,6 +14,13 @@
  * event knows its position), so a cancelled event leaves the heap at once
  * and a pending one can be moved to another time in place (reschedule()):
  * the heap holds only live events.
+ *
+ * take() is pop() for an engine that fires the event next: it leaves the root
+ * vacant, and the next schedule() fills it, sifting the new event down from the
+ * root. A handler usually schedules one event soon after its own, which then
+ * stops near the top, where pop() + schedule() would sift the last leaf down the
+ * whole height and the new event up again. The order events fire in depends
+ * only on their keys, never on the heap's shape, so it is the same either way.
  */
 #include "sim/time.h"
 
@@ -64,9 +71,9 @@ public:
     /// new insertion sequence), and `id` stays valid. False if it was not pending.
     bool reschedule(event_id id, sim_time when);
 
-    bool empty() const { return heap_.empty(); }
-    std::size_t size() const { return heap_.size(); }
-    /// Time of the earliest event; only valid when !empty().
+    bool empty() const { return size() == 0; }
+    std::size_t size() const { return heap_.size() - (hole_ ? 1 : 0); }
+    /// Time of the earliest event; only valid when !empty() and no root is vacant (settle()).
     sim_time next_time() const { return unbiased(heap_.front().when); }
 
     struct fired {
@@ -76,6 +83,15 @@ public:
     };
     /// Removes and returns the earliest event; requires !empty().
     fired pop();
+    /// pop(), leaving the root vacant for the next schedule() (see above); any other
+    /// change of the queue, or settle(), first closes it.
+    fired take();
+    /// Closes a root take() left vacant: the last leaf sifts down into it.
+    void settle()
+    {
+        if (hole_)
+            close_hole();
+    }
 
     /// Insertion sequences handed out: events scheduled plus reschedules.
     u64 scheduled_total() const { return seq_; }
@@ -84,7 +100,7 @@ public:
     /// Reschedules of pending events (each would have been a cancel and a schedule).
     u64 rescheduled_total() const { return rescheduled_; }
     /// Heap entries: with immediate removal, the pending events.
-    std::size_t heap_entries() const { return heap_.size(); }
+    std::size_t heap_entries() const { return size(); }
 
 private:
     static constexpr u32 npos = ~0u;
@@ -127,6 +143,7 @@ private:
     void sift_up(std::size_t pos, const entry& e);
     void sift_down(std::size_t pos, const entry& e);
     void remove_at(std::size_t pos);
+    void close_hole();
     void free_slot(u32 idx);
 
     std::vector<entry> heap_;
@@ -135,6 +152,7 @@ private:
     u64 seq_ = 0;
     u64 cancelled_ = 0;
     u64 rescheduled_ = 0;
+    bool hole_ = false; ///< heap_[0] is vacant (take()); heap_ holds the live events after it
 };
 
 } // namespace schedlab

@@ -33,10 +33,11 @@ u64 simulation::run_until(sim_time limit)
             break;
         pending_sum_ += q_.size();
         heap_entries_sum_ += q_.heap_entries();
-        const auto ev = q_.pop();
+        const auto ev = q_.take(); // the root stays vacant for the handler's first event
         SIM_BUG_ON(ev.when < now_, "time went backwards: {} < {}", ev.when, now_);
         now_ = ev.when;
         ev.handler->fire(ev.arg);
+        q_.settle();
         ++fired_;
         if (progress_left_ != 0 && --progress_left_ == 0) {
             progress_left_ = progress_every_;
