@@ -72,20 +72,15 @@ bool event_queue::reschedule(event_id id, sim_time when)
 
 event_queue::fired event_queue::pop()
 {
+    const fired f = take();
     settle();
-    SIM_BUG_ON(heap_.empty(), "pop() on an empty event queue");
-    const entry top = heap_.front();
-    const slot& s = slots_[top.slot];
-    const fired f{unbiased(top.when), s.handler, s.arg};
-    remove_at(0);
-    free_slot(top.slot);
     return f;
 }
 
 event_queue::fired event_queue::take()
 {
     settle();
-    SIM_BUG_ON(heap_.empty(), "take() on an empty event queue");
+    SIM_BUG_ON(heap_.empty(), "pop() on an empty event queue");
     const entry top = heap_.front();
     const slot& s = slots_[top.slot];
     const fired f{unbiased(top.when), s.handler, s.arg};
