@@ -11,14 +11,28 @@ namespace {
 
 using testlib::sched_fixture;
 
-machine llc16_machine(int smt = 1)
+/// Two sockets of 16 CPUs; the LLC is the socket unless cores_per_llc says otherwise.
+machine llc16_machine(int smt = 1, int cores_per_llc = 0)
 {
     symmetric_machine_spec s;
-    s.name = fmt::format("test-llc16-smt{}", smt);
+    s.name = fmt::format("test-llc16-smt{}-llc{}", smt, cores_per_llc);
     s.cores_per_socket = 16 / smt;
     s.threads_per_core = smt;
+    s.cores_per_llc = cores_per_llc;
     s.sockets = 2;
     return make_symmetric_machine(s, "test");
+}
+
+/// Lets p run anywhere, makes cpu0 the executing CPU and returns its NUMA domain (or null).
+sched_domain* fork_from_cpu0(sched_fixture& t, task_struct& p)
+{
+    p.cpus_mask.set_all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    t.k->set_this_cpu(0);
+    for (auto& sd : t.k->topology().cpu(0).domains)
+        if (sd->has(SD_NUMA))
+            return sd.get();
+    return nullptr;
 }
 
 TEST(wake_wide, a_one_to_many_waker_goes_wide_only_past_both_thresholds)
@@ -295,13 +309,7 @@ TEST(find_idlest_group, a_numa_domain_stays_local_unless_the_remote_node_is_clea
         t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, cpu < 16 ? 2 : 3, cpu);
     task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
     t.run_for(msecs(400));
-    p.cpus_mask.set_all();
-    p.nr_cpus_allowed = p.cpus_mask.weight();
-    t.k->set_this_cpu(0);
-    sched_domain* numa = nullptr;
-    for (auto& sd : t.k->topology().cpu(0).domains)
-        if (sd->has(SD_NUMA))
-            numa = sd.get();
+    sched_domain* numa = fork_from_cpu0(t, p);
     ASSERT_NE(numa, nullptr);
     ASSERT_EQ(numa->imbalance_pct, 117u);
     EXPECT_EQ(t.k->find_idlest_group(*numa, p, 0), nullptr);
@@ -319,14 +327,10 @@ TEST(find_idlest_group, v5_15_keeps_a_fork_local_below_a_quarter_of_the_numa_dom
             t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu);
         task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
         t.run_for(msecs(5));
-        p.cpus_mask.set_all();
-        p.nr_cpus_allowed = p.cpus_mask.weight();
-        t.k->set_this_cpu(0);
-        sched_domain* numa = nullptr;
-        for (auto& sd : t.k->topology().cpu(0).domains)
-            if (sd->has(SD_NUMA))
-                numa = sd.get();
+        sched_domain* numa = fork_from_cpu0(t, p);
         EXPECT_NE(numa, nullptr);
+        if (!numa)
+            return false;
         EXPECT_EQ(numa->imb_numa_nr, 0u);
         return t.k->find_idlest_group(*numa, p, 0) == nullptr;
     };
@@ -345,6 +349,51 @@ TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
     for (auto* p : ts)
         socket0 += p->cpu < 16;
     EXPECT_EQ(socket0, 2) << "the NUMA/package level splits forks between the sockets";
+}
+
+/*
+ * kernel: fair.c find_idlest_cpu(), find_idlest_group(), update_sg_wakeup_stats()
+ * and find_idlest_group_cpu(), 6.5-6.6 (read at [A] of docs/kernel-map.md). Fork
+ * balancing sees running tasks and idle CPUs, not sleepers. Two sockets of four
+ * 4-CPU LLCs; socket 0 runs four spinners (12 idle CPUs), socket 1 none (16 idle),
+ * and children that ran 10 us and sleep: one on cpu17, then three on cpu29, last.
+ * By hand:
+ * - NUMA: imb_numa_nr = 4 LLCs per node x (32 / 32) = 4; the local node would run
+ *   4 + 1 > 4, so adjust_numa_imbalance() returns the idle difference 16 - 12 = 4
+ *   (not 0) and, 12 < 16 idle, socket 1 is the idlest group;
+ * - find_idlest_group_cpu() over socket 1: every CPU idle, none has a C-state
+ *   preference here (the kernel's equal states fall back to the same rule), so the
+ *   latest rq->idle_stamp wins: cpu29, whose last child slept last;
+ * - PKG of cpu29: all four LLCs have 4 idle CPUs; the local group is kept on a
+ *   tie (local idle_cpus >= idlest's), whatever its three sleepers weigh; MC: the
+ *   same between single CPUs. So the fork lands on cpu29 beside its sleepers.
+ * Repeated at each fork, this is how tbench's clients and servers, which sleep
+ * ~30 us after they start, piled on one CPU each of two LLCs of bergamo-2s
+ * (docs/validation.md, "The baseline at 256 clients").
+ */
+TEST(find_idlest_cpu, a_fork_follows_the_most_recently_idled_cpu_past_sleeping_children)
+{
+    sched_fixture t(llc16_machine(1, 4), "tip-2023-08");
+    for (int cpu : {0, 4, 8, 12})
+        t.spawn(fmt::format("spin{}", cpu), testlib::spin(), cpu, 0, cpu);
+    t.spawn("child17", testlib::run_sleep(usecs(10), secs(10)), 17, 0, 17);
+    t.run_for(msecs(1));
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("child29.{}", i), testlib::run_sleep(usecs(10), secs(10)), 29, 0, 29);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(1));
+    ASSERT_GT(t.k->cpu_rq(29).idle_stamp, t.k->cpu_rq(17).idle_stamp);
+    ASSERT_EQ(t.k->cpu_rq(29).nr_running, 0u);
+    sched_domain* numa = fork_from_cpu0(t, p);
+    ASSERT_NE(numa, nullptr);
+    EXPECT_EQ(numa->imb_numa_nr, 4u);
+    const sched_group* g = t.k->find_idlest_group(*numa, p, 0);
+    ASSERT_NE(g, nullptr);
+    EXPECT_TRUE(g->span.test(29)) << "socket 1 is the idlest group";
+    sched_domain* pkg29 = t.k->topology().cpu(29).sd_llc->parent;
+    ASSERT_EQ(pkg29->span_weight, 16);
+    EXPECT_EQ(t.k->find_idlest_group(*pkg29, p, 29), nullptr) << "the sleepers' LLC ties, and stays";
+    EXPECT_EQ(t.k->select_task_rq_fair(p, 0, WF_FORK), 29);
 }
 
 
