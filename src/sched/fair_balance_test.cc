@@ -191,6 +191,19 @@ TEST(root_domain_overload, is_set_by_a_second_task_and_cleared_only_by_top_level
     EXPECT_FALSE(t.k->rd().overload);
 }
 
+/// A balance of cpu0's lowest domain pulling from cpu1.
+lb_env pull_from_cpu1_to_cpu0(sched_fixture& t, cpu_idle_type idle)
+{
+    lb_env env;
+    env.sd = t.k->topology().cpu(0).sd();
+    env.src_rq = &t.k->cpu_rq(1);
+    env.dst_rq = &t.k->cpu_rq(0);
+    env.src_cpu = 1;
+    env.dst_cpu = 0;
+    env.idle = idle;
+    return env;
+}
+
 struct hot_case {
     sched_fixture t;
     task_struct* p;
@@ -204,12 +217,7 @@ struct hot_case {
             task->cpus_mask.set_all();
             task->nr_cpus_allowed = task->cpus_mask.weight();
         }
-        env.sd = t.k->topology().cpu(0).sd();
-        env.src_rq = &t.k->cpu_rq(1);
-        env.dst_rq = &t.k->cpu_rq(0);
-        env.src_cpu = 1;
-        env.dst_cpu = 0;
-        env.idle = CPU_IDLE;
+        env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
     }
 };
 
@@ -221,6 +229,31 @@ TEST(task_hot, a_task_that_ran_within_migration_cost_is_hot)
     EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 1);
     c.p->se.exec_start = now - usecs(600);
     EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0);
+}
+
+/*
+ * kernel: fair.c migrate_task_rq_fair(), 6.5 / 6.6, ends with se->exec_start = 0 ("we
+ * have migrated, no longer consider this task hot"): a wakee that try_to_wake_up() moved
+ * (set_task_cpu()) is cold to the next load balance, however recently it ran, so any
+ * newly-idle pass may pull it on. By hand: p last ran 90 us ago, hot (90 us <
+ * migration_cost 500 us); after the move it is not. This is how a DIE pass pulls a
+ * just-woken tbench task into another LLC (docs/validation.md, 256 clients). (The
+ * model's clock starts at 0, the kernel's at boot: in a run's first 500 us exec_start = 0
+ * still reads as hot.)
+ */
+TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+    t.run_for(msecs(2));
+    ASSERT_FALSE(task_on_rq_queued(p));
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_NEWLY_IDLE);
+    t.k->update_rq_clock(*env.src_rq);
+    p.se.exec_start = env.src_rq->clock_task - usecs(90);
+    ASSERT_EQ(t.k->task_hot(p, env), 1) << "ran 90 us ago";
+    t.k->migrate_task_rq_fair(p, 0);
+    EXPECT_EQ(p.se.exec_start, 0u);
+    EXPECT_EQ(t.k->task_hot(p, env), 0);
 }
 
 TEST(task_hot, smt_siblings_share_the_cache_so_nothing_is_hot)
