@@ -181,6 +181,13 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
     p.__state = TASK_NEW;
     p.policy = o.policy;
     p.static_prio_nice = o.nice;
+    // __sched_setscheduler()'s checks: 1..99 for SCHED_FIFO/RR, 0 for the others.
+    const bool rt_policy = o.policy == SCHED_FIFO || o.policy == SCHED_RR;
+    SIM_BUG_ON(rt_policy ? (o.rt_priority < 1 || o.rt_priority > MAX_RT_PRIO - 1)
+                         : o.rt_priority != 0,
+               "task {}: rt_priority {} for policy {}", o.comm, o.rt_priority, o.policy);
+    p.rt_priority = o.rt_priority;
+    p.prio = rt_policy ? MAX_RT_PRIO - 1 - o.rt_priority : NICE_TO_PRIO(o.nice); // normal_prio()
     p.se.load.weight =
         o.policy == SCHED_IDLE ? WEIGHT_IDLEPRIO : sched_prio_to_weight[o.nice + 20];
     p.cpus_mask = o.allowed.nr_cpu_ids() ? o.allowed : m_.all();
@@ -261,6 +268,8 @@ void kernel::wake_up_new_task(task_struct& p)
     for (auto* s : sinks_)
         s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu});
     wakeup_preempt(r, p, WF_FORK);
+    if (p.sched_class->task_woken)
+        p.sched_class->task_woken(*this, r, p);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -386,6 +395,8 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
     for (auto* s : sinks_)
         s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
+    if (p.sched_class->task_woken)
+        p.sched_class->task_woken(*this, r, p);
 
     if (r.idle_stamp) {
         // update_avg(&rq->avg_idle, delta), capped at 2 * max_idle_balance_cost.
@@ -581,14 +592,37 @@ void kernel::sched_info_arrive(rq& r, task_struct& p)
 }
 
 /*
- * kernel: kernel/sched/core.c __pick_next_task(), 6.6: the first class, in order,
- * that has a task. Differs: no separate fast path for all-fair runqueues (it picks
- * the same task) and no put_prev_task_balance() (no class above fair balances).
+ * kernel: kernel/sched/core.c __pick_next_task(), 6.6. The fast path: prev is of
+ * the fair class or below and every runnable task is fair: the fair class picks,
+ * putting prev itself (pick_next_task_fair(rq, prev)), or the idle class does.
+ * Otherwise put_prev_task_balance(): the classes from prev's down to (not
+ * including) idle balance until one has a task (the rt class pulls), prev is put
+ * (put_prev_task), and each class in order picks without prev. Differs: the fair
+ * class has no balance hook; its newly-idle balance runs in its pick, which the
+ * slow path reaches only when no class above has a task (balance_fair() would run
+ * it then too). 6.12's pick_task()/put_prev_set_next_task() split is not followed:
+ * the classes' picks set their task as current, as 6.6's do.
  */
 task_struct* kernel::pick_next_task(rq& r, task_struct* prev)
 {
+    if (!sched_class_above(prev->sched_class, &fair_sched_class) &&
+        r.nr_running == r.cfs.h_nr_running) {
+        if (task_struct* p = fair_sched_class.pick_next_task(*this, r, prev))
+            return p;
+        return idle_sched_class.pick_next_task(*this, r, prev);
+    }
+    // put_prev_task_balance()
+    for (const sched_class* c : sched_classes) {
+        if (c == &idle_sched_class)
+            break;
+        if (sched_class_above(c, prev->sched_class) || !c->balance)
+            continue;
+        if (c->balance(*this, r, *prev))
+            break;
+    }
+    prev->sched_class->put_prev_task(*this, r, *prev);
     for (const sched_class* c : sched_classes)
-        if (task_struct* p = c->pick_next_task(*this, r, prev))
+        if (task_struct* p = c->pick_next_task(*this, r, nullptr))
             return p;
     SIM_BUG_ON(true, "cpu{}: no class picked a task, not even idle", r.cpu);
     return r.idle;
@@ -952,15 +986,15 @@ void kernel::check_rq(const rq& r, std::string& errs) const
         err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
     if (policy_->check_cfs_rq)
         policy_->check_cfs_rq(*this, cfs, errs);
-    if (r.curr->is_idle_task()) {
+    if (r.curr->sched_class != &fair_sched_class) {
         if (cfs.curr)
-            err("idle is running but cfs_rq->curr is set");
-    } else {
-        if (cfs.curr != &r.curr->se)
-            err("rq->curr pid {} is not cfs_rq->curr", r.curr->pid);
-        if (r.curr->cpu != r.cpu)
-            err("rq->curr pid {} has task_cpu {}", r.curr->pid, r.curr->cpu);
+            err("rq->curr pid {} is of the {} class but cfs_rq->curr is set", r.curr->pid,
+                r.curr->sched_class->name);
+    } else if (cfs.curr != &r.curr->se) {
+        err("rq->curr pid {} is not cfs_rq->curr", r.curr->pid);
     }
+    if (!r.curr->is_idle_task() && r.curr->cpu != r.cpu)
+        err("rq->curr pid {} has task_cpu {}", r.curr->pid, r.curr->cpu);
     if (r.nr_running > 0 && r.curr->is_idle_task() && !r.need_resched)
         err("{} runnable tasks but the CPU idles without need_resched", r.nr_running);
 }

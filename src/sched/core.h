@@ -228,6 +228,7 @@ public:
     void dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags);
     void set_next_entity(cfs_rq& cfs, sched_entity& se);
     void put_prev_entity(cfs_rq& cfs, sched_entity& prev);
+    void put_prev_task_fair(rq& rq, task_struct& prev);
     sched_entity* pick_next_entity(cfs_rq& cfs, sched_entity* curr);
     void __enqueue_entity(cfs_rq& cfs, sched_entity& se);
     void __dequeue_entity(cfs_rq& cfs, sched_entity& se);

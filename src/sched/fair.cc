@@ -193,6 +193,13 @@ void kernel::put_prev_entity(cfs_rq& cfs, sched_entity& prev)
     cfs.curr = nullptr;
 }
 
+// kernel: kernel/sched/fair.c put_prev_task_fair(), 6.6 (root group: one entity).
+void kernel::put_prev_task_fair(rq& r, task_struct& prev)
+{
+    if (r.cfs.curr == &prev.se)
+        put_prev_entity(r.cfs, prev.se);
+}
+
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5: the policy's.
 sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
 {
@@ -458,6 +465,7 @@ const sched_class fair_sched_class = {
         k.task_tick_fair(r, curr);
     },
     .task_fork = [](kernel& k, task_struct& p) { k.task_fork_fair(p); },
+    .put_prev_task = [](kernel& k, rq& r, task_struct& prev) { k.put_prev_task_fair(r, prev); },
 };
 
 } // namespace schedlab

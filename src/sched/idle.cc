@@ -51,6 +51,10 @@ bool dequeue_task_idle(kernel& /*k*/, rq& r, task_struct& p, int /*flags*/)
     return true;
 }
 
+// kernel: kernel/sched/idle.c put_prev_task_idle(), 6.6: nothing to do (6.12: the
+// fair server's idle-time update, not modelled).
+void put_prev_task_idle(kernel& /*k*/, rq& /*r*/, task_struct& /*prev*/) {}
+
 // kernel: kernel/sched/idle.c task_tick_idle(), 6.6: nothing to do.
 void task_tick_idle(kernel& /*k*/, rq& /*r*/, task_struct& /*curr*/, int /*queued*/) {}
 
@@ -67,6 +71,7 @@ const sched_class idle_sched_class = {
     .pick_next_task = pick_next_task_idle,
     .select_task_rq = select_task_rq_idle,
     .task_tick = task_tick_idle,
+    .put_prev_task = put_prev_task_idle,
 };
 
 } // namespace schedlab

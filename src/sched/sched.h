@@ -6,7 +6,7 @@
  * their kernel names so this file reads side by side with the kernel's.
  *
  * Not modelled (yet): task groups / cgroups (every task is a child of the
- * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop, RT,
+ * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop,
  * deadline and sched_ext classes.
  */
 #include "machine/cpumask.h"
@@ -81,6 +81,13 @@ enum : int { TASK_ON_RQ_QUEUED = 1, TASK_ON_RQ_MIGRATING = 2 };
 
 
 constexpr u32 NICE_0_LOAD = 1024;
+/* include/linux/sched/prio.h: kernel priorities 0..99 are RT (lower is higher), 100..139 nice. */
+constexpr int MAX_RT_PRIO = 100;
+constexpr int MAX_PRIO = MAX_RT_PRIO + 40;
+constexpr int DEFAULT_PRIO = MAX_RT_PRIO + 20;
+inline int NICE_TO_PRIO(int nice) { return nice + DEFAULT_PRIO; }
+/// kernel: include/linux/sched/rt.h rt_prio(): a priority of the RT range.
+inline bool rt_prio(int prio) { return prio < MAX_RT_PRIO; }
 constexpr u32 WEIGHT_IDLEPRIO = 3;
 /// kernel: kernel/sched/core.c sched_prio_to_weight[], nice -20..19.
 extern const u32 sched_prio_to_weight[40];
@@ -153,6 +160,14 @@ struct sched_class {
     void (*task_tick)(kernel& k, rq& rq, task_struct& curr, int queued);
     /// sched_cgroup_fork() (sched_fork() before 5.x): a new task's class state (optional).
     void (*task_fork)(kernel& k, task_struct& p);
+    /// __schedule()'s switch, when another class's pick follows (put_prev_task_balance()):
+    /// prev (rq->curr, of this class) stops being current.
+    void (*put_prev_task)(kernel& k, rq& rq, task_struct& prev);
+    /// put_prev_task_balance(), from prev's class down to (not including) idle, until one
+    /// returns true (it has a task to run); the rt class pulls here (optional).
+    bool (*balance)(kernel& k, rq& rq, task_struct& prev);
+    /// ttwu_do_activate() and wake_up_new_task(), after wakeup_preempt() (optional).
+    void (*task_woken)(kernel& k, rq& rq, task_struct& p);
 };
 
 extern const sched_class fair_sched_class; ///< fair.cc
@@ -253,6 +268,8 @@ struct task_struct {
     int recent_used_cpu = 0;
     int policy = SCHED_NORMAL;
     int static_prio_nice = 0;   ///< nice value, -20..19
+    int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise
+    int prio = DEFAULT_PRIO;    ///< p->prio (== normal_prio: no PI): 99 - rt_priority, or 120 + nice
     cpumask cpus_mask;
     int nr_cpus_allowed = 0;
     const struct sched_class* sched_class = nullptr; ///< set by sched_fork() / init_idle()
