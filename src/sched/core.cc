@@ -28,7 +28,8 @@ const u32 sched_prio_to_weight[40] = {
  * sched_class::order): __schedule() asks each in turn for a task. A new class
  * is its file (its const sched_class table) and its line here.
  */
-constexpr const sched_class* sched_classes[] = {&fair_sched_class, &idle_sched_class};
+constexpr const sched_class* sched_classes[] = {&rt_sched_class, &fair_sched_class,
+                                                &idle_sched_class};
 
 namespace {
 constexpr u64 NOT_QUEUED = ~0ULL;
@@ -75,6 +76,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         r->cfs.rq_ = r.get();
         r->sched_rnd_state = sim_.rng(fmt::format("sched_rng/{}", cpu));
         r->cfs.min_vruntime = initial_min_vruntime;
+        init_rt_rq(r->rt);
         r->avg_idle = 2 * tun_.migration_cost;
         r->max_idle_balance_cost = tun_.migration_cost;
 
@@ -97,6 +99,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
+    cpupri_init();
     register_patchsets();
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
     // At boot every CPU idles with its tick stopped and every core is idle.
@@ -188,6 +191,7 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
                "task {}: rt_priority {} for policy {}", o.comm, o.rt_priority, o.policy);
     p.rt_priority = o.rt_priority;
     p.prio = rt_policy ? MAX_RT_PRIO - 1 - o.rt_priority : NICE_TO_PRIO(o.nice); // normal_prio()
+    p.rt.time_slice = sched_rr_timeslice(); // __sched_fork()
     p.se.load.weight =
         o.policy == SCHED_IDLE ? WEIGHT_IDLEPRIO : sched_prio_to_weight[o.nice + 20];
     p.cpus_mask = o.allowed.nr_cpu_ids() ? o.allowed : m_.all();
@@ -734,6 +738,12 @@ void kernel::__schedule(rq& r, bool preempt)
     } else {
         start_burst(r);
     }
+    // __balance_callbacks(), from finish_task_switch() (or __schedule()'s end without a switch)
+    while (!r.balance_callback.empty()) {
+        auto fn = r.balance_callback.front();
+        r.balance_callback.erase(r.balance_callback.begin());
+        fn(*this, r);
+    }
     maybe_check(r);
 }
 
@@ -901,6 +911,12 @@ void kernel::fire(u64 arg)
     case EV_ACTIVE_LB:
         active_load_balance_cpu_stop(cpu_rq(static_cast<int>(v)));
         break;
+    case EV_RT_PERIOD:
+        sched_rt_period_timer();
+        break;
+    case EV_RT_PUSH:
+        rto_push_irq_work_func(cpu_rq(static_cast<int>(v)));
+        break;
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);
@@ -979,9 +995,11 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     }
     if (n != cfs.nr_running)
         err("cfs_rq nr_running {} but {} entities queued", cfs.nr_running, n);
-    if (cfs.h_nr_running != cfs.nr_running || r.nr_running != cfs.h_nr_running)
-        err("nr_running {} / h_nr_running {} / cfs nr_running {} disagree", r.nr_running,
-            cfs.h_nr_running, cfs.nr_running);
+    const unsigned rt_queued = r.rt.rt_queued ? r.rt.rt_nr_running : 0;
+    if (cfs.h_nr_running != cfs.nr_running || r.nr_running != cfs.h_nr_running + rt_queued)
+        err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} disagree",
+            r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued);
+    check_rt_rq(r, errs);
     if (load != cfs.load.weight)
         err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
     if (policy_->check_cfs_rq)
@@ -1006,6 +1024,8 @@ void kernel::check_all()
     for (const auto& r : rqs_) {
         check_rq(*r, errs);
         queued += r->nr_running;
+        if (!r->rt.rt_queued)
+            queued += r->rt.rt_nr_running; // throttled RT tasks stay queued on their rt_rq
     }
     u64 runnable = 0;
     for (const auto& t : tasks_) {

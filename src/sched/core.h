@@ -14,8 +14,8 @@
  *
  * The core calls the scheduling classes through p->sched_class (struct
  * sched_class, sched.h) at the kernel's own call sites; the classes are the
- * fair class (fair*.cc) and the idle class (idle.cc), in the list
- * sched_classes[] (core.cc).
+ * rt class (rt.cc), the fair class (fair*.cc) and the idle class (idle.cc),
+ * in the list sched_classes[] (core.cc).
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
@@ -218,6 +218,57 @@ public:
     void yield_task_fair(rq& rq);
     int sched_balance_newidle(rq& rq);
 
+    /* ---- rt.c: the rt class (rt.cc) ---- */
+    void enqueue_task_rt(rq& rq, task_struct& p, int flags);
+    bool dequeue_task_rt(rq& rq, task_struct& p, int flags);
+    void yield_task_rt(rq& rq);
+    void wakeup_preempt_rt(rq& rq, task_struct& p, int wake_flags);
+    void check_preempt_equal_prio(rq& rq, task_struct& p);
+    task_struct* pick_next_task_rt(rq& rq);
+    void set_next_task_rt(rq& rq, task_struct& p, bool first);
+    void put_prev_task_rt(rq& rq, task_struct& p);
+    int select_task_rq_rt(task_struct& p, int cpu, int wake_flags);
+    void task_tick_rt(rq& rq, task_struct& p);
+    bool balance_rt(rq& rq, task_struct& prev);
+    void task_woken_rt(rq& rq, task_struct& p);
+    void update_curr_rt(rq& rq);
+    unsigned sched_rr_timeslice() const;
+    bool rt_bandwidth_enabled() const;
+    bool sched_rt_runtime_exceeded(rq& rq);
+    void start_rt_bandwidth();
+    void sched_rt_period_timer();
+    bool do_sched_rt_period_timer(int overrun);
+    void init_rt_rq(rt_rq& rt) const;
+    void enqueue_rt_entity(rq& rq, task_struct& p, int flags);
+    void dequeue_rt_entity(rq& rq, task_struct& p);
+    void enqueue_top_rt_rq(rq& rq);
+    void dequeue_top_rt_rq(rq& rq);
+    void inc_rt_tasks(rq& rq, task_struct& p);
+    void dec_rt_tasks(rq& rq, task_struct& p);
+    void requeue_task_rt(rq& rq, task_struct& p, bool head);
+    void enqueue_pushable_task(rq& rq, task_struct& p);
+    void dequeue_pushable_task(rq& rq, task_struct& p);
+    void rt_set_overload(rq& rq);
+    void rt_clear_overload(rq& rq);
+    void update_rt_migration(rq& rq);
+    void cpupri_init();
+    void cpupri_set(int cpu, int prio);
+    bool cpupri_find(const task_struct& p, cpumask* lowest_mask) const;
+    int cpumask_any_and_distribute(const cpumask& a, const cpumask& b);
+    int find_lowest_rq(task_struct& p);
+    rq* find_lock_lowest_rq(task_struct& p, rq& rq);
+    void move_queued_task_rt(rq& src, rq& dst, task_struct& p);
+    bool push_rt_task(rq& rq);
+    void push_rt_tasks(rq& rq);
+    void pull_rt_task(rq& this_rq);
+    int rto_next_cpu();
+    void tell_cpu_to_push(rq& rq);
+    void queue_rto_push_work(int cpu);
+    void rto_push_irq_work_func(rq& rq);
+    void queue_balance_callback(rq& r, void (*fn)(kernel&, rq&));
+    u64 rt_pushes() const { return rt_pushes_; } ///< RT tasks moved by push_rt_task()
+    u64 rt_pulls() const { return rt_pulls_; }   ///< ... and by pull_rt_task()
+
     /* ---- fair.c: entity level ---- */
     /// The fair class's policy, EEVDF or CFS, as the profile chose (fair_policy.h).
     const fair_policy_ops& policy() const { return *policy_; }
@@ -368,7 +419,7 @@ public:
 
 private:
     enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
-                         EV_ILB, EV_ACTIVE_LB };
+                         EV_ILB, EV_ACTIVE_LB, EV_RT_PERIOD, EV_RT_PUSH };
     void fire(u64 arg) override;
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 
@@ -383,6 +434,7 @@ private:
     void sched_info_arrive(rq& rq, task_struct& p);
     void maybe_check(rq& rq);
     void check_rq(const rq& rq, std::string& errs) const;
+    void check_rt_rq(const rq& rq, std::string& errs) const;
 
     simulation& sim_;
     syscalls sys_{*this};
@@ -401,6 +453,12 @@ private:
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;
     root_domain rd_;
+    /* the rt class: def_rt_bandwidth's period timer, cpumask_any_and_distribute()'s per-CPU state */
+    bool rt_period_active_ = false;
+    event_id rt_period_timer_;
+    std::vector<int> distribute_cpu_mask_prev_;
+    u64 rt_pushes_ = 0;
+    u64 rt_pulls_ = 0;
     task_group autogroup_{"autogroup-1"};
     sim_dur last_lb_cost_ = 0; ///< cost of the load_balance() calls since last reset
     /*

@@ -31,6 +31,9 @@ struct sched_params {
     u32 nr_latency = 8;                       ///< CFS sched_nr_latency
     bool tunable_scaling_log = true;          ///< SCHED_TUNABLESCALING_LOG (the default)
     bool autogroup = true;                    ///< kernel.sched_autogroup_enabled (distribution default)
+    u64 rt_period_us = 1'000'000;             ///< kernel.sched_rt_period_us (kernel/sched/core.c)
+    s64 rt_runtime_us = 950'000;              ///< kernel.sched_rt_runtime_us; -1: no limit
+    u32 rr_timeslice_ms = 100;                ///< kernel.sched_rr_timeslice_ms (RR_TIMESLICE)
 
     u64 tick_nsec() const { return 1'000'000'000ULL / hz; }
 };

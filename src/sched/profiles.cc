@@ -71,6 +71,12 @@ kernel_behaviour behaviour_of(const char* version)
     // "sched/topology: Rename 'DIE' domain to 'PKG'" (f577cd57bfaa) entered tip sched/core on
     // 2023-10-12 (v6.7): tip-2023-12 and the releases from 6.7 on name the level PKG.
     b.pkg_domain_name = std::string(version) == "tip-2023-12" || v6_12;
+    // "sched/rt: Remove default bandwidth control" (5f6bd380c7bd) and the fair server
+    // (d741f297bcea) are v6.12; 612f769edd06 entered tip sched/core on 2023-09-25 (v6.7),
+    // so tip-2023-12 has it.
+    b.rt_bandwidth_default = !v6_12;
+    b.fair_server = v6_12;
+    b.rt_overload_pushable = v6_12 || std::string(version) == "tip-2023-12";
     return b;
 }
 

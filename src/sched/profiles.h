@@ -46,6 +46,14 @@ struct kernel_behaviour {
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
     bool util_est_fastup_always = false;  ///< v6.8+: UTIL_EST_FASTUP's behaviour without the feature bit
     bool pkg_domain_name = false;         ///< v6.7+ (f577cd57bfaa): the package level is "PKG", not "DIE"
+    /// <= v6.11: the root rt_rq is throttled by def_rt_bandwidth (sched_rt_runtime_us per
+    /// sched_rt_period_us); v6.12 left that to RT groups (5f6bd380c7bd) and gave fair tasks
+    /// the fair server (a dl_server) instead.
+    bool rt_bandwidth_default = true;
+    bool fair_server = false;             ///< v6.12+: the fair server (not modelled, docs/classes.md)
+    /// v6.7+ (612f769edd06): rd->rto_mask follows rt_rq->pushable_tasks; before, a CPU is
+    /// RT-overloaded with two queued RT tasks one of which may migrate (update_rt_migration).
+    bool rt_overload_pushable = false;
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).
     int shared_runq_version = 0;          ///< 0 = patch absent, 3 or 4
     bool shared_runq_noopt = false;       ///< Gautham's v3 "noopt": v3's newidle gate change reverted

@@ -7,10 +7,11 @@
  *
  * Not modelled (yet): task groups / cgroups (every task is a child of the
  * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop,
- * deadline and sched_ext classes.
+ * deadline and sched_ext classes. The rt class's structures are in rt.h.
  */
 #include "machine/cpumask.h"
 #include "sched/pelt.h"
+#include "sched/rt.h"
 #include "sim/event_queue.h"
 #include "sim/rng.h"
 #include "sim/time.h"
@@ -170,6 +171,7 @@ struct sched_class {
     void (*task_woken)(kernel& k, rq& rq, task_struct& p);
 };
 
+extern const sched_class rt_sched_class;   ///< rt.cc
 extern const sched_class fair_sched_class; ///< fair.cc
 extern const sched_class idle_sched_class; ///< idle.cc
 
@@ -274,6 +276,7 @@ struct task_struct {
     int nr_cpus_allowed = 0;
     const struct sched_class* sched_class = nullptr; ///< set by sched_fork() / init_idle()
     sched_entity se;
+    sched_rt_entity rt;
 
     /* wakee tracking (record_wakee / wake_wide) */
     task_struct* last_wakee = nullptr;
@@ -395,6 +398,14 @@ struct cpu_time_accounting {
 struct root_domain {
     bool overload = false;     ///< some CPU had >= 2 runnable tasks (sticky; see add_nr_running)
     bool overutilized = false; ///< EAS only: kept for the record, not consulted
+    /* the rt class's (rt.cc) */
+    struct cpupri cpupri;
+    cpumask rto_mask;        ///< RT-overloaded CPUs
+    int rto_count = 0;
+    int rto_cpu = -1;        ///< RT_PUSH_IPI: where the push IPI chain is, -1 when not running
+    int rto_loop = 0;
+    int rto_loop_next = 0;
+    bool rto_loop_start = false;
 };
 
 /// struct rq: one per CPU.
@@ -403,6 +414,9 @@ struct rq {
     unsigned nr_running = 0;
     u64 nr_switches = 0;
     cfs_rq cfs;
+    struct rt_rq rt;
+    /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
+    std::vector<void (*)(kernel&, struct rq&)> balance_callback;
     task_struct* curr = nullptr;
     task_struct* idle = nullptr;
     u64 clock = 0;

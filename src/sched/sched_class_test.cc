@@ -32,6 +32,7 @@ TEST(sched_class, a_task_runs_in_the_class_of_its_policy_and_idle_in_the_idle_cl
 
 TEST(sched_class, the_classes_are_in_the_kernels_order)
 {
+    EXPECT_TRUE(sched_class_above(&rt_sched_class, &fair_sched_class));
     EXPECT_TRUE(sched_class_above(&fair_sched_class, &idle_sched_class));
     EXPECT_FALSE(sched_class_above(&idle_sched_class, &fair_sched_class));
     EXPECT_FALSE(sched_class_above(&fair_sched_class, &fair_sched_class));
