@@ -25,6 +25,7 @@ namespace {
 struct parse_ctx {
     const std::string& file;
     rtapp_config& cfg;
+    bool downgrade; ///< --downgrade-unmodelled
     std::set<std::string> warned;
 
     std::string at(int line, int col) const { return fmt::format("{}:{}:{}", file, line, col); }
@@ -44,6 +45,24 @@ struct parse_ctx {
         if (!warned.insert(id).second)
             return;
         cfg.warnings.push_back(fmt::format("{}: warning: {} ignored: {}", at(m.line, m.col), id, why));
+    }
+
+    /*
+     * A scheduling request the model cannot honour (`id`, because `why`): an error naming
+     * it, or with --downgrade-unmodelled a warning saying what runs instead (`instead`).
+     */
+    void unmodelled(const std::string& id, const rtj_member& m, const std::string& why,
+                    const std::string& instead)
+    {
+        if (!downgrade)
+            fail_key(m, fmt::format("{} is not modelled ({}); --downgrade-unmodelled runs the "
+                                    "file with it ignored ({})",
+                                    id, why, instead));
+        if (!warned.insert(id).second)
+            return;
+        cfg.warnings.push_back(fmt::format("{}: warning: {} downgraded (--downgrade-unmodelled): "
+                                           "{}; {}",
+                                           at(m.line, m.col), id, why, instead));
     }
 
     long long integer(const rtj_member& m, long long lo, long long hi) const
@@ -105,9 +124,13 @@ int parse_policy(parse_ctx& c, const rtj_member& m, const std::string& p)
         return SCHED_BATCH;
     if (p == "SCHED_IDLE")
         return SCHED_IDLE;
-    if (p == "SCHED_FIFO" || p == "SCHED_RR" || p == "SCHED_DEADLINE") {
-        c.warn(fmt::format("policy {}", p), m,
-               "no RT or deadline class is modelled yet; the thread runs as SCHED_OTHER");
+    if (p == "SCHED_FIFO")
+        return SCHED_FIFO;
+    if (p == "SCHED_RR")
+        return SCHED_RR;
+    if (p == "SCHED_DEADLINE") {
+        c.unmodelled(fmt::format("'{}': policy {}", m.key, p), m, "no deadline class yet",
+                     "the thread runs as SCHED_OTHER");
         return SCHED_NORMAL;
     }
     c.fail(m, fmt::format("unknown policy '{}' (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, "
@@ -118,25 +141,29 @@ int parse_policy(parse_ctx& c, const rtj_member& m, const std::string& p)
 /// A key that can appear in a task or a phase and is not an event; false if unknown.
 bool sched_key(parse_ctx& c, const rtj_member& m, bool phase)
 {
-    static const char* ignored[][2] = {
-        {"dl-runtime", "no deadline class (nor EEVDF custom slices) is modelled yet"},
-        {"dl-period", "no deadline class is modelled yet"},
-        {"dl-deadline", "no deadline class is modelled yet"},
-        {"util_min", "uclamp is not modelled"},
-        {"util_max", "uclamp is not modelled"},
-        {"taskgroup", "task groups (cgroups) are not modelled yet"},
-        {"nodes_membind", "memory placement is not modelled"},
+    // Scheduling requests the model cannot honour: errors unless --downgrade-unmodelled.
+    static const char* unmodelled[][3] = {
+        {"dl-runtime", "no deadline class (nor EEVDF custom slices) yet", "no runtime is reserved"},
+        {"dl-period", "no deadline class yet", "no period is reserved"},
+        {"dl-deadline", "no deadline class yet", "no deadline is kept"},
+        {"util_min", "no uclamp", "the thread has no utilisation clamp"},
+        {"util_max", "no uclamp", "the thread has no utilisation clamp"},
+        {"taskgroup", "no task groups (cgroups) yet", "the thread is in the root group"},
     };
-    for (const auto& ig : ignored) {
-        if (m.key == ig[0]) {
-            c.warn(m.key, m, ig[1]);
+    for (const auto& u : unmodelled) {
+        if (m.key == u[0]) {
+            c.unmodelled(fmt::format("'{}'", m.key), m, u[1], u[2]);
             return true;
         }
     }
+    if (m.key == "nodes_membind") {
+        c.warn(m.key, m, "memory placement is not modelled");
+        return true;
+    }
     if (phase && (m.key == "cpus" || m.key == "policy" || m.key == "priority")) {
-        c.warn(fmt::format("phase-level '{}'", m.key), m,
-               "changing affinity or policy while running is not modelled yet; the task-level "
-               "value is kept");
+        c.unmodelled(fmt::format("phase-level '{}'", m.key), m,
+                     "no change of affinity, policy or priority while running yet",
+                     "the task-level value is kept");
         return true;
     }
     return false;
@@ -256,11 +283,11 @@ std::string no_event(const std::string& what, const std::vector<std::string>& un
 
 } // namespace
 
-rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
+rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool downgrade)
 {
     rtapp_config cfg;
     cfg.file = file;
-    parse_ctx c{file, cfg, {}};
+    parse_ctx c{file, cfg, downgrade, {}};
     if (root.kind != rtj_value::object)
         throw config_error(c.at(root.line, root.col), "an rt-app file is a JSON object");
 
@@ -310,6 +337,7 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
         t.policy = default_policy;
         bool loop_given = false;
         bool nice_given = false;
+        int priority = 0;
         const rtj_member* phases = nullptr;
         for (const char* legacy : {"exec", "lock_order", "resources"})
             if (const rtj_member* lm = to.find(legacy))
@@ -329,7 +357,7 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
             } else if (m.key == "policy") {
                 t.policy = parse_policy(c, m, c.string(m));
             } else if (m.key == "priority") {
-                t.nice = static_cast<int>(c.integer(m, -20, 99));
+                priority = static_cast<int>(c.integer(m, -20, 99));
                 nice_given = true;
             } else if (m.key == "cpus") {
                 const rtj_value& a = *m.value;
@@ -342,7 +370,9 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
                     t.cpus.push_back(static_cast<int>(it->integer));
                 }
             } else if (m.key == "period" || m.key == "deadline") {
-                c.warn(m.key, m, "legacy deadline parameter; no deadline class is modelled yet");
+                c.unmodelled(fmt::format("'{}'", m.key), m,
+                             "a legacy deadline parameter; no deadline class yet",
+                             "no deadline is kept");
             } else {
                 return sched_key(c, m, false);
             }
@@ -350,8 +380,19 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file)
         };
         std::vector<std::string> unknown;
         std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key, &unknown);
-        if (t.policy == SCHED_NORMAL || t.policy == SCHED_BATCH || t.policy == SCHED_IDLE) {
-            if (nice_given && (t.nice < -20 || t.nice > 19)) {
+        if (t.policy == SCHED_FIFO || t.policy == SCHED_RR) {
+            // rt-app: "10 for other classes" by default; sched_setattr() takes 1..99.
+            t.rt_priority = nice_given ? priority : 10;
+            if (t.rt_priority < 1 || t.rt_priority > 99) {
+                const rtj_member* pm = to.find("priority");
+                c.fail(*pm, fmt::format("priority {} is not an RT priority (1..99) for task '{}' "
+                                        "({})",
+                                        t.rt_priority, t.name,
+                                        t.policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR"));
+            }
+        } else if (nice_given) {
+            t.nice = priority;
+            if (t.nice < -20 || t.nice > 19) {
                 const rtj_member* pm = to.find("priority");
                 c.fail(*pm, fmt::format("priority {} is not a nice value (-20..19) for task '{}'",
                                         t.nice, t.name));
@@ -416,6 +457,10 @@ rtapp_params parse_rtapp_options(const std::vector<std::string>& args)
     const std::vector<option_spec> specs = {
         {.long_name = "duration", .text = &duration,
          .help = "schedlab only: seconds, overrides global.duration"},
+        {.long_name = "downgrade-unmodelled", .flag = &rp.downgrade,
+         .help = "schedlab only: run keys the model cannot honour (SCHED_DEADLINE, dl-*, "
+                 "util_min/max, taskgroup, phase-level cpus/policy/priority) as if absent, with "
+                 "a warning each, instead of refusing the file"},
     };
     parse_options(args, specs, "rt-app", &pos);
     if (pos.size() != 1)
@@ -700,9 +745,10 @@ task_code rtapp_workload::cond_wait(task_context& t, const rtapp_event& e, std::
 std::string rtapp_workload::command_line() const
 {
     const sim_dur d = duration();
-    return fmt::format("rt-app {}{}", rp_.file,
+    return fmt::format("rt-app {}{}{}", rp_.file,
                        rp_.duration != -2 ? fmt::format(" --duration {}", static_cast<double>(d) / 1e9)
-                                          : std::string());
+                                          : std::string(),
+                       rp_.downgrade ? " --downgrade-unmodelled" : "");
 }
 
 std::string rtapp_workload::resolve_timer(const std::string& ref, std::size_t log) const
@@ -729,6 +775,7 @@ void rtapp_workload::start_thread(syscalls& sys, task_struct* parent, const rtap
     o.comm = l.name.substr(0, 15); // TASK_COMM_LEN
     o.nice = t.policy == SCHED_IDLE ? 0 : t.nice;
     o.policy = t.policy;
+    o.rt_priority = t.rt_priority;
     o.thread = parent != nullptr;
     if (!t.cpus.empty()) {
         o.allowed = cpumask(sys.nr_cpu_ids());
@@ -869,7 +916,7 @@ std::unique_ptr<workload> make_rtapp_workload(const std::vector<std::string>& ar
 {
     rtapp_params rp = parse_rtapp_options(args);
     auto root = rtj_parse_file(rp.file);
-    rtapp_config cfg = rtapp_parse(*root, rp.file);
+    rtapp_config cfg = rtapp_parse(*root, rp.file, rp.downgrade);
     // Every instance of every task is a thread; a fork makes more at run time. 1.9 KB per
     // thread measured for a one-event task, 4 KB used (docs/testing.md).
     double threads = 0;

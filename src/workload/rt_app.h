@@ -67,8 +67,9 @@ struct rtapp_task {
     long long instance = 1;
     long long loop = -1;     ///< -1: forever
     sim_dur delay = 0;
-    int policy = 0;          ///< SCHED_NORMAL / SCHED_BATCH / SCHED_IDLE
+    int policy = 0;          ///< SCHED_NORMAL / SCHED_BATCH / SCHED_IDLE / SCHED_FIFO / SCHED_RR
     int nice = 0;
+    int rt_priority = 0;     ///< SCHED_FIFO / SCHED_RR: 1..99 ("priority", default 10)
     std::vector<int> cpus;   ///< empty: all
     std::vector<rtapp_phase> phases;
     int line = 0;
@@ -82,12 +83,15 @@ struct rtapp_config {
     std::vector<std::string> warnings;        ///< one per ignored key
 };
 
-/// Parses an rt-app file (already read); config_error with file:line:col on bad input.
-rtapp_config rtapp_parse(const rtj_value& root, const std::string& file);
+/// Parses an rt-app file (already read); config_error with file:line:col on bad input,
+/// and for a scheduling request the model cannot honour unless `downgrade`
+/// (--downgrade-unmodelled: then a warning, and the request is ignored).
+rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool downgrade = false);
 
 struct rtapp_params {
     std::string file;
     sim_dur duration = -2; ///< --duration; -2: the file's
+    bool downgrade = false; ///< --downgrade-unmodelled
 };
 
 rtapp_params parse_rtapp_options(const std::vector<std::string>& args);

@@ -68,15 +68,15 @@ TEST(rtapp_json, errors_name_file_line_and_column)
     EXPECT_THAT(json_error("{ \"a\": -x }"), HasSubstr("t.json:1:8: malformed number"));
 }
 
-rtapp_config parse(const std::string& text)
+rtapp_config parse(const std::string& text, bool downgrade = false)
 {
-    return rtapp_parse(*rtj_parse(text, "t.json"), "t.json");
+    return rtapp_parse(*rtj_parse(text, "t.json"), "t.json", downgrade);
 }
 
-std::string parse_error(const std::string& text)
+std::string parse_error(const std::string& text, bool downgrade = false)
 {
     try {
-        parse(text);
+        parse(text, downgrade);
     } catch (const config_error& e) {
         return e.what();
     }
@@ -111,19 +111,27 @@ TEST(rtapp_parse, events_are_matched_by_prefix_in_rt_apps_order)
 
 TEST(rtapp_parse, unsupported_keys_warn_once_and_bad_files_are_refused_with_their_line)
 {
-    const rtapp_config c = parse(R"({
+    const std::string text = R"({
         "global": { "logdir": "./", "ftrace": true, "default_policy": "SCHED_FIFO" },
         "tasks": {
             "a": { "dl-runtime": 100, "run": 1, "phases_x": 1 },
-            "b": { "dl-runtime": 100, "util_min": 10, "run": 1 } } })");
-    EXPECT_EQ(c.tasks[0].policy, SCHED_NORMAL);
+            "b": { "dl-runtime": 100, "util_min": 10, "run": 1 } } })";
+    // Without the flag, what the model cannot honour refuses the file, naming the key.
+    EXPECT_THAT(parse_error(text), HasSubstr("t.json:4:20: 'dl-runtime' is not modelled (no "
+                                             "deadline class"));
+    EXPECT_THAT(parse_error(text), HasSubstr("--downgrade-unmodelled"));
+    const rtapp_config c = parse(text, true);
+    EXPECT_EQ(c.tasks[0].policy, SCHED_FIFO) << "SCHED_FIFO runs as written";
+    EXPECT_EQ(c.tasks[0].rt_priority, 10) << "rt-app's default RT priority";
     auto count = [&](const std::string& what) {
         return std::count_if(c.warnings.begin(), c.warnings.end(),
                              [&](const std::string& w) { return w.find(what) != std::string::npos; });
     };
     EXPECT_EQ(count("global.logdir ignored"), 1);
-    EXPECT_EQ(count("policy SCHED_FIFO ignored"), 1);
-    EXPECT_EQ(count("dl-runtime ignored"), 1) << "one warning per key, not per use";
+    EXPECT_EQ(count("SCHED_FIFO"), 0);
+    EXPECT_EQ(count("'dl-runtime' downgraded (--downgrade-unmodelled)"), 1)
+        << "one warning per key, not per use";
+    EXPECT_EQ(count("'util_min' downgraded"), 1);
     EXPECT_EQ(count("t.json:4:49: warning: key 'phases_x' ignored"), 1);
 
     EXPECT_THAT(parse_error(R"({ "global": {} })"), HasSubstr("no \"tasks\" object"));
@@ -143,6 +151,48 @@ TEST(rtapp_parse, unsupported_keys_warn_once_and_bad_files_are_refused_with_thei
                 HasSubstr("t.json:2:2: timer 'timer' needs \"ref\""));
     EXPECT_THAT(parse_error("{ \"global\": { \"default_policy\": \"SCHED_X\" }, \"tasks\": {} }"),
                 HasSubstr("unknown policy 'SCHED_X'"));
+}
+
+TEST(rtapp_parse, rt_policies_run_as_written_and_what_is_not_modelled_needs_the_flag)
+{
+    const rtapp_config c = parse(R"({ "tasks": {
+        "f": { "policy": "SCHED_FIFO", "priority": 50, "run": 1 },
+        "r": { "policy": "SCHED_RR", "run": 1 },
+        "o": { "priority": -5, "run": 1 } } })");
+    EXPECT_EQ(c.tasks[0].policy, SCHED_FIFO);
+    EXPECT_EQ(c.tasks[0].rt_priority, 50);
+    EXPECT_EQ(c.tasks[1].policy, SCHED_RR);
+    EXPECT_EQ(c.tasks[1].rt_priority, 10);
+    EXPECT_EQ(c.tasks[2].nice, -5);
+    EXPECT_EQ(c.tasks[2].rt_priority, 0);
+    EXPECT_TRUE(c.warnings.empty());
+
+    EXPECT_THAT(parse_error("{ \"tasks\": { \"a\": { \"run\": 1, \"policy\": \"SCHED_RR\",\n "
+                            "\"priority\": 0 } } }"),
+                HasSubstr("t.json:2:14: priority 0 is not an RT priority (1..99) for task 'a' "
+                          "(SCHED_RR)"));
+    const std::string dl = "{ \"tasks\": { \"a\": { \"run\": 1,\n \"policy\": \"SCHED_DEADLINE\" } } }";
+    EXPECT_THAT(parse_error(dl), HasSubstr("t.json:2:2: 'policy': policy SCHED_DEADLINE is not "
+                                           "modelled (no deadline class yet)"));
+    const rtapp_config d = parse(dl, true);
+    EXPECT_EQ(d.tasks[0].policy, SCHED_NORMAL);
+    ASSERT_EQ(d.warnings.size(), 1u);
+    EXPECT_THAT(d.warnings[0], HasSubstr("the thread runs as SCHED_OTHER"));
+    const std::string phase = R"({ "tasks": { "a": { "phases": {
+        "p": { "run": 1, "priority": 5 } } } } })";
+    EXPECT_THAT(parse_error(phase), HasSubstr("phase-level 'priority' is not modelled"));
+    EXPECT_THAT(parse(phase, true).warnings.at(0), HasSubstr("the task-level value is kept"));
+    for (const char* key : {"taskgroup\": \"/g", "util_max\": \"5", "dl-period\": \"5"})
+        EXPECT_THAT(parse_error(fmt::format("{{ \"tasks\": {{ \"a\": {{ \"run\": 1, \"{}\" }} }} }}",
+                                            key)),
+                    HasSubstr("is not modelled"))
+            << key;
+}
+
+TEST(rtapp_options, the_downgrade_flag_is_parsed_and_shown_in_the_command_line)
+{
+    EXPECT_FALSE(parse_rtapp_options({"a.json"}).downgrade);
+    EXPECT_TRUE(parse_rtapp_options({"a.json", "--downgrade-unmodelled"}).downgrade);
 }
 
 struct ra_run {
@@ -199,6 +249,29 @@ TEST(rtapp_run, a_timer_keeps_its_period_even_when_the_work_varies)
     EXPECT_NEAR(static_cast<double>(l.period_sum) / 10, 10e6, 10e3);
     EXPECT_NEAR(static_cast<double>(l.slack_min), 3e6, 10e3) << "10 ms - 7 ms of run";
     EXPECT_EQ(l.timer_wakeups, 10u);
+}
+
+TEST(rtapp_run, a_fifo_thread_preempts_a_fair_hog_and_downgraded_it_waits)
+{
+    // One CPU: a SCHED_FIFO thread wakes every 10 ms for 1 ms while a SCHED_OTHER thread
+    // spins. As FIFO it preempts the hog at each timer wakeup (latency: the wakeup path
+    // only); as SCHED_OTHER (what the parser used to run) it shares the CPU fairly.
+    const std::string fifo = R"({ "global": { "duration": 1 }, "tasks": {
+        "rt": { "policy": "SCHED_FIFO", "priority": 50, "cpus": [0],
+                "run": 1000, "timer": { "ref": "unique", "period": 10000 } },
+        "hog": { "cpus": [0], "run": 100000 } } })";
+    std::string other = fifo;
+    other.replace(other.find("SCHED_FIFO"), 10, "SCHED_OTHER");
+    other.replace(other.find("\"priority\": 50"), 14, "\"priority\": 0");
+    const ra_run r = run_rtapp(fifo, 1);
+    const ra_run o = run_rtapp(other, 1);
+    ASSERT_TRUE(r.w->finished());
+    ASSERT_TRUE(o.w->finished());
+    EXPECT_EQ(thread(r, "rt").p->sched_class, &rt_sched_class);
+    EXPECT_EQ(thread(o, "rt").p->sched_class, &fair_sched_class);
+    EXPECT_LT(thread(r, "rt").wu_lat_max, usecs(100));
+    EXPECT_GT(thread(o, "rt").wu_lat_max, 10 * thread(r, "rt").wu_lat_max);
+    EXPECT_GE(thread(r, "rt").activations, 99u);
 }
 
 TEST(rtapp_run, a_mutex_serialises_its_critical_sections)
@@ -296,18 +369,23 @@ TEST(rtapp_examples, every_debian_example_runs_or_is_refused_with_a_reason)
             files.push_back(e.path());
     std::sort(files.begin(), files.end());
     ASSERT_GE(files.size(), 20u);
-    int ran = 0;
+    int ran = 0, downgraded = 0, ran_rt = 0;
     for (const auto& f : files) {
         std::unique_ptr<workload> w;
         try {
             w = make_workload({"rt-app", f.string(), "--duration", "0.1"});
         } catch (const config_error& e) {
             const std::string why = e.what();
-            EXPECT_THAT(why, ::testing::AnyOf(HasSubstr("rt-app 0.x syntax"),
-                                              HasSubstr("no \"tasks\" object")))
-                << f;
             EXPECT_THAT(why, HasSubstr(f.string() + ":")) << "errors name the file and line";
-            continue;
+            if (why.find("is not modelled") == std::string::npos) {
+                EXPECT_THAT(why, ::testing::AnyOf(HasSubstr("rt-app 0.x syntax"),
+                                                  HasSubstr("no \"tasks\" object")))
+                    << f;
+                continue;
+            }
+            // A scheduling request the model cannot honour: it runs when asked to downgrade.
+            w = make_workload({"rt-app", f.string(), "--duration", "0.1", "--downgrade-unmodelled"});
+            ++downgraded;
         }
         test_env t(4);
         t.k.set_check_level(check_level::sampled, 64);
@@ -317,8 +395,16 @@ TEST(rtapp_examples, every_debian_example_runs_or_is_refused_with_a_reason)
         EXPECT_TRUE(t.k.all_exited()) << f;
         EXPECT_THAT(w->report(), HasSubstr("[rt-app] <notice> use case ")) << f;
         ++ran;
+        const auto& ra = dynamic_cast<const rtapp_workload&>(*w);
+        bool rt = false;
+        for (const auto& l : ra.threads())
+            rt |= l.p && l.p->sched_class == &rt_sched_class;
+        ran_rt += rt;
     }
     EXPECT_GE(ran, 17);
+    EXPECT_EQ(downgraded, 1) << "tutorial/example8.json changes affinity per phase";
+    EXPECT_EQ(ran_rt, 2) << "cpufreq_governor_efficiency's dvfs.json and calibration.json are "
+                            "SCHED_FIFO";
 }
 
 // Issue 16: the reader recursed 50000 deep (a stack overflow), read /dev/zero until memory ran
