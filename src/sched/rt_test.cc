@@ -109,6 +109,43 @@ TEST(rt_class, rr_alone_at_its_priority_keeps_the_cpu)
     EXPECT_EQ(lo.se.sum_exec_runtime, 0u);
 }
 
+TEST(rt_class, sched_yield_sends_a_fifo_task_to_the_tail_of_its_priority)
+{
+    // yield_task_rt(): each 1 ms run ends with sched_yield(), so two equal FIFO tasks
+    // alternate millisecond by millisecond.
+    auto yielder = [] {
+        auto ran = std::make_shared<bool>(false);
+        return testlib::behaviour([ran](syscalls&, task_struct&) {
+            *ran = !*ran;
+            return *ran ? task_action::cpu(msecs(1)) : task_action{task_action::yield, 0};
+        });
+    };
+    sched_fixture t(small_machine(1), "6.6");
+    task_struct& a = spawn_rt(t, "a", SCHED_FIFO, 30, yielder());
+    task_struct& b = spawn_rt(t, "b", SCHED_FIFO, 30, yielder());
+    t.run_for(msecs(100));
+    EXPECT_EQ(a.se.sum_exec_runtime, static_cast<u64>(msecs(50)));
+    EXPECT_EQ(b.se.sum_exec_runtime, static_cast<u64>(msecs(50)));
+    EXPECT_EQ(a.nivcsw, 50u) << "a yield is an involuntary switch (prev_state is TASK_RUNNING)";
+}
+
+TEST(rt_class, an_equal_priority_pinned_wakee_displaces_a_curr_that_can_run_elsewhere)
+{
+    // check_preempt_equal_prio(): cpu0 runs a, which cpupri could place on idle cpu1; the
+    // wakee b of equal priority is pinned to cpu0. b goes to the head of the list and
+    // preempts; a, now pushable, is pushed to cpu1 after the switch.
+    sched_fixture t(small_machine(2), "6.6");
+    task_struct& a = spawn_rt(t, "a", SCHED_FIFO, 50, testlib::spin(), 0);
+    t.run_for(msecs(1));
+    ASSERT_EQ(t.k->cpu_rq(0).curr, &a);
+    task_struct& b = spawn_rt(t, "b", SCHED_FIFO, 50, testlib::spin(), 0, 0);
+    t.run_for(msecs(1));
+    EXPECT_EQ(t.k->cpu_rq(0).curr, &b);
+    EXPECT_EQ(a.cpu, 1);
+    EXPECT_EQ(t.k->cpu_rq(1).curr, &a);
+    EXPECT_EQ(t.k->rt_pushes(), 1u);
+}
+
 TEST(rt_bandwidth, throttling_leaves_fair_tasks_the_period_minus_the_runtime)
 {
     // sched_rt_runtime_us 950000 per sched_rt_period_us 1000000: each period the rt_rq is
