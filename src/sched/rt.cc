@@ -257,7 +257,7 @@ void kernel::dec_rt_tasks(rq& r, task_struct& p)
     if (!rt.rt_nr_running)
         rt.highest_prio.curr = MAX_RT_PRIO - 1;
     else if (p.prio == prev_prio)
-        rt.highest_prio.curr = sched_find_first_bit(rt.active);
+        rt.highest_prio.curr = sched_find_first_bit(*rt.active);
     if (rt.highest_prio.curr != prev_prio)
         cpupri_set(r.cpu, rt.highest_prio.curr); // dec_rt_prio_smp()
     if (!kc_.behaviour.rt_overload_pushable) {
@@ -303,7 +303,7 @@ void kernel::dequeue_top_rt_rq(rq& r)
 void kernel::enqueue_rt_entity(rq& r, task_struct& p, int flags)
 {
     dequeue_top_rt_rq(r);
-    rt_prio_array& array = r.rt.active;
+    rt_prio_array& array = *r.rt.active;
     std::list<task_struct*>& queue = array.queue[p.prio];
     p.rt.run_list = (flags & ENQUEUE_HEAD) ? queue.insert(queue.begin(), &p)
                                            : queue.insert(queue.end(), &p);
@@ -317,7 +317,7 @@ void kernel::enqueue_rt_entity(rq& r, task_struct& p, int flags)
 void kernel::dequeue_rt_entity(rq& r, task_struct& p)
 {
     dequeue_top_rt_rq(r);
-    rt_prio_array& array = r.rt.active;
+    rt_prio_array& array = *r.rt.active;
     std::list<task_struct*>& queue = array.queue[p.prio];
     queue.erase(p.rt.run_list);
     if (queue.empty())
@@ -332,7 +332,7 @@ void kernel::requeue_task_rt(rq& r, task_struct& p, bool head)
 {
     if (!p.rt.on_rq)
         return;
-    std::list<task_struct*>& queue = r.rt.active.queue[p.prio];
+    std::list<task_struct*>& queue = r.rt.active->queue[p.prio];
     queue.splice(head ? queue.begin() : queue.end(), queue, p.rt.run_list);
 }
 
@@ -531,10 +531,10 @@ task_struct* kernel::pick_next_task_rt(rq& r)
 {
     if (!r.rt.rt_queued)
         return nullptr;
-    const int idx = sched_find_first_bit(r.rt.active);
+    const int idx = sched_find_first_bit(*r.rt.active);
     SIM_BUG_ON(idx >= MAX_RT_PRIO, "cpu{}: rt_nr_running {} but an empty bitmap", r.cpu,
                r.rt.rt_nr_running);
-    task_struct* p = r.rt.active.queue[idx].front();
+    task_struct* p = r.rt.active->queue[idx].front();
     set_next_task_rt(r, *p, true);
     return p;
 }
@@ -579,7 +579,7 @@ void kernel::task_tick_rt(rq& r, task_struct& p)
     if (--p.rt.time_slice)
         return;
     p.rt.time_slice = sched_rr_timeslice();
-    if (r.rt.active.queue[p.prio].size() > 1) { // run_list.prev != run_list.next
+    if (r.rt.active->queue[p.prio].size() > 1) { // run_list.prev != run_list.next
         requeue_task_rt(r, p, false);
         resched_curr(r);
     }
@@ -820,11 +820,11 @@ void kernel::check_rt_rq(const rq& r, std::string& errs) const
     unsigned n = 0, rr = 0;
     int highest = MAX_RT_PRIO - 1;
     // The common case, no RT task here, without walking the 100 lists.
-    const bool empty = !rt.rt_nr_running && !rt.active.bitmap[0] &&
-                       rt.active.bitmap[1] == 1ULL << (MAX_RT_PRIO - 64);
+    const bool empty = !rt.rt_nr_running && !rt.active->bitmap[0] &&
+                       rt.active->bitmap[1] == 1ULL << (MAX_RT_PRIO - 64);
     for (int prio = 0; prio < (empty ? 0 : MAX_RT_PRIO); ++prio) {
-        const auto& queue = rt.active.queue[prio];
-        const bool bit = rt.active.bitmap[prio >> 6] & (1ULL << (prio & 63));
+        const auto& queue = rt.active->queue[prio];
+        const bool bit = rt.active->bitmap[prio >> 6] & (1ULL << (prio & 63));
         if (bit != !queue.empty())
             err(fmt::format("rt bitmap bit {} is {} but its list has {} tasks", prio, bit,
                             queue.size()));

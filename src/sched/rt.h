@@ -17,6 +17,7 @@
 
 #include <list>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace schedlab {
@@ -40,7 +41,8 @@ struct rt_prio_array {
 
 /// struct rt_rq: the rq's root RT runqueue.
 struct rt_rq {
-    rt_prio_array active;
+    /// Out of line (2.4 KB of list heads): struct rq stays small for the fair path's scans.
+    std::unique_ptr<rt_prio_array> active = std::make_unique<rt_prio_array>();
     unsigned rt_nr_running = 0;
     unsigned rr_nr_running = 0;
     struct {

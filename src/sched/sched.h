@@ -276,7 +276,6 @@ struct task_struct {
     int nr_cpus_allowed = 0;
     const struct sched_class* sched_class = nullptr; ///< set by sched_fork() / init_idle()
     sched_entity se;
-    sched_rt_entity rt;
 
     /* wakee tracking (record_wakee / wake_wide) */
     task_struct* last_wakee = nullptr;
@@ -311,6 +310,7 @@ struct task_struct {
     event_id timer;            ///< pending hrtimer (timed sleep), if any
     bool timer_cpu_awake = false; ///< the timer's CPU has been woken from idle for it
     void* wait_token = nullptr; ///< workload's wait-queue bookkeeping (opaque to sched)
+    sched_rt_entity rt;         ///< the rt class's (p->rt); after the fair path's fields
 
     bool is_idle_task() const { return pid == 0; }
     int task_nice() const { return static_prio_nice; }
@@ -414,7 +414,6 @@ struct rq {
     unsigned nr_running = 0;
     u64 nr_switches = 0;
     cfs_rq cfs;
-    struct rt_rq rt;
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
     std::vector<void (*)(kernel&, struct rq&)> balance_callback;
     task_struct* curr = nullptr;
@@ -462,6 +461,8 @@ struct rq {
     sim_time idle_busy_until = 0; ///< an idle CPU busy with kernel work until then
     sim_time idle_since = 0;
     sim_dur busy_time = 0;   ///< time not running the idle task
+
+    struct rt_rq rt; ///< the rt class's runqueue
 };
 
 inline bool task_on_rq_queued(const task_struct& p) { return p.on_rq == TASK_ON_RQ_QUEUED; }
