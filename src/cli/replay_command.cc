@@ -8,11 +8,17 @@
 
 #include "experiment/run.h"
 #include "sim/config_error.h"
+#include "trace/sched_latency.h"
 #include "workload/replay.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
 
 namespace schedlab {
 
@@ -103,13 +109,9 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     spec.workload_argv = argv;
     const auto prepared = prepare_run(spec); // every user error (the trace's too) surfaces here
     trace_file_output trace(o.trace_path);
-    replay_options ro;
-    ro.comm_regex = o.comm;
-    ro.speed = std::stod(o.speed); // validated by prepare_run
-    ro.net_bursts = o.bursts == "net";
-    ro.edge_deps = o.deps == "edge";
-    ro.sync_wakes = o.sync_wakes;
-    const replay_trace t = load_replay_trace(o.trace, ro);
+    // The trace as prepare_run() read it (once: the run replays the same one).
+    const replay_trace& t =
+        dynamic_cast<const replay_workload&>(prepared_workload(*prepared)).trace();
     for (const std::string& w : t.warnings)
         err << "schedlab: note: " << o.trace << ": " << w << "\n";
     for (const auto& warning : run_warnings(*prepared))

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace schedlab {
 
@@ -42,6 +43,9 @@ struct prepared_run {
     kernel_config kc;
     cost_params costs;
     std::string command_line;
+    /// The workload as validated; each run takes a fresh() instance of it (a replay's trace
+    /// is read here once, not again per run).
+    std::shared_ptr<const workload> prototype;
 };
 
 std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
@@ -58,10 +62,10 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
     cost_params costs = m.costs; // the machine's costs, then the --cost overrides
     for (const auto& c : spec.costs)
         apply_cost_override(costs, c, "--cost");
-    const std::unique_ptr<workload> w = make_workload(spec.workload_argv);
-    auto p = std::make_shared<prepared_run>(
-        prepared_run{spec, std::move(m), std::move(kc), costs, w->command_line()});
-    return p;
+    std::shared_ptr<const workload> w = make_workload(spec.workload_argv);
+    std::string command_line = w->command_line();
+    return std::make_shared<prepared_run>(prepared_run{spec, std::move(m), std::move(kc), costs,
+                                                       std::move(command_line), std::move(w)});
 }
 
 std::string inputs_but_seed(const run_spec& s)
@@ -93,7 +97,20 @@ std::string run_identity(const prepared_run& pr)
         {"command_line", pr.command_line},
         {"time_limit_s", pr.spec.time_limit_s},
     };
-    return j.dump();
+    const std::string content = pr.prototype->content_identity();
+    if (content.empty())
+        return j.dump();
+    // A workload reading a file: named by its content, not by the path in its argv.
+    nlohmann::ordered_json jc = j;
+    jc.erase("argv");
+    jc.erase("command_line");
+    jc["workload"] = content;
+    return jc.dump();
+}
+
+const workload& prepared_workload(const prepared_run& prepared)
+{
+    return *prepared.prototype;
 }
 
 const std::vector<std::string>& run_warnings(const prepared_run& prepared)
@@ -103,7 +120,13 @@ const std::vector<std::string>& run_warnings(const prepared_run& prepared)
 
 run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
 {
-    const run_spec& spec = pr.spec;
+    return execute_run_as(pr, pr.spec, hooks);
+}
+
+run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const run_hooks& hooks)
+{
+    if (&spec != &pr.spec && inputs_but_seed(spec) != inputs_but_seed(pr.spec))
+        throw std::logic_error("execute_run_as: the spec's inputs are not the prepared run's");
     run_result res;
     run_provenance& pv = res.provenance;
     pv.schedlab_version = schedlab_version_string();
@@ -127,8 +150,9 @@ run_result execute_run(const prepared_run& pr, const run_hooks& hooks)
     res.load = spec.load;
     res.run_index = spec.run_index;
 
-    // prepare_run() validated the command line, so this cannot throw.
-    const std::unique_ptr<workload> w = make_workload(spec.workload_argv);
+    std::unique_ptr<workload> w = pr.prototype->fresh();
+    if (!w) // prepare_run() validated the command line, so this cannot throw
+        w = make_workload(spec.workload_argv);
     simulation sim(spec.seed);
     kernel k(sim, pr.m, pr.kc, pr.costs);
     if (!spec.check.empty())

@@ -133,6 +133,8 @@ inline constexpr double max_time_limit_s = 1e6;
 
 /// Validates a spec and builds its inputs; throws config_error naming the bad input.
 std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec);
+/// The workload as prepare_run() built and validated it (e.g. a replay's trace as read).
+const workload& prepared_workload(const prepared_run& prepared);
 /// Warnings about a prepared run's kernel (e.g. toggled features that are not modelled).
 const std::vector<std::string>& run_warnings(const prepared_run& prepared);
 
@@ -145,7 +147,9 @@ std::string inputs_but_seed(const run_spec& spec);
  * canonical JSON text: the schedlab version and git SHA, the machine as loaded
  * (machine_to_json: CPUs, caches, NUMA distances), the kernel spec, --features
  * and the effective feature string, every effective cost, the benchmark argv
- * and its canonical command line, and the time limit. Two runs with equal
+ * and its canonical command line (for a workload that reads a file, a replay:
+ * workload::content_identity() instead, the file's content hash and the
+ * options), and the time limit. Two runs with equal
  * identities and seeds give bit-identical results; the results store keys runs
  * by a hash of the identity and the seed. (The --check level is left out: the
  * invariant checks observe a run without changing it.)
@@ -165,6 +169,12 @@ struct run_hooks {
 
 /// Simulates a prepared run. Thread-safe across runs (each builds its own simulation).
 run_result execute_run(const prepared_run& prepared, const run_hooks& hooks = {});
+
+/// Simulates `spec`, a run of the same inputs as `prepared` (equal inputs_but_seed; its seed
+/// and place in an experiment may differ): an experiment prepares each input once (a replay's
+/// trace is read once for all its runs).
+run_result execute_run_as(const prepared_run& prepared, const run_spec& spec,
+                          const run_hooks& hooks = {});
 
 /// prepare_run + execute_run.
 run_result execute_run(const run_spec& spec, const run_hooks& hooks = {});

@@ -9,7 +9,9 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -30,13 +32,42 @@ void run_each(const std::vector<run_spec>& specs, int jobs, const result_fn& on_
     std::size_t done = 0;
     std::mutex result_lock;
 
+    // Each distinct input is prepared once (a replay reads its trace there), shared by its
+    // runs and dropped after its last one: at most one per run in flight is held.
+    struct shared_input {
+        std::once_flag once;
+        std::shared_ptr<const prepared_run> prepared;
+        std::size_t runs_left = 0;
+    };
+    std::vector<std::shared_ptr<shared_input>> input_of(specs.size());
+    {
+        std::map<std::string, std::shared_ptr<shared_input>> by_inputs;
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            auto& in = by_inputs[inputs_but_seed(specs[i])];
+            if (!in)
+                in = std::make_shared<shared_input>();
+            ++in->runs_left;
+            input_of[i] = in;
+        }
+    }
+    std::mutex inputs_lock;
+    const auto run_one = [&](std::size_t i) {
+        shared_input& in = *input_of[i];
+        std::call_once(in.once, [&] { in.prepared = prepare_run(specs[i]); });
+        run_result r = execute_run_as(*in.prepared, specs[i]);
+        const std::lock_guard<std::mutex> g(inputs_lock);
+        if (--in.runs_left == 0)
+            in.prepared.reset();
+        return r;
+    };
+
     auto worker = [&] {
         while (!failed.load() && !(stop && stop->load())) {
             const std::size_t i = next.fetch_add(1);
             if (i >= specs.size())
                 return;
             try {
-                run_result r = execute_run(specs[i]);
+                run_result r = run_one(i);
                 const std::lock_guard<std::mutex> g(result_lock);
                 on_result(i, std::move(r));
                 ++done;

@@ -307,6 +307,43 @@ TEST(plan_keys, differ_by_every_input_that_changes_a_run_and_only_by_those)
     EXPECT_NE(plan_keys(one)[0], keys[0]);
 }
 
+// A replay's key names its trace by content: the same file at two paths is one run, a file
+// edited in place a new one (its old results are not reused).
+TEST(plan_keys, name_a_replayed_trace_by_its_content_not_its_path)
+{
+    const std::string traces = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
+    const std::string a = temp_path("trace-a.txt.xz"), b = temp_path("trace-b.txt.xz");
+    const auto copy = [](const std::string& from, const std::string& to) {
+        std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+    };
+    copy(traces + "schbench_m1_t2_r3.trace.txt.xz", a);
+    copy(traces + "schbench_m1_t2_r3.trace.txt.xz", b);
+    const auto key = [](const std::string& path) {
+        run_spec r;
+        r.machine = "skylake-18c";
+        r.kernel = "6.18";
+        r.workload_argv = {"replay", path, "--comm", "^schbench"};
+        return plan_keys({r})[0];
+    };
+    const std::string key_a = key(a);
+    EXPECT_EQ(key(b), key_a); // the same trace at another path
+
+    // Edited in place: the messaging trace, whose tasks are selected by another --comm.
+    copy(traces + "perf_messaging_g4_pipe_l100.trace.txt.xz", a);
+    run_spec r;
+    r.machine = "skylake-18c";
+    r.kernel = "6.18";
+    r.workload_argv = {"replay", a, "--comm", "^schbench"};
+    EXPECT_THROW(plan_keys({r}), config_error); // no schbench task in it any more
+    r.workload_argv = {"replay", a};
+    const std::string edited = plan_keys({r})[0];
+    copy(traces + "schbench_m1_t2_r3.trace.txt.xz", a);
+    EXPECT_NE(plan_keys({r})[0], edited);
+    EXPECT_EQ(key(a), key_a); // back to its first content: its first key
+    std::filesystem::remove(a);
+    std::filesystem::remove(b);
+}
+
 TEST(parse_shard, takes_i_of_n_from_one_and_names_the_flag)
 {
     const shard s = parse_shard("2/3");

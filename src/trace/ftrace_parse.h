@@ -197,4 +197,9 @@ private:
     int max_cpu_ = -1;
 };
 
+/// The SHA-256 of the trace file's bytes as stored (compressed or not), as 64 hex digits:
+/// what identifies a trace by content (a replay's results-store key). Reads the file in
+/// 1 MiB chunks; config_error(path) if it cannot be read.
+std::string trace_file_sha256(const std::string& path);
+
 } // namespace schedlab

@@ -437,6 +437,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
     std::unordered_map<int, pid_info> info;
     replay_trace t;
     t.path = path;
+    t.sha256 = trace_file_sha256(path);
     sim_time complete_from = 0;
     {
         sched_trace_reader r(path);
@@ -561,7 +562,22 @@ replay_workload::replay_workload(std::shared_ptr<const replay_trace> trace, repl
 
 std::string replay_workload::command_line() const
 {
-    std::string s = "replay " + trace_->path;
+    return "replay " + trace_->path + options_text();
+}
+
+std::unique_ptr<workload> replay_workload::fresh() const
+{
+    return std::make_unique<replay_workload>(trace_, o_);
+}
+
+std::string replay_workload::content_identity() const
+{
+    return "replay sha256:" + trace_->sha256 + options_text();
+}
+
+std::string replay_workload::options_text() const
+{
+    std::string s;
     if (!o_.comm_regex.empty())
         s += " --comm '" + o_.comm_regex + "'";
     s += fmt::format(" --speed {}", o_.speed);

@@ -119,6 +119,7 @@ struct replay_causes {
 /// A trace read for replay: the selected tasks' behaviour and the trace's statistics.
 struct replay_trace {
     std::string path;
+    std::string sha256; ///< of the file's bytes (trace_file_sha256): the trace's identity
     int nr_cpus = 0; ///< of the traced machine
     /// Where an idle-to-task switch was not recorded, it is placed this long after the idle
     /// CPU's last event: the median delay where such switches are recorded (-1: none).
@@ -139,8 +140,8 @@ int replay_nice(const replay_task& t);
 /// True for the comm of a kernel thread (kworker/, ksoftirqd/, rcu_, migration/, ...).
 bool kernel_thread_comm(std::string_view comm);
 
-/// Reads `path` (two streaming passes) and rebuilds the selected tasks; config_error naming
-/// the file and line, or the option, on bad input.
+/// Hashes `path` (trace_file_sha256), reads it (two streaming passes) and rebuilds the selected
+/// tasks; config_error naming the file and line, or the option, on bad input.
 replay_trace load_replay_trace(const std::string& path, const replay_options& o);
 
 /// The replay workload: argv after "replay": TRACE [--comm REGEX] [--speed F].
@@ -150,6 +151,10 @@ public:
 
     std::string name() const override { return "replay"; }
     std::string command_line() const override;
+    /// The same trace and options, for another run: the trace is not read again.
+    std::unique_ptr<workload> fresh() const override;
+    /// "replay sha256:HEX" and the options: the trace by content, not by path.
+    std::string content_identity() const override;
     void setup(syscalls& sys) override;
     bool finished() const override;
     std::string report() const override;
@@ -158,6 +163,8 @@ public:
     const replay_trace& trace() const { return *trace_; }
 
 private:
+    /// The options as command_line() prints them (after the trace).
+    std::string options_text() const;
     program_ptr build(std::size_t idx, std::vector<program_ptr>& built);
     /// The counter of the dependency edges from task `waker` to task `wakee` (by index).
     counter& edge(std::size_t waker, std::size_t wakee);

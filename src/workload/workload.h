@@ -10,6 +10,7 @@
  *     k.run(limit);
  *     fmt::print("{}", w->report());
  */
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,15 @@ public:
     /// Why a finished run measured nothing ("" when it measured something): such a run is an
     /// error, not a figure of 0 (tbench whose clients were still warming up at its time limit).
     virtual std::string measured_nothing() const { return ""; }
+    /// A new instance for another run, sharing this one's immutable inputs (a replay's trace,
+    /// read once however many runs replay it); nullptr (the default): the caller builds one
+    /// from the argv. Must not depend on setup() having been called.
+    virtual std::unique_ptr<workload> fresh() const { return nullptr; }
+    /// What identifies the workload's input files by content, for a run's identity (the
+    /// results store's key); "" (the default): the workload reads no file and its argv and
+    /// command line identify it. Non-empty, it replaces them: a file edited in place is a
+    /// new run, the same file at two paths the same run.
+    virtual std::string content_identity() const { return ""; }
 };
 
 } // namespace schedlab
