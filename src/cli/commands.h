@@ -20,6 +20,8 @@
 
 namespace schedlab {
 
+struct latency_options;
+
 const char* schedlab_version();
 
 /// --jobs at most (threads of one process running simulations).
@@ -128,6 +130,9 @@ int cmd_costs(std::ostream& out, const std::string& machine,
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o);
 /// A trace replayed (workload/replay.h): the run summary and the trace-vs-replay table.
 int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_options& o);
+/// `schedlab latency TRACE`: the per-task table, then (o.wakeups) the per-wakeup rows, which
+/// wait in a temporary file as the trace is read so that memory stays bounded.
+int cmd_latency(std::ostream& out, const std::string& trace, const latency_options& o);
 /// Arms x loads x runs in parallel, then the tables (exit 3 if a run did not finish).
 int cmd_compare(std::ostream& out, std::ostream& err, const compare_options& o);
 /// The tables and HTML again from stored results.

@@ -442,8 +442,7 @@ int main(int argc, char** argv)
             lat.merge_by_comm = !lat_pids;
             if (!lat.explain_path.empty())
                 lat.wakeups = true;
-            print_latency(std::cout, sched_latency(lat_trace, lat));
-            return 0;
+            return cmd_latency(std::cout, lat_trace, lat);
         }
         if (*compare) {
             co.spec.seed = parse_seed(compare_seed, "--seed");

@@ -130,4 +130,41 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     return 0;
 }
 
+int cmd_latency(std::ostream& out, const std::string& trace, const latency_options& o)
+{
+    if (!o.wakeups) {
+        print_latency(out, sched_latency(trace, o));
+        return 0;
+    }
+    // The per-wakeup view follows the per-task table, which needs the whole trace: its rows
+    // wait in a temporary file (deleted on close), not in memory.
+    const std::unique_ptr<std::FILE, int (*)(std::FILE*)> spill(std::tmpfile(), &std::fclose);
+    if (!spill)
+        throw config_error("--wakeups", fmt::format("cannot create a temporary file for the "
+                                                    "per-wakeup rows: {}",
+                                                    std::strerror(errno)));
+    const auto write_failed = [] {
+        return config_error("--wakeups", fmt::format("cannot write the per-wakeup rows to a "
+                                                     "temporary file: {}",
+                                                     std::strerror(errno)));
+    };
+    const latency_result r = sched_latency(trace, o, [&](const wakeup_row& w) {
+        const std::string row = format_wakeup_row(w);
+        if (std::fwrite(row.data(), 1, row.size(), spill.get()) != row.size())
+            throw write_failed();
+    });
+    print_latency(out, r);
+    if (r.wakeups_total == 0)
+        return 0;
+    print_wakeups_header(out);
+    if (std::fflush(spill.get()) != 0)
+        throw write_failed();
+    std::rewind(spill.get());
+    std::vector<char> buf(1 << 20);
+    for (std::size_t got; (got = std::fread(buf.data(), 1, buf.size(), spill.get())) > 0;)
+        out.write(buf.data(), static_cast<std::streamsize>(got));
+    print_wakeups_footer(out, r);
+    return 0;
+}
+
 } // namespace schedlab

@@ -96,7 +96,7 @@ struct task_state {
     int pid = 0;
     sim_time on_cpu_since = -1;
     sim_time runnable_since = -1; ///< woken or preempted, not yet switched in
-    int wakeup = -1;              ///< its last wakeup row still waiting for the switch in
+    s64 wakeup = -1;              ///< its last wakeup row (by number) still waiting to run
     latency_row row;
 };
 
@@ -159,7 +159,8 @@ std::vector<std::string> sort_keys(const std::string& spec)
 
 } // namespace
 
-latency_result sched_latency(const std::string& path, const latency_options& o)
+latency_result sched_latency(const std::string& path, const latency_options& o,
+                             const wakeup_sink& sink)
 {
     const std::vector<std::string> keys = sort_keys(o.sort);
     std::optional<decision_reader> decisions;
@@ -179,6 +180,7 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
     }
     latency_result res;
     res.path = path;
+    res.wakeup_window = o.wakeup_window;
     std::unordered_map<int, task_state> tasks;
     const auto task = [&](int pid, std::string_view comm) -> task_state& {
         task_state& t = tasks[pid];
@@ -186,6 +188,40 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
         if (!comm.empty())
             t.comm = comm;
         return t;
+    };
+    // Wakeup rows from the oldest not yet passed on; row number n is window[n - window_base].
+    // A row is open while its wakee has not run (task_state::wakeup names it).
+    struct pending_wakeup {
+        wakeup_row row;
+        bool open = false;
+    };
+    std::deque<pending_wakeup> window;
+    s64 window_base = 0;
+    const auto emit = [&](const wakeup_row& w) {
+        if (sink)
+            sink(w);
+        else
+            res.wakeups.push_back(w);
+    };
+    const auto row_of = [&](s64 n) -> wakeup_row& {
+        return window[static_cast<std::size_t>(n - window_base)].row;
+    };
+    const auto close_row = [&](task_state& t) {
+        if (t.wakeup >= 0)
+            window[static_cast<std::size_t>(t.wakeup - window_base)].open = false;
+        t.wakeup = -1;
+    };
+    const auto pass_on = [&] { // the rows that are complete, and past the window's bound
+        while (!window.empty() &&
+               (!window.front().open || (sink && window.size() > o.wakeup_window))) {
+            if (window.front().open) {
+                ++res.wakeups_cut;
+                tasks[window.front().row.wakee].wakeup = -1;
+            }
+            emit(window.front().row);
+            window.pop_front();
+            ++window_base;
+        }
     };
     std::vector<bool> cpu_seen;
     std::unordered_map<int, sim_time> last_wakeup; // pid -> its last waking or wakeup
@@ -245,10 +281,11 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
                 t.runnable_since = -1;
                 t.on_cpu_since = e.ts;
                 if (t.wakeup >= 0) {
-                    wakeup_row& w = res.wakeups[static_cast<std::size_t>(t.wakeup)];
+                    wakeup_row& w = row_of(t.wakeup);
                     w.ran = e.ts;
                     w.ran_cpu = e.cpu;
-                    t.wakeup = -1;
+                    close_row(t);
+                    pass_on();
                 }
             }
             break;
@@ -287,8 +324,12 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
                     w.reason = std::move(*why);
                     ++res.explained;
                 }
-            res.wakeups.push_back(std::move(w));
-            t.wakeup = on_cpu ? -1 : static_cast<int>(res.wakeups.size() - 1);
+            ++res.wakeups_total;
+            close_row(t); // an earlier wakeup it did not run after: complete as it is
+            window.push_back({std::move(w), !on_cpu});
+            if (!on_cpu)
+                t.wakeup = window_base + static_cast<s64>(window.size()) - 1;
+            pass_on();
             break;
         }
         case ftrace_event_type::sched_wakeup: {
@@ -297,7 +338,7 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
             last_wakeup[e.pid] = e.ts;
             task_state& t = task(e.pid, e.comm);
             if (t.wakeup >= 0) {
-                wakeup_row& w = res.wakeups[static_cast<std::size_t>(t.wakeup)];
+                wakeup_row& w = row_of(t.wakeup);
                 if (w.target_cpu < 0)
                     w.target_cpu = e.target_cpu;
             }
@@ -317,6 +358,9 @@ latency_result sched_latency(const std::string& path, const latency_options& o)
     }
     if (r.stats().events == 0)
         throw config_error(path, "no trace events: an empty trace, or not ftrace text");
+    for (pending_wakeup& p : window) // the trace ended before these wakees ran
+        p.open = false;
+    pass_on();
 
     // Rows: per pid, or merged by comm (perf sched latency's default).
     std::map<std::string, latency_row> by_comm;
@@ -388,23 +432,40 @@ void print_latency(std::ostream& out, const latency_result& r)
                            r.inferred_switch_ins);
     if (r.wakeups.empty())
         return;
+    print_wakeups_header(out);
+    for (const wakeup_row& w : r.wakeups)
+        out << format_wakeup_row(w);
+    print_wakeups_footer(out, r);
+}
+
+void print_wakeups_header(std::ostream& out)
+{
     out << fmt::format("\n{:>15}  {:>5}  {:<24} {:<34} {:>5} {:>6}  {:<7} {:>10}  {}\n", "time",
                        "cpu", "waker", "wakee", "prev", "target", "ran on", "delay ms",
                        "placement (--explain)");
-    for (const wakeup_row& w : r.wakeups) {
-        const std::string waker =
-            w.waker == 0 ? std::string("<idle>") : task_name(w.waker_comm, w.waker);
-        const std::string wakee =
-            (w.is_new ? "new: " : "awakened: ") + task_name(w.wakee_comm, w.wakee);
-        const auto cpu = [](int c) { return c >= 0 ? fmt::format("{}", c) : std::string("-"); };
-        out << fmt::format("{:>15}  [{:03}]  {:<24} {:<34} {:>5} {:>6}  {:<7} {:>10}  {}\n",
-                           stamp(w.ts), w.cpu, waker, wakee, cpu(w.prev_cpu), cpu(w.target_cpu),
-                           w.ran_cpu >= 0 ? fmt::format("cpu{}", w.ran_cpu) : "-",
-                           w.ran >= 0 ? fmt::format("{:.3f}", ms(w.ran - w.ts)) : "-", w.reason);
-    }
-    if (r.explained > 0 || !r.wakeups.empty())
-        out << fmt::format("\n  {} wakeups, {} with their placement from the decision log\n",
-                           r.wakeups.size(), r.explained);
+}
+
+std::string format_wakeup_row(const wakeup_row& w)
+{
+    const std::string waker =
+        w.waker == 0 ? std::string("<idle>") : task_name(w.waker_comm, w.waker);
+    const std::string wakee =
+        (w.is_new ? "new: " : "awakened: ") + task_name(w.wakee_comm, w.wakee);
+    const auto cpu = [](int c) { return c >= 0 ? fmt::format("{}", c) : std::string("-"); };
+    return fmt::format("{:>15}  [{:03}]  {:<24} {:<34} {:>5} {:>6}  {:<7} {:>10}  {}\n",
+                       stamp(w.ts), w.cpu, waker, wakee, cpu(w.prev_cpu), cpu(w.target_cpu),
+                       w.ran_cpu >= 0 ? fmt::format("cpu{}", w.ran_cpu) : "-",
+                       w.ran >= 0 ? fmt::format("{:.3f}", ms(w.ran - w.ts)) : "-", w.reason);
+}
+
+void print_wakeups_footer(std::ostream& out, const latency_result& r)
+{
+    out << fmt::format("\n  {} wakeups, {} with their placement from the decision log\n",
+                       r.wakeups_total, r.explained);
+    if (r.wakeups_cut > 0)
+        out << fmt::format("  {} of them printed before their wakee ran, its delay unknown "
+                           "('-'): {} later wakeups were waiting behind them\n",
+                           r.wakeups_cut, r.wakeup_window);
 }
 
 } // namespace schedlab

@@ -21,7 +21,9 @@
  */
 #include "sim/time.h"
 
+#include <cstddef>
 #include <deque>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <unordered_map>
@@ -29,11 +31,18 @@
 
 namespace schedlab {
 
+/// The most wakeup rows sched_latency holds with a wakeup_sink: a row waits until its wakee
+/// runs and every earlier row was passed on; past this many, the oldest goes without its
+/// delay (latency_result::wakeups_cut). About 150 bytes a row: some 40 MB.
+inline constexpr std::size_t latency_wakeup_window = 1 << 18;
+
 struct latency_options {
     bool merge_by_comm = true; ///< one row per comm (perf sched latency's default); else per pid
     std::string sort = "avg,max,switch,runtime"; ///< --sort keys, perf's default order
     bool wakeups = false;                        ///< print the per-wakeup view too
     std::string explain_path; ///< --explain FILE: the decision log of the traced run
+    /// With a wakeup_sink, the most wakeup rows held (see latency_wakeup_window).
+    std::size_t wakeup_window = latency_wakeup_window;
 };
 
 /// One row of the per-task table.
@@ -67,8 +76,13 @@ struct wakeup_row {
 };
 
 struct latency_result {
-    std::vector<latency_row> rows; ///< sorted as asked
-    std::vector<wakeup_row> wakeups;
+    std::vector<latency_row> rows;   ///< sorted as asked
+    std::vector<wakeup_row> wakeups; ///< without a wakeup_sink: every wakeup, in time order
+    u64 wakeups_total = 0;           ///< wakeups seen (with --wakeups)
+    /// Wakeups passed on before their wakee ran because wakeup_window later ones were waiting
+    /// behind them (their delay is unknown: "-").
+    u64 wakeups_cut = 0;
+    std::size_t wakeup_window = 0; ///< latency_options::wakeup_window
     sim_dur total_runtime = 0;
     u64 total_switches = 0;
     u64 inferred_switch_ins = 0; ///< switch-ins the trace did not record (placed as replay does)
@@ -76,10 +90,22 @@ struct latency_result {
     std::string path;
 };
 
-/// Reads `path` once; config_error naming the file and line, or the option, on bad input.
-latency_result sched_latency(const std::string& path, const latency_options& o);
+/// Receives the per-wakeup rows, in time order, each once its wakee ran (or could not).
+using wakeup_sink = std::function<void(const wakeup_row&)>;
 
-/// The per-task table in the layout of `perf sched latency`, then the per-wakeup view if any.
+/// Reads `path` once; config_error naming the file and line, or the option, on bad input.
+/// With o.wakeups, the rows go to `sink` as they complete (memory bounded by
+/// latency_wakeup_window), or without one into latency_result::wakeups (memory grows with the
+/// trace's wakeups).
+latency_result sched_latency(const std::string& path, const latency_options& o,
+                             const wakeup_sink& sink = {});
+
+/// The per-task table in the layout of `perf sched latency`, then the per-wakeup view of
+/// latency_result::wakeups if any (print_wakeups_*: the same view from a wakeup_sink).
 void print_latency(std::ostream& out, const latency_result& r);
+/// The per-wakeup view's heading, one row, and its closing lines.
+void print_wakeups_header(std::ostream& out);
+std::string format_wakeup_row(const wakeup_row& w);
+void print_wakeups_footer(std::ostream& out, const latency_result& r);
 
 } // namespace schedlab
