@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 #include <sqlite3.h>
 #include <zstd.h>
 
@@ -22,19 +21,6 @@
 namespace schedlab {
 
 using ojson = nlohmann::ordered_json;
-
-std::string sha256_hex(std::string_view text)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr) != 1)
-        throw std::runtime_error("SHA-256 failed (OpenSSL EVP_Digest)");
-    std::string hex;
-    hex.reserve(2 * len);
-    for (unsigned int i = 0; i < len; ++i)
-        hex += fmt::format("{:02x}", md[i]);
-    return hex;
-}
 
 std::string run_key(const std::string& identity_hash, u64 seed)
 {

@@ -20,6 +20,7 @@
  */
 #include "experiment/result_json.h"
 #include "experiment/run.h"
+#include "sim/sha256.h" // sha256_hex: the keys
 
 #include <functional>
 #include <memory>
@@ -34,9 +35,6 @@ namespace schedlab {
 inline constexpr int store_schema_version = 1;
 /// SQLite's application_id of a schedlab store ("SchL").
 inline constexpr int store_application_id = 0x5363684c;
-
-/// SHA-256 of `text`, as 64 lowercase hex digits.
-std::string sha256_hex(std::string_view text);
 
 /// A run's key: the hash of its identity's hash (sha256_hex(run_identity())) and its seed.
 std::string run_key(const std::string& identity_hash, u64 seed);

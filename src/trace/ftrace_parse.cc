@@ -2,10 +2,10 @@
 #include "trace/ftrace_parse.h"
 
 #include "sim/config_error.h"
+#include "sim/sha256.h"
 
 #include <fmt/format.h>
 #include <lzma.h>
-#include <openssl/evp.h>
 #include <traceevent/event-parse.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -15,7 +15,6 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
-#include <stdexcept>
 
 /*
  * The libtracecmd calls used, declared as trace-cmd/trace-cmd.h (3.1) declares them: that
@@ -967,22 +966,11 @@ bool sched_trace_reader::next(ftrace_event& e)
 std::string trace_file_sha256(const std::string& path)
 {
     file_handle f(path);
-    std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-    if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1)
-        throw std::runtime_error("SHA-256 failed (OpenSSL EVP_DigestInit_ex)");
+    sha256 h;
     std::vector<char> buf(chunk_bytes);
     for (std::size_t got; (got = f.read(buf.data(), buf.size())) > 0;)
-        if (EVP_DigestUpdate(ctx.get(), buf.data(), got) != 1)
-            throw std::runtime_error("SHA-256 failed (OpenSSL EVP_DigestUpdate)");
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1)
-        throw std::runtime_error("SHA-256 failed (OpenSSL EVP_DigestFinal_ex)");
-    std::string hex;
-    hex.reserve(2 * len);
-    for (unsigned int i = 0; i < len; ++i)
-        hex += fmt::format("{:02x}", md[i]);
-    return hex;
+        h.update(buf.data(), got);
+    return h.hex();
 }
 
 } // namespace schedlab
