@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 /*
  * The libtracecmd calls used, declared as trace-cmd/trace-cmd.h (3.1) declares them: that
@@ -436,6 +437,20 @@ private:
 
 namespace {
 
+/// A trace is opened more than once (its format told by its first bytes; a replay hashes it
+/// and reads it twice): a pipe or a device would lose what the first opening read.
+void require_regular_file(const std::string& path)
+{
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (ec || st.type() == std::filesystem::file_type::not_found)
+        return; // opening it names the error (file_handle)
+    if (st.type() != std::filesystem::file_type::regular)
+        throw config_error(path, "not a regular file (a pipe, e.g. trace_pipe or stdin, or a "
+                                 "directory): a trace is read more than once; save it to a "
+                                 "file first");
+}
+
 bool is_dat_file(const std::string& path)
 {
     // A trace-cmd file starts with 0x17 0x08 'D' "tracing" (Documentation/trace-cmd/
@@ -452,6 +467,7 @@ bool is_dat_file(const std::string& path)
 
 ftrace_reader::ftrace_reader(std::string path) : path_(std::move(path))
 {
+    require_regular_file(path_);
     if (is_dat_file(path_)) {
         dat_ = std::make_unique<dat_source>(path_);
         stats_.format = "trace-cmd .dat";
@@ -965,6 +981,7 @@ bool sched_trace_reader::next(ftrace_event& e)
 
 std::string trace_file_sha256(const std::string& path)
 {
+    require_regular_file(path);
     file_handle f(path);
     sha256 h;
     std::vector<char> buf(chunk_bytes);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sys/stat.h>
 
 #include <string>
 #include <vector>
@@ -305,7 +306,13 @@ TEST_F(ftrace_parse, bad_input_names_the_line)
                                              "target_cpu=000\n")),
                 HasSubstr("bigpid.txt:1: sched_waking: pid 2147483647 is beyond"));
     EXPECT_THAT(error_of(path("missing.txt")), HasSubstr("missing.txt: cannot open the trace"));
-    EXPECT_THAT(error_of(traces_dir), HasSubstr("read error"));
+    EXPECT_THAT(error_of(traces_dir), HasSubstr("not a regular file"));
+    // A pipe (trace_pipe, stdin) is refused before it is opened: a trace is opened more than
+    // once (its first bytes tell its format; a replay hashes it, then reads it twice).
+    const std::string fifo = path("pipe");
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_THAT(error_of(fifo), HasSubstr(fifo + ": not a regular file (a pipe"));
+    EXPECT_THROW(trace_file_sha256(fifo), config_error);
 }
 
 TEST_F(ftrace_parse, truncated_xz_stream)

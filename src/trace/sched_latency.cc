@@ -167,6 +167,7 @@ latency_result sched_latency(const std::string& path, const latency_options& o,
     if (!o.explain_path.empty())
         decisions.emplace(o.explain_path);
 
+    sched_trace_reader r(path); // first: it refuses a pipe, which the check below would drain
     {
         // A schedlab result (--json) or another JSON document: no events to read.
         std::ifstream in(path);
@@ -225,7 +226,6 @@ latency_result sched_latency(const std::string& path, const latency_options& o,
     };
     std::vector<bool> cpu_seen;
     std::unordered_map<int, sim_time> last_wakeup; // pid -> its last waking or wakeup
-    sched_trace_reader r(path);
     ftrace_event e;
     while (r.next(e)) {
         if (e.cpu >= static_cast<int>(cpu_seen.size()))
