@@ -270,8 +270,6 @@ struct task_struct {
     int recent_used_cpu = 0;
     int policy = SCHED_NORMAL;
     int static_prio_nice = 0;   ///< nice value, -20..19
-    int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise
-    int prio = DEFAULT_PRIO;    ///< p->prio (== normal_prio: no PI): 99 - rt_priority, or 120 + nice
     cpumask cpus_mask;
     int nr_cpus_allowed = 0;
     const struct sched_class* sched_class = nullptr; ///< set by sched_fork() / init_idle()
@@ -310,6 +308,8 @@ struct task_struct {
     event_id timer;            ///< pending hrtimer (timed sleep), if any
     bool timer_cpu_awake = false; ///< the timer's CPU has been woken from idle for it
     void* wait_token = nullptr; ///< workload's wait-queue bookkeeping (opaque to sched)
+    int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise
+    int prio = DEFAULT_PRIO;    ///< p->prio (== normal_prio: no PI): 99 - rt_priority, or 120 + nice
     sched_rt_entity rt;         ///< the rt class's (p->rt); after the fair path's fields
 
     bool is_idle_task() const { return pid == 0; }
@@ -414,8 +414,6 @@ struct rq {
     unsigned nr_running = 0;
     u64 nr_switches = 0;
     cfs_rq cfs;
-    /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
-    std::vector<void (*)(kernel&, struct rq&)> balance_callback;
     task_struct* curr = nullptr;
     task_struct* idle = nullptr;
     u64 clock = 0;
@@ -463,6 +461,8 @@ struct rq {
     sim_dur busy_time = 0;   ///< time not running the idle task
 
     struct rt_rq rt; ///< the rt class's runqueue
+    /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
+    std::vector<void (*)(kernel&, struct rq&)> balance_callback;
 };
 
 inline bool task_on_rq_queued(const task_struct& p) { return p.on_rq == TASK_ON_RQ_QUEUED; }
