@@ -76,7 +76,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         r->cfs.rq_ = r.get();
         r->sched_rnd_state = sim_.rng(fmt::format("sched_rng/{}", cpu));
         r->cfs.min_vruntime = initial_min_vruntime;
-        init_rt_rq(r->rt);
+        init_rt_rq(*this, r->rt);
         r->avg_idle = 2 * tun_.migration_cost;
         r->max_idle_balance_cost = tun_.migration_cost;
 
@@ -99,7 +99,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
-    cpupri_init();
+    cpupri_init(*this);
     register_patchsets();
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
     // At boot every CPU idles with its tick stopped and every core is idle.
@@ -191,7 +191,7 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
                "task {}: rt_priority {} for policy {}", o.comm, o.rt_priority, o.policy);
     p.rt_priority = o.rt_priority;
     p.prio = rt_policy ? MAX_RT_PRIO - 1 - o.rt_priority : NICE_TO_PRIO(o.nice); // normal_prio()
-    p.rt.time_slice = sched_rr_timeslice(); // __sched_fork()
+    p.rt.time_slice = sched_rr_timeslice(*this); // __sched_fork()
     p.se.load.weight =
         o.policy == SCHED_IDLE ? WEIGHT_IDLEPRIO : sched_prio_to_weight[o.nice + 20];
     p.cpus_mask = o.allowed.nr_cpu_ids() ? o.allowed : m_.all();
@@ -632,6 +632,15 @@ task_struct* kernel::pick_next_task(rq& r, task_struct* prev)
     return r.idle;
 }
 
+// kernel: kernel/sched/core.c queue_balance_callback(), 6.6: once per callback until run.
+void kernel::queue_balance_callback(rq& r, void (*fn)(kernel&, rq&))
+{
+    for (const auto f : r.balance_callback)
+        if (f == fn)
+            return;
+    r.balance_callback.push_back(fn);
+}
+
 /*
  * kernel: kernel/sched/core.c __schedule(), 6.6.
  * Differs: no signal_pending check, no core scheduling.
@@ -911,12 +920,6 @@ void kernel::fire(u64 arg)
     case EV_ACTIVE_LB:
         active_load_balance_cpu_stop(cpu_rq(static_cast<int>(v)));
         break;
-    case EV_RT_PERIOD:
-        sched_rt_period_timer();
-        break;
-    case EV_RT_PUSH:
-        rto_push_irq_work_func(cpu_rq(static_cast<int>(v)));
-        break;
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);
@@ -999,7 +1002,7 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     if (cfs.h_nr_running != cfs.nr_running || r.nr_running != cfs.h_nr_running + rt_queued)
         err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} disagree",
             r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued);
-    check_rt_rq(r, errs);
+    check_rt_rq(*this, r, errs);
     if (load != cfs.load.weight)
         err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
     if (policy_->check_cfs_rq)

@@ -218,56 +218,21 @@ public:
     void yield_task_fair(rq& rq);
     int sched_balance_newidle(rq& rq);
 
-    /* ---- rt.c: the rt class (rt.cc) ---- */
-    void enqueue_task_rt(rq& rq, task_struct& p, int flags);
-    bool dequeue_task_rt(rq& rq, task_struct& p, int flags);
-    void yield_task_rt(rq& rq);
-    void wakeup_preempt_rt(rq& rq, task_struct& p, int wake_flags);
-    void check_preempt_equal_prio(rq& rq, task_struct& p);
-    task_struct* pick_next_task_rt(rq& rq);
-    void set_next_task_rt(rq& rq, task_struct& p, bool first);
-    void put_prev_task_rt(rq& rq, task_struct& p);
-    int select_task_rq_rt(task_struct& p, int cpu, int wake_flags);
-    void task_tick_rt(rq& rq, task_struct& p);
-    bool balance_rt(rq& rq, task_struct& prev);
-    void task_woken_rt(rq& rq, task_struct& p);
-    void update_curr_rt(rq& rq);
-    unsigned sched_rr_timeslice() const;
-    bool rt_bandwidth_enabled() const;
-    bool sched_rt_runtime_exceeded(rq& rq);
-    void start_rt_bandwidth();
-    void sched_rt_period_timer();
-    bool do_sched_rt_period_timer(int overrun);
-    void init_rt_rq(rt_rq& rt) const;
-    void enqueue_rt_entity(rq& rq, task_struct& p, int flags);
-    void dequeue_rt_entity(rq& rq, task_struct& p);
-    void enqueue_top_rt_rq(rq& rq);
-    void dequeue_top_rt_rq(rq& rq);
-    void inc_rt_tasks(rq& rq, task_struct& p);
-    void dec_rt_tasks(rq& rq, task_struct& p);
-    void requeue_task_rt(rq& rq, task_struct& p, bool head);
-    void enqueue_pushable_task(rq& rq, task_struct& p);
-    void dequeue_pushable_task(rq& rq, task_struct& p);
-    void rt_set_overload(rq& rq);
-    void rt_clear_overload(rq& rq);
-    void update_rt_migration(rq& rq);
-    void cpupri_init();
-    void cpupri_set(int cpu, int prio);
-    bool cpupri_find(const task_struct& p, cpumask* lowest_mask) const;
-    int cpumask_any_and_distribute(const cpumask& a, const cpumask& b);
-    int find_lowest_rq(task_struct& p);
-    rq* find_lock_lowest_rq(task_struct& p, rq& rq);
-    void move_queued_task_rt(rq& src, rq& dst, task_struct& p);
-    bool push_rt_task(rq& rq);
-    void push_rt_tasks(rq& rq);
-    void pull_rt_task(rq& this_rq);
-    int rto_next_cpu();
-    void tell_cpu_to_push(rq& rq);
-    void queue_rto_push_work(int cpu);
-    void rto_push_irq_work_func(rq& rq);
+    /// kernel: core.c queue_balance_callback(): fn runs at the end of __schedule().
     void queue_balance_callback(rq& r, void (*fn)(kernel&, rq&));
-    u64 rt_pushes() const { return rt_pushes_; } ///< RT tasks moved by push_rt_task()
-    u64 rt_pulls() const { return rt_pulls_; }   ///< ... and by pull_rt_task()
+    /// The rt class's kernel-wide state (rt.h; the class is free functions in rt.cc).
+    rt_state& rt() { return rt_; }
+    const rt_state& rt() const { return rt_; }
+    /// kernel: sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
+    void add_nr_running(rq& r, unsigned count);
+    /// model: rq load, util, runnable or util_est, nr_running, curr's idleness or
+    /// ttwu_pending of `cpu` changed: its groups' update_sg_lb_stats() sums are stale.
+    void lb_stats_changed(int cpu)
+    {
+        if (cpu < static_cast<int>(cpu_groups_.size()))
+            for (const int g : cpu_groups_[static_cast<std::size_t>(cpu)])
+                group_lb_sums_[static_cast<std::size_t>(g)].valid = false;
+    }
 
     /* ---- fair.c: entity level ---- */
     /// The fair class's policy, EEVDF or CFS, as the profile chose (fair_policy.h).
@@ -419,7 +384,7 @@ public:
 
 private:
     enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
-                         EV_ILB, EV_ACTIVE_LB, EV_RT_PERIOD, EV_RT_PUSH };
+                         EV_ILB, EV_ACTIVE_LB };
     void fire(u64 arg) override;
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 
@@ -434,7 +399,6 @@ private:
     void sched_info_arrive(rq& rq, task_struct& p);
     void maybe_check(rq& rq);
     void check_rq(const rq& rq, std::string& errs) const;
-    void check_rt_rq(const rq& rq, std::string& errs) const;
 
     simulation& sim_;
     syscalls sys_{*this};
@@ -453,12 +417,7 @@ private:
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;
     root_domain rd_;
-    /* the rt class: def_rt_bandwidth's period timer, cpumask_any_and_distribute()'s per-CPU state */
-    bool rt_period_active_ = false;
-    event_id rt_period_timer_;
-    std::vector<int> distribute_cpu_mask_prev_;
-    u64 rt_pushes_ = 0;
-    u64 rt_pulls_ = 0;
+    rt_state rt_{*this}; ///< the rt class's (rt.h)
     task_group autogroup_{"autogroup-1"};
     sim_dur last_lb_cost_ = 0; ///< cost of the load_balance() calls since last reset
     /*
@@ -474,13 +433,6 @@ private:
     };
     std::vector<group_lb_sums> group_lb_sums_;
     std::vector<std::vector<int>> cpu_groups_; ///< per CPU: the ids of the groups spanning it
-    /// rq load, util, runnable or util_est, nr_running, curr's idleness or ttwu_pending changed.
-    void lb_stats_changed(int cpu)
-    {
-        if (cpu < static_cast<int>(cpu_groups_.size()))
-            for (const int g : cpu_groups_[static_cast<std::size_t>(cpu)])
-                group_lb_sums_[static_cast<std::size_t>(g)].valid = false;
-    }
     void sum_group_lb_stats(const sched_group& group, group_lb_sums& sums) const;
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
     patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
@@ -491,7 +443,6 @@ private:
     std::vector<int> active_balance_push_cpu_; ///< rq->push_cpu while rq->active_balance
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
-    void add_nr_running(rq& r, unsigned count);
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;
     u64 check_countdown_ = 1024;

@@ -46,3 +46,5 @@ private:
 
 /// sched_feat(PLACE_LAG), read from the rq's kernel as in kernel/sched/sched.h.
 #define sched_feat(x) (feats().test(::schedlab::__SCHED_FEAT_##x))
+/// sched_feat(x) in a function of a class's file, which reaches its kernel as `k`.
+#define sched_feat_of(k, x) ((k).feats().test(::schedlab::__SCHED_FEAT_##x))

@@ -71,21 +71,19 @@ bool task_current(const rq& r, const task_struct& p)
 
 // kernel: kernel/sched/cpupri.c cpupri_init() + rq_online_rt(), 6.6: every CPU starts at
 // CPUPRI_NORMAL (its rt_rq's highest_prio.curr is MAX_RT_PRIO - 1).
-void kernel::cpupri_init()
+void cpupri_init(kernel& k)
 {
-    cpupri& cp = rd_.cpupri;
-    cp.pri_to_cpu.assign(CPUPRI_NR_PRIORITIES, cpupri::vec{0, cpumask(m_.nr_cpus())});
-    cp.cpu_to_pri.assign(static_cast<std::size_t>(m_.nr_cpus()), CPUPRI_INVALID);
-    rd_.rto_mask = cpumask(m_.nr_cpus());
-    distribute_cpu_mask_prev_.assign(static_cast<std::size_t>(m_.nr_cpus()), 0);
-    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu)
-        cpupri_set(cpu, cpu_rq(cpu).rt.highest_prio.curr);
+    cpupri& cp = k.rd().cpupri;
+    cp.pri_to_cpu.assign(CPUPRI_NR_PRIORITIES, cpupri::vec{0, cpumask(k.nr_cpu_ids())});
+    cp.cpu_to_pri.assign(static_cast<std::size_t>(k.nr_cpu_ids()), CPUPRI_INVALID);
+    k.rd().rto_mask = cpumask(k.nr_cpu_ids());
+    for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu)
+        cpupri_set(k.rd().cpupri, cpu, k.cpu_rq(cpu).rt.highest_prio.curr);
 }
 
 // kernel: kernel/sched/cpupri.c cpupri_set(), 6.6 (no memory barriers to model).
-void kernel::cpupri_set(int cpu, int newpri)
+void cpupri_set(cpupri& cp, int cpu, int newpri)
 {
-    cpupri& cp = rd_.cpupri;
     int& currpri = cp.cpu_to_pri[static_cast<std::size_t>(cpu)];
     newpri = convert_prio(newpri);
     if (newpri == currpri)
@@ -108,9 +106,8 @@ void kernel::cpupri_set(int cpu, int newpri)
  * function, 6.6: the lowest cpupri vector below p's priority that holds a CPU p may run
  * on; lowest_mask (if given) gets those CPUs. Every CPU is active here.
  */
-bool kernel::cpupri_find(const task_struct& p, cpumask* lowest_mask) const
+bool cpupri_find(const cpupri& cp, const task_struct& p, cpumask* lowest_mask)
 {
-    const cpupri& cp = rd_.cpupri;
     const int task_pri = convert_prio(p.prio);
     for (int idx = 0; idx < task_pri; ++idx) {
         const cpupri::vec& v = cp.pri_to_cpu[static_cast<std::size_t>(idx)];
@@ -127,14 +124,14 @@ bool kernel::cpupri_find(const task_struct& p, cpumask* lowest_mask) const
  * kernel: lib/cpumask.c cpumask_any_and_distribute(), 5.15-6.12: the next CPU of both
  * masks after the one this CPU returned last (a per-CPU variable), wrapping.
  */
-int kernel::cpumask_any_and_distribute(const cpumask& a, const cpumask& b)
+int cpumask_any_and_distribute(kernel& k, const cpumask& a, const cpumask& b)
 {
-    int& prev = distribute_cpu_mask_prev_[static_cast<std::size_t>(this_cpu_)];
+    int& prev = k.cpu_rq(k.smp_processor_id()).distribute_cpu_mask_prev;
     const cpumask both = a & b;
     int next = both.next(prev + 1);
-    if (next >= nr_cpu_ids())
+    if (next >= k.nr_cpu_ids())
         next = both.first();
-    if (next < nr_cpu_ids())
+    if (next < k.nr_cpu_ids())
         prev = next;
     return next;
 }
@@ -142,45 +139,45 @@ int kernel::cpumask_any_and_distribute(const cpumask& a, const cpumask& b)
 /* ---- the rt_rq ---- */
 
 // kernel: kernel/sched/rt.c init_rt_rq() and init_rt_bandwidth(def_rt_bandwidth), 6.6.
-void kernel::init_rt_rq(rt_rq& rt) const
+void init_rt_rq(const kernel& k, rt_rq& rt)
 {
     rt.highest_prio.curr = rt.highest_prio.next = MAX_RT_PRIO - 1;
-    rt.rt_runtime = kc_.params.rt_runtime_us < 0
+    rt.rt_runtime = k.config().params.rt_runtime_us < 0
                         ? RUNTIME_INF
-                        : static_cast<u64>(kc_.params.rt_runtime_us) * 1000;
+                        : static_cast<u64>(k.config().params.rt_runtime_us) * 1000;
 }
 
 /// kernel: kernel/sched/sched.h rt_bandwidth_enabled(), with v6.12's removal of the
 /// root rt_rq's default bandwidth (kernel_behaviour::rt_bandwidth_default).
-bool kernel::rt_bandwidth_enabled() const
+bool rt_bandwidth_enabled(const kernel& k)
 {
-    return kc_.behaviour.rt_bandwidth_default && kc_.params.rt_runtime_us >= 0;
+    return k.config().behaviour.rt_bandwidth_default && k.config().params.rt_runtime_us >= 0;
 }
 
 // kernel: kernel/sched/rt.c rt_set_overload() / rt_clear_overload(), 6.6.
-void kernel::rt_set_overload(rq& r)
+void rt_set_overload(kernel& k, rq& r)
 {
-    rd_.rto_mask.set(r.cpu);
-    ++rd_.rto_count;
+    k.rd().rto_mask.set(r.cpu);
+    ++k.rd().rto_count;
 }
 
-void kernel::rt_clear_overload(rq& r)
+void rt_clear_overload(kernel& k, rq& r)
 {
-    --rd_.rto_count;
-    rd_.rto_mask.clear(r.cpu);
+    --k.rd().rto_count;
+    k.rd().rto_mask.clear(r.cpu);
 }
 
 // kernel: kernel/sched/rt.c update_rt_migration(), <= 6.6 (removed by 612f769edd06, v6.7).
-void kernel::update_rt_migration(rq& r)
+void update_rt_migration(kernel& k, rq& r)
 {
     rt_rq& rt = r.rt;
     if (rt.rt_nr_migratory && rt.rt_nr_total > 1) {
         if (!rt.overloaded) {
-            rt_set_overload(r);
+            rt_set_overload(k, r);
             rt.overloaded = true;
         }
     } else if (rt.overloaded) {
-        rt_clear_overload(r);
+        rt_clear_overload(k, r);
         rt.overloaded = false;
     }
 }
@@ -189,7 +186,7 @@ void kernel::update_rt_migration(rq& r)
  * kernel: kernel/sched/rt.c enqueue_pushable_task(), 6.6 / 6.12: the plist ordered by
  * priority; from v6.7 the first pushable task makes the CPU RT-overloaded.
  */
-void kernel::enqueue_pushable_task(rq& r, task_struct& p)
+void enqueue_pushable_task(kernel& k, rq& r, task_struct& p)
 {
     if (p.rt.on_pushable)
         r.rt.pushable_tasks.erase(p.rt.pushable_node);
@@ -197,14 +194,14 @@ void kernel::enqueue_pushable_task(rq& r, task_struct& p)
     p.rt.on_pushable = true;
     if (p.prio < r.rt.highest_prio.next)
         r.rt.highest_prio.next = p.prio;
-    if (kc_.behaviour.rt_overload_pushable && !r.rt.overloaded) {
-        rt_set_overload(r);
+    if (k.config().behaviour.rt_overload_pushable && !r.rt.overloaded) {
+        rt_set_overload(k, r);
         r.rt.overloaded = true;
     }
 }
 
 // kernel: kernel/sched/rt.c dequeue_pushable_task(), 6.6 / 6.12.
-void kernel::dequeue_pushable_task(rq& r, task_struct& p)
+void dequeue_pushable_task(kernel& k, rq& r, task_struct& p)
 {
     if (p.rt.on_pushable) {
         r.rt.pushable_tasks.erase(p.rt.pushable_node);
@@ -214,8 +211,8 @@ void kernel::dequeue_pushable_task(rq& r, task_struct& p)
         r.rt.highest_prio.next = r.rt.pushable_tasks.begin()->first;
     } else {
         r.rt.highest_prio.next = MAX_RT_PRIO - 1;
-        if (kc_.behaviour.rt_overload_pushable && r.rt.overloaded) {
-            rt_clear_overload(r);
+        if (k.config().behaviour.rt_overload_pushable && r.rt.overloaded) {
+            rt_clear_overload(k, r);
             r.rt.overloaded = false;
         }
     }
@@ -225,7 +222,7 @@ void kernel::dequeue_pushable_task(rq& r, task_struct& p)
  * kernel: kernel/sched/rt.c inc_rt_tasks() (inc_rt_prio, inc_rt_migration <= 6.6,
  * inc_rt_group -> start_rt_bandwidth) and dec_rt_tasks(), 6.6, for the root rt_rq.
  */
-void kernel::inc_rt_tasks(rq& r, task_struct& p)
+void inc_rt_tasks(kernel& k, rq& r, task_struct& p)
 {
     rt_rq& rt = r.rt;
     ++rt.rt_nr_running;
@@ -234,18 +231,18 @@ void kernel::inc_rt_tasks(rq& r, task_struct& p)
     const int prev_prio = rt.highest_prio.curr;
     if (p.prio < prev_prio) {
         rt.highest_prio.curr = p.prio;
-        cpupri_set(r.cpu, p.prio); // inc_rt_prio_smp()
+        cpupri_set(k.rd().cpupri, r.cpu, p.prio); // inc_rt_prio_smp()
     }
-    if (!kc_.behaviour.rt_overload_pushable) {
+    if (!k.config().behaviour.rt_overload_pushable) {
         ++rt.rt_nr_total;
         if (p.nr_cpus_allowed > 1)
             ++rt.rt_nr_migratory;
-        update_rt_migration(r);
+        update_rt_migration(k, r);
     }
-    start_rt_bandwidth();
+    start_rt_bandwidth(k);
 }
 
-void kernel::dec_rt_tasks(rq& r, task_struct& p)
+void dec_rt_tasks(kernel& k, rq& r, task_struct& p)
 {
     rt_rq& rt = r.rt;
     SIM_BUG_ON(!rt.rt_nr_running, "cpu{}: rt_nr_running underflow (pid {})", r.cpu, p.pid);
@@ -259,31 +256,31 @@ void kernel::dec_rt_tasks(rq& r, task_struct& p)
     else if (p.prio == prev_prio)
         rt.highest_prio.curr = sched_find_first_bit(*rt.active);
     if (rt.highest_prio.curr != prev_prio)
-        cpupri_set(r.cpu, rt.highest_prio.curr); // dec_rt_prio_smp()
-    if (!kc_.behaviour.rt_overload_pushable) {
+        cpupri_set(k.rd().cpupri, r.cpu, rt.highest_prio.curr); // dec_rt_prio_smp()
+    if (!k.config().behaviour.rt_overload_pushable) {
         --rt.rt_nr_total;
         if (p.nr_cpus_allowed > 1)
             --rt.rt_nr_migratory;
-        update_rt_migration(r);
+        update_rt_migration(k, r);
     }
 }
 
 // kernel: kernel/sched/rt.c enqueue_top_rt_rq(), 6.6: the RT tasks count in rq->nr_running
 // unless the rt_rq is throttled.
-void kernel::enqueue_top_rt_rq(rq& r)
+void enqueue_top_rt_rq(kernel& k, rq& r)
 {
     rt_rq& rt = r.rt;
     if (rt.rt_queued || rt.rt_throttled)
         return;
     if (rt.rt_nr_running) {
-        add_nr_running(r, rt.rt_nr_running);
+        k.add_nr_running(r, rt.rt_nr_running);
         rt.rt_queued = true;
-        lb_stats_changed(r.cpu);
+        k.lb_stats_changed(r.cpu);
     }
 }
 
 // kernel: kernel/sched/rt.c dequeue_top_rt_rq(), 6.6.
-void kernel::dequeue_top_rt_rq(rq& r)
+void dequeue_top_rt_rq(kernel& k, rq& r)
 {
     rt_rq& rt = r.rt;
     if (!rt.rt_queued)
@@ -292,7 +289,7 @@ void kernel::dequeue_top_rt_rq(rq& r)
                r.nr_running, rt.rt_nr_running);
     r.nr_running -= rt.rt_nr_running; // sub_nr_running()
     rt.rt_queued = false;
-    lb_stats_changed(r.cpu);
+    k.lb_stats_changed(r.cpu);
 }
 
 /*
@@ -300,35 +297,35 @@ void kernel::dequeue_top_rt_rq(rq& r)
  * __enqueue_rt_entity(), enqueue_top_rt_rq(), 6.6: p joins the tail (the head with
  * ENQUEUE_HEAD) of its priority's list.
  */
-void kernel::enqueue_rt_entity(rq& r, task_struct& p, int flags)
+void enqueue_rt_entity(kernel& k, rq& r, task_struct& p, int flags)
 {
-    dequeue_top_rt_rq(r);
+    dequeue_top_rt_rq(k, r);
     rt_prio_array& array = *r.rt.active;
     std::list<task_struct*>& queue = array.queue[p.prio];
     p.rt.run_list = (flags & ENQUEUE_HEAD) ? queue.insert(queue.begin(), &p)
                                            : queue.insert(queue.end(), &p);
     set_prio_bit(array, p.prio);
     p.rt.on_rq = true;
-    inc_rt_tasks(r, p);
-    enqueue_top_rt_rq(r);
+    inc_rt_tasks(k, r, p);
+    enqueue_top_rt_rq(k, r);
 }
 
 // kernel: kernel/sched/rt.c dequeue_rt_entity() -> __dequeue_rt_entity(), 6.6.
-void kernel::dequeue_rt_entity(rq& r, task_struct& p)
+void dequeue_rt_entity(kernel& k, rq& r, task_struct& p)
 {
-    dequeue_top_rt_rq(r);
+    dequeue_top_rt_rq(k, r);
     rt_prio_array& array = *r.rt.active;
     std::list<task_struct*>& queue = array.queue[p.prio];
     queue.erase(p.rt.run_list);
     if (queue.empty())
         clear_prio_bit(array, p.prio);
     p.rt.on_rq = false;
-    dec_rt_tasks(r, p);
-    enqueue_top_rt_rq(r);
+    dec_rt_tasks(k, r, p);
+    enqueue_top_rt_rq(k, r);
 }
 
 // kernel: kernel/sched/rt.c requeue_task_rt() -> requeue_rt_entity(), 6.6.
-void kernel::requeue_task_rt(rq& r, task_struct& p, bool head)
+void requeue_task_rt(rq& r, task_struct& p, bool head)
 {
     if (!p.rt.on_rq)
         return;
@@ -340,25 +337,28 @@ void kernel::requeue_task_rt(rq& r, task_struct& p, bool head)
 
 // kernel: kernel/sched/rt.c start_rt_bandwidth(), 6.6: the period timer fires at once, then
 // every period (hrtimer_forward_now() of an expired timer).
-void kernel::start_rt_bandwidth()
+void start_rt_bandwidth(kernel& k)
 {
-    if (!rt_bandwidth_enabled() || rt_period_active_)
+    rt_state& rs = k.rt();
+    if (!rt_bandwidth_enabled(k) || rs.rt_period_active)
         return;
-    rt_period_active_ = true;
-    rt_period_timer_ = sim_.after(0, event_prio::hrtimer, this, ev_arg(EV_RT_PERIOD, 0));
+    rs.rt_period_active = true;
+    rs.rt_period_timer =
+        k.sim().after(0, event_prio::hrtimer, rs.handler(), rt_state::period_timer);
 }
 
 // kernel: kernel/sched/rt.c sched_rt_period_timer(), 6.6: one period per expiry here.
-void kernel::sched_rt_period_timer()
+void sched_rt_period_timer(kernel& k)
 {
-    rt_period_timer_ = {};
-    const bool idle = do_sched_rt_period_timer(1);
+    rt_state& rs = k.rt();
+    rs.rt_period_timer = {};
+    const bool idle = do_sched_rt_period_timer(k, 1);
     if (idle) {
-        rt_period_active_ = false;
+        rs.rt_period_active = false;
         return;
     }
-    rt_period_timer_ = sim_.after(static_cast<sim_dur>(kc_.params.rt_period_us) * 1000,
-                                  event_prio::hrtimer, this, ev_arg(EV_RT_PERIOD, 0));
+    rs.rt_period_timer = k.sim().after(static_cast<sim_dur>(k.config().params.rt_period_us) * 1000,
+                                       event_prio::hrtimer, rs.handler(), rt_state::period_timer);
 }
 
 /*
@@ -367,19 +367,19 @@ void kernel::sched_rt_period_timer()
  * a throttled rt_rq below its runtime again is unthrottled and requeued
  * (sched_rt_rq_enqueue(), which also reschedules its CPU). True: the timer may stop.
  */
-bool kernel::do_sched_rt_period_timer(int overrun)
+bool do_sched_rt_period_timer(kernel& k, int overrun)
 {
     bool idle = true;
     bool throttled = false;
-    for (int cpu = 0; cpu < nr_cpu_ids(); ++cpu) {
-        rq& r = cpu_rq(cpu);
+    for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu) {
+        rq& r = k.cpu_rq(cpu);
         rt_rq& rt = r.rt;
         bool enqueue = false;
-        rt.rt_runtime = kc_.params.rt_runtime_us < 0
+        rt.rt_runtime = k.config().params.rt_runtime_us < 0
                             ? RUNTIME_INF
-                            : static_cast<u64>(kc_.params.rt_runtime_us) * 1000;
+                            : static_cast<u64>(k.config().params.rt_runtime_us) * 1000;
         if (rt.rt_time) {
-            update_rq_clock(r);
+            k.update_rq_clock(r);
             const u64 runtime = rt.rt_runtime;
             rt.rt_time -= std::min(rt.rt_time, static_cast<u64>(overrun) * runtime);
             if (rt.rt_throttled && rt.rt_time < runtime) {
@@ -396,12 +396,12 @@ bool kernel::do_sched_rt_period_timer(int overrun)
         if (rt.rt_throttled)
             throttled = true;
         if (enqueue && rt.rt_nr_running) { // sched_rt_rq_enqueue()
-            this_cpu_ = cpu; // model: the expiry is handled where the rq is (no IPI priced)
-            enqueue_top_rt_rq(r);
-            resched_curr(r);
+            k.set_this_cpu(cpu); // model: the expiry is handled where the rq is (no IPI priced)
+            enqueue_top_rt_rq(k, r);
+            k.resched_curr(r);
         }
     }
-    if (!throttled && !rt_bandwidth_enabled())
+    if (!throttled && !rt_bandwidth_enabled(k))
         return true;
     return idle;
 }
@@ -410,13 +410,13 @@ bool kernel::do_sched_rt_period_timer(int overrun)
  * kernel: kernel/sched/rt.c sched_rt_runtime_exceeded(), 6.6 (RT_RUNTIME_SHARE off, so
  * no balance_runtime()): past its runtime the rt_rq is throttled and leaves rq->nr_running.
  */
-bool kernel::sched_rt_runtime_exceeded(rq& r)
+bool sched_rt_runtime_exceeded(kernel& k, rq& r)
 {
     rt_rq& rt = r.rt;
     const u64 runtime = rt.rt_runtime;
     if (rt.rt_throttled)
         return true;
-    if (runtime >= static_cast<u64>(kc_.params.rt_period_us) * 1000)
+    if (runtime >= static_cast<u64>(k.config().params.rt_period_us) * 1000)
         return false;
     if (rt.rt_time > runtime) {
         if (runtime) {
@@ -426,7 +426,7 @@ bool kernel::sched_rt_runtime_exceeded(rq& r)
             rt.rt_time = 0;
         }
         if (rt.rt_throttled) {
-            dequeue_top_rt_rq(r); // sched_rt_rq_dequeue()
+            dequeue_top_rt_rq(k, r); // sched_rt_rq_dequeue()
             return true;
         }
     }
@@ -437,7 +437,7 @@ bool kernel::sched_rt_runtime_exceeded(rq& r)
  * kernel: kernel/sched/rt.c update_curr_rt() + core.c update_curr_common(), 6.6: curr's
  * runtime, and the rt_rq's rt_time against its bandwidth (v6.12: RT groups only, none here).
  */
-void kernel::update_curr_rt(rq& r)
+void update_curr_rt(kernel& k, rq& r)
 {
     task_struct& curr = *r.curr;
     if (curr.sched_class != &rt_sched_class)
@@ -447,36 +447,36 @@ void kernel::update_curr_rt(rq& r)
         return;
     curr.se.exec_start = r.clock_task;
     curr.se.sum_exec_runtime += static_cast<u64>(delta_exec);
-    if (!rt_bandwidth_enabled() || r.rt.rt_runtime == RUNTIME_INF)
+    if (!rt_bandwidth_enabled(k) || r.rt.rt_runtime == RUNTIME_INF)
         return;
     r.rt.rt_time += static_cast<u64>(delta_exec);
-    if (sched_rt_runtime_exceeded(r)) {
-        resched_curr(r);
-        start_rt_bandwidth(); // do_start_rt_bandwidth()
+    if (sched_rt_runtime_exceeded(k, r)) {
+        k.resched_curr(r);
+        start_rt_bandwidth(k); // do_start_rt_bandwidth()
     }
 }
 
 /* ---- class hooks ---- */
 
 // kernel: kernel/sched/rt.c enqueue_task_rt(), 6.6.
-void kernel::enqueue_task_rt(rq& r, task_struct& p, int flags)
+void enqueue_task_rt(kernel& k, rq& r, task_struct& p, int flags)
 {
-    enqueue_rt_entity(r, p, flags);
+    enqueue_rt_entity(k, r, p, flags);
     if (!task_current(r, p) && p.nr_cpus_allowed > 1)
-        enqueue_pushable_task(r, p);
+        enqueue_pushable_task(k, r, p);
 }
 
 // kernel: kernel/sched/rt.c dequeue_task_rt(), 6.6 (6.12: returns true).
-bool kernel::dequeue_task_rt(rq& r, task_struct& p, int /*flags*/)
+bool dequeue_task_rt(kernel& k, rq& r, task_struct& p, int /*flags*/)
 {
-    update_curr_rt(r);
-    dequeue_rt_entity(r, p);
-    dequeue_pushable_task(r, p);
+    update_curr_rt(k, r);
+    dequeue_rt_entity(k, r, p);
+    dequeue_pushable_task(k, r, p);
     return true;
 }
 
 // kernel: kernel/sched/rt.c yield_task_rt(), 6.6: curr goes to the tail of its priority.
-void kernel::yield_task_rt(rq& r)
+void yield_task_rt(kernel& /*k*/, rq& r)
 {
     requeue_task_rt(r, *r.curr, false);
 }
@@ -485,25 +485,25 @@ void kernel::yield_task_rt(rq& r)
  * kernel: kernel/sched/rt.c check_preempt_equal_prio(), 6.6: an equal-priority wakee
  * goes first if curr could run elsewhere and the wakee could not.
  */
-void kernel::check_preempt_equal_prio(rq& r, task_struct& p)
+void check_preempt_equal_prio(kernel& k, rq& r, task_struct& p)
 {
-    if (r.curr->nr_cpus_allowed == 1 || !cpupri_find(*r.curr, nullptr))
+    if (r.curr->nr_cpus_allowed == 1 || !cpupri_find(k.rd().cpupri, *r.curr, nullptr))
         return;
-    if (p.nr_cpus_allowed != 1 && cpupri_find(p, nullptr))
+    if (p.nr_cpus_allowed != 1 && cpupri_find(k.rd().cpupri, p, nullptr))
         return;
     requeue_task_rt(r, p, true);
-    resched_curr(r);
+    k.resched_curr(r);
 }
 
 // kernel: kernel/sched/rt.c wakeup_preempt_rt() (check_preempt_curr_rt() in 6.6).
-void kernel::wakeup_preempt_rt(rq& r, task_struct& p, int /*wake_flags*/)
+void wakeup_preempt_rt(kernel& k, rq& r, task_struct& p, int /*wake_flags*/)
 {
     if (p.prio < r.curr->prio) {
-        resched_curr(r);
+        k.resched_curr(r);
         return;
     }
     if (p.prio == r.curr->prio && !r.need_resched)
-        check_preempt_equal_prio(r, p);
+        check_preempt_equal_prio(k, r, p);
 }
 
 /*
@@ -511,15 +511,15 @@ void kernel::wakeup_preempt_rt(rq& r, task_struct& p, int /*wake_flags*/)
  * clock starts, it is no longer pushable) and, as the first pick, queues the push of
  * what else is pushable here (rt_queue_push_tasks()).
  */
-void kernel::set_next_task_rt(rq& r, task_struct& p, bool first)
+void set_next_task_rt(kernel& k, rq& r, task_struct& p, bool first)
 {
     p.se.exec_start = r.clock_task;
     if (p.rt.on_rq)
-        dequeue_pushable_task(r, p);
+        dequeue_pushable_task(k, r, p);
     if (!first)
         return;
     if (!r.rt.pushable_tasks.empty())
-        queue_balance_callback(r, [](kernel& k, rq& rr) { k.push_rt_tasks(rr); });
+        k.queue_balance_callback(r, push_rt_tasks);
 }
 
 /*
@@ -527,7 +527,7 @@ void kernel::set_next_task_rt(rq& r, task_struct& p, bool first)
  * _pick_next_task_rt(), 6.6: the head of the highest non-empty priority, unless the
  * rt_rq is throttled (sched_rt_runnable()).
  */
-task_struct* kernel::pick_next_task_rt(rq& r)
+task_struct* pick_next_task_rt(kernel& k, rq& r)
 {
     if (!r.rt.rt_queued)
         return nullptr;
@@ -535,16 +535,16 @@ task_struct* kernel::pick_next_task_rt(rq& r)
     SIM_BUG_ON(idx >= MAX_RT_PRIO, "cpu{}: rt_nr_running {} but an empty bitmap", r.cpu,
                r.rt.rt_nr_running);
     task_struct* p = r.rt.active->queue[idx].front();
-    set_next_task_rt(r, *p, true);
+    set_next_task_rt(k, r, *p, true);
     return p;
 }
 
 // kernel: kernel/sched/rt.c put_prev_task_rt(), 6.6: a preempted migratable task is pushable.
-void kernel::put_prev_task_rt(rq& r, task_struct& p)
+void put_prev_task_rt(kernel& k, rq& r, task_struct& p)
 {
-    update_curr_rt(r);
+    update_curr_rt(k, r);
     if (p.rt.on_rq && p.nr_cpus_allowed > 1)
-        enqueue_pushable_task(r, p);
+        enqueue_pushable_task(k, r, p);
 }
 
 /*
@@ -552,15 +552,15 @@ void kernel::put_prev_task_rt(rq& r, task_struct& p)
  * whose CPU runs an RT task it cannot preempt (or one pinned there) goes to the CPU
  * cpupri finds lowest, if that CPU's highest RT priority is below the wakee's.
  */
-int kernel::select_task_rq_rt(task_struct& p, int cpu, int wake_flags)
+int select_task_rq_rt(kernel& k, task_struct& p, int cpu, int wake_flags)
 {
     if (!(wake_flags & (WF_TTWU | WF_FORK)))
         return cpu;
-    const task_struct* curr = cpu_rq(cpu).curr;
+    const task_struct* curr = k.cpu_rq(cpu).curr;
     const bool test = rt_task(*curr) && (curr->nr_cpus_allowed < 2 || curr->prio <= p.prio);
     if (test) {
-        const int target = find_lowest_rq(p);
-        if (target != -1 && p.prio < cpu_rq(target).rt.highest_prio.curr)
+        const int target = find_lowest_rq(k, p);
+        if (target != -1 && p.prio < k.cpu_rq(target).rt.highest_prio.curr)
             cpu = target;
     }
     return cpu;
@@ -571,43 +571,43 @@ int kernel::select_task_rq_rt(task_struct& p, int cpu, int wake_flags)
  * SCHED_RR's timeslice runs out after sched_rr_timeslice ticks; the task goes to the
  * tail of its priority if it is not alone there.
  */
-void kernel::task_tick_rt(rq& r, task_struct& p)
+void task_tick_rt(kernel& k, rq& r, task_struct& p, int /*queued*/)
 {
-    update_curr_rt(r);
+    update_curr_rt(k, r);
     if (p.policy != SCHED_RR)
         return;
     if (--p.rt.time_slice)
         return;
-    p.rt.time_slice = sched_rr_timeslice();
+    p.rt.time_slice = sched_rr_timeslice(k);
     if (r.rt.active->queue[p.prio].size() > 1) { // run_list.prev != run_list.next
         requeue_task_rt(r, p, false);
-        resched_curr(r);
+        k.resched_curr(r);
     }
 }
 
 /// kernel: kernel/sched/rt.c sched_rr_timeslice = RR_TIMESLICE (100 ms in ticks).
-unsigned kernel::sched_rr_timeslice() const
+unsigned sched_rr_timeslice(const kernel& k)
 {
-    const u64 t = static_cast<u64>(kc_.params.rr_timeslice_ms) * kc_.params.hz / 1000;
+    const u64 t = static_cast<u64>(k.config().params.rr_timeslice_ms) * k.config().params.hz / 1000;
     return static_cast<unsigned>(std::max<u64>(t, 1));
 }
 
 // kernel: kernel/sched/rt.c balance_rt(), 6.6: a CPU lowering its priority pulls first.
-bool kernel::balance_rt(rq& r, task_struct& prev)
+bool balance_rt(kernel& k, rq& r, task_struct& prev)
 {
     if (!prev.rt.on_rq && r.rt.highest_prio.curr > prev.prio) // need_pull_rt_task()
-        pull_rt_task(r);
+        pull_rt_task(k, r);
     return r.rt.rt_queued; // sched_rt_runnable(); no stop or dl class
 }
 
 // kernel: kernel/sched/rt.c task_woken_rt(), 6.6.
-void kernel::task_woken_rt(rq& r, task_struct& p)
+void task_woken_rt(kernel& k, rq& r, task_struct& p)
 {
     const bool need_to_push = !p.on_cpu && !r.need_resched && p.nr_cpus_allowed > 1 &&
                               rt_task(*r.curr) &&
                               (r.curr->nr_cpus_allowed < 2 || r.curr->prio <= p.prio);
     if (need_to_push)
-        push_rt_tasks(r);
+        push_rt_tasks(k, r);
 }
 
 /* ---- push and pull ---- */
@@ -617,64 +617,65 @@ void kernel::task_woken_rt(rq& r, task_struct& p)
  * below p, p's own CPU, else this CPU or the next of the mask in the nearest
  * SD_WAKE_AFFINE domain, else this CPU, else any. -1: none.
  */
-int kernel::find_lowest_rq(task_struct& p)
+int find_lowest_rq(kernel& k, task_struct& p)
 {
     if (p.nr_cpus_allowed == 1)
         return -1;
     cpumask lowest_mask;
-    if (!cpupri_find(p, &lowest_mask))
+    if (!cpupri_find(k.rd().cpupri, p, &lowest_mask))
         return -1;
     const int cpu = p.cpu;
     if (lowest_mask.test(cpu))
         return cpu;
-    int this_cpu = this_cpu_;
+    int this_cpu = k.smp_processor_id();
     if (!lowest_mask.test(this_cpu))
         this_cpu = -1;
-    for (const auto& sd : topo_.cpu(cpu).domains) {
+    for (const auto& sd : k.topology().cpu(cpu).domains) {
         if (!(sd->flags & SD_WAKE_AFFINE))
             continue;
         if (this_cpu != -1 && sd->span.test(this_cpu))
             return this_cpu;
-        const int best_cpu = cpumask_any_and_distribute(lowest_mask, sd->span);
-        if (best_cpu < nr_cpu_ids())
+        const int best_cpu = cpumask_any_and_distribute(k, lowest_mask, sd->span);
+        if (best_cpu < k.nr_cpu_ids())
             return best_cpu;
     }
     if (this_cpu != -1)
         return this_cpu;
-    const int any = cpumask_any_and_distribute(lowest_mask, lowest_mask);
-    return any < nr_cpu_ids() ? any : -1;
+    const int any = cpumask_any_and_distribute(k, lowest_mask, lowest_mask);
+    return any < k.nr_cpu_ids() ? any : -1;
 }
 
 /*
  * kernel: kernel/sched/rt.c find_lock_lowest_rq(), 6.6: the lowest CPU if it runs below
  * p's priority. Taking its lock cannot race here, so no retries.
  */
-rq* kernel::find_lock_lowest_rq(task_struct& p, rq& r)
+rq* find_lock_lowest_rq(kernel& k, task_struct& p, rq& r)
 {
-    const int cpu = find_lowest_rq(p);
+    const int cpu = find_lowest_rq(k, p);
     if (cpu == -1 || cpu == r.cpu)
         return nullptr;
-    rq& lowest = cpu_rq(cpu);
+    rq& lowest = k.cpu_rq(cpu);
     if (lowest.rt.highest_prio.curr <= p.prio)
         return nullptr;
-    charges_.lock_and_charge(lowest.lock, this_cpu_, costs().rq_lock_hold); // double_lock_balance()
+    k.charges().lock_and_charge(lowest.lock, k.smp_processor_id(),
+                                k.costs().rq_lock_hold); // double_lock_balance()
     return &lowest;
 }
 
 // model: move_queued_task_locked(), 6.6 (deactivate, set_task_cpu, activate).
-void kernel::move_queued_task_rt(rq& src, rq& dst, task_struct& p)
+void move_queued_task_rt(kernel& k, rq& src, rq& dst, task_struct& p)
 {
-    deactivate_task(src, p, 0);
-    set_task_cpu(p, dst.cpu);
-    update_rq_clock(dst);
-    activate_task(dst, p, 0);
+    k.deactivate_task(src, p, 0);
+    k.set_task_cpu(p, dst.cpu);
+    k.update_rq_clock(dst);
+    k.activate_task(dst, p, 0);
 }
 
 /*
  * kernel: kernel/sched/rt.c push_rt_task(), 6.6: the highest pushable task moves to
  * the lowest CPU, unless it should preempt this CPU's task instead. True: one moved.
  */
-bool kernel::push_rt_task(rq& r)
+bool push_rt_task(kernel& k, rq& r)
 {
     if (!r.rt.overloaded || r.rt.pushable_tasks.empty())
         return false;
@@ -683,27 +684,28 @@ bool kernel::push_rt_task(rq& r)
                    !task_on_rq_queued(next_task) || next_task.nr_cpus_allowed <= 1,
                "cpu{}: pid {} is not pushable", r.cpu, next_task.pid);
     if (next_task.prio < r.curr->prio) {
-        resched_curr(r);
+        k.resched_curr(r);
         return false;
     }
-    rq* lowest = find_lock_lowest_rq(next_task, r);
+    rq* lowest = find_lock_lowest_rq(k, next_task, r);
     if (!lowest)
         return false;
-    if (decisions_.on())
-        decisions_.log(now(), this_cpu_, "push_rt_task",
-                     fmt::format("pid {} ({}) prio {} cpu{} -> cpu{} (highest RT prio there {})",
-                                 next_task.pid, next_task.comm, next_task.prio, r.cpu, lowest->cpu,
-                                 lowest->rt.highest_prio.curr));
-    move_queued_task_rt(r, *lowest, next_task);
-    resched_curr(*lowest);
-    ++rt_pushes_;
+    if (k.decisions().on())
+        k.decisions().log(
+            k.now(), k.smp_processor_id(), "push_rt_task",
+            fmt::format("pid {} ({}) prio {} cpu{} -> cpu{} (highest RT prio there {})",
+                        next_task.pid, next_task.comm, next_task.prio, r.cpu, lowest->cpu,
+                        lowest->rt.highest_prio.curr));
+    move_queued_task_rt(k, r, *lowest, next_task);
+    k.resched_curr(*lowest);
+    ++k.rt().pushes;
     return true;
 }
 
 // kernel: kernel/sched/rt.c push_rt_tasks(), 6.6.
-void kernel::push_rt_tasks(rq& r)
+void push_rt_tasks(kernel& k, rq& r)
 {
-    while (push_rt_task(r)) {
+    while (push_rt_task(k, r)) {
     }
 }
 
@@ -711,54 +713,57 @@ void kernel::push_rt_tasks(rq& r)
  * kernel: kernel/sched/rt.c rto_next_cpu(), 6.6: the next RT-overloaded CPU of the
  * push-IPI chain, restarting once more if another pull asked meanwhile.
  */
-int kernel::rto_next_cpu()
+int rto_next_cpu(kernel& k)
 {
     for (;;) {
-        const int cpu = rd_.rto_mask.next(rd_.rto_cpu + 1);
-        rd_.rto_cpu = cpu;
-        if (cpu < nr_cpu_ids())
+        const int cpu = k.rd().rto_mask.next(k.rd().rto_cpu + 1);
+        k.rd().rto_cpu = cpu;
+        if (cpu < k.nr_cpu_ids())
             return cpu;
-        rd_.rto_cpu = -1;
-        const int next = rd_.rto_loop_next;
-        if (rd_.rto_loop == next)
+        k.rd().rto_cpu = -1;
+        const int next = k.rd().rto_loop_next;
+        if (k.rd().rto_loop == next)
             break;
-        rd_.rto_loop = next;
+        k.rd().rto_loop = next;
     }
     return -1;
 }
 
 // model: irq_work_queue_on(&rd->rto_push_work, cpu): the IPI's delay, its sending time here.
-void kernel::queue_rto_push_work(int cpu)
+void queue_rto_push_work(kernel& k, int cpu)
 {
-    const sim_dur d = cpu == this_cpu_ ? 0 : charges_.remote_notify_delay(cpu_rq(cpu), this_cpu_, cost_model::notify::ipi);
-    sim_.after(d, event_prio::ipi, this, ev_arg(EV_RT_PUSH, static_cast<u32>(cpu)));
+    const sim_dur d = cpu == k.smp_processor_id()
+                          ? 0
+                          : k.charges().remote_notify_delay(k.cpu_rq(cpu), k.smp_processor_id(),
+                                                            cost_model::notify::ipi);
+    k.sim().after(d, event_prio::ipi, k.rt().handler(), static_cast<u64>(cpu));
 }
 
 // kernel: kernel/sched/rt.c tell_cpu_to_push(), 6.6 (RT_PUSH_IPI).
-void kernel::tell_cpu_to_push(rq& /*r*/)
+void tell_cpu_to_push(kernel& k, rq& /*r*/)
 {
-    ++rd_.rto_loop_next;
-    if (rd_.rto_loop_start)
+    ++k.rd().rto_loop_next;
+    if (k.rd().rto_loop_start)
         return; // rto_start_trylock() failed
     int cpu = -1;
-    if (rd_.rto_cpu < 0)
-        cpu = rto_next_cpu();
+    if (k.rd().rto_cpu < 0)
+        cpu = rto_next_cpu(k);
     if (cpu >= 0)
-        queue_rto_push_work(cpu);
+        queue_rto_push_work(k, cpu);
 }
 
 // kernel: kernel/sched/rt.c rto_push_irq_work_func(), 6.6: push here, then pass it on.
-void kernel::rto_push_irq_work_func(rq& r)
+void rto_push_irq_work_func(kernel& k, rq& r)
 {
-    this_cpu_ = r.cpu;
+    k.set_this_cpu(r.cpu);
     if (!r.rt.pushable_tasks.empty()) {
-        charges_.lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold);
-        push_rt_tasks(r);
+        k.charges().lock_and_charge(r.lock, r.cpu, k.costs().rq_lock_hold);
+        push_rt_tasks(k, r);
     }
-    const int cpu = rto_next_cpu();
+    const int cpu = rto_next_cpu(k);
     if (cpu < 0)
         return;
-    queue_rto_push_work(cpu);
+    queue_rto_push_work(k, cpu);
 }
 
 /*
@@ -766,26 +771,27 @@ void kernel::rto_push_irq_work_func(rq& r)
  * with RT_PUSH_IPI they are asked to push (tell_cpu_to_push()); without, this CPU
  * takes from each the highest pushable task it may run that beats its own priority.
  */
-void kernel::pull_rt_task(rq& this_rq)
+void pull_rt_task(kernel& k, rq& this_rq)
 {
     const int this_cpu = this_rq.cpu;
-    if (!rd_.rto_count)
+    if (!k.rd().rto_count)
         return;
-    if (rd_.rto_count == 1 && rd_.rto_mask.test(this_cpu))
+    if (k.rd().rto_count == 1 && k.rd().rto_mask.test(this_cpu))
         return;
-    if (sched_feat(RT_PUSH_IPI)) {
-        tell_cpu_to_push(this_rq);
+    if (sched_feat_of(k, RT_PUSH_IPI)) {
+        tell_cpu_to_push(k, this_rq);
         return;
     }
     bool resched = false;
-    for_each_cpu(cpu, rd_.rto_mask)
+    for_each_cpu(cpu, k.rd().rto_mask)
     {
         if (cpu == this_cpu)
             continue;
-        rq& src = cpu_rq(cpu);
+        rq& src = k.cpu_rq(cpu);
         if (src.rt.highest_prio.next >= this_rq.rt.highest_prio.curr)
             continue;
-        charges_.lock_and_charge(src.lock, this_cpu, costs().rq_lock_hold); // double_lock_balance()
+        k.charges().lock_and_charge(src.lock, this_cpu,
+                                    k.costs().rq_lock_hold); // double_lock_balance()
         task_struct* p = nullptr; // pick_highest_pushable_task()
         for (const auto& [prio, t] : src.rt.pushable_tasks)
             if (!t->on_cpu && t->cpus_mask.test(this_cpu)) {
@@ -794,26 +800,17 @@ void kernel::pull_rt_task(rq& this_rq)
             }
         if (!p || p->prio >= this_rq.rt.highest_prio.curr || p->prio < src.curr->prio)
             continue;
-        move_queued_task_rt(src, this_rq, *p);
-        ++rt_pulls_;
+        move_queued_task_rt(k, src, this_rq, *p);
+        ++k.rt().pulls;
         resched = true;
     }
     if (resched)
-        resched_curr(this_rq);
-}
-
-// kernel: kernel/sched/core.c queue_balance_callback(), 6.6: once per callback until run.
-void kernel::queue_balance_callback(rq& r, void (*fn)(kernel&, rq&))
-{
-    for (const auto f : r.balance_callback)
-        if (f == fn)
-            return;
-    r.balance_callback.push_back(fn);
+        k.resched_curr(this_rq);
 }
 
 /* ---- checks ---- */
 
-void kernel::check_rt_rq(const rq& r, std::string& errs) const
+void check_rt_rq(const kernel& k, const rq& r, std::string& errs)
 {
     const rt_rq& rt = r.rt;
     auto err = [&](const std::string& e) { errs += fmt::format("cpu{}: {}\n", r.cpu, e); };
@@ -844,9 +841,9 @@ void kernel::check_rt_rq(const rq& r, std::string& errs) const
     if (highest != rt.highest_prio.curr)
         err(fmt::format("rt highest_prio.curr {} but the highest queued is {}",
                         rt.highest_prio.curr, highest));
-    if (rd_.cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)] != convert_prio(highest))
+    if (k.rd().cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)] != convert_prio(highest))
         err(fmt::format("cpupri {} but the highest RT priority is {}",
-                        rd_.cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)], highest));
+                        k.rd().cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)], highest));
     if (rt.rt_queued == rt.rt_throttled && rt.rt_nr_running)
         err(fmt::format("rt_rq queued {} throttled {} with {} tasks", rt.rt_queued,
                         rt.rt_throttled, rt.rt_nr_running));
@@ -857,9 +854,9 @@ void kernel::check_rt_rq(const rq& r, std::string& errs) const
     if (r.curr->sched_class == &rt_sched_class && !r.curr->rt.on_rq &&
         r.curr->__state == TASK_RUNNING)
         err(fmt::format("rt curr pid {} is runnable but not queued", r.curr->pid));
-    if (rt.overloaded != rd_.rto_mask.test(r.cpu))
+    if (rt.overloaded != k.rd().rto_mask.test(r.cpu))
         err(fmt::format("rt overloaded {} but rto_mask has the CPU: {}", rt.overloaded,
-                        rd_.rto_mask.test(r.cpu)));
+                        k.rd().rto_mask.test(r.cpu)));
 }
 
 // kernel: kernel/sched/rt.c DEFINE_SCHED_CLASS(rt), 6.6 (the hooks the model calls).
@@ -867,30 +864,31 @@ const sched_class rt_sched_class = {
     .name = "rt",
     .order = 2,
     .policies = (1u << SCHED_FIFO) | (1u << SCHED_RR),
-    .enqueue_task = [](kernel& k, rq& r, task_struct& p, int flags) {
-        k.enqueue_task_rt(r, p, flags);
-    },
-    .dequeue_task = [](kernel& k, rq& r, task_struct& p, int flags) {
-        return k.dequeue_task_rt(r, p, flags);
-    },
-    .yield_task = [](kernel& k, rq& r) { k.yield_task_rt(r); },
-    .wakeup_preempt = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
-        k.wakeup_preempt_rt(r, p, wake_flags);
-    },
-    .pick_next_task = [](kernel& k, rq& r, task_struct* /*prev*/) {
-        return k.pick_next_task_rt(r);
-    },
-    .select_task_rq = [](kernel& k, task_struct& p, int prev_cpu, int wake_flags) {
-        return k.select_task_rq_rt(p, prev_cpu, wake_flags);
-    },
+    .enqueue_task = enqueue_task_rt,
+    .dequeue_task = dequeue_task_rt,
+    .yield_task = yield_task_rt,
+    .wakeup_preempt = wakeup_preempt_rt,
+    .pick_next_task = [](kernel& k, rq& r,
+                         task_struct* /*prev*/) { return pick_next_task_rt(k, r); },
+    .select_task_rq = select_task_rq_rt,
     .migrate_task_rq = nullptr,
-    .task_tick = [](kernel& k, rq& r, task_struct& curr, int /*queued*/) {
-        k.task_tick_rt(r, curr);
-    },
+    .task_tick = task_tick_rt,
     .task_fork = nullptr,
-    .put_prev_task = [](kernel& k, rq& r, task_struct& prev) { k.put_prev_task_rt(r, prev); },
-    .balance = [](kernel& k, rq& r, task_struct& prev) { return k.balance_rt(r, prev); },
-    .task_woken = [](kernel& k, rq& r, task_struct& p) { k.task_woken_rt(r, p); },
+    .put_prev_task = put_prev_task_rt,
+    .balance = balance_rt,
+    .task_woken = task_woken_rt,
 };
+
+/*
+ * model: the rt class's timer and irq_work, as this state's events: def_rt_bandwidth's
+ * period timer (sched_rt_period_timer()) and rd->rto_push_work on the CPU it names.
+ */
+void rt_state::fire(u64 arg)
+{
+    if (arg == period_timer)
+        sched_rt_period_timer(k_);
+    else
+        rto_push_irq_work_func(k_, k_.cpu_rq(static_cast<int>(arg)));
+}
 
 } // namespace schedlab

@@ -86,7 +86,7 @@ TEST(rt_class, rr_rotates_equal_priorities_every_timeslice)
     sched_fixture t(small_machine(1), "6.6");
     task_struct& a = spawn_rt(t, "a", SCHED_RR, 10, testlib::spin(msecs(1000)));
     task_struct& b = spawn_rt(t, "b", SCHED_RR, 10, testlib::spin(msecs(1000)));
-    EXPECT_EQ(t.k->sched_rr_timeslice(), 25u);
+    EXPECT_EQ(sched_rr_timeslice(*t.k), 25u);
     t.run_for(msecs(99));
     EXPECT_EQ(t.k->cpu_rq(0).curr, &a);
     t.run_for(msecs(2));
@@ -143,7 +143,7 @@ TEST(rt_class, an_equal_priority_pinned_wakee_displaces_a_curr_that_can_run_else
     EXPECT_EQ(t.k->cpu_rq(0).curr, &b);
     EXPECT_EQ(a.cpu, 1);
     EXPECT_EQ(t.k->cpu_rq(1).curr, &a);
-    EXPECT_EQ(t.k->rt_pushes(), 1u);
+    EXPECT_EQ(t.k->rt().pushes, 1u);
 }
 
 TEST(rt_bandwidth, throttling_leaves_fair_tasks_the_period_minus_the_runtime)
@@ -210,7 +210,7 @@ TEST_P(rt_push, moves_a_second_rt_task_to_the_cpu_cpupri_finds_lowest)
     EXPECT_EQ(t.k->cpu_rq(0).curr, &a);
     EXPECT_EQ(b.cpu, 2);
     EXPECT_EQ(t.k->cpu_rq(2).curr, &b) << "the pushed task preempts cpu2's fair task";
-    EXPECT_EQ(t.k->rt_pushes(), 1u);
+    EXPECT_EQ(t.k->rt().pushes, 1u);
     EXPECT_EQ(t.k->rd().rto_count, 0);
 }
 
@@ -225,7 +225,7 @@ TEST(rt_select, a_wakee_behind_an_rt_task_goes_to_the_lowest_cpu)
     t.run_for(msecs(1));
     task_struct& w = spawn_rt(t, "w", SCHED_FIFO, 50, testlib::spin(), 0);
     EXPECT_EQ(w.cpu, 1);
-    EXPECT_EQ(t.k->rt_pushes(), 0u);
+    EXPECT_EQ(t.k->rt().pushes, 0u);
 }
 
 /*
@@ -251,8 +251,8 @@ TEST_P(rt_pull, a_cpu_lowering_its_priority_gets_the_waiting_rt_task)
     t.run_for(msecs(5));
     EXPECT_EQ(b.cpu, 1);
     EXPECT_EQ(t.k->cpu_rq(1).curr, &b);
-    EXPECT_EQ(push_ipi ? t.k->rt_pushes() : t.k->rt_pulls(), 1u);
-    EXPECT_EQ(push_ipi ? t.k->rt_pulls() : t.k->rt_pushes(), 0u);
+    EXPECT_EQ(push_ipi ? t.k->rt().pushes : t.k->rt().pulls, 1u);
+    EXPECT_EQ(push_ipi ? t.k->rt().pulls : t.k->rt().pushes, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(rt_push_ipi, rt_pull, ::testing::Bool());
