@@ -96,6 +96,9 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         r->idle = idle.get();
         r->curr = idle.get();
         r->idle_stamp = 0;
+        // The runqueue's PELT was last updated as the run starts, idle since boot: its
+        // sums are decayed to 0 and the first update spans only the run's own time.
+        r->cfs.avg.last_update_time = SCHED_CLOCK_AT_START;
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
@@ -279,9 +282,11 @@ void kernel::wake_up_new_task(task_struct& p)
 /* ------------------------------------------------------------------------ */
 /* Enqueue / dequeue                                                          */
 
+// kernel: kernel/sched/core.c update_rq_clock(), 6.6: rq->clock from sched_clock_cpu() (since
+// boot: sched_clock_at()); no IRQ or steal time is modelled, so clock_task advances with it.
 void kernel::update_rq_clock(rq& r)
 {
-    const u64 t = static_cast<u64>(now());
+    const u64 t = sched_clock_at(now());
     SIM_BUG_ON(t < r.clock, "cpu{}: rq clock went backwards", r.cpu);
     r.clock_task += t - r.clock; // no IRQ or steal time is modelled
     r.clock = t;

@@ -237,9 +237,7 @@ TEST(task_hot, a_task_that_ran_within_migration_cost_is_hot)
  * (set_task_cpu()) is cold to the next load balance, however recently it ran, so any
  * newly-idle pass may pull it on. By hand: p last ran 90 us ago, hot (90 us <
  * migration_cost 500 us); after the move it is not. This is how a DIE pass pulls a
- * just-woken tbench task into another LLC (docs/validation.md, 256 clients). (The
- * model's clock starts at 0, the kernel's at boot: in a run's first 500 us exec_start = 0
- * still reads as hot.)
+ * just-woken tbench task into another LLC (docs/validation.md, 256 clients).
  */
 TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
 {
@@ -254,6 +252,32 @@ TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
     t.k->migrate_task_rq_fair(p, 0);
     EXPECT_EQ(p.se.exec_start, 0u);
     EXPECT_EQ(t.k->task_hot(p, env), 0);
+}
+
+/*
+ * The same from a run's first microseconds: the kernel's rq clock is sched_clock() since
+ * boot, so task_hot()'s now - exec_start with exec_start = 0 is the machine's uptime, far
+ * beyond migration_cost (500 us), whenever the benchmark starts. By hand (6.6 fair.c
+ * task_hot(), migrate_task_rq_fair()): p runs from 0 to 50 us on cpu1 and sleeps; at
+ * 100 us it is hot (it ran 50-100 us ago); after the move it is cold, and so is a task
+ * forked but never run (exec_start still 0). A clock starting at 0 read both as hot
+ * until 500 us.
+ */
+TEST(task_hot, a_zeroed_exec_start_is_cold_at_the_start_of_a_run)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(50), secs(10)), 1, 0, 1);
+    t.run_for(usecs(100));
+    ASSERT_FALSE(task_on_rq_queued(p));
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_NEWLY_IDLE);
+    t.k->update_rq_clock(*env.src_rq);
+    ASSERT_EQ(t.k->task_hot(p, env), 1) << "ran within the last 100 us";
+    t.k->migrate_task_rq_fair(p, 0);
+    ASSERT_EQ(p.se.exec_start, 0u);
+    EXPECT_EQ(t.k->task_hot(p, env), 0) << "now - 0 is the uptime";
+    EXPECT_GE(env.src_rq->clock_task, SCHED_CLOCK_AT_START + usecs(100));
+    task_struct never_ran;
+    EXPECT_EQ(t.k->task_hot(never_ran, env), 0) << "a new task's exec_start is 0 too";
 }
 
 TEST(task_hot, smt_siblings_share_the_cache_so_nothing_is_hot)

@@ -82,6 +82,24 @@ enum : int { TASK_ON_RQ_QUEUED = 1, TASK_ON_RQ_MIGRATING = 2 };
 
 
 constexpr u32 NICE_0_LOAD = 1024;
+
+/*
+ * kernel: kernel/sched/clock.c sched_clock_cpu() -> sched_clock(), 6.6: rq->clock
+ * (update_rq_clock()) counts nanoseconds since boot, and a benchmark starts on a
+ * machine that has been up for a while. Stamps the kernel zeroes or leaves at 0
+ * (se->exec_start after migrate_task_rq_fair() or before a new task first runs,
+ * cfs_rq->last_update_tg_load_avg, rq->idle_stamp) therefore read as long ago:
+ * task_hot() finds now - 0 far beyond sysctl_sched_migration_cost. model: the rq
+ * clock is the simulation's time plus this uptime at the start of a run. Its value
+ * is not a measurement: a run's decisions depend on it only through windows
+ * measured from such a stamp (migration_cost 500 us, the tg ratelimit's 1 ms), so any
+ * uptime beyond them schedules alike. 2^36 ns (~69 s: a machine booted a minute
+ * before the run) is a multiple of PELT's 1024-ns unit, so PELT's arithmetic on
+ * clock differences is unchanged by it.
+ */
+constexpr u64 SCHED_CLOCK_AT_START = u64{1} << 36;
+/// The rq clock (sched_clock_cpu()) at simulated time t.
+inline u64 sched_clock_at(sim_time t) { return static_cast<u64>(t) + SCHED_CLOCK_AT_START; }
 /* include/linux/sched/prio.h: kernel priorities 0..99 are RT (lower is higher), 100..139 nice. */
 constexpr int MAX_RT_PRIO = 100;
 constexpr int MAX_PRIO = MAX_RT_PRIO + 40;
@@ -416,8 +434,8 @@ struct rq {
     cfs_rq cfs;
     task_struct* curr = nullptr;
     task_struct* idle = nullptr;
-    u64 clock = 0;
-    u64 clock_task = 0;
+    u64 clock = SCHED_CLOCK_AT_START;      ///< sched_clock_at(now()) at the last update_rq_clock()
+    u64 clock_task = SCHED_CLOCK_AT_START; ///< clock less IRQ and steal time (none modelled)
     bool need_resched = false;   ///< TIF_NEED_RESCHED of rq->curr
     u64 next_balance = 0;
     bool ttwu_pending = false;

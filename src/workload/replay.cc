@@ -594,10 +594,10 @@ sim_dur replay_workload::task_runtime(syscalls& sys, const task_struct& p)
 {
     // kernel: kernel/sched/cputime.c task_sched_runtime() (CLOCK_THREAD_CPUTIME_ID): the
     // accounted sum_exec_runtime plus the running task's time since update_curr(). Differs:
-    // rq->clock_task is the simulated time (no IRQ or steal time is modelled), so the
-    // pending delta is now - exec_start without a clock update.
-    return static_cast<sim_dur>(p.se.sum_exec_runtime) + sys.now() -
-           static_cast<sim_dur>(p.se.exec_start);
+    // rq->clock_task is the rq clock (no IRQ or steal time is modelled), so the pending
+    // delta is sched_clock_at(now) - exec_start without a clock update.
+    return static_cast<sim_dur>(p.se.sum_exec_runtime) +
+           static_cast<sim_dur>(sched_clock_at(sys.now()) - p.se.exec_start);
 }
 
 counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
