@@ -108,7 +108,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     // At boot every CPU idles with its tick stopped and every core is idle.
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
         nohz_balance_enter_idle(cpu_rq(cpu));
-        update_idle_core(cpu_rq(cpu));
+        update_idle_core(*this, cpu_rq(cpu));
     }
     /*
      * A benchmark starts on a machine that has been up and idle, not at boot:
@@ -268,7 +268,7 @@ void kernel::wake_up_new_task(task_struct& p)
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
     const int cpu = select_task_rq(p, p.cpu, WF_FORK);
     p.cpu = p.wake_cpu = cpu;
-    post_init_entity_util_avg(p);
+    post_init_entity_util_avg(*this, p);
     rq& r = cpu_rq(cpu);
     update_rq_clock(r);
     activate_task(r, p, ENQUEUE_NOCLOCK);
@@ -415,7 +415,7 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
         r.avg_idle = static_cast<u64>(static_cast<s64>(r.avg_idle) + diff / 8);
         if (r.avg_idle > max)
             r.avg_idle = max;
-        r.wake_stamp = jiffies();
+        r.wake_stamp = jiffies(*this);
         r.wake_avg_idle = r.avg_idle / 2;
         r.idle_stamp = 0;
     }
@@ -713,7 +713,7 @@ void kernel::__schedule(rq& r, bool preempt)
         }
         if (next->is_idle_task()) {
             r.idle_since = now();
-            update_idle_core(r); // pick_next_task_idle() -> update_idle_core()
+            update_idle_core(*this, r); // pick_next_task_idle() -> update_idle_core()
             if (r.tick_event.valid()) { // NOHZ: an idle CPU stops its tick
                 sim_.cancel(r.tick_event);
                 r.tick_event = {};

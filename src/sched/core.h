@@ -22,6 +22,7 @@
 #include "sched/cpu_charges.h"
 #include "sched/decision_log.h"
 #include "sched/fair_policy.h"
+#include "sched/fair.h"
 #include "sched/features.h"
 #include "sched/nohz.h"
 #include "sched/params.h"
@@ -211,7 +212,6 @@ public:
     void block_delayed_task(rq& r, task_struct& p);
     task_struct* pick_next_task_fair(rq& rq, task_struct* prev);
     void check_preempt_wakeup_fair(rq& rq, task_struct& p, int wake_flags);
-    int select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags);
     void migrate_task_rq_fair(task_struct& p, int new_cpu);
     void task_tick_fair(rq& rq, task_struct& curr);
     void task_fork_fair(task_struct& p);
@@ -253,57 +253,8 @@ public:
     sched_entity* __pick_first_entity(const cfs_rq& cfs) const;
     static u64 calc_delta_fair(u64 delta, const sched_entity& se);
 
-    /* ---- fair_eevdf.cc (6.6) ---- */
-    u64 avg_vruntime(const cfs_rq& cfs) const;
-    bool entity_eligible(const cfs_rq& cfs, const sched_entity& se) const;
-    void avg_vruntime_add(cfs_rq& cfs, const sched_entity& se);
-    void avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se);
-    void update_entity_lag(cfs_rq& cfs, sched_entity& se);
-    void place_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags);
-    void enqueue_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags);
-    bool delay_dequeue_eevdf(rq& rq, task_struct& p);
-    void update_deadline(cfs_rq& cfs, sched_entity& se);
-    sched_entity* pick_eevdf(cfs_rq& cfs);
-    sched_entity* pick_next_entity_eevdf(cfs_rq& cfs);
-    void check_preempt_wakeup_eevdf(rq& rq, task_struct& p, int wake_flags);
-
-    /* ---- fair_cfs.cc (<= 6.5) ---- */
-    u64 sched_slice(const cfs_rq& cfs, const sched_entity& se) const;
-    u64 sched_vslice(const cfs_rq& cfs, const sched_entity& se) const;
-    void place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial);
-    void enqueue_entity_cfs(cfs_rq& cfs, sched_entity& se, int flags);
-    int wakeup_preempt_entity(const sched_entity& curr, const sched_entity& se) const;
-    u64 wakeup_gran(const sched_entity& curr, const sched_entity& se) const;
-    void check_preempt_tick(cfs_rq& cfs, sched_entity& curr);
-    sched_entity* pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr);
-    void check_preempt_wakeup_cfs(rq& rq, task_struct& p, int wake_flags);
-
-    /* ---- fair_select.cc: placement ---- */
-    u64 jiffies() const;
-    bool available_idle_cpu(int cpu) const;
-    bool sched_idle_cpu(int cpu) const;
-    void record_wakee(task_struct& p);
-    int wake_wide(task_struct& p);
-    /* ---- fair_sis_short.cc: SIS_SHORT v6, a patch set (patchset.h) ---- */
-    bool is_short_task(const task_struct& p) const;
-    int sis_short_wake_affine(int this_cpu);
-    bool sis_short_select_idle_cpu(task_struct& p, const sched_domain& sd, bool has_idle_core,
-                                   int target, int nr);
-    int wake_affine_idle(int this_cpu, int prev_cpu, int sync);
-    int wake_affine_weight(const sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu,
-                           int sync);
-    int wake_affine(sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu, int sync);
-    int __select_idle_cpu(int cpu, task_struct& p);
-    void update_idle_core(rq& r);
-    int select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out);
-    int select_idle_smt(task_struct& p, int target);
-    int select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core, int target);
-    int select_idle_sibling(task_struct& p, int prev, int target);
-    void update_sg_wakeup_stats(const sched_domain& sd, const sched_group& group, sg_lb_stats& sgs,
-                                task_struct& p);
-    const sched_group* find_idlest_group(const sched_domain& sd, task_struct& p, int this_cpu);
-    int find_idlest_group_cpu(const sched_group& group, task_struct& p, int this_cpu);
-    int find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag);
+    /* The policies (fair_eevdf.cc, fair_cfs.cc), placement (fair_select.cc, fair_sis_short.cc)
+       and PELT (fair_pelt.cc) are free functions (fair.h). */
 
     /* ---- fair_balance.cc: load balancing ---- */
     group_type group_classify(unsigned imbalance_pct, const sched_group& group,
@@ -357,24 +308,9 @@ public:
     const patchset_hooks& patches() const { return patches_; }
     const std::vector<std::unique_ptr<shared_runq>>& shared_runqs() const { return shared_runqs_; }
 
-    /* ---- fair.c: PELT readers (fair_pelt.cc) ---- */
-    unsigned long capacity_of(int cpu) const;
-    unsigned long cpu_load(const rq& r) const;
-    unsigned long cpu_runnable(const rq& r) const;
-    unsigned long cpu_util_cfs(int cpu) const;
-    unsigned long cpu_load_without(const rq& r, const task_struct& p) const;
-    unsigned long cpu_runnable_without(const rq& r, const task_struct& p) const;
-    unsigned long cpu_util_without(int cpu, const task_struct& p) const;
-    unsigned long task_h_load(const task_struct& p) const;
-    unsigned long task_util_est(const task_struct& p) const;
-    unsigned long cpu_util_cfs_boost(int cpu) const;
-    void update_load_avg(cfs_rq& cfs, sched_entity& se, int flags);
-    void update_blocked_averages(int cpu);
-    void remove_entity_load_avg(sched_entity& se);
-    void post_init_entity_util_avg(task_struct& p);
+    /// The autogroup whose tg->load_avg the PELT updates keep (fair_pelt.cc).
     const task_group& autogroup() const { return autogroup_; }
-    void update_tg_load_avg(cfs_rq& cfs, int cpu);
-    void update_cfs_group(cfs_rq& cfs, int cpu);
+    task_group& autogroup() { return autogroup_; }
 
     /// The decision log (decision_log.h): off unless a sink is set.
     decision_log& decisions() { return decisions_; }

@@ -399,14 +399,14 @@ TEST(update_cfs_group, a_reader_fetches_tg_load_avg_only_after_another_cpu_wrote
     k.charges().lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
     t.run_for(usecs(1));                        // ... and the write completes
     const sim_dur before = spent();
-    k.update_cfs_group(reader, 5);
+    update_cfs_group(k, reader, 5);
     EXPECT_EQ(spent() - before, 80) << "one transfer across LLCs";
-    k.update_cfs_group(reader, 5);
+    update_cfs_group(k, reader, 5);
     EXPECT_EQ(spent() - before, 80) << "the line is still shared: a hit";
     EXPECT_EQ(tg.load_avg_reads, 2u);
     EXPECT_EQ(tg.load_avg_read_misses, 1u);
     k.charges().lock_and_charge(tg.load_avg_line, 1, 10); // a second write, from cpu1 (same LLC as cpu0)
-    k.update_cfs_group(reader, 5);
+    update_cfs_group(k, reader, 5);
     EXPECT_GT(spent() - before, 160) << "waits for cpu1's write in flight, then fetches";
     EXPECT_EQ(tg.load_avg_read_misses, 2u);
 }
@@ -430,11 +430,11 @@ TEST(update_cfs_group, the_cpu_running_the_enqueue_reads_the_line_whatever_runqu
     k.charges().lock_and_charge(tg.load_avg_line, 0, 10); // cpu0 writes tg->load_avg
     t.run_for(usecs(1));
     const sim_dur cpu1_before = spent(1), cpu5_before = spent(5);
-    k.update_cfs_group(remote, 1); // cpu1 works on cpu5's cfs_rq
+    update_cfs_group(k, remote, 1); // cpu1 works on cpu5's cfs_rq
     EXPECT_EQ(spent(1) - cpu1_before, 20) << "cpu1 fetched it within the LLC";
     EXPECT_EQ(spent(5) - cpu5_before, 0);
     t.run_for(usecs(1)); // cpu1's fetch is done
-    k.update_cfs_group(remote, 5);
+    update_cfs_group(k, remote, 5);
     EXPECT_EQ(spent(5) - cpu5_before, 80) << "cpu5's own cache did not have it";
     EXPECT_EQ(tg.load_avg_read_misses, 2u);
 }

@@ -152,7 +152,7 @@ void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
 void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
 {
     update_curr(cfs);
-    update_load_avg(cfs, se,
+    update_load_avg(*this, cfs, se,
                     UPDATE_TG | (se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH : 0));
     clear_buddies(cfs, se);
     if (policy_->dequeue_lag)
@@ -163,7 +163,7 @@ void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
     account_entity_dequeue(cfs, se);
     if (policy_->dequeue_renorm)
         policy_->dequeue_renorm(cfs, se, flags);
-    update_cfs_group(cfs, smp_processor_id());
+    update_cfs_group(*this, cfs, smp_processor_id());
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(cfs);
 }
@@ -173,7 +173,7 @@ void kernel::set_next_entity(cfs_rq& cfs, sched_entity& se)
 {
     if (se.on_rq) {
         __dequeue_entity(cfs, se);
-        update_load_avg(cfs, se, UPDATE_TG);
+        update_load_avg(*this, cfs, se, UPDATE_TG);
         if (policy_->set_next_entity)
             policy_->set_next_entity(*this, cfs, se); // 6.6: the RUN_TO_PARITY stash
     }
@@ -188,7 +188,7 @@ void kernel::put_prev_entity(cfs_rq& cfs, sched_entity& prev)
     if (prev.on_rq) {
         update_curr(cfs);
         __enqueue_entity(cfs, prev);
-        update_load_avg(cfs, prev, 0);
+        update_load_avg(*this, cfs, prev, 0);
     }
     cfs.curr = nullptr;
 }
@@ -250,19 +250,19 @@ void kernel::requeue_delayed_entity(cfs_rq& cfs, sched_entity& se)
     SIM_BUG_ON(!se.sched_delayed || !se.on_rq, "requeue of pid {}: delayed {} on_rq {}",
                se.owner->pid, se.sched_delayed, se.on_rq);
     if (sched_feat(DELAY_ZERO)) {
-        update_entity_lag(cfs, se);
+        update_entity_lag(*this, cfs, se);
         if (se.vlag > 0) {
             cfs.nr_running--;
             if (&se != cfs.curr)
                 __dequeue_entity(cfs, se);
             se.vlag = 0;
-            place_entity_eevdf(cfs, se, 0);
+            place_entity_eevdf(*this, cfs, se, 0);
             if (&se != cfs.curr)
                 __enqueue_entity(cfs, se);
             cfs.nr_running++;
         }
     }
-    update_load_avg(cfs, se, 0);
+    update_load_avg(*this, cfs, se, 0);
     se.sched_delayed = false;
 }
 
@@ -301,7 +301,7 @@ bool kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
         cfs.idle_h_nr_running--;
     r.nr_running--; // sub_nr_running()
     if (sched_feat(UTIL_EST) && !was_delayed)
-        util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(r.cpu),
+        util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(*this, r.cpu),
                         sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
     if (task_sleep && !(flags & DEQUEUE_DELAYED)) {
         const u64 dur = p.se.sum_exec_runtime - p.se.prev_sleep_sum_runtime;
@@ -381,7 +381,7 @@ void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
     if (policy_->migrate_task_rq)
         policy_->migrate_task_rq(*this, p);
     if (p.on_rq != TASK_ON_RQ_MIGRATING)
-        remove_entity_load_avg(p.se); // asleep: leave the load behind for removal
+        remove_entity_load_avg(*this, p.se); // asleep: leave the load behind for removal
     p.se.avg.last_update_time = 0;    // tell the new CPU to attach it
     p.se.exec_start = 0;              // no longer cache hot
 }
@@ -393,8 +393,8 @@ void kernel::task_tick_fair(rq& r, task_struct& curr)
     SIM_BUG_ON(cfs.curr != &curr.se, "cpu{}: tick for pid {} which is not cfs_rq->curr", r.cpu,
                curr.pid);
     update_curr(cfs);
-    update_load_avg(cfs, curr.se, UPDATE_TG);
-    update_cfs_group(cfs, r.cpu);
+    update_load_avg(*this, cfs, curr.se, UPDATE_TG);
+    update_cfs_group(*this, cfs, r.cpu);
     if (policy_->entity_tick)
         policy_->entity_tick(*this, cfs, curr.se);
 }
@@ -455,9 +455,7 @@ const sched_class fair_sched_class = {
         return k.pick_next_task_fair(r, prev && prev->sched_class == &fair_sched_class ? prev
                                                                                        : nullptr);
     },
-    .select_task_rq = [](kernel& k, task_struct& p, int prev_cpu, int wake_flags) {
-        return k.select_task_rq_fair(p, prev_cpu, wake_flags);
-    },
+    .select_task_rq = select_task_rq_fair,
     .migrate_task_rq = [](kernel& k, task_struct& p, int new_cpu) {
         k.migrate_task_rq_fair(p, new_cpu);
     },

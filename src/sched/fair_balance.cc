@@ -133,7 +133,7 @@ unsigned long kernel::get_sd_balance_interval(const sched_domain& sd, bool cpu_b
  */
 bool kernel::update_newidle_cost(sched_domain& sd, u64 cost)
 {
-    const u64 j = jiffies();
+    const u64 j = jiffies(*this);
     if (cost > sd.max_newidle_lb_cost) {
         sd.max_newidle_lb_cost = cost;
         sd.last_decay_max_lb_cost = j;
@@ -257,7 +257,7 @@ void kernel::sum_group_lb_stats(const sched_group& group, group_lb_sums& c) cons
     {
         const rq& r = cpu_rq(i);
         c.load += cpu_load(r);
-        c.util += cpu_util_cfs(i);
+        c.util += cpu_util_cfs(*this, i);
         c.runnable += cpu_runnable(r);
         c.h_nr_running += r.cfs.h_nr_running;
         c.nr_running += r.nr_running;
@@ -303,7 +303,7 @@ void kernel::update_sg_lb_stats_scan(lb_env& env, const sched_group& group, sg_l
         env.scan_cost += costs().lb_scan_per_cpu + cm().line_cost(env.dst_cpu, i);
         const rq& r = cpu_rq(i);
         sgs.group_load += cpu_load(r);
-        sgs.group_util += cpu_util_cfs(i);
+        sgs.group_util += cpu_util_cfs(*this, i);
         sgs.group_runnable += cpu_runnable(r);
         sgs.sum_h_nr_running += r.cfs.h_nr_running;
         const unsigned nr_running = r.nr_running;
@@ -551,7 +551,7 @@ rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
         const unsigned nr_running = r.cfs.h_nr_running;
         if (!nr_running)
             continue;
-        const unsigned long capacity = capacity_of(i);
+        const unsigned long capacity = capacity_of(*this, i);
         switch (env.migration_type_) {
         case migrate_load: {
             const unsigned long load = cpu_load(r);
@@ -566,7 +566,8 @@ rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
             break;
         }
         case migrate_util: {
-            const unsigned long util = kc_.behaviour.runnable_boost ? cpu_util_cfs_boost(i) : cpu_util_cfs(i);
+            const unsigned long util = kc_.behaviour.runnable_boost ? cpu_util_cfs_boost(*this, i)
+                                                                    : cpu_util_cfs(*this, i);
             if (nr_running <= 1)
                 continue;
             if (busiest_util < util) {
@@ -994,17 +995,18 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
 {
     int continue_balancing = 1;
     const int cpu = r.cpu;
-    bool busy = idle != CPU_IDLE && !sched_idle_cpu(cpu);
-    u64 next_balance = jiffies() + 60 * kc_.params.hz;
+    bool busy = idle != CPU_IDLE && !sched_idle_cpu(*this, cpu);
+    u64 next_balance = jiffies(*this) + 60 * kc_.params.hz;
     bool update_next_balance = false;
     bool need_decay = false;
     u64 max_cost = 0;
     for (auto& sdp : topo_.cpu(cpu).domains) {
         sched_domain& sd = *sdp;
         if (kc_.behaviour.newidle_5_15) {
-            if (jiffies() > sd.last_decay_max_lb_cost) {
+            if (jiffies(*this) > sd.last_decay_max_lb_cost) {
                 sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
-                sd.last_decay_max_lb_cost = jiffies() + kc_.params.hz; // next_decay_max_lb_cost
+                sd.last_decay_max_lb_cost =
+                    jiffies(*this) + kc_.params.hz; // next_decay_max_lb_cost
                 need_decay = true;
             }
         } else {
@@ -1017,12 +1019,12 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
             break;
         }
         unsigned long interval = get_sd_balance_interval(sd, busy);
-        if (jiffies() >= sd.last_balance + interval) {
+        if (jiffies(*this) >= sd.last_balance + interval) {
             if (sched_balance_rq(cpu, r, sd, idle, continue_balancing)) {
                 idle = idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
-                busy = idle != CPU_IDLE && !sched_idle_cpu(cpu);
+                busy = idle != CPU_IDLE && !sched_idle_cpu(*this, cpu);
             }
-            sd.last_balance = jiffies();
+            sd.last_balance = jiffies(*this);
             interval = get_sd_balance_interval(sd, busy);
         }
         if (next_balance > sd.last_balance + interval) {
@@ -1056,7 +1058,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
         if (const int pulled = hook(*this, this_rq))
             return pulled;
     this_rq.idle_stamp = this_rq.clock; // measure the balancing itself as idle time
-    u64 next_balance = jiffies() + kc_.params.hz;
+    u64 next_balance = jiffies(*this) + kc_.params.hz;
     int pulled_task = 0;
     u64 curr_cost = 0;
     sched_domain* base = topo_.cpu(this_cpu).sd();
@@ -1109,7 +1111,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
          */
         u64 t0 = this_rq.charged_ns;
         u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
-        update_blocked_averages(this_cpu);
+        update_blocked_averages(*this, this_cpu);
         if (kc_.behaviour.newidle_5_15)
             t0 = this_rq.charged_ns;
         u64 pending_cost =
@@ -1174,7 +1176,7 @@ int kernel::sched_balance_newidle(rq& this_rq)
 // kernel: kernel/sched/fair.c trigger_load_balance(), 6.5: raise SCHED_SOFTIRQ when due; maybe kick an ILB.
 void kernel::trigger_load_balance(rq& r)
 {
-    if (jiffies() >= r.next_balance)
+    if (jiffies(*this) >= r.next_balance)
         sim_.after(0, event_prio::softirq, this, ev_arg(EV_SOFTIRQ, static_cast<u32>(r.cpu)));
     nohz_balancer_kick(r);
 }
@@ -1184,7 +1186,7 @@ void kernel::sched_balance_softirq(rq& r)
 {
     this_cpu_ = r.cpu;
     const cpu_idle_type idle = r.idle_balance ? CPU_IDLE : CPU_NOT_IDLE;
-    update_blocked_averages(r.cpu);
+    update_blocked_averages(*this, r.cpu);
     last_lb_cost_ = 0;
     sched_balance_domains(r, idle);
     // The softirq's work delays whatever runs on this CPU.
@@ -1226,7 +1228,7 @@ void kernel::nohz_balancer_kick(rq& r)
     nohz_balance_exit_idle(r);
     if (nohz_.idle_cpus_mask.empty())
         return;
-    if (jiffies() < nohz_.next_balance)
+    if (jiffies(*this) < nohz_.next_balance)
         return;
     bool kick = r.nr_running >= 2;
     if (!kick)
@@ -1244,7 +1246,7 @@ void kernel::nohz_balancer_kick(rq& r)
  */
 void kernel::kick_ilb()
 {
-    nohz_.next_balance = jiffies() + 1;
+    nohz_.next_balance = jiffies(*this) + 1;
     if (nohz_.ilb_kicked)
         return;
     int ilb = -1;
@@ -1268,7 +1270,7 @@ void kernel::nohz_idle_balance(rq& ilb_rq)
 {
     nohz_.ilb_kicked = false;
     const int this_cpu = ilb_rq.cpu;
-    u64 next_balance = jiffies() + 60 * kc_.params.hz;
+    u64 next_balance = jiffies(*this) + 60 * kc_.params.hz;
     bool update_next = false;
     const cpumask idle_mask = nohz_.idle_cpus_mask;
     bool abort = false;
@@ -1280,8 +1282,8 @@ void kernel::nohz_idle_balance(rq& ilb_rq)
             return false;
         }
         rq& r = cpu_rq(balance_cpu);
-        update_blocked_averages(balance_cpu);
-        if (jiffies() >= r.next_balance) {
+        update_blocked_averages(*this, balance_cpu);
+        if (jiffies(*this) >= r.next_balance) {
             this_cpu_ = balance_cpu;
             update_rq_clock(r);
             sched_balance_domains(r, CPU_IDLE);

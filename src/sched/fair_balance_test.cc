@@ -322,7 +322,7 @@ TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances)
         hot_case c(testlib::small_machine(2));
         task_struct* waiting = c.env.src_rq->cfs_tasks.back();
         EXPECT_NE(waiting, c.env.src_rq->curr);
-        const unsigned long u = c.t.k->task_util_est(*waiting);
+        const unsigned long u = task_util_est(*waiting);
         EXPECT_GT(u, 64u);
         c.env.migration_type_ = migrate_util;
         c.env.imbalance = static_cast<long>(u >> 3);
@@ -581,10 +581,10 @@ TEST(cpu_util_cfs_boost, counts_runnable_time_that_util_does_not)
     cfs.avg.util_avg = 300;
     cfs.avg.runnable_avg = 700;
     cfs.avg.util_est_.enqueued = 0;
-    EXPECT_EQ(t.k->cpu_util_cfs(1), 300u);
-    EXPECT_EQ(t.k->cpu_util_cfs_boost(1), 700u);
+    EXPECT_EQ(cpu_util_cfs(*t.k, 1), 300u);
+    EXPECT_EQ(cpu_util_cfs_boost(*t.k, 1), 700u);
     cfs.avg.runnable_avg = 5000;
-    EXPECT_EQ(t.k->cpu_util_cfs_boost(1), 1024u) << "capped at the CPU's capacity";
+    EXPECT_EQ(cpu_util_cfs_boost(*t.k, 1), 1024u) << "capped at the CPU's capacity";
 }
 
 TEST(kick_ilb, sets_nohz_next_balance_to_the_next_jiffy)
@@ -594,7 +594,7 @@ TEST(kick_ilb, sets_nohz_next_balance_to_the_next_jiffy)
     ASSERT_EQ(t.k->nohz().next_balance, 0u);
     t.k->set_this_cpu(0);
     t.k->kick_ilb();
-    EXPECT_EQ(t.k->nohz().next_balance, t.k->jiffies() + 1) << "jiffies + 1, not an increment";
+    EXPECT_EQ(t.k->nohz().next_balance, jiffies(*t.k) + 1) << "jiffies + 1, not an increment";
 }
 
 class work_conservation : public ::testing::TestWithParam<const char*> {};

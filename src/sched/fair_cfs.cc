@@ -25,28 +25,29 @@ inline bool entity_before(const sched_entity& a, const sched_entity& b)
  * slice = period * w / W (W counting se if it is not queued yet); with
  * BASE_SLICE at least min_granularity.
  */
-u64 kernel::sched_slice(const cfs_rq& cfs, const sched_entity& se) const
+u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
 {
     unsigned nr_running = cfs.nr_running;
-    if (sched_feat(ALT_PERIOD))
+    if (sched_feat_of(k, ALT_PERIOD))
         nr_running = cfs.rq_->cfs.h_nr_running;
     nr_running += se.on_rq ? 0 : 1;
-    u64 slice = nr_running > tun_.nr_latency ? nr_running * tun_.min_granularity : tun_.latency;
+    u64 slice = nr_running > k.tunables().nr_latency ? nr_running * k.tunables().min_granularity
+                                                     : k.tunables().latency;
 
     u64 load = cfs.load.weight;
     if (!se.on_rq)
         load += se.load.weight;
     if (load)
         slice = static_cast<u64>(static_cast<unsigned __int128>(slice) * se.load.weight / load);
-    if (sched_feat(BASE_SLICE))
-        slice = std::max<u64>(slice, tun_.min_granularity); // no SCHED_IDLE-entity variant
+    if (sched_feat_of(k, BASE_SLICE))
+        slice = std::max<u64>(slice, k.tunables().min_granularity); // no SCHED_IDLE-entity variant
     return slice;
 }
 
 // kernel: kernel/sched/fair.c sched_vslice(), 6.5.
-u64 kernel::sched_vslice(const cfs_rq& cfs, const sched_entity& se) const
+u64 sched_vslice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
 {
-    return calc_delta_fair(sched_slice(cfs, se), se);
+    return k.calc_delta_fair(sched_slice(k, cfs, se), se);
 }
 
 /*
@@ -56,14 +57,14 @@ u64 kernel::sched_vslice(const cfs_rq& cfs, const sched_entity& se) const
  * never moves backwards - unless it slept so long that its vruntime is stale
  * (entity_is_long_sleeper(), new in 6.5: about 104 days of vruntime).
  */
-void kernel::place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial)
+void place_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, bool initial)
 {
     u64 vruntime = cfs.min_vruntime;
-    if (initial && sched_feat(START_DEBIT))
-        vruntime += sched_vslice(cfs, se);
+    if (initial && sched_feat_of(k, START_DEBIT))
+        vruntime += sched_vslice(k, cfs, se);
     if (!initial) {
-        u64 thresh = tun_.latency;
-        if (sched_feat(GENTLE_FAIR_SLEEPERS))
+        u64 thresh = k.tunables().latency;
+        if (sched_feat_of(k, GENTLE_FAIR_SLEEPERS))
             thresh >>= 1;
         vruntime -= thresh;
     }
@@ -80,12 +81,12 @@ void kernel::place_entity_cfs(cfs_rq& cfs, sched_entity& se, bool initial)
  * virtual time. Patch sets may scale it by curr (the stacking series'
  * SCALE_WAKEUP_GRAN, fair_stacking.cc: the patch passed curr in, as here).
  */
-u64 kernel::wakeup_gran(const sched_entity& curr, const sched_entity& se) const
+u64 wakeup_gran(const kernel& k, const sched_entity& curr, const sched_entity& se)
 {
-    u64 gran = tun_.wakeup_granularity;
-    for (const auto hook : patches_.wakeup_gran)
-        gran = hook(*this, curr, gran);
-    return calc_delta_fair(gran, se);
+    u64 gran = k.tunables().wakeup_granularity;
+    for (const auto hook : k.patches().wakeup_gran)
+        gran = hook(k, curr, gran);
+    return k.calc_delta_fair(gran, se);
 }
 
 /*
@@ -94,12 +95,12 @@ u64 kernel::wakeup_gran(const sched_entity& curr, const sched_entity& se) const
  * ahead (should preempt), 0 in between. pick_next_entity_cfs() passes a buddy
  * as curr, so SCALE_WAKEUP_GRAN then tests the buddy's last run length.
  */
-int kernel::wakeup_preempt_entity(const sched_entity& curr, const sched_entity& se) const
+int wakeup_preempt_entity(const kernel& k, const sched_entity& curr, const sched_entity& se)
 {
     const s64 vdiff = static_cast<s64>(curr.vruntime - se.vruntime);
     if (vdiff <= 0)
         return -1;
-    if (vdiff > static_cast<s64>(wakeup_gran(curr, se)))
+    if (vdiff > static_cast<s64>(wakeup_gran(k, curr, se)))
         return 1;
     return 0;
 }
@@ -108,27 +109,27 @@ int kernel::wakeup_preempt_entity(const sched_entity& curr, const sched_entity& 
  * kernel: kernel/sched/fair.c check_preempt_tick(), 6.5 (ideal capped at
  * sched_latency, as 6.5 does; 6.1 and 5.15 do not).
  */
-void kernel::check_preempt_tick(cfs_rq& cfs, sched_entity& curr)
+void check_preempt_tick(kernel& k, cfs_rq& cfs, sched_entity& curr)
 {
-    u64 ideal_runtime = sched_slice(cfs, curr);
-    if (kc_.behaviour.cfs_tick_ideal_capped)
-        ideal_runtime = std::min(ideal_runtime, tun_.latency);
+    u64 ideal_runtime = sched_slice(k, cfs, curr);
+    if (k.config().behaviour.cfs_tick_ideal_capped)
+        ideal_runtime = std::min(ideal_runtime, k.tunables().latency);
     const u64 delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
     if (delta_exec > ideal_runtime) {
-        resched_curr(*cfs.rq_);
-        clear_buddies(cfs, curr);
+        k.resched_curr(*cfs.rq_);
+        k.clear_buddies(cfs, curr);
         return;
     }
-    if (delta_exec < tun_.min_granularity)
+    if (delta_exec < k.tunables().min_granularity)
         return;
-    const sched_entity* se = __pick_first_entity(cfs);
+    const sched_entity* se = k.__pick_first_entity(cfs);
     if (!se)
         return;
     const s64 delta = static_cast<s64>(curr.vruntime - se->vruntime);
     if (delta < 0)
         return;
     if (static_cast<u64>(delta) > ideal_runtime)
-        resched_curr(*cfs.rq_);
+        k.resched_curr(*cfs.rq_);
 }
 
 /*
@@ -136,9 +137,9 @@ void kernel::check_preempt_tick(cfs_rq& cfs, sched_entity& curr)
  * The leftmost (or curr if it is further left), overridden by the skip, next
  * and last buddies when they are within a wakeup granularity of it.
  */
-sched_entity* kernel::pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr)
+sched_entity* pick_next_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity* curr)
 {
-    sched_entity* left = __pick_first_entity(cfs);
+    sched_entity* left = k.__pick_first_entity(cfs);
     if (!left || (curr && entity_before(*curr, *left)))
         left = curr;
     sched_entity* se = left;
@@ -146,7 +147,7 @@ sched_entity* kernel::pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr)
     if (cfs.skip && cfs.skip == se) {
         sched_entity* second = nullptr;
         if (se == curr) {
-            second = __pick_first_entity(cfs);
+            second = k.__pick_first_entity(cfs);
         } else {
             auto it = cfs.tasks_timeline.find(se);
             if (it != cfs.tasks_timeline.end() && ++it != cfs.tasks_timeline.end())
@@ -154,12 +155,12 @@ sched_entity* kernel::pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr)
             if (!second || (curr && entity_before(*curr, *second)))
                 second = curr;
         }
-        if (second && wakeup_preempt_entity(*second, *left) < 1)
+        if (second && wakeup_preempt_entity(k, *second, *left) < 1)
             se = second;
     }
-    if (cfs.next && wakeup_preempt_entity(*cfs.next, *left) < 1)
+    if (cfs.next && wakeup_preempt_entity(k, *cfs.next, *left) < 1)
         se = cfs.next;
-    else if (cfs.last && wakeup_preempt_entity(*cfs.last, *left) < 1)
+    else if (cfs.last && wakeup_preempt_entity(k, *cfs.last, *left) < 1)
         se = cfs.last;
     return se;
 }
@@ -170,7 +171,7 @@ sched_entity* kernel::pick_next_entity_cfs(cfs_rq& cfs, sched_entity* curr)
  * then becomes the next buddy and curr the last buddy (when >= nr_latency
  * tasks are queued).
  */
-void kernel::check_preempt_wakeup_cfs(rq& r, task_struct& p, int wake_flags)
+void check_preempt_wakeup_cfs(kernel& k, rq& r, task_struct& p, int wake_flags)
 {
     task_struct& curr = *r.curr;
     cfs_rq& cfs = r.cfs;
@@ -178,29 +179,29 @@ void kernel::check_preempt_wakeup_cfs(rq& r, task_struct& p, int wake_flags)
     sched_entity& pse = p.se;
     if (&se == &pse)
         return;
-    const bool scale = cfs.nr_running >= tun_.nr_latency;
+    const bool scale = cfs.nr_running >= k.tunables().nr_latency;
     bool next_buddy_marked = false;
-    if (sched_feat(NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
+    if (sched_feat_of(k, NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
         cfs.next = &pse;
         next_buddy_marked = true;
     }
     if (r.need_resched)
         return;
     if (curr.policy == SCHED_IDLE && p.policy != SCHED_IDLE) {
-        resched_curr(r);
+        k.resched_curr(r);
         return;
     }
-    if (p.policy != SCHED_NORMAL || !sched_feat(WAKEUP_PREEMPTION))
+    if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
-    update_curr(cfs);
-    if (wakeup_preempt_entity(se, pse) != 1)
+    k.update_curr(cfs);
+    if (wakeup_preempt_entity(k, se, pse) != 1)
         return;
     if (!next_buddy_marked)
         cfs.next = &pse;
-    resched_curr(r);
+    k.resched_curr(r);
     if (!se.on_rq)
         return;
-    if (sched_feat(LAST_BUDDY) && scale)
+    if (sched_feat_of(k, LAST_BUDDY) && scale)
         cfs.last = &se;
 }
 
@@ -210,23 +211,23 @@ void kernel::check_preempt_wakeup_cfs(rq& r, task_struct& p, int wake_flags)
  * (curr before update_curr(), the others after it); a wakeup then gets the
  * sleeper credit (place_entity()).
  */
-void kernel::enqueue_entity_cfs(cfs_rq& cfs, sched_entity& se, int flags)
+void enqueue_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
     const bool curr = cfs.curr == &se;
     se.cfs_rq_ = &cfs;
     const bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
     if (renorm && curr)
         se.vruntime += cfs.min_vruntime;
-    update_curr(cfs);
+    k.update_curr(cfs);
     if (renorm && !curr)
         se.vruntime += cfs.min_vruntime;
-    update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
-    update_cfs_group(cfs, smp_processor_id());
-    account_entity_enqueue(cfs, se);
+    update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
+    update_cfs_group(k, cfs, k.smp_processor_id());
+    k.account_entity_enqueue(cfs, se);
     if (flags & ENQUEUE_WAKEUP)
-        place_entity_cfs(cfs, se, false);
+        place_entity_cfs(k, cfs, se, false);
     if (!curr)
-        __enqueue_entity(cfs, se);
+        k.__enqueue_entity(cfs, se);
     se.on_rq = true;
 }
 
@@ -238,7 +239,7 @@ void kernel::enqueue_entity_cfs(cfs_rq& cfs, sched_entity& se, int flags)
 const fair_policy_ops cfs_policy = {
     .name = "CFS",
     .enqueue_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
-        k.enqueue_entity_cfs(cfs, se, flags);
+        enqueue_entity_cfs(k, cfs, se, flags);
     },
     // kernel: kernel/sched/fair.c dequeue_entity(), 6.5: "Normalize after
     // update_curr(); which will also have moved min_vruntime if !(flags & DEQUEUE_SLEEP)".
@@ -251,7 +252,7 @@ const fair_policy_ops cfs_policy = {
     .task_fork = [](kernel& k, cfs_rq& cfs, sched_entity& se, sched_entity* curr) {
         if (curr)
             se.vruntime = curr->vruntime;
-        k.place_entity_cfs(cfs, se, true);
+        place_entity_cfs(k, cfs, se, true);
         se.vruntime -= cfs.min_vruntime;
     },
     // kernel: kernel/sched/fair.c migrate_task_rq_fair(), 6.5: a waking task's vruntime
@@ -263,7 +264,7 @@ const fair_policy_ops cfs_policy = {
     // kernel: kernel/sched/fair.c pick_next_entity(), 6.5, and the clear_buddies() of
     // pick_next_task_fair()'s pick.
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* curr) {
-        sched_entity* se = k.pick_next_entity_cfs(cfs, curr);
+        sched_entity* se = pick_next_entity_cfs(k, cfs, curr);
         if (se)
             k.clear_buddies(cfs, *se);
         return se;
@@ -271,12 +272,12 @@ const fair_policy_ops cfs_policy = {
     // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy.
     .yield_task = [](kernel& /*k*/, cfs_rq& cfs) { cfs.skip = cfs.curr; },
     .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
-        k.check_preempt_wakeup_cfs(r, p, wake_flags);
+        check_preempt_wakeup_cfs(k, r, p, wake_flags);
     },
     // kernel: kernel/sched/fair.c entity_tick(), 6.5.
     .entity_tick = [](kernel& k, cfs_rq& cfs, sched_entity& curr) {
         if (cfs.nr_running > 1)
-            k.check_preempt_tick(cfs, curr);
+            check_preempt_tick(k, cfs, curr);
     },
     .eligible = [](const kernel& /*k*/, const cfs_rq& /*cfs*/, const sched_entity& /*se*/) {
         return "-";

@@ -31,30 +31,30 @@ TEST_F(cfs, wakeup_preempt_entity_needs_more_than_one_wakeup_granularity)
 {
     a.se.vruntime = 10'000'000;
     b.se.vruntime = 10'000'000;
-    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), -1) << "not ahead: never preempt";
+    EXPECT_EQ(wakeup_preempt_entity(*t.k, a.se, b.se), -1) << "not ahead: never preempt";
     b.se.vruntime = 10'000'000 - 1'000'000;
-    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), 0) << "exactly one gran ahead: not enough";
+    EXPECT_EQ(wakeup_preempt_entity(*t.k, a.se, b.se), 0) << "exactly one gran ahead: not enough";
     b.se.vruntime -= 1;
-    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), 1);
+    EXPECT_EQ(wakeup_preempt_entity(*t.k, a.se, b.se), 1);
 }
 
 TEST_F(cfs, a_lighter_wakee_needs_a_larger_lead)
 {
     b.se.load.weight = sched_prio_to_weight[25]; // nice 5: 335
-    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), 1'000'000ull * 1024 / 335);
+    EXPECT_EQ(wakeup_gran(*t.k, a.se, b.se), 1'000'000ull * 1024 / 335);
 }
 
 TEST_F(cfs, a_waking_sleeper_gets_half_the_latency_as_credit)
 {
     a.se.vruntime = c.min_vruntime - msecs(100); // slept a long time
-    t.k->place_entity_cfs(c, a.se, false);
+    place_entity_cfs(*t.k, c, a.se, false);
     EXPECT_EQ(static_cast<s64>(a.se.vruntime - c.min_vruntime), -msecs(3));
 }
 
 TEST_F(cfs, a_recent_sleeper_keeps_its_own_vruntime)
 {
     a.se.vruntime = c.min_vruntime - msecs(1);
-    t.k->place_entity_cfs(c, a.se, false);
+    place_entity_cfs(*t.k, c, a.se, false);
     EXPECT_EQ(static_cast<s64>(a.se.vruntime - c.min_vruntime), -msecs(1));
 }
 
@@ -63,14 +63,14 @@ TEST_F(cfs, without_gentle_fair_sleepers_the_credit_is_the_whole_latency)
     testlib::sched_fixture g{testlib::small_machine(1), "6.5+NO_GENTLE_FAIR_SLEEPERS"};
     cfs_rq& gc = g.k->cpu_rq(0).cfs;
     a.se.vruntime = gc.min_vruntime - msecs(100);
-    g.k->place_entity_cfs(gc, a.se, false);
+    place_entity_cfs(*g.k, gc, a.se, false);
     EXPECT_EQ(static_cast<s64>(a.se.vruntime - gc.min_vruntime), -msecs(6));
 }
 
 TEST_F(cfs, a_forked_task_starts_one_vslice_late_with_start_debit)
 {
     // Empty cfs_rq: slice of a lone task = latency (6 ms).
-    t.k->place_entity_cfs(c, a.se, true);
+    place_entity_cfs(*t.k, c, a.se, true);
     EXPECT_EQ(static_cast<s64>(a.se.vruntime - c.min_vruntime), msecs(6));
 }
 
@@ -83,9 +83,9 @@ TEST_F(cfs, sched_slice_splits_the_period_by_weight_with_a_floor)
     c.load.weight = 1024 + 335;
     b.se.load.weight = 335;
     // period 6 ms (2 <= nr_latency); a: 6 ms * 1024 / 1359
-    EXPECT_EQ(t.k->sched_slice(c, a.se), 6'000'000ull * 1024 / 1359);
+    EXPECT_EQ(sched_slice(*t.k, c, a.se), 6'000'000ull * 1024 / 1359);
     // b: 6 ms * 335 / 1359 = 1.479 ms, above the 0.75 ms floor
-    EXPECT_EQ(t.k->sched_slice(c, b.se), 6'000'000ull * 335 / 1359);
+    EXPECT_EQ(sched_slice(*t.k, c, b.se), 6'000'000ull * 335 / 1359);
     c.nr_running = c.h_nr_running = 0; // leave the rq consistent
     c.load.weight = 0;
 }
@@ -149,18 +149,18 @@ TEST_F(scale_wakeup_gran, wakeup_gran_is_7ms_while_curr_has_run_less_than_min_gr
 {
     ASSERT_EQ(t.k->tunables().wakeup_granularity, msecs(4));
     ran(a.se, msecs(1));
-    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(7));
+    EXPECT_EQ(wakeup_gran(*t.k, a.se, b.se), msecs(7));
     ran(a.se, msecs(3) - 1);
-    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(7));
-    EXPECT_EQ(base.k->wakeup_gran(a.se, b.se), msecs(4)) << "the base kernel does not scale";
+    EXPECT_EQ(wakeup_gran(*t.k, a.se, b.se), msecs(7));
+    EXPECT_EQ(wakeup_gran(*base.k, a.se, b.se), msecs(4)) << "the base kernel does not scale";
 }
 
 TEST_F(scale_wakeup_gran, wakeup_gran_stays_4ms_once_curr_has_run_min_granularity)
 {
     ran(a.se, msecs(3));
-    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(4));
+    EXPECT_EQ(wakeup_gran(*t.k, a.se, b.se), msecs(4));
     ran(a.se, msecs(10));
-    EXPECT_EQ(t.k->wakeup_gran(a.se, b.se), msecs(4));
+    EXPECT_EQ(wakeup_gran(*t.k, a.se, b.se), msecs(4));
 }
 
 TEST_F(scale_wakeup_gran, wakeup_preempt_entity_needs_a_7ms_lead_against_a_fresh_curr)
@@ -168,10 +168,10 @@ TEST_F(scale_wakeup_gran, wakeup_preempt_entity_needs_a_7ms_lead_against_a_fresh
     a.se.vruntime = msecs(100);
     b.se.vruntime = msecs(100) - msecs(5); // the wakee is 5 ms behind curr
     ran(a.se, msecs(1));
-    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), 0) << "5 ms < 7 ms: no preemption";
-    EXPECT_EQ(base.k->wakeup_preempt_entity(a.se, b.se), 1) << "5 ms > 4 ms on the base";
+    EXPECT_EQ(wakeup_preempt_entity(*t.k, a.se, b.se), 0) << "5 ms < 7 ms: no preemption";
+    EXPECT_EQ(wakeup_preempt_entity(*base.k, a.se, b.se), 1) << "5 ms > 4 ms on the base";
     ran(a.se, msecs(4));
-    EXPECT_EQ(t.k->wakeup_preempt_entity(a.se, b.se), 1);
+    EXPECT_EQ(wakeup_preempt_entity(*t.k, a.se, b.se), 1);
 }
 
 // The buddy is passed as curr: its own last run length decides the granularity.
@@ -187,10 +187,10 @@ TEST_F(scale_wakeup_gran, pick_next_entity_cfs_tests_the_next_buddys_own_last_ru
         b.se.vruntime = c.min_vruntime + msecs(5); // next buddy 5 ms to the right
         c.next = &b.se;
         ran(b.se, msecs(1));
-        EXPECT_EQ(f->k->pick_next_entity_cfs(c, &b.se), scaled ? &b.se : &a.se)
+        EXPECT_EQ(pick_next_entity_cfs(*f->k, c, &b.se), scaled ? &b.se : &a.se)
             << (scaled ? "scaled: 5 ms < 7 ms keeps the buddy" : "base: 5 ms > 4 ms");
         ran(b.se, msecs(3));
-        EXPECT_EQ(f->k->pick_next_entity_cfs(c, &b.se), &a.se) << "a buddy that ran 3 ms";
+        EXPECT_EQ(pick_next_entity_cfs(*f->k, c, &b.se), &a.se) << "a buddy that ran 3 ms";
         c.next = nullptr;
         f->k->__dequeue_entity(c, a.se);
         a.se.on_rq = false;
@@ -217,7 +217,7 @@ u64 tg_updates_in_5ms(const std::string& spec)
     for (int i = 0; i < 50; ++i) {
         r.clock_task = start + static_cast<u64>(i) * usecs(100);
         c.avg.load_avg = i % 2 ? 2048 : 1024;
-        f.k->update_tg_load_avg(c, 0);
+        update_tg_load_avg(*f.k, c, 0);
     }
     return f.k->autogroup().load_avg_updates - before;
 }

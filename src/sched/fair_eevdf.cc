@@ -29,7 +29,7 @@ inline s64 entity_key(const cfs_rq& cfs, const sched_entity& se)
 } // namespace
 
 // kernel: kernel/sched/fair.c avg_vruntime_add(), 6.6.
-void kernel::avg_vruntime_add(cfs_rq& cfs, const sched_entity& se)
+void avg_vruntime_add(cfs_rq& cfs, const sched_entity& se)
 {
     const s64 w = se.load.weight;
     cfs.avg_vruntime += entity_key(cfs, se) * w;
@@ -37,7 +37,7 @@ void kernel::avg_vruntime_add(cfs_rq& cfs, const sched_entity& se)
 }
 
 // kernel: kernel/sched/fair.c avg_vruntime_sub(), 6.6.
-void kernel::avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se)
+void avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se)
 {
     const s64 w = se.load.weight;
     cfs.avg_vruntime -= entity_key(cfs, se) * w;
@@ -45,7 +45,7 @@ void kernel::avg_vruntime_sub(cfs_rq& cfs, const sched_entity& se)
 }
 
 // kernel: kernel/sched/fair.c avg_vruntime(), 6.6: the division rounds towards -inf.
-u64 kernel::avg_vruntime(const cfs_rq& cfs) const
+u64 avg_vruntime(const cfs_rq& cfs)
 {
     const sched_entity* curr = cfs.curr;
     s64 avg = cfs.avg_vruntime;
@@ -64,7 +64,7 @@ u64 kernel::avg_vruntime(const cfs_rq& cfs) const
 }
 
 // kernel: kernel/sched/fair.c entity_eligible(), 6.6: avg >= key * load, without the division.
-bool kernel::entity_eligible(const cfs_rq& cfs, const sched_entity& se) const
+bool entity_eligible(const cfs_rq& cfs, const sched_entity& se)
 {
     const sched_entity* curr = cfs.curr;
     s64 avg = cfs.avg_vruntime;
@@ -78,12 +78,12 @@ bool kernel::entity_eligible(const cfs_rq& cfs, const sched_entity& se) const
 }
 
 // kernel: kernel/sched/fair.c update_entity_lag(), 6.6: lag clamped to max(2 slice, tick) of virtual time.
-void kernel::update_entity_lag(cfs_rq& cfs, sched_entity& se)
+void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     SIM_BUG_ON(!se.on_rq, "update_entity_lag on a dequeued entity (pid {})", se.owner->pid);
     const s64 lag = static_cast<s64>(avg_vruntime(cfs) - se.vruntime);
     const s64 limit = static_cast<s64>(
-        calc_delta_fair(std::max<u64>(2 * se.slice, kc_.params.tick_nsec()), se));
+        k.calc_delta_fair(std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), se));
     se.vlag = std::clamp(lag, -limit, limit);
 }
 
@@ -94,14 +94,14 @@ void kernel::update_entity_lag(cfs_rq& cfs, sched_entity& se)
  * v = V - lag and vd = v + vslice (half a slice for a fork with
  * PLACE_DEADLINE_INITIAL).
  */
-void kernel::place_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
+void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
     const u64 vruntime = avg_vruntime(cfs);
     s64 lag = 0;
-    se.slice = tun_.base_slice;
-    u64 vslice = calc_delta_fair(se.slice, se);
+    se.slice = k.tunables().base_slice;
+    u64 vslice = k.calc_delta_fair(se.slice, se);
 
-    if (sched_feat(PLACE_LAG) && cfs.nr_running) {
+    if (sched_feat_of(k, PLACE_LAG) && cfs.nr_running) {
         const sched_entity* curr = cfs.curr;
         s64 load = static_cast<s64>(cfs.avg_load);
         if (curr && curr->on_rq)
@@ -113,7 +113,7 @@ void kernel::place_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
     }
     se.vruntime = vruntime - static_cast<u64>(lag);
 
-    if (sched_feat(PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL))
+    if (sched_feat_of(k, PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL))
         vslice /= 2;
     se.deadline = se.vruntime + vslice;
 }
@@ -124,15 +124,15 @@ void kernel::place_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
  * others are queued, the CPU is asked to reschedule. This replaces CFS's
  * check_preempt_tick().
  */
-void kernel::update_deadline(cfs_rq& cfs, sched_entity& se)
+void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     if (static_cast<s64>(se.vruntime - se.deadline) < 0)
         return;
-    se.slice = tun_.base_slice;
-    se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
+    se.slice = k.tunables().base_slice;
+    se.deadline = se.vruntime + k.calc_delta_fair(se.slice, se);
     if (cfs.nr_running > 1) {
-        resched_curr(*cfs.rq_);
-        clear_buddies(cfs, se);
+        k.resched_curr(*cfs.rq_);
+        k.clear_buddies(cfs, se);
     }
 }
 
@@ -145,12 +145,12 @@ void kernel::update_deadline(cfs_rq& cfs, sched_entity& se)
  * earlier deadline, and with RUN_TO_PARITY while it still holds the deadline
  * it was picked with.
  */
-sched_entity* kernel::pick_eevdf(cfs_rq& cfs)
+sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
 {
     sched_entity* curr = cfs.curr;
     if (curr && (!curr->on_rq || !entity_eligible(cfs, *curr)))
         curr = nullptr;
-    if (sched_feat(RUN_TO_PARITY) && curr && curr->vlag == static_cast<s64>(curr->deadline))
+    if (sched_feat_of(k, RUN_TO_PARITY) && curr && curr->vlag == static_cast<s64>(curr->deadline))
         return curr;
 
     sched_entity* best = nullptr;
@@ -164,7 +164,7 @@ sched_entity* kernel::pick_eevdf(cfs_rq& cfs)
         best = curr;
     if (!best) {
         // The kernel prints "EEVDF scheduling fail, picking leftmost" here.
-        best = __pick_first_entity(cfs);
+        best = k.__pick_first_entity(cfs);
         SIM_BUG_ON(best == nullptr && cfs.curr == nullptr, "pick_eevdf on an empty cfs_rq");
     }
     return best;
@@ -175,7 +175,7 @@ sched_entity* kernel::pick_eevdf(cfs_rq& cfs)
  * 6.6 stable: check_preempt_wakeup_fair). Preempt iff pick_eevdf() would
  * choose the wakee now.
  */
-void kernel::check_preempt_wakeup_eevdf(rq& r, task_struct& p, int wake_flags)
+void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags)
 {
     task_struct& curr = *r.curr;
     cfs_rq& cfs = r.cfs;
@@ -183,33 +183,33 @@ void kernel::check_preempt_wakeup_eevdf(rq& r, task_struct& p, int wake_flags)
     sched_entity& pse = p.se;
     if (&se == &pse)
         return;
-    if (sched_feat(NEXT_BUDDY) && !(wake_flags & WF_FORK))
+    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK))
         cfs.next = &pse; // set_next_buddy()
     if (r.need_resched)
         return;
     const bool cse_is_idle = curr.policy == SCHED_IDLE;
     const bool pse_is_idle = p.policy == SCHED_IDLE;
     if (cse_is_idle && !pse_is_idle) {
-        resched_curr(r);
+        k.resched_curr(r);
         return;
     }
     if (cse_is_idle != pse_is_idle)
         return;
     // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
-    if (p.policy != SCHED_NORMAL || !sched_feat(WAKEUP_PREEMPTION))
+    if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
-    update_curr(cfs);
-    if (pick_eevdf(cfs) == &pse)
-        resched_curr(r);
+    k.update_curr(cfs);
+    if (pick_eevdf(k, cfs) == &pse)
+        k.resched_curr(r);
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6: an eligible next buddy
 // (NEXT_BUDDY is off by default), else pick_eevdf().
-sched_entity* kernel::pick_next_entity_eevdf(cfs_rq& cfs)
+sched_entity* pick_next_entity_eevdf(kernel& k, cfs_rq& cfs)
 {
-    if (sched_feat(NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
+    if (sched_feat_of(k, NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
         return cfs.next;
-    return pick_eevdf(cfs);
+    return pick_eevdf(k, cfs);
 }
 
 /*
@@ -217,20 +217,20 @@ sched_entity* kernel::pick_next_entity_eevdf(cfs_rq& cfs)
  * placed by its lag (place_entity()), curr before update_curr() and the others
  * after the PELT update.
  */
-void kernel::enqueue_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
+void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
     const bool curr = cfs.curr == &se;
     se.cfs_rq_ = &cfs;
     if (curr)
-        place_entity_eevdf(cfs, se, flags);
-    update_curr(cfs);
-    update_load_avg(cfs, se, UPDATE_TG | DO_ATTACH);
+        place_entity_eevdf(k, cfs, se, flags);
+    k.update_curr(cfs);
+    update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
     if (!curr)
-        place_entity_eevdf(cfs, se, flags);
-    update_cfs_group(cfs, smp_processor_id());
-    account_entity_enqueue(cfs, se);
+        place_entity_eevdf(k, cfs, se, flags);
+    update_cfs_group(k, cfs, k.smp_processor_id());
+    k.account_entity_enqueue(cfs, se);
     if (!curr)
-        __enqueue_entity(cfs, se);
+        k.__enqueue_entity(cfs, se);
     se.on_rq = true;
 }
 
@@ -239,21 +239,22 @@ void kernel::enqueue_entity_eevdf(cfs_rq& cfs, sched_entity& se, int flags)
  * task that sleeps while not eligible stays queued, sched_delayed, to burn off
  * its negative lag (see dequeue_task_fair()); util_est is updated at the delay.
  */
-bool kernel::delay_dequeue_eevdf(rq& r, task_struct& p)
+bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p)
 {
-    if (!sched_feat(DELAY_DEQUEUE))
+    if (!sched_feat_of(k, DELAY_DEQUEUE))
         return false;
     cfs_rq& cfs = r.cfs;
-    update_curr(cfs);
+    k.update_curr(cfs);
     if (entity_eligible(cfs, p.se))
         return false;
     if (cfs.next == &p.se)
         cfs.next = nullptr;
-    update_load_avg(cfs, p.se, 0);
+    update_load_avg(k, cfs, p.se, 0);
     p.se.sched_delayed = true;
-    if (sched_feat(UTIL_EST))
-        util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(r.cpu),
-                        sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
+    if (sched_feat_of(k, UTIL_EST))
+        util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(k, r.cpu),
+                        sched_feat_of(k, UTIL_EST_FASTUP) ||
+                            k.config().behaviour.util_est_fastup_always);
     return true;
 }
 
@@ -282,25 +283,25 @@ void check_cfs_rq_eevdf(const kernel& /*k*/, const cfs_rq& cfs, std::string& err
 const fair_policy_ops eevdf_policy = {
     .name = "EEVDF",
     .enqueue_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
-        k.enqueue_entity_eevdf(cfs, se, flags);
+        enqueue_entity_eevdf(k, cfs, se, flags);
     },
-    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se) { k.update_entity_lag(cfs, se); },
+    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se) { update_entity_lag(k, cfs, se); },
     // kernel: kernel/sched/fair.c task_fork_fair(), 6.6: placed as ENQUEUE_INITIAL.
     .task_fork = [](kernel& k, cfs_rq& cfs, sched_entity& se, sched_entity* /*curr*/) {
-        k.place_entity_eevdf(cfs, se, ENQUEUE_INITIAL);
+        place_entity_eevdf(k, cfs, se, ENQUEUE_INITIAL);
     },
-    .timeline_add = [](kernel& k, cfs_rq& cfs, const sched_entity& se) {
-        k.avg_vruntime_add(cfs, se);
+    .timeline_add = [](kernel& /*k*/, cfs_rq& cfs, const sched_entity& se) {
+        avg_vruntime_add(cfs, se);
     },
-    .timeline_sub = [](kernel& k, cfs_rq& cfs, const sched_entity& se) {
-        k.avg_vruntime_sub(cfs, se);
+    .timeline_sub = [](kernel& /*k*/, cfs_rq& cfs, const sched_entity& se) {
+        avg_vruntime_sub(cfs, se);
     },
     // kernel: kernel/sched/fair.c avg_vruntime_update(), 6.6.
     .min_vruntime_advanced = [](cfs_rq& cfs, s64 delta) {
         cfs.avg_vruntime -= static_cast<s64>(cfs.avg_load) * delta;
     },
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* /*curr*/) {
-        return k.pick_next_entity_eevdf(cfs);
+        return pick_next_entity_eevdf(k, cfs);
     },
     // kernel: kernel/sched/fair.c set_next_entity(), 6.6: "HACK, stash a copy of
     // deadline at the point of pick in vlag" (RUN_TO_PARITY).
@@ -311,19 +312,19 @@ const fair_policy_ops eevdf_policy = {
     .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
         cfs.curr->deadline += kernel::calc_delta_fair(cfs.curr->slice, *cfs.curr);
     },
-    .delay_dequeue = [](kernel& k, rq& r, task_struct& p) { return k.delay_dequeue_eevdf(r, p); },
+    .delay_dequeue = [](kernel& k, rq& r, task_struct& p) { return delay_dequeue_eevdf(k, r, p); },
     .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
-        k.check_preempt_wakeup_eevdf(r, p, wake_flags);
+        check_preempt_wakeup_eevdf(k, r, p, wake_flags);
     },
-    .update_curr = [](kernel& k, cfs_rq& cfs, sched_entity& curr) { k.update_deadline(cfs, curr); },
+    .update_curr = update_deadline,
     .check_cfs_rq = check_cfs_rq_eevdf,
     // kernel: kernel/sched/debug.c print_cfs_rq(), 6.6: avg_vruntime's fields.
-    .print_cfs_rq = [](const kernel& k, const cfs_rq& cfs, std::string& out) {
+    .print_cfs_rq = [](const kernel& /*k*/, const cfs_rq& cfs, std::string& out) {
         out += fmt::format("  .avg_vruntime : {}\n  .avg_load : {}\n  V : {}\n", cfs.avg_vruntime,
-                           cfs.avg_load, static_cast<s64>(k.avg_vruntime(cfs)));
+                           cfs.avg_load, static_cast<s64>(avg_vruntime(cfs)));
     },
-    .eligible = [](const kernel& k, const cfs_rq& cfs, const sched_entity& se) {
-        return k.entity_eligible(cfs, se) ? "yes" : "no";
+    .eligible = [](const kernel& /*k*/, const cfs_rq& cfs, const sched_entity& se) {
+        return entity_eligible(cfs, se) ? "yes" : "no";
     },
 };
 

@@ -48,7 +48,7 @@ TEST_F(eevdf, avg_vruntime_is_the_load_weighted_mean)
     queue(0, 1024);
     queue(3000, 2048);
     // (0 * 1024 + 3000 * 2048) / 3072 = 2000
-    EXPECT_EQ(key(t.k->avg_vruntime(cfs)), 2000);
+    EXPECT_EQ(key(avg_vruntime(cfs)), 2000);
 }
 
 TEST_F(eevdf, avg_vruntime_rounds_towards_minus_infinity)
@@ -56,7 +56,7 @@ TEST_F(eevdf, avg_vruntime_rounds_towards_minus_infinity)
     queue(-3, 1024);
     queue(0, 1024);
     // -3072 / 2048 = -1.5 -> -2, so that V itself is always eligible
-    EXPECT_EQ(key(t.k->avg_vruntime(cfs)), -2);
+    EXPECT_EQ(key(avg_vruntime(cfs)), -2);
 }
 
 TEST_F(eevdf, entity_eligible_iff_its_vruntime_is_at_most_V)
@@ -67,8 +67,8 @@ TEST_F(eevdf, entity_eligible_iff_its_vruntime_is_at_most_V)
     at_v.vruntime = cfs.min_vruntime + 2000;
     sched_entity& past_v = make(1024);
     past_v.vruntime = cfs.min_vruntime + 2001;
-    EXPECT_TRUE(t.k->entity_eligible(cfs, at_v));
-    EXPECT_FALSE(t.k->entity_eligible(cfs, past_v));
+    EXPECT_TRUE(entity_eligible(cfs, at_v));
+    EXPECT_FALSE(entity_eligible(cfs, past_v));
 }
 
 TEST_F(eevdf, place_entity_inflates_the_lag_by_the_added_weight)
@@ -77,7 +77,7 @@ TEST_F(eevdf, place_entity_inflates_the_lag_by_the_added_weight)
     queue(2000); // V = min + 1000
     sched_entity& se = make(1024);
     se.vlag = 600;
-    t.k->place_entity_eevdf(cfs, se, 0);
+    place_entity_eevdf(*t.k, cfs, se, 0);
     // lag = 600 * (2048 + 1024) / 2048 = 900; v = V - 900; vd = v + 0.75 ms
     EXPECT_EQ(key(se.vruntime), 100);
     EXPECT_EQ(key(se.deadline), 100 + 750000);
@@ -98,21 +98,21 @@ TEST_F(eevdf, place_entity_without_place_lag_puts_the_task_at_V)
         c.nr_running++;
     }
     p.se.vlag = 600;
-    nolag.k->place_entity_eevdf(c, p.se, 0);
+    place_entity_eevdf(*nolag.k, c, p.se, 0);
     EXPECT_EQ(static_cast<s64>(p.se.vruntime - c.min_vruntime), 1000);
 }
 
 TEST_F(eevdf, a_forked_task_gets_half_a_slice_to_its_first_deadline)
 {
     sched_entity& se = make(1024);
-    t.k->place_entity_eevdf(cfs, se, ENQUEUE_INITIAL);
+    place_entity_eevdf(*t.k, cfs, se, ENQUEUE_INITIAL);
     EXPECT_EQ(se.deadline - se.vruntime, 375000u);
 }
 
 TEST_F(eevdf, a_heavier_task_gets_a_shorter_virtual_slice)
 {
     sched_entity& se = make(2048);
-    t.k->place_entity_eevdf(cfs, se, 0);
+    place_entity_eevdf(*t.k, cfs, se, 0);
     EXPECT_EQ(se.deadline - se.vruntime, 375000u); // 0.75 ms * 1024 / 2048
 }
 
@@ -121,7 +121,7 @@ TEST_F(eevdf, pick_eevdf_takes_the_earliest_deadline_among_eligible_entities)
     queue(0, 1024, 5000);            // eligible, late deadline
     sched_entity& b = queue(1000, 1024, 3000); // eligible, earlier deadline
     queue(5000, 1024, 1000);         // earliest deadline but not eligible (V = 2000)
-    EXPECT_EQ(t.k->pick_eevdf(cfs), &b);
+    EXPECT_EQ(pick_eevdf(*t.k, cfs), &b);
 }
 
 TEST_F(eevdf, run_to_parity_keeps_curr_until_its_first_deadline)
@@ -130,7 +130,7 @@ TEST_F(eevdf, run_to_parity_keeps_curr_until_its_first_deadline)
     queue(0, 1024, 2000); // earlier deadline, eligible
     t.k->set_next_entity(cfs, a); // stashes a's deadline in vlag
     ASSERT_EQ(cfs.curr, &a);
-    EXPECT_EQ(t.k->pick_eevdf(cfs), &a);
+    EXPECT_EQ(pick_eevdf(*t.k, cfs), &a);
 }
 
 TEST_F(eevdf, without_run_to_parity_the_earlier_deadline_wins)
@@ -150,7 +150,7 @@ TEST_F(eevdf, without_run_to_parity_the_earlier_deadline_wins)
         c.nr_running++;
     }
     nrp.k->set_next_entity(c, a.se);
-    EXPECT_EQ(nrp.k->pick_eevdf(c), &b.se);
+    EXPECT_EQ(pick_eevdf(*nrp.k, c), &b.se);
 }
 
 TEST_F(eevdf, curr_that_became_ineligible_loses_even_under_run_to_parity)
@@ -160,14 +160,14 @@ TEST_F(eevdf, curr_that_became_ineligible_loses_even_under_run_to_parity)
     t.k->set_next_entity(cfs, a);
     a.vruntime = cfs.min_vruntime + 5000; // ran far past V
     a.vlag = static_cast<s64>(a.deadline); // still the deadline it was picked with
-    EXPECT_NE(t.k->pick_eevdf(cfs), &a);
+    EXPECT_NE(pick_eevdf(*t.k, cfs), &a);
 }
 
 TEST_F(eevdf, update_entity_lag_clamps_to_the_larger_of_two_slices_and_a_tick)
 {
     queue(0);
     sched_entity& se = queue(-msecs(50)); // far behind: a large positive lag
-    t.k->update_entity_lag(cfs, se);
+    update_entity_lag(*t.k, cfs, se);
     // limit = max(2 * 0.75 ms, 4 ms tick) = 4 ms of virtual time for nice 0
     EXPECT_EQ(se.vlag, msecs(4));
 }
@@ -178,7 +178,7 @@ TEST_F(eevdf, update_deadline_grants_a_new_request_once_the_deadline_is_reached)
     queue(10);
     t.k->set_next_entity(cfs, a);
     a.vruntime = a.deadline;
-    t.k->update_deadline(cfs, a);
+    update_deadline(*t.k, cfs, a);
     EXPECT_EQ(a.deadline, a.vruntime + 750000);
     EXPECT_TRUE(t.k->cpu_rq(0).need_resched) << "others are queued, so curr must reschedule";
 }
@@ -249,7 +249,7 @@ struct delayed_dequeue : ::testing::Test {
                                if (runs == 2) {
                                    k.update_rq_clock(k.cpu_rq(0));
                                    k.update_curr(k.cpu_rq(0).cfs);
-                                   eligible_at_sleep = k.entity_eligible(k.cpu_rq(0).cfs, p.se);
+                                   eligible_at_sleep = entity_eligible(k.cpu_rq(0).cfs, p.se);
                                    return task_action::sleep();
                                }
                                return second_run_exits ? task_action::do_exit()

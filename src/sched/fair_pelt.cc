@@ -28,32 +28,32 @@ namespace {
 template <typename T> void lsub_positive(T& v, T sub) { v = v > sub ? v - sub : 0; }
 } // namespace
 
-unsigned long kernel::capacity_of(int cpu) const { return m_.cpus[cpu].capacity; }
-unsigned long kernel::cpu_load(const rq& r) const { return r.cfs.avg.load_avg; }
-unsigned long kernel::cpu_runnable(const rq& r) const { return r.cfs.avg.runnable_avg; }
+unsigned long capacity_of(const kernel& k, int cpu) { return k.mach().cpus[cpu].capacity; }
+unsigned long cpu_load(const rq& r) { return r.cfs.avg.load_avg; }
+unsigned long cpu_runnable(const rq& r) { return r.cfs.avg.runnable_avg; }
 
 // kernel: kernel/sched/fair.c cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0), 6.6.
-unsigned long kernel::cpu_util_cfs(int cpu) const
+unsigned long cpu_util_cfs(const kernel& k, int cpu)
 {
-    const cfs_rq& cfs = cpu_rq(cpu).cfs;
+    const cfs_rq& cfs = k.cpu_rq(cpu).cfs;
     unsigned long util = cfs.avg.util_avg;
-    if (sched_feat(UTIL_EST))
+    if (sched_feat_of(k, UTIL_EST))
         util = std::max<unsigned long>(util, cfs.avg.util_est_.enqueued);
-    return std::min<unsigned long>(util, capacity_of(cpu));
+    return std::min<unsigned long>(util, capacity_of(k, cpu));
 }
 
 // kernel: kernel/sched/fair.c cpu_util_cfs_boost() -> cpu_util(cpu, NULL, -1, 1), 6.5+ ("runnable boosting").
-unsigned long kernel::cpu_util_cfs_boost(int cpu) const
+unsigned long cpu_util_cfs_boost(const kernel& k, int cpu)
 {
-    const cfs_rq& cfs = cpu_rq(cpu).cfs;
+    const cfs_rq& cfs = k.cpu_rq(cpu).cfs;
     unsigned long util = std::max<unsigned long>(cfs.avg.util_avg, cfs.avg.runnable_avg);
-    if (sched_feat(UTIL_EST))
+    if (sched_feat_of(k, UTIL_EST))
         util = std::max<unsigned long>(util, cfs.avg.util_est_.enqueued);
-    return std::min<unsigned long>(util, capacity_of(cpu));
+    return std::min<unsigned long>(util, capacity_of(k, cpu));
 }
 
 // kernel: kernel/sched/fair.c cpu_load_without(), 6.6.
-unsigned long kernel::cpu_load_without(const rq& r, const task_struct& p) const
+unsigned long cpu_load_without(const rq& r, const task_struct& p)
 {
     if (r.cpu != p.cpu || !p.se.avg.last_update_time)
         return cpu_load(r);
@@ -63,7 +63,7 @@ unsigned long kernel::cpu_load_without(const rq& r, const task_struct& p) const
 }
 
 // kernel: kernel/sched/fair.c cpu_runnable_without(), 6.6.
-unsigned long kernel::cpu_runnable_without(const rq& r, const task_struct& p) const
+unsigned long cpu_runnable_without(const rq& r, const task_struct& p)
 {
     if (r.cpu != p.cpu || !p.se.avg.last_update_time)
         return cpu_runnable(r);
@@ -73,26 +73,26 @@ unsigned long kernel::cpu_runnable_without(const rq& r, const task_struct& p) co
 }
 
 // kernel: kernel/sched/fair.c cpu_util_without() -> cpu_util(cpu, p, -1, 0), 6.6.
-unsigned long kernel::cpu_util_without(int cpu, const task_struct& p) const
+unsigned long cpu_util_without(const kernel& k, int cpu, const task_struct& p)
 {
     if (cpu != p.cpu || !p.se.avg.last_update_time)
-        return cpu_util_cfs(cpu);
-    const cfs_rq& cfs = cpu_rq(cpu).cfs;
+        return cpu_util_cfs(k, cpu);
+    const cfs_rq& cfs = k.cpu_rq(cpu).cfs;
     unsigned long util = cfs.avg.util_avg;
     lsub_positive(util, task_util(p.se.avg));
-    if (sched_feat(UTIL_EST)) {
+    if (sched_feat_of(k, UTIL_EST)) {
         unsigned long estimated = cfs.avg.util_est_.enqueued;
         if (task_on_rq_queued(p) || p.on_cpu)
             lsub_positive(estimated, _task_util_est(p.se.avg));
         util = std::max(util, estimated);
     }
-    return std::min<unsigned long>(util, capacity_of(cpu));
+    return std::min<unsigned long>(util, capacity_of(k, cpu));
 }
 
 // kernel: kernel/sched/fair.c task_h_load(), 6.6 - root group only (see the file comment).
-unsigned long kernel::task_h_load(const task_struct& p) const { return p.se.avg.load_avg; }
+unsigned long task_h_load(const task_struct& p) { return p.se.avg.load_avg; }
 
-unsigned long kernel::task_util_est(const task_struct& p) const
+unsigned long task_util_est(const task_struct& p)
 {
     return schedlab::task_util_est(p.se.avg);
 }
@@ -105,19 +105,19 @@ unsigned long kernel::task_util_est(const task_struct& p) const
  * Aaron Lu's ratelimit (v6.7: at most once per ms per cfs_rq) is a patch set
  * hooked in on entry (fair_tg_ratelimit.cc).
  */
-void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
+void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu)
 {
     if (!cfs.tg)
         return;
-    for (const auto hook : patches_.update_tg_load_avg) // the v6.7 ratelimit
-        if (hook(*this, cfs))
+    for (const auto hook : k.patches().update_tg_load_avg) // the v6.7 ratelimit
+        if (hook(k, cfs))
             return;
     const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
     if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {
         cfs.tg->load_avg += delta;
         cfs.tg->load_avg_updates++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
-        charges_.lock_and_charge(cfs.tg->load_avg_line, cpu, costs().atomic_op);
+        k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.costs().atomic_op);
         cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
         cfs.last_update_tg_load_avg = cfs.rq_->clock_task;
     }
@@ -150,39 +150,39 @@ void kernel::update_tg_load_avg(cfs_rq& cfs, int cpu)
  * microseconds. (Readers sharing the line were modelled before: 59854da, then
  * 9b3a406, reverted by 4b7104e.)
  */
-void kernel::update_cfs_group(cfs_rq& cfs, int cpu)
+void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
 {
     if (!cfs.tg)
         return;
     task_group& tg = *cfs.tg;
     contended_lock& line = tg.load_avg_line;
     tg.load_avg_reads++;
-    u64& seen = cpu_rq(cpu).cfs.tg_load_avg_seen; // this CPU's cached copy
+    u64& seen = k.cpu_rq(cpu).cfs.tg_load_avg_seen; // this CPU's cached copy
     if (seen == line.acquisitions || line.last_cpu == cpu || line.last_cpu < 0)
         return;
     seen = line.acquisitions;
     tg.load_avg_read_misses++;
-    const sim_time t = now();
+    const sim_time t = k.now();
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
-    const sim_dur transfer = cm().line_cost(line.last_cpu, cpu);
+    const sim_dur transfer = k.cm().line_cost(line.last_cpu, cpu);
     line.busy_until = t + wait + transfer;
-    rq& r = cpu_rq(cpu);
+    rq& r = k.cpu_rq(cpu);
     if (wait > 0) {
         tg.load_avg_read_wait += wait;
-        charges_.charge_cpu(r, wait, ACCT_LOCK_SPIN);
+        k.charges().charge_cpu(r, wait, ACCT_LOCK_SPIN);
     }
-    charges_.charge_cpu(r, transfer, ACCT_LOCK_HOLD);
+    k.charges().charge_cpu(r, transfer, ACCT_LOCK_HOLD);
 }
 
 /*
  * kernel: kernel/sched/fair.c update_load_avg() with attach/detach_entity_load_avg()
  * and update_cfs_rq_load_avg(), 6.6 (no propagation: no group entities).
  */
-void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
+void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
     const u64 now = cfs.rq_->clock_task;
     const bool running = cfs.curr == &se;
-    lb_stats_changed(cfs.rq_->cpu);
+    k.lb_stats_changed(cfs.rq_->cpu);
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
 
@@ -229,7 +229,7 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
         cfs.avg.util_sum += se.avg.util_sum;
         cfs.avg.runnable_avg += se.avg.runnable_avg;
         cfs.avg.runnable_sum += se.avg.runnable_sum;
-        update_tg_load_avg(cfs, smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id());
     } else if (flags & DO_DETACH) {
         // detach_entity_load_avg()
         lsub_positive(cfs.avg.load_avg, se.avg.load_avg);
@@ -241,9 +241,9 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
         lsub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
         lsub_positive<u64>(cfs.avg.runnable_sum, se.avg.runnable_sum);
         cfs.avg.runnable_sum = std::max<u64>(cfs.avg.runnable_sum, static_cast<u64>(cfs.avg.runnable_avg) * PELT_MIN_DIVIDER);
-        update_tg_load_avg(cfs, smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id());
     } else if (decayed && (flags & UPDATE_TG)) {
-        update_tg_load_avg(cfs, smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id());
     }
 }
 
@@ -251,14 +251,14 @@ void kernel::update_load_avg(cfs_rq& cfs, sched_entity& se, int flags)
  * kernel: kernel/sched/fair.c update_blocked_averages(), 6.6: decay the
  * blocked load of an idle CPU's cfs_rq (root only).
  */
-void kernel::update_blocked_averages(int cpu)
+void update_blocked_averages(kernel& k, int cpu)
 {
-    rq& r = cpu_rq(cpu);
-    update_rq_clock(r);
+    rq& r = k.cpu_rq(cpu);
+    k.update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
-    lb_stats_changed(cpu);
+    k.lb_stats_changed(cpu);
     if (cfs.curr)
-        update_curr(cfs);
+        k.update_curr(cfs);
     __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
                              cfs.curr != nullptr);
 }
@@ -268,9 +268,9 @@ void kernel::update_blocked_averages(int cpu)
  * this CPU while asleep is synced to the cfs_rq's last update and its load
  * queued for removal at the next update there.
  */
-void kernel::remove_entity_load_avg(sched_entity& se)
+void remove_entity_load_avg(kernel& k, sched_entity& se)
 {
-    cfs_rq& cfs = cpu_rq(se.owner->cpu).cfs;
+    cfs_rq& cfs = k.cpu_rq(se.owner->cpu).cfs;
     __update_load_avg_blocked_se(cfs.avg.last_update_time, se.avg, se.load.weight);
     cfs.removed.nr++;
     cfs.removed.util_avg += se.avg.util_avg;
@@ -284,13 +284,14 @@ void kernel::remove_entity_load_avg(sched_entity& se)
  * as load, and half the CPU's spare capacity scaled by its weight share as
  * util.
  */
-void kernel::post_init_entity_util_avg(task_struct& p)
+void post_init_entity_util_avg(kernel& k, task_struct& p)
 {
     sched_entity& se = p.se;
     se.avg = sched_avg{};
     se.avg.load_avg = se.load.weight;
-    cfs_rq& cfs = cpu_rq(p.cpu).cfs;
-    const long cap = (static_cast<long>(capacity_of(p.cpu)) - static_cast<long>(cpu_util_cfs(p.cpu))) / 2;
+    cfs_rq& cfs = k.cpu_rq(p.cpu).cfs;
+    const long cap =
+        (static_cast<long>(capacity_of(k, p.cpu)) - static_cast<long>(cpu_util_cfs(k, p.cpu))) / 2;
     if (cap > 0) {
         if (cfs.avg.util_avg != 0) {
             se.avg.util_avg = cfs.avg.util_avg * se.load.weight / (cfs.avg.load_avg + 1);

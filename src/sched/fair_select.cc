@@ -31,18 +31,18 @@ void update_avg(u64& avg, u64 sample)
 }
 } // namespace
 
-u64 kernel::jiffies() const { return static_cast<u64>(now()) / kc_.params.tick_nsec(); }
+u64 jiffies(const kernel& k) { return static_cast<u64>(k.now()) / k.config().params.tick_nsec(); }
 
-bool kernel::available_idle_cpu(int cpu) const
+bool available_idle_cpu(const kernel& k, int cpu)
 {
     // kernel: core.c available_idle_cpu(): idle_cpu() and the vCPU is not preempted (never here).
-    return idle_cpu(cpu);
+    return k.idle_cpu(cpu);
 }
 
-bool kernel::sched_idle_cpu(int cpu) const
+bool sched_idle_cpu(const kernel& k, int cpu)
 {
     // kernel: fair.c sched_idle_cpu(): every runnable task is SCHED_IDLE.
-    const rq& r = cpu_rq(cpu);
+    const rq& r = k.cpu_rq(cpu);
     return r.nr_running && r.nr_running == r.cfs.idle_h_nr_running;
 }
 
@@ -52,17 +52,17 @@ bool kernel::sched_idle_cpu(int cpu) const
  * time it wakes a different task than last time. Patch sets may add to the
  * wakee's flips first (the stacking series' COUPLE_WAKEE_FLIPS, fair_stacking.cc).
  */
-void kernel::record_wakee(task_struct& p)
+void record_wakee(kernel& k, task_struct& p)
 {
-    task_struct& cur = *current();
-    const u64 j = jiffies();
-    if (j > cur.wakee_flip_decay_ts + kc_.params.hz) {
+    task_struct& cur = *k.current();
+    const u64 j = jiffies(k);
+    if (j > cur.wakee_flip_decay_ts + k.config().params.hz) {
         cur.wakee_flips >>= 1;
         cur.wakee_flip_decay_ts = j;
     }
     if (cur.last_wakee != &p) {
-        for (const auto hook : patches_.record_wakee)
-            hook(*this, cur, p);
+        for (const auto hook : k.patches().record_wakee)
+            hook(k, cur, p);
         cur.last_wakee = &p;
         cur.wakee_flips++;
     }
@@ -75,15 +75,15 @@ void kernel::record_wakee(task_struct& p)
  * relationship too wide for one LLC. A patch set may replace the rule (the
  * stacking series' COUPLE_WAKEE_FLIPS, fair_stacking.cc).
  */
-int kernel::wake_wide(task_struct& p)
+int wake_wide(kernel& k, task_struct& p)
 {
-    u32 master = current()->wakee_flips;
+    u32 master = k.current()->wakee_flips;
     u32 slave = p.wakee_flips;
-    const u32 factor = static_cast<u32>(topo_.cpu(smp_processor_id()).sd_llc_size);
+    const u32 factor = static_cast<u32>(k.topology().cpu(k.smp_processor_id()).sd_llc_size);
     if (master < slave)
         std::swap(master, slave);
-    for (const auto hook : patches_.wake_wide)
-        if (const int wide = hook(*this, master, slave, factor); wide >= 0)
+    for (const auto hook : k.patches().wake_wide)
+        if (const int wide = hook(k, master, slave, factor); wide >= 0)
             return wide;
     if (slave < factor || master < slave * factor)
         return 0;
@@ -96,16 +96,16 @@ int kernel::wake_wide(task_struct& p)
  * sync wakeup from a CPU running only the waker, then an idle prev.
  * Patch sets may add a last choice (SIS_SHORT v6's hook A, fair_sis_short.cc).
  */
-int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
+int wake_affine_idle(kernel& k, int this_cpu, int prev_cpu, int sync)
 {
-    if (available_idle_cpu(this_cpu) && topo_.cpus_share_cache(this_cpu, prev_cpu))
-        return available_idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
-    if (sync && cpu_rq(this_cpu).nr_running == 1)
+    if (available_idle_cpu(k, this_cpu) && k.topology().cpus_share_cache(this_cpu, prev_cpu))
+        return available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
+    if (sync && k.cpu_rq(this_cpu).nr_running == 1)
         return this_cpu;
-    if (available_idle_cpu(prev_cpu))
+    if (available_idle_cpu(k, prev_cpu))
         return prev_cpu;
-    for (const auto hook : patches_.wake_affine_idle)
-        if (const int cpu = hook(*this, this_cpu); cpu >= 0)
+    for (const auto hook : k.patches().wake_affine_idle)
+        if (const int cpu = hook(k, this_cpu); cpu >= 0)
             return cpu;
     return nr_cpumask_bits;
 }
@@ -116,27 +116,27 @@ int kernel::wake_affine_idle(int this_cpu, int prev_cpu, int sync)
  * load without p, with WA_BIAS tilting the comparison by half the domain's
  * imbalance margin towards prev.
  */
-int kernel::wake_affine_weight(const sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu,
-                               int sync)
+int wake_affine_weight(kernel& k, const sched_domain& sd, task_struct& p, int this_cpu,
+                       int prev_cpu, int sync)
 {
-    s64 this_eff_load = static_cast<s64>(cpu_load(cpu_rq(this_cpu)));
+    s64 this_eff_load = static_cast<s64>(cpu_load(k.cpu_rq(this_cpu)));
     if (sync) {
-        const s64 current_load = static_cast<s64>(task_h_load(*current()));
+        const s64 current_load = static_cast<s64>(task_h_load(*k.current()));
         if (current_load > this_eff_load)
             return this_cpu;
         this_eff_load -= current_load;
     }
     const s64 task_load = static_cast<s64>(task_h_load(p));
     this_eff_load += task_load;
-    if (sched_feat(WA_BIAS))
+    if (sched_feat_of(k, WA_BIAS))
         this_eff_load *= 100;
-    this_eff_load *= capacity_of(prev_cpu);
+    this_eff_load *= capacity_of(k, prev_cpu);
 
-    s64 prev_eff_load = static_cast<s64>(cpu_load(cpu_rq(prev_cpu)));
+    s64 prev_eff_load = static_cast<s64>(cpu_load(k.cpu_rq(prev_cpu)));
     prev_eff_load -= task_load;
-    if (sched_feat(WA_BIAS))
+    if (sched_feat_of(k, WA_BIAS))
         prev_eff_load *= 100 + (static_cast<s64>(sd.imbalance_pct) - 100) / 2;
-    prev_eff_load *= capacity_of(this_cpu);
+    prev_eff_load *= capacity_of(k, this_cpu);
     // If sync, adjust the weight of prev_eff_load such that if prev_eff == this_eff
     // that select_idle_sibling() will consider stacking the wakee on top of the waker.
     if (sync)
@@ -149,14 +149,14 @@ int kernel::wake_affine_weight(const sched_domain& sd, task_struct& p, int this_
  * ttwu_move_affine only when the waker's CPU was chosen; 5.15/6.1 also when
  * an idle prev was (the 5.15.100 and 6.1.10 trees): selected by the profile.
  */
-int kernel::wake_affine(sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu, int sync)
+int wake_affine(kernel& k, sched_domain& sd, task_struct& p, int this_cpu, int prev_cpu, int sync)
 {
     int target = nr_cpumask_bits;
-    if (sched_feat(WA_IDLE))
-        target = wake_affine_idle(this_cpu, prev_cpu, sync);
-    if (sched_feat(WA_WEIGHT) && target == nr_cpumask_bits)
-        target = wake_affine_weight(sd, p, this_cpu, prev_cpu, sync);
-    if (kc_.behaviour.old_wake_affine_stats) {
+    if (sched_feat_of(k, WA_IDLE))
+        target = wake_affine_idle(k, this_cpu, prev_cpu, sync);
+    if (sched_feat_of(k, WA_WEIGHT) && target == nr_cpumask_bits)
+        target = wake_affine_weight(k, sd, p, this_cpu, prev_cpu, sync);
+    if (k.config().behaviour.old_wake_affine_stats) {
         if (target == nr_cpumask_bits)
             return prev_cpu;
     } else if (target != this_cpu) {
@@ -169,9 +169,9 @@ int kernel::wake_affine(sched_domain& sd, task_struct& p, int this_cpu, int prev
 /* ---- the fast path ---- */
 
 // kernel: kernel/sched/fair.c __select_idle_cpu(), 6.6 (no core-scheduling cookies).
-int kernel::__select_idle_cpu(int cpu, task_struct& /*p*/)
+int __select_idle_cpu(kernel& k, int cpu, task_struct& /*p*/)
 {
-    if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
+    if (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu))
         return cpu;
     return -1;
 }
@@ -180,17 +180,17 @@ int kernel::__select_idle_cpu(int cpu, task_struct& /*p*/)
  * kernel: kernel/sched/fair.c __update_idle_core(), 6.6: when a CPU goes
  * idle and all its SMT siblings are idle too, its LLC has an idle core.
  */
-void kernel::update_idle_core(rq& r)
+void update_idle_core(kernel& k, rq& r)
 {
-    if (!cm().smt_active())
+    if (!k.cm().smt_active())
         return;
-    sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared;
+    sched_domain_shared* sds = k.topology().cpu(r.cpu).sd_llc_shared;
     if (!sds || sds->has_idle_cores)
         return;
-    for (const int cpu : cm().smt_siblings(r.cpu)) {
+    for (const int cpu : k.cm().smt_siblings(r.cpu)) {
         if (cpu == r.cpu)
             continue;
-        if (!available_idle_cpu(cpu))
+        if (!available_idle_cpu(k, cpu))
             return;
     }
     sds->has_idle_cores = true;
@@ -201,14 +201,14 @@ void kernel::update_idle_core(rq& r)
  * -> core; meanwhile remember the first idle allowed sibling as a fallback
  * and drop the core's siblings from the scan.
  */
-int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
+int select_idle_core(kernel& k, task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
 {
     bool idle = true;
-    for (const int cpu : cm().smt_siblings(core)) {
-        if (!available_idle_cpu(cpu)) {
+    for (const int cpu : k.cm().smt_siblings(core)) {
+        if (!available_idle_cpu(k, cpu)) {
             idle = false;
             if (idle_cpu_out == -1) {
-                if (sched_idle_cpu(cpu) && p.cpus_mask.test(cpu)) {
+                if (sched_idle_cpu(k, cpu) && p.cpus_mask.test(cpu)) {
                     idle_cpu_out = cpu;
                     break;
                 }
@@ -221,17 +221,17 @@ int kernel::select_idle_core(task_struct& p, int core, cpumask& cpus, int& idle_
     }
     if (idle)
         return core;
-    cpus.andnot(cm().smt_mask(core));
+    cpus.andnot(k.cm().smt_mask(core));
     return -1;
 }
 
 // kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
-int kernel::select_idle_smt(task_struct& p, int target)
+int select_idle_smt(kernel& k, task_struct& p, int target)
 {
-    for (const int cpu : cm().smt_siblings(target)) {
+    for (const int cpu : k.cm().smt_siblings(target)) {
         if (cpu == target || !p.cpus_mask.test(cpu))
             continue;
-        if (available_idle_cpu(cpu) || sched_idle_cpu(cpu))
+        if (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu))
             return cpu;
     }
     return -1;
@@ -249,12 +249,12 @@ int kernel::select_idle_smt(task_struct& p, int target)
  * 5.15 and v6.4-era fair.c), so such a scan neither updates avg_scan_cost nor
  * probes the CPU where it stopped.
  */
-int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core, int target)
+int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_core, int target)
 {
     cpumask cpus = sd.span & p.cpus_mask;
     int idle_cpu_found = -1;
     int nr = std::numeric_limits<int>::max();
-    rq& this_rq = cpu_rq(smp_processor_id());
+    rq& this_rq = k.cpu_rq(k.smp_processor_id());
     sched_domain* this_sd = nullptr;
     sim_dur scan_cost = 0;
     // The scan's time is spent by the waking CPU.
@@ -263,14 +263,14 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         rq& r;
         sim_dur& cost;
         ~charge_on_exit() { k.charges().charge_cpu(r, cost, ACCT_IDLE_SCAN); }
-    } charge{*this, this_rq, scan_cost};
+    } charge{k, this_rq, scan_cost};
 
-    if (sched_feat(SIS_PROP) && !has_idle_core) {
-        this_sd = topo_.cpu(smp_processor_id()).sd_llc;
+    if (sched_feat_of(k, SIS_PROP) && !has_idle_core) {
+        this_sd = k.topology().cpu(k.smp_processor_id()).sd_llc;
         if (!this_sd)
             return -1;
         // Age wake_avg_idle: halve it once per jiffy since the last wakeup.
-        const u64 j = jiffies();
+        const u64 j = jiffies(k);
         while (this_rq.wake_stamp < j && this_rq.wake_avg_idle) {
             this_rq.wake_stamp++;
             this_rq.wake_avg_idle >>= 1;
@@ -283,14 +283,14 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         else
             nr = 4;
     }
-    if (sched_feat(SIS_UTIL)) {
-        if (const sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared) {
+    if (sched_feat_of(k, SIS_UTIL)) {
+        if (const sched_domain_shared* sds = k.topology().cpu(target).sd_llc_shared) {
             nr = sds->nr_idle_scan + 1;
             if (nr == 1)
                 return -1;
             // Patch sets may keep target without a scan (SIS_SHORT v6's hook B).
-            for (const auto hook : patches_.select_idle_cpu)
-                if (hook(*this, p, sd, has_idle_core, target, nr))
+            for (const auto hook : k.patches().select_idle_cpu)
+                if (hook(k, p, sd, has_idle_core, target, nr))
                     return target;
         }
     }
@@ -300,8 +300,8 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
         if (has_idle_core) {
-            scan_cost += costs().idle_scan_probe + cm().line_cost(smp_processor_id(), cpu);
-            const int i = select_idle_core(p, cpu, cpus, idle_cpu_found);
+            scan_cost += k.costs().idle_scan_probe + k.cm().line_cost(k.smp_processor_id(), cpu);
+            const int i = select_idle_core(k, p, cpu, cpus, idle_cpu_found);
             if (i >= 0) {
                 idle_cpu_found = i;
                 done = true;
@@ -314,8 +314,8 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
                 done = true;
                 return false;
             }
-            scan_cost += costs().idle_scan_probe + cm().line_cost(smp_processor_id(), cpu);
-            idle_cpu_found = __select_idle_cpu(cpu, p);
+            scan_cost += k.costs().idle_scan_probe + k.cm().line_cost(k.smp_processor_id(), cpu);
+            idle_cpu_found = __select_idle_cpu(k, cpu, p);
             if (idle_cpu_found >= 0)
                 return false;
         }
@@ -328,10 +328,10 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
     }
     if (has_idle_core) {
         // A full scan found no idle core: the hint was stale.
-        if (sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared)
+        if (sched_domain_shared* sds = k.topology().cpu(target).sd_llc_shared)
             sds->has_idle_cores = false;
     }
-    if (sched_feat(SIS_PROP) && this_sd && !has_idle_core) {
+    if (sched_feat_of(k, SIS_PROP) && this_sd && !has_idle_core) {
         const u64 time = static_cast<u64>(scan_cost);
         this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, time);
         update_avg(this_sd->avg_scan_cost, time);
@@ -346,48 +346,49 @@ int kernel::select_idle_cpu(task_struct& p, sched_domain& sd, bool has_idle_core
  * then select_idle_cpu(); else target, where stacking happens.
  * Not modelled: the asym-capacity variant and the per-CPU-kthread stacking rule.
  */
-int kernel::select_idle_sibling(task_struct& p, int prev, int target)
+int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
 {
-    decisions_.sis_branch("target idle");
-    if (available_idle_cpu(target) || sched_idle_cpu(target))
+    k.decisions().sis_branch("target idle");
+    if (available_idle_cpu(k, target) || sched_idle_cpu(k, target))
         return target;
 
-    decisions_.sis_branch("prev idle");
-    if (prev != target && topo_.cpus_share_cache(prev, target) &&
-        (available_idle_cpu(prev) || sched_idle_cpu(prev)))
+    k.decisions().sis_branch("prev idle");
+    if (prev != target && k.topology().cpus_share_cache(prev, target) &&
+        (available_idle_cpu(k, prev) || sched_idle_cpu(k, prev)))
         return prev;
 
     const int recent_used_cpu = p.recent_used_cpu;
     p.recent_used_cpu = prev;
-    decisions_.sis_branch("recent_used_cpu idle");
+    k.decisions().sis_branch("recent_used_cpu idle");
     if (recent_used_cpu != prev && recent_used_cpu != target &&
-        topo_.cpus_share_cache(recent_used_cpu, target) &&
-        (available_idle_cpu(recent_used_cpu) || sched_idle_cpu(recent_used_cpu)) &&
+        k.topology().cpus_share_cache(recent_used_cpu, target) &&
+        (available_idle_cpu(k, recent_used_cpu) || sched_idle_cpu(k, recent_used_cpu)) &&
         p.cpus_mask.test(recent_used_cpu))
         return recent_used_cpu;
 
-    sched_domain* sd = topo_.cpu(target).sd_llc;
-    decisions_.sis_branch("no LLC domain: target");
+    sched_domain* sd = k.topology().cpu(target).sd_llc;
+    k.decisions().sis_branch("no LLC domain: target");
     if (!sd)
         return target;
 
     bool has_idle_core = false;
-    if (cm().smt_active()) {
-        const sched_domain_shared* sds = topo_.cpu(target).sd_llc_shared;
+    if (k.cm().smt_active()) {
+        const sched_domain_shared* sds = k.topology().cpu(target).sd_llc_shared;
         has_idle_core = sds && sds->has_idle_cores;
-        if (!has_idle_core && topo_.cpus_share_cache(prev, target)) {
-            const int i = select_idle_smt(p, prev);
-            decisions_.sis_branch("idle SMT sibling of prev");
+        if (!has_idle_core && k.topology().cpus_share_cache(prev, target)) {
+            const int i = select_idle_smt(k, p, prev);
+            k.decisions().sis_branch("idle SMT sibling of prev");
             if (i >= 0)
                 return i;
         }
     }
-    const int i = select_idle_cpu(p, *sd, has_idle_core, target);
+    const int i = select_idle_cpu(k, p, *sd, has_idle_core, target);
     if (i >= 0) {
-        decisions_.sis_branch(has_idle_core ? "select_idle_cpu: idle core" : "select_idle_cpu: idle cpu");
+        k.decisions().sis_branch(has_idle_core ? "select_idle_cpu: idle core"
+                                               : "select_idle_cpu: idle cpu");
         return i;
     }
-    decisions_.sis_branch("no idle cpu found: target (stacking)");
+    k.decisions().sis_branch("no idle cpu found: target (stacking)");
     return target;
 }
 
@@ -397,25 +398,25 @@ int kernel::select_idle_sibling(task_struct& p, int prev, int target)
  * kernel: kernel/sched/fair.c update_sg_wakeup_stats(), 6.6: a group's
  * statistics as they would be without p (cpu_load_without() & co.).
  */
-void kernel::update_sg_wakeup_stats(const sched_domain& sd, const sched_group& group,
+void update_sg_wakeup_stats(kernel& k, const sched_domain& sd, const sched_group& group,
                                     sg_lb_stats& sgs, task_struct& p)
 {
     sgs = sg_lb_stats{};
     for_each_cpu(i, group.span) {
-        rq& r = cpu_rq(i);
+        rq& r = k.cpu_rq(i);
         sgs.group_load += cpu_load_without(r, p);
-        sgs.group_util += cpu_util_without(i, p);
+        sgs.group_util += cpu_util_without(k, i, p);
         sgs.group_runnable += cpu_runnable_without(r, p);
         const unsigned local = (p.cpu == i && task_on_rq_queued(p) && r.curr == &p) ? 1 : 0;
         sgs.sum_h_nr_running += r.cfs.h_nr_running - local;
         const unsigned nr_running = r.nr_running - local;
         sgs.sum_nr_running += nr_running;
-        if (!nr_running && idle_cpu(i))
+        if (!nr_running && k.idle_cpu(i))
             sgs.idle_cpus++;
     }
     sgs.group_capacity = group.capacity;
     sgs.group_weight = static_cast<unsigned>(group.group_weight);
-    sgs.group_type_ = group_classify(sd.imbalance_pct, group, sgs);
+    sgs.group_type_ = k.group_classify(sd.imbalance_pct, group, sgs);
     if (sgs.group_type_ == group_fully_busy || sgs.group_type_ == group_overloaded)
         sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
@@ -458,7 +459,8 @@ static bool update_pick_idlest(const sched_group* idlest, const sg_lb_stats& idl
  * is good enough. NUMA domains keep the task local while the destination
  * would run fewer than imb_numa_nr tasks (adjust_numa_imbalance()).
  */
-const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct& p, int this_cpu)
+const sched_group* find_idlest_group(kernel& k, const sched_domain& sd, task_struct& p,
+                                     int this_cpu)
 {
     const sched_group* idlest = nullptr;
     const sched_group* local = nullptr;
@@ -470,7 +472,7 @@ const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct
         sg_lb_stats& sgs = local_group ? local_sgs : tmp_sgs;
         if (local_group)
             local = &group;
-        update_sg_wakeup_stats(sd, group, sgs, p);
+        update_sg_wakeup_stats(k, sd, group, sgs, p);
         if (!local_group && update_pick_idlest(idlest, idlest_sgs, sgs)) {
             idlest = &group;
             idlest_sgs = sgs;
@@ -505,7 +507,7 @@ const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct
     case group_smt_balance:
         return idlest;
     case group_has_spare:
-        if (sd.has(SD_NUMA) && !kc_.behaviour.numa_imb_nr) {
+        if (sd.has(SD_NUMA) && !k.config().behaviour.numa_imb_nr) {
             // Before 5.18 (2cfb7a1b031b, 20220203144652.12540-2-mgorman@techsingularity.net):
             // stay local while fewer than a quarter of the domain's CPUs run tasks there.
             if (static_cast<long>(local_sgs.sum_nr_running) < (sd.span_weight >> 2))
@@ -514,7 +516,7 @@ const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct
             const long imb_numa_nr = sd.imb_numa_nr;
             const long imbalance =
                 std::abs(static_cast<long>(local_sgs.idle_cpus) - static_cast<long>(idlest_sgs.idle_cpus));
-            if (!adjust_numa_imbalance(imbalance, static_cast<long>(local_sgs.sum_nr_running) + 1,
+            if (!k.adjust_numa_imbalance(imbalance, static_cast<long>(local_sgs.sum_nr_running) + 1,
                                        imb_numa_nr))
                 return nullptr;
         }
@@ -529,7 +531,7 @@ const sched_group* kernel::find_idlest_group(const sched_domain& sd, task_struct
  * kernel: kernel/sched/fair.c find_idlest_group_cpu(), 6.6: an idle CPU
  * (the most recently idled, no C-state data yet), else the least loaded.
  */
-int kernel::find_idlest_group_cpu(const sched_group& group, task_struct& p, int this_cpu)
+int find_idlest_group_cpu(kernel& k, const sched_group& group, task_struct& p, int this_cpu)
 {
     if (group.group_weight == 1)
         return group.span.first();
@@ -540,16 +542,16 @@ int kernel::find_idlest_group_cpu(const sched_group& group, task_struct& p, int 
     for_each_cpu(i, group.span) {
         if (!p.cpus_mask.test(i))
             continue;
-        if (sched_idle_cpu(i))
+        if (sched_idle_cpu(k, i))
             return i;
-        if (available_idle_cpu(i)) {
-            const rq& r = cpu_rq(i);
+        if (available_idle_cpu(k, i)) {
+            const rq& r = k.cpu_rq(i);
             if (shallowest_idle_cpu == -1 || r.idle_stamp > latest_idle_timestamp) {
                 latest_idle_timestamp = r.idle_stamp;
                 shallowest_idle_cpu = i;
             }
         } else if (shallowest_idle_cpu == -1) {
-            const unsigned long load = cpu_load(cpu_rq(i));
+            const unsigned long load = cpu_load(k.cpu_rq(i));
             if (load < min_load) {
                 min_load = load;
                 least_loaded_cpu = i;
@@ -564,7 +566,7 @@ int kernel::find_idlest_group_cpu(const sched_group& group, task_struct& p, int 
  * from 6.10), 6.6: descend from the highest balancing domain, each level
  * picking the idlest group then its idlest CPU.
  */
-int kernel::find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag)
+int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag)
 {
     if (!sd->span.intersects(p.cpus_mask))
         return prev_cpu;
@@ -574,12 +576,12 @@ int kernel::find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_
             sd = sd->child;
             continue;
         }
-        const sched_group* group = find_idlest_group(*sd, p, cpu);
+        const sched_group* group = find_idlest_group(k, *sd, p, cpu);
         if (!group) {
             sd = sd->child;
             continue;
         }
-        new_cpu = find_idlest_group_cpu(*group, p, cpu);
+        new_cpu = find_idlest_group_cpu(k, *group, p, cpu);
         if (new_cpu == cpu) {
             sd = sd->child;
             continue;
@@ -588,7 +590,7 @@ int kernel::find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_
         cpu = new_cpu;
         const int weight = sd->span_weight;
         sd = nullptr;
-        for (auto& tmp : topo_.cpu(cpu).domains) {
+        for (auto& tmp : k.topology().cpu(cpu).domains) {
             if (weight <= tmp->span_weight)
                 break;
             if (tmp->flags & sd_flag)
@@ -605,34 +607,37 @@ int kernel::find_idlest_cpu(sched_domain* sd, task_struct& p, int cpu, int prev_
  * wake_wide(), then select_idle_sibling(). Fork/exec: the slow path from the
  * highest domain with SD_BALANCE_FORK/EXEC.
  */
-int kernel::select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags)
+int select_task_rq_fair(kernel& k, task_struct& p, int prev_cpu, int wake_flags)
 {
     const int sync = (wake_flags & WF_SYNC) ? 1 : 0;
     const u32 sd_flag = static_cast<u32>(wake_flags & 0xF);
-    const int cpu = smp_processor_id();
+    const int cpu = k.smp_processor_id();
     int new_cpu = prev_cpu;
     bool want_affine = false;
     sched_domain* sd = nullptr;
-    decisions_.select_begin("prev");
+    k.decisions().select_begin("prev");
 
     if (wake_flags & WF_TTWU) {
-        record_wakee(p);
-        if (kc_.behaviour.wf_current_cpu && (wake_flags & WF_CURRENT_CPU) && p.cpus_mask.test(cpu)) {
-            decisions_.select_branch("WF_CURRENT_CPU");
+        record_wakee(k, p);
+        if (k.config().behaviour.wf_current_cpu && (wake_flags & WF_CURRENT_CPU) &&
+            p.cpus_mask.test(cpu)) {
+            k.decisions().select_branch("WF_CURRENT_CPU");
             return cpu;
         }
-        want_affine = !wake_wide(p) && p.cpus_mask.test(cpu);
+        want_affine = !wake_wide(k, p) && p.cpus_mask.test(cpu);
         if (!want_affine)
-            decisions_.select_branch(p.cpus_mask.test(cpu) ? "wake_wide" : "waker cpu not allowed");
+            k.decisions().select_branch(p.cpus_mask.test(cpu) ? "wake_wide"
+                                                              : "waker cpu not allowed");
     }
 
-    for (auto& tmp : topo_.cpu(cpu).domains) {
+    for (auto& tmp : k.topology().cpu(cpu).domains) {
         if (want_affine && tmp->has(SD_WAKE_AFFINE) && tmp->span.test(prev_cpu)) {
             if (cpu != prev_cpu) {
-                new_cpu = wake_affine(*tmp, p, cpu, prev_cpu, sync);
-                decisions_.select_branch(new_cpu == cpu ? "wake_affine: waker cpu" : "wake_affine: prev");
+                new_cpu = wake_affine(k, *tmp, p, cpu, prev_cpu, sync);
+                k.decisions().select_branch(new_cpu == cpu ? "wake_affine: waker cpu"
+                                                           : "wake_affine: prev");
             } else {
-                decisions_.select_branch("waker cpu is prev");
+                k.decisions().select_branch("waker cpu is prev");
             }
             sd = nullptr;
             break;
@@ -644,10 +649,10 @@ int kernel::select_task_rq_fair(task_struct& p, int prev_cpu, int wake_flags)
     }
 
     if (sd) {
-        decisions_.select_branch("find_idlest_cpu (slow path)");
-        new_cpu = find_idlest_cpu(sd, p, cpu, prev_cpu, sd_flag);
+        k.decisions().select_branch("find_idlest_cpu (slow path)");
+        new_cpu = find_idlest_cpu(k, sd, p, cpu, prev_cpu, sd_flag);
     } else if (wake_flags & WF_TTWU) {
-        new_cpu = select_idle_sibling(p, prev_cpu, new_cpu);
+        new_cpu = select_idle_sibling(k, p, prev_cpu, new_cpu);
     }
     return new_cpu;
 }

@@ -47,16 +47,16 @@ TEST(wake_wide, a_one_to_many_waker_goes_wide_only_past_both_thresholds)
 
     waker.wakee_flips = 400;
     wakee.wakee_flips = 20; // slave 20 >= 16 and master 400 >= 20 * 16
-    EXPECT_EQ(t.k->wake_wide(wakee), 1);
+    EXPECT_EQ(wake_wide(*t.k, wakee), 1);
     waker.wakee_flips = 300; // 300 < 320: not wide
-    EXPECT_EQ(t.k->wake_wide(wakee), 0);
+    EXPECT_EQ(wake_wide(*t.k, wakee), 0);
     waker.wakee_flips = 4000;
     wakee.wakee_flips = 15; // slave below the LLC size: never wide
-    EXPECT_EQ(t.k->wake_wide(wakee), 0);
+    EXPECT_EQ(wake_wide(*t.k, wakee), 0);
     // Symmetric in who is master.
     waker.wakee_flips = 20;
     wakee.wakee_flips = 400;
-    EXPECT_EQ(t.k->wake_wide(wakee), 1);
+    EXPECT_EQ(wake_wide(*t.k, wakee), 1);
 }
 
 TEST(record_wakee, counts_a_flip_per_change_of_wakee_and_halves_each_second)
@@ -67,15 +67,15 @@ TEST(record_wakee, counts_a_flip_per_change_of_wakee_and_halves_each_second)
     task_struct& b = t.spawn("b", testlib::spin());
     t.run_for(msecs(1));
     t.k->set_this_cpu(waker.cpu);
-    waker.wakee_flip_decay_ts = t.k->jiffies();
+    waker.wakee_flip_decay_ts = jiffies(*t.k);
     for (int i = 0; i < 10; ++i)
-        t.k->record_wakee(i % 2 ? a : b);
+        record_wakee(*t.k, i % 2 ? a : b);
     EXPECT_EQ(waker.wakee_flips, 10u);
-    t.k->record_wakee(a); // same wakee as last time: no flip
+    record_wakee(*t.k, a); // same wakee as last time: no flip
     EXPECT_EQ(waker.wakee_flips, 10u);
     t.run_for(msecs(1100));
     t.k->set_this_cpu(waker.cpu);
-    t.k->record_wakee(b);
+    record_wakee(*t.k, b);
     EXPECT_EQ(waker.wakee_flips, 6u) << "halved to 5 after a second, then one flip";
 }
 
@@ -91,7 +91,7 @@ TEST(wake_affine, a_sync_wakeup_chooses_the_wakers_cpu)
     sched_domain* sd = t.k->topology().cpu(0).sd_llc;
     ASSERT_TRUE(sd && sd->span.test(5));
     const u64 before = sd->stats.ttwu_move_affine;
-    EXPECT_EQ(t.k->wake_affine(*sd, wakee, 0, 5, /*sync=*/1), 0);
+    EXPECT_EQ(wake_affine(*t.k, *sd, wakee, 0, 5, /*sync=*/1), 0);
     EXPECT_EQ(sd->stats.ttwu_move_affine, before + 1);
     (void)waker;
 }
@@ -105,7 +105,7 @@ TEST(wake_affine, prefers_an_idle_prev_cpu_and_counts_no_move_on_6_6)
     t.k->set_this_cpu(0);
     sched_domain* sd = t.k->topology().cpu(0).sd_llc;
     const u64 before = sd->stats.ttwu_move_affine;
-    EXPECT_EQ(t.k->wake_affine(*sd, wakee, 0, 5, /*sync=*/0), 5);
+    EXPECT_EQ(wake_affine(*t.k, *sd, wakee, 0, 5, /*sync=*/0), 5);
     EXPECT_EQ(sd->stats.ttwu_move_affine, before);
 
     sched_fixture old(llc16_machine(), "6.1");
@@ -114,7 +114,7 @@ TEST(wake_affine, prefers_an_idle_prev_cpu_and_counts_no_move_on_6_6)
     old.run_for(msecs(1));
     old.k->set_this_cpu(0);
     sched_domain* sd2 = old.k->topology().cpu(0).sd_llc;
-    EXPECT_EQ(old.k->wake_affine(*sd2, w2, 0, 5, 0), 5);
+    EXPECT_EQ(wake_affine(*old.k, *sd2, w2, 0, 5, 0), 5);
     EXPECT_EQ(sd2->stats.ttwu_move_affine, 1u) << "5.15/6.1 count an idle prev as a move";
 }
 
@@ -134,11 +134,11 @@ TEST(select_idle_core, finds_a_fully_idle_core_past_half_busy_ones)
     sd->shared->nr_idle_scan = 16; // SIS_UTIL gives up at once while it is 0, even for idle cores
     cpumask cpus = sd->span;
     int fallback = -1;
-    EXPECT_EQ(t.k->select_idle_core(p, 3, cpus, fallback), -1) << "core 3 is half busy";
+    EXPECT_EQ(select_idle_core(*t.k, p, 3, cpus, fallback), -1) << "core 3 is half busy";
     EXPECT_EQ(fallback, 19) << "its idle sibling is remembered";
     EXPECT_FALSE(cpus.test(3) || cpus.test(19)) << "the core leaves the scan";
     // select_idle_cpu from target 1 scans cores 2, 3, ... and returns idle core 4.
-    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, true, 1), 4);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, true, 1), 4);
 }
 
 TEST(select_idle_cpu, clears_has_idle_cores_after_a_fruitless_full_scan)
@@ -153,7 +153,7 @@ TEST(select_idle_cpu, clears_has_idle_cores_after_a_fruitless_full_scan)
     sched_domain* sd = t.k->topology().cpu(0).sd_llc;
     sd->shared->has_idle_cores = true; // a stale hint
     sd->shared->nr_idle_scan = 16;
-    const int i = t.k->select_idle_cpu(p, *sd, true, 0);
+    const int i = select_idle_cpu(*t.k, p, *sd, true, 0);
     EXPECT_EQ(i, 17) << "falls back to the first idle sibling seen (core 1's)";
     EXPECT_FALSE(sd->shared->has_idle_cores);
 }
@@ -192,7 +192,7 @@ TEST(update_idle_cpu_scan, a_machine_starts_with_the_scan_depth_of_an_idle_llc)
     t.spawn("busy", testlib::spin(), 0, 0, 1);
     t.run_for(msecs(1));
     t.k->set_this_cpu(1);
-    EXPECT_GE(t.k->select_idle_cpu(p, *t.k->topology().cpu(1).sd_llc, false, 1), 0)
+    EXPECT_GE(select_idle_cpu(*t.k, p, *t.k->topology().cpu(1).sd_llc, false, 1), 0)
         << "the first wakeups of a run find the idle CPUs";
 }
 
@@ -209,11 +209,11 @@ TEST(select_idle_cpu, sis_util_limits_the_scan_depth)
     sched_domain* sd = t.k->topology().cpu(1).sd_llc;
     // From target 1 the scan visits 2, 3, 4 (busy) then 5 (idle): 4 probes.
     sd->shared->nr_idle_scan = 2; // nr = 3: gives up before cpu5
-    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), -1);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), -1);
     sd->shared->nr_idle_scan = 4; // nr = 5: reaches cpu5
-    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), 5);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), 5);
     sd->shared->nr_idle_scan = 0; // SIS_UTIL says the LLC is too busy to scan at all
-    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), -1);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), -1);
 }
 
 /*
@@ -237,13 +237,13 @@ TEST(select_idle_cpu, sis_prop_returns_before_its_bookkeeping_when_the_depth_run
     rq& this_rq = t.k->cpu_rq(1);
     sched_domain* sd = t.k->topology().cpu(1).sd_llc;
     sd->avg_scan_cost = 800;
-    this_rq.wake_stamp = t.k->jiffies();
+    this_rq.wake_stamp = jiffies(*t.k);
     this_rq.wake_avg_idle = 100; // span_avg 1600 <= 4 * 801: nr = 4
-    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), -1);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), -1);
     EXPECT_EQ(sd->avg_scan_cost, 800u) << "no update_avg() after the depth ran out";
     EXPECT_EQ(this_rq.wake_avg_idle, 100u);
     this_rq.wake_avg_idle = 1000; // span_avg 16000 / 801: nr = 19, cpu5 is reached
-    EXPECT_EQ(t.k->select_idle_cpu(p, *sd, false, 1), 5);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), 5);
     EXPECT_EQ(sd->avg_scan_cost, 800u - 800u / 8) << "update_avg(&avg_scan_cost, 0)";
 }
 
@@ -255,7 +255,7 @@ TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
     t.run_for(msecs(1));
     t.k->set_this_cpu(0);
     p.recent_used_cpu = 7;
-    EXPECT_EQ(t.k->select_idle_sibling(p, 7, 0), 7);
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 7, 0), 7);
     EXPECT_STREQ(t.k->decisions().last_sis_branch(), "prev idle");
 }
 
@@ -312,7 +312,7 @@ TEST(find_idlest_group, a_numa_domain_stays_local_unless_the_remote_node_is_clea
     sched_domain* numa = fork_from_cpu0(t, p);
     ASSERT_NE(numa, nullptr);
     ASSERT_EQ(numa->imbalance_pct, 117u);
-    EXPECT_EQ(t.k->find_idlest_group(*numa, p, 0), nullptr);
+    EXPECT_EQ(find_idlest_group(*t.k, *numa, p, 0), nullptr);
 }
 
 /*
@@ -332,7 +332,7 @@ TEST(find_idlest_group, v5_15_keeps_a_fork_local_below_a_quarter_of_the_numa_dom
         if (!numa)
             return false;
         EXPECT_EQ(numa->imb_numa_nr, 0u);
-        return t.k->find_idlest_group(*numa, p, 0) == nullptr;
+        return find_idlest_group(*t.k, *numa, p, 0) == nullptr;
     };
     EXPECT_TRUE(stays_local(7));
     EXPECT_FALSE(stays_local(8));
@@ -387,13 +387,14 @@ TEST(find_idlest_cpu, a_fork_follows_the_most_recently_idled_cpu_past_sleeping_c
     sched_domain* numa = fork_from_cpu0(t, p);
     ASSERT_NE(numa, nullptr);
     EXPECT_EQ(numa->imb_numa_nr, 4u);
-    const sched_group* g = t.k->find_idlest_group(*numa, p, 0);
+    const sched_group* g = find_idlest_group(*t.k, *numa, p, 0);
     ASSERT_NE(g, nullptr);
     EXPECT_TRUE(g->span.test(29)) << "socket 1 is the idlest group";
     sched_domain* pkg29 = t.k->topology().cpu(29).sd_llc->parent;
     ASSERT_EQ(pkg29->span_weight, 16);
-    EXPECT_EQ(t.k->find_idlest_group(*pkg29, p, 29), nullptr) << "the sleepers' LLC ties, and stays";
-    EXPECT_EQ(t.k->select_task_rq_fair(p, 0, WF_FORK), 29);
+    EXPECT_EQ(find_idlest_group(*t.k, *pkg29, p, 29), nullptr)
+        << "the sleepers' LLC ties, and stays";
+    EXPECT_EQ(select_task_rq_fair(*t.k, p, 0, WF_FORK), 29);
 }
 
 
@@ -432,32 +433,32 @@ struct sis_short : ::testing::Test, sis_short_setup {
 TEST_F(sis_short, select_idle_cpu_keeps_a_short_wakee_on_its_short_wakers_cpu)
 {
     sd->shared->nr_idle_scan = 8; // nr = 9: 5 * 9 = 45 < 3 * 16 = 48
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 1) << "target, without scanning";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 1), 1) << "target, without scanning";
     EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_target, 1u);
 }
 
 TEST_F(sis_short, select_idle_cpu_scans_while_sis_util_suggests_60_percent_of_the_llc_or_more)
 {
     sd->shared->nr_idle_scan = 9; // nr = 10: 5 * 10 = 50 >= 48, LLC util below ~50%
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5);
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 1), 5);
     EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_target, 0u);
 }
 
 TEST_F(sis_short, select_idle_cpu_scans_unless_every_guard_holds)
 {
     sd->shared->nr_idle_scan = 8;
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, true, 1), 5) << "an idle core is known";
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 2), 5) << "target is not this CPU";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, true, 1), 5) << "an idle core is known";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 2), 5) << "target is not this CPU";
     p->wakee_flips = 1;
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "a wakee that flips is not short";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 1), 5) << "a wakee that flips is not short";
     p->wakee_flips = 0;
     p->se.dur_avg = usecs(375); // 8 * 375 us == 3 ms: not below min_granularity
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "p is not short";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 1), 5) << "p is not short";
     p->se.dur_avg = 0;
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "no sleep yet: no duration";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 1), 5) << "no sleep yet: no duration";
     p->se.dur_avg = usecs(100);
     waker->se.dur_avg = msecs(1);
-    EXPECT_EQ(t.k->select_idle_cpu(*p, *sd, false, 1), 5) << "the waker is not short";
+    EXPECT_EQ(select_idle_cpu(*t.k, *p, *sd, false, 1), 5) << "the waker is not short";
     EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_target, 0u);
 }
 
@@ -467,7 +468,7 @@ TEST(sis_short_feature, select_idle_cpu_scans_as_the_base_with_no_sis_short)
     sis_short_setup s;
     s.setup(t);
     s.sd->shared->nr_idle_scan = 8;
-    EXPECT_EQ(t.k->select_idle_cpu(*s.p, *s.sd, false, 1), 5);
+    EXPECT_EQ(select_idle_cpu(*t.k, *s.p, *s.sd, false, 1), 5);
 }
 
 TEST(sis_short_feature, select_idle_cpu_scans_when_the_target_runs_two_tasks)
@@ -479,17 +480,17 @@ TEST(sis_short_feature, select_idle_cpu_scans_when_the_target_runs_two_tasks)
     t.k->set_this_cpu(1);
     ASSERT_EQ(t.k->cpu_rq(1).nr_running, 2u);
     s.sd->shared->nr_idle_scan = 8;
-    EXPECT_EQ(t.k->select_idle_cpu(*s.p, *s.sd, false, 1), 5);
+    EXPECT_EQ(select_idle_cpu(*t.k, *s.p, *s.sd, false, 1), 5);
 }
 
 TEST_F(sis_short, wake_affine_idle_chooses_a_short_wakers_cpu_after_the_idle_prev_check)
 {
-    ASSERT_FALSE(t.k->available_idle_cpu(3)); // prev 3 is busy
-    EXPECT_EQ(t.k->wake_affine_idle(1, 3, /*sync=*/0), 1) << "no sync needed";
+    ASSERT_FALSE(available_idle_cpu(*t.k, 3)); // prev 3 is busy
+    EXPECT_EQ(wake_affine_idle(*t.k, 1, 3, /*sync=*/0), 1) << "no sync needed";
     EXPECT_EQ(t.k->cpu_rq(1).stats.sis_short_affine, 1u);
-    EXPECT_EQ(t.k->wake_affine_idle(1, 7, 0), 7) << "an idle prev still wins";
+    EXPECT_EQ(wake_affine_idle(*t.k, 1, 7, 0), 7) << "an idle prev still wins";
     waker->se.dur_avg = msecs(1);
-    EXPECT_NE(t.k->wake_affine_idle(1, 3, 0), 1) << "a long waker keeps the base rules";
+    EXPECT_NE(wake_affine_idle(*t.k, 1, 3, 0), 1) << "a long waker keeps the base rules";
 }
 
 TEST(sis_short_feature, wake_affine_idle_is_the_bases_without_the_delta)
@@ -497,7 +498,7 @@ TEST(sis_short_feature, wake_affine_idle_is_the_bases_without_the_delta)
     sched_fixture t(llc16_machine(), "tip-2023-02");
     sis_short_setup s;
     s.setup(t);
-    EXPECT_NE(t.k->wake_affine_idle(1, 3, 0), 1);
+    EXPECT_NE(wake_affine_idle(*t.k, 1, 3, 0), 1);
 }
 
 TEST(dequeue_task_fair, dur_avg_is_the_eighth_weight_average_of_runtime_between_sleeps)
@@ -523,14 +524,14 @@ TEST(wake_wide, couple_wakee_flips_lets_a_heavy_waker_go_wide_past_a_small_slave
         ASSERT_EQ(t.k->current(), &waker);
         waker.wakee_flips = 128; // (16 / 2) * 16
         wakee.wakee_flips = 4;   // below the factor: the base never goes wide
-        EXPECT_EQ(t.k->wake_wide(wakee), coupled ? 1 : 0) << spec;
+        EXPECT_EQ(wake_wide(*t.k, wakee), coupled ? 1 : 0) << spec;
         waker.wakee_flips = 127;
-        EXPECT_EQ(t.k->wake_wide(wakee), 0) << spec << ": master below factor^2/2";
+        EXPECT_EQ(wake_wide(*t.k, wakee), 0) << spec << ": master below factor^2/2";
         waker.wakee_flips = 400;
         wakee.wakee_flips = 20; // the base condition still goes wide
-        EXPECT_EQ(t.k->wake_wide(wakee), 1) << spec;
+        EXPECT_EQ(wake_wide(*t.k, wakee), 1) << spec;
         waker.wakee_flips = 300; // 300 < 20 * 16
-        EXPECT_EQ(t.k->wake_wide(wakee), 0) << spec;
+        EXPECT_EQ(wake_wide(*t.k, wakee), 0) << spec;
     }
 }
 
@@ -544,17 +545,17 @@ TEST(record_wakee, couple_wakee_flips_gives_a_heavy_wakers_new_wakee_a_flip)
         task_struct& b = t.spawn("b", testlib::spin());
         t.run_for(msecs(1));
         t.k->set_this_cpu(waker.cpu);
-        waker.wakee_flip_decay_ts = t.k->jiffies();
+        waker.wakee_flip_decay_ts = jiffies(*t.k);
         waker.last_wakee = &b;
         waker.wakee_flips = 33; // > 1 * (2 * 16)
         a.wakee_flips = 1;
-        t.k->record_wakee(a);
+        record_wakee(*t.k, a);
         EXPECT_EQ(a.wakee_flips, coupled ? 2u : 1u) << spec;
         EXPECT_EQ(waker.wakee_flips, 34u) << spec;
         b.wakee_flips = 2;
-        t.k->record_wakee(b); // 34 > 2 * 32 is false
+        record_wakee(*t.k, b); // 34 > 2 * 32 is false
         EXPECT_EQ(b.wakee_flips, 2u) << spec;
-        t.k->record_wakee(b); // same wakee: nothing at all
+        record_wakee(*t.k, b); // same wakee: nothing at all
         EXPECT_EQ(b.wakee_flips, 2u) << spec;
         EXPECT_EQ(t.k->cpu_rq(waker.cpu).stats.wakee_flips_coupled, coupled ? 1u : 0u) << spec;
     }

@@ -16,10 +16,10 @@ namespace schedlab {
  * whose average CPU time between voluntary sleeps (dur_avg, 0 until its first
  * sleep) is below an eighth of min_granularity (375 us at factor 4).
  */
-bool kernel::is_short_task(const task_struct& p) const
+bool is_short_task(const kernel& k, const task_struct& p)
 {
-    return sched_feat(SIS_SHORT) && !p.is_idle_task() && p.wakee_flips == 0 && p.se.dur_avg != 0 &&
-           p.se.dur_avg * 8 < tun_.min_granularity;
+    return sched_feat_of(k, SIS_SHORT) && !p.is_idle_task() && p.wakee_flips == 0 &&
+           p.se.dur_avg != 0 && p.se.dur_avg * 8 < k.tunables().min_granularity;
 }
 
 /*
@@ -27,12 +27,12 @@ bool kernel::is_short_task(const task_struct& p) const
  * waker's CPU when it runs only one task and that task is short, sync or not.
  * -1: no choice.
  */
-int kernel::sis_short_wake_affine(int this_cpu)
+int sis_short_wake_affine(kernel& k, int this_cpu)
 {
-    if (!sched_feat(SIS_SHORT))
+    if (!sched_feat_of(k, SIS_SHORT))
         return -1;
-    rq& this_rq = cpu_rq(this_cpu);
-    if (this_rq.nr_running == 1 && this_rq.curr && is_short_task(*this_rq.curr)) {
+    rq& this_rq = k.cpu_rq(this_cpu);
+    if (this_rq.nr_running == 1 && this_rq.curr && is_short_task(k, *this_rq.curr)) {
         this_rq.stats.sis_short_affine++;
         return this_cpu;
     }
@@ -45,13 +45,13 @@ int kernel::sis_short_wake_affine(int this_cpu)
  * known, the wakeup is on the waker's CPU, which runs at most one task, and
  * both it and p are short.
  */
-bool kernel::sis_short_select_idle_cpu(task_struct& p, const sched_domain& sd, bool has_idle_core,
-                                       int target, int nr)
+bool sis_short_select_idle_cpu(kernel& k, task_struct& p, const sched_domain& sd,
+                               bool has_idle_core, int target, int nr)
 {
-    rq& this_rq = cpu_rq(smp_processor_id());
-    if (sched_feat(SIS_SHORT) && !has_idle_core && smp_processor_id() == target &&
-        5 * nr < 3 * sd.span_weight && cpu_rq(target).nr_running <= 1 &&
-        is_short_task(p) && this_rq.curr && is_short_task(*this_rq.curr)) {
+    rq& this_rq = k.cpu_rq(k.smp_processor_id());
+    if (sched_feat_of(k, SIS_SHORT) && !has_idle_core && k.smp_processor_id() == target &&
+        5 * nr < 3 * sd.span_weight && k.cpu_rq(target).nr_running <= 1 &&
+        is_short_task(k, p) && this_rq.curr && is_short_task(k, *this_rq.curr)) {
         this_rq.stats.sis_short_target++;
         return true;
     }
@@ -60,10 +60,10 @@ bool kernel::sis_short_select_idle_cpu(task_struct& p, const sched_domain& sd, b
 
 const sched_patchset sis_short_patchset = {
     .group = "sis_short",
-    .wake_affine_idle = [](kernel& k, int this_cpu) { return k.sis_short_wake_affine(this_cpu); },
+    .wake_affine_idle = [](kernel& k, int this_cpu) { return sis_short_wake_affine(k, this_cpu); },
     .select_idle_cpu = [](kernel& k, task_struct& p, const sched_domain& sd, bool has_idle_core,
                           int target, int nr) {
-        return k.sis_short_select_idle_cpu(p, sd, has_idle_core, target, nr);
+        return sis_short_select_idle_cpu(k, p, sd, has_idle_core, target, nr);
     },
 };
 

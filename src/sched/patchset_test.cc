@@ -111,7 +111,7 @@ TEST(update_tg_load_avg, the_ratelimit_applies_where_the_patch_does)
         cfs.tg_load_avg_contrib = 0;
         cfs.last_update_tg_load_avg = cfs.rq_->clock_task - NSEC_PER_MSEC / 2;
         const long before = cfs.tg->load_avg;
-        t.k->update_tg_load_avg(cfs, 0);
+        update_tg_load_avg(*t.k, cfs, 0);
         const std::string s = spec;
         const bool limited = s == "tip-2023-08+tg_ratelimit" || s == "tip-2023-12";
         EXPECT_EQ(cfs.tg->load_avg - before, limited ? 0 : 1024) << spec;
@@ -119,7 +119,7 @@ TEST(update_tg_load_avg, the_ratelimit_applies_where_the_patch_does)
         cfs.last_update_tg_load_avg = cfs.rq_->clock_task - NSEC_PER_MSEC;
         cfs.avg.load_avg = 2048;
         const long mid = cfs.tg->load_avg;
-        t.k->update_tg_load_avg(cfs, 0);
+        update_tg_load_avg(*t.k, cfs, 0);
         EXPECT_EQ(cfs.tg->load_avg - mid, limited ? 2048 : 1024) << spec;
     }
 }

@@ -36,7 +36,7 @@ std::string cpumask_hex(const cpumask& m)
 std::string schedstat_v15(const kernel& k)
 {
     std::string s = "version 15\n";
-    s += fmt::format("timestamp {}\n", k.jiffies());
+    s += fmt::format("timestamp {}\n", jiffies(k));
     for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu) {
         const rq& r = k.cpu_rq(cpu);
         const rq_schedstat& st = r.stats;
