@@ -341,7 +341,7 @@ void kernel::block_delayed_task(rq& r, task_struct& p)
     SIM_BUG_ON(!p.se.sched_delayed || p.__state == TASK_RUNNING,
                "pid {} picked as delayed but delayed={} state {:#x}", p.pid, p.se.sched_delayed,
                p.__state);
-    dequeue_task_fair(r, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
+    dequeue_task_fair(*this, r, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
     p.on_rq = 0;
     p.sched_info_.last_queued = NOT_QUEUED; // set if a balancer moved it while delayed
 }

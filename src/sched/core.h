@@ -205,18 +205,8 @@ public:
     void update_rq_clock(rq& rq);
     bool idle_cpu(int cpu) const;
 
-    /* ---- fair.c: the class hooks ---- */
-    void enqueue_task_fair(rq& rq, task_struct& p, int flags);
-    bool dequeue_task_fair(rq& rq, task_struct& p, int flags); ///< false: delayed (6.12)
-    void requeue_delayed_entity(cfs_rq& cfs, sched_entity& se);
+    /// kernel: fair.c dequeue_entities(DEQUEUE_DELAYED) + core.c __block_task() (6.12).
     void block_delayed_task(rq& r, task_struct& p);
-    task_struct* pick_next_task_fair(rq& rq, task_struct* prev);
-    void check_preempt_wakeup_fair(rq& rq, task_struct& p, int wake_flags);
-    void migrate_task_rq_fair(task_struct& p, int new_cpu);
-    void task_tick_fair(rq& rq, task_struct& curr);
-    void task_fork_fair(task_struct& p);
-    void yield_task_fair(rq& rq);
-    int sched_balance_newidle(rq& rq);
 
     /// kernel: core.c queue_balance_callback(): fn runs at the end of __schedule().
     void queue_balance_callback(rq& r, void (*fn)(kernel&, rq&));
@@ -234,29 +224,15 @@ public:
                 group_lb_sums_[static_cast<std::size_t>(g)].valid = false;
     }
 
-    /* ---- fair.c: entity level ---- */
     /// The fair class's policy, EEVDF or CFS, as the profile chose (fair_policy.h).
     const fair_policy_ops& policy() const { return *policy_; }
-    void update_curr(cfs_rq& cfs);
-    void account_entity_enqueue(cfs_rq& cfs, sched_entity& se);
-    void account_entity_dequeue(cfs_rq& cfs, sched_entity& se);
-    void enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags);
-    void dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags);
-    void set_next_entity(cfs_rq& cfs, sched_entity& se);
-    void put_prev_entity(cfs_rq& cfs, sched_entity& prev);
-    void put_prev_task_fair(rq& rq, task_struct& prev);
-    sched_entity* pick_next_entity(cfs_rq& cfs, sched_entity* curr);
-    void __enqueue_entity(cfs_rq& cfs, sched_entity& se);
-    void __dequeue_entity(cfs_rq& cfs, sched_entity& se);
-    void update_min_vruntime(cfs_rq& cfs);
-    void clear_buddies(cfs_rq& cfs, sched_entity& se);
-    sched_entity* __pick_first_entity(const cfs_rq& cfs) const;
-    static u64 calc_delta_fair(u64 delta, const sched_entity& se);
 
-    /* The policies (fair_eevdf.cc, fair_cfs.cc), placement (fair_select.cc, fair_sis_short.cc)
-       and PELT (fair_pelt.cc) are free functions (fair.h). */
+    /* The fair class's hooks and entity level (fair.cc), its policies (fair_eevdf.cc,
+       fair_cfs.cc), placement (fair_select.cc, fair_sis_short.cc) and PELT (fair_pelt.cc)
+       are free functions (fair.h). */
 
     /* ---- fair_balance.cc: load balancing ---- */
+    int sched_balance_newidle(rq& rq);
     group_type group_classify(unsigned imbalance_pct, const sched_group& group,
                               const sg_lb_stats& sgs) const;
     long adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const;

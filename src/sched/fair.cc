@@ -16,39 +16,39 @@ namespace schedlab {
 
 // kernel: kernel/sched/fair.c calc_delta_fair(), 6.6. Exact division instead of
 // __calc_delta()'s 32-bit inverse-weight fixed point (differs in the last ns).
-u64 kernel::calc_delta_fair(u64 delta, const sched_entity& se)
+u64 calc_delta_fair(u64 delta, const sched_entity& se)
 {
     if (se.load.weight == NICE_0_LOAD)
         return delta;
     return static_cast<u64>(static_cast<unsigned __int128>(delta) * NICE_0_LOAD / se.load.weight);
 }
 
-sched_entity* kernel::__pick_first_entity(const cfs_rq& cfs) const
+sched_entity* __pick_first_entity(const cfs_rq& cfs)
 {
     return cfs.tasks_timeline.empty() ? nullptr : *cfs.tasks_timeline.begin();
 }
 
 // kernel: kernel/sched/fair.c __enqueue_entity(), 6.6 (6.5: no avg_vruntime). Ordered set, not an rbtree.
-void kernel::__enqueue_entity(cfs_rq& cfs, sched_entity& se)
+void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
-    if (policy_->timeline_add)
-        policy_->timeline_add(*this, cfs, se);
+    if (k.policy().timeline_add)
+        k.policy().timeline_add(k, cfs, se);
     se.tree_seq = ++cfs.tree_seq;
     const bool inserted = cfs.tasks_timeline.insert(&se).second;
     SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
-    for (const auto hook : patches_.enqueue_entity) // patch sets: SHARED_RUNQ's push
-        hook(*this, *cfs.rq_, *se.owner);
+    for (const auto hook : k.patches().enqueue_entity) // patch sets: SHARED_RUNQ's push
+        hook(k, *cfs.rq_, *se.owner);
 }
 
 // kernel: kernel/sched/fair.c __dequeue_entity(), 6.6.
-void kernel::__dequeue_entity(cfs_rq& cfs, sched_entity& se)
+void __dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     const auto erased = cfs.tasks_timeline.erase(&se);
     SIM_BUG_ON(erased != 1, "entity of pid {} not in the tree", se.owner->pid);
-    for (const auto hook : patches_.dequeue_entity) // patch sets: SHARED_RUNQ's unlink
-        hook(*this, *se.owner);
-    if (policy_->timeline_sub)
-        policy_->timeline_sub(*this, cfs, se);
+    for (const auto hook : k.patches().dequeue_entity) // patch sets: SHARED_RUNQ's unlink
+        hook(k, *se.owner);
+    if (k.policy().timeline_sub)
+        k.policy().timeline_sub(k, cfs, se);
 }
 
 /*
@@ -57,7 +57,7 @@ void kernel::__dequeue_entity(cfs_rq& cfs, sched_entity& se)
  * decreases; EEVDF shifts the avg_vruntime sum by the same amount (avg_vruntime_update(),
  * the policy's min_vruntime_advanced).
  */
-void kernel::update_min_vruntime(cfs_rq& cfs)
+void update_min_vruntime(kernel& k, cfs_rq& cfs)
 {
     sched_entity* se = __pick_first_entity(cfs);
     sched_entity* curr = cfs.curr;
@@ -77,14 +77,14 @@ void kernel::update_min_vruntime(cfs_rq& cfs)
     // __update_min_vruntime(): max_vruntime(min_vruntime, vruntime)
     const s64 delta = static_cast<s64>(vruntime - cfs.min_vruntime);
     if (delta > 0) {
-        if (policy_->min_vruntime_advanced)
-            policy_->min_vruntime_advanced(cfs, delta);
+        if (k.policy().min_vruntime_advanced)
+            k.policy().min_vruntime_advanced(cfs, delta);
         cfs.min_vruntime = vruntime;
     }
 }
 
 // kernel: kernel/sched/fair.c update_curr(), 6.6 (6.5: without update_deadline). No cgroup/bandwidth.
-void kernel::update_curr(cfs_rq& cfs)
+void update_curr(kernel& k, cfs_rq& cfs)
 {
     sched_entity* curr = cfs.curr;
     if (!curr)
@@ -96,13 +96,13 @@ void kernel::update_curr(cfs_rq& cfs)
     curr->exec_start = now_task;
     curr->sum_exec_runtime += static_cast<u64>(delta_exec);
     curr->vruntime += calc_delta_fair(static_cast<u64>(delta_exec), *curr);
-    if (policy_->update_curr)
-        policy_->update_curr(*this, cfs, *curr); // 6.6: update_deadline()
-    update_min_vruntime(cfs);
+    if (k.policy().update_curr)
+        k.policy().update_curr(k, cfs, *curr); // 6.6: update_deadline()
+    update_min_vruntime(k, cfs);
 }
 
 // kernel: kernel/sched/fair.c clear_buddies(), 6.6 (6.5 also clears last).
-void kernel::clear_buddies(cfs_rq& cfs, sched_entity& se)
+void clear_buddies(cfs_rq& cfs, sched_entity& se)
 {
     if (cfs.next == &se)
         cfs.next = nullptr;
@@ -113,7 +113,7 @@ void kernel::clear_buddies(cfs_rq& cfs, sched_entity& se)
 }
 
 // kernel: kernel/sched/fair.c account_entity_enqueue(), 6.6 (root group: se is a task's).
-void kernel::account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
+void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
 {
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
@@ -123,7 +123,7 @@ void kernel::account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
 }
 
 // kernel: kernel/sched/fair.c account_entity_dequeue(), 6.6.
-void kernel::account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
+void account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
 {
     cfs.load.weight -= se.load.weight;
     cfs.nr_running--;
@@ -139,9 +139,9 @@ void kernel::account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
  * (fair_eevdf.cc: placed by its lag; fair_cfs.cc: renormalised, with the
  * sleeper credit).
  */
-void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
+void enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
-    policy_->enqueue_entity(*this, cfs, se, flags);
+    k.policy().enqueue_entity(k, cfs, se, flags);
 }
 
 /*
@@ -149,33 +149,33 @@ void kernel::enqueue_entity(cfs_rq& cfs, sched_entity& se, int flags)
  * 6.6 records the lag (update_entity_lag); 6.5 makes a non-sleep dequeue's
  * vruntime relative to min_vruntime so it can be renormalised elsewhere.
  */
-void kernel::dequeue_entity(cfs_rq& cfs, sched_entity& se, int flags)
+void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
-    update_curr(cfs);
-    update_load_avg(*this, cfs, se,
+    update_curr(k, cfs);
+    update_load_avg(k, cfs, se,
                     UPDATE_TG | (se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH : 0));
     clear_buddies(cfs, se);
-    if (policy_->dequeue_lag)
-        policy_->dequeue_lag(*this, cfs, se);
+    if (k.policy().dequeue_lag)
+        k.policy().dequeue_lag(k, cfs, se);
     if (&se != cfs.curr)
-        __dequeue_entity(cfs, se);
+        __dequeue_entity(k, cfs, se);
     se.on_rq = false;
     account_entity_dequeue(cfs, se);
-    if (policy_->dequeue_renorm)
-        policy_->dequeue_renorm(cfs, se, flags);
-    update_cfs_group(*this, cfs, smp_processor_id());
+    if (k.policy().dequeue_renorm)
+        k.policy().dequeue_renorm(cfs, se, flags);
+    update_cfs_group(k, cfs, k.smp_processor_id());
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
-        update_min_vruntime(cfs);
+        update_min_vruntime(k, cfs);
 }
 
 // kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash).
-void kernel::set_next_entity(cfs_rq& cfs, sched_entity& se)
+void set_next_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     if (se.on_rq) {
-        __dequeue_entity(cfs, se);
-        update_load_avg(*this, cfs, se, UPDATE_TG);
-        if (policy_->set_next_entity)
-            policy_->set_next_entity(*this, cfs, se); // 6.6: the RUN_TO_PARITY stash
+        __dequeue_entity(k, cfs, se);
+        update_load_avg(k, cfs, se, UPDATE_TG);
+        if (k.policy().set_next_entity)
+            k.policy().set_next_entity(k, cfs, se); // 6.6: the RUN_TO_PARITY stash
     }
     se.exec_start = cfs.rq_->clock_task; // update_stats_curr_start()
     cfs.curr = &se;
@@ -183,27 +183,27 @@ void kernel::set_next_entity(cfs_rq& cfs, sched_entity& se)
 }
 
 // kernel: kernel/sched/fair.c put_prev_entity(), 6.6.
-void kernel::put_prev_entity(cfs_rq& cfs, sched_entity& prev)
+void put_prev_entity(kernel& k, cfs_rq& cfs, sched_entity& prev)
 {
     if (prev.on_rq) {
-        update_curr(cfs);
-        __enqueue_entity(cfs, prev);
-        update_load_avg(*this, cfs, prev, 0);
+        update_curr(k, cfs);
+        __enqueue_entity(k, cfs, prev);
+        update_load_avg(k, cfs, prev, 0);
     }
     cfs.curr = nullptr;
 }
 
 // kernel: kernel/sched/fair.c put_prev_task_fair(), 6.6 (root group: one entity).
-void kernel::put_prev_task_fair(rq& r, task_struct& prev)
+void put_prev_task_fair(kernel& k, rq& r, task_struct& prev)
 {
     if (r.cfs.curr == &prev.se)
-        put_prev_entity(r.cfs, prev.se);
+        put_prev_entity(k, r.cfs, prev.se);
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5: the policy's.
-sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
+sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr)
 {
-    return policy_->pick_next_entity(*this, cfs, curr);
+    return k.policy().pick_next_entity(k, cfs, curr);
 }
 
 /* ---- class hooks ---- */
@@ -213,21 +213,21 @@ sched_entity* kernel::pick_next_entity(cfs_rq& cfs, sched_entity* curr)
  * 6.12: a delayed entity's wakeup (ENQUEUE_DELAYED) only requeues it in place, and a
  * delayed task's utilisation estimate stays out of the rq's while it moves.
  */
-void kernel::enqueue_task_fair(rq& r, task_struct& p, int flags)
+void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 {
-    lb_stats_changed(r.cpu);
-    if (sched_feat(UTIL_EST) &&
+    k.lb_stats_changed(r.cpu);
+    if (sched_feat_of(k, UTIL_EST) &&
         !(p.se.sched_delayed && (p.on_rq == TASK_ON_RQ_MIGRATING || (flags & ENQUEUE_RESTORE))))
         util_est_enqueue(r.cfs.avg.util_est_, p.se.avg);
     if (flags & ENQUEUE_DELAYED) {
-        requeue_delayed_entity(r.cfs, p.se);
+        requeue_delayed_entity(k, r.cfs, p.se);
         return;
     }
-    enqueue_entity(r.cfs, p.se, flags);
+    enqueue_entity(k, r.cfs, p.se, flags);
     r.cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
         r.cfs.idle_h_nr_running++;
-    add_nr_running(r, 1);
+    k.add_nr_running(r, 1);
 }
 
 // kernel: kernel/sched/sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
@@ -245,24 +245,24 @@ void kernel::add_nr_running(rq& r, unsigned count)
  * DELAY_ZERO a positive lag it built up meanwhile is dropped (placed at the
  * 0-lag point again).
  */
-void kernel::requeue_delayed_entity(cfs_rq& cfs, sched_entity& se)
+void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     SIM_BUG_ON(!se.sched_delayed || !se.on_rq, "requeue of pid {}: delayed {} on_rq {}",
                se.owner->pid, se.sched_delayed, se.on_rq);
-    if (sched_feat(DELAY_ZERO)) {
-        update_entity_lag(*this, cfs, se);
+    if (sched_feat_of(k, DELAY_ZERO)) {
+        update_entity_lag(k, cfs, se);
         if (se.vlag > 0) {
             cfs.nr_running--;
             if (&se != cfs.curr)
-                __dequeue_entity(cfs, se);
+                __dequeue_entity(k, cfs, se);
             se.vlag = 0;
-            place_entity_eevdf(*this, cfs, se, 0);
+            place_entity_eevdf(k, cfs, se, 0);
             if (&se != cfs.curr)
-                __enqueue_entity(cfs, se);
+                __enqueue_entity(k, cfs, se);
             cfs.nr_running++;
         }
     }
-    update_load_avg(*this, cfs, se, 0);
+    update_load_avg(k, cfs, se, 0);
     se.sched_delayed = false;
 }
 
@@ -277,32 +277,33 @@ void kernel::requeue_delayed_entity(cfs_rq& cfs, sched_entity& se)
  * the kernel's does, and the task stays on_rq. Not for a dying task
  * (DEQUEUE_SPECIAL).
  */
-bool kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
+bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 {
     const bool task_sleep = flags & DEQUEUE_SLEEP;
     cfs_rq& cfs = r.cfs;
-    lb_stats_changed(r.cpu);
-    if (sched_feat(UTIL_EST) && !p.se.sched_delayed)
+    k.lb_stats_changed(r.cpu);
+    if (sched_feat_of(k, UTIL_EST) && !p.se.sched_delayed)
         util_est_dequeue(cfs.avg.util_est_, p.se.avg);
     if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) &&
-        policy_->delay_dequeue && policy_->delay_dequeue(*this, r, p))
+        k.policy().delay_dequeue && k.policy().delay_dequeue(k, r, p))
         return false;
     const bool was_delayed = p.se.sched_delayed;
-    dequeue_entity(cfs, p.se, flags);
+    dequeue_entity(k, cfs, p.se, flags);
     if (flags & DEQUEUE_DELAYED) {
         // finish_delayed_dequeue_entity()
         SIM_BUG_ON(!was_delayed, "DEQUEUE_DELAYED of pid {}, which is not delayed", p.pid);
         p.se.sched_delayed = false;
-        if (sched_feat(DELAY_ZERO) && p.se.vlag > 0)
+        if (sched_feat_of(k, DELAY_ZERO) && p.se.vlag > 0)
             p.se.vlag = 0;
     }
     cfs.h_nr_running--;
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
     r.nr_running--; // sub_nr_running()
-    if (sched_feat(UTIL_EST) && !was_delayed)
-        util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(*this, r.cpu),
-                        sched_feat(UTIL_EST_FASTUP) || kc_.behaviour.util_est_fastup_always);
+    if (sched_feat_of(k, UTIL_EST) && !was_delayed)
+        util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(k, r.cpu),
+                        sched_feat_of(k, UTIL_EST_FASTUP) ||
+                            k.config().behaviour.util_est_fastup_always);
     if (task_sleep && !(flags & DEQUEUE_DELAYED)) {
         const u64 dur = p.se.sum_exec_runtime - p.se.prev_sleep_sum_runtime;
         p.se.prev_sleep_sum_runtime = p.se.sum_exec_runtime;
@@ -319,7 +320,7 @@ bool kernel::dequeue_task_fair(rq& r, task_struct& p, int flags)
  * comparison see it) and is put back only if another entity wins.
  * When nothing is runnable it runs sched_balance_newidle() and retries.
  */
-task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
+task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
 {
     cfs_rq& cfs = r.cfs;
     int retries = 0;
@@ -328,22 +329,22 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
             sched_entity* curr = cfs.curr;
             if (curr) {
                 if (curr->on_rq)
-                    update_curr(cfs);
+                    update_curr(k, cfs);
                 else
                     curr = nullptr;
             }
-            sched_entity* se = pick_next_entity(cfs, curr);
+            sched_entity* se = pick_next_entity(k, cfs, curr);
             SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu, cfs.nr_running);
             if (se->sched_delayed) {
                 // 6.12: a delayed entity that wins the pick leaves instead; pick again.
-                block_delayed_task(r, task_of(*se));
+                k.block_delayed_task(r, k.task_of(*se));
                 continue;
             }
-            task_struct& p = task_of(*se);
+            task_struct& p = k.task_of(*se);
             if (&p != prev) {
                 if (prev && cfs.curr == &prev->se)
-                    put_prev_entity(cfs, prev->se);
-                set_next_entity(cfs, *se);
+                    put_prev_entity(k, cfs, prev->se);
+                set_next_entity(k, cfs, *se);
             }
             // Keep cfs_tasks most-recently-run first (detach_tasks() takes from the tail).
             if (p.on_cfs_tasks)
@@ -352,9 +353,9 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
         }
         // idle: put prev back first (it is not on the rq any more), then try to pull.
         if (prev && cfs.curr == &prev->se)
-            put_prev_entity(cfs, prev->se);
+            put_prev_entity(k, cfs, prev->se);
         prev = nullptr;
-        const int new_tasks = sched_balance_newidle(r);
+        const int new_tasks = k.sched_balance_newidle(r);
         if (new_tasks == 0)
             return nullptr;
         // > 0: pulled, pick again; < 0 (SHARED_RUNQ v3: a pop that did not move a
@@ -364,9 +365,9 @@ task_struct* kernel::pick_next_task_fair(rq& r, task_struct* prev)
 }
 
 // kernel: kernel/sched/fair.c check_preempt_wakeup() (wakeup_preempt_fair from 6.7), 6.6 / 6.5.
-void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
+void check_preempt_wakeup_fair(kernel& k, rq& r, task_struct& p, int wake_flags)
 {
-    policy_->check_preempt_wakeup(*this, r, p, wake_flags);
+    k.policy().check_preempt_wakeup(k, r, p, wake_flags);
 }
 
 /*
@@ -376,27 +377,27 @@ void kernel::check_preempt_wakeup_fair(rq& r, task_struct& p, int wake_flags)
  * for removal from the old cfs_rq (remove_entity_load_avg), a queued one's
  * is detached by the dequeue; either way it attaches on the new CPU.
  */
-void kernel::migrate_task_rq_fair(task_struct& p, int /*new_cpu*/)
+void migrate_task_rq_fair(kernel& k, task_struct& p, int /*new_cpu*/)
 {
-    if (policy_->migrate_task_rq)
-        policy_->migrate_task_rq(*this, p);
+    if (k.policy().migrate_task_rq)
+        k.policy().migrate_task_rq(k, p);
     if (p.on_rq != TASK_ON_RQ_MIGRATING)
-        remove_entity_load_avg(*this, p.se); // asleep: leave the load behind for removal
+        remove_entity_load_avg(k, p.se); // asleep: leave the load behind for removal
     p.se.avg.last_update_time = 0;    // tell the new CPU to attach it
     p.se.exec_start = 0;              // no longer cache hot
 }
 
 // kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(), 6.6 / 6.5 (no hrtick).
-void kernel::task_tick_fair(rq& r, task_struct& curr)
+void task_tick_fair(kernel& k, rq& r, task_struct& curr)
 {
     cfs_rq& cfs = r.cfs;
     SIM_BUG_ON(cfs.curr != &curr.se, "cpu{}: tick for pid {} which is not cfs_rq->curr", r.cpu,
                curr.pid);
-    update_curr(cfs);
-    update_load_avg(*this, cfs, curr.se, UPDATE_TG);
-    update_cfs_group(*this, cfs, r.cpu);
-    if (policy_->entity_tick)
-        policy_->entity_tick(*this, cfs, curr.se);
+    update_curr(k, cfs);
+    update_load_avg(k, cfs, curr.se, UPDATE_TG);
+    update_cfs_group(k, cfs, r.cpu);
+    if (k.policy().entity_tick)
+        k.policy().entity_tick(k, cfs, curr.se);
 }
 
 /*
@@ -405,31 +406,31 @@ void kernel::task_tick_fair(rq& r, task_struct& curr)
  * spawning CPU's for tasks created by the harness); 6.5 then makes its
  * vruntime relative for the renormalisation in enqueue_entity().
  */
-void kernel::task_fork_fair(task_struct& p)
+void task_fork_fair(kernel& k, task_struct& p)
 {
-    rq& r = cpu_rq(p.cpu);
+    rq& r = k.cpu_rq(p.cpu);
     cfs_rq& cfs = r.cfs;
-    update_rq_clock(r);
+    k.update_rq_clock(r);
     sched_entity* curr = cfs.curr;
     if (curr)
-        update_curr(cfs);
+        update_curr(k, cfs);
     sched_entity& se = p.se;
     se.vruntime = 0;
     se.vlag = 0;
-    se.slice = tun_.base_slice;
+    se.slice = k.tunables().base_slice;
     se.sum_exec_runtime = se.prev_sum_exec_runtime = 0;
-    policy_->task_fork(*this, cfs, se, curr);
+    k.policy().task_fork(k, cfs, se, curr);
 }
 
 // kernel: kernel/sched/fair.c yield_task_fair(), 6.6 (EEVDF: deadline += slice) / 6.5 (skip buddy).
-void kernel::yield_task_fair(rq& r)
+void yield_task_fair(kernel& k, rq& r)
 {
     cfs_rq& cfs = r.cfs;
     if (r.nr_running == 1 || !cfs.curr)
         return;
-    update_rq_clock(r);
-    update_curr(cfs);
-    policy_->yield_task(*this, cfs);
+    k.update_rq_clock(r);
+    update_curr(k, cfs);
+    k.policy().yield_task(k, cfs);
 }
 
 /*
@@ -440,30 +441,22 @@ const sched_class fair_sched_class = {
     .name = "fair",
     .order = 3,
     .policies = (1u << SCHED_NORMAL) | (1u << SCHED_BATCH) | (1u << SCHED_IDLE),
-    .enqueue_task = [](kernel& k, rq& r, task_struct& p, int flags) {
-        k.enqueue_task_fair(r, p, flags);
-    },
-    .dequeue_task = [](kernel& k, rq& r, task_struct& p, int flags) {
-        return k.dequeue_task_fair(r, p, flags);
-    },
-    .yield_task = [](kernel& k, rq& r) { k.yield_task_fair(r); },
-    .wakeup_preempt = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
-        k.check_preempt_wakeup_fair(r, p, wake_flags);
-    },
+    .enqueue_task = enqueue_task_fair,
+    .dequeue_task = dequeue_task_fair,
+    .yield_task = yield_task_fair,
+    .wakeup_preempt = check_preempt_wakeup_fair,
     // pick_next_task_fair()'s simple path when prev is of another class.
     .pick_next_task = [](kernel& k, rq& r, task_struct* prev) {
-        return k.pick_next_task_fair(r, prev && prev->sched_class == &fair_sched_class ? prev
+        return pick_next_task_fair(k, r, prev && prev->sched_class == &fair_sched_class ? prev
                                                                                        : nullptr);
     },
     .select_task_rq = select_task_rq_fair,
-    .migrate_task_rq = [](kernel& k, task_struct& p, int new_cpu) {
-        k.migrate_task_rq_fair(p, new_cpu);
-    },
+    .migrate_task_rq = migrate_task_rq_fair,
     .task_tick = [](kernel& k, rq& r, task_struct& curr, int /*queued*/) {
-        k.task_tick_fair(r, curr);
+        task_tick_fair(k, r, curr);
     },
-    .task_fork = [](kernel& k, task_struct& p) { k.task_fork_fair(p); },
-    .put_prev_task = [](kernel& k, rq& r, task_struct& prev) { k.put_prev_task_fair(r, prev); },
+    .task_fork = task_fork_fair,
+    .put_prev_task = put_prev_task_fair,
 };
 
 } // namespace schedlab

@@ -5,8 +5,8 @@
  * functions of the kernel's names taking the kernel instance first, as the rt
  * class's (rt.h; docs/architecture.md "Where a new class goes"). The kernel's
  * fair.c keeps them static; here each file of the class declares its part.
- * The rest of the fair class (fair.cc's hooks and entity level, fair_balance.cc,
- * fair_shared_runq.cc) is still kernel members (core.h).
+ * The rest of the fair class (fair_balance.cc, fair_shared_runq.cc) is still
+ * kernel members (core.h).
  */
 #include "sched/sched.h"
 
@@ -90,5 +90,31 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
 void update_blocked_averages(kernel& k, int cpu);
 void remove_entity_load_avg(kernel& k, sched_entity& se);
 void post_init_entity_util_avg(kernel& k, task_struct& p);
+
+/* ---- fair.cc: the class hooks (fair_sched_class) and the entity level ---- */
+u64 calc_delta_fair(u64 delta, const sched_entity& se);
+sched_entity* __pick_first_entity(const cfs_rq& cfs);
+void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+void __dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+void update_min_vruntime(kernel& k, cfs_rq& cfs);
+void update_curr(kernel& k, cfs_rq& cfs);
+void clear_buddies(cfs_rq& cfs, sched_entity& se);
+void account_entity_enqueue(cfs_rq& cfs, sched_entity& se);
+void account_entity_dequeue(cfs_rq& cfs, sched_entity& se);
+void enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
+void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
+void set_next_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+void put_prev_entity(kernel& k, cfs_rq& cfs, sched_entity& prev);
+void put_prev_task_fair(kernel& k, rq& r, task_struct& prev);
+sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr);
+void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
+void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
+task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev);
+void check_preempt_wakeup_fair(kernel& k, rq& r, task_struct& p, int wake_flags);
+void migrate_task_rq_fair(kernel& k, task_struct& p, int new_cpu);
+void task_tick_fair(kernel& k, rq& r, task_struct& curr);
+void task_fork_fair(kernel& k, task_struct& p);
+void yield_task_fair(kernel& k, rq& r);
 
 } // namespace schedlab

@@ -928,7 +928,7 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
     if (curr) {
         stop_burst(busiest);
         update_rq_clock(busiest);
-        update_curr(busiest.cfs);
+        update_curr(*this, busiest.cfs);
     }
     lb_env env;
     env.sd = sd;
@@ -964,7 +964,7 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
         return;
     }
     if (p == curr)
-        put_prev_entity(busiest.cfs, p->se);
+        put_prev_entity(*this, busiest.cfs, p->se);
     // detach_task()
     deactivate_task(busiest, *p, DEQUEUE_NOCLOCK);
     set_task_cpu(*p, push_cpu);

@@ -249,7 +249,7 @@ TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
     t.k->update_rq_clock(*env.src_rq);
     p.se.exec_start = env.src_rq->clock_task - usecs(90);
     ASSERT_EQ(t.k->task_hot(p, env), 1) << "ran 90 us ago";
-    t.k->migrate_task_rq_fair(p, 0);
+    migrate_task_rq_fair(*t.k, p, 0);
     EXPECT_EQ(p.se.exec_start, 0u);
     EXPECT_EQ(t.k->task_hot(p, env), 0);
 }
@@ -272,7 +272,7 @@ TEST(task_hot, a_zeroed_exec_start_is_cold_at_the_start_of_a_run)
     lb_env env = pull_from_cpu1_to_cpu0(t, CPU_NEWLY_IDLE);
     t.k->update_rq_clock(*env.src_rq);
     ASSERT_EQ(t.k->task_hot(p, env), 1) << "ran within the last 100 us";
-    t.k->migrate_task_rq_fair(p, 0);
+    migrate_task_rq_fair(*t.k, p, 0);
     ASSERT_EQ(p.se.exec_start, 0u);
     EXPECT_EQ(t.k->task_hot(p, env), 0) << "now - 0 is the uptime";
     EXPECT_GE(env.src_rq->clock_task, SCHED_CLOCK_AT_START + usecs(100));

@@ -47,7 +47,7 @@ u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
 // kernel: kernel/sched/fair.c sched_vslice(), 6.5.
 u64 sched_vslice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
 {
-    return k.calc_delta_fair(sched_slice(k, cfs, se), se);
+    return calc_delta_fair(sched_slice(k, cfs, se), se);
 }
 
 /*
@@ -86,7 +86,7 @@ u64 wakeup_gran(const kernel& k, const sched_entity& curr, const sched_entity& s
     u64 gran = k.tunables().wakeup_granularity;
     for (const auto hook : k.patches().wakeup_gran)
         gran = hook(k, curr, gran);
-    return k.calc_delta_fair(gran, se);
+    return calc_delta_fair(gran, se);
 }
 
 /*
@@ -117,12 +117,12 @@ void check_preempt_tick(kernel& k, cfs_rq& cfs, sched_entity& curr)
     const u64 delta_exec = curr.sum_exec_runtime - curr.prev_sum_exec_runtime;
     if (delta_exec > ideal_runtime) {
         k.resched_curr(*cfs.rq_);
-        k.clear_buddies(cfs, curr);
+        clear_buddies(cfs, curr);
         return;
     }
     if (delta_exec < k.tunables().min_granularity)
         return;
-    const sched_entity* se = k.__pick_first_entity(cfs);
+    const sched_entity* se = __pick_first_entity(cfs);
     if (!se)
         return;
     const s64 delta = static_cast<s64>(curr.vruntime - se->vruntime);
@@ -139,7 +139,7 @@ void check_preempt_tick(kernel& k, cfs_rq& cfs, sched_entity& curr)
  */
 sched_entity* pick_next_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity* curr)
 {
-    sched_entity* left = k.__pick_first_entity(cfs);
+    sched_entity* left = __pick_first_entity(cfs);
     if (!left || (curr && entity_before(*curr, *left)))
         left = curr;
     sched_entity* se = left;
@@ -147,7 +147,7 @@ sched_entity* pick_next_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity* curr)
     if (cfs.skip && cfs.skip == se) {
         sched_entity* second = nullptr;
         if (se == curr) {
-            second = k.__pick_first_entity(cfs);
+            second = __pick_first_entity(cfs);
         } else {
             auto it = cfs.tasks_timeline.find(se);
             if (it != cfs.tasks_timeline.end() && ++it != cfs.tasks_timeline.end())
@@ -193,7 +193,7 @@ void check_preempt_wakeup_cfs(kernel& k, rq& r, task_struct& p, int wake_flags)
     }
     if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
-    k.update_curr(cfs);
+    update_curr(k, cfs);
     if (wakeup_preempt_entity(k, se, pse) != 1)
         return;
     if (!next_buddy_marked)
@@ -218,16 +218,16 @@ void enqueue_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     const bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
     if (renorm && curr)
         se.vruntime += cfs.min_vruntime;
-    k.update_curr(cfs);
+    update_curr(k, cfs);
     if (renorm && !curr)
         se.vruntime += cfs.min_vruntime;
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
     update_cfs_group(k, cfs, k.smp_processor_id());
-    k.account_entity_enqueue(cfs, se);
+    account_entity_enqueue(cfs, se);
     if (flags & ENQUEUE_WAKEUP)
         place_entity_cfs(k, cfs, se, false);
     if (!curr)
-        k.__enqueue_entity(cfs, se);
+        __enqueue_entity(k, cfs, se);
     se.on_rq = true;
 }
 
@@ -266,7 +266,7 @@ const fair_policy_ops cfs_policy = {
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* curr) {
         sched_entity* se = pick_next_entity_cfs(k, cfs, curr);
         if (se)
-            k.clear_buddies(cfs, *se);
+            clear_buddies(cfs, *se);
         return se;
     },
     // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy.

@@ -181,7 +181,7 @@ TEST_F(scale_wakeup_gran, pick_next_entity_cfs_tests_the_next_buddys_own_last_ru
         const bool scaled = f == &t;
         cfs_rq& c = f->k->cpu_rq(0).cfs;
         a.se.vruntime = c.min_vruntime;
-        f->k->__enqueue_entity(c, a.se); // the leftmost
+        __enqueue_entity(*f->k, c, a.se); // the leftmost
         a.se.on_rq = true;
         c.nr_running = 1;
         b.se.vruntime = c.min_vruntime + msecs(5); // next buddy 5 ms to the right
@@ -192,7 +192,7 @@ TEST_F(scale_wakeup_gran, pick_next_entity_cfs_tests_the_next_buddys_own_last_ru
         ran(b.se, msecs(3));
         EXPECT_EQ(pick_next_entity_cfs(*f->k, c, &b.se), &a.se) << "a buddy that ran 3 ms";
         c.next = nullptr;
-        f->k->__dequeue_entity(c, a.se);
+        __dequeue_entity(*f->k, c, a.se);
         a.se.on_rq = false;
         c.nr_running = 0;
     }

@@ -83,7 +83,7 @@ void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se)
     SIM_BUG_ON(!se.on_rq, "update_entity_lag on a dequeued entity (pid {})", se.owner->pid);
     const s64 lag = static_cast<s64>(avg_vruntime(cfs) - se.vruntime);
     const s64 limit = static_cast<s64>(
-        k.calc_delta_fair(std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), se));
+        calc_delta_fair(std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), se));
     se.vlag = std::clamp(lag, -limit, limit);
 }
 
@@ -99,7 +99,7 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     const u64 vruntime = avg_vruntime(cfs);
     s64 lag = 0;
     se.slice = k.tunables().base_slice;
-    u64 vslice = k.calc_delta_fair(se.slice, se);
+    u64 vslice = calc_delta_fair(se.slice, se);
 
     if (sched_feat_of(k, PLACE_LAG) && cfs.nr_running) {
         const sched_entity* curr = cfs.curr;
@@ -129,10 +129,10 @@ void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
     if (static_cast<s64>(se.vruntime - se.deadline) < 0)
         return;
     se.slice = k.tunables().base_slice;
-    se.deadline = se.vruntime + k.calc_delta_fair(se.slice, se);
+    se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
     if (cfs.nr_running > 1) {
         k.resched_curr(*cfs.rq_);
-        k.clear_buddies(cfs, se);
+        clear_buddies(cfs, se);
     }
 }
 
@@ -164,7 +164,7 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
         best = curr;
     if (!best) {
         // The kernel prints "EEVDF scheduling fail, picking leftmost" here.
-        best = k.__pick_first_entity(cfs);
+        best = __pick_first_entity(cfs);
         SIM_BUG_ON(best == nullptr && cfs.curr == nullptr, "pick_eevdf on an empty cfs_rq");
     }
     return best;
@@ -198,7 +198,7 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
     if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
-    k.update_curr(cfs);
+    update_curr(k, cfs);
     if (pick_eevdf(k, cfs) == &pse)
         k.resched_curr(r);
 }
@@ -223,14 +223,14 @@ void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     se.cfs_rq_ = &cfs;
     if (curr)
         place_entity_eevdf(k, cfs, se, flags);
-    k.update_curr(cfs);
+    update_curr(k, cfs);
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
     if (!curr)
         place_entity_eevdf(k, cfs, se, flags);
     update_cfs_group(k, cfs, k.smp_processor_id());
-    k.account_entity_enqueue(cfs, se);
+    account_entity_enqueue(cfs, se);
     if (!curr)
-        k.__enqueue_entity(cfs, se);
+        __enqueue_entity(k, cfs, se);
     se.on_rq = true;
 }
 
@@ -244,7 +244,7 @@ bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p)
     if (!sched_feat_of(k, DELAY_DEQUEUE))
         return false;
     cfs_rq& cfs = r.cfs;
-    k.update_curr(cfs);
+    update_curr(k, cfs);
     if (entity_eligible(cfs, p.se))
         return false;
     if (cfs.next == &p.se)
@@ -310,7 +310,7 @@ const fair_policy_ops eevdf_policy = {
     },
     // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: deadline += slice.
     .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
-        cfs.curr->deadline += kernel::calc_delta_fair(cfs.curr->slice, *cfs.curr);
+        cfs.curr->deadline += calc_delta_fair(cfs.curr->slice, *cfs.curr);
     },
     .delay_dequeue = [](kernel& k, rq& r, task_struct& p) { return delay_dequeue_eevdf(k, r, p); },
     .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {

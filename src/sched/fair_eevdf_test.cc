@@ -23,7 +23,7 @@ struct eevdf : ::testing::Test {
         sched_entity& se = make(weight);
         se.vruntime = cfs.min_vruntime + static_cast<u64>(key);
         se.deadline = cfs.min_vruntime + static_cast<u64>(deadline_key);
-        t.k->__enqueue_entity(cfs, se);
+        __enqueue_entity(*t.k, cfs, se);
         se.on_rq = true;
         se.cfs_rq_ = &cfs;
         cfs.nr_running++;
@@ -93,7 +93,7 @@ TEST_F(eevdf, place_entity_without_place_lag_puts_the_task_at_V)
     a.se.vruntime = c.min_vruntime;
     b.se.vruntime = c.min_vruntime + 2000;
     for (task_struct* x : {&a, &b}) {
-        nolag.k->__enqueue_entity(c, x->se);
+        __enqueue_entity(*nolag.k, c, x->se);
         x->se.on_rq = true;
         c.nr_running++;
     }
@@ -128,7 +128,7 @@ TEST_F(eevdf, run_to_parity_keeps_curr_until_its_first_deadline)
 {
     sched_entity& a = queue(0, 1024, 8000);
     queue(0, 1024, 2000); // earlier deadline, eligible
-    t.k->set_next_entity(cfs, a); // stashes a's deadline in vlag
+    set_next_entity(*t.k, cfs, a); // stashes a's deadline in vlag
     ASSERT_EQ(cfs.curr, &a);
     EXPECT_EQ(pick_eevdf(*t.k, cfs), &a);
 }
@@ -145,11 +145,11 @@ TEST_F(eevdf, without_run_to_parity_the_earlier_deadline_wins)
     b.se.vruntime = c.min_vruntime; // eligible: V = min_vruntime
     b.se.deadline = c.min_vruntime + 2000;
     for (task_struct* x : {&a, &b}) {
-        nrp.k->__enqueue_entity(c, x->se);
+        __enqueue_entity(*nrp.k, c, x->se);
         x->se.on_rq = true;
         c.nr_running++;
     }
-    nrp.k->set_next_entity(c, a.se);
+    set_next_entity(*nrp.k, c, a.se);
     EXPECT_EQ(pick_eevdf(*nrp.k, c), &b.se);
 }
 
@@ -157,7 +157,7 @@ TEST_F(eevdf, curr_that_became_ineligible_loses_even_under_run_to_parity)
 {
     sched_entity& a = queue(0, 1024, 8000);
     queue(100, 1024, 9000);
-    t.k->set_next_entity(cfs, a);
+    set_next_entity(*t.k, cfs, a);
     a.vruntime = cfs.min_vruntime + 5000; // ran far past V
     a.vlag = static_cast<s64>(a.deadline); // still the deadline it was picked with
     EXPECT_NE(pick_eevdf(*t.k, cfs), &a);
@@ -176,7 +176,7 @@ TEST_F(eevdf, update_deadline_grants_a_new_request_once_the_deadline_is_reached)
 {
     sched_entity& a = queue(0, 1024, 500);
     queue(10);
-    t.k->set_next_entity(cfs, a);
+    set_next_entity(*t.k, cfs, a);
     a.vruntime = a.deadline;
     update_deadline(*t.k, cfs, a);
     EXPECT_EQ(a.deadline, a.vruntime + 750000);
@@ -197,19 +197,19 @@ bool wakeup_preempts(const char* spec, bool curr_got_new_deadline)
     b.pid = 2;
     a.se.vruntime = c.min_vruntime;
     a.se.deadline = c.min_vruntime + 750000;
-    t.k->__enqueue_entity(c, a.se);
+    __enqueue_entity(*t.k, c, a.se);
     a.se.on_rq = true;
     c.nr_running = 1;
-    t.k->set_next_entity(c, a.se);
+    set_next_entity(*t.k, c, a.se);
     if (curr_got_new_deadline)
         a.se.deadline += 1000; // as update_deadline() would after the first slice
     b.se.vruntime = c.min_vruntime;
     b.se.deadline = c.min_vruntime + 100000;
-    t.k->__enqueue_entity(c, b.se);
+    __enqueue_entity(*t.k, c, b.se);
     b.se.on_rq = true;
     c.nr_running = 2;
     r.curr = &a; // a runs; the wakeup check below only reads this state
-    t.k->check_preempt_wakeup_fair(r, b, 0);
+    check_preempt_wakeup_fair(*t.k, r, b, 0);
     const bool preempt = r.need_resched;
     r.curr = r.idle;
     return preempt;
@@ -248,7 +248,7 @@ struct delayed_dequeue : ::testing::Test {
                                    return task_action::cpu(msecs(1));
                                if (runs == 2) {
                                    k.update_rq_clock(k.cpu_rq(0));
-                                   k.update_curr(k.cpu_rq(0).cfs);
+                                   update_curr(k, k.cpu_rq(0).cfs);
                                    eligible_at_sleep = entity_eligible(k.cpu_rq(0).cfs, p.se);
                                    return task_action::sleep();
                                }

@@ -258,7 +258,7 @@ void update_blocked_averages(kernel& k, int cpu)
     cfs_rq& cfs = r.cfs;
     k.lb_stats_changed(cpu);
     if (cfs.curr)
-        k.update_curr(cfs);
+        update_curr(k, cfs);
     __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
                              cfs.curr != nullptr);
 }
