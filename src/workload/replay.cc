@@ -2,6 +2,7 @@
 #include "workload/replay.h"
 
 #include "sched/sched.h"
+#include "sim/bug.h"
 #include "sim/config_error.h"
 #include "workload/options.h"
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <regex>
 #include <unordered_map>
 
@@ -39,6 +41,106 @@ int replay_nice(const replay_task& t)
     // include/linux/sched/prio.h: a fair task's prio is NICE_TO_PRIO(nice) = 120 + nice,
     // in [MAX_RT_PRIO, MAX_PRIO) = [100, 140).
     return t.prio >= 100 && t.prio < 140 ? t.prio - 120 : 0;
+}
+
+namespace {
+
+void put_varint(std::vector<u8>& out, u64 v)
+{
+    while (v >= 0x80) {
+        out.push_back(static_cast<u8>(v | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<u8>(v));
+}
+
+u64 get_varint(const std::vector<u8>& in, std::size_t& at)
+{
+    u64 v = 0;
+    for (int shift = 0;; shift += 7) {
+        SIM_BUG_ON(at >= in.size() || shift > 63, "replay step {}: a truncated varint", at);
+        const u8 b = in[at++];
+        v |= static_cast<u64>(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+u64 zigzag(s64 v)
+{
+    return (static_cast<u64>(v) << 1) ^ static_cast<u64>(v >> 63);
+}
+s64 unzigzag(u64 v)
+{
+    return static_cast<s64>(v >> 1) ^ -static_cast<s64>(v & 1);
+}
+
+} // namespace
+
+void replay_steps::push(const replay_step& s)
+{
+    code_.push_back(static_cast<u8>(s.kind));
+    switch (s.kind) {
+    case replay_step::run:
+    case replay_step::sleep:
+    case replay_step::sleep_until:
+        put_varint(code_, zigzag(s.ns));
+        break;
+    case replay_step::wait:
+        put_varint(code_, zigzag(s.pid));
+        put_varint(code_, s.k);
+        break;
+    case replay_step::wake:
+    case replay_step::fork:
+        put_varint(code_, zigzag(s.pid));
+        break;
+    case replay_step::exit:
+    case replay_step::pending:
+        break;
+    }
+    ++n_;
+}
+
+bool replay_steps::cursor::next(replay_step& s)
+{
+    const std::vector<u8>& in = s_->code_;
+    if (at_ >= in.size())
+        return false;
+    s = {};
+    s.kind = static_cast<replay_step::kind_t>(in[at_++]);
+    switch (s.kind) {
+    case replay_step::run:
+    case replay_step::sleep:
+    case replay_step::sleep_until:
+        s.ns = unzigzag(get_varint(in, at_));
+        break;
+    case replay_step::wait:
+        s.pid = static_cast<int>(unzigzag(get_varint(in, at_)));
+        s.k = get_varint(in, at_);
+        break;
+    case replay_step::wake:
+    case replay_step::fork:
+        s.pid = static_cast<int>(unzigzag(get_varint(in, at_)));
+        break;
+    case replay_step::exit:
+    case replay_step::pending:
+        break;
+    default:
+        SIM_BUG_ON(true, "replay step at byte {}: kind {} is not a step", at_ - 1,
+                   static_cast<int>(s.kind));
+    }
+    return true;
+}
+
+std::vector<replay_step> replay_steps::decode() const
+{
+    std::vector<replay_step> v;
+    v.reserve(n_);
+    cursor c(*this);
+    replay_step s;
+    while (c.next(s))
+        v.push_back(s);
+    return v;
 }
 
 namespace {
@@ -98,6 +200,14 @@ struct task_track {
     bool exiting = false, exited = false;
     /// Dependency wakes received, per waker pid: the target of the waker->task counter.
     std::unordered_map<int, u64> wakes;
+    /// The steps from the first that may still change (a pending block, a tentative wake)
+    /// on: step `base` is open.front(). The ones before are final, in the task's steps.
+    std::deque<replay_step> open;
+    std::size_t base = 0;
+    /// This task's tentative wake steps (an early waking of another task, see `early`).
+    std::vector<std::size_t> tentative;
+    std::size_t size() const { return base + open.size(); }
+    replay_step& at(std::size_t i) { return open[i - base]; }
     /// A waking while the task was still on its CPU, after its last own event: it may be
     /// in __schedule() already, and the waking then ends the block its switch out records.
     struct {
@@ -130,10 +240,15 @@ private:
     void flush(task_track& k, sim_time ts);
     void push(task_track& k, replay_step s)
     {
-        t_.tasks[static_cast<std::size_t>(k.idx)].steps.push_back(s);
+        k.open.push_back(s);
+        commit(k);
     }
+    /// Moves k's steps that can no longer change into its task's compact steps (all of them
+    /// if `all`): the builder holds only the open ones, not the whole behaviour.
+    void commit(task_track& k, bool all = false);
     void resolve(task_track& k, replay_step s, u64* counter);
     void cancel_early(task_track& k);
+    void settle_tentative(task_track& k);
     void resolve_early(task_track& k, sim_time ts);
     void summary_switch(const ftrace_event& e, sim_time ts);
     /// The task's prio from an event's fields (after the event made its track).
@@ -179,14 +294,40 @@ void builder::flush(task_track& k, sim_time ts)
     k.pending = 0;
 }
 
+void builder::commit(task_track& k, bool all)
+{
+    std::size_t hold = k.size();
+    if (!all) {
+        if (k.blocked)
+            hold = std::min(hold, k.block_step);
+        for (const std::size_t i : k.tentative)
+            hold = std::min(hold, i);
+    }
+    replay_steps& steps = t_.tasks[static_cast<std::size_t>(k.idx)].steps;
+    for (; k.base < hold; ++k.base) {
+        steps.push(k.open.front());
+        k.open.pop_front();
+    }
+}
+
+/// The waker's tentative wake step for k's early waking is decided: it may be committed.
+void builder::settle_tentative(task_track& k)
+{
+    task_track& w = tracks_.at(k.early.waker);
+    const auto it = std::find(w.tentative.begin(), w.tentative.end(), k.early.waker_step);
+    SIM_BUG_ON(it == w.tentative.end(), "waker {}: no tentative wake step {}", k.early.waker,
+               k.early.waker_step);
+    w.tentative.erase(it);
+    commit(w);
+}
+
 void builder::cancel_early(task_track& k)
 {
     if (k.early.ts < 0)
         return;
     if (k.early.waker >= 0) { // the waker's tentative wake step becomes nothing
-        replay_step& st = t_.tasks[static_cast<std::size_t>(tracks_.at(k.early.waker).idx)]
-                              .steps[k.early.waker_step];
-        st = {replay_step::run, 0, -1, 0};
+        tracks_.at(k.early.waker).at(k.early.waker_step) = {replay_step::run, 0, -1, 0};
+        settle_tentative(k);
     }
     k.early = {};
 }
@@ -197,6 +338,7 @@ void builder::resolve_early(task_track& k, sim_time ts)
     --t_.causes.non_blocking_wakings;
     if (k.early.waker >= 0) {
         const int waker = k.early.waker;
+        settle_tentative(k);
         resolve(k, {replay_step::wait, 0, waker, ++k.wakes[waker]}, &t_.causes.dependency);
     } else if (k.early.ctx == ftrace_context::hardirq) {
         resolve(k, {replay_step::sleep, 0, -1, 0}, &t_.causes.timer);
@@ -209,9 +351,10 @@ void builder::resolve_early(task_track& k, sim_time ts)
 
 void builder::resolve(task_track& k, replay_step s, u64* counter)
 {
-    t_.tasks[static_cast<std::size_t>(k.idx)].steps[k.block_step] = s;
+    k.at(k.block_step) = s;
     k.blocked = false;
     ++*counter;
+    commit(k);
 }
 
 void builder::summary_switch(const ftrace_event& e, sim_time ts)
@@ -246,7 +389,7 @@ void builder::switched(const ftrace_event& e, sim_time ts)
             flush(k, ts);
             k.blocked = true;
             k.block_ts = ts;
-            k.block_step = t_.tasks[static_cast<std::size_t>(k.idx)].steps.size();
+            k.block_step = k.size();
             push(k, {replay_step::pending, 0, -1, 0});
             if (k.early.ts >= 0)
                 resolve_early(k, ts);
@@ -331,8 +474,7 @@ void builder::event(const ftrace_event& e)
             summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu});
         task_track& k = track(e.pid, e.ts, false);
         note_prio(e.pid, e.prio);
-        const replay_task& rt = t_.tasks[static_cast<std::size_t>(k.idx)];
-        if (!k.blocked && rt.steps.empty() && k.on_cpu_since < 0 && !k.exited) {
+        if (!k.blocked && k.size() == 0 && k.on_cpu_since < 0 && !k.exited) {
             // First seen being woken: it was asleep since before the window.
             k.blocked = true;
             k.block_ts = std::max(e.ts, t_.t0);
@@ -351,7 +493,8 @@ void builder::event(const ftrace_event& e)
                     task_track& w = track(e.curr_pid, e.ts, false);
                     flush(w, e.ts);
                     k.early.waker = e.curr_pid;
-                    k.early.waker_step = t_.tasks[static_cast<std::size_t>(w.idx)].steps.size();
+                    k.early.waker_step = w.size();
+                    w.tentative.push_back(w.size());
                     push(w, {replay_step::wake, 0, e.pid, 0});
                 }
             }
@@ -408,14 +551,18 @@ void builder::event(const ftrace_event& e)
 
 void builder::finish()
 {
-    for (auto& [pid, k] : tracks_) {
+    for (auto& [pid, k] : tracks_)
         cancel_early(k); // the trace ended before the task switched out
-        if (k.idx < 0 || k.exited)
+    for (auto& [pid, k] : tracks_) {
+        if (k.idx < 0)
             continue;
-        flush(k, t_.t1);
-        auto& steps = t_.tasks[static_cast<std::size_t>(k.idx)].steps;
-        if (k.blocked && k.block_step + 1 == steps.size()) // still asleep when the trace ended
-            steps.pop_back();
+        if (!k.exited) {
+            flush(k, t_.t1);
+            if (k.blocked && k.block_step + 1 == k.size()) // still asleep when the trace ended
+                k.open.pop_back();
+        }
+        commit(k, true);
+        t_.tasks[static_cast<std::size_t>(k.idx)].steps.shrink_to_fit();
     }
     t_.summary = summary_.finish(t_.t1 - t_.t0);
 }
@@ -612,60 +759,75 @@ counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
     return *c;
 }
 
-program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& built)
+sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys,
+                                   const task_struct& p)
 {
-    if (built[idx])
-        return built[idx];
+    const sim_dur now_rt = task_runtime(sys, p);
+    sim_dur& mark = runtime_mark_[idx];
+    const sim_dur kernel = std::max<sim_dur>(now_rt - mark, 0);
+    const sim_dur left = std::max<sim_dur>(ns - kernel, 0);
+    kernel_subtracted_ += ns - left;
+    mark = now_rt + left;
+    return left;
+}
+
+/*
+ * One task's steps as system calls, decoded one at a time (replay_steps::cursor): the run
+ * holds the compact steps and this coroutine's frame per task, not an op list.
+ */
+task_code replay_workload::run_task(task_context& t, std::size_t idx)
+{
     const replay_task& rt = trace_->tasks[idx];
-    program_builder b;
     if (rt.parent < 0 && rt.start > 0) {
-        const sim_time at = rt.start;
-        b.sleep_until([at](syscalls&, task_struct&) { return at; });
+        // clock_nanosleep(TIMER_ABSTIME) to the traced start: the time is read after the
+        // entry cost.
+        co_await t.syscall(t.costs().nanosleep);
+        const sim_dur left = rt.start - t.now();
+        if (left > 0)
+            co_await t.timeout(left);
     }
     u64 nth_wait = 0; // the task's dependency waits so far
-    for (const replay_step& s : rt.steps) {
+    replay_steps::cursor cur(rt.steps);
+    replay_step s;
+    for (;;) {
+        const bool more = cur.next(s);
+        if (!more)
+            break;
         switch (s.kind) {
         case replay_step::run: {
             const auto ns =
                 static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
             if (ns <= 0)
                 break;
-            if (!o_.net_bursts) {
-                b.run(ns);
-                break;
-            }
-            // The traced burst less the kernel work the simulation charged this task since
-            // the previous burst was accounted (see net_bursts).
-            b.user([this, idx, ns](syscalls& sys, task_struct& p) {
-                const sim_dur now_rt = task_runtime(sys, p);
-                sim_dur& mark = runtime_mark_[idx];
-                const sim_dur kernel = std::max<sim_dur>(now_rt - mark, 0);
-                const sim_dur left = std::max<sim_dur>(ns - kernel, 0);
-                kernel_subtracted_ += ns - left;
-                mark = now_rt + left;
-                return left;
-            });
+            // --bursts net: the traced burst less the kernel work the simulation charged
+            // this task since the previous burst was accounted (see net_bursts).
+            const sim_dur left = o_.net_bursts ? net_burst(idx, ns, t.sys(), t.task()) : ns;
+            co_await t.run(left);
             break;
         }
-        case replay_step::wake:
+        case replay_step::wake: {
             // --deps count: one counter per wakee, every waker signals it.
-            b.signal(o_.edge_deps ? edge(idx, pid_index_.at(s.pid))
-                                  : edge(pid_index_.at(s.pid), pid_index_.at(s.pid)));
+            const std::size_t wakee = pid_index_.at(s.pid);
+            counter& c = o_.edge_deps ? edge(idx, wakee) : edge(wakee, wakee);
+            co_await t.signal(c);
             break;
-        case replay_step::wait:
+        }
+        case replay_step::wait: {
             ++nth_wait;
-            if (o_.edge_deps)
-                b.wait_for(edge(pid_index_.at(s.pid), idx), s.k);
-            else
-                b.wait_for(edge(idx, idx), nth_wait);
+            counter& c = o_.edge_deps ? edge(pid_index_.at(s.pid), idx) : edge(idx, idx);
+            const u64 target = o_.edge_deps ? s.k : nth_wait;
+            co_await t.wait_for(c, target);
             break;
+        }
         case replay_step::sleep:
             if (s.ns > 0)
-                b.sleep(s.ns);
+                co_await t.sleep(s.ns);
             break;
         case replay_step::sleep_until: {
-            const sim_time at = s.ns;
-            b.sleep_until([at](syscalls&, task_struct&) { return at; });
+            co_await t.syscall(t.costs().nanosleep);
+            const sim_dur left = s.ns - t.now();
+            if (left > 0)
+                co_await t.timeout(left);
             break;
         }
         case replay_step::fork: {
@@ -673,7 +835,8 @@ program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& bu
             fork_opts fo;
             fo.comm = trace_->tasks[c].comm;
             fo.notify = exited_;
-            b.fork(build(c, built), fo);
+            auto child = [this, c](task_context& ct) { return run_task(ct, c); };
+            co_await t.fork(child, fo);
             break;
         }
         case replay_step::exit:
@@ -681,13 +844,8 @@ program_ptr replay_workload::build(std::size_t idx, std::vector<program_ptr>& bu
             break;
         }
     }
-    b.user([this](syscalls& sys, task_struct&) {
-        last_exit_ = std::max(last_exit_, sys.now());
-        return sim_dur{0};
-    });
-    b.exit();
-    built[idx] = b.build();
-    return built[idx];
+    last_exit_ = std::max(last_exit_, t.sys().now());
+    co_await t.run(0); // what the task still owes (wakeups it made) before its exit
 }
 
 void replay_workload::setup(syscalls& sys)
@@ -697,7 +855,6 @@ void replay_workload::setup(syscalls& sys)
     runtime_mark_.assign(tasks.size(), 0);
     for (std::size_t i = 0; i < tasks.size(); ++i)
         pid_index_[tasks[i].pid] = i;
-    std::vector<program_ptr> built(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].parent >= 0)
             continue;
@@ -705,7 +862,8 @@ void replay_workload::setup(syscalls& sys)
         to.comm = tasks[i].comm;
         to.cpu = tasks[i].first_cpu % sys.nr_cpu_ids();
         to.nice = replay_nice(tasks[i]);
-        sys.spawn(make_program_task(build(i, built), state_, exited_), to);
+        sys.spawn(make_task([this, i](task_context& t) { return run_task(t, i); }, exited_),
+                  to);
     }
 }
 
@@ -720,6 +878,12 @@ std::string replay_workload::report() const
     std::string s =
         fmt::format("# replay of {}: {} tasks, {} CPUs traced, {:.6f} s traced\n", t.path,
                     t.tasks.size(), t.nr_cpus, static_cast<double>(t.t1 - t.t0) / 1e9);
+    std::size_t nr_steps = 0, step_bytes = 0;
+    for (const replay_task& rt : t.tasks) {
+        nr_steps += rt.steps.size();
+        step_bytes += rt.steps.bytes();
+    }
+    s += fmt::format("# behaviour: {} steps in {} bytes\n", nr_steps, step_bytes);
     s += fmt::format("# blocks ended by: a traced task {}, a timer {}, an external arrival {}, "
                      "unknown {} ({} by a waking recorded before the switch out)\n",
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,

@@ -3,7 +3,9 @@
 /*
  * `replay TRACE`: a recorded workload re-run on a simulated machine and kernel.
  * Each task of a real scheduler trace (trace/ftrace_parse.h) is rebuilt as a
- * program (program.h) from what the trace shows it did:
+ * list of steps (replay_steps: compact, decoded one at a time by the task's
+ * coroutine as it runs them, with the system calls of task.h) from what the
+ * trace shows it did:
  *
  *  - run(ns): the CPU time between the points below, summed over the task's
  *    run intervals (a preemption does not end a burst: the simulated scheduler
@@ -94,6 +96,40 @@ struct replay_step {
     u64 k = 0;
 };
 
+/*
+ * A task's steps, stored compactly and read in order: each step is a kind byte and LEB128
+ * varints (zigzag for signed values), about 4 bytes a step against replay_step's 32. The
+ * replayed task decodes its next step when it reaches it (replay_workload::run_task), so a
+ * run holds no op list per task: on bench/gen_ftrace.py's 1 GB trace the op lists of every
+ * task were 3.9 GB (docs/replay.md, "Large traces").
+ */
+class replay_steps {
+public:
+    void push(const replay_step& s);
+    std::size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    std::size_t bytes() const { return code_.size(); }
+    void shrink_to_fit() { code_.shrink_to_fit(); }
+    /// Every step, decoded (tests, small traces).
+    std::vector<replay_step> decode() const;
+
+    /// Reads the steps in order.
+    class cursor {
+    public:
+        explicit cursor(const replay_steps& s) : s_(&s) {}
+        /// The next step into `s`; false after the last.
+        bool next(replay_step& s);
+
+    private:
+        const replay_steps* s_;
+        std::size_t at_ = 0;
+    };
+
+private:
+    std::vector<u8> code_;
+    std::size_t n_ = 0;
+};
+
 struct replay_task {
     int pid = 0;
     std::string comm; ///< the last comm the trace gave it
@@ -104,7 +140,7 @@ struct replay_task {
     int prio = -1;
     bool prio_changed = false; ///< another prio later in the trace (not replayed)
     sim_dur start = 0;         ///< roots: when the task starts, from the trace's start
-    std::vector<replay_step> steps;
+    replay_steps steps;
 };
 
 /// Why blocks ended (see the file comment).
@@ -165,7 +201,11 @@ public:
 private:
     /// The options as command_line() prints them (after the trace).
     std::string options_text() const;
-    program_ptr build(std::size_t idx, std::vector<program_ptr>& built);
+    /// Task `idx`'s code: its steps as system calls, each decoded when the task reaches it.
+    task_code run_task(task_context& t, std::size_t idx);
+    /// --bursts net: what a traced burst of `ns` leaves once the kernel work the simulation
+    /// charged task `idx` since its previous run step is taken out.
+    sim_dur net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p);
     /// The counter of the dependency edges from task `waker` to task `wakee` (by index).
     counter& edge(std::size_t waker, std::size_t wakee);
     /// p's CPU time so far, the part of its current run included.
