@@ -225,7 +225,7 @@ task_struct& kernel::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o
     this_cpu_ = cpu;
     task_struct& p = new_task(std::move(b), o, cpu);
     for (auto* s : sinks_)
-        s->sched_process_fork({now(), cpu, p.pid, 0, &p.comm});
+        s->sched_process_fork({now(), cpu, p.pid, 0, &p.comm, p.prio});
     sched_cgroup_fork(p);
     wake_up_new_task(p);
     return p;
@@ -244,7 +244,7 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
     if (o.thread)
         p.tgid = parent.tgid;
     for (auto* s : sinks_)
-        s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm});
+        s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm, p.prio});
     sched_cgroup_fork(p);
     wake_up_new_task(p);
     // model: the child's first burst is its own start-up (cpu_charges::start_cost()), on the
@@ -273,7 +273,7 @@ void kernel::wake_up_new_task(task_struct& p)
     update_rq_clock(r);
     activate_task(r, p, ENQUEUE_NOCLOCK);
     for (auto* s : sinks_)
-        s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu});
+        s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu, p.prio});
     wakeup_preempt(r, p, WF_FORK);
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
@@ -352,7 +352,7 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
     if (p.cpu == new_cpu)
         return;
     for (auto* s : sinks_)
-        s->sched_migrate_task({now(), p.pid, &p.comm, p.cpu, new_cpu});
+        s->sched_migrate_task({now(), p.pid, &p.comm, p.cpu, new_cpu, p.prio});
     if (p.sched_class->migrate_task_rq)
         p.sched_class->migrate_task_rq(*this, p, new_cpu);
     ++p.se.nr_migrations;
@@ -403,7 +403,7 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     wakeup_preempt(r, p, wake_flags);
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
     for (auto* s : sinks_)
-        s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
+        s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio});
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
 
@@ -455,7 +455,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
     if (!(p.__state & state))
         return false;
     for (auto* s : sinks_)
-        s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu});
+        s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu, p.prio});
 
     rq& this_rq = cpu_rq(this_cpu_);
     if (p.on_rq) {
@@ -470,7 +470,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             if (!p.on_cpu)
                 wakeup_preempt(r, p, wake_flags);
             for (auto* s : sinks_)
-                s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu});
+                s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio});
         }
         p.__state = TASK_RUNNING;
         this_rq.stats.ttwu_count++;
@@ -698,7 +698,7 @@ void kernel::__schedule(rq& r, bool preempt)
         }
         for (auto* s : sinks_)
             s->sched_switch({now(), r.cpu, prev->pid, &prev->comm, trace_state(*prev), preempted,
-                             next->pid, &next->comm});
+                             next->pid, &next->comm, prev->prio, next->prio});
         digest_mix(digest_, static_cast<u64>(now()));
         digest_mix(digest_, static_cast<u64>(r.cpu));
         digest_mix(digest_, static_cast<u64>(prev->pid));
@@ -831,7 +831,7 @@ void kernel::cpu_work_done(rq& r)
 void kernel::do_exit(rq& r, task_struct& p)
 {
     for (auto* s : sinks_)
-        s->sched_process_exit({now(), r.cpu, p.pid, p.parent_pid, &p.comm});
+        s->sched_process_exit({now(), r.cpu, p.pid, p.parent_pid, &p.comm, p.prio});
     p.__state = TASK_DEAD;
     p.exit_time = now();
     --nr_alive_;

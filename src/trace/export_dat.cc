@@ -26,7 +26,6 @@ namespace schedlab {
 
 namespace {
 
-constexpr int default_trace_prio = 120; // as the text: nice 0 (MAX_RT_PRIO + 20)
 constexpr u32 page_size = 4096;
 constexpr u32 page_header = 16; // u64 timestamp, u64 commit (64-bit long)
 constexpr u32 page_data = page_size - page_header;
@@ -260,11 +259,11 @@ void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
             }
             put_comm(p, comms_[r.comm]);
             put<s32>(p, r.pid);
-            put<s32>(p, default_trace_prio);
+            put<s32>(p, r.prio);
             put<s64>(p, state);
             put_comm(p, comms_[r.comm2]);
             put<s32>(p, r.pid2);
-            put<s32>(p, default_trace_prio);
+            put<s32>(p, r.prio2);
             break;
         }
         case kind::waking:
@@ -272,13 +271,13 @@ void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
         case kind::wakeup_new:
             put_comm(p, comms_[r.comm]);
             put<s32>(p, r.pid);
-            put<s32>(p, default_trace_prio);
+            put<s32>(p, r.prio);
             put<s32>(p, r.pid2);
             break;
         case kind::migrate:
             put_comm(p, comms_[r.comm]);
             put<s32>(p, r.pid);
-            put<s32>(p, default_trace_prio);
+            put<s32>(p, r.prio);
             put<s32>(p, r.pid2);
             put<s32>(p, r.dest_cpu);
             break;
@@ -291,7 +290,7 @@ void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
         case kind::exit:
             put_comm(p, comms_[r.comm]);
             put<s32>(p, r.pid);
-            put<s32>(p, default_trace_prio);
+            put<s32>(p, r.prio);
             break;
         case kind::cpu_idle:
             put<u32>(p, static_cast<u32>(r.pid2));

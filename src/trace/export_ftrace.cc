@@ -15,8 +15,6 @@ namespace schedlab {
 
 namespace {
 
-constexpr int default_prio = 120; // nice 0: MAX_RT_PRIO + 20
-
 const char* state_string(u8 code)
 {
     if (code & 0x80)
@@ -97,7 +95,8 @@ void ftrace_exporter::sched_switch(const trace_sched_switch& e)
     u8 state = static_cast<u8>(e.prev_state);
     if (e.prev_preempted)
         state |= 0x80;
-    push({e.ts, kind::sched_switch, state, e.cpu, 0, 0, e.prev_pid, prev, e.next_pid, next, 0});
+    push({e.ts, kind::sched_switch, state, e.cpu, 0, 0, e.prev_pid, prev, e.next_pid, next, 0,
+          static_cast<s16>(e.prev_prio), static_cast<s16>(e.next_prio)});
     curr_pid_[static_cast<std::size_t>(e.cpu)] = e.next_pid;
     curr_comm_[static_cast<std::size_t>(e.cpu)] = next;
     note_comm(e.prev_pid, prev);
@@ -108,28 +107,32 @@ void ftrace_exporter::sched_waking(const trace_sched_wakeup& e)
 {
     const u32 c = intern(*e.comm);
     note_comm(e.pid, c);
-    push({e.ts, kind::waking, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0});
+    push({e.ts, kind::waking, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
+          static_cast<s16>(e.prio), 0});
 }
 
 void ftrace_exporter::sched_wakeup(const trace_sched_wakeup& e)
 {
     const u32 c = intern(*e.comm);
     note_comm(e.pid, c);
-    push({e.ts, kind::wakeup, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0});
+    push({e.ts, kind::wakeup, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
+          static_cast<s16>(e.prio), 0});
 }
 
 void ftrace_exporter::sched_wakeup_new(const trace_sched_wakeup& e)
 {
     const u32 c = intern(*e.comm);
     note_comm(e.pid, c);
-    push({e.ts, kind::wakeup_new, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0});
+    push({e.ts, kind::wakeup_new, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
+          static_cast<s16>(e.prio), 0});
 }
 
 void ftrace_exporter::sched_migrate_task(const trace_sched_migrate_task& e)
 {
     const u32 c = intern(*e.comm);
     note_comm(e.pid, c);
-    push({e.ts, kind::migrate, 0, last_cpu_, 0, 0, e.pid, c, e.orig_cpu, 0, e.dest_cpu});
+    push({e.ts, kind::migrate, 0, last_cpu_, 0, 0, e.pid, c, e.orig_cpu, 0, e.dest_cpu,
+          static_cast<s16>(e.prio), 0});
 }
 
 void ftrace_exporter::sched_process_fork(const trace_sched_process& e)
@@ -141,19 +144,19 @@ void ftrace_exporter::sched_process_fork(const trace_sched_process& e)
     const std::size_t cpu = static_cast<std::size_t>(e.cpu);
     const u32 parent = curr_pid_[cpu] == e.parent_pid ? curr_comm_[cpu] : comm_of(e.parent_pid, child);
     note_comm(e.pid, child);
-    push({e.ts, kind::fork, 0, e.cpu, 0, 0, e.parent_pid, parent, e.pid, child, 0});
+    push({e.ts, kind::fork, 0, e.cpu, 0, 0, e.parent_pid, parent, e.pid, child, 0, 0, 0});
 }
 
 void ftrace_exporter::sched_process_exit(const trace_sched_process& e)
 {
     const u32 c = intern(*e.comm);
-    push({e.ts, kind::exit, 0, e.cpu, 0, 0, e.pid, c, 0, 0, 0});
+    push({e.ts, kind::exit, 0, e.cpu, 0, 0, e.pid, c, 0, 0, 0, static_cast<s16>(e.prio), 0});
 }
 
 void ftrace_exporter::cpu_idle(const trace_cpu_idle& e)
 {
     const int waker_cpu = last_cpu_; // sched_migrate_task follows the scheduler's events only
-    push({e.ts, kind::cpu_idle, 0, e.cpu_id, 0, 0, 0, 0, static_cast<int>(e.state), 0, 0});
+    push({e.ts, kind::cpu_idle, 0, e.cpu_id, 0, 0, 0, 0, static_cast<int>(e.state), 0, 0, 0, 0});
     last_cpu_ = waker_cpu;
 }
 
@@ -172,9 +175,9 @@ void ftrace_exporter::format_line(std::string& buf, const record& r) const
         fmt::format_to(out,
                        "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} ==> "
                        "next_comm={} next_pid={} next_prio={}\n",
-                       comms_[r.comm], r.pid, default_prio,
+                       comms_[r.comm], r.pid, r.prio,
                        r.pid == 0 ? "R" : state_string(r.prev_state), comms_[r.comm2], r.pid2,
-                       default_prio);
+                       r.prio2);
         break;
     case kind::waking:
     case kind::wakeup:
@@ -183,11 +186,11 @@ void ftrace_exporter::format_line(std::string& buf, const record& r) const
                        r.k == kind::waking   ? "sched_waking"
                        : r.k == kind::wakeup ? "sched_wakeup"
                                              : "sched_wakeup_new",
-                       comms_[r.comm], r.pid, default_prio, r.pid2);
+                       comms_[r.comm], r.pid, r.prio, r.pid2);
         break;
     case kind::migrate:
         fmt::format_to(out, "sched_migrate_task: comm={} pid={} prio={} orig_cpu={} dest_cpu={}\n",
-                       comms_[r.comm], r.pid, default_prio, r.pid2, r.dest_cpu);
+                       comms_[r.comm], r.pid, r.prio, r.pid2, r.dest_cpu);
         break;
     case kind::fork:
         fmt::format_to(out, "sched_process_fork: comm={} pid={} child_comm={} child_pid={}\n",
@@ -195,7 +198,7 @@ void ftrace_exporter::format_line(std::string& buf, const record& r) const
         break;
     case kind::exit:
         fmt::format_to(out, "sched_process_exit: comm={} pid={} prio={}\n", comms_[r.comm], r.pid,
-                       default_prio);
+                       r.prio);
         break;
     case kind::cpu_idle: // TP_printk("state=%lu cpu_id=%lu"): PWR_EVENT_EXIT is 4294967295
         fmt::format_to(out, "cpu_idle: state={} cpu_id={}\n", static_cast<u32>(r.pid2), r.cpu);

@@ -81,6 +81,8 @@ private:
                              ///< cpu_idle: the state (u32 bits)
         u32 comm2;           ///< switch: next_comm; fork: child comm
         int dest_cpu;        ///< migrate only
+        s16 prio;            ///< p->prio of `pid` (switch: prev_prio; fork: none)
+        s16 prio2;           ///< switch: next_prio
     };
 
     u32 intern(const std::string& comm);

@@ -88,6 +88,32 @@ TEST(ftrace_exporter, preempted_tasks_print_r_plus_and_migrations_follow_the_wak
               "pid=9 prio=120\n");
 }
 
+// prio, prev_prio and next_prio are the tasks' p->prio: 120 + nice, 99 - rt_priority.
+TEST(ftrace_exporter, prints_each_tasks_prio)
+{
+    const std::string fair = "niced", rt = "fifo";
+    ftrace_exporter x;
+    x.sched_switch({1'000, 0, 0, &swapper0, trace_task_state::R, false, 7, &fair, 120, 125});
+    x.sched_waking({2'000'000, 0, 9, &rt, 0, 49});
+    x.sched_migrate_task({2'000'000, 9, &rt, 1, 0, 49});
+    x.sched_wakeup({2'001'000, 0, 9, &rt, 0, 49});
+    x.sched_switch({2'002'000, 0, 7, &fair, trace_task_state::R, true, 9, &rt, 125, 49});
+    x.sched_process_exit({3'000'000, 0, 9, 7, &rt, 49});
+    std::ostringstream out;
+    x.write(out, 2);
+    const std::string text = lines_after_header(out.str());
+    for (const char* want :
+         {"prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=niced "
+          "next_pid=7 next_prio=125\n",
+          "sched_waking: comm=fifo pid=9 prio=49 target_cpu=000\n",
+          "sched_migrate_task: comm=fifo pid=9 prio=49 orig_cpu=1 dest_cpu=0\n",
+          "sched_wakeup: comm=fifo pid=9 prio=49 target_cpu=000\n",
+          "prev_comm=niced prev_pid=7 prev_prio=125 prev_state=R+ ==> next_comm=fifo next_pid=9 "
+          "next_prio=49\n",
+          "sched_process_exit: comm=fifo pid=9 prio=49\n"})
+        EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+}
+
 TEST(ftrace_exporter, cpu_idle_prints_the_state_and_the_exit_as_power_h_does)
 {
     const std::string a = "worker";

@@ -26,6 +26,8 @@ struct trace_sched_switch {
     bool prev_preempted; ///< "R+" in ftrace output
     int next_pid;
     const std::string* next_comm;
+    int prev_prio = 120; ///< p->prio (include/linux/sched/prio.h: 120 + nice, 99 - rt_priority)
+    int next_prio = 120;
 };
 
 /// sched_waking (on the waker's CPU), sched_wakeup (target CPU), sched_wakeup_new.
@@ -35,6 +37,7 @@ struct trace_sched_wakeup {
     int pid;
     const std::string* comm;
     int target_cpu;
+    int prio = 120; ///< p->prio
 };
 
 struct trace_sched_migrate_task {
@@ -43,6 +46,7 @@ struct trace_sched_migrate_task {
     const std::string* comm;
     int orig_cpu;
     int dest_cpu;
+    int prio = 120; ///< p->prio
 };
 
 struct trace_sched_process {
@@ -51,6 +55,7 @@ struct trace_sched_process {
     int pid;        ///< child (fork) or exiting task
     int parent_pid; ///< fork only
     const std::string* comm;
+    int prio = 120; ///< p->prio (sched_process_exit prints it; sched_process_fork has none)
 };
 
 /// PWR_EVENT_EXIT of include/trace/events/power.h: -1 as the u32 state, 4294967295 printed.
