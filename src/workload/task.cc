@@ -224,6 +224,7 @@ std::optional<task_action> fork::step(task_context& t)
     to.comm = opts.comm.empty() ? p.comm : opts.comm;
     to.nice = p.static_prio_nice;
     to.policy = p.policy;
+    to.rt_priority = p.rt_priority; // sched_fork(): a SCHED_FIFO/RR child keeps its parent's
     to.thread = opts.thread;
     if (opts.allowed.nr_cpu_ids())
         to.allowed = opts.allowed;
