@@ -110,6 +110,7 @@ struct replay_command_options {
     std::string bursts = "net";   ///< --bursts net|gross (validated likewise)
     std::string deps = "count";   ///< --deps count|edge (validated likewise)
     bool sync_wakes = false;      ///< --sync-wakes
+    std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
     u64 seed = 1;
     std::vector<std::string> costs;

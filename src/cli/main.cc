@@ -191,6 +191,10 @@ int main(int argc, char** argv)
     replay->add_flag("--sync-wakes", rpl.sync_wakes,
                      "Replay dependency wakes as WF_SYNC wakeups, as pipe and socket writes make "
                      "(a trace does not say which were)");
+    replay->add_option("--rt-policy", rpl.rt_policy,
+                       "fifo: tasks traced at an RT prio (0-98) replay as SCHED_FIFO at "
+                       "rt_priority 99 - prio; rr: as SCHED_RR (a trace cannot tell them apart)")
+        ->capture_default_str();
     replay->add_option("--trace", rpl.trace_path,
                        "Write the replay's scheduler tracepoints in ftrace text format to FILE "
                        "(.zst, .gz compressed) or as a trace-cmd .dat, which schedlab replay "

@@ -92,8 +92,8 @@ std::string format_replay_table(const replay_trace& t, const run_result& r)
 
 int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_options& o)
 {
-    std::vector<std::string> argv = {"replay",   o.trace,  "--speed", o.speed,
-                                     "--bursts", o.bursts, "--deps",  o.deps};
+    std::vector<std::string> argv = {"replay", o.trace,  "--speed", o.speed,     "--bursts",
+                                     o.bursts, "--deps", o.deps,    "--rt-policy", o.rt_policy};
     if (o.sync_wakes)
         argv.push_back("--sync-wakes");
     if (!o.comm.empty()) {

@@ -90,9 +90,9 @@ TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
     EXPECT_THAT(help.output, HasSubstr("--comm"));
 }
 
-TEST(cmd_replay, bursts_and_deps_are_checked)
+TEST(cmd_replay, bursts_deps_and_rt_policy_are_checked)
 {
-    for (const char* opt : {"--bursts", "--deps"}) {
+    for (const char* opt : {"--bursts", "--deps", "--rt-policy"}) {
         const auto r = schedlab_bin("replay " + schbench_trace + " --comm ^schbench " + opt + " x");
         EXPECT_EQ(r.status, 2) << r.output;
         EXPECT_THAT(r.output, HasSubstr(std::string(opt) + ": 'x' is not"));

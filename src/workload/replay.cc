@@ -43,6 +43,21 @@ int replay_nice(const replay_task& t)
     return t.prio >= 100 && t.prio < 140 ? t.prio - 120 : 0;
 }
 
+replay_sched replay_sched_of(const replay_task& t, const replay_options& o)
+{
+    // include/linux/sched/prio.h and kernel/sched/core.c normal_prio(): an RT task's prio is
+    // MAX_RT_PRIO - 1 - rt_priority (rt_priority 1..99: prio 98..0), a fair task's
+    // NICE_TO_PRIO(nice) = 120 + nice, a deadline task's MAX_DL_PRIO - 1 = -1.
+    replay_sched r;
+    if (t.prio >= 0 && t.prio < MAX_RT_PRIO - 1) {
+        r.policy = o.rt_rr ? SCHED_RR : SCHED_FIFO;
+        r.rt_priority = MAX_RT_PRIO - 1 - t.prio;
+    } else {
+        r.nice = replay_nice(t);
+    }
+    return r;
+}
+
 namespace {
 
 void put_varint(std::vector<u8>& out, u64 v)
@@ -656,24 +671,31 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
     t.parse = r.stats();
     t.quirks = r.quirks();
     {
-        std::unordered_map<int, int> nice_of;
+        std::unordered_map<int, replay_sched> sched_of;
         for (const replay_task& rt : t.tasks)
-            nice_of[rt.pid] = replay_nice(rt);
-        u64 niced = 0, rt_prio = 0, changed = 0, child_differs = 0;
+            sched_of[rt.pid] = replay_sched_of(rt, o);
+        u64 niced = 0, rt_prio = 0, other_prio = 0, changed = 0, child_differs = 0;
         for (const replay_task& rt : t.tasks) {
             niced += replay_nice(rt) != 0;
-            rt_prio += rt.prio >= 0 && rt.prio < 100;
+            rt_prio += sched_of[rt.pid].rt_priority > 0;
+            other_prio += rt.prio >= -1 && rt.prio < 100 && sched_of[rt.pid].rt_priority == 0;
             changed += rt.prio_changed;
-            child_differs += rt.parent >= 0 && nice_of[rt.pid] != nice_of[rt.parent];
+            child_differs += rt.parent >= 0 && !(sched_of[rt.pid] == sched_of[rt.parent]);
         }
         if (niced > 0)
             t.warnings.push_back(fmt::format(
                 "{} tasks replay at the nice their traced prio gives (prio - 120)", niced));
         if (rt_prio > 0)
             t.warnings.push_back(fmt::format(
-                "{} tasks ran at an RT or deadline prio (below 100); they replay as nice-0 "
-                "SCHED_NORMAL tasks (no RT class is modelled yet)",
-                rt_prio));
+                "{} tasks ran at an RT prio (0-98); they replay as {} tasks at rt_priority 99 - "
+                "prio (a trace cannot tell SCHED_FIFO from SCHED_RR: --rt-policy {})",
+                rt_prio, o.rt_rr ? "SCHED_RR" : "SCHED_FIFO", o.rt_rr ? "fifo" : "rr"));
+        if (other_prio > 0)
+            t.warnings.push_back(fmt::format(
+                "{} tasks ran at a deadline prio (-1) or at 99, which no SCHED_FIFO/RR task "
+                "has; they replay as nice-0 SCHED_NORMAL tasks (a trace has no deadline "
+                "task's runtime, deadline or period)",
+                other_prio));
         if (changed > 0)
             t.warnings.push_back(fmt::format("{} tasks changed prio during the trace (nice, PI "
                                              "boost); they replay at their first",
@@ -681,7 +703,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         if (child_differs > 0)
             t.warnings.push_back(fmt::format(
                 "{} forked tasks had another prio than their parent; a replayed fork inherits "
-                "the parent's nice",
+                "the parent's policy, rt_priority and nice",
                 child_differs));
     }
     if (t.quirks.total_inferred() > 0)
@@ -734,6 +756,8 @@ std::string replay_workload::options_text() const
         s += " --deps edge";
     if (o_.sync_wakes)
         s += " --sync-wakes";
+    if (o_.rt_rr)
+        s += " --rt-policy rr";
     return s;
 }
 
@@ -759,8 +783,7 @@ counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
     return *c;
 }
 
-sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys,
-                                   const task_struct& p)
+sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p)
 {
     const sim_dur now_rt = task_runtime(sys, p);
     sim_dur& mark = runtime_mark_[idx];
@@ -861,9 +884,11 @@ void replay_workload::setup(syscalls& sys)
         task_opts to;
         to.comm = tasks[i].comm;
         to.cpu = tasks[i].first_cpu % sys.nr_cpu_ids();
-        to.nice = replay_nice(tasks[i]);
-        sys.spawn(make_task([this, i](task_context& t) { return run_task(t, i); }, exited_),
-                  to);
+        const replay_sched rs = replay_sched_of(tasks[i], o_);
+        to.policy = rs.policy;
+        to.rt_priority = rs.rt_priority;
+        to.nice = rs.nice;
+        sys.spawn(make_task([this, i](task_context& t) { return run_task(t, i); }, exited_), to);
     }
 }
 
@@ -911,7 +936,7 @@ std::vector<workload_metric> replay_workload::metrics() const
 std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& args)
 {
     replay_options o;
-    std::string speed, bursts, deps;
+    std::string speed, bursts, deps, rt_policy;
     std::vector<std::string> positional;
     const std::vector<option_spec> specs = {
         {0, "comm", nullptr, nullptr, &o.comm_regex,
@@ -926,6 +951,9 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "deps", nullptr, nullptr, &deps,
          "count: a block waits for the task's n-th dependency wake by any waker (default); "
          "edge: for the n-th wake by the task that ended it in the trace"},
+        {0, "rt-policy", nullptr, nullptr, &rt_policy,
+         "fifo: tasks traced at an RT prio replay as SCHED_FIFO (default); rr: as SCHED_RR "
+         "(a trace cannot tell them apart)"},
     };
     parse_options(args, specs, "replay", &positional);
     if (positional.size() != 1)
@@ -933,7 +961,8 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
-                                             "[--deps count|edge] [--sync-wakes]")
+                                             "[--deps count|edge] [--sync-wakes] "
+                                             "[--rt-policy fifo|rr]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
         std::size_t used = 0;
@@ -957,6 +986,11 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         if (deps != "count" && deps != "edge")
             throw config_error("--deps", fmt::format("'{}' is not count or edge", deps));
         o.edge_deps = deps == "edge";
+    }
+    if (!rt_policy.empty()) {
+        if (rt_policy != "fifo" && rt_policy != "rr")
+            throw config_error("--rt-policy", fmt::format("'{}' is not fifo or rr", rt_policy));
+        o.rt_rr = rt_policy == "rr";
     }
     auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));
     return std::make_unique<replay_workload>(std::move(t), std::move(o));

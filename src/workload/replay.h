@@ -36,11 +36,14 @@
  * tasks (a sched_summary fed the trace's events, other tasks counted as idle)
  * are kept beside the behaviour for the trace-vs-replay table.
  *
- * Nice: a task whose traced prio is 100-139 (a fair task's 120 + nice) replays
- * at that nice (a root from its spawn; a forked child inherits its parent's, as
- * fork() does, and a different traced prio is reported). Not modelled yet: RT
- * and deadline tasks (prio below 100: replayed as nice 0 fair tasks, reported),
- * SCHED_BATCH/SCHED_IDLE (the trace's prio cannot tell them), affinity (no
+ * Policy and nice: a task whose traced prio is 100-139 (a fair task's 120 +
+ * nice) replays at that nice, one at 0-98 (99 - rt_priority) as a SCHED_FIFO
+ * task (--rt-policy rr: SCHED_RR; the prio cannot tell them) at that
+ * rt_priority; a root from its spawn, a forked child inherits its parent's, as
+ * fork() does, and a different traced prio is reported. Not modelled yet:
+ * deadline tasks (prio -1: replayed as nice 0 fair tasks, reported; the trace
+ * has no runtime, deadline or period), SCHED_BATCH/SCHED_IDLE (the trace's
+ * prio cannot tell them from SCHED_NORMAL), affinity (no
  * scheduler event carries it), a prio change mid-trace (reported), threads vs
  * processes (every fork is a process fork), sched_stat_runtime.
  */
@@ -76,6 +79,10 @@ struct replay_options {
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
     bool sync_wakes = false;
+    /// --rt-policy rr: a task traced at an RT prio (0-98) replays as SCHED_RR, not
+    /// SCHED_FIFO (the default): sched_switch and sched_waking print p->prio only, the same
+    /// 99 - rt_priority for either policy, so a trace cannot tell them apart.
+    bool rt_rr = false;
 };
 
 /// One step of a rebuilt task behaviour, in the traced machine's time.
@@ -172,6 +179,17 @@ struct replay_trace {
 
 /// The nice a task replays at: its traced prio - 120 for a fair task's prio, else 0.
 int replay_nice(const replay_task& t);
+
+/// How a task replays, from its traced prio (p->prio): 0-98 an RT task (SCHED_FIFO, or
+/// SCHED_RR with --rt-policy rr) at rt_priority 99 - prio; 100-139 SCHED_NORMAL at nice
+/// prio - 120; anything else (-1: SCHED_DEADLINE, or no prio) SCHED_NORMAL at nice 0.
+struct replay_sched {
+    int policy = 0; ///< SCHED_NORMAL
+    int rt_priority = 0;
+    int nice = 0;
+    bool operator==(const replay_sched&) const = default;
+};
+replay_sched replay_sched_of(const replay_task& t, const replay_options& o);
 
 /// True for the comm of a kernel thread (kworker/, ksoftirqd/, rcu_, migration/, ...).
 bool kernel_thread_comm(std::string_view comm);

@@ -19,6 +19,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <sstream>
 
 namespace schedlab {
 namespace {
@@ -262,18 +264,54 @@ TEST_F(replay_build, nice_from_the_traced_prio)
     for (const std::string& w : r.warnings)
         notes += w + "\n";
     EXPECT_THAT(notes, HasSubstr("2 tasks replay at the nice their traced prio gives"));
-    EXPECT_THAT(notes, HasSubstr("1 tasks ran at an RT or deadline prio"));
+    EXPECT_THAT(notes, HasSubstr("1 tasks ran at an RT prio (0-98); they replay as SCHED_FIFO "
+                                 "tasks at rt_priority 99 - prio"));
     EXPECT_THAT(notes, HasSubstr("1 tasks changed prio during the trace"));
 
-    test_env env(2, 1, "6.6");
-    auto w = make_replay_workload({p});
-    w->setup(env.k.sys());
-    std::map<std::string, int> nice;
-    for (const auto& task : env.k.tasks())
-        nice[task->comm] = task->task_nice();
-    EXPECT_EQ(nice["n"], 10);
-    EXPECT_EQ(nice["rt"], 0);
-    EXPECT_EQ(nice["m"], 5);
+    for (const bool rr : {false, true}) {
+        SCOPED_TRACE(rr ? "--rt-policy rr" : "default");
+        test_env env(2, 1, "6.6");
+        std::vector<std::string> args = {p};
+        if (rr)
+            args.insert(args.end(), {"--rt-policy", "rr"});
+        auto w = make_replay_workload(args);
+        EXPECT_EQ(w->command_line().ends_with(" --rt-policy rr"), rr);
+        w->setup(env.k.sys());
+        std::map<std::string, const task_struct*> by_comm;
+        for (const auto& task : env.k.tasks())
+            by_comm[task->comm] = task.get();
+        ASSERT_EQ(by_comm.size(), 3u);
+        EXPECT_EQ(by_comm["n"]->task_nice(), 10);
+        EXPECT_EQ(by_comm["n"]->policy, SCHED_NORMAL);
+        EXPECT_EQ(by_comm["rt"]->policy, rr ? SCHED_RR : SCHED_FIFO);
+        EXPECT_EQ(by_comm["rt"]->rt_priority, 50); // prio 49 = 99 - rt_priority
+        EXPECT_EQ(by_comm["rt"]->prio, 49);
+        EXPECT_EQ(by_comm["rt"]->task_nice(), 0);
+        EXPECT_EQ(by_comm["m"]->task_nice(), 5);
+    }
+    try {
+        make_replay_workload({p, "--rt-policy", "deadline"});
+        ADD_FAILURE() << "no error";
+    } catch (const config_error& e) {
+        EXPECT_EQ(e.where(), "--rt-policy");
+    }
+}
+
+// A deadline task's prio (-1) is not an RT one: reported, replayed as a nice-0 fair task.
+TEST_F(replay_build, a_deadline_prio_is_reported)
+{
+    std::string t = header;
+    t += line("dl-40", 0, "d..2.", 4000,
+              "sched_switch: prev_comm=dl prev_pid=40 prev_prio=-1 prev_state=S ==> "
+              "next_comm=swapper/0 next_pid=0 next_prio=120");
+    t += line("<idle>-0", 0, "dNh2.", 4100, "sched_waking: comm=dl pid=40 prio=-1 target_cpu=000");
+    const replay_trace r = load_replay_trace(write("t.txt", t), {});
+    EXPECT_EQ(task(r, 40).prio, -1);
+    EXPECT_EQ(replay_sched_of(task(r, 40), {}), replay_sched{});
+    std::string notes;
+    for (const std::string& w : r.warnings)
+        notes += w + "\n";
+    EXPECT_THAT(notes, HasSubstr("1 tasks ran at a deadline prio (-1) or at 99"));
 }
 
 TEST_F(replay_build, options)
@@ -447,6 +485,66 @@ TEST_F(replay_round_trip, net_bursts_keep_the_recorded_cpu_time)
     }
     EXPECT_NEAR(replayed["net"] / recorded_busy, 1.0, 0.03);
     EXPECT_NEAR(replayed["gross"] / recorded_busy, 1.0 + 1800.0 / 3700.0, 0.03);
+}
+
+/*
+ * Policy and prio through a replay and back: a hand-made trace of a nice-5 task (prio 125)
+ * and an RT task (prio 49: SCHED_FIFO at rt_priority 50) that forks a child; the replay's
+ * own trace, as text and as a trace-cmd .dat, prints each task's p->prio as the kernel's
+ * tracepoints do, and reading it back gives the traced prios again. The RT task preempts
+ * the fair one the moment its timer wakes it (the fair task is switched out R+).
+ */
+TEST_F(replay_round_trip, policy_and_prio_from_the_trace_and_back)
+{
+    const auto swp = [](const std::string& prev, int prev_pid, int prev_prio, const char* state,
+                        const std::string& next, int next_pid, int next_prio) {
+        return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} "
+                           "==> next_comm={} next_pid={} next_prio={}",
+                           prev, prev_pid, prev_prio, state, next, next_pid, next_prio);
+    };
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:1\n";
+    t += line("n-30", 0, "d..2.", 1000, swp("n", 30, 125, "R+", "rt", 31, 49));
+    t += line("rt-31", 0, "d..2.", 1010, swp("rt", 31, 49, "S", "n", 30, 125));
+    t += line("n-30", 0, "d.h2.", 1100, "sched_waking: comm=rt pid=31 prio=49 target_cpu=000");
+    t += line("n-30", 0, "d..2.", 1101, swp("n", 30, 125, "R+", "rt", 31, 49));
+    t += line("rt-31", 0, ".....", 1105,
+              "sched_process_fork: comm=rt pid=31 child_comm=rt pid=32 child_pid=32");
+    t += line("rt-31", 0, "d..2.", 1120, swp("rt", 31, 49, "S", "n", 30, 125));
+    t += line("n-30", 0, "d..2.", 1300, swp("n", 30, 125, "R+", "rt", 32, 49));
+    t += line("rt-32", 0, "d..2.", 1310, swp("rt", 32, 49, "S", "n", 30, 125));
+    t += line("n-30", 0, "d..2.", 1400, swp("n", 30, 125, "S", "swapper/0", 0, 120));
+    const std::string p = write("t.txt", t);
+
+    test_env env(1, 1, "6.6");
+    auto w = make_replay_workload({p});
+    ftrace_exporter out;
+    env.k.add_sink(&out);
+    w->setup(env.k.sys());
+    env.k.run(secs(1));
+    ASSERT_TRUE(w->finished());
+    for (const auto& task : env.k.tasks())
+        if (task->comm == "rt") { // the root and its forked child
+            EXPECT_EQ(task->policy, SCHED_FIFO) << task->pid;
+            EXPECT_EQ(task->rt_priority, 50) << task->pid;
+        }
+    for (const char* file : {"replayed.txt", "replayed.dat"}) {
+        SCOPED_TRACE(file);
+        out.write_file(path(file), 1);
+        const replay_trace back = load_replay_trace(path(file), {});
+        std::map<std::string, std::set<int>> prios;
+        for (const replay_task& rt : back.tasks) {
+            prios[rt.comm].insert(rt.prio);
+            EXPECT_FALSE(rt.prio_changed) << rt.comm;
+        }
+        EXPECT_EQ(prios["n"], std::set<int>{125});
+        EXPECT_EQ(prios["rt"], std::set<int>{49});
+        // The timer wakeup of the RT task preempts the fair one.
+        EXPECT_GE(back.summary.involuntary, 1u);
+    }
+    std::ostringstream text;
+    out.write(text, 1);
+    EXPECT_THAT(text.str(), HasSubstr("prev_comm=n prev_pid=1 prev_prio=125 prev_state=R+ ==> "
+                                      "next_comm=rt next_pid=2 next_prio=49"));
 }
 
 TEST(replay_shared, a_replay_runs_to_completion)
