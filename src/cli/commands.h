@@ -111,6 +111,7 @@ struct replay_command_options {
     std::string deps = "count";   ///< --deps count|edge (validated likewise)
     bool sync_wakes = false;      ///< --sync-wakes
     std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
+    bool quiet = false;             ///< --quiet: no progress on stderr
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
     u64 seed = 1;
     std::vector<std::string> costs;

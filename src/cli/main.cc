@@ -195,6 +195,8 @@ int main(int argc, char** argv)
                        "fifo: tasks traced at an RT prio (0-98) replay as SCHED_FIFO at "
                        "rt_priority 99 - prio; rr: as SCHED_RR (a trace cannot tell them apart)")
         ->capture_default_str();
+    replay->add_flag("--quiet", rpl.quiet,
+                     "No progress on stderr while the trace is read (shown only on a terminal)");
     replay->add_option("--trace", rpl.trace_path,
                        "Write the replay's scheduler tracepoints in ftrace text format to FILE "
                        "(.zst, .gz compressed) or as a trace-cmd .dat, which schedlab replay "
@@ -229,6 +231,8 @@ int main(int argc, char** argv)
     latency->add_option("--explain", lat.explain_path,
                         "The decision log of the run that wrote the trace (schedlab run --explain "
                         "FILE): each wakeup's placement reason");
+    latency->add_flag("--quiet", lat.quiet,
+                      "No progress on stderr while the trace is read (shown only on a terminal)");
 
     auto add_table_options = [](CLI::App* cmd, table_options& t) {
         cmd->add_option("--format", t.format, "Tables to print: amd, mmtests, lkp or all")

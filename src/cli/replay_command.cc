@@ -96,6 +96,8 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
                                      o.bursts, "--deps", o.deps,    "--rt-policy", o.rt_policy};
     if (o.sync_wakes)
         argv.push_back("--sync-wakes");
+    if (o.quiet)
+        argv.push_back("--quiet");
     if (!o.comm.empty()) {
         argv.push_back("--comm");
         argv.push_back(o.comm);

@@ -46,6 +46,8 @@ public:
     virtual ~ftrace_input() = default;
     /// Up to `n` bytes into `buf`; 0 at the end. config_error(path) on a read or stream error.
     virtual std::size_t read(char* buf, std::size_t n) = 0;
+    /// Bytes of the file read so far (compressed bytes for a compressed file).
+    virtual u64 consumed() const = 0;
 };
 
 namespace {
@@ -75,12 +77,15 @@ public:
         const std::size_t got = std::fread(buf, 1, n, f_);
         if (got < n && std::ferror(f_))
             throw config_error(path_, "read error: the trace cannot be read (a directory?)");
+        consumed_ += got;
         return got;
     }
+    u64 consumed() const { return consumed_; }
 
 private:
     std::string path_;
     std::FILE* f_ = nullptr;
+    u64 consumed_ = 0;
 };
 
 class xz_input final : public ftrace_input {
@@ -120,6 +125,8 @@ public:
         return n - s_.avail_out;
     }
 
+    u64 consumed() const override { return f_.consumed(); }
+
 private:
     std::string path_;
     file_handle f_;
@@ -156,6 +163,8 @@ public:
         }
         return out.pos;
     }
+
+    u64 consumed() const override { return f_.consumed(); }
 
 private:
     std::string path_;
@@ -195,6 +204,11 @@ public:
                 throw config_error(path_, "the gzip stream is truncated");
         }
         return static_cast<std::size_t>(got);
+    }
+    u64 consumed() const override
+    {
+        const z_off_t at = gzoffset(g_); // the compressed offset (the file's, read directly)
+        return at < 0 ? 0 : static_cast<u64>(at);
     }
 
 private:
@@ -475,10 +489,18 @@ ftrace_reader::ftrace_reader(std::string path) : path_(std::move(path))
         stats_.timestamp_digits = 9;
     } else {
         in_ = open_input(path_);
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path_, ec);
+        file_bytes_ = ec ? 0 : static_cast<u64>(size);
     }
 }
 
 ftrace_reader::~ftrace_reader() = default;
+
+u64 ftrace_reader::bytes_read() const
+{
+    return in_ ? in_->consumed() : 0;
+}
 
 std::string ftrace_reader::where() const
 {

@@ -122,6 +122,10 @@ public:
     const std::string& path() const { return path_; }
     /// "FILE:LINE" of the current line, for messages.
     std::string where() const;
+    /// Bytes of the file read so far and its size, for progress (0 and 0 for a .dat file,
+    /// whose records libtracecmd reads).
+    u64 bytes_read() const;
+    u64 file_bytes() const { return file_bytes_; }
 
 private:
     bool next_line(std::string_view& line);
@@ -140,6 +144,7 @@ private:
     u64 last_ts_line_ = 0;
     int pending_buffer_start_ = -1;
     ftrace_parse_stats stats_;
+    u64 file_bytes_ = 0;
 };
 
 /// The trace quirks sched_trace_reader handled.
@@ -178,6 +183,8 @@ public:
     int nr_cpus() const;
     std::string where() const { return r_.where(); }
     const std::string& path() const { return r_.path(); }
+    u64 bytes_read() const { return r_.bytes_read(); }
+    u64 file_bytes() const { return r_.file_bytes(); }
 
 private:
     struct cpu_state {

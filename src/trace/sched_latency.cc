@@ -3,12 +3,14 @@
 
 #include "sim/config_error.h"
 #include "trace/ftrace_parse.h"
+#include "trace/progress.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -227,7 +229,9 @@ latency_result sched_latency(const std::string& path, const latency_options& o,
     std::vector<bool> cpu_seen;
     std::unordered_map<int, sim_time> last_wakeup; // pid -> its last waking or wakeup
     ftrace_event e;
+    trace_progress progress(std::cerr, "reading " + path, trace_progress_wanted(o.quiet));
     while (r.next(e)) {
+        progress.update(r.bytes_read(), r.file_bytes());
         if (e.cpu >= static_cast<int>(cpu_seen.size()))
             cpu_seen.resize(static_cast<std::size_t>(e.cpu) + 1, false);
         // A task running on a CPU at the trace's start: its runtime counts from there.

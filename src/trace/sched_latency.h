@@ -43,6 +43,7 @@ struct latency_options {
     std::string explain_path; ///< --explain FILE: the decision log of the traced run
     /// With a wakeup_sink, the most wakeup rows held (see latency_wakeup_window).
     std::size_t wakeup_window = latency_wakeup_window;
+    bool quiet = false; ///< --quiet: no progress on stderr (there is none unless it is a terminal)
 };
 
 /// One row of the per-task table.

@@ -4,6 +4,7 @@
 #include "sched/sched.h"
 #include "sim/bug.h"
 #include "sim/config_error.h"
+#include "trace/progress.h"
 #include "workload/options.h"
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <iostream>
 #include <regex>
 #include <unordered_map>
 
@@ -601,10 +603,13 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
     t.path = path;
     t.sha256 = trace_file_sha256(path);
     sim_time complete_from = 0;
+    const bool show_progress = trace_progress_wanted(o.quiet);
     {
         sched_trace_reader r(path);
+        trace_progress progress(std::cerr, "reading " + path + " (pass 1 of 2)", show_progress);
         ftrace_event e;
         while (r.next(e)) {
+            progress.update(r.bytes_read(), r.file_bytes());
             if (e.type == ftrace_event_type::other)
                 continue;
             note(info, e.curr_pid, {}, e.ts, e.cpu);
@@ -664,9 +669,14 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
     // Pass 2: the behaviour and the statistics.
     sched_trace_reader r(path);
     builder b(t, info, selected, t.idle_switch_delay);
-    ftrace_event e;
-    while (r.next(e))
-        b.event(e);
+    {
+        trace_progress progress(std::cerr, "reading " + path + " (pass 2 of 2)", show_progress);
+        ftrace_event e;
+        while (r.next(e)) {
+            progress.update(r.bytes_read(), r.file_bytes());
+            b.event(e);
+        }
+    }
     b.finish();
     t.parse = r.stats();
     t.quirks = r.quirks();
@@ -951,6 +961,8 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "deps", nullptr, nullptr, &deps,
          "count: a block waits for the task's n-th dependency wake by any waker (default); "
          "edge: for the n-th wake by the task that ended it in the trace"},
+        {0, "quiet", &o.quiet, nullptr, nullptr,
+         "no progress on stderr while the trace is read (shown only on a terminal)"},
         {0, "rt-policy", nullptr, nullptr, &rt_policy,
          "fifo: tasks traced at an RT prio replay as SCHED_FIFO (default); rr: as SCHED_RR "
          "(a trace cannot tell them apart)"},

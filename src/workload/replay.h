@@ -83,6 +83,9 @@ struct replay_options {
     /// SCHED_FIFO (the default): sched_switch and sched_waking print p->prio only, the same
     /// 99 - rt_priority for either policy, so a trace cannot tell them apart.
     bool rt_rr = false;
+    /// --quiet: no progress on stderr while the trace is read (shown only on a terminal).
+    /// Not part of the run's identity.
+    bool quiet = false;
 };
 
 /// One step of a rebuilt task behaviour, in the traced machine's time.

@@ -78,6 +78,15 @@ std::string steps_of(const replay_task& t)
     return s;
 }
 
+/// A sched_switch's fields with the tasks' prios.
+std::string swp(const std::string& prev, int prev_pid, int prev_prio, const char* state,
+                const std::string& next, int next_pid, int next_prio)
+{
+    return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} "
+                       "==> next_comm={} next_pid={} next_prio={}",
+                       prev, prev_pid, prev_prio, state, next, next_pid, next_prio);
+}
+
 const replay_task& task(const replay_trace& t, int pid)
 {
     for (const replay_task& rt : t.tasks)
@@ -242,12 +251,6 @@ TEST_F(replay_build, fork_exit_and_selection)
 // Nice from the traced prio (120 + nice); RT prios and prio changes are reported, not guessed.
 TEST_F(replay_build, nice_from_the_traced_prio)
 {
-    const auto swp = [](const std::string& prev, int prev_pid, int prev_prio, const char* state,
-                        const std::string& next, int next_pid, int next_prio) {
-        return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} "
-                           "==> next_comm={} next_pid={} next_prio={}",
-                           prev, prev_pid, prev_prio, state, next, next_pid, next_prio);
-    };
     std::string t = header;
     t += line("n-30", 0, "d..2.", 4000, swp("n", 30, 130, "S", "rt", 31, 49));
     t += line("rt-31", 0, "d..2.", 4010, swp("rt", 31, 49, "S", "m", 32, 125));
@@ -496,12 +499,6 @@ TEST_F(replay_round_trip, net_bursts_keep_the_recorded_cpu_time)
  */
 TEST_F(replay_round_trip, policy_and_prio_from_the_trace_and_back)
 {
-    const auto swp = [](const std::string& prev, int prev_pid, int prev_prio, const char* state,
-                        const std::string& next, int next_pid, int next_prio) {
-        return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={} "
-                           "==> next_comm={} next_pid={} next_prio={}",
-                           prev, prev_pid, prev_prio, state, next, next_pid, next_prio);
-    };
     std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:1\n";
     t += line("n-30", 0, "d..2.", 1000, swp("n", 30, 125, "R+", "rt", 31, 49));
     t += line("rt-31", 0, "d..2.", 1010, swp("rt", 31, 49, "S", "n", 30, 125));
