@@ -144,7 +144,8 @@ int main(int argc, char** argv)
     run->add_option("--trace", ro.trace_path,
                     "Write the scheduler tracepoints in ftrace text format to FILE "
                     "(zstd-compressed if FILE ends in .zst, gzip if .gz), or as a trace-cmd "
-                    "data file if it ends in .dat (trace-cmd report, KernelShark)");
+                    "data file if it ends in .dat (trace-cmd report, KernelShark), or as JSON "
+                    "trace events if it ends in .json (Perfetto's UI)");
     run->add_option("--json", ro.json_path,
                     "Write the result with its provenance to FILE (schedlab-result-v1)");
     run->add_option("--html", ro.html_path,
@@ -200,7 +201,7 @@ int main(int argc, char** argv)
     replay->add_option("--trace", rpl.trace_path,
                        "Write the replay's scheduler tracepoints in ftrace text format to FILE "
                        "(.zst, .gz compressed) or as a trace-cmd .dat, which schedlab replay "
-                       "reads too");
+                       "reads too, or as JSON trace events (.json: Perfetto's UI)");
     std::string replay_seed = "1";
     replay->add_option("-s,--seed", replay_seed, "Random seed (0 to 2^64-1)")->capture_default_str();
     replay->add_option("--cost", rpl.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")

@@ -11,9 +11,11 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -88,6 +90,86 @@ TEST_F(export_dat, libtracecmd_reads_the_events_of_the_text)
     for (const auto& [cpu, v] : dat)
         n += v.size();
     EXPECT_EQ(n, x.nr_events());
+}
+
+/*
+ * --trace FILE.json: the JSON trace-event format Perfetto's UI opens, checked against the
+ * format's rules (an object with a "traceEvents" array; every event a "ph", "pid", "tid" and
+ * "name"; a complete event "ts" and "dur" in microseconds) and read back: per CPU, the run
+ * slices do not overlap and add up to the busy time of the text export read by the parser,
+ * and every sched_waking is an instant event.
+ */
+TEST_F(export_dat, json_trace_events_hold_the_runs_of_the_text)
+{
+    ftrace_exporter x = sample();
+    const std::string odd = "q\"uote\\d\x01"; // escaped in the JSON, not breaking it
+    x.sched_switch({3'000'000'000, 0, 0, &swapper0, trace_task_state::R, false, 12, &odd});
+    x.sched_switch({3'000'004'000, 0, 12, &odd, trace_task_state::S, false, 0, &swapper0});
+    x.write_file(path("t.json"), 2);
+    x.write_file(path("t.txt"), 2);
+
+    std::ifstream in(path("t.json"));
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    ASSERT_TRUE(doc.is_object());
+    EXPECT_EQ(doc.at("displayTimeUnit"), "ns");
+    const nlohmann::json& events = doc.at("traceEvents");
+    ASSERT_TRUE(events.is_array());
+    std::map<int, std::vector<std::pair<double, double>>> slices; // per CPU: (ts, dur) in us
+    std::map<std::string, int> names;
+    int wakings = 0;
+    for (const nlohmann::json& ev : events) {
+        ASSERT_TRUE(ev.at("ph").is_string()) << ev;
+        ASSERT_TRUE(ev.at("pid").is_number_integer()) << ev;
+        ASSERT_TRUE(ev.at("tid").is_number_integer()) << ev;
+        ASSERT_TRUE(ev.at("name").is_string()) << ev;
+        const std::string ph = ev.at("ph");
+        if (ph == "X") {
+            ASSERT_TRUE(ev.at("ts").is_number() && ev.at("dur").is_number()) << ev;
+            EXPECT_GE(ev.at("dur").get<double>(), 0) << ev;
+            slices[ev.at("tid")].emplace_back(ev.at("ts"), ev.at("dur"));
+            ++names[ev.at("name")];
+        } else if (ph == "i") {
+            EXPECT_EQ(ev.at("name"), "sched_waking");
+            ++wakings;
+        } else {
+            EXPECT_EQ(ph, "M") << ev;
+        }
+    }
+    EXPECT_EQ(wakings, 201);
+    EXPECT_EQ(names[odd], 1);
+    EXPECT_EQ(names[a], 202);
+
+    // The busy time per CPU, from the text export read back by the parser: the time from
+    // each switch to a task to the CPU's next switch (or the trace's end).
+    std::map<int, sim_time> busy, since;
+    std::map<int, int> curr;
+    sim_time last = 0;
+    ftrace_reader r(path("t.txt"));
+    ftrace_event e;
+    while (r.next(e)) {
+        last = e.ts;
+        if (e.type == ftrace_event_type::sched_switch) {
+            if (curr[e.cpu] != 0)
+                busy[e.cpu] += e.ts - since[e.cpu];
+            curr[e.cpu] = e.pid2;
+            since[e.cpu] = e.ts;
+        }
+    }
+    for (const auto& [cpu, pid] : curr)
+        if (pid != 0)
+            busy[cpu] += last - since[cpu];
+    for (auto& [cpu, s] : slices) {
+        SCOPED_TRACE(cpu);
+        std::sort(s.begin(), s.end());
+        double sum = 0, end = 0;
+        for (const auto& [ts, dur] : s) {
+            EXPECT_GE(ts, end - 1e-6); // no overlap
+            end = ts + dur;
+            sum += dur;
+        }
+        EXPECT_NEAR(sum * 1000, static_cast<double>(busy[cpu]), 0.5);
+    }
+    EXPECT_EQ(slices.size(), 2u);
 }
 
 TEST_F(export_dat, trace_cmd_report_reads_it)

@@ -13,9 +13,7 @@
 
 namespace schedlab {
 
-namespace {
-
-const char* state_string(u8 code)
+const char* ftrace_exporter::state_string(u8 code)
 {
     if (code & 0x80)
         return "R+";
@@ -27,6 +25,8 @@ const char* state_string(u8 code)
     }
     return "R";
 }
+
+namespace {
 
 constexpr const char* header_fmt =
     "# tracer: nop\n"
@@ -353,6 +353,8 @@ void ftrace_exporter::write(output_file& f, int nr_cpus) const
 {
     if (f.path().ends_with(".dat"))
         return write_dat(f, nr_cpus);
+    if (f.path().ends_with(".json"))
+        return write_json(f, nr_cpus);
     trace_output out(
         [&](const char* p, std::size_t n) {
             f.write({p, n});

@@ -16,8 +16,8 @@
  *
  * Not modelled, printed as constants: the flags column ("d..2." for
  * scheduler events under the rq lock, "....." for fork/exit, "d..1." for
- * power:cpu_idle, called with interrupts off in the idle loop), and prio,
- * always 120 (nice 0; nice levels are not traced yet). sched_migrate_task
+ * power:cpu_idle, called with interrupts off in the idle loop). prio is the
+ * task's p->prio (120 + nice, 99 - rt_priority), as the kernel prints it. sched_migrate_task
  * carries no CPU in schedlab's record, so it is printed on the CPU of the
  * event that preceded it (the waker's sched_waking, or the fork).
  */
@@ -59,8 +59,12 @@ public:
     /// which `trace-cmd report` and KernelShark read; write() and write_file() choose it for a
     /// name ending in ".dat".
     void write_dat(output_file& f, int nr_cpus) const;
+    /// The trace in the JSON trace-event format, which Perfetto's UI and chrome://tracing
+    /// open (export_json.cc): a thread per CPU with each task's runs and wakings; write() and
+    /// write_file() choose it for a name ending in ".json".
+    void write_json(output_file& f, int nr_cpus) const;
     /// Writes to a file atomically, zstd-compressed when the name ends in ".zst", gzip when in
-    /// ".gz", a trace-cmd .dat when in ".dat". Throws config_error("--trace", ...) when the
+    /// ".gz", a trace-cmd .dat when in ".dat", JSON trace events when in ".json". Throws config_error("--trace", ...) when the
     /// file cannot be written.
     void write_file(const std::string& path, int nr_cpus) const;
 
@@ -85,6 +89,8 @@ private:
         s16 prio2;           ///< switch: next_prio
     };
 
+    /// prev_state as sched_switch prints it (R, S, D, X; R+ for a preempted task).
+    static const char* state_string(u8 code);
     u32 intern(const std::string& comm);
     u32 comm_of(int pid, u32 fallback) const;
     void note_comm(int pid, u32 comm);
