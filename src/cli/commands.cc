@@ -362,15 +362,9 @@ void print_run_summary(std::ostream& out, const run_result& r)
 
 int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
 {
-    run_spec spec;
-    spec.machine = o.machine;
-    spec.kernel = o.kernel;
-    spec.features = o.features;
-    spec.costs = o.costs;
-    spec.seed = o.seed;
-    spec.workload_argv = o.workload_argv;
-    spec.time_limit_s = o.time_limit_s;
-    spec.check = o.check;
+    const run_spec spec{.machine = o.machine, .kernel = o.kernel, .features = o.features,
+                        .costs = o.costs, .seed = o.seed, .workload_argv = o.workload_argv,
+                        .time_limit_s = o.time_limit_s, .check = o.check};
     // Build and validate everything before simulating: all user errors surface here.
     const auto prepared = prepare_run(spec);
     // The outputs are opened (and so checked) before the run; each is written to a temporary

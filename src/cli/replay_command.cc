@@ -102,13 +102,8 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
         argv.push_back("--comm");
         argv.push_back(o.comm);
     }
-    run_spec spec;
-    spec.machine = o.machine;
-    spec.kernel = o.kernel;
-    spec.seed = o.seed;
-    spec.costs = o.costs;
-    spec.time_limit_s = o.time_limit_s;
-    spec.workload_argv = argv;
+    const run_spec spec{.machine = o.machine, .kernel = o.kernel, .costs = o.costs, .seed = o.seed,
+                        .workload_argv = argv, .time_limit_s = o.time_limit_s};
     const auto prepared = prepare_run(spec); // every user error (the trace's too) surfaces here
     trace_file_output trace(o.trace_path);
     // The trace as prepare_run() read it (once: the run replays the same one).
