@@ -239,19 +239,29 @@ TEST(task_hot, a_task_that_ran_within_migration_cost_is_hot)
  * migration_cost 500 us); after the move it is not. This is how a DIE pass pulls a
  * just-woken tbench task into another LLC (docs/validation.md, 256 clients).
  */
+// p runs `run` on cpu1 from the start and sleeps; at `at` newly-idle cpu0 looks at cpu1.
+struct slept_case {
+    sched_fixture t;
+    task_struct* p;
+    lb_env env;
+    slept_case(sim_dur run, sim_dur at) : t(testlib::small_machine(2), "6.6")
+    {
+        p = &t.spawn("p", testlib::run_sleep(run, secs(10)), 1, 0, 1);
+        t.run_for(at);
+        EXPECT_FALSE(task_on_rq_queued(*p));
+        env = pull_from_cpu1_to_cpu0(t, CPU_NEWLY_IDLE);
+        t.k->update_rq_clock(*env.src_rq);
+    }
+};
+
 TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
 {
-    sched_fixture t(testlib::small_machine(2), "6.6");
-    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
-    t.run_for(msecs(2));
-    ASSERT_FALSE(task_on_rq_queued(p));
-    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_NEWLY_IDLE);
-    t.k->update_rq_clock(*env.src_rq);
-    p.se.exec_start = env.src_rq->clock_task - usecs(90);
-    ASSERT_EQ(t.k->task_hot(p, env), 1) << "ran 90 us ago";
-    migrate_task_rq_fair(*t.k, p, 0);
-    EXPECT_EQ(p.se.exec_start, 0u);
-    EXPECT_EQ(t.k->task_hot(p, env), 0);
+    slept_case c(usecs(10), msecs(2));
+    c.p->se.exec_start = c.env.src_rq->clock_task - usecs(90);
+    ASSERT_EQ(c.t.k->task_hot(*c.p, c.env), 1) << "ran 90 us ago";
+    migrate_task_rq_fair(*c.t.k, *c.p, 0);
+    EXPECT_EQ(c.p->se.exec_start, 0u);
+    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0);
 }
 
 /*
@@ -265,19 +275,14 @@ TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
  */
 TEST(task_hot, a_zeroed_exec_start_is_cold_at_the_start_of_a_run)
 {
-    sched_fixture t(testlib::small_machine(2), "6.6");
-    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(50), secs(10)), 1, 0, 1);
-    t.run_for(usecs(100));
-    ASSERT_FALSE(task_on_rq_queued(p));
-    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_NEWLY_IDLE);
-    t.k->update_rq_clock(*env.src_rq);
-    ASSERT_EQ(t.k->task_hot(p, env), 1) << "ran within the last 100 us";
-    migrate_task_rq_fair(*t.k, p, 0);
-    ASSERT_EQ(p.se.exec_start, 0u);
-    EXPECT_EQ(t.k->task_hot(p, env), 0) << "now - 0 is the uptime";
-    EXPECT_GE(env.src_rq->clock_task, SCHED_CLOCK_AT_START + usecs(100));
+    slept_case c(usecs(50), usecs(100));
+    ASSERT_EQ(c.t.k->task_hot(*c.p, c.env), 1) << "ran within the last 100 us";
+    migrate_task_rq_fair(*c.t.k, *c.p, 0);
+    ASSERT_EQ(c.p->se.exec_start, 0u);
+    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0) << "now - 0 is the uptime";
+    EXPECT_GE(c.env.src_rq->clock_task, SCHED_CLOCK_AT_START + usecs(100));
     task_struct never_ran;
-    EXPECT_EQ(t.k->task_hot(never_ran, env), 0) << "a new task's exec_start is 0 too";
+    EXPECT_EQ(c.t.k->task_hot(never_ran, c.env), 0) << "a new task's exec_start is 0 too";
 }
 
 TEST(task_hot, smt_siblings_share_the_cache_so_nothing_is_hot)
