@@ -23,7 +23,8 @@ so in pid order the first 20 children of each group receive. Pass the group coun
 
   sched-trace-stats.py TRACE GROUPS
 
-Used by docs/validation.md ("Fifth look") to set a real run beside a simulated one.
+Sets a real run beside a simulated one (docs/validation.md, "This machine"; the
+session-4 "Fifth look" in its history used it).
 """
 import collections
 import re
