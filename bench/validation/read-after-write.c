@@ -2,7 +2,7 @@
 /*
  * Read-after-write latency of one cache line between two CPUs: the cost the
  * model charges a reader of tg->load_avg after another CPU wrote it
- * (kernel::update_cfs_group(), line_* costs). A writer pinned to CPU A adds
+ * (update_cfs_group() in src/sched/fair_pelt.cc, line_* costs). A writer pinned to CPU A adds
  * to the line; then a reader pinned to CPU B loads it twice, timing each load
  * with rdtscp: the first load fetches the line from A's cache, the second
  * hits. Prints both in TSC cycles and ns (the TSC rate is measured against
