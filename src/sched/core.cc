@@ -29,7 +29,7 @@ const u32 sched_prio_to_weight[40] = {
  * is its file (its const sched_class table) and its line here.
  */
 constexpr const sched_class* sched_classes[] = {&rt_sched_class, &fair_sched_class,
-                                                &idle_sched_class};
+                                                &ext_sched_class, &idle_sched_class};
 
 namespace {
 constexpr u64 NOT_QUEUED = ~0ULL;
@@ -104,6 +104,8 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     }
     cpupri_init(*this);
     register_patchsets();
+    if (kc_.ext) // scx_ops_enable(), at boot: a policy named in the kernel spec (ext_load.cc)
+        scx_ = std::make_unique<scx_sched>(*this, kc_.ext);
     active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
     // At boot every CPU idles with its tick stopped and every core is idle.
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
@@ -212,6 +214,9 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
             p.sched_class = c;
             break;
         }
+    // ... and with an ext policy loaded, the fair policies run in the ext class (task_should_scx()).
+    if (p.sched_class == &fair_sched_class || p.sched_class == &ext_sched_class)
+        p.sched_class = task_should_scx(*this, p) ? &ext_sched_class : &fair_sched_class;
     SIM_BUG_ON(!p.sched_class, "task {}: no scheduling class runs policy {}", p.comm, o.policy);
     tasks_.push_back(std::move(t));
     ++nr_alive_;
@@ -614,25 +619,36 @@ void kernel::sched_info_arrive(rq& r, task_struct& p)
  */
 task_struct* kernel::pick_next_task(rq& r, task_struct* prev)
 {
-    if (!sched_class_above(prev->sched_class, &fair_sched_class) &&
+    const bool scx_on = scx_enabled(*this); // 6.12: if (scx_enabled()) goto restart;
+    if (!scx_on && !sched_class_above(prev->sched_class, &fair_sched_class) &&
         r.nr_running == r.cfs.h_nr_running) {
         if (task_struct* p = fair_sched_class.pick_next_task(*this, r, prev))
             return p;
         return idle_sched_class.pick_next_task(*this, r, prev);
     }
-    // put_prev_task_balance()
+    // put_prev_task_balance() (6.12 prev_balance(): with ext enabled, from ext at the latest)
+    const sched_class* start = prev->sched_class;
+    if (scx_on && sched_class_above(&ext_sched_class, start))
+        start = &ext_sched_class;
     for (const sched_class* c : sched_classes) {
         if (c == &idle_sched_class)
             break;
-        if (sched_class_above(c, prev->sched_class) || !c->balance)
+        if (sched_class_above(c, start) || !c->balance)
             continue;
         if (c->balance(*this, r, *prev))
             break;
     }
     prev->sched_class->put_prev_task(*this, r, *prev);
-    for (const sched_class* c : sched_classes)
-        if (task_struct* p = c->pick_next_task(*this, r, nullptr))
+    // for_each_active_class(): the fair class is skipped while ext runs every fair task
+    for (const sched_class* c : sched_classes) {
+        if (scx_on && c == &fair_sched_class)
+            continue;
+        if (task_struct* p = c->pick_next_task(*this, r, nullptr)) {
+            if (p->sched_class != prev->sched_class && prev->sched_class->switch_class)
+                prev->sched_class->switch_class(*this, r, *p);
             return p;
+        }
+    }
     SIM_BUG_ON(true, "cpu{}: no class picked a task, not even idle", r.cpu);
     return r.idle;
 }
@@ -688,6 +704,8 @@ void kernel::__schedule(rq& r, bool preempt)
         if (prev->is_idle_task() != next->is_idle_task()) { // SMT sibling state (smt_rate_pct)
             cm().core_busy_changed(r.cpu, !next->is_idle_task());
             lb_stats_changed(r.cpu); // idle_cpu()
+            if (scx_)
+                scx_update_idle(*this, r, next->is_idle_task());
         }
 
         const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
@@ -1004,9 +1022,12 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     if (n != cfs.nr_running)
         err("cfs_rq nr_running {} but {} entities queued", cfs.nr_running, n);
     const unsigned rt_queued = r.rt.rt_queued ? r.rt.rt_nr_running : 0;
-    if (cfs.h_nr_running != cfs.nr_running || r.nr_running != cfs.h_nr_running + rt_queued)
-        err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} disagree",
-            r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued);
+    if (cfs.h_nr_running != cfs.nr_running ||
+        r.nr_running != cfs.h_nr_running + rt_queued + r.scx.nr_running)
+        err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} / ext {} disagree",
+            r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued, r.scx.nr_running);
+    if (scx_)
+        check_scx_rq(*this, r, errs);
     check_rt_rq(*this, r, errs);
     if (load != cfs.load.weight)
         err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
@@ -1021,7 +1042,9 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     }
     if (!r.curr->is_idle_task() && r.curr->cpu != r.cpu)
         err("rq->curr pid {} has task_cpu {}", r.curr->pid, r.curr->cpu);
-    if (r.nr_running > 0 && r.curr->is_idle_task() && !r.need_resched)
+    // ext tasks may wait in a shared DSQ or with the policy while a CPU idles; not in its local DSQ
+    if (r.nr_running - r.scx.nr_running + r.scx.local_dsq.nr > 0 && r.curr->is_idle_task() &&
+        !r.need_resched)
         err("{} runnable tasks but the CPU idles without need_resched", r.nr_running);
 }
 

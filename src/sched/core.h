@@ -14,8 +14,8 @@
  *
  * The core calls the scheduling classes through p->sched_class (struct
  * sched_class, sched.h) at the kernel's own call sites; the classes are the
- * rt class (rt.cc), the fair class (fair*.cc) and the idle class (idle.cc),
- * in the list sched_classes[] (core.cc).
+ * rt class (rt.cc), the fair class (fair*.cc), the ext class (ext.cc) and the
+ * idle class (idle.cc), in the list sched_classes[] (core.cc).
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
@@ -205,6 +205,11 @@ public:
     void update_rq_clock(rq& rq);
     bool idle_cpu(int cpu) const;
 
+    /* ---- ext.c: the ext class (ext.cc) ---- */
+    /// The ext class's kernel-wide state, null when no ext policy is loaded (ext.h).
+    scx_sched* scx() { return scx_.get(); }
+    const scx_sched* scx() const { return scx_.get(); }
+
     /// kernel: fair.c dequeue_entities(DEQUEUE_DELAYED) + core.c __block_task() (6.12).
     void block_delayed_task(rq& r, task_struct& p);
 
@@ -355,6 +360,7 @@ private:
     std::vector<int> active_balance_push_cpu_; ///< rq->push_cpu while rq->active_balance
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
+    std::unique_ptr<scx_sched> scx_; ///< the ext class's state (ext.cc), if a policy is loaded
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;
     u64 check_countdown_ = 1024;

@@ -39,6 +39,14 @@ std::string kernel::print_rq(int cpu) const
         line(*cfs.curr, '>');
     for (const sched_entity* se : cfs.tasks_timeline)
         line(*se, ' ');
+    if (scx_) { // kernel: ext.c's sched_debug lines (print_scx_info / scx_rq), own layout
+        s += fmt::format("scx_rq[{}]:\n  .nr_running : {}\n  .local_dsq.nr : {}\n  .runnable : {}\n",
+                         cpu, r.scx.nr_running, r.scx.local_dsq.nr, r.scx.runnable_list.size());
+        for (const task_struct* p : r.scx.runnable_list)
+            s += fmt::format("   {:>6} {:>5} slice {:>9} dsq_vtime {:>12} dsq {:#x} runnable_at {}\n",
+                             p->comm, p->pid, p->scx.view.slice, p->scx.view.dsq_vtime,
+                             p->scx.dsq ? p->scx.dsq->id : 0, p->scx.runnable_at);
+    }
     return s;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "sched/profiles.h"
 
+#include "sched/ext_load.h"
+
 #include "sim/config_error.h"
 
 #include <algorithm>
@@ -77,6 +79,7 @@ kernel_behaviour behaviour_of(const char* version)
     b.rt_bandwidth_default = !v6_12;
     b.fair_server = v6_12;
     b.rt_overload_pushable = v6_12 || std::string(version) == "tip-2023-12";
+    b.sched_ext = v6_12;
     return b;
 }
 
@@ -373,6 +376,8 @@ std::string kernel_config::delta_string() const
             s += '+';
         s += d;
     }
+    if (ext)
+        s += (s.empty() ? "ext:" : "+ext:") + ext->name;
     for (sched_feat_id f : available) {
         if (features.test(f) == defaults.test(f))
             continue;
@@ -491,6 +496,18 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
         const std::string& t = parts[i];
         if (t.empty())
             throw config_error(where, fmt::format("empty '+' term in kernel spec '{}'", spec));
+        if (t.rfind("ext:", 0) == 0) {
+            if (kc.ext)
+                throw config_error(where, fmt::format("two ext policies in kernel spec '{}'; give "
+                                                      "one",
+                                                      spec));
+            if (!kc.behaviour.sched_ext)
+                throw config_error(where, fmt::format("kernel {} has no sched_ext (the ext class "
+                                                      "is v6.12+): '{}' needs 6.12 or later",
+                                                      kc.base, t));
+            kc.ext = load_ext_policy(trimmed(t.substr(4)), where);
+            continue;
+        }
         if (std::none_of(t.begin(), t.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
             toggles.push_back(t);
             continue;

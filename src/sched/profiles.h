@@ -9,10 +9,13 @@
 #include "sched/features.h"
 #include "sched/params.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace schedlab {
+
+struct ext_policy_handle;
 
 struct kernel_profile_info {
     std::string name;
@@ -54,6 +57,8 @@ struct kernel_behaviour {
     /// v6.7+ (612f769edd06): rd->rto_mask follows rt_rq->pushable_tasks; before, a CPU is
     /// RT-overloaded with two queued RT tasks one of which may migrate (update_rt_migration).
     bool rt_overload_pushable = false;
+    /// v6.12+ (f0e1a0643a59): CONFIG_SCHED_CLASS_EXT, the ext class (`+ext:POLICY`).
+    bool sched_ext = false;
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).
     int shared_runq_version = 0;          ///< 0 = patch absent, 3 or 4
     bool shared_runq_noopt = false;       ///< Gautham's v3 "noopt": v3's newidle gate change reverted
@@ -71,6 +76,8 @@ struct kernel_config {
     sched_features defaults;        ///< the profile's defaults with the deltas' applied
     std::vector<sched_feat_id> available; ///< features this kernel has, features.def order
     std::vector<std::string> warnings;    ///< e.g. toggled features that are not modelled
+    /// The ext policy of a "+ext:NAME" term (ext_load.h), or null: no ext class.
+    std::shared_ptr<const ext_policy_handle> ext;
 
     bool has_feature(sched_feat_id f) const;
     /// Like /sys/kernel/debug/sched/features: "PLACE_LAG NO_NEXT_BUDDY ...".
@@ -83,8 +90,8 @@ struct kernel_config {
 const std::vector<kernel_profile_info>& kernel_profiles();
 const std::vector<kernel_delta_info>& kernel_deltas();
 
-/// Resolves "NAME[+delta...][+FEAT...]" (deltas are lower case and applied before the
-/// toggles, whatever their position). Throws config_error naming `where` for an
+/// Resolves "NAME[+delta...][+FEAT...][+ext:POLICY]" (deltas are lower case and applied
+/// before the toggles, whatever their position; ext:POLICY loads an ext policy, 6.12+). Throws config_error naming `where` for an
 /// unknown profile or feature, with a did-you-mean hint.
 kernel_config make_kernel_config(const std::string& spec, const std::string& where = "--kernel");
 

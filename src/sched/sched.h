@@ -6,10 +6,12 @@
  * their kernel names so this file reads side by side with the kernel's.
  *
  * Not modelled (yet): task groups / cgroups (every task is a child of the
- * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop,
- * deadline and sched_ext classes. The rt class's structures are in rt.h.
+ * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop and
+ * deadline classes. The rt class's structures are in rt.h, the ext class's
+ * in ext.h.
  */
 #include "machine/cpumask.h"
+#include "sched/ext.h"
 #include "sched/pelt.h"
 #include "sched/rt.h"
 #include "sim/event_queue.h"
@@ -27,6 +29,9 @@
 
 #ifndef SCHED_NORMAL
 #define SCHED_NORMAL 0 /* include/uapi/linux/sched.h; glibc calls it SCHED_OTHER */
+#endif
+#ifndef SCHED_EXT
+#define SCHED_EXT 7 /* include/uapi/linux/sched.h, v6.12 */
 #endif
 
 namespace schedlab {
@@ -187,10 +192,14 @@ struct sched_class {
     bool (*balance)(kernel& k, rq& rq, task_struct& prev);
     /// ttwu_do_activate() and wake_up_new_task(), after wakeup_preempt() (optional).
     void (*task_woken)(kernel& k, rq& rq, task_struct& p);
+    /// __pick_next_task(), on prev's class, when next is of another class (6.12's
+    /// switch_class; the ext class's cpu_release) (optional).
+    void (*switch_class)(kernel& k, rq& rq, task_struct& next);
 };
 
 extern const sched_class rt_sched_class;   ///< rt.cc
 extern const sched_class fair_sched_class; ///< fair.cc
+extern const sched_class ext_sched_class;  ///< ext.cc
 extern const sched_class idle_sched_class; ///< idle.cc
 
 inline bool sched_class_above(const sched_class* a, const sched_class* b)
@@ -329,6 +338,7 @@ struct task_struct {
     int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise
     int prio = DEFAULT_PRIO;    ///< p->prio (== normal_prio: no PI): 99 - rt_priority, or 120 + nice
     sched_rt_entity rt;         ///< the rt class's (p->rt); after the fair path's fields
+    sched_ext_entity scx;       ///< the ext class's (p->scx)
 
     bool is_idle_task() const { return pid == 0; }
     int task_nice() const { return static_prio_nice; }
@@ -479,6 +489,7 @@ struct rq {
     sim_dur busy_time = 0;   ///< time not running the idle task
 
     struct rt_rq rt; ///< the rt class's runqueue
+    struct scx_rq scx; ///< the ext class's (rq->scx)
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
     std::vector<void (*)(kernel&, struct rq&)> balance_callback;
     /// lib/cpumask.c's per-CPU distribute_cpu_mask_prev (cpumask_any_and_distribute(), rt.cc)

@@ -31,6 +31,13 @@ sched_fixture::sched_fixture(machine mach, const std::string& kernel_spec, u64 s
     k->set_check_level(check_level::every);
 }
 
+sched_fixture::sched_fixture(machine mach, kernel_config kc, u64 seed, cost_params costs)
+    : m(std::move(mach)), sim(seed)
+{
+    k = std::make_unique<kernel>(sim, m, std::move(kc), costs);
+    k->set_check_level(check_level::every);
+}
+
 task_struct& sched_fixture::spawn(const std::string& comm, std::unique_ptr<task_behaviour> b,
                                   int cpu, int nice, int pin_cpu)
 {

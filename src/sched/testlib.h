@@ -26,6 +26,8 @@ struct sched_fixture {
 
     sched_fixture(machine mach, const std::string& kernel_spec, u64 seed = 1,
                   const std::string& features = "", cost_params costs = no_costs());
+    /// A kernel resolved already (e.g. with an ext policy of the test's own: kc.ext).
+    sched_fixture(machine mach, kernel_config kc, u64 seed = 1, cost_params costs = no_costs());
     static cost_params no_costs(); ///< zero context-switch and syscall costs, no jitter
 
     task_struct& spawn(const std::string& comm, std::unique_ptr<task_behaviour> b, int cpu = 0,

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The ext class (ext.cc) and its built-in policies: each expectation follows
+ * by hand from kernel/sched/ext.c of v6.12 and the policy under test, on a
+ * machine without costs (testlib::sched_fixture::no_costs), HZ=250 (a 4 ms
+ * tick, ticks at multiples of 4 ms), SCX_SLICE_DFL = 20 ms.
+ */
+#include "sched/ext_load.h"
+#include "sched/testlib.h"
+#include "sim/config_error.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace schedlab {
+namespace {
+
+using testlib::sched_fixture;
+using testlib::small_machine;
+
+constexpr u64 USER_DSQ = 7;
+
+/* ---- test policies: a table of the test's own callbacks ---- */
+
+schedlab_ext_ops base_ops(const char* name)
+{
+    schedlab_ext_ops o{};
+    o.abi_version = SCHEDLAB_EXT_ABI_VERSION;
+    o.name = name;
+    return o;
+}
+
+kernel_config with_policy(const schedlab_ext_ops* ops, const std::string& spec = "6.12")
+{
+    kernel_config kc = make_kernel_config(spec);
+    auto h = std::make_shared<ext_policy_handle>();
+    h->name = ops->name;
+    h->ops = ops;
+    kc.ext = h;
+    return kc;
+}
+
+s32 create_user_dsq(schedlab_ext_ctx* ctx)
+{
+    return scx_bpf_create_dsq(ctx, USER_DSQ, -1);
+}
+
+void consume_user_dsq(schedlab_ext_ctx* ctx, s32 /*cpu*/, schedlab_ext_task* /*prev*/)
+{
+    scx_bpf_dsq_move_to_local(ctx, USER_DSQ);
+}
+
+s32 keep_prev_cpu(schedlab_ext_ctx* /*ctx*/, schedlab_ext_task* /*p*/, s32 prev_cpu, u64)
+{
+    return prev_cpu;
+}
+
+/// CPU time p has had, including the part of its current run no update_curr() counted yet.
+u64 ran(const sched_fixture& t, const task_struct& p)
+{
+    const rq& r = t.k->cpu_rq(p.cpu);
+    return p.se.sum_exec_runtime +
+           (r.curr == &p ? sched_clock_at(t.k->now()) - p.se.exec_start : 0);
+}
+
+/* ---- the spec ---- */
+
+TEST(ext_class, the_spec_loads_a_policy_on_6_12_only)
+{
+    EXPECT_TRUE(make_kernel_config("6.12+ext:simple").ext);
+    EXPECT_TRUE(make_kernel_config("6.18+ext:llc").ext);
+    EXPECT_EQ(make_kernel_config("6.12+ext:simple").delta_string(), "ext:simple");
+    EXPECT_FALSE(make_kernel_config("6.12").ext);
+    auto error_of = [](const std::string& spec) {
+        try {
+            make_kernel_config(spec);
+        } catch (const config_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(error_of("6.6+ext:simple").find("has no sched_ext"), std::string::npos);
+    EXPECT_NE(error_of("6.12+ext:nope").find("unknown ext policy 'nope'"), std::string::npos);
+    EXPECT_NE(error_of("6.12+ext:simple+ext:llc").find("two ext policies"), std::string::npos);
+    EXPECT_NE(error_of("6.12+ext:").find("names no policy"), std::string::npos);
+    EXPECT_NE(error_of("6.12+ext:/nonexistent/policy.so").find("cannot load ext policy"),
+              std::string::npos);
+}
+
+TEST(ext_class, with_a_policy_every_fair_policy_task_runs_in_the_ext_class)
+{
+    sched_fixture t(small_machine(2), "6.12+ext:simple_fifo");
+    task_struct& a = t.spawn("a", testlib::spin());
+    task_opts o;
+    o.comm = "rt";
+    o.policy = SCHED_FIFO;
+    o.rt_priority = 10;
+    task_struct& rt = t.k->spawn(testlib::spin(), o);
+    EXPECT_EQ(a.sched_class, &ext_sched_class);
+    EXPECT_EQ(rt.sched_class, &rt_sched_class) << "the rt class stays above ext";
+    sched_fixture f(small_machine(2), "6.12");
+    EXPECT_EQ(f.spawn("a", testlib::spin()).sched_class, &fair_sched_class);
+}
+
+/* ---- DSQ order ---- */
+
+void fifo_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 enq_flags)
+{
+    scx_bpf_dsq_insert(ctx, p, USER_DSQ, SCX_SLICE_DFL, enq_flags);
+}
+
+TEST(ext_class, a_fifo_dsq_runs_tasks_in_arrival_order_one_slice_each)
+{
+    // a, b, c (30 ms each) arrive at t=0 in that order on one CPU. Each runs a 20 ms slice
+    // (the tick at 20 ms finds it used up), goes back to the DSQ's tail through ops.enqueue(),
+    // and the next runs: a 0-20, b 20-40, c 40-60, a 60-70, b 70-80, c 80-90.
+    static schedlab_ext_ops ops = [] {
+        schedlab_ext_ops o = base_ops("test_fifo");
+        o.enqueue = fifo_enqueue;
+        o.dispatch = consume_user_dsq;
+        o.init = create_user_dsq;
+        return o;
+    }();
+    sched_fixture t(small_machine(1), with_policy(&ops));
+    task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(30)));
+    task_struct& b = t.spawn("b", testlib::run_then_exit(msecs(30)));
+    task_struct& c = t.spawn("c", testlib::run_then_exit(msecs(30)));
+    t.run_for(msecs(200));
+    EXPECT_EQ(a.exit_time, msecs(70));
+    EXPECT_EQ(b.exit_time, msecs(80));
+    EXPECT_EQ(c.exit_time, msecs(90));
+    EXPECT_EQ(t.k->scx()->exit.kind, 0);
+}
+
+void vtime_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 enq_flags)
+{
+    // later tasks first: vtime falls with the pid
+    scx_bpf_dsq_insert_vtime(ctx, p, USER_DSQ, SCX_SLICE_DFL, 1000 - static_cast<u64>(p->pid),
+                             enq_flags);
+}
+
+TEST(ext_class, a_vtime_dsq_runs_tasks_in_dsq_vtime_order)
+{
+    // vtime 1000 - pid: c (pid 3) runs first, then b, then a; 10 ms each, within one slice.
+    static schedlab_ext_ops ops = [] {
+        schedlab_ext_ops o = base_ops("test_vtime");
+        o.enqueue = vtime_enqueue;
+        o.dispatch = consume_user_dsq;
+        o.init = create_user_dsq;
+        return o;
+    }();
+    sched_fixture t(small_machine(1), with_policy(&ops));
+    task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(10)));
+    task_struct& b = t.spawn("b", testlib::run_then_exit(msecs(10)));
+    task_struct& c = t.spawn("c", testlib::run_then_exit(msecs(10)));
+    t.run_for(msecs(100));
+    EXPECT_EQ(c.exit_time, msecs(10));
+    EXPECT_EQ(b.exit_time, msecs(20));
+    EXPECT_EQ(a.exit_time, msecs(30));
+    EXPECT_EQ(t.k->scx()->exit.kind, 0);
+}
+
+TEST(ext_class, simple_shares_the_cpu_by_weight_among_waiting_tasks)
+{
+    // scx_simple's vtime: a task's dsq_vtime advances by used slice * 100 / weight; nice 0 is
+    // weight 100, nice 5 (335) is 33. The running task is not in the shared DSQ when its CPU
+    // dispatches (balance before put_prev), so two tasks on one CPU simply alternate:
+    {
+        sched_fixture t(small_machine(1), "6.12+ext:simple");
+        task_struct& n0 = t.spawn("n0", testlib::spin());
+        task_struct& n5 = t.spawn("n5", testlib::spin(), 0, 5);
+        EXPECT_EQ(n0.scx.view.weight, 100u);
+        EXPECT_EQ(n5.scx.view.weight, 33u);
+        t.run_for(msecs(200));
+        EXPECT_EQ(ran(t, n0), static_cast<u64>(msecs(100)));
+        EXPECT_EQ(ran(t, n5), static_cast<u64>(msecs(100)));
+    }
+    // With two nice-0 tasks a, b and the nice-5 c, by hand: a 0-20, b 20-40, c 40-60, then
+    // a and b three slices each (their vtimes 20..80 stay below c's 60.6 ms until both pass
+    // it) and c one: c's share is 1/7, its weight's 33/233, within a slice over 1.4 s.
+    sched_fixture t(small_machine(1), "6.12+ext:simple");
+    task_struct& a = t.spawn("a", testlib::spin());
+    task_struct& b = t.spawn("b", testlib::spin());
+    task_struct& c = t.spawn("c", testlib::spin(), 0, 5);
+    t.run_for(msecs(60));
+    EXPECT_EQ(ran(t, c), static_cast<u64>(msecs(20)));
+    t.run_for(msecs(140));
+    EXPECT_EQ(ran(t, c), static_cast<u64>(msecs(40))) << "c again at 180-200 ms";
+    t.run_for(msecs(1200));
+    EXPECT_NEAR(static_cast<double>(ran(t, c)), 1400e6 / 7, 20e6);
+    EXPECT_EQ(ran(t, a) + ran(t, b) + ran(t, c), static_cast<u64>(msecs(1400)));
+}
+
+/* ---- kick_cpu ---- */
+
+void kick_idle_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 enq_flags)
+{
+    scx_bpf_dsq_insert(ctx, p, USER_DSQ, SCX_SLICE_DFL, enq_flags);
+    scx_bpf_kick_cpu(ctx, 1, SCX_KICK_IDLE);
+}
+
+TEST(ext_class, kick_idle_sends_an_idle_cpu_to_dispatch)
+{
+    // a and b arrive on cpu0 at t=0 into a user DSQ; select_cpu keeps cpu0. cpu0 takes a.
+    // Without a kick nothing wakes cpu1: b waits for a's slice (20 ms). With SCX_KICK_IDLE on
+    // cpu1 at each enqueue, cpu1 dispatches at once (its reschedule, queued by a's enqueue,
+    // comes before cpu0's, queued by the wakeup check after it): it moves a over from cpu0's
+    // rq, and cpu0 takes b.
+    static schedlab_ext_ops no_kick = [] {
+        schedlab_ext_ops o = base_ops("test_no_kick");
+        o.select_cpu = keep_prev_cpu;
+        o.enqueue = fifo_enqueue;
+        o.dispatch = consume_user_dsq;
+        o.init = create_user_dsq;
+        return o;
+    }();
+    static schedlab_ext_ops kick = [] {
+        schedlab_ext_ops o = no_kick;
+        o.name = "test_kick";
+        o.enqueue = kick_idle_enqueue;
+        return o;
+    }();
+    {
+        sched_fixture t(small_machine(2), with_policy(&no_kick));
+        t.spawn("a", testlib::spin());
+        task_struct& b = t.spawn("b", testlib::spin());
+        t.run_for(msecs(30));
+        EXPECT_EQ(b.cpu, 0);
+        EXPECT_EQ(ran(t, b), static_cast<u64>(msecs(10)));
+    }
+    {
+        sched_fixture t(small_machine(2), with_policy(&kick));
+        task_struct& a = t.spawn("a", testlib::spin());
+        task_struct& b = t.spawn("b", testlib::spin());
+        t.run_for(msecs(30));
+        EXPECT_EQ(a.cpu, 1);
+        EXPECT_EQ(b.cpu, 0);
+        EXPECT_EQ(ran(t, a), static_cast<u64>(msecs(30)));
+        EXPECT_EQ(ran(t, b), static_cast<u64>(msecs(30)));
+        EXPECT_EQ(t.k->scx()->stats.consumed_remote, 1u);
+    }
+}
+
+void kick_preempt_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 enq_flags)
+{
+    scx_bpf_dsq_insert(ctx, p, USER_DSQ, SCX_SLICE_DFL, enq_flags);
+    scx_bpf_kick_cpu(ctx, 0, SCX_KICK_PREEMPT);
+}
+
+void kick_plain_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 enq_flags)
+{
+    scx_bpf_dsq_insert(ctx, p, USER_DSQ, SCX_SLICE_DFL, enq_flags);
+    scx_bpf_kick_cpu(ctx, 0, 0);
+}
+
+TEST(ext_class, kick_preempt_ends_the_running_slice)
+{
+    // a spins on the one CPU; b arrives at 5 ms. SCX_KICK_PREEMPT zeroes a's slice: b runs at
+    // once. A plain kick reschedules, but balance_scx() keeps a (slice left): b waits until
+    // a's slice ends at 20 ms.
+    static schedlab_ext_ops preempt = [] {
+        schedlab_ext_ops o = base_ops("test_kick_preempt");
+        o.enqueue = kick_preempt_enqueue;
+        o.dispatch = consume_user_dsq;
+        o.init = create_user_dsq;
+        return o;
+    }();
+    static schedlab_ext_ops plain = [] {
+        schedlab_ext_ops o = preempt;
+        o.name = "test_kick_plain";
+        o.enqueue = kick_plain_enqueue;
+        return o;
+    }();
+    for (const schedlab_ext_ops* ops : {&preempt, &plain}) {
+        sched_fixture t(small_machine(1), with_policy(ops));
+        t.spawn("a", testlib::spin());
+        t.run_for(msecs(5));
+        task_struct& b = t.spawn("b", testlib::run_then_exit(msecs(1)));
+        t.run_for(msecs(30));
+        EXPECT_EQ(b.sched_info_.run_delay, static_cast<u64>(ops == &preempt ? 0 : msecs(15)))
+            << ops->name;
+    }
+}
+
+/* ---- cpu_release / cpu_acquire ---- */
+
+struct release_counts {
+    int released, acquired;
+};
+
+void count_release(schedlab_ext_ctx* ctx, s32 /*cpu*/)
+{
+    ++static_cast<release_counts*>(ctx->state)->released;
+}
+
+void count_acquire(schedlab_ext_ctx* ctx, s32 /*cpu*/)
+{
+    ++static_cast<release_counts*>(ctx->state)->acquired;
+}
+
+TEST(ext_class, an_rt_task_takes_the_cpu_from_ext_and_gives_it_back)
+{
+    // An RT task arriving at 5 ms preempts the ext task a (cpu_release); a waits at the head of
+    // the local DSQ with its slice left, and when the RT task exits at 7 ms the next balance
+    // gives the CPU back (cpu_acquire) and a runs on.
+    static schedlab_ext_ops ops = [] {
+        schedlab_ext_ops o = base_ops("test_release");
+        o.state_size = sizeof(release_counts);
+        o.cpu_release = count_release;
+        o.cpu_acquire = count_acquire;
+        return o;
+    }();
+    sched_fixture t(small_machine(1), with_policy(&ops));
+    task_struct& a = t.spawn("a", testlib::spin());
+    t.run_for(msecs(5));
+    task_opts o;
+    o.comm = "rt";
+    o.policy = SCHED_FIFO;
+    o.rt_priority = 10;
+    task_struct& rt = t.k->spawn(testlib::run_then_exit(msecs(2)), o);
+    t.run_for(msecs(5));
+    const auto& c = *reinterpret_cast<const release_counts*>(t.k->scx()->state.data());
+    EXPECT_EQ(c.released, 1);
+    EXPECT_EQ(c.acquired, 1);
+    EXPECT_EQ(rt.exit_time, msecs(7));
+    EXPECT_EQ(ran(t, a), static_cast<u64>(msecs(8)));
+}
+
+/* ---- the watchdog ---- */
+
+void keep_task(schedlab_ext_ctx* /*ctx*/, schedlab_ext_task* /*p*/, u64 /*enq_flags*/) {}
+
+TEST(ext_class, the_watchdog_ejects_a_policy_that_stalls_a_task)
+{
+    // The policy keeps every task and never dispatches. timeout_ms 100: the watchdog looks
+    // every 50 ms; at 100 ms a has waited exactly the timeout (not past it), at 150 ms it has
+    // waited past it: the policy is ejected then and a runs in the fair class from 150 ms.
+    static schedlab_ext_ops ops = [] {
+        schedlab_ext_ops o = base_ops("test_stall");
+        o.timeout_ms = 100;
+        o.enqueue = keep_task;
+        o.dispatch = consume_user_dsq;
+        o.init = create_user_dsq;
+        return o;
+    }();
+    sched_fixture t(small_machine(1), with_policy(&ops));
+    task_struct& a = t.spawn("a", testlib::spin());
+    t.run_for(msecs(200));
+    const scx_exit& e = t.k->scx()->exit;
+    EXPECT_EQ(e.kind, 1026);
+    EXPECT_EQ(e.reason, "runnable task stall");
+    EXPECT_EQ(e.msg, "a[1] failed to run for 0.150s");
+    EXPECT_EQ(e.at, msecs(150));
+    EXPECT_EQ(e.pid, a.pid);
+    EXPECT_EQ(e.cpu, 0);
+    EXPECT_FALSE(scx_enabled(*t.k));
+    EXPECT_EQ(a.sched_class, &fair_sched_class);
+    EXPECT_EQ(ran(t, a), static_cast<u64>(msecs(50)));
+    task_struct& late = t.spawn("late", testlib::spin());
+    EXPECT_EQ(late.sched_class, &fair_sched_class) << "new tasks go to fair once ejected";
+}
+
+/* ---- contract errors: each ejects the policy, naming the task, CPU and time ---- */
+
+struct err_state {
+    schedlab_ext_task* last;
+};
+
+void insert_twice_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 f)
+{
+    scx_bpf_dsq_insert(ctx, p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, f);
+    scx_bpf_dsq_insert(ctx, p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, f);
+}
+
+void remember_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 /*f*/)
+{
+    static_cast<err_state*>(ctx->state)->last = p;
+}
+
+void dispatch_twice(schedlab_ext_ctx* ctx, s32 /*cpu*/, schedlab_ext_task* /*prev*/)
+{
+    if (schedlab_ext_task* p = static_cast<err_state*>(ctx->state)->last) {
+        scx_bpf_dsq_insert(ctx, p, SCX_DSQ_LOCAL, SCX_SLICE_DFL, 0);
+        scx_bpf_dsq_insert(ctx, p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, 0);
+    }
+}
+
+void missing_dsq_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 f)
+{
+    scx_bpf_dsq_insert(ctx, p, 42, SCX_SLICE_DFL, f);
+}
+
+void cpu1_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 f)
+{
+    scx_bpf_dsq_insert(ctx, p, SCX_DSQ_LOCAL_ON | 1, SCX_SLICE_DFL, f);
+}
+
+void cpu7_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 f)
+{
+    scx_bpf_dsq_insert(ctx, p, SCX_DSQ_LOCAL_ON | 7, SCX_SLICE_DFL, f);
+}
+
+void vtime_global_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 f)
+{
+    scx_bpf_dsq_insert_vtime(ctx, p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, 0, f);
+}
+
+void insert_from_running(schedlab_ext_ctx* ctx, schedlab_ext_task* p)
+{
+    scx_bpf_dsq_insert(ctx, p, SCX_DSQ_GLOBAL, SCX_SLICE_DFL, 0);
+}
+
+void error_from_running(schedlab_ext_ctx* ctx, schedlab_ext_task* /*p*/)
+{
+    scx_bpf_error(ctx, "policy gave up");
+}
+
+s32 bad_select_cpu(schedlab_ext_ctx* /*ctx*/, schedlab_ext_task* /*p*/, s32 /*prev*/, u64)
+{
+    return 9;
+}
+
+struct contract_case {
+    const char* what;
+    schedlab_ext_ops ops;
+    int kind;
+    std::string msg;
+    sim_time at;
+};
+
+TEST(ext_class, each_broken_contract_ejects_the_policy_and_the_task_runs_on_in_fair)
+{
+    // a (pid 1, pinned to cpu0 of two) arrives at t=0 and needs 10 ms. Each policy breaks
+    // the contract at a's first enqueue or dispatch (t=0) or at its first run (running(),
+    // t=0); the policy is ejected at t=0 and a runs in the fair class, exiting at 10 ms.
+    auto mk = [](const char* name) { return base_ops(name); };
+    std::vector<contract_case> cases;
+    {
+        schedlab_ext_ops o = mk("twice_direct");
+        o.enqueue = insert_twice_enqueue;
+        cases.push_back({"direct dispatch twice", o, 1024, "a[1] already direct-dispatched", 0});
+    }
+    {
+        schedlab_ext_ops o = mk("twice_dispatch");
+        o.state_size = sizeof(err_state);
+        o.enqueue = remember_enqueue;
+        o.dispatch = dispatch_twice;
+        cases.push_back({"inserted twice by one dispatch", o, 1024,
+                         "a[1] inserted twice by one ops.dispatch() on cpu0", 0});
+    }
+    {
+        schedlab_ext_ops o = mk("missing_dsq");
+        o.enqueue = missing_dsq_enqueue;
+        cases.push_back({"a DSQ that does not exist", o, 1024, "non-existent DSQ 0x2a for a[1]", 0});
+    }
+    {
+        schedlab_ext_ops o = mk("outside_mask");
+        o.enqueue = cpu1_enqueue;
+        cases.push_back({"a CPU outside the mask", o, 1024,
+                         "SCX_DSQ_LOCAL[_ON] verdict target cpu 1 not allowed for a[1]", 0});
+    }
+    {
+        schedlab_ext_ops o = mk("no_such_cpu");
+        o.enqueue = cpu7_enqueue;
+        cases.push_back({"a CPU that does not exist", o, 1024,
+                         "invalid CPU 7 in SCX_DSQ_LOCAL_ON dispatch verdict", 0});
+    }
+    {
+        schedlab_ext_ops o = mk("vtime_builtin");
+        o.enqueue = vtime_global_enqueue;
+        cases.push_back({"vtime order on a built-in DSQ", o, 1024,
+                         "cannot use vtime ordering for built-in DSQs (a[1] into "
+                         "0x8000000000000001)",
+                         0});
+    }
+    {
+        schedlab_ext_ops o = mk("insert_in_running");
+        o.running = insert_from_running;
+        cases.push_back({"an insert from running()", o, 1024,
+                         "scx_bpf_dsq_insert() for a[1] called from another callback: only "
+                         "select_cpu(), enqueue() and dispatch() may insert",
+                         0});
+    }
+    {
+        schedlab_ext_ops o = mk("bpf_error");
+        o.running = error_from_running;
+        cases.push_back({"scx_bpf_error()", o, 1025, "policy gave up", 0});
+    }
+    for (const contract_case& c : cases) {
+        SCOPED_TRACE(c.what);
+        sched_fixture t(small_machine(2), with_policy(&c.ops));
+        task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(10)), 0, 0, 0);
+        t.run_for(msecs(50));
+        const scx_exit& e = t.k->scx()->exit;
+        EXPECT_EQ(e.kind, c.kind);
+        EXPECT_EQ(e.msg, c.msg);
+        EXPECT_EQ(e.at, c.at);
+        EXPECT_EQ(e.cpu, 0);
+        EXPECT_EQ(a.exit_time, msecs(10));
+    }
+    {
+        SCOPED_TRACE("select_cpu() returning a CPU that does not exist");
+        schedlab_ext_ops o = mk("bad_select");
+        o.select_cpu = bad_select_cpu;
+        sched_fixture t(small_machine(2), with_policy(&o));
+        task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(10)));
+        t.run_for(msecs(50));
+        EXPECT_EQ(t.k->scx()->exit.msg, "invalid CPU 9 from ops.select_cpu()");
+        EXPECT_EQ(t.k->scx()->exit.pid, a.pid);
+        EXPECT_EQ(a.exit_time, msecs(10));
+    }
+}
+
+/* ---- the built-in policies ---- */
+
+TEST(ext_class, llc_keeps_tasks_in_their_llc_and_kicks_another_llc_when_full)
+{
+    // Two LLCs of two CPUs. a and b (forked on cpu0) find idle CPUs in cpu0's LLC (0, then 1).
+    // c and d find none: they wait in LLC 0's DSQ and enqueue kicks an idle CPU elsewhere
+    // (cpu2, then cpu3 in distribute order), which steals them from LLC 0's DSQ.
+    machine m = small_machine(4);
+    for (auto& c : m.cpus)
+        c.llc = c.core / 2;
+    sched_fixture t(std::move(m), "6.12+ext:llc");
+    task_struct& a = t.spawn("a", testlib::spin());
+    task_struct& b = t.spawn("b", testlib::spin());
+    task_struct& c = t.spawn("c", testlib::spin());
+    task_struct& d = t.spawn("d", testlib::spin());
+    t.run_for(msecs(10));
+    EXPECT_EQ(a.cpu, 0);
+    EXPECT_EQ(b.cpu, 1);
+    EXPECT_EQ(c.cpu, 2);
+    EXPECT_EQ(d.cpu, 3);
+    for (task_struct* p : {&a, &b, &c, &d})
+        EXPECT_EQ(ran(t, *p), static_cast<u64>(msecs(10))) << p->comm;
+}
+
+TEST(ext_class, simple_direct_dispatches_a_wakee_that_finds_an_idle_cpu)
+{
+    // Four spinners on four idle CPUs: each finds an idle CPU in select_cpu and runs there.
+    sched_fixture t(small_machine(4), "6.12+ext:simple");
+    std::vector<task_struct*> ts;
+    for (int i = 0; i < 4; ++i)
+        ts.push_back(&t.spawn(fmt::format("t{}", i), testlib::spin()));
+    t.run_for(msecs(10));
+    for (task_struct* p : ts)
+        EXPECT_EQ(ran(t, *p), static_cast<u64>(msecs(10))) << p->comm;
+    EXPECT_EQ(t.k->scx()->stats.direct_dispatches, 4u);
+}
+
+#ifdef SCHEDLAB_EXAMPLE_POLICY
+TEST(ext_class, the_example_policy_runs_from_its_shared_object)
+{
+    // examples/ext_policy/fifo_policy.c: a and b find idle CPUs (0, 1) and run at once; c and
+    // d wait in the shared FIFO. Slices are 5 ms but end at the next tick (8 ms): at 8 ms cpu0
+    // takes c and cpu1 d (moved from cpu0's rq), a and b queue behind them, and so on: each
+    // task runs 8 ms of every 16.
+    const std::string spec = std::string("6.12+ext:") + SCHEDLAB_EXAMPLE_POLICY;
+    kernel_config kc = make_kernel_config(spec);
+    ASSERT_TRUE(kc.ext && kc.ext->ops);
+    EXPECT_EQ(std::string(kc.ext->ops->name), "example_fifo");
+    sched_fixture t(small_machine(2), kc);
+    std::vector<task_struct*> ts;
+    for (const char* n : {"a", "b", "c", "d"})
+        ts.push_back(&t.spawn(n, testlib::spin()));
+    t.run_for(msecs(96));
+    for (task_struct* p : ts)
+        EXPECT_EQ(ran(t, *p), static_cast<u64>(msecs(48))) << p->comm;
+    EXPECT_EQ(t.k->scx()->exit.kind, 0);
+    const u64* counts = reinterpret_cast<const u64*>(t.k->scx()->state.data());
+    EXPECT_GT(counts[0], 0u) << "nr_enqueued";
+    EXPECT_GT(counts[1], 0u) << "nr_dispatched";
+}
+#endif
+
+} // namespace
+} // namespace schedlab
