@@ -167,6 +167,16 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     if (hooks.progress)
         sim.on_progress(hooks.progress_every, hooks.progress);
     k.run(static_cast<sim_time>(spec.time_limit_s * 1e9));
+    if (const scx_sched* scx = k.scx(); scx && scx->exit.kind != 0) {
+        // An ext policy that broke the contract or stalled a task was ejected (its tasks ran
+        // on in the fair class): the run measured the fallback, not the policy.
+        const scx_exit& e = scx->exit;
+        throw config_error("--kernel",
+                           fmt::format("ext policy '{}' was ejected at {:.9f} s on cpu{} ({}): {}; "
+                                       "its tasks fell back to the fair class",
+                                       scx->policy->name, static_cast<double>(e.at) / 1e9, e.cpu,
+                                       e.reason, e.msg));
+    }
 
     res.finished = w->finished();
     res.metrics = w->metrics();
