@@ -475,7 +475,7 @@ namespace {
 
 bool sched_smt_active(const kernel& k)
 {
-    return k.mach().smt_width() > 1;
+    return k.scx()->smt_active;
 }
 
 // kernel: ext.c test_and_clear_cpu_idle(), 6.12: claims an idle CPU (and its core's idle bit).
@@ -788,16 +788,21 @@ bool balance_scx(kernel& k, rq& r, task_struct& prev)
     }
     const bool prev_on_scx = prev.sched_class == &ext_sched_class;
     const bool prev_on_rq = prev_on_scx && (prev.scx.flags & SCX_TASK_QUEUED);
+    auto keep_prev = [&] { // SCX_RQ_BAL_KEEP: prev runs on with the slice it has left
+        if (!prev_on_rq || !prev.scx.view.slice)
+            return false;
+        r.scx.bal_keep = true;
+        return true;
+    };
+    auto has_tasks = [&] { // the local DSQ, else the global DSQ's first task that may run here
+        return r.scx.local_dsq.nr || consume_dispatch_q(k, r, s.dsq_global);
+    };
     if (prev_on_scx) {
         update_curr_scx(k, r);
-        if (prev_on_rq && prev.scx.view.slice && !errored(s)) {
-            r.scx.bal_keep = true;
+        if (!errored(s) && keep_prev())
             return done(true);
-        }
     }
-    if (r.scx.local_dsq.nr)
-        return done(true);
-    if (consume_dispatch_q(k, r, s.dsq_global))
+    if (has_tasks())
         return done(true);
     if (s.ops.dispatch && !errored(s)) {
         for (int loops = SCX_DSP_MAX_LOOPS;;) {
@@ -811,13 +816,7 @@ bool balance_scx(kernel& k, rq& r, task_struct& prev)
                 inserted = s.dsp_buf.size();
             }
             flush_dispatch_buf(k, r);
-            if (prev_on_rq && prev.scx.view.slice) {
-                r.scx.bal_keep = true;
-                return done(true);
-            }
-            if (r.scx.local_dsq.nr)
-                return done(true);
-            if (consume_dispatch_q(k, r, s.dsq_global))
+            if (keep_prev() || has_tasks())
                 return done(true);
             if (inserted == 0 || errored(s))
                 break;
@@ -1362,6 +1361,7 @@ scx_sched::scx_sched(kernel& kk, std::shared_ptr<const ext_policy_handle> pol)
         idle_smt.set(cpu);
     }
     nr_llcs = static_cast<int>(llc_index.size());
+    smt_active = k.mach().smt_width() > 1;
     watchdog_timeout =
         ops.timeout_ms ? static_cast<sim_dur>(ops.timeout_ms) * 1'000'000 : SCX_WATCHDOG_MAX_TIMEOUT;
     enabled = true;

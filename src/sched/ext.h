@@ -117,6 +117,7 @@ struct ext_policy_handle {
     std::string name;  ///< as given after "ext:" ("simple", "./my_policy.so")
     const schedlab_ext_ops* ops = nullptr;
     std::shared_ptr<void> dl; ///< the dlopen() handle of a loaded policy (dlclose at the end)
+    std::string sha256;       ///< a loaded policy's file content (results are keyed by it)
 };
 
 struct scx_sched;
@@ -152,6 +153,7 @@ struct scx_sched final : event_handler {
     cpumask idle_cpu;         ///< idle_masks.cpu
     cpumask idle_smt;         ///< idle_masks.smt: CPUs whose whole core is idle
     std::vector<cpumask> smt_mask; ///< cpu_smt_mask() per CPU
+    bool smt_active = false;  ///< sched_smt_active(): some core has more than one thread
     std::vector<int> llc_of;  ///< per CPU: its LLC's index, 0..nr_llcs-1
     int nr_llcs = 0;
     sim_dur watchdog_timeout = 0;

@@ -77,25 +77,10 @@ s32 llc_init(schedlab_ext_ctx* ctx)
 const schedlab_ext_ops ext_llc_ops = {
     .abi_version = SCHEDLAB_EXT_ABI_VERSION,
     .name = "llc",
-    .flags = 0,
-    .timeout_ms = 0,
-    .state_size = 0,
     .select_cpu = llc_select_cpu,
     .enqueue = llc_enqueue,
-    .dequeue = nullptr,
     .dispatch = llc_dispatch,
-    .tick = nullptr,
-    .runnable = nullptr,
-    .running = nullptr,
-    .stopping = nullptr,
-    .quiescent = nullptr,
-    .cpu_acquire = nullptr,
-    .cpu_release = nullptr,
-    .init_task = nullptr,
-    .exit_task = nullptr,
-    .enable = nullptr,
     .init = llc_init,
-    .exit = nullptr,
 };
 
 } // namespace schedlab

@@ -41,6 +41,20 @@ kernel_config with_policy(const schedlab_ext_ops* ops, const std::string& spec =
     return kc;
 }
 
+s32 create_user_dsq(schedlab_ext_ctx* ctx);
+void consume_user_dsq(schedlab_ext_ctx* ctx, s32 cpu, schedlab_ext_task* prev);
+
+/// A policy around USER_DSQ: created at init, consumed at dispatch, `enqueue` inserting.
+schedlab_ext_ops user_dsq_ops(const char* name,
+                              void (*enqueue)(schedlab_ext_ctx*, schedlab_ext_task*, u64))
+{
+    schedlab_ext_ops o = base_ops(name);
+    o.enqueue = enqueue;
+    o.dispatch = consume_user_dsq;
+    o.init = create_user_dsq;
+    return o;
+}
+
 s32 create_user_dsq(schedlab_ext_ctx* ctx)
 {
     return scx_bpf_create_dsq(ctx, USER_DSQ, -1);
@@ -115,13 +129,7 @@ TEST(ext_class, a_fifo_dsq_runs_tasks_in_arrival_order_one_slice_each)
     // a, b, c (30 ms each) arrive at t=0 in that order on one CPU. Each runs a 20 ms slice
     // (the tick at 20 ms finds it used up), goes back to the DSQ's tail through ops.enqueue(),
     // and the next runs: a 0-20, b 20-40, c 40-60, a 60-70, b 70-80, c 80-90.
-    static schedlab_ext_ops ops = [] {
-        schedlab_ext_ops o = base_ops("test_fifo");
-        o.enqueue = fifo_enqueue;
-        o.dispatch = consume_user_dsq;
-        o.init = create_user_dsq;
-        return o;
-    }();
+    static schedlab_ext_ops ops = user_dsq_ops("test_fifo", fifo_enqueue);
     sched_fixture t(small_machine(1), with_policy(&ops));
     task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(30)));
     task_struct& b = t.spawn("b", testlib::run_then_exit(msecs(30)));
@@ -143,13 +151,7 @@ void vtime_enqueue(schedlab_ext_ctx* ctx, schedlab_ext_task* p, u64 enq_flags)
 TEST(ext_class, a_vtime_dsq_runs_tasks_in_dsq_vtime_order)
 {
     // vtime 1000 - pid: c (pid 3) runs first, then b, then a; 10 ms each, within one slice.
-    static schedlab_ext_ops ops = [] {
-        schedlab_ext_ops o = base_ops("test_vtime");
-        o.enqueue = vtime_enqueue;
-        o.dispatch = consume_user_dsq;
-        o.init = create_user_dsq;
-        return o;
-    }();
+    static schedlab_ext_ops ops = user_dsq_ops("test_vtime", vtime_enqueue);
     sched_fixture t(small_machine(1), with_policy(&ops));
     task_struct& a = t.spawn("a", testlib::run_then_exit(msecs(10)));
     task_struct& b = t.spawn("b", testlib::run_then_exit(msecs(10)));
@@ -208,11 +210,8 @@ TEST(ext_class, kick_idle_sends_an_idle_cpu_to_dispatch)
     // comes before cpu0's, queued by the wakeup check after it): it moves a over from cpu0's
     // rq, and cpu0 takes b.
     static schedlab_ext_ops no_kick = [] {
-        schedlab_ext_ops o = base_ops("test_no_kick");
+        schedlab_ext_ops o = user_dsq_ops("test_no_kick", fifo_enqueue);
         o.select_cpu = keep_prev_cpu;
-        o.enqueue = fifo_enqueue;
-        o.dispatch = consume_user_dsq;
-        o.init = create_user_dsq;
         return o;
     }();
     static schedlab_ext_ops kick = [] {
@@ -259,13 +258,7 @@ TEST(ext_class, kick_preempt_ends_the_running_slice)
     // a spins on the one CPU; b arrives at 5 ms. SCX_KICK_PREEMPT zeroes a's slice: b runs at
     // once. A plain kick reschedules, but balance_scx() keeps a (slice left): b waits until
     // a's slice ends at 20 ms.
-    static schedlab_ext_ops preempt = [] {
-        schedlab_ext_ops o = base_ops("test_kick_preempt");
-        o.enqueue = kick_preempt_enqueue;
-        o.dispatch = consume_user_dsq;
-        o.init = create_user_dsq;
-        return o;
-    }();
+    static schedlab_ext_ops preempt = user_dsq_ops("test_kick_preempt", kick_preempt_enqueue);
     static schedlab_ext_ops plain = [] {
         schedlab_ext_ops o = preempt;
         o.name = "test_kick_plain";
@@ -337,11 +330,8 @@ TEST(ext_class, the_watchdog_ejects_a_policy_that_stalls_a_task)
     // every 50 ms; at 100 ms a has waited exactly the timeout (not past it), at 150 ms it has
     // waited past it: the policy is ejected then and a runs in the fair class from 150 ms.
     static schedlab_ext_ops ops = [] {
-        schedlab_ext_ops o = base_ops("test_stall");
+        schedlab_ext_ops o = user_dsq_ops("test_stall", keep_task);
         o.timeout_ms = 100;
-        o.enqueue = keep_task;
-        o.dispatch = consume_user_dsq;
-        o.init = create_user_dsq;
         return o;
     }();
     sched_fixture t(small_machine(1), with_policy(&ops));

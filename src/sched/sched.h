@@ -489,11 +489,11 @@ struct rq {
     sim_dur busy_time = 0;   ///< time not running the idle task
 
     struct rt_rq rt; ///< the rt class's runqueue
-    struct scx_rq scx; ///< the ext class's (rq->scx)
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
     std::vector<void (*)(kernel&, struct rq&)> balance_callback;
     /// lib/cpumask.c's per-CPU distribute_cpu_mask_prev (cpumask_any_and_distribute(), rt.cc)
     int distribute_cpu_mask_prev = 0;
+    struct scx_rq scx; ///< the ext class's (rq->scx); last: the fair path's fields keep their offsets
 };
 
 inline bool task_on_rq_queued(const task_struct& p) { return p.on_rq == TASK_ON_RQ_QUEUED; }
