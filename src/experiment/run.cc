@@ -8,6 +8,7 @@
 #include "machine/presets.h"
 #include "metrics/sched_summary.h"
 #include "sched/core.h"
+#include "sched/ext_load.h"
 #include "sched/profiles.h"
 #include "sched/stats.h"
 #include "sim/config_error.h"
@@ -97,11 +98,14 @@ std::string run_identity(const prepared_run& pr)
         {"command_line", pr.command_line},
         {"time_limit_s", pr.spec.time_limit_s},
     };
+    nlohmann::ordered_json jp = j;
+    if (pr.kc.ext && !pr.kc.ext->sha256.empty()) // a loaded ext policy: by its file's content too
+        jp["ext_policy_sha256"] = pr.kc.ext->sha256;
     const std::string content = pr.prototype->content_identity();
     if (content.empty())
-        return j.dump();
+        return jp.dump();
     // A workload reading a file: named by its content, not by the path in its argv.
-    nlohmann::ordered_json jc = j;
+    nlohmann::ordered_json jc = jp;
     jc.erase("argv");
     jc.erase("command_line");
     jc["workload"] = content;

@@ -13,10 +13,13 @@
 #include <fmt/format.h>
 
 #include "sim/config_error.h"
+#include "sim/sha256.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 namespace schedlab {
 
@@ -85,6 +88,14 @@ std::shared_ptr<const ext_policy_handle> load_ext_policy(const std::string& name
         throw config_error(where, fmt::format("unknown ext policy '{}': built-in ones are {}; a "
                                               "shared object is named by a path (./x.so)",
                                               name, names));
+    }
+    {
+        std::ifstream f(name, std::ios::binary);
+        if (!f)
+            throw config_error(where, fmt::format("cannot load ext policy '{}': cannot open it",
+                                                  name));
+        const std::string bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        h->sha256 = sha256_hex(bytes);
     }
     void* dl = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!dl)
