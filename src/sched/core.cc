@@ -28,8 +28,9 @@ const u32 sched_prio_to_weight[40] = {
  * sched_class::order): __schedule() asks each in turn for a task. A new class
  * is its file (its const sched_class table) and its line here.
  */
-constexpr const sched_class* sched_classes[] = {&rt_sched_class, &fair_sched_class,
-                                                &ext_sched_class, &idle_sched_class};
+constexpr const sched_class* sched_classes[] = {&dl_sched_class, &rt_sched_class,
+                                                &fair_sched_class, &ext_sched_class,
+                                                &idle_sched_class};
 
 namespace {
 constexpr u64 NOT_QUEUED = ~0ULL;
@@ -58,7 +59,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     : sim_(sim), m_(m), kc_(std::move(kc)),
       policy_(kc_.params.policy == fair_policy::eevdf ? &eevdf_policy : &cfs_policy),
       tun_(scale_tunables(kc_.params, m.nr_cpus())),
-      charges_(sim, m, costs, rqs_)
+      charges_(sim, m, costs, rqs_), dl_(std::make_unique<dl_state>(*this))
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
     group_lb_sums_.resize(topo_.groups().size());
@@ -103,6 +104,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         rqs_.push_back(std::move(r));
     }
     cpupri_init(*this);
+    init_dl(*this);
     register_patchsets();
     if (kc_.ext) // scx_ops_enable(), at boot: a policy named in the kernel spec (ext_load.cc)
         scx_ = std::make_unique<scx_sched>(*this, kc_.ext);
@@ -195,7 +197,9 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
                          : o.rt_priority != 0,
                "task {}: rt_priority {} for policy {}", o.comm, o.rt_priority, o.policy);
     p.rt_priority = o.rt_priority;
-    p.prio = rt_policy ? MAX_RT_PRIO - 1 - o.rt_priority : NICE_TO_PRIO(o.nice); // normal_prio()
+    p.prio = o.policy == SCHED_DEADLINE ? MAX_DL_PRIO - 1
+             : rt_policy                 ? MAX_RT_PRIO - 1 - o.rt_priority
+                                         : NICE_TO_PRIO(o.nice); // normal_prio()
     p.rt.time_slice = sched_rr_timeslice(*this); // __sched_fork()
     p.se.load.weight =
         o.policy == SCHED_IDLE ? WEIGHT_IDLEPRIO : sched_prio_to_weight[o.nice + 20];
@@ -206,6 +210,12 @@ task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts
     p.sched_info_.last_queued = NOT_QUEUED;
     p.footprint_kib = o.footprint_kib;
     p.rng = sim_.rng(fmt::format("task/{}", p.pid));
+    if (o.policy == SCHED_DEADLINE) {
+        // model: created SCHED_DEADLINE, as if by sched_setattr() right after clone().
+        const std::string err = sched_dl_setattr(*this, p, o.dl);
+        if (!err.empty())
+            throw config_error("sched_setattr", fmt::format("task {}: SCHED_DEADLINE: {}", o.comm, err));
+    }
     p.behaviour = std::move(b);
     p.start_time = now();
     // sched_fork(): the first class in order that runs the task's policy.
@@ -622,6 +632,8 @@ task_struct* kernel::pick_next_task(rq& r, task_struct* prev)
     const bool scx_on = scx_enabled(*this); // 6.12: if (scx_enabled()) goto restart;
     if (!scx_on && !sched_class_above(prev->sched_class, &fair_sched_class) &&
         r.nr_running == r.cfs.h_nr_running) {
+        if (prev->is_idle_task()) // pick_next_task_fair() -> put_prev_task(prev)
+            idle_sched_class.put_prev_task(*this, r, *prev);
         if (task_struct* p = fair_sched_class.pick_next_task(*this, r, prev))
             return p;
         return idle_sched_class.pick_next_task(*this, r, prev);
@@ -725,6 +737,9 @@ void kernel::__schedule(rq& r, bool preempt)
         if (!prev->is_idle_task()) {
             cm().task_leaves(*prev, r.cpu, now()); // where prev leaves its working set warm
         }
+        // finish_task_switch(): a dead task's class lets go of it
+        if ((prev->__state & TASK_DEAD) && prev->sched_class->task_dead)
+            prev->sched_class->task_dead(*this, *prev);
         if (prev->is_idle_task()) {
             r.idle_since = -1;
             start_tick(r);
@@ -1022,13 +1037,16 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     if (n != cfs.nr_running)
         err("cfs_rq nr_running {} but {} entities queued", cfs.nr_running, n);
     const unsigned rt_queued = r.rt.rt_queued ? r.rt.rt_nr_running : 0;
+    const unsigned dl_tasks = r.dl.dl_nr_running - (r.fair_server.on_rq ? 1 : 0);
     if (cfs.h_nr_running != cfs.nr_running ||
-        r.nr_running != cfs.h_nr_running + rt_queued + r.scx.nr_running)
-        err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} / ext {} disagree",
-            r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued, r.scx.nr_running);
+        r.nr_running != cfs.h_nr_running + rt_queued + dl_tasks + r.scx.nr_running)
+        err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} / dl {} / ext {} "
+            "disagree",
+            r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued, dl_tasks, r.scx.nr_running);
     if (scx_)
         check_scx_rq(*this, r, errs);
     check_rt_rq(*this, r, errs);
+    check_dl_rq(*this, r, errs);
     if (load != cfs.load.weight)
         err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
     if (policy_->check_cfs_rq)
@@ -1064,6 +1082,8 @@ void kernel::check_all()
             continue;
         if (task_on_rq_queued(*t))
             ++runnable;
+        if (task_on_rq_queued(*t) && t->sched_class == &dl_sched_class && !t->dl.on_rq)
+            ++queued; // a throttled DL task stays queued off its dl_rq until its timer
         if (t->__state == TASK_RUNNING && !task_on_rq_queued(*t))
             errs += fmt::format("pid {} ({}) is TASK_RUNNING but on no runqueue (lost)\n", t->pid,
                                 t->comm);

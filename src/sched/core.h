@@ -14,8 +14,9 @@
  *
  * The core calls the scheduling classes through p->sched_class (struct
  * sched_class, sched.h) at the kernel's own call sites; the classes are the
- * rt class (rt.cc), the fair class (fair*.cc), the ext class (ext.cc) and the
- * idle class (idle.cc), in the list sched_classes[] (core.cc).
+ * deadline class (deadline.cc), the rt class (rt.cc), the fair class
+ * (fair*.cc), the ext class (ext.cc) and the idle class (idle.cc), in the
+ * list sched_classes[] (core.cc).
  */
 #include "machine/machine.h"
 #include "sched/cost_model.h"
@@ -222,6 +223,9 @@ public:
     void add_nr_running(rq& r, unsigned count);
     /// model: rq load, util, runnable or util_est, nr_running, curr's idleness or
     /// ttwu_pending of `cpu` changed: its groups' update_sg_lb_stats() sums are stale.
+    /// The deadline class's kernel-wide state (deadline.h): its timers and counters.
+    dl_state& dl() { return *dl_; }
+    const dl_state& dl() const { return *dl_; }
     void lb_stats_changed(int cpu)
     {
         if (cpu < static_cast<int>(cpu_groups_.size()))
@@ -335,6 +339,7 @@ private:
     u64 nr_migrations_ = 0;
     root_domain rd_;
     rt_state rt_{*this}; ///< the rt class's (rt.h)
+    std::unique_ptr<dl_state> dl_; ///< the deadline class's (deadline.h)
     task_group autogroup_{"autogroup-1"};
     sim_dur last_lb_cost_ = 0; ///< cost of the load_balance() calls since last reset
     /*

@@ -99,6 +99,8 @@ void update_curr(kernel& k, cfs_rq& cfs)
     if (k.policy().update_curr)
         k.policy().update_curr(k, cfs, *curr); // 6.6: update_deadline()
     update_min_vruntime(k, cfs);
+    if (k.config().behaviour.fair_server) // 6.12: whether or not it runs on the server's behalf
+        dl_server_update(k, *cfs.rq_, delta_exec);
 }
 
 // kernel: kernel/sched/fair.c clear_buddies(), 6.6 (6.5 also clears last).
@@ -227,6 +229,8 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     r.cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
         r.cfs.idle_h_nr_running++;
+    if (k.config().behaviour.fair_server && r.cfs.h_nr_running == 1) // 6.12: the first fair task
+        dl_server_start(k, r);
     k.add_nr_running(r, 1);
 }
 
@@ -300,6 +304,8 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
     r.nr_running--; // sub_nr_running()
+    if (k.config().behaviour.fair_server && !cfs.h_nr_running) // 6.12: the last fair task
+        dl_server_stop(k, r);
     if (sched_feat_of(k, UTIL_EST) && !was_delayed)
         util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(k, r.cpu),
                         sched_feat_of(k, UTIL_EST_FASTUP) ||

@@ -36,6 +36,7 @@ void wakeup_preempt_idle(kernel& k, rq& r, task_struct& /*p*/, int /*wake_flags*
 task_struct* pick_next_task_idle(kernel& /*k*/, rq& r, task_struct* /*prev*/)
 {
     r.stats.sched_goidle++;
+    r.idle->se.exec_start = r.clock_task; // 6.12, for the fair server's idle time
     return r.idle;
 }
 
@@ -51,9 +52,13 @@ bool dequeue_task_idle(kernel& /*k*/, rq& r, task_struct& p, int /*flags*/)
     return true;
 }
 
-// kernel: kernel/sched/idle.c put_prev_task_idle(), 6.6: nothing to do (6.12: the
-// fair server's idle-time update, not modelled).
-void put_prev_task_idle(kernel& /*k*/, rq& /*r*/, task_struct& /*prev*/) {}
+// kernel: kernel/sched/idle.c put_prev_task_idle(), 6.6: nothing to do; 6.12: the fair
+// server's idle time (the core's fast path calls it too, as pick_next_task_fair() does).
+void put_prev_task_idle(kernel& k, rq& r, task_struct& prev)
+{
+    if (k.config().behaviour.fair_server)
+        dl_server_update_idle_time(k, r, prev);
+}
 
 // kernel: kernel/sched/idle.c task_tick_idle(), 6.6: nothing to do.
 void task_tick_idle(kernel& /*k*/, rq& /*r*/, task_struct& /*curr*/, int /*queued*/) {}

@@ -35,7 +35,9 @@ int convert_prio(int prio)
         return CPUPRI_INVALID;
     if (prio < MAX_RT_PRIO - 1)
         return MAX_RT_PRIO - 1 - prio;
-    return CPUPRI_NORMAL; // MAX_RT_PRIO - 1: no RT task queued (no dl class: no CPUPRI_HIGHER)
+    if (prio == MAX_RT_PRIO)
+        return CPUPRI_HIGHER; // a CPU with DL tasks (inc_dl_deadline())
+    return CPUPRI_NORMAL; // MAX_RT_PRIO - 1: no RT task queued
 }
 
 int sched_find_first_bit(const rt_prio_array& a)
@@ -841,7 +843,9 @@ void check_rt_rq(const kernel& k, const rq& r, std::string& errs)
     if (highest != rt.highest_prio.curr)
         err(fmt::format("rt highest_prio.curr {} but the highest queued is {}",
                         rt.highest_prio.curr, highest));
-    if (k.rd().cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)] != convert_prio(highest))
+    // With DL tasks, cpupri holds CPUPRI_HIGHER or a later RT update (last writer wins).
+    if (!r.dl.dl_nr_running &&
+        k.rd().cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)] != convert_prio(highest))
         err(fmt::format("cpupri {} but the highest RT priority is {}",
                         k.rd().cpupri.cpu_to_pri[static_cast<std::size_t>(r.cpu)], highest));
     if (rt.rt_queued == rt.rt_throttled && rt.rt_nr_running)

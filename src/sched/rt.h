@@ -74,6 +74,7 @@ constexpr u64 RUNTIME_INF = ~0ULL;
 constexpr int CPUPRI_NR_PRIORITIES = 101;
 constexpr int CPUPRI_INVALID = -1;
 constexpr int CPUPRI_NORMAL = 0;
+constexpr int CPUPRI_HIGHER = 100; ///< v5.11+ (b13772f8135c): a CPU running DL tasks
 
 /// struct cpupri: per cpupri value, the CPUs whose highest RT priority it is.
 struct cpupri {

@@ -174,16 +174,27 @@ TEST(rt_bandwidth, a_throttled_cpu_idles_when_no_fair_task_waits)
     EXPECT_GE(t.k->cpu_rq(0).stats.sched_goidle, 1u);
 }
 
-TEST(rt_bandwidth, v6_12_has_no_default_rt_throttling_and_no_fair_server_here)
+TEST(rt_bandwidth, v6_12_has_no_default_rt_throttling_but_a_fair_server)
 {
-    // v6.12 removed the root rt_rq's bandwidth (5f6bd380c7bd) for the fair server, which
-    // schedlab does not model (docs/classes.md): the fair task starves, where the real
-    // 6.12 kernel would give it 50 ms a second.
+    // v6.12 removed the root rt_rq's bandwidth (5f6bd380c7bd) for the fair server
+    // (deadline.cc): the RT hog is never throttled, and the starved fair task runs on the
+    // server's 50 ms per second. The fair task's enqueue at 0 starts the server with a new
+    // deferred instance (deadline 1 s, 50 ms), armed for its zero-laxity time, 950 ms.
+    // There the 50 ms no longer fit before 1 s (dl_entity_overflow()), so
+    // replenish_dl_entity() gives it a new period (deadline 1950 ms) and, dl_defer_running,
+    // it runs at once: 950-1000 (exhausted at the tick of 1000), then at each period's
+    // start: 1950-2000, 2950-... 100 ms by 2949 ms, 146 by 2999 (charged at the tick of
+    // 2996), where 5.15-6.11 give it 50 ms a second by throttling the RT task.
     sched_fixture t(small_machine(1), "6.12");
     task_struct& fair = t.spawn("fair", testlib::spin());
     spawn_rt(t, "hog", SCHED_FIFO, 50, testlib::spin());
-    t.run_for(msecs(3000));
+    t.run_for(msecs(949));
     EXPECT_EQ(fair.se.sum_exec_runtime, 0u);
+    t.run_for(msecs(2949 - 949));
+    EXPECT_EQ(fair.se.sum_exec_runtime, static_cast<u64>(msecs(100)));
+    EXPECT_EQ(t.k->cpu_rq(0).fair_server.nr_throttled, 2u);
+    t.run_for(msecs(2999 - 2949));
+    EXPECT_EQ(fair.se.sum_exec_runtime, static_cast<u64>(msecs(146)));
     EXPECT_EQ(t.k->cpu_rq(0).rt.nr_throttled, 0u);
 }
 

@@ -6,11 +6,12 @@
  * their kernel names so this file reads side by side with the kernel's.
  *
  * Not modelled (yet): task groups / cgroups (every task is a child of the
- * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop and
- * deadline classes. The rt class's structures are in rt.h, the ext class's
- * in ext.h.
+ * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop
+ * class. The rt class's structures are in rt.h, the deadline class's
+ * in deadline.h, the ext class's in ext.h.
  */
 #include "machine/cpumask.h"
+#include "sched/deadline.h"
 #include "sched/ext.h"
 #include "sched/pelt.h"
 #include "sched/rt.h"
@@ -29,6 +30,9 @@
 
 #ifndef SCHED_NORMAL
 #define SCHED_NORMAL 0 /* include/uapi/linux/sched.h; glibc calls it SCHED_OTHER */
+#endif
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6 /* include/uapi/linux/sched.h */
 #endif
 #ifndef SCHED_EXT
 #define SCHED_EXT 7 /* include/uapi/linux/sched.h, v6.12 */
@@ -192,11 +196,14 @@ struct sched_class {
     bool (*balance)(kernel& k, rq& rq, task_struct& prev);
     /// ttwu_do_activate() and wake_up_new_task(), after wakeup_preempt() (optional).
     void (*task_woken)(kernel& k, rq& rq, task_struct& p);
+    /// finish_task_switch(), after the final switch away from a dead task (optional).
+    void (*task_dead)(kernel& k, task_struct& p);
     /// __pick_next_task(), on prev's class, when next is of another class (6.12's
     /// switch_class; the ext class's cpu_release) (optional).
     void (*switch_class)(kernel& k, rq& rq, task_struct& next);
 };
 
+extern const sched_class dl_sched_class;   ///< deadline.cc
 extern const sched_class rt_sched_class;   ///< rt.cc
 extern const sched_class fair_sched_class; ///< fair.cc
 extern const sched_class ext_sched_class;  ///< ext.cc
@@ -338,6 +345,7 @@ struct task_struct {
     int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise
     int prio = DEFAULT_PRIO;    ///< p->prio (== normal_prio: no PI): 99 - rt_priority, or 120 + nice
     sched_rt_entity rt;         ///< the rt class's (p->rt); after the fair path's fields
+    sched_dl_entity dl;         ///< the deadline class's (p->dl)
     sched_ext_entity scx;       ///< the ext class's (p->scx)
 
     bool is_idle_task() const { return pid == 0; }
@@ -434,6 +442,11 @@ struct root_domain {
     int rto_loop = 0;
     int rto_loop_next = 0;
     bool rto_loop_start = false;
+    /* the deadline class's (deadline.cc) */
+    struct dl_bw dl_bw;
+    struct cpudl cpudl;
+    cpumask dlo_mask;        ///< DL-overloaded CPUs
+    int dlo_count = 0;
 };
 
 /// struct rq: one per CPU.
@@ -493,6 +506,8 @@ struct rq {
     std::vector<void (*)(kernel&, struct rq&)> balance_callback;
     /// lib/cpumask.c's per-CPU distribute_cpu_mask_prev (cpumask_any_and_distribute(), rt.cc)
     int distribute_cpu_mask_prev = 0;
+    struct dl_rq dl;              ///< the deadline class's runqueue
+    sched_dl_entity fair_server;  ///< v6.12+: the fair class's dl_server (deadline.cc)
     struct scx_rq scx; ///< the ext class's (rq->scx); last: the fair path's fields keep their offsets
 };
 

@@ -35,6 +35,7 @@ struct task_opts {
     int nice = 0;
     int policy = SCHED_NORMAL;
     int rt_priority = 0;    ///< SCHED_FIFO / SCHED_RR: 1..99; 0 for the other policies
+    sched_dl_attr dl;       ///< SCHED_DEADLINE: runtime, deadline, period (sched_setattr())
     cpumask allowed;        ///< empty: inherit (fork) or all CPUs (spawn)
     int cpu = -1;           ///< spawn only: the CPU the creating context runs on (default 0)
     bool thread = false;    ///< share the parent's tgid (CLONE_THREAD)
