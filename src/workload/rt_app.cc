@@ -128,11 +128,8 @@ int parse_policy(parse_ctx& c, const rtj_member& m, const std::string& p)
         return SCHED_FIFO;
     if (p == "SCHED_RR")
         return SCHED_RR;
-    if (p == "SCHED_DEADLINE") {
-        c.unmodelled(fmt::format("'{}': policy {}", m.key, p), m, "no deadline class yet",
-                     "the thread runs as SCHED_OTHER");
-        return SCHED_NORMAL;
-    }
+    if (p == "SCHED_DEADLINE")
+        return SCHED_DEADLINE;
     c.fail(m, fmt::format("unknown policy '{}' (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, "
                           "SCHED_RR, SCHED_DEADLINE)",
                           p));
@@ -143,9 +140,6 @@ bool sched_key(parse_ctx& c, const rtj_member& m, bool phase)
 {
     // Scheduling requests the model cannot honour: errors unless --downgrade-unmodelled.
     static const char* unmodelled[][3] = {
-        {"dl-runtime", "no deadline class (nor EEVDF custom slices) yet", "no runtime is reserved"},
-        {"dl-period", "no deadline class yet", "no period is reserved"},
-        {"dl-deadline", "no deadline class yet", "no deadline is kept"},
         {"util_min", "no uclamp", "the thread has no utilisation clamp"},
         {"util_max", "no uclamp", "the thread has no utilisation clamp"},
         {"taskgroup", "no task groups (cgroups) yet", "the thread is in the root group"},
@@ -160,9 +154,10 @@ bool sched_key(parse_ctx& c, const rtj_member& m, bool phase)
         c.warn(m.key, m, "memory placement is not modelled");
         return true;
     }
-    if (phase && (m.key == "cpus" || m.key == "policy" || m.key == "priority")) {
+    if (phase && (m.key == "cpus" || m.key == "policy" || m.key == "priority" ||
+                  m.key == "dl-runtime" || m.key == "dl-period" || m.key == "dl-deadline")) {
         c.unmodelled(fmt::format("phase-level '{}'", m.key), m,
-                     "no change of affinity, policy or priority while running yet",
+                     "no change of affinity, policy, priority or reservation while running yet",
                      "the task-level value is kept");
         return true;
     }
@@ -339,6 +334,10 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool do
         bool nice_given = false;
         int priority = 0;
         const rtj_member* phases = nullptr;
+        // rt-app's parse_sched_data(): dl-runtime, dl-period, dl-deadline (usec), else the
+        // legacy runtime, period, deadline of the thread object.
+        const rtj_member* dl_keys[3] = {};     // dl-runtime, dl-deadline, dl-period
+        const rtj_member* legacy_keys[3] = {}; // runtime, deadline, period
         for (const char* legacy : {"exec", "lock_order", "resources"})
             if (const rtj_member* lm = to.find(legacy))
                 c.fail_key(*lm, fmt::format("task '{}': '{}' is rt-app 0.x syntax, not supported "
@@ -369,10 +368,12 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool do
                         throw config_error(c.at(it->line, it->col), "'cpus' entries are CPU numbers");
                     t.cpus.push_back(static_cast<int>(it->integer));
                 }
+            } else if (m.key == "dl-runtime" || m.key == "dl-deadline" || m.key == "dl-period") {
+                dl_keys[m.key == "dl-runtime" ? 0 : m.key == "dl-deadline" ? 1 : 2] = &m;
+                c.integer(m, 0, max_usec);
             } else if (m.key == "period" || m.key == "deadline") {
-                c.unmodelled(fmt::format("'{}'", m.key), m,
-                             "a legacy deadline parameter; no deadline class yet",
-                             "no deadline is kept");
+                legacy_keys[m.key == "deadline" ? 1 : 2] = &m;
+                c.integer(m, 0, max_usec);
             } else {
                 return sched_key(c, m, false);
             }
@@ -380,6 +381,39 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool do
         };
         std::vector<std::string> unknown;
         std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key, &unknown);
+        // The legacy "runtime" is also a runtime event, as in rt-app.
+        if (const rtj_member* rm = to.find("runtime");
+            rm && rm->value && rm->value->kind == rtj_value::number && rm->value->is_integer)
+            legacy_keys[0] = rm;
+        long long dl[3] = {0, 0, 0}; // runtime, deadline, period (usec)
+        for (int i = 0; i < 3; ++i) {
+            const rtj_member* m = dl_keys[i] ? dl_keys[i] : legacy_keys[i];
+            if (m && m->value && m->value->kind == rtj_value::number)
+                dl[i] = m->value->integer;
+            if (m && t.dl_key.empty())
+                t.dl_key = m->key, t.dl_line = m->line;
+        }
+        if (!dl[2])
+            dl[2] = dl[0]; // dl-period defaults to dl-runtime
+        if (!dl[1])
+            dl[1] = dl[2]; // dl-deadline to dl-period
+        if (t.policy == SCHED_DEADLINE) {
+            t.dl_runtime = static_cast<u64>(usecs(dl[0]));
+            t.dl_deadline = static_cast<u64>(usecs(dl[1]));
+            t.dl_period = static_cast<u64>(usecs(dl[2]));
+            if (t.dl_key.empty()) {
+                t.dl_key = "policy";
+                t.dl_line = to.find("policy") ? to.find("policy")->line : t.line;
+            }
+            if (nice_given)
+                c.warn(fmt::format("task '{}': 'priority'", t.name), *to.find("priority"),
+                       "SCHED_DEADLINE has no priority");
+        } else {
+            for (const rtj_member* m : dl_keys)
+                if (m)
+                    c.warn(fmt::format("task '{}': '{}'", t.name, m->key), *m,
+                           "sched_setattr() uses it for SCHED_DEADLINE only");
+        }
         if (t.policy == SCHED_FIFO || t.policy == SCHED_RR) {
             // rt-app: "10 for other classes" by default; sched_setattr() takes 1..99.
             t.rt_priority = nice_given ? priority : 10;
@@ -390,7 +424,7 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool do
                                         t.rt_priority, t.name,
                                         t.policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR"));
             }
-        } else if (nice_given) {
+        } else if (nice_given && t.policy != SCHED_DEADLINE) {
             t.nice = priority;
             if (t.nice < -20 || t.nice > 19) {
                 const rtj_member* pm = to.find("priority");
@@ -776,6 +810,7 @@ void rtapp_workload::start_thread(syscalls& sys, task_struct* parent, const rtap
     o.nice = t.policy == SCHED_IDLE ? 0 : t.nice;
     o.policy = t.policy;
     o.rt_priority = t.rt_priority;
+    o.dl = {t.dl_runtime, t.dl_deadline, t.dl_period};
     o.thread = parent != nullptr;
     if (!t.cpus.empty()) {
         o.allowed = cpumask(sys.nr_cpu_ids());
@@ -794,7 +829,14 @@ void rtapp_workload::start_thread(syscalls& sys, task_struct* parent, const rtap
             return run_thread(c, t, log);
         },
         joined_);
-    ctl_[log].task = parent ? &sys.fork(*parent, std::move(b), o) : &sys.spawn(std::move(b), o);
+    try {
+        ctl_[log].task = parent ? &sys.fork(*parent, std::move(b), o) : &sys.spawn(std::move(b), o);
+    } catch (const config_error& e) {
+        // rt-app's thread calls sched_setattr() on itself; a refusal ends the use case.
+        throw config_error(fmt::format("{}:{}", cfg_.file, t.dl_line ? t.dl_line : t.line),
+                           fmt::format("task '{}', thread '{}': '{}': {}", t.name, l.name,
+                                       t.dl_key.empty() ? "policy" : t.dl_key, e.what()));
+    }
     live_.push_back(log);
     ++nr_started_;
 }

@@ -8,16 +8,20 @@
  * suspend/resume, barrier, fork, yield, mem/iorun/memrun, sem_post/sem_wait.
  *
  * What is kept: SCHED_OTHER/BATCH/IDLE with "priority" as the nice value,
+ * SCHED_FIFO/RR with "priority", SCHED_DEADLINE with dl-runtime, dl-period and
+ * dl-deadline (or the legacy runtime/period/deadline; in usec, as rt-app's:
+ * period defaults to runtime, deadline to period; a thread whose request the
+ * kernel refuses, e.g. -EBUSY, is an error naming file, task and key),
  * task-level "cpus", "delay", "instance" (0: only via fork), loops, the
  * global "duration" (the use case stops then). What is ignored, with one
  * warning per key: logging (logdir, log_basename, log_size, ftrace,
  * gnuplot), calibration (a run event is its duration of CPU at full
  * capacity), lock_pages, pi_enabled (no priority inheritance), io_device,
- * mem_buffer_size, cumulative_slack, the legacy "resources" object, RT and
- * deadline policies (no RT/DL class yet: the thread runs as SCHED_OTHER),
- * dl-*, util_min/util_max, taskgroup, nodes_membind, and phase-level
- * cpus/policy/priority (no sched_setaffinity/sched_setattr while running
- * yet). rt-app 0.x files (exec/period/lock_order/resources per task) are
+ * mem_buffer_size, cumulative_slack, the legacy "resources" object,
+ * nodes_membind. What is not modelled is an error naming the key unless
+ * --downgrade-unmodelled: util_min/util_max, taskgroup, and phase-level
+ * cpus/policy/priority/dl-* (no sched_setaffinity/sched_setattr while
+ * running yet). rt-app 0.x files (exec/period/lock_order/resources per task) are
  * refused, as are malformed files, with file:line:col.
  *
  * `--duration SECONDS` (schedlab only) overrides global.duration, so files
@@ -70,6 +74,10 @@ struct rtapp_task {
     int policy = 0;          ///< SCHED_NORMAL / SCHED_BATCH / SCHED_IDLE / SCHED_FIFO / SCHED_RR
     int nice = 0;
     int rt_priority = 0;     ///< SCHED_FIFO / SCHED_RR: 1..99 ("priority", default 10)
+    /// SCHED_DEADLINE: dl-runtime, dl-deadline, dl-period in ns (rt-app's defaults applied)
+    u64 dl_runtime = 0, dl_deadline = 0, dl_period = 0;
+    std::string dl_key;      ///< the key that asked for the reservation (errors name it)
+    int dl_line = 0;         ///< ... and its line
     std::vector<int> cpus;   ///< empty: all
     std::vector<rtapp_phase> phases;
     int line = 0;

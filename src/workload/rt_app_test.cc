@@ -114,11 +114,11 @@ TEST(rtapp_parse, unsupported_keys_warn_once_and_bad_files_are_refused_with_thei
     const std::string text = R"({
         "global": { "logdir": "./", "ftrace": true, "default_policy": "SCHED_FIFO" },
         "tasks": {
-            "a": { "dl-runtime": 100, "run": 1, "phases_x": 1 },
+            "a": { "util_min":   100, "run": 1, "phases_x": 1 },
             "b": { "dl-runtime": 100, "util_min": 10, "run": 1 } } })";
     // Without the flag, what the model cannot honour refuses the file, naming the key.
-    EXPECT_THAT(parse_error(text), HasSubstr("t.json:4:20: 'dl-runtime' is not modelled (no "
-                                             "deadline class"));
+    EXPECT_THAT(parse_error(text), HasSubstr("t.json:4:20: 'util_min' is not modelled (no "
+                                             "uclamp"));
     EXPECT_THAT(parse_error(text), HasSubstr("--downgrade-unmodelled"));
     const rtapp_config c = parse(text, true);
     EXPECT_EQ(c.tasks[0].policy, SCHED_FIFO) << "SCHED_FIFO runs as written";
@@ -129,9 +129,11 @@ TEST(rtapp_parse, unsupported_keys_warn_once_and_bad_files_are_refused_with_thei
     };
     EXPECT_EQ(count("global.logdir ignored"), 1);
     EXPECT_EQ(count("SCHED_FIFO"), 0);
-    EXPECT_EQ(count("'dl-runtime' downgraded (--downgrade-unmodelled)"), 1)
+    EXPECT_EQ(count("'util_min' downgraded (--downgrade-unmodelled)"), 1)
         << "one warning per key, not per use";
-    EXPECT_EQ(count("'util_min' downgraded"), 1);
+    EXPECT_EQ(count("task 'b': 'dl-runtime' ignored: sched_setattr() uses it for "
+                    "SCHED_DEADLINE only"),
+              1);
     EXPECT_EQ(count("t.json:4:49: warning: key 'phases_x' ignored"), 1);
 
     EXPECT_THAT(parse_error(R"({ "global": {} })"), HasSubstr("no \"tasks\" object"));
@@ -171,18 +173,30 @@ TEST(rtapp_parse, rt_policies_run_as_written_and_what_is_not_modelled_needs_the_
                             "\"priority\": 0 } } }"),
                 HasSubstr("t.json:2:14: priority 0 is not an RT priority (1..99) for task 'a' "
                           "(SCHED_RR)"));
-    const std::string dl = "{ \"tasks\": { \"a\": { \"run\": 1,\n \"policy\": \"SCHED_DEADLINE\" } } }";
-    EXPECT_THAT(parse_error(dl), HasSubstr("t.json:2:2: 'policy': policy SCHED_DEADLINE is not "
-                                           "modelled (no deadline class yet)"));
-    const rtapp_config d = parse(dl, true);
-    EXPECT_EQ(d.tasks[0].policy, SCHED_NORMAL);
-    ASSERT_EQ(d.warnings.size(), 1u);
-    EXPECT_THAT(d.warnings[0], HasSubstr("the thread runs as SCHED_OTHER"));
+    // SCHED_DEADLINE (rt-app's parse_sched_data()): usec; dl-period defaults to dl-runtime,
+    // dl-deadline to dl-period; the legacy runtime/period/deadline when dl-* are absent.
+    const rtapp_config d = parse(R"({ "tasks": {
+        "a": { "policy": "SCHED_DEADLINE", "dl-runtime": 10000, "dl-period": 100000, "run": 1 },
+        "b": { "policy": "SCHED_DEADLINE", "dl-runtime": 5000, "run": 1 },
+        "c": { "policy": "SCHED_DEADLINE", "runtime": 2000, "period": 30000, "deadline": 20000 } } })");
+    EXPECT_EQ(d.tasks[0].policy, SCHED_DEADLINE);
+    EXPECT_EQ(d.tasks[0].dl_runtime, static_cast<u64>(msecs(10)));
+    EXPECT_EQ(d.tasks[0].dl_period, static_cast<u64>(msecs(100)));
+    EXPECT_EQ(d.tasks[0].dl_deadline, static_cast<u64>(msecs(100)));
+    EXPECT_EQ(d.tasks[1].dl_period, static_cast<u64>(msecs(5)));
+    EXPECT_EQ(d.tasks[1].dl_deadline, static_cast<u64>(msecs(5)));
+    EXPECT_EQ(d.tasks[2].dl_runtime, static_cast<u64>(msecs(2)));
+    EXPECT_EQ(d.tasks[2].dl_period, static_cast<u64>(msecs(30)));
+    EXPECT_EQ(d.tasks[2].dl_deadline, static_cast<u64>(msecs(20)));
+    EXPECT_TRUE(d.warnings.empty());
+    EXPECT_THAT(parse_error(R"({ "tasks": { "a": { "phases": {
+        "p": { "run": 1, "dl-runtime": 5 } } } } })"),
+                HasSubstr("phase-level 'dl-runtime' is not modelled"));
     const std::string phase = R"({ "tasks": { "a": { "phases": {
         "p": { "run": 1, "priority": 5 } } } } })";
     EXPECT_THAT(parse_error(phase), HasSubstr("phase-level 'priority' is not modelled"));
     EXPECT_THAT(parse(phase, true).warnings.at(0), HasSubstr("the task-level value is kept"));
-    for (const char* key : {"taskgroup\": \"/g", "util_max\": \"5", "dl-period\": \"5"})
+    for (const char* key : {"taskgroup\": \"/g", "util_max\": \"5"})
         EXPECT_THAT(parse_error(fmt::format("{{ \"tasks\": {{ \"a\": {{ \"run\": 1, \"{}\" }} }} }}",
                                             key)),
                     HasSubstr("is not modelled"))
@@ -272,6 +286,37 @@ TEST(rtapp_run, a_fifo_thread_preempts_a_fair_hog_and_downgraded_it_waits)
     EXPECT_LT(thread(r, "rt").wu_lat_max, usecs(100));
     EXPECT_GT(thread(o, "rt").wu_lat_max, 10 * thread(r, "rt").wu_lat_max);
     EXPECT_GE(thread(r, "rt").activations, 99u);
+}
+
+TEST(rtapp_run, a_deadline_thread_runs_in_the_dl_class_and_is_served_at_each_timer)
+{
+    // One CPU: a SCHED_DEADLINE thread (2 ms every 10 ms) wakes every 10 ms for 1 ms while
+    // a SCHED_OTHER thread spins: the DL wakee preempts at once, within its reservation.
+    const ra_run r = run_rtapp(R"({ "global": { "duration": 1 }, "tasks": {
+        "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000,
+                "run": 1000, "timer": { "ref": "unique", "period": 10000 } },
+        "hog": { "run": 100000 } } })", 1);
+    ASSERT_TRUE(r.w->finished());
+    const auto& dl = thread(r, "dl");
+    EXPECT_EQ(dl.p->sched_class, &dl_sched_class);
+    EXPECT_EQ(dl.p->dl.dl_runtime, static_cast<u64>(msecs(2)));
+    EXPECT_LT(dl.wu_lat_max, usecs(100));
+    EXPECT_GE(dl.activations, 99u);
+    EXPECT_EQ(dl.p->dl.nr_throttled, 0u) << "1 ms of its 2 ms each period";
+}
+
+TEST(rtapp_run, a_reservation_the_kernel_refuses_is_an_error_naming_file_thread_and_key)
+{
+    // Two CPUs admit 2 x 95%: three 50% threads fit, the fourth is -EBUSY, and rt-app's
+    // use case ends with sched_setattr()'s error.
+    const std::string err = test_support::error_of([] {
+        run_rtapp(R"({ "tasks": {
+        "d": { "instance": 4, "policy": "SCHED_DEADLINE",
+               "dl-runtime": 50000, "dl-period": 100000, "run": 1000 } } })", 2);
+    });
+    EXPECT_THAT(err, HasSubstr("t.json:3:"));
+    EXPECT_THAT(err, HasSubstr("task 'd', thread 'd-3': 'dl-runtime'"));
+    EXPECT_THAT(err, HasSubstr("-EBUSY"));
 }
 
 TEST(rtapp_run, a_mutex_serialises_its_critical_sections)
