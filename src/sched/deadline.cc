@@ -658,25 +658,7 @@ int find_later_rq(kernel& k, task_struct& p)
     cpumask later_mask(k.nr_cpu_ids());
     if (!cpudl_find(k.rd().cpudl, p, &later_mask))
         return -1;
-    const int cpu = p.cpu;
-    if (later_mask.test(cpu))
-        return cpu;
-    int this_cpu = k.smp_processor_id();
-    if (!later_mask.test(this_cpu))
-        this_cpu = -1;
-    for (const auto& sd : k.topology().cpu(cpu).domains) {
-        if (!(sd->flags & SD_WAKE_AFFINE))
-            continue;
-        if (this_cpu != -1 && sd->span.test(this_cpu))
-            return this_cpu;
-        const int best_cpu = cpumask_any_and_distribute(k, later_mask, sd->span);
-        if (best_cpu < k.nr_cpu_ids())
-            return best_cpu;
-    }
-    if (this_cpu != -1)
-        return this_cpu;
-    const int any = cpumask_any_and_distribute(k, later_mask, later_mask); // cpumask_any_distribute()
-    return any < k.nr_cpu_ids() ? any : -1;
+    return find_cpu_near(k, later_mask, p.cpu);
 }
 
 /*

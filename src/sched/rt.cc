@@ -626,24 +626,33 @@ int find_lowest_rq(kernel& k, task_struct& p)
     cpumask lowest_mask;
     if (!cpupri_find(k.rd().cpupri, p, &lowest_mask))
         return -1;
-    const int cpu = p.cpu;
-    if (lowest_mask.test(cpu))
-        return cpu;
+    return find_cpu_near(k, lowest_mask, p.cpu);
+}
+
+/*
+ * kernel: the tail of rt.c find_lowest_rq() and deadline.c find_later_rq(), 6.6: p's
+ * own CPU (task_cpu) if in the mask, else this CPU or the next of the mask in the
+ * nearest SD_WAKE_AFFINE domain, else this CPU, else any (cpumask_any_distribute()).
+ */
+int find_cpu_near(kernel& k, const cpumask& mask, int task_cpu)
+{
+    if (mask.test(task_cpu))
+        return task_cpu;
     int this_cpu = k.smp_processor_id();
-    if (!lowest_mask.test(this_cpu))
+    if (!mask.test(this_cpu))
         this_cpu = -1;
-    for (const auto& sd : k.topology().cpu(cpu).domains) {
+    for (const auto& sd : k.topology().cpu(task_cpu).domains) {
         if (!(sd->flags & SD_WAKE_AFFINE))
             continue;
         if (this_cpu != -1 && sd->span.test(this_cpu))
             return this_cpu;
-        const int best_cpu = cpumask_any_and_distribute(k, lowest_mask, sd->span);
+        const int best_cpu = cpumask_any_and_distribute(k, mask, sd->span);
         if (best_cpu < k.nr_cpu_ids())
             return best_cpu;
     }
     if (this_cpu != -1)
         return this_cpu;
-    const int any = cpumask_any_and_distribute(k, lowest_mask, lowest_mask);
+    const int any = cpumask_any_and_distribute(k, mask, mask);
     return any < k.nr_cpu_ids() ? any : -1;
 }
 

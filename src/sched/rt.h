@@ -116,6 +116,9 @@ void cpupri_set(cpupri& cp, int cpu, int newpri);
 bool cpupri_find(const cpupri& cp, const task_struct& p, cpumask* lowest_mask);
 /// lib/cpumask.c: the per-CPU state is rq->distribute_cpu_mask_prev.
 int cpumask_any_and_distribute(kernel& k, const cpumask& a, const cpumask& b);
+/// model: the common tail of find_lowest_rq() (rt.c) and find_later_rq() (deadline.c),
+/// which the kernel writes out twice: a CPU of `mask` near task_cpu, or -1.
+int find_cpu_near(kernel& k, const cpumask& mask, int task_cpu);
 
 /* ---- kernel/sched/rt.c: the class hooks (rt_sched_class) ---- */
 void enqueue_task_rt(kernel& k, rq& rq, task_struct& p, int flags);
