@@ -108,6 +108,11 @@ std::string arm_id(const run_provenance& p)
     std::string identity = p.kernel_base + "\n" + p.policy + "\n" + p.features + "\n";
     for (const auto& [name, ns] : p.costs)
         identity += fmt::format("{}={}\n", name, ns);
+    // An ext policy (+ext:NAME or +ext:PATH) sets no feature: its term names the arm too.
+    // Appended only when present, so the ids of every other configuration stay as they were.
+    for (std::size_t at = p.kernel_spec.find("+ext:"); at != std::string::npos;
+         at = p.kernel_spec.find("+ext:", at + 1))
+        identity += p.kernel_spec.substr(at + 1, p.kernel_spec.find('+', at + 1) - at - 1) + "\n";
     return fmt::format("{:016x}", fnv1a64(identity));
 }
 

@@ -120,7 +120,8 @@ struct comparison {
 };
 
 /// 16 hex digits naming an arm's configuration where lkp prints a commit id: FNV-1a 64 of
-/// its profile, policy, effective features and costs (equal configurations, equal ids).
+/// its profile, policy, effective features and costs, and the ext policy named in the kernel
+/// spec, if any (equal configurations, equal ids).
 std::string arm_id(const run_provenance& p);
 
 /// Groups runs by arm (run_result::arm_label) and load, in order of first

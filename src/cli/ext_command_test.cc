@@ -23,6 +23,17 @@ TEST(ext_command, compare_runs_the_fair_class_against_an_ext_policy)
                                 "--kernel 6.12+ext:simple -- perf bench sched pipe -l 200");
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_THAT(r.output, HasSubstr("6.12+ext:simple"));
+    // lkp's commit lines name each arm by its configuration: the ext policy is part of it.
+    const auto id_of = [&](const std::string& arm) {
+        const auto end = r.output.find(" (\"" + arm + "\")");
+        const auto begin = r.output.rfind('\n', end);
+        return end == std::string::npos || begin == std::string::npos
+                   ? std::string()
+                   : r.output.substr(begin + 1, end - begin - 1);
+    };
+    EXPECT_FALSE(id_of("6.12").empty()) << r.output;
+    EXPECT_FALSE(id_of("6.12+ext:simple").empty()) << r.output;
+    EXPECT_NE(id_of("6.12"), id_of("6.12+ext:simple")) << r.output;
 }
 
 TEST(ext_command, a_policy_that_cannot_run_is_refused_naming_the_kernel_flag)
