@@ -7,6 +7,7 @@
  *
  *   build/bench/schedlab_bench [--benchmark_filter=...]
  */
+#include "bench_run.h"
 #include "machine/presets.h"
 #include "metrics/sched_summary.h"
 #include "sched/core.h"
@@ -56,19 +57,12 @@ void BM_hackbench(benchmark::State& state, const char* machine_name,
     const machine m = load_machine(machine_name);
     const kernel_config kc = make_kernel_config("6.6");
     u64 events = 0;
-    for (auto _ : state) {
-        simulation sim(7);
-        kernel k(sim, m, kc);
-        sched_summary summary(m.nr_cpus());
-        k.add_sink(&summary);
-        auto w = make_workload(argv);
-        w->setup(k.sys());
-        k.run(secs(600));
-        if (!w->finished())
-            state.SkipWithError("hackbench did not finish");
-        events += sim.events_fired();
-        benchmark::DoNotOptimize(summary.finish(sim.now()));
-    }
+    for (auto _ : state)
+        bench::run_workload_once(state, m, kc, argv,
+                                 [&](simulation& sim, kernel&, sched_summary& summary) {
+                                     events += sim.events_fired();
+                                     benchmark::DoNotOptimize(summary.finish(sim.now()));
+                                 });
     state.counters["events/s"] = benchmark::Counter(static_cast<double>(events),
                                                     benchmark::Counter::kIsRate);
     state.counters["events/run"] =

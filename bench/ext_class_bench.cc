@@ -10,6 +10,7 @@
  *
  *   build/bench/schedlab_bench --benchmark_filter=BM_class
  */
+#include "bench_run.h"
 #include "machine/presets.h"
 #include "metrics/sched_summary.h"
 #include "sched/core.h"
@@ -39,20 +40,14 @@ void BM_class(benchmark::State& state, const char* kernel_spec, const char* mach
     double host_s = 0;
     for (auto _ : state) {
         const double t0 = process_cpu_s();
-        simulation sim(7);
-        kernel k(sim, m, kc);
-        sched_summary summary(m.nr_cpus());
-        k.add_sink(&summary);
-        auto w = make_workload(argv);
-        w->setup(k.sys());
-        k.run(secs(600));
-        if (!w->finished())
-            state.SkipWithError("hackbench did not finish");
-        if (k.scx() && k.scx()->exit.kind)
-            state.SkipWithError("the ext policy was ejected");
-        events += sim.events_fired();
-        for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu)
-            switches += k.cpu_rq(cpu).nr_switches;
+        bench::run_workload_once(state, m, kc, argv,
+                                 [&](simulation& sim, kernel& k, sched_summary&) {
+                                     if (k.scx() && k.scx()->exit.kind)
+                                         state.SkipWithError("the ext policy was ejected");
+                                     events += sim.events_fired();
+                                     for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu)
+                                         switches += k.cpu_rq(cpu).nr_switches;
+                                 });
         host_s += process_cpu_s() - t0;
     }
     state.counters["ns/event"] = host_s * 1e9 / static_cast<double>(events);
