@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The built-in ext policy "llc": a FIFO DSQ per last-level cache. schedlab's
- * own (no kernel or scx counterpart), the simplest cache-aware policy:
+ * The built-in ext policy "llc": a FIFO DSQ per last-level cache.
+ * model: schedlab's own (no kernel or scx counterpart), the simplest
+ * cache-aware policy:
  *
  * - select_cpu: an idle CPU of prev_cpu's LLC (prev_cpu first, then upwards,
  *   wrapping), inserted into that CPU's local DSQ; else prev_cpu.

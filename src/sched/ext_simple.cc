@@ -8,6 +8,7 @@
  * by the slice it used scaled by 100 / weight, and a waking task's vtime is
  * brought up to at most one slice behind the current vtime (so a sleeper
  * cannot bank more than one slice); "simple_fifo" is scx_simple -f, FIFO.
+ * kernel: scx_simple (tools/sched_ext/scx_simple.bpf.c), v6.12.
  * Differs: the per-CPU stat counters are left out.
  */
 #include "sched/ext_load.h"
