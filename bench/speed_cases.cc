@@ -20,6 +20,7 @@
  * their runs. Peak RSS is the case process's (wait4), not this one's.
  */
 #include "experiment/run.h"
+#include "sched/core.h"
 #include "sim/rng.h"
 #include "sim/simulation.h"
 
@@ -153,15 +154,18 @@ struct case_result {
     int nr_cpus = 0;
     bool finished = false;
     std::string digest;
+    u64 switches = 0;  ///< context switches (rq->nr_switches summed)
+    std::string kinds; ///< the kernel's events by kind, comma-separated counts
 };
 
 std::string encode(const case_result& r)
 {
     return fmt::format("RESULT cpu_s={:.6f} sim_s={:.9f} events={} scheduled={} cancelled={} "
                        "live_mean={:.3f} heap_mean={:.3f} bare_rate={:.1f} cpus={} finished={} "
-                       "digest={}\n",
+                       "digest={} switches={} kinds={}\n",
                        r.cpu_s, r.sim_s, r.events, r.scheduled, r.cancelled, r.live_mean,
-                       r.heap_mean, r.bare_rate, r.nr_cpus, r.finished ? 1 : 0, r.digest);
+                       r.heap_mean, r.bare_rate, r.nr_cpus, r.finished ? 1 : 0, r.digest,
+                       r.switches, r.kinds);
 }
 
 std::optional<case_result> decode(const std::string& text)
@@ -190,6 +194,8 @@ std::optional<case_result> decode(const std::string& text)
         r.nr_cpus = std::stoi(kv.at("cpus"));
         r.finished = kv.at("finished") == "1";
         r.digest = kv.at("digest");
+        r.switches = std::stoull(kv.at("switches"));
+        r.kinds = kv.at("kinds");
     } catch (const std::exception&) {
         return std::nullopt;
     }
@@ -211,6 +217,8 @@ int run_case_here(const speed_case& c)
         const double fired = static_cast<double>(std::max<u64>(1, sim.events_fired()));
         r.live_mean = static_cast<double>(sim.pending_sum()) / fired;
         r.heap_mean = static_cast<double>(sim.heap_entries_sum()) / fired;
+        for (const u64 n : k.events_by_kind())
+            r.kinds += fmt::format("{}{}", r.kinds.empty() ? "" : ",", n);
     };
     const double t0 = cpu_seconds();
     const run_result res = execute_run(spec, hooks);
@@ -220,6 +228,7 @@ int run_case_here(const speed_case& c)
     r.nr_cpus = res.provenance.nr_cpus;
     r.finished = res.finished;
     r.digest = fmt::format("{:016x}", res.schedule_digest);
+    r.switches = res.summary.switches;
     const auto pending = static_cast<std::size_t>(std::max(1.0, r.live_mean + 0.5));
     r.bare_rate = bare_heap_rate(pending, 10'000'000);
     std::fputs(encode(r).c_str(), stdout);
@@ -292,22 +301,36 @@ child_outcome spawn_case(const speed_case& c)
 void print_header()
 {
     fmt::print(
-        "{:<40} {:>5} {:>10} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>7} {:>13} {:>9} {:>6} {:>16}\n",
+        "{:<40} {:>5} {:>10} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>7} {:>13} {:>9} {:>6} {:>16} "
+        "{:>9} {:>5}\n",
         "case", "CPUs", "events", "sim s", "CPU s", "Mev/CPUs", "sim s/CPUs", "ns/ev", "RSS MiB",
-        "cancel%", "live/heap", "bare Mev/s", "ratio", "digest");
+        "cancel%", "live/heap", "bare Mev/s", "ratio", "digest", "switches", "ev/sw");
+}
+
+double per_switch(u64 n, u64 switches)
+{
+    return static_cast<double>(n) / static_cast<double>(std::max<u64>(1, switches));
 }
 
 void print_row(const std::string& name, const case_result& r, long rss_kib)
 {
     const double rate = static_cast<double>(r.events) / r.cpu_s;
     fmt::print("{:<40} {:>5} {:>10} {:>8.4f} {:>8.2f} {:>9.2f} {:>9.3f} {:>8.0f} {:>9.1f} {:>7.1f} "
-               "{:>6.0f}/{:<6.0f} {:>9.1f} {:>6.3f} {:>16}{}\n",
+               "{:>6.0f}/{:<6.0f} {:>9.1f} {:>6.3f} {:>16} {:>9} {:>5.2f}{}\n",
                name, r.nr_cpus, r.events, r.sim_s, r.cpu_s, rate * 1e-6, r.sim_s / r.cpu_s,
                1e9 / rate, static_cast<double>(rss_kib) / 1024.0,
                100.0 * static_cast<double>(r.cancelled) /
                    static_cast<double>(std::max<u64>(1, r.scheduled)),
                r.live_mean, r.heap_mean, r.bare_rate * 1e-6, rate / r.bare_rate, r.digest,
-               r.finished ? "" : "  (time limit)");
+               r.switches, per_switch(r.events, r.switches), r.finished ? "" : "  (time limit)");
+    // The kernel's events by kind, each also per context switch.
+    std::string line = "    by kind:";
+    std::istringstream in(r.kinds);
+    std::string n;
+    for (int k = 0; k < kernel::nr_event_kinds && std::getline(in, n, ','); ++k)
+        line += fmt::format(" {} {} ({:.2f}/sw)", kernel::event_kind_name(k), n,
+                            per_switch(std::stoull(n), r.switches));
+    fmt::print("{}\n", line);
     std::fflush(stdout);
 }
 

@@ -924,10 +924,19 @@ void kernel::sched_tick(rq& r)
                                   ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
 }
 
+const char* kernel::event_kind_name(int kind)
+{
+    static_assert(EV_ACTIVE_LB == nr_event_kinds, "one name per ev_kind");
+    static constexpr std::array<const char*, nr_event_kinds> names = {
+        "burst", "resched", "tick", "timer", "ttwu_ipi", "softirq", "ilb", "active_lb"};
+    return names.at(static_cast<std::size_t>(kind));
+}
+
 void kernel::fire(u64 arg)
 {
     const auto kind = static_cast<ev_kind>(arg >> 32);
     const u32 v = static_cast<u32>(arg);
+    ++events_by_kind_[kind - 1];
     switch (kind) {
     case EV_WORK:
         cpu_work_done(cpu_rq(static_cast<int>(v)));

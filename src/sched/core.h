@@ -35,6 +35,7 @@
 #include "sim/simulation.h"
 #include "trace/tracepoints.h"
 
+#include <array>
 #include <memory>
 #include <string>
 #include <optional>
@@ -182,6 +183,10 @@ public:
     /// digests mean identical schedules.
     u64 schedule_digest() const { return digest_; }
     u64 nr_migrations() const { return nr_migrations_; }
+    /// The events this kernel's handler fired, by kind (bench/speed_cases.cc prints them).
+    static constexpr int nr_event_kinds = 8;
+    static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
+    const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
 
     /// print_rq()-style dump of every CPU (debug.cc), printed by failed checks.
     std::string dump_state() const;
@@ -337,6 +342,7 @@ private:
     u64 nr_alive_ = 0;
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;
+    std::array<u64, nr_event_kinds> events_by_kind_{}; ///< indexed by ev_kind - 1
     root_domain rd_;
     rt_state rt_{*this}; ///< the rt class's (rt.h)
     std::unique_ptr<dl_state> dl_; ///< the deadline class's (deadline.h)
