@@ -81,21 +81,32 @@ cpu_pairs pick_pairs(const machine& m, const std::vector<int>& real_of_dense,
     return p;
 }
 
-std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector<std::string>& notes)
-{
-    std::vector<measured_cost> out;
-    auto add = [&](const char* name, long long v, const std::string& how) {
-        out.push_back({name, v, fmt::format("{}: {}", raw.stamp, how)});
-    };
+namespace {
 
+/* The derived costs in order, each source stamped with the measurement's date; notes. */
+struct derived_costs {
+    const raw_measurements& raw;
+    std::vector<measured_cost> out;
+    std::vector<std::string>& notes;
+
+    void add(const char* name, long long v, const std::string& how)
+    {
+        out.push_back({name, v, fmt::format("{}: {}", raw.stamp, how)});
+    }
+};
+
+/* The pipe syscalls, and the context switch and wakeup left of the same-CPU round trip. */
+void derive_syscall_and_switch_costs(const raw_measurements& raw, derived_costs& d)
+{
+    auto& notes = d.notes;
     if (raw.syscalls) {
         const auto& s = *raw.syscalls;
-        add("pipe_write", rounded(s.write_ns.median, 1),
-            fmt::format("1-byte write() to a pipe nobody waits on, CPU {}; {}", raw.cpu,
-                        runs_of(s.write_ns, "ns")));
-        add("pipe_read", rounded(s.read_ns.median, 1),
-            fmt::format("1-byte read() of a pipe holding data, CPU {}; {}", raw.cpu,
-                        runs_of(s.read_ns, "ns")));
+        d.add("pipe_write", rounded(s.write_ns.median, 1),
+              fmt::format("1-byte write() to a pipe nobody waits on, CPU {}; {}", raw.cpu,
+                          runs_of(s.write_ns, "ns")));
+        d.add("pipe_read", rounded(s.read_ns.median, 1),
+              fmt::format("1-byte read() of a pipe holding data, CPU {}; {}", raw.cpu,
+                          runs_of(s.read_ns, "ns")));
     }
 
     double switch_and_wake = -1;
@@ -109,27 +120,33 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
             "context_switch, wakeup and the two rq_lock_hold, as the costs.def defaults are",
             raw.cpu, rt, runs_of(*raw.same_cpu_round_trip, "ns"), switch_and_wake);
         if (switch_and_wake > 0) {
-            add("context_switch", rounded(switch_and_wake / 2, 1), how);
-            add("wakeup", rounded(switch_and_wake / 4, 1), how);
-            add("rq_lock_hold", rounded(switch_and_wake / 8, 1), how);
+            d.add("context_switch", rounded(switch_and_wake / 2, 1), how);
+            d.add("wakeup", rounded(switch_and_wake / 4, 1), how);
+            d.add("rq_lock_hold", rounded(switch_and_wake / 8, 1), how);
         } else {
             notes.push_back(fmt::format("context_switch, wakeup: not set; the same-CPU round trip "
                                         "({:.0f} ns) left nothing after the pipe syscalls",
                                         rt));
         }
     }
+}
 
+/* The wakeup IPI, the idle exit and the sender's side of the IPI, from the cross-CPU probes. */
+void derive_ipi_and_idle_exit_costs(const raw_measurements& raw, derived_costs& d)
+{
+    auto& notes = d.notes;
     if (raw.cross_cpu_round_trip_busy && raw.same_cpu_round_trip) {
         const double busy = raw.cross_cpu_round_trip_busy->median;
         const double same = raw.same_cpu_round_trip->median;
         const double ipi = (busy - same) / 2;
         if (ipi > 0)
-            add("ipi_wakeup", rounded(ipi, 1),
+            d.add(
+                "ipi_wakeup", rounded(ipi, 1),
                 fmt::format("pipe ping-pong across CPUs {} and {} ({}), both kept busy by "
                             "SCHED_IDLE spinners so each wakeup reaches a running CPU: round trip "
                             "{:.0f} ns against {:.0f} ns on one CPU, half the difference; {}",
-                            raw.cross_pair.first, raw.cross_pair.second, raw.cross_kind, busy,
-                            same, runs_of(*raw.cross_cpu_round_trip_busy, "ns")));
+                            raw.cross_pair.first, raw.cross_pair.second, raw.cross_kind, busy, same,
+                            runs_of(*raw.cross_cpu_round_trip_busy, "ns")));
         else
             notes.push_back(fmt::format("ipi_wakeup: not set; the busy cross-CPU round trip "
                                         "({:.0f} ns) was not slower than the same-CPU one ({:.0f} "
@@ -145,9 +162,9 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
                 idle, busy, raw.one_idle_state ? "; the only enabled idle state" : "",
                 runs_of(*raw.cross_cpu_round_trip, "ns"));
             if (exit > 0) {
-                add("cstate_c1_exit", rounded(exit, 1), how);
+                d.add("cstate_c1_exit", rounded(exit, 1), how);
                 if (raw.one_idle_state)
-                    add("cstate_deep_exit", rounded(exit, 1), how);
+                    d.add("cstate_deep_exit", rounded(exit, 1), how);
             } else {
                 notes.push_back(fmt::format("cstate_c1_exit: not measured; the idle cross-CPU "
                                             "round trip ({:.0f} ns) was not slower than the busy "
@@ -160,12 +177,12 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         const double same = raw.same_cpu_round_trip->median;
         const double ipi = (cross - same) / 2;
         if (ipi > 0) {
-            add("ipi_wakeup", rounded(ipi, 1),
-                fmt::format("pipe ping-pong across CPUs {} and {} ({}): round trip {:.0f} ns "
-                            "against {:.0f} ns on one CPU; half the difference (each direction "
-                            "adds the wakeup IPI and the target's idle exit), {}",
-                            raw.cross_pair.first, raw.cross_pair.second, raw.cross_kind, cross,
-                            same, runs_of(*raw.cross_cpu_round_trip, "ns")));
+            d.add("ipi_wakeup", rounded(ipi, 1),
+                  fmt::format("pipe ping-pong across CPUs {} and {} ({}): round trip {:.0f} ns "
+                              "against {:.0f} ns on one CPU; half the difference (each direction "
+                              "adds the wakeup IPI and the target's idle exit), {}",
+                              raw.cross_pair.first, raw.cross_pair.second, raw.cross_kind, cross,
+                              same, runs_of(*raw.cross_cpu_round_trip, "ns")));
         } else {
             notes.push_back(fmt::format("ipi_wakeup: not set; the cross-CPU round trip ({:.0f} "
                                         "ns, CPUs {} and {}) was not slower than the same-CPU "
@@ -178,19 +195,24 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         const double same = raw.same_cpu_waking_write->median;
         const double cross = raw.cross_cpu_waking_write->median;
         if (cross > same)
-            add("ipi_send", rounded(cross - same, 1),
-                fmt::format("the write() that wakes the ping-pong partner: {:.0f} ns when the "
-                            "partner idles on CPU {}, {:.0f} ns on the writer's own CPU {}; the "
-                            "difference is the sender's side of the IPI; {}",
-                            cross, raw.cross_pair.second, same, raw.cpu,
-                            runs_of(*raw.cross_cpu_waking_write, "ns")));
+            d.add("ipi_send", rounded(cross - same, 1),
+                  fmt::format("the write() that wakes the ping-pong partner: {:.0f} ns when the "
+                              "partner idles on CPU {}, {:.0f} ns on the writer's own CPU {}; the "
+                              "difference is the sender's side of the IPI; {}",
+                              cross, raw.cross_pair.second, same, raw.cpu,
+                              runs_of(*raw.cross_cpu_waking_write, "ns")));
         else
             notes.push_back(fmt::format("ipi_send: not set; a write() waking a task on another "
                                         "CPU ({:.0f} ns) was not slower than on the same CPU "
                                         "({:.0f} ns)",
                                         cross, same));
     }
+}
 
+/* wakeup_remote_lines: a wakeup onto a busy CPU's runqueue, in line_llc transfers. */
+void derive_remote_wakeup_lines(const raw_measurements& raw, derived_costs& d)
+{
+    auto& notes = d.notes;
     if (raw.remote_wake) {
         const auto llc = std::find_if(raw.lines.begin(), raw.lines.end(),
                                       [](const auto& l) { return l.cost == "line_llc"; });
@@ -208,7 +230,8 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
                                         "({:.0f} ns) by half a line_llc ({:.1f} ns)",
                                         raw.cross_pair.second, remote, local, line / 2));
         else {
-            add("wakeup_remote_lines", rounded((remote - local) / line, 1),
+            d.add(
+                "wakeup_remote_lines", rounded((remote - local) / line, 1),
                 fmt::format("the write() that wakes a SCHED_BATCH partner (no preemption): "
                             "{:.0f} ns with the partner on busy CPU {} (a nice-0 spinner: the "
                             "writer enqueues there itself; the fastest run's median), {:.0f} ns "
@@ -217,40 +240,36 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
                             runs_of(raw.remote_wake->remote, "ns")));
         }
     }
+}
 
-    if (raw.sockets) {
-        const std::string shape = fmt::format(
-            "{}-byte messages over {} AF_UNIX stream socket pairs written round-robin, {} deep, "
-            "then read back (perf bench sched messaging's message size and one group's sockets; "
-            "no waiters), CPU {}",
-            raw.socket_bytes, raw.socket_channels, raw.socket_depth, raw.cpu);
-        add("socket_send", rounded(raw.sockets->write_ns.median, 1),
-            fmt::format("write() of {}; {}", shape, runs_of(raw.sockets->write_ns, "ns")));
-        add("socket_recv", rounded(raw.sockets->read_ns.median, 1),
-            fmt::format("read() of {}; {}", shape, runs_of(raw.sockets->read_ns, "ns")));
-    }
-
+/* Thread and process creation, and the exit of a process on top of a thread's. */
+void derive_creation_and_exit_costs(const raw_measurements& raw, derived_costs& d)
+{
+    auto& notes = d.notes;
     if (raw.creation) {
         const task_creation& c = *raw.creation;
         const int a = raw.creation_cpus.first, b = raw.creation_cpus.second;
-        add("fork_thread", rounded(c.thread_create.median, 10),
-            fmt::format("the creator's CPU time (CLOCK_THREAD_CPUTIME_ID) around pthread_create() "
-                        "of a thread pinned to its own CPU {}, batches of threads alive at once; {}",
-                        a, of_creations(c.thread_create)));
-        add("start_thread", rounded(c.thread_start.median, 10),
-            fmt::format("a new thread's own CPU time at its start routine's first line, created "
-                        "onto its creator's CPU {}; {}",
-                        a, of_creations(c.thread_start)));
-        add("fork_process", rounded(c.process_fork.median, 10),
-            fmt::format("the parent's CPU time around fork() of this process (schedlab), CPU {}; {}",
-                        a, of_creations(c.process_fork)));
-        add("start_process", rounded(c.process_start.median, 10),
-            fmt::format("a forked child's own CPU time (CLOCK_PROCESS_CPUTIME_ID) when fork() "
-                        "returns in it, CPU {}; {}",
-                        a, of_creations(c.process_start)));
+        d.add("fork_thread", rounded(c.thread_create.median, 10),
+              fmt::format(
+                  "the creator's CPU time (CLOCK_THREAD_CPUTIME_ID) around pthread_create() "
+                  "of a thread pinned to its own CPU {}, batches of threads alive at once; {}",
+                  a, of_creations(c.thread_create)));
+        d.add("start_thread", rounded(c.thread_start.median, 10),
+              fmt::format("a new thread's own CPU time at its start routine's first line, created "
+                          "onto its creator's CPU {}; {}",
+                          a, of_creations(c.thread_start)));
+        d.add("fork_process", rounded(c.process_fork.median, 10),
+              fmt::format(
+                  "the parent's CPU time around fork() of this process (schedlab), CPU {}; {}", a,
+                  of_creations(c.process_fork)));
+        d.add("start_process", rounded(c.process_start.median, 10),
+              fmt::format("a forked child's own CPU time (CLOCK_PROCESS_CPUTIME_ID) when fork() "
+                          "returns in it, CPU {}; {}",
+                          a, of_creations(c.process_start)));
         if (c.thread_start_remote) {
             const double extra = c.thread_start_remote->median - c.thread_start.median;
-            add("start_remote", rounded(std::max(0.0, extra), 0),
+            d.add(
+                "start_remote", rounded(std::max(0.0, extra), 0),
                 fmt::format("a new thread's CPU time at its first line when created onto CPU {} "
                             "instead of its creator's CPU {} ({}), less start_thread ({:.0f} ns): "
                             "the mm's first run there",
@@ -262,43 +281,47 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
         const double proc = raw.perf_exit_process->median, thr = raw.perf_exit_thread->median;
         const double extra = (proc - thr) * 1e9 / raw.perf_exit_children;
         if (extra > 0)
-            add("exit", rounded(static_cast<double>(raw.exit_thread_ns) + extra, 1),
-                fmt::format("`perf bench sched messaging -g 4 -l 1` on CPU {}: {:.3f} s with {} "
-                            "child processes, {:.3f} s with threads ({}; {}); the difference per "
-                            "child on top of exit_thread ({} ns): a process's exit runs its "
-                            "libraries' destructors and tears down its mm",
-                            raw.cpu, proc, raw.perf_exit_children, thr,
-                            runs_of(in_ms(*raw.perf_exit_process), "ms"),
-                            runs_of(in_ms(*raw.perf_exit_thread), "ms"), raw.exit_thread_ns));
+            d.add("exit", rounded(static_cast<double>(raw.exit_thread_ns) + extra, 1),
+                  fmt::format("`perf bench sched messaging -g 4 -l 1` on CPU {}: {:.3f} s with {} "
+                              "child processes, {:.3f} s with threads ({}; {}); the difference per "
+                              "child on top of exit_thread ({} ns): a process's exit runs its "
+                              "libraries' destructors and tears down its mm",
+                              raw.cpu, proc, raw.perf_exit_children, thr,
+                              runs_of(in_ms(*raw.perf_exit_process), "ms"),
+                              runs_of(in_ms(*raw.perf_exit_thread), "ms"), raw.exit_thread_ns));
         else
             notes.push_back(fmt::format("exit: not set; perf bench sched messaging -g 4 -l 1 was not "
                                         "slower with processes ({:.3f} s) than with threads "
                                         "({:.3f} s)",
                                         proc, thr));
     }
+}
 
+/* The cache-line transfers by distance, the refill rates and the memory bandwidths. */
+void derive_memory_costs(const raw_measurements& raw, derived_costs& d)
+{
     for (const auto& l : raw.lines)
-        out.push_back({l.cost, rounded(l.round_trip.median / 2, 1),
-                       fmt::format("{}: cache line bounced between pinned threads on CPUs {} and "
-                                   "{} (std::atomic store / load): round trip {:.1f} ns, half of "
-                                   "it; {}",
-                                   raw.stamp, l.a, l.b, l.round_trip.median,
-                                   runs_of(l.round_trip, "ns"))});
+        d.out.push_back(
+            {l.cost, rounded(l.round_trip.median / 2, 1),
+             fmt::format("{}: cache line bounced between pinned threads on CPUs {} and "
+                         "{} (std::atomic store / load): round trip {:.1f} ns, half of "
+                         "it; {}",
+                         raw.stamp, l.a, l.b, l.round_trip.median, runs_of(l.round_trip, "ns"))});
 
     if (raw.refill_llc)
-        add("refill_llc_per_kib", rounded(raw.refill_llc->median, 1),
-            fmt::format("one load per line, shuffled, of a warm {} buffer (in the LLC, larger "
-                        "than L2), CPU {}; {}",
-                        mib(raw.refill_llc_bytes), raw.cpu, runs_of(*raw.refill_llc, "ns/KiB")));
+        d.add("refill_llc_per_kib", rounded(raw.refill_llc->median, 1),
+              fmt::format("one load per line, shuffled, of a warm {} buffer (in the LLC, larger "
+                          "than L2), CPU {}; {}",
+                          mib(raw.refill_llc_bytes), raw.cpu, runs_of(*raw.refill_llc, "ns/KiB")));
     if (raw.refill_mem)
-        add("refill_mem_per_kib", rounded(raw.refill_mem->median, 1),
-            fmt::format("one load per line, shuffled within 2 MiB windows, of a {} buffer, CPU "
-                        "{}; {}",
-                        mib(raw.refill_mem_bytes), raw.cpu, runs_of(*raw.refill_mem, "ns/KiB")));
+        d.add("refill_mem_per_kib", rounded(raw.refill_mem->median, 1),
+              fmt::format("one load per line, shuffled within 2 MiB windows, of a {} buffer, CPU "
+                          "{}; {}",
+                          mib(raw.refill_mem_bytes), raw.cpu, runs_of(*raw.refill_mem, "ns/KiB")));
     if (raw.refill_remote)
-        add("refill_remote_per_kib", rounded(raw.refill_remote->median, 1),
-            fmt::format("as refill_mem_per_kib, the buffer first touched on another node; {}",
-                        runs_of(*raw.refill_remote, "ns/KiB")));
+        d.add("refill_remote_per_kib", rounded(raw.refill_remote->median, 1),
+              fmt::format("as refill_mem_per_kib, the buffer first touched on another node; {}",
+                          runs_of(*raw.refill_remote, "ns/KiB")));
 
     if (raw.bw_llc) {
         const std::string how =
@@ -306,21 +329,45 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector
                         mib(raw.bw_bytes), raw.bw_llc_cpus,
                         raw.bw_llc_is_node ? " (the LLC is the whole node)" : "",
                         runs_of(*raw.bw_llc, "MB/s"));
-        add("mem_bw_llc_mbs", rounded(raw.bw_llc->median, 1), how);
+        d.add("mem_bw_llc_mbs", rounded(raw.bw_llc->median, 1), how);
         if (raw.bw_llc_is_node)
-            add("mem_bw_node_mbs", rounded(raw.bw_llc->median, 1), how);
+            d.add("mem_bw_node_mbs", rounded(raw.bw_llc->median, 1), how);
     }
     if (raw.bw_node && !raw.bw_llc_is_node)
-        add("mem_bw_node_mbs", rounded(raw.bw_node->median, 1),
-            fmt::format("sequential read of a {} buffer by {} threads, one per CPU of a node; {}",
-                        mib(raw.bw_bytes), raw.bw_node_cpus, runs_of(*raw.bw_node, "MB/s")));
+        d.add("mem_bw_node_mbs", rounded(raw.bw_node->median, 1),
+              fmt::format("sequential read of a {} buffer by {} threads, one per CPU of a node; {}",
+                          mib(raw.bw_bytes), raw.bw_node_cpus, runs_of(*raw.bw_node, "MB/s")));
+}
 
+} // namespace
+
+std::vector<measured_cost> derive_costs(const raw_measurements& raw,
+                                        std::vector<std::string>& notes)
+{
+    derived_costs d{raw, {}, notes};
+    derive_syscall_and_switch_costs(raw, d);
+    derive_ipi_and_idle_exit_costs(raw, d);
+    derive_remote_wakeup_lines(raw, d);
+    if (raw.sockets) {
+        const std::string shape = fmt::format(
+            "{}-byte messages over {} AF_UNIX stream socket pairs written round-robin, {} deep, "
+            "then read back (perf bench sched messaging's message size and one group's sockets; "
+            "no waiters), CPU {}",
+            raw.socket_bytes, raw.socket_channels, raw.socket_depth, raw.cpu);
+        d.add("socket_send", rounded(raw.sockets->write_ns.median, 1),
+              fmt::format("write() of {}; {}", shape, runs_of(raw.sockets->write_ns, "ns")));
+        d.add("socket_recv", rounded(raw.sockets->read_ns.median, 1),
+              fmt::format("read() of {}; {}", shape, runs_of(raw.sockets->read_ns, "ns")));
+    }
+
+    derive_creation_and_exit_costs(raw, d);
+    derive_memory_costs(raw, d);
     if (raw.smt_share)
-        add("smt_pct", std::clamp<long long>(std::llround(raw.smt_share->median), 1, 100),
-            fmt::format("an integer loop on SMT siblings {} and {} at once, against one alone "
-                        "(loop-specific: real code shares a core differently); {}",
-                        raw.smt_pair.first, raw.smt_pair.second, runs_of(*raw.smt_share, "%")));
-    return out;
+        d.add("smt_pct", std::clamp<long long>(std::llround(raw.smt_share->median), 1, 100),
+              fmt::format("an integer loop on SMT siblings {} and {} at once, against one alone "
+                          "(loop-specific: real code shares a core differently); {}",
+                          raw.smt_pair.first, raw.smt_pair.second, runs_of(*raw.smt_share, "%")));
+    return d.out;
 }
 
 namespace {
@@ -421,54 +468,40 @@ std::vector<int> allowed_in(const machine& m, const std::vector<int>& real,
     return out;
 }
 
-} // namespace
+/* One calibration's probes: the plan, the host and the CPUs this process may use. */
+struct host_probes {
+    const plan& p;
+    const machine& m;
+    const std::vector<int>& real;     ///< dense CPU number -> the kernel's
+    const std::vector<int>& allowed;  ///< the kernel's CPU numbers this process may use, sorted
+    int first = -1, dense_first = -1; ///< the single-CPU probes' CPU (kernel's, dense)
+    cpu_pairs pairs;                  ///< a CPU pair at each distance
+    raw_measurements& raw;
+    std::vector<std::string>& notes;
+    std::ostream& progress;
+};
 
-result run(const options& o, std::ostream& progress)
+/* The pipe syscalls and ping-pongs: on one CPU, and across the nearest pair of CPUs idle, waking
+ * and busy. */
+void probe_pipes(host_probes& h)
 {
-    const auto start = std::chrono::steady_clock::now();
-    result res;
-    res.m = make_sysfs_host_machine();
-    machine& m = res.m;
-    const std::string date = today_utc();
-    const std::string model = cpu_model();
-    m.name = "host";
-    m.description = fmt::format("this machine ({}{} CPUs), calibrated by schedlab calibrate{} on {}",
-                                model.empty() ? "" : model + ", ", m.nr_cpus(),
-                                o.quick ? " --quick" : "", date);
-
-    const plan p = make_plan(o.quick);
-    std::vector<std::string>& notes = res.notes;
-    const std::vector<int> real = real_cpu_numbers(m, notes);
-    std::vector<int> allowed = allowed_cpus();
-    std::sort(allowed.begin(), allowed.end());
-    int first = -1, dense_first = -1;
-    for (int i = 0; i < m.nr_cpus() && first < 0; ++i)
-        if (std::binary_search(allowed.begin(), allowed.end(), real[i]))
-            first = real[i], dense_first = i;
-    if (first < 0)
-        throw config_error("calibrate", "this process may not run on any CPU the sysfs topology "
-                                        "lists");
-
-    raw_measurements raw;
-    raw.stamp = fmt::format("measured by schedlab calibrate{} on {}", o.quick ? " --quick" : "",
-                            date);
-    raw.cpu = first;
-    progress << fmt::format("schedlab calibrate: measuring this machine ({} CPUs{}){}\n",
-                            m.nr_cpus(), model.empty() ? "" : ", " + model,
-                            o.quick ? ", quick" : "");
-
+    const plan& p = h.p;
+    const machine& m = h.m;
+    raw_measurements& raw = h.raw;
+    std::vector<std::string>& notes = h.notes;
+    std::ostream& progress = h.progress;
+    const int first = h.first;
     attempt("pipe write/read syscalls", notes, progress,
             [&] { raw.syscalls = probe_pipe_syscalls(first, p.syscall_ops, p.syscalls); });
     attempt("pipe ping-pong on one CPU", notes, progress, [&] {
         raw.same_cpu_round_trip = probe_pipe_round_trip(first, first, p.pipe_iters, p.pipe);
     });
 
-    const cpu_pairs pairs = pick_pairs(m, real, allowed);
     const std::pair<const char*, const std::optional<std::pair<int, int>>*> by_distance[] = {
-        {"same LLC", &pairs.llc},
-        {"same package, other LLC", &pairs.pkg},
-        {"other package or node", &pairs.remote},
-        {"SMT siblings", &pairs.smt}};
+        {"same LLC", &h.pairs.llc},
+        {"same package, other LLC", &h.pairs.pkg},
+        {"other package or node", &h.pairs.remote},
+        {"SMT siblings", &h.pairs.smt}};
     for (const auto& [kind, pair] : by_distance)
         if (*pair) {
             raw.cross_pair = **pair;
@@ -495,12 +528,20 @@ result run(const options& o, std::ostream& progress)
         });
     } else
         notes.push_back("ipi_wakeup and cache-line transfers: not measured (one usable CPU)");
+}
 
+/* Cache-line ping-pong at each distance, and a wakeup onto a busy CPU's runqueue. */
+void probe_cache_lines(host_probes& h)
+{
+    const plan& p = h.p;
+    raw_measurements& raw = h.raw;
+    std::vector<std::string>& notes = h.notes;
+    std::ostream& progress = h.progress;
     const std::pair<const char*, const std::optional<std::pair<int, int>>*> line_pairs[] = {
-        {"line_smt", &pairs.smt},
-        {"line_llc", &pairs.llc},
-        {"line_pkg", &pairs.pkg},
-        {"line_remote", &pairs.remote}};
+        {"line_smt", &h.pairs.smt},
+        {"line_llc", &h.pairs.llc},
+        {"line_pkg", &h.pairs.pkg},
+        {"line_remote", &h.pairs.remote}};
     for (const auto& entry : line_pairs) {
         // Named copies, not structured bindings: C++20 lambdas may not capture those (clang).
         const char* const cost = entry.first;
@@ -519,7 +560,18 @@ result run(const options& o, std::ostream& progress)
             raw.remote_wake = probe_remote_wakeup(raw.cross_pair.first, raw.cross_pair.second,
                                                   p.remote_wake_iters, p.remote_wake);
         });
+}
 
+/* Shuffled reads from the LLC, memory and another node's memory; the bandwidth of an LLC and a
+ * node; SMT sharing. */
+void probe_memory(host_probes& h)
+{
+    const plan& p = h.p;
+    const machine& m = h.m;
+    raw_measurements& raw = h.raw;
+    std::vector<std::string>& notes = h.notes;
+    std::ostream& progress = h.progress;
+    const int first = h.first;
     const std::size_t l2 = static_cast<std::size_t>(m.costs.l2_kib) * 1024;
     const std::size_t llc = static_cast<std::size_t>(m.costs.llc_kib) * 1024;
     if (llc > 2 * l2) {
@@ -544,9 +596,9 @@ result run(const options& o, std::ostream& progress)
         raw.refill_mem = probe_random_read(first, first, big, false, p.refill_mem);
     });
     if (m.nr_nodes() > 1) {
-        const int my_node = m.cpus[dense_first].node;
-        const auto others = allowed_in(m, real, allowed,
-                                       [&](const cpu_desc& d) { return d.node != my_node; });
+        const int my_node = m.cpus[h.dense_first].node;
+        const auto others =
+            allowed_in(m, h.real, h.allowed, [&](const cpu_desc& d) { return d.node != my_node; });
         if (!others.empty())
             attempt("shuffled reads from another node's memory", notes, progress, [&] {
                 raw.refill_remote = probe_random_read(first, others.front(), big, false,
@@ -555,10 +607,11 @@ result run(const options& o, std::ostream& progress)
     }
 
     raw.bw_bytes = big;
-    const cpu_desc& d0 = m.cpus[dense_first];
-    const auto llc_cpus = allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.llc == d0.llc; });
+    const cpu_desc& d0 = m.cpus[h.dense_first];
+    const auto llc_cpus =
+        allowed_in(m, h.real, h.allowed, [&](const cpu_desc& d) { return d.llc == d0.llc; });
     const auto node_cpus =
-        allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.node == d0.node; });
+        allowed_in(m, h.real, h.allowed, [&](const cpu_desc& d) { return d.node == d0.node; });
     raw.bw_llc_cpus = static_cast<int>(llc_cpus.size());
     raw.bw_node_cpus = static_cast<int>(node_cpus.size());
     raw.bw_llc_is_node = llc_cpus == node_cpus;
@@ -568,15 +621,27 @@ result run(const options& o, std::ostream& progress)
         attempt("memory bandwidth of a node", notes, progress,
                 [&] { raw.bw_node = probe_stream_read(node_cpus, big, p.bw); });
 
-    if (pairs.smt) {
-        raw.smt_pair = *pairs.smt;
+    if (h.pairs.smt) {
+        raw.smt_pair = *h.pairs.smt;
         attempt("SMT sharing", notes, progress, [&] {
-            raw.smt_share = probe_pair_share(pairs.smt->first, pairs.smt->second, p.smt_phase, p.smt);
+            raw.smt_share =
+                probe_pair_share(h.pairs.smt->first, h.pairs.smt->second, p.smt_phase, p.smt);
         });
     } else {
         notes.push_back("smt_pct: not measured (no SMT siblings this process may use)");
     }
+}
 
+/* AF_UNIX sockets, thread and process creation, and (--no-perf: not) the exit of perf bench's child
+ * processes. */
+void probe_tasks(host_probes& h, const options& o)
+{
+    const plan& p = h.p;
+    const machine& m = h.m;
+    raw_measurements& raw = h.raw;
+    std::vector<std::string>& notes = h.notes;
+    std::ostream& progress = h.progress;
+    const int first = h.first;
     raw.socket_channels = 20;
     raw.socket_depth = 100;
     raw.socket_bytes = 100;
@@ -618,18 +683,15 @@ result run(const options& o, std::ostream& progress)
             notes.push_back("exit: not measured (" + why + ")");
         }
     }
+}
 
-    std::vector<measured_cost> measured = derive_costs(raw, notes);
-    for (const auto& c : measured) {
-        try {
-            set_machine_cost(m, c.name, c.value, c.source, "calibrate");
-            res.measured.push_back(c);
-        } catch (const config_error& e) {
-            notes.push_back(fmt::format("{}: measured {} but not usable ({})", c.name, c.value,
-                                        e.what()));
-        }
-    }
-
+/* `perf bench sched pipe`, unpinned, beside the pinned round trips: a note (not --no-perf). */
+void perf_cross_check(host_probes& h, const options& o)
+{
+    const plan& p = h.p;
+    raw_measurements& raw = h.raw;
+    std::vector<std::string>& notes = h.notes;
+    std::ostream& progress = h.progress;
     if (o.perf) {
         progress << "  perf bench sched pipe ..." << std::flush;
         std::string why;
@@ -650,6 +712,63 @@ result run(const options& o, std::ostream& progress)
             notes.push_back("perf cross-check: " + why);
         }
     }
+}
+
+} // namespace
+
+result run(const options& o, std::ostream& progress)
+{
+    const auto start = std::chrono::steady_clock::now();
+    result res;
+    res.m = make_sysfs_host_machine();
+    machine& m = res.m;
+    const std::string date = today_utc();
+    const std::string model = cpu_model();
+    m.name = "host";
+    m.description = fmt::format(
+        "this machine ({}{} CPUs), calibrated by schedlab calibrate{} on {}",
+        model.empty() ? "" : model + ", ", m.nr_cpus(), o.quick ? " --quick" : "", date);
+
+    const plan p = make_plan(o.quick);
+    std::vector<std::string>& notes = res.notes;
+    const std::vector<int> real = real_cpu_numbers(m, notes);
+    std::vector<int> allowed = allowed_cpus();
+    std::sort(allowed.begin(), allowed.end());
+    int first = -1, dense_first = -1;
+    for (int i = 0; i < m.nr_cpus() && first < 0; ++i)
+        if (std::binary_search(allowed.begin(), allowed.end(), real[i]))
+            first = real[i], dense_first = i;
+    if (first < 0)
+        throw config_error("calibrate", "this process may not run on any CPU the sysfs topology "
+                                        "lists");
+
+    raw_measurements raw;
+    raw.stamp =
+        fmt::format("measured by schedlab calibrate{} on {}", o.quick ? " --quick" : "", date);
+    raw.cpu = first;
+    progress << fmt::format("schedlab calibrate: measuring this machine ({} CPUs{}){}\n",
+                            m.nr_cpus(), model.empty() ? "" : ", " + model,
+                            o.quick ? ", quick" : "");
+
+    host_probes h{p,   m,     real,    allowed, first, dense_first, pick_pairs(m, real, allowed),
+                  raw, notes, progress};
+    probe_pipes(h);
+    probe_cache_lines(h);
+    probe_memory(h);
+    probe_tasks(h, o);
+
+    std::vector<measured_cost> measured = derive_costs(raw, notes);
+    for (const auto& c : measured) {
+        try {
+            set_machine_cost(m, c.name, c.value, c.source, "calibrate");
+            res.measured.push_back(c);
+        } catch (const config_error& e) {
+            notes.push_back(
+                fmt::format("{}: measured {} but not usable ({})", c.name, c.value, e.what()));
+        }
+    }
+
+    perf_cross_check(h, o);
     res.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return res;
