@@ -169,13 +169,10 @@ lkp_stats(const comparison& cmp, const benchmark_info* b,
     return out;
 }
 
-} // namespace
-
-comparison compare_runs(const std::vector<run_result>& all_runs, significance_rule rule)
+/* The finished runs that measured something; the others are named in cmp.warnings. */
+std::vector<const run_result*> finished_runs(const std::vector<run_result>& all_runs,
+                                             comparison& cmp)
 {
-    comparison cmp;
-    cmp.rule = rule;
-
     std::vector<const run_result*> runs;
     for (const run_result& r : all_runs) {
         if (r.finished && !r.measured_nothing.empty())
@@ -193,6 +190,12 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
     if (runs.empty())
         throw config_error("results", "no finished runs to compare");
 
+    return runs;
+}
+
+/* The runs' one benchmark (on one machine: config_error otherwise) and its tables' names. */
+void name_benchmark(comparison& cmp, const std::vector<const run_result*>& runs)
+{
     // One benchmark on one machine: the load is the only thing that may vary.
     const run_result& first = *runs.front();
     const std::vector<std::string> bench_argv = argv_without_load(first.provenance.argv);
@@ -233,7 +236,15 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         }
         cmp.mmtests_name = cmp.amd_test = cmp.lkp_testcase = join(words, "-");
     }
+}
 
+/* The runs of each (load, arm), in run order. */
+using run_cells = std::vector<std::vector<std::vector<const run_result*>>>;
+
+/* Arms, loads and metrics in order of first appearance; each metric's statistics per cell. */
+run_cells compare_metrics(comparison& cmp, const std::vector<const run_result*>& runs,
+                          significance_rule rule)
+{
     // Arms, loads and metrics in order of first appearance.
     struct metric_key {
         std::string name, unit;
@@ -256,8 +267,7 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
 
     const std::size_t nr_arms = cmp.arms.size(), nr_loads = cmp.loads.size();
     // The runs of each (load, arm), in run order: one pass over the runs, not one per cell.
-    std::vector<std::vector<std::vector<const run_result*>>> cell_runs(
-        nr_loads, std::vector<std::vector<const run_result*>>(nr_arms));
+    run_cells cell_runs(nr_loads, std::vector<std::vector<const run_result*>>(nr_arms));
     for (std::size_t i = 0; i < runs.size(); ++i)
         cell_runs[cell_of[i].first][cell_of[i].second].push_back(runs[i]);
     cmp.runs_per_arm.assign(nr_arms, -1);
@@ -292,6 +302,13 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
         cmp.metrics.push_back(std::move(mc));
     }
 
+    return cell_runs;
+}
+
+/* The wakeup-latency and run-length histograms of each cell's runs, pooled. */
+void pool_distributions(comparison& cmp, const run_cells& cell_runs)
+{
+    const std::size_t nr_arms = cmp.arms.size(), nr_loads = cmp.loads.size();
     cmp.distributions.assign(nr_loads, std::vector<arm_distribution>(nr_arms));
     for (std::size_t l = 0; l < nr_loads; ++l)
         for (std::size_t a = 0; a < nr_arms; ++a) {
@@ -309,12 +326,13 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
             d.wakeup_latency = wakeup.buckets(summary_histogram_sub_bits);
             d.run_length = run.buckets(summary_histogram_sub_bits);
         }
+}
 
-    cmp.lkp = lkp_stats(cmp, find_benchmark(first.provenance.argv), cell_runs);
-    for (const run_provenance& p : cmp.arm_provenance)
-        cmp.arm_ids.push_back(arm_id(p));
-
-    // schedstat: mean per (idle type, counter, domain, load) and arm
+/* schedstat: mean per (idle type, counter, domain, load) and arm, and the change. */
+void compare_schedstat(comparison& cmp, const std::vector<const run_result*>& runs,
+                       const run_cells& cell_runs)
+{
+    const std::size_t nr_arms = cmp.arms.size(), nr_loads = cmp.loads.size();
     struct ss_key {
         std::string idle_type, counter, domain;
         bool operator==(const ss_key&) const = default;
@@ -368,6 +386,23 @@ comparison compare_runs(const std::vector<run_result>& all_runs, significance_ru
             cmp.schedstat.push_back(std::move(row));
         }
     }
+}
+
+} // namespace
+
+comparison compare_runs(const std::vector<run_result>& all_runs, significance_rule rule)
+{
+    comparison cmp;
+    cmp.rule = rule;
+    const std::vector<const run_result*> runs = finished_runs(all_runs, cmp);
+    name_benchmark(cmp, runs);
+    const run_cells cell_runs = compare_metrics(cmp, runs, rule);
+    pool_distributions(cmp, cell_runs);
+    cmp.lkp = lkp_stats(cmp, find_benchmark(runs.front()->provenance.argv), cell_runs);
+    for (const run_provenance& p : cmp.arm_provenance)
+        cmp.arm_ids.push_back(arm_id(p));
+
+    compare_schedstat(cmp, runs, cell_runs);
     return cmp;
 }
 
