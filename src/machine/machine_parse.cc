@@ -243,9 +243,8 @@ void apply_costs(machine& m, const std::vector<cost_setting>& costs, const std::
         set_machine_cost(m, c.name, c.value, c.source, where + ": costs." + c.name);
 }
 
-} // namespace
-
-machine machine_from_json(std::string_view text, const std::string& where)
+/* A machine file's text as JSON; config_error with its line and column if it is not JSON. */
+json parse_machine_json(std::string_view text, const std::string& where)
 {
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
         throw config_error(where + ":" + line_col(text, nul + 1),
@@ -268,83 +267,48 @@ machine machine_from_json(std::string_view text, const std::string& where)
             msg = msg.substr(pos + 2);
         throw config_error(where, "malformed JSON: " + msg);
     }
+    return doc;
+}
 
-    const json_reader r(where);
-    if (!doc.is_object())
-        r.fail("", fmt::format("a machine file is a JSON object ({{\"format\": \"{}\", ...}}), "
-                               "got {}",
-                               machine_format_v1, doc.is_null() ? "null" : doc.type_name()));
-    r.check_keys(doc, "", top_keys);
+/* The "generate" form: a symmetric machine from its counts. */
+machine generated_machine(const json_reader& r, const json& doc, symmetric_machine_spec spec,
+                          std::optional<int> reclaim, const std::vector<cost_setting>& costs,
+                          const std::string& where)
+{
+    for (const char* key : {"numbering", "numa_distance"})
+        if (doc.contains(key))
+            r.fail(key, "not allowed with \"generate\" (the generator derives it); use "
+                        "generate.numbering / generate.remote_distance, or the \"cpus\" form");
+    const json& g = r.object(doc["generate"], "generate");
+    r.check_keys(g, "generate", generate_keys);
+    auto get = [&](const char* key, int& field, long long lo, long long hi) {
+        if (g.contains(key))
+            field = r.integer(g[key], std::string("generate.") + key, lo, hi);
+    };
+    for (const char* key : {"sockets", "cores_per_socket", "threads_per_core"})
+        if (!g.contains(key))
+            r.fail(std::string("generate.") + key, "missing (required)");
+    get("sockets", spec.sockets, 1, 64);
+    get("cores_per_socket", spec.cores_per_socket, 1, 4096);
+    get("threads_per_core", spec.threads_per_core, 1, 8);
+    get("cores_per_llc", spec.cores_per_llc, 0, 4096);
+    get("nodes_per_socket", spec.nodes_per_socket, 1, 64);
+    get("cores_per_cluster", spec.cores_per_cluster, 1, 4096);
+    get("remote_distance", spec.remote_distance, 11, 255);
+    get("near_distance", spec.near_distance, 11, 255);
+    if (reclaim)
+        spec.node_reclaim_distance = *reclaim;
+    if (g.contains("numbering"))
+        spec.numbering = parse_cpu_numbering(r.string(g["numbering"], "generate.numbering"),
+                                             where + ": generate.numbering");
+    machine gm = make_symmetric_machine(spec, where + ": generate");
+    apply_costs(gm, costs, where);
+    return gm;
+}
 
-    if (!doc.contains("format"))
-        r.fail("format", fmt::format("missing; a machine file starts with \"format\": \"{}\"",
-                                     machine_format_v1));
-    const std::string format = r.string(doc["format"], "format");
-    if (format != machine_format_v1)
-        r.fail("format", fmt::format("unsupported format '{}'; this schedlab reads '{}'", format,
-                                     machine_format_v1));
-
-    const bool has_generate = doc.contains("generate"), has_cpus = doc.contains("cpus");
-    if (has_generate == has_cpus)
-        r.fail("", has_generate ? "has both \"generate\" and \"cpus\"; use one form"
-                                : "needs either a \"generate\" object or a \"cpus\" array");
-
-    std::string name = doc.contains("name") ? r.string(doc["name"], "name")
-                                            : std::filesystem::path(where).stem().string();
-    std::string description =
-        doc.contains("description") ? r.string(doc["description"], "description") : "";
-    std::string vendor = doc.contains("vendor") ? r.string(doc["vendor"], "vendor") : "other";
-    if (vendor != "amd" && vendor != "intel" && vendor != "other")
-        r.fail("vendor", fmt::format("'{}' is not one of amd, intel, other{}", vendor,
-                                     did_you_mean(vendor, {"amd", "intel", "other"})));
-    std::optional<int> reclaim;
-    if (doc.contains("node_reclaim_distance"))
-        reclaim = r.integer(doc["node_reclaim_distance"], "node_reclaim_distance", 10, 255);
-    const std::vector<cost_setting> costs = read_costs(r, doc, where);
-
-    if (has_generate) {
-        for (const char* key : {"numbering", "numa_distance"})
-            if (doc.contains(key))
-                r.fail(key, "not allowed with \"generate\" (the generator derives it); use "
-                            "generate.numbering / generate.remote_distance, or the \"cpus\" form");
-        const json& g = r.object(doc["generate"], "generate");
-        r.check_keys(g, "generate", generate_keys);
-        symmetric_machine_spec spec;
-        spec.name = name;
-        spec.description = description;
-        spec.vendor = vendor;
-        auto get = [&](const char* key, int& field, long long lo, long long hi) {
-            if (g.contains(key))
-                field = r.integer(g[key], std::string("generate.") + key, lo, hi);
-        };
-        for (const char* key : {"sockets", "cores_per_socket", "threads_per_core"})
-            if (!g.contains(key))
-                r.fail(std::string("generate.") + key, "missing (required)");
-        get("sockets", spec.sockets, 1, 64);
-        get("cores_per_socket", spec.cores_per_socket, 1, 4096);
-        get("threads_per_core", spec.threads_per_core, 1, 8);
-        get("cores_per_llc", spec.cores_per_llc, 0, 4096);
-        get("nodes_per_socket", spec.nodes_per_socket, 1, 64);
-        get("cores_per_cluster", spec.cores_per_cluster, 1, 4096);
-        get("remote_distance", spec.remote_distance, 11, 255);
-        get("near_distance", spec.near_distance, 11, 255);
-        if (reclaim)
-            spec.node_reclaim_distance = *reclaim;
-        if (g.contains("numbering"))
-            spec.numbering = parse_cpu_numbering(r.string(g["numbering"], "generate.numbering"),
-                                                 where + ": generate.numbering");
-        machine gm = make_symmetric_machine(spec, where + ": generate");
-        apply_costs(gm, costs, where);
-        return gm;
-    }
-
-    machine m;
-    m.name = std::move(name);
-    m.description = std::move(description);
-    m.vendor = std::move(vendor);
-    m.numbering = doc.contains("numbering") ? r.string(doc["numbering"], "numbering") : "explicit";
-    m.node_reclaim_distance = reclaim ? *reclaim : m.vendor == "amd" ? 32 : 30;
-
+/* The "cpus" form's CPUs: each CPU's core, cluster, LLC, package, node and capacity. */
+void read_json_cpus(const json_reader& r, const json& doc, machine& m)
+{
     const json& cpus = r.array(doc["cpus"], "cpus");
     if (cpus.empty())
         r.fail("cpus", "is empty; a machine has at least one CPU");
@@ -379,7 +343,11 @@ machine machine_from_json(std::string_view text, const std::string& where)
                          ? static_cast<u32>(r.integer(c["capacity"], path + ".capacity", 1, 1024))
                          : 1024;
     }
+}
 
+/* The "cpus" form's node distance table (one node when it is absent). */
+void read_numa_distance(const json_reader& r, const json& doc, machine& m)
+{
     if (doc.contains("numa_distance")) {
         const json& rows = r.array(doc["numa_distance"], "numa_distance");
         for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -403,6 +371,63 @@ machine machine_from_json(std::string_view text, const std::string& where)
                    fmt::format("missing; required when CPUs are on {} nodes", max_node + 1));
         m.numa_distance = {{10}};
     }
+}
+
+} // namespace
+
+machine machine_from_json(std::string_view text, const std::string& where)
+{
+    json doc = parse_machine_json(text, where);
+    const json_reader r(where);
+    if (!doc.is_object())
+        r.fail("", fmt::format("a machine file is a JSON object ({{\"format\": \"{}\", ...}}), "
+                               "got {}",
+                               machine_format_v1, doc.is_null() ? "null" : doc.type_name()));
+    r.check_keys(doc, "", top_keys);
+
+    if (!doc.contains("format"))
+        r.fail("format", fmt::format("missing; a machine file starts with \"format\": \"{}\"",
+                                     machine_format_v1));
+    const std::string format = r.string(doc["format"], "format");
+    if (format != machine_format_v1)
+        r.fail("format", fmt::format("unsupported format '{}'; this schedlab reads '{}'", format,
+                                     machine_format_v1));
+
+    const bool has_generate = doc.contains("generate"), has_cpus = doc.contains("cpus");
+    if (has_generate == has_cpus)
+        r.fail("", has_generate ? "has both \"generate\" and \"cpus\"; use one form"
+                                : "needs either a \"generate\" object or a \"cpus\" array");
+
+    std::string name = doc.contains("name") ? r.string(doc["name"], "name")
+                                            : std::filesystem::path(where).stem().string();
+    std::string description =
+        doc.contains("description") ? r.string(doc["description"], "description") : "";
+    std::string vendor = doc.contains("vendor") ? r.string(doc["vendor"], "vendor") : "other";
+    if (vendor != "amd" && vendor != "intel" && vendor != "other")
+        r.fail("vendor", fmt::format("'{}' is not one of amd, intel, other{}", vendor,
+                                     did_you_mean(vendor, {"amd", "intel", "other"})));
+    std::optional<int> reclaim;
+    if (doc.contains("node_reclaim_distance"))
+        reclaim = r.integer(doc["node_reclaim_distance"], "node_reclaim_distance", 10, 255);
+    const std::vector<cost_setting> costs = read_costs(r, doc, where);
+
+    if (has_generate) {
+        symmetric_machine_spec spec;
+        spec.name = name;
+        spec.description = description;
+        spec.vendor = vendor;
+        return generated_machine(r, doc, std::move(spec), reclaim, costs, where);
+    }
+
+    machine m;
+    m.name = std::move(name);
+    m.description = std::move(description);
+    m.vendor = std::move(vendor);
+    m.numbering = doc.contains("numbering") ? r.string(doc["numbering"], "numbering") : "explicit";
+    m.node_reclaim_distance = reclaim ? *reclaim : m.vendor == "amd" ? 32 : 30;
+
+    read_json_cpus(r, doc, m);
+    read_numa_distance(r, doc, m);
     apply_costs(m, costs, where);
     m.validate(where);
     return m;
@@ -528,54 +553,61 @@ bool looks_like_lscpu(std::string_view text)
     return false;
 }
 
-/*
- * Columns are found by name from the header comment, so both the default
- * `lscpu -p` ("# CPU,Core,Socket,Node,,L1d,L1i,L2,L3", one column per cache)
- * and `lscpu -p=CPU,CORE,SOCKET,NODE,CACHE` ("...,L1d:L1i:L2:L3", caches in
- * one colon-separated column) parse. The LLC is the highest-level cache (L3
- * when present), the cluster the L2 when the LLC is above it. lscpu prints
- * no NUMA distances: nodes get the ACPI defaults 10 (local) / 20 (remote).
- * A CPU with an empty Core or Socket field, or "N" in an Online column, is
- * offline and left out; missing Node / cache columns mean one node / one
- * LLC per socket.
- */
-machine machine_from_lscpu(std::string_view text, const std::string& where)
+namespace {
+
+/* The columns of `lscpu -p` output, found by name in its header comment. */
+struct lscpu_columns {
+    /* A cache's column and sub-index (caches in one colon-separated column), with its level. */
+    struct cache_col {
+        int column, sub, level;
+        std::string name;
+    };
+    int header_line = -1; ///< the header's index in the lines
+    int ncols = 0;
+    int col_cpu = -1, col_core = -1, col_socket = -1, col_node = -1, col_online = -1;
+    std::vector<cache_col> caches;
+    std::optional<cache_col> llc_col; ///< the highest-level cache
+    std::optional<cache_col> l2_col;  ///< the L2 when the LLC is above it (the cluster)
+};
+
+/* One online CPU's row of `lscpu -p` output. */
+struct lscpu_row {
+    int cpu, core, socket, node;
+    long long llc, l2; // -1: unknown
+    int line;
+};
+
+/* The header comment and the columns it names; config_error without one or a CPU column. */
+lscpu_columns find_lscpu_columns(const std::vector<std::string_view>& lines,
+                                 const std::string& where)
 {
-    const auto lines = lines_of(text);
-    int header_line = -1;
+    lscpu_columns k;
     for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
         const auto line = trim(lines[i]);
         if (line.empty() || line[0] != '#')
             break;
         if (is_header(line))
-            header_line = i;
+            k.header_line = i;
     }
-    if (header_line < 0)
+    if (k.header_line < 0)
         throw config_error(where,
                            "no '# CPU,Core,Socket,...' header comment: not `lscpu -p` "
                            "output (run `lscpu -p` or `lscpu -p=CPU,CORE,SOCKET,NODE,CACHE`)");
 
-    /* Column index of each field; caches as (column, sub-index) with their level. */
-    struct cache_col {
-        int column, sub, level;
-        std::string name;
-    };
-    int col_cpu = -1, col_core = -1, col_socket = -1, col_node = -1, col_online = -1;
-    std::vector<cache_col> caches;
-    const auto header = split(trim(lines[header_line]).substr(1), ',');
-    const int ncols = static_cast<int>(header.size());
-    for (int c = 0; c < ncols; ++c) {
+    const auto header = split(trim(lines[k.header_line]).substr(1), ',');
+    k.ncols = static_cast<int>(header.size());
+    for (int c = 0; c < k.ncols; ++c) {
         const std::string name = lower(trim(header[c]));
         if (name == "cpu")
-            col_cpu = c;
+            k.col_cpu = c;
         else if (name == "core")
-            col_core = c;
+            k.col_core = c;
         else if (name == "socket")
-            col_socket = c;
+            k.col_socket = c;
         else if (name == "node")
-            col_node = c;
+            k.col_node = c;
         else if (name == "online")
-            col_online = c;
+            k.col_online = c;
         else {
             const auto subs = split(trim(header[c]), ':');
             bool all_caches = !subs.empty();
@@ -583,40 +615,40 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
                 all_caches = all_caches && cache_level(s) > 0;
             if (all_caches)
                 for (int s = 0; s < static_cast<int>(subs.size()); ++s)
-                    caches.push_back({c, s, cache_level(subs[s]), std::string(trim(subs[s]))});
+                    k.caches.push_back({c, s, cache_level(subs[s]), std::string(trim(subs[s]))});
         }
     }
-    const std::string header_where = fmt::format("{}:{}", where, header_line + 1);
-    if (col_cpu < 0)
+    const std::string header_where = fmt::format("{}:{}", where, k.header_line + 1);
+    if (k.col_cpu < 0)
         throw config_error(header_where, "header has no CPU column");
 
-    const cache_col* llc_col = nullptr;
-    const cache_col* l2_col = nullptr;
-    for (const auto& c : caches) {
-        if (!llc_col || c.level >= llc_col->level)
-            llc_col = &c;
-        if (c.level == 2 && !l2_col)
-            l2_col = &c;
+    for (const auto& c : k.caches) {
+        if (!k.llc_col || c.level >= k.llc_col->level)
+            k.llc_col = c;
+        if (c.level == 2 && !k.l2_col)
+            k.l2_col = c;
     }
-    if (l2_col && llc_col && llc_col->level <= 2)
-        l2_col = nullptr; // the L2 is the LLC: no separate cluster level
+    if (k.l2_col && k.llc_col && k.llc_col->level <= 2)
+        k.l2_col.reset(); // the L2 is the LLC: no separate cluster level
+    return k;
+}
 
-    struct row {
-        int cpu, core, socket, node;
-        long long llc, l2; // -1: unknown
-        int line;
-    };
-    std::vector<row> rows;
+/* The online CPUs' rows, by CPU number; config_error naming the line for a malformed one. */
+std::vector<lscpu_row> read_lscpu_rows(const std::vector<std::string_view>& lines,
+                                       const lscpu_columns& k, const std::string& where)
+{
+    using cache_col = lscpu_columns::cache_col;
+    std::vector<lscpu_row> rows;
     std::set<int> cpus_seen;
-    for (int i = header_line + 1; i < static_cast<int>(lines.size()); ++i) {
+    for (int i = k.header_line + 1; i < static_cast<int>(lines.size()); ++i) {
         const auto line = trim(lines[i]);
         if (line.empty() || line[0] == '#')
             continue;
         const std::string at = fmt::format("{}:{}", where, i + 1);
         const auto fields = split(line, ',');
-        if (static_cast<int>(fields.size()) != ncols)
+        if (static_cast<int>(fields.size()) != k.ncols)
             throw config_error(at, fmt::format("{} fields, but the header names {} columns",
-                                               fields.size(), ncols));
+                                               fields.size(), k.ncols));
         auto number = [&](int col, const char* what) -> std::optional<long long> {
             if (col < 0)
                 return std::nullopt;
@@ -654,7 +686,7 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
                     at, fmt::format("{} cache id '{}' is not a non-negative integer", c->name, f));
             return *v;
         };
-        const auto cpu = number(col_cpu, "CPU");
+        const auto cpu = number(k.col_cpu, "CPU");
         if (!cpu)
             throw config_error(at, "CPU column is empty");
         if (*cpu >= max_nr_cpus)
@@ -663,27 +695,50 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
                                                *cpu, max_nr_cpus));
         if (!cpus_seen.insert(static_cast<int>(*cpu)).second)
             throw config_error(at, fmt::format("CPU {} is listed twice", *cpu));
-        if (col_online >= 0) {
-            const auto f = lower(trim(fields[col_online]));
+        if (k.col_online >= 0) {
+            const auto f = lower(trim(fields[k.col_online]));
             if (f == "n" || f == "no" || f == "0")
                 continue;
         }
-        const auto core = number(col_core, "Core");
-        const auto socket = number(col_socket, "Socket");
-        if ((col_core >= 0 && !core) || (col_socket >= 0 && !socket))
+        const auto core = number(k.col_core, "Core");
+        const auto socket = number(k.col_socket, "Socket");
+        if ((k.col_core >= 0 && !core) || (k.col_socket >= 0 && !socket))
             continue; // offline CPU: lscpu -a -p leaves its topology fields empty
-        const auto node = number(col_node, "Node");
+        const auto node = number(k.col_node, "Node");
         rows.push_back({static_cast<int>(*cpu),
                         core ? static_cast<int>(*core) : static_cast<int>(*cpu),
                         socket ? static_cast<int>(*socket) : 0, node ? static_cast<int>(*node) : 0,
-                        cache_id(llc_col), cache_id(l2_col), i + 1});
+                        cache_id(k.llc_col ? &*k.llc_col : nullptr),
+                        cache_id(k.l2_col ? &*k.l2_col : nullptr), i + 1});
     }
     if (rows.empty())
         throw config_error(where, "no online CPUs listed after the header");
-    std::sort(rows.begin(), rows.end(), [](const row& a, const row& b) { return a.cpu < b.cpu; });
+    std::sort(rows.begin(), rows.end(),
+              [](const lscpu_row& a, const lscpu_row& b) { return a.cpu < b.cpu; });
+    return rows;
+}
+
+} // namespace
+
+/*
+ * Columns are found by name from the header comment, so both the default
+ * `lscpu -p` ("# CPU,Core,Socket,Node,,L1d,L1i,L2,L3", one column per cache)
+ * and `lscpu -p=CPU,CORE,SOCKET,NODE,CACHE` ("...,L1d:L1i:L2:L3", caches in
+ * one colon-separated column) parse. The LLC is the highest-level cache (L3
+ * when present), the cluster the L2 when the LLC is above it. lscpu prints
+ * no NUMA distances: nodes get the ACPI defaults 10 (local) / 20 (remote).
+ * A CPU with an empty Core or Socket field, or "N" in an Online column, is
+ * offline and left out; missing Node / cache columns mean one node / one
+ * LLC per socket.
+ */
+machine machine_from_lscpu(std::string_view text, const std::string& where)
+{
+    const auto lines = lines_of(text);
+    const lscpu_columns k = find_lscpu_columns(lines, where);
+    const std::vector<lscpu_row> rows = read_lscpu_rows(lines, k, where);
 
     std::set<int> node_ids;
-    for (const row& r : rows)
+    for (const lscpu_row& r : rows)
         node_ids.insert(r.node);
     std::map<int, int> node_index;
     for (int id : node_ids)
@@ -698,7 +753,7 @@ machine machine_from_lscpu(std::string_view text, const std::string& where)
     id_map<std::tuple<int, long long, long long>> cluster_ids; // (socket, LLC, L2 or core)
     id_map<int> package_ids;
     std::vector<int> original;
-    for (const row& r : rows) {
+    for (const lscpu_row& r : rows) {
         cpu_desc d;
         d.core = core_ids({r.socket, r.core});
         d.llc = llc_ids({r.socket, r.llc}); // unknown LLC (-1): one per socket
@@ -798,6 +853,136 @@ std::vector<int> numbered_entries(const fs::path& dir, std::string_view prefix)
 
 } // namespace
 
+namespace {
+
+/* One online CPU's topology as sysfs tells it, keyed by the first CPU of each span. */
+struct sysfs_cpu {
+    int cpu;
+    int package;
+    int core_key;    // first CPU of the core's thread siblings
+    int cluster_key; // first CPU of the cluster
+    int llc_key;     // first CPU sharing the LLC; -1 unknown
+    u32 capacity;
+};
+
+/* cpuN's topology, caches and capacity; nullopt for an offline CPU (no topology/). */
+std::optional<sysfs_cpu> read_sysfs_cpu(const fs::path& root, int cpu)
+{
+    std::error_code ec;
+    const fs::path dir = root / fmt::format("cpu{}", cpu);
+    const fs::path topo = dir / "topology";
+    if (!fs::is_directory(topo, ec))
+        return std::nullopt; // offline
+    sysfs_cpu r{cpu, 0, cpu, cpu, -1, 1024};
+    if (auto pkg = read_int(topo / "physical_package_id"); pkg && *pkg >= 0)
+        r.package = static_cast<int>(*pkg);
+    std::vector<int> siblings = {cpu};
+    if (auto s = read_list(topo / "thread_siblings_list"))
+        siblings = *s;
+    else if (auto s2 = read_list(topo / "core_cpus_list"))
+        siblings = *s2;
+    if (siblings.empty() || std::find(siblings.begin(), siblings.end(), cpu) == siblings.end())
+        throw config_error((topo / "thread_siblings_list").string(),
+                           fmt::format("does not contain cpu{} itself", cpu));
+    r.core_key = siblings.front();
+
+    /* Caches: highest-level data/unified cache is the LLC, a level-2 one the cluster. */
+    std::optional<std::vector<int>> l2;
+    int llc_level = 0;
+    for (int idx : numbered_entries(dir / "cache", "index")) {
+        const fs::path c = dir / "cache" / fmt::format("index{}", idx);
+        auto level = read_int(c / "level");
+        auto type = slurp(c / "type");
+        auto shared = read_list(c / "shared_cpu_list");
+        if (!level || !shared || shared->empty())
+            continue;
+        if (type && trim(*type) == "Instruction")
+            continue;
+        if (*level == 2)
+            l2 = shared;
+        if (*level > llc_level) {
+            llc_level = static_cast<int>(*level);
+            r.llc_key = shared->front();
+        }
+    }
+    std::optional<std::vector<int>> cluster = read_list(topo / "cluster_cpus_list");
+    if (!cluster && l2 && llc_level > 2)
+        cluster = l2;
+    /* A cluster must hold the whole core; otherwise ignore it (CLS then equals SMT). */
+    if (cluster &&
+        std::includes(cluster->begin(), cluster->end(), siblings.begin(), siblings.end()))
+        r.cluster_key = cluster->front();
+    else
+        r.cluster_key = r.core_key;
+    if (auto cap = read_int(dir / "cpu_capacity"); cap && *cap > 0)
+        r.capacity = static_cast<u32>(std::min<long long>(*cap, 1024));
+    return r;
+}
+
+/* The online nodes that hold the CPUs, renumbered in ascending order (-1: no nodes). */
+struct sysfs_nodes {
+    std::vector<int> sys_nodes;     ///< the online nodes' sysfs numbers
+    std::map<int, int> node_of_cpu; ///< cpu -> sysfs node
+    std::set<int> used_nodes;       ///< {-1} when a CPU is outside every node
+    std::map<int, int> node_index;  ///< sysfs node -> the machine's
+};
+
+/* NUMA nodes: cpu -> node from nodeN/cpulist. */
+sysfs_nodes read_sysfs_nodes(const fs::path& nroot, const std::vector<sysfs_cpu>& raws)
+{
+    sysfs_nodes n;
+    n.sys_nodes = numbered_entries(nroot, "node");
+    if (auto online = read_list(nroot / "online"); online && !online->empty()) {
+        std::vector<int> keep;
+        std::set_intersection(n.sys_nodes.begin(), n.sys_nodes.end(), online->begin(),
+                              online->end(), std::back_inserter(keep));
+        n.sys_nodes = std::move(keep);
+    }
+    for (int node : n.sys_nodes)
+        if (auto list = read_list(nroot / fmt::format("node{}", node) / "cpulist"))
+            for (int cpu : *list)
+                n.node_of_cpu.emplace(cpu, node);
+    for (const sysfs_cpu& r : raws)
+        n.used_nodes.insert(n.node_of_cpu.count(r.cpu) ? n.node_of_cpu[r.cpu] : -1);
+    if (n.used_nodes.count(-1)) // CPUs outside any node (or no node directory): one node 0
+        n.used_nodes = {-1};
+    for (int node : n.used_nodes)
+        n.node_index.emplace(node, static_cast<int>(n.node_index.size()));
+    return n;
+}
+
+/* m.numa_distance's rows from nodeN/distance (the 10/20 defaults where there is none). */
+void read_node_distances(machine& m, const fs::path& nroot, const sysfs_nodes& n)
+{
+    for (auto [sys_from, from] : n.node_index) {
+        const fs::path p = nroot / fmt::format("node{}", sys_from) / "distance";
+        auto text = slurp(p);
+        if (!text)
+            continue; // keep the 10/20 defaults
+        std::vector<int> row;
+        std::istringstream in(*text);
+        std::string tok;
+        while (in >> tok) {
+            auto v = to_integer(tok);
+            if (!v)
+                throw config_error(p.string(), fmt::format("'{}' is not a distance", tok));
+            row.push_back(static_cast<int>(*v));
+        }
+        /* The row has one entry per online node, in node order. */
+        for (auto [sys_to, to] : n.node_index) {
+            auto pos =
+                std::find(n.sys_nodes.begin(), n.sys_nodes.end(), sys_to) - n.sys_nodes.begin();
+            if (pos >= static_cast<long>(row.size()))
+                throw config_error(p.string(), fmt::format("has {} entries, node{} needs "
+                                                           "entry {}",
+                                                           row.size(), sys_to, pos));
+            m.numa_distance[from][to] = row[pos];
+        }
+    }
+}
+
+} // namespace
+
 /*
  * Reads what the kernel exports about its own topology:
  *  cpuN/topology/{physical_package_id,core_id,thread_siblings_list,cluster_cpus_list},
@@ -821,138 +1006,39 @@ machine machine_from_sysfs(const std::string& cpu_root, const std::string& node_
         present = std::move(keep);
     }
 
-    struct raw_cpu {
-        int cpu;
-        int package;
-        int core_key;    // first CPU of the core's thread siblings
-        int cluster_key; // first CPU of the cluster
-        int llc_key;     // first CPU sharing the LLC; -1 unknown
-        u32 capacity;
-    };
-    std::vector<raw_cpu> raws;
-    for (int cpu : present) {
-        const fs::path dir = root / fmt::format("cpu{}", cpu);
-        const fs::path topo = dir / "topology";
-        if (!fs::is_directory(topo, ec))
-            continue; // offline
-        raw_cpu r{cpu, 0, cpu, cpu, -1, 1024};
-        if (auto pkg = read_int(topo / "physical_package_id"); pkg && *pkg >= 0)
-            r.package = static_cast<int>(*pkg);
-        std::vector<int> siblings = {cpu};
-        if (auto s = read_list(topo / "thread_siblings_list"))
-            siblings = *s;
-        else if (auto s2 = read_list(topo / "core_cpus_list"))
-            siblings = *s2;
-        if (siblings.empty() || std::find(siblings.begin(), siblings.end(), cpu) == siblings.end())
-            throw config_error((topo / "thread_siblings_list").string(),
-                               fmt::format("does not contain cpu{} itself", cpu));
-        r.core_key = siblings.front();
-
-        /* Caches: highest-level data/unified cache is the LLC, a level-2 one the cluster. */
-        std::optional<std::vector<int>> l2;
-        int llc_level = 0;
-        for (int idx : numbered_entries(dir / "cache", "index")) {
-            const fs::path c = dir / "cache" / fmt::format("index{}", idx);
-            auto level = read_int(c / "level");
-            auto type = slurp(c / "type");
-            auto shared = read_list(c / "shared_cpu_list");
-            if (!level || !shared || shared->empty())
-                continue;
-            if (type && trim(*type) == "Instruction")
-                continue;
-            if (*level == 2)
-                l2 = shared;
-            if (*level > llc_level) {
-                llc_level = static_cast<int>(*level);
-                r.llc_key = shared->front();
-            }
-        }
-        std::optional<std::vector<int>> cluster = read_list(topo / "cluster_cpus_list");
-        if (!cluster && l2 && llc_level > 2)
-            cluster = l2;
-        /* A cluster must hold the whole core; otherwise ignore it (CLS then equals SMT). */
-        if (cluster &&
-            std::includes(cluster->begin(), cluster->end(), siblings.begin(), siblings.end()))
-            r.cluster_key = cluster->front();
-        else
-            r.cluster_key = r.core_key;
-        if (auto cap = read_int(dir / "cpu_capacity"); cap && *cap > 0)
-            r.capacity = static_cast<u32>(std::min<long long>(*cap, 1024));
-        raws.push_back(r);
-    }
+    std::vector<sysfs_cpu> raws;
+    for (int cpu : present)
+        if (auto r = read_sysfs_cpu(root, cpu))
+            raws.push_back(*r);
     if (raws.empty())
         throw config_error(cpu_root, "no online CPUs with a topology/ directory found");
 
     /* NUMA nodes: cpu -> node from nodeN/cpulist, distances from nodeN/distance. */
     const fs::path nroot(node_root);
-    std::vector<int> sys_nodes = numbered_entries(nroot, "node");
-    if (auto online = read_list(nroot / "online"); online && !online->empty()) {
-        std::vector<int> keep;
-        std::set_intersection(sys_nodes.begin(), sys_nodes.end(), online->begin(), online->end(),
-                              std::back_inserter(keep));
-        sys_nodes = std::move(keep);
-    }
-    std::map<int, int> node_of_cpu;
-    for (int n : sys_nodes)
-        if (auto list = read_list(nroot / fmt::format("node{}", n) / "cpulist"))
-            for (int cpu : *list)
-                node_of_cpu.emplace(cpu, n);
-    std::set<int> used_nodes;
-    for (const raw_cpu& r : raws)
-        used_nodes.insert(node_of_cpu.count(r.cpu) ? node_of_cpu[r.cpu] : -1);
-    if (used_nodes.count(-1)) // CPUs outside any node (or no node directory): one node 0
-        used_nodes = {-1};
-    std::map<int, int> node_index;
-    for (int n : used_nodes)
-        node_index.emplace(n, static_cast<int>(node_index.size()));
+    const sysfs_nodes n = read_sysfs_nodes(nroot, raws);
 
     machine m;
     m.name = "sysfs";
     m.description = fmt::format("read from {}", cpu_root);
     m.vendor = "other";
-    const int nodes = static_cast<int>(node_index.size());
+    const int nodes = static_cast<int>(n.node_index.size());
     m.numa_distance.assign(nodes, std::vector<int>(nodes, 20));
     for (int i = 0; i < nodes; ++i)
         m.numa_distance[i][i] = 10;
-    if (!used_nodes.count(-1)) {
-        for (auto [sys_from, from] : node_index) {
-            const fs::path p = nroot / fmt::format("node{}", sys_from) / "distance";
-            auto text = slurp(p);
-            if (!text)
-                continue; // keep the 10/20 defaults
-            std::vector<int> row;
-            std::istringstream in(*text);
-            std::string tok;
-            while (in >> tok) {
-                auto v = to_integer(tok);
-                if (!v)
-                    throw config_error(p.string(), fmt::format("'{}' is not a distance", tok));
-                row.push_back(static_cast<int>(*v));
-            }
-            /* The row has one entry per online node, in node order. */
-            for (auto [sys_to, to] : node_index) {
-                auto pos =
-                    std::find(sys_nodes.begin(), sys_nodes.end(), sys_to) - sys_nodes.begin();
-                if (pos >= static_cast<long>(row.size()))
-                    throw config_error(p.string(), fmt::format("has {} entries, node{} needs "
-                                                               "entry {}",
-                                                               row.size(), sys_to, pos));
-                m.numa_distance[from][to] = row[pos];
-            }
-        }
-    }
+    if (!n.used_nodes.count(-1))
+        read_node_distances(m, nroot, n);
 
     id_map<std::pair<int, int>> core_ids, cluster_ids, llc_ids;
     id_map<int> package_ids;
     std::vector<int> original;
-    for (const raw_cpu& r : raws) {
+    for (const sysfs_cpu& r : raws) {
         cpu_desc d;
         d.core = core_ids({r.package, r.core_key});
         d.cluster = cluster_ids({r.package, r.cluster_key});
         d.llc = llc_ids({r.package, r.llc_key}); // unknown (-1): one LLC per package
         d.package = package_ids(r.package);
-        const int sys_node = used_nodes.count(-1) ? -1 : node_of_cpu.at(r.cpu);
-        d.node = node_index.at(sys_node);
+        const int sys_node = n.used_nodes.count(-1) ? -1 : n.node_of_cpu.at(r.cpu);
+        d.node = n.node_index.at(sys_node);
         d.capacity = r.capacity;
         m.cpus.push_back(d);
         original.push_back(r.cpu);
