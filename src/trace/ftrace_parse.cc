@@ -566,11 +566,9 @@ bool ftrace_reader::next(ftrace_event& e)
     return false;
 }
 
-bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
+/* A comment or header line ("#P:N", "cpus=N", a buffer-start marker): true when `t` is one. */
+bool ftrace_reader::parse_header_line(std::string_view t)
 {
-    const std::string_view t = trim(line);
-    if (t.empty())
-        return false;
     if (t.front() == '#') {
         // "##### CPU 1 buffer started ####": older events of that CPU were overwritten.
         int c = -1;
@@ -579,35 +577,39 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
             if (!to_int(rest.substr(0, rest.find(' ')), c) || c < 0)
                 fail(fmt::format("a malformed buffer-start marker: '{}'", t));
             pending_buffer_start_ = c;
-            return false;
+            return true;
         }
         const std::size_t p = t.find("#P:");
         if (p != std::string_view::npos && to_int(trim(t.substr(p + 3)), c) && c > 0)
             stats_.header_cpus = c;
-        return false;
+        return true;
     }
     if (t.starts_with("cpus=") && stats_.events == 0) { // trace-cmd report's first line
         int c = 0;
         if (!to_int(t.substr(5), c) || c <= 0)
             fail(fmt::format("a malformed header line: '{}'", t));
         stats_.header_cpus = c;
-        return false;
+        return true;
     }
-    if (t.find("[LOST") != std::string_view::npos ||
-        t.find("EVENTS DROPPED") != std::string_view::npos ||
-        t.find("PERF_RECORD_LOST") != std::string_view::npos) // perf script --show-lost-events
-        fail(fmt::format("the trace lost events here ('{}'): a replay would miss the tasks' "
-                         "switches and wakeups; record again with a larger buffer_size_kb",
-                         t));
-    const auto foreign = [&] {
-        fail(fmt::format("not ftrace text: expected 'TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: "
-                         "FIELDS' (tracefs trace or trace-cmd report output) or 'COMM PID "
-                         "[CPU] TIMESTAMP: SYSTEM:EVENT: FIELDS' (perf script), got '{}'",
-                         t.substr(0, 80)));
-    };
+    return false;
+}
+
+void ftrace_reader::not_ftrace(std::string_view t) const
+{
+    fail(fmt::format("not ftrace text: expected 'TASK-PID [CPU] FLAGS TIMESTAMP: EVENT: "
+                     "FIELDS' (tracefs trace or trace-cmd report output) or 'COMM PID "
+                     "[CPU] TIMESTAMP: SYSTEM:EVENT: FIELDS' (perf script), got '{}'",
+                     t.substr(0, 80)));
+}
+
+/*
+ * "TASK-PID [CPU]" (or perf script's "COMM PID [CPU]"): e.curr_comm, `pid` and `cpu`; returns
+ * the position of the closing bracket.
+ */
+std::size_t ftrace_reader::parse_task_cpu(std::string_view t, ftrace_event& e, int& pid, int& cpu)
+{
     // TASK-PID [CPU]: the comm may contain spaces and dashes, so find the first "-PID [CPU]".
     std::size_t bracket = std::string_view::npos;
-    int pid = -1, cpu = -1;
     for (std::size_t b = t.find('['); b != std::string_view::npos; b = t.find('[', b + 1)) {
         const std::size_t close = t.find(']', b);
         if (close == std::string_view::npos || !to_int(t.substr(b + 1, close - b - 1), cpu))
@@ -634,15 +636,21 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         break;
     }
     if (bracket == std::string_view::npos || cpu < 0 || pid < 0)
-        foreign();
-    std::string_view rest = trim(t.substr(bracket + 1));
+        not_ftrace(t);
+    return bracket;
+}
+
+/* The flags column (absent in trace-cmd report -t): e.ctx; returns what follows it. */
+std::string_view ftrace_reader::parse_flags(std::string_view t, std::string_view rest,
+                                            ftrace_event& e)
+{
     // Flags (absent in trace-cmd report -t), then "SECONDS.FRACTION:".
     const std::size_t sp = rest.find(' ');
     std::string_view tok = rest.substr(0, sp);
     e.ctx = ftrace_context::unknown;
     if (!tok.empty() && !is_digit(tok.front())) {
         if (tok.size() < 4 || tok.size() > 6)
-            foreign();
+            not_ftrace(t);
         switch (tok[2]) {
         case '.':
             e.ctx = ftrace_context::task;
@@ -659,7 +667,7 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
             e.ctx = ftrace_context::nmi;
             break;
         default:
-            foreign();
+            not_ftrace(t);
         }
         if (stats_.format.empty())
             stats_.format = "tracefs";
@@ -667,22 +675,24 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
     } else if (stats_.format.empty()) {
         stats_.format = "trace-cmd report";
     }
-    const std::size_t colon = rest.find(':');
-    if (colon == std::string_view::npos)
-        foreign();
-    const std::string_view stamp = rest.substr(0, colon);
+    return rest;
+}
+
+/* "SECONDS.FRACTION" in nanoseconds; the same number of decimals on every line. */
+s64 ftrace_reader::parse_timestamp(std::string_view t, std::string_view stamp)
+{
     const std::size_t dot = stamp.find('.');
     s64 secs = 0;
     if (dot == std::string_view::npos || dot == 0 || dot + 1 >= stamp.size() || dot > 12)
-        foreign();
+        not_ftrace(t);
     {
         const auto [p, ec] = std::from_chars(stamp.data(), stamp.data() + dot, secs);
         if (ec != std::errc() || p != stamp.data() + dot || secs < 0 || secs > 9'000'000'000)
-            foreign();
+            not_ftrace(t);
     }
     const std::string_view frac = stamp.substr(dot + 1);
     if (frac.size() > 9 || !std::all_of(frac.begin(), frac.end(), is_digit))
-        foreign();
+        not_ftrace(t);
     s64 f = 0;
     std::from_chars(frac.data(), frac.data() + frac.size(), f);
     for (std::size_t i = frac.size(); i < 9; ++i)
@@ -694,16 +704,20 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         fail(fmt::format("a timestamp with {} decimals after lines with {}: mixed clocks or "
                          "formats in one file",
                          digits, stats_.timestamp_digits));
-    e.line = line_no_;
-    e.ts = secs * NSEC_PER_SEC + f;
-    e.cpu = cpu;
-    e.curr_pid = pid;
-    if (cpu >= nr_cpus_limit)
-        fail(fmt::format("CPU {} is beyond the kernel's largest NR_CPUS ({})", cpu, nr_cpus_limit));
-    if (pid > pid_max_limit)
-        fail(fmt::format("pid {} is beyond the kernel's PID_MAX_LIMIT ({})", pid, pid_max_limit));
-    if (stats_.header_cpus > 0 && cpu >= stats_.header_cpus)
-        fail(fmt::format("CPU {} but the header says the trace has {} CPUs", cpu,
+    return secs * NSEC_PER_SEC + f;
+}
+
+/* The line's CPU and pid within the kernel's limits, its time after the previous line's. */
+void ftrace_reader::accept_record(const ftrace_event& e)
+{
+    if (e.cpu >= nr_cpus_limit)
+        fail(fmt::format("CPU {} is beyond the kernel's largest NR_CPUS ({})", e.cpu,
+                         nr_cpus_limit));
+    if (e.curr_pid > pid_max_limit)
+        fail(fmt::format("pid {} is beyond the kernel's PID_MAX_LIMIT ({})", e.curr_pid,
+                         pid_max_limit));
+    if (stats_.header_cpus > 0 && e.cpu >= stats_.header_cpus)
+        fail(fmt::format("CPU {} but the header says the trace has {} CPUs", e.cpu,
                          stats_.header_cpus));
     if (e.ts < last_ts_)
         fail(fmt::format("timestamp {}.{:09} is before line {}'s {}.{:09}: the trace is not "
@@ -717,17 +731,41 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
         stats_.buffer_starts.emplace_back(pending_buffer_start_, e.ts);
         pending_buffer_start_ = -1;
     }
+}
+
+bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
+{
+    const std::string_view t = trim(line);
+    if (t.empty() || parse_header_line(t))
+        return false;
+    if (t.find("[LOST") != std::string_view::npos ||
+        t.find("EVENTS DROPPED") != std::string_view::npos ||
+        t.find("PERF_RECORD_LOST") != std::string_view::npos) // perf script --show-lost-events
+        fail(fmt::format("the trace lost events here ('{}'): a replay would miss the tasks' "
+                         "switches and wakeups; record again with a larger buffer_size_kb",
+                         t));
+    int pid = -1, cpu = -1;
+    const std::size_t bracket = parse_task_cpu(t, e, pid, cpu);
+    std::string_view rest = parse_flags(t, trim(t.substr(bracket + 1)), e);
+    const std::size_t colon = rest.find(':');
+    if (colon == std::string_view::npos)
+        not_ftrace(t);
+    e.line = line_no_;
+    e.ts = parse_timestamp(t, rest.substr(0, colon));
+    e.cpu = cpu;
+    e.curr_pid = pid;
+    accept_record(e);
     rest = trim(rest.substr(colon + 1));
     std::size_t ncolon = rest.find(':');
     if (ncolon == std::string_view::npos ||
         rest.substr(0, ncolon).find(' ') != std::string_view::npos)
-        foreign();
+        not_ftrace(t);
     if (stats_.format == "perf script") { // "sched:sched_switch:": the event after its system
         rest = rest.substr(ncolon + 1);
         ncolon = rest.find(':');
         if (ncolon == std::string_view::npos || ncolon == 0 ||
             rest.substr(0, ncolon).find(' ') != std::string_view::npos)
-            foreign();
+            not_ftrace(t);
     }
     e.name = rest.substr(0, ncolon);
     ++stats_.events;

@@ -130,6 +130,12 @@ public:
 private:
     bool next_line(std::string_view& line);
     bool parse_line(std::string_view line, ftrace_event& e);
+    bool parse_header_line(std::string_view t);
+    std::size_t parse_task_cpu(std::string_view t, ftrace_event& e, int& pid, int& cpu);
+    std::string_view parse_flags(std::string_view t, std::string_view rest, ftrace_event& e);
+    s64 parse_timestamp(std::string_view t, std::string_view stamp);
+    void accept_record(const ftrace_event& e);
+    [[noreturn]] void not_ftrace(std::string_view t) const;
     void parse_fields(std::string_view fields, ftrace_event& e);
     [[noreturn]] void fail(const std::string& what) const;
 
