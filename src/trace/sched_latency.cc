@@ -159,79 +159,17 @@ std::vector<std::string> sort_keys(const std::string& spec)
     return keys;
 }
 
-} // namespace
-
-latency_result sched_latency(const std::string& path, const latency_options& o,
-                             const wakeup_sink& sink)
-{
-    const std::vector<std::string> keys = sort_keys(o.sort);
-    std::optional<decision_reader> decisions;
-    if (!o.explain_path.empty())
-        decisions.emplace(o.explain_path);
-
-    sched_trace_reader r(path); // first: it refuses a pipe, which the check below would drain
+/* One pass over a trace's events: each task's runtime and delays, and the wakeup rows. */
+class latency_pass {
+public:
+    latency_pass(const latency_options& o, const wakeup_sink& sink, latency_result& res,
+                 std::optional<decision_reader>& decisions, const sched_trace_reader& r)
+        : o(o), sink(sink), res(res), decisions(decisions), r_(r)
     {
-        // A schedlab result (--json) or another JSON document: no events to read.
-        std::ifstream in(path);
-        char c = 0;
-        while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
-        }
-        if (in && c == '{')
-            throw config_error(path, "a JSON document (a schedlab result?) holds no scheduler "
-                                     "events: give the trace of the run (schedlab run --trace "
-                                     "FILE) or a recorded one");
     }
-    latency_result res;
-    res.path = path;
-    res.wakeup_window = o.wakeup_window;
-    std::unordered_map<int, task_state> tasks;
-    const auto task = [&](int pid, std::string_view comm) -> task_state& {
-        task_state& t = tasks[pid];
-        t.pid = pid;
-        if (!comm.empty())
-            t.comm = comm;
-        return t;
-    };
-    // Wakeup rows from the oldest not yet passed on; row number n is window[n - window_base].
-    // A row is open while its wakee has not run (task_state::wakeup names it).
-    struct pending_wakeup {
-        wakeup_row row;
-        bool open = false;
-    };
-    std::deque<pending_wakeup> window;
-    s64 window_base = 0;
-    const auto emit = [&](const wakeup_row& w) {
-        if (sink)
-            sink(w);
-        else
-            res.wakeups.push_back(w);
-    };
-    const auto row_of = [&](s64 n) -> wakeup_row& {
-        return window[static_cast<std::size_t>(n - window_base)].row;
-    };
-    const auto close_row = [&](task_state& t) {
-        if (t.wakeup >= 0)
-            window[static_cast<std::size_t>(t.wakeup - window_base)].open = false;
-        t.wakeup = -1;
-    };
-    const auto pass_on = [&] { // the rows that are complete, and past the window's bound
-        while (!window.empty() &&
-               (!window.front().open || (sink && window.size() > o.wakeup_window))) {
-            if (window.front().open) {
-                ++res.wakeups_cut;
-                tasks[window.front().row.wakee].wakeup = -1;
-            }
-            emit(window.front().row);
-            window.pop_front();
-            ++window_base;
-        }
-    };
-    std::vector<bool> cpu_seen;
-    std::unordered_map<int, sim_time> last_wakeup; // pid -> its last waking or wakeup
-    ftrace_event e;
-    trace_progress progress(std::cerr, "reading " + path, trace_progress_wanted(o.quiet));
-    while (r.next(e)) {
-        progress.update(r.bytes_read(), r.file_bytes());
+
+    void event(ftrace_event& e)
+    {
         if (e.cpu >= static_cast<int>(cpu_seen.size()))
             cpu_seen.resize(static_cast<std::size_t>(e.cpu) + 1, false);
         // A task running on a CPU at the trace's start: its runtime counts from there.
@@ -244,110 +182,16 @@ latency_result sched_latency(const std::string& path, const latency_options& o,
             }
         }
         switch (e.type) {
-        case ftrace_event_type::sched_switch: {
-            res.inferred_switch_ins += e.inferred;
-            // An inferred switch-in from idle, placed as schedlab replay places it
-            // (docs/replay.md): the idle CPU's last event, or the task's last wakeup if later,
-            // plus the median wakeup-to-switch delay recorded so far, never after the event
-            // that revealed it.
-            if (e.inferred && e.pid == 0) {
-                const sim_dur median = r.quirks().median_idle_wakeup_to_switch();
-                const auto w = last_wakeup.find(e.pid2);
-                if (median >= 0)
-                    e.ts = std::min(
-                        e.ts, std::max(e.ts_lo, w == last_wakeup.end() ? 0 : w->second) + median);
-            }
-            if (e.pid > 0) {
-                task_state& t = task(e.pid, e.comm);
-                if (t.on_cpu_since >= 0)
-                    t.row.runtime += e.ts - t.on_cpu_since;
-                t.on_cpu_since = -1;
-                ++t.row.switches;
-                // Preempted (R, R+; "?" after an inferred task-to-task switch): it waits from now.
-                const bool runnable =
-                    e.prev_state.empty() || e.prev_state[0] == 'R' || e.prev_state[0] == '?';
-                if (runnable && t.runnable_since < 0)
-                    t.runnable_since = e.ts;
-            }
-            if (e.pid2 > 0) {
-                task_state& t = task(e.pid2, e.comm2);
-                if (t.runnable_since >= 0) {
-                    const sim_dur d = e.ts - t.runnable_since;
-                    ++t.row.delays;
-                    t.row.total_delay += d;
-                    if (d > t.row.max_delay || t.row.max_cpu < 0) {
-                        t.row.max_delay = d;
-                        t.row.max_start = t.runnable_since;
-                        t.row.max_end = e.ts;
-                        t.row.max_cpu = e.cpu;
-                    }
-                }
-                t.runnable_since = -1;
-                t.on_cpu_since = e.ts;
-                if (t.wakeup >= 0) {
-                    wakeup_row& w = row_of(t.wakeup);
-                    w.ran = e.ts;
-                    w.ran_cpu = e.cpu;
-                    close_row(t);
-                    pass_on();
-                }
-            }
+        case ftrace_event_type::sched_switch:
+            switched(e);
             break;
-        }
         case ftrace_event_type::sched_waking:
-        case ftrace_event_type::sched_wakeup_new: {
-            if (e.pid <= 0)
-                break;
-            last_wakeup[e.pid] = e.ts;
-            task_state& t = task(e.pid, e.comm);
-            const bool is_new = e.type == ftrace_event_type::sched_wakeup_new;
-            const bool on_cpu = t.on_cpu_since >= 0;
-            if (!on_cpu && t.runnable_since < 0)
-                t.runnable_since = e.ts;
-            if (!o.wakeups)
-                break;
-            wakeup_row w;
-            w.ts = e.ts;
-            w.cpu = e.cpu;
-            w.waker = e.curr_pid;
-            if (const auto it = tasks.find(e.curr_pid); it != tasks.end())
-                w.waker_comm = it->second.comm;
-            w.wakee = e.pid;
-            w.wakee_comm = t.comm;
-            w.is_new = is_new;
-            if (is_new)
-                w.target_cpu = e.target_cpu;
-            else
-                w.prev_cpu = e.target_cpu;
-            if (on_cpu) { // woken while still on its CPU (inside __schedule()): no placement
-                w.ran = e.ts;
-                w.ran_cpu = e.cpu;
-            }
-            if (decisions)
-                if (auto why = decisions->take(e.pid, e.ts)) {
-                    w.reason = std::move(*why);
-                    ++res.explained;
-                }
-            ++res.wakeups_total;
-            close_row(t); // an earlier wakeup it did not run after: complete as it is
-            window.push_back({std::move(w), !on_cpu});
-            if (!on_cpu)
-                t.wakeup = window_base + static_cast<s64>(window.size()) - 1;
-            pass_on();
+        case ftrace_event_type::sched_wakeup_new:
+            waking(e);
             break;
-        }
-        case ftrace_event_type::sched_wakeup: {
-            if (e.pid <= 0)
-                break;
-            last_wakeup[e.pid] = e.ts;
-            task_state& t = task(e.pid, e.comm);
-            if (t.wakeup >= 0) {
-                wakeup_row& w = row_of(t.wakeup);
-                if (w.target_cpu < 0)
-                    w.target_cpu = e.target_cpu;
-            }
+        case ftrace_event_type::sched_wakeup:
+            woken(e);
             break;
-        }
         case ftrace_event_type::sched_process_fork:
             task(e.pid, e.comm);
             task(e.pid2, e.comm2);
@@ -360,46 +204,261 @@ latency_result sched_latency(const std::string& path, const latency_options& o,
             break;
         }
     }
-    if (r.stats().events == 0)
-        throw config_error(path, "no trace events: an empty trace, or not ftrace text");
-    for (pending_wakeup& p : window) // the trace ended before these wakees ran
-        p.open = false;
-    pass_on();
 
-    // Rows: per pid, or merged by comm (perf sched latency's default).
-    std::map<std::string, latency_row> by_comm;
-    for (auto& [pid, t] : tasks) {
-        if (t.row.switches == 0 && t.row.delays == 0 && t.row.runtime == 0)
-            continue; // never ran in the trace
-        latency_row row = t.row;
-        row.comm = t.comm;
-        row.pid = pid;
-        res.total_runtime += row.runtime;
-        res.total_switches += row.switches;
-        if (!o.merge_by_comm) {
-            res.rows.push_back(std::move(row));
-            continue;
+    /* The trace ended: the wakees that have not run are complete as they are. */
+    void finish()
+    {
+        for (pending_wakeup& p : window) // the trace ended before these wakees ran
+            p.open = false;
+        pass_on();
+    }
+
+    /* The rows: per pid, or merged by comm (perf sched latency's default). */
+    void rows()
+    {
+        std::map<std::string, latency_row> by_comm;
+        for (auto& [pid, t] : tasks) {
+            if (t.row.switches == 0 && t.row.delays == 0 && t.row.runtime == 0)
+                continue; // never ran in the trace
+            latency_row row = t.row;
+            row.comm = t.comm;
+            row.pid = pid;
+            res.total_runtime += row.runtime;
+            res.total_switches += row.switches;
+            if (!o.merge_by_comm) {
+                res.rows.push_back(std::move(row));
+                continue;
+            }
+            auto [it, fresh] = by_comm.try_emplace(row.comm, row);
+            if (fresh)
+                continue;
+            latency_row& m = it->second;
+            ++m.merged;
+            m.pid = std::min(m.pid, row.pid);
+            m.runtime += row.runtime;
+            m.switches += row.switches;
+            m.delays += row.delays;
+            m.total_delay += row.total_delay;
+            if (row.max_delay > m.max_delay ||
+                (row.max_delay == m.max_delay && row.max_start < m.max_start)) {
+                m.max_delay = row.max_delay;
+                m.max_start = row.max_start;
+                m.max_end = row.max_end;
+                m.max_cpu = row.max_cpu;
+            }
         }
-        auto [it, fresh] = by_comm.try_emplace(row.comm, row);
-        if (fresh)
-            continue;
-        latency_row& m = it->second;
-        ++m.merged;
-        m.pid = std::min(m.pid, row.pid);
-        m.runtime += row.runtime;
-        m.switches += row.switches;
-        m.delays += row.delays;
-        m.total_delay += row.total_delay;
-        if (row.max_delay > m.max_delay ||
-            (row.max_delay == m.max_delay && row.max_start < m.max_start)) {
-            m.max_delay = row.max_delay;
-            m.max_start = row.max_start;
-            m.max_end = row.max_end;
-            m.max_cpu = row.max_cpu;
+        for (auto& [comm, row] : by_comm)
+            res.rows.push_back(std::move(row));
+    }
+
+private:
+    // Wakeup rows from the oldest not yet passed on; row number n is window[n - window_base].
+    // A row is open while its wakee has not run (task_state::wakeup names it).
+    struct pending_wakeup {
+        wakeup_row row;
+        bool open = false;
+    };
+
+    task_state& task(int pid, std::string_view comm)
+    {
+        task_state& t = tasks[pid];
+        t.pid = pid;
+        if (!comm.empty())
+            t.comm = comm;
+        return t;
+    }
+
+    void emit(const wakeup_row& w)
+    {
+        if (sink)
+            sink(w);
+        else
+            res.wakeups.push_back(w);
+    }
+
+    wakeup_row& row_of(s64 n) { return window[static_cast<std::size_t>(n - window_base)].row; }
+
+    void close_row(task_state& t)
+    {
+        if (t.wakeup >= 0)
+            window[static_cast<std::size_t>(t.wakeup - window_base)].open = false;
+        t.wakeup = -1;
+    }
+
+    void pass_on() // the rows that are complete, and past the window's bound
+    {
+        while (!window.empty() &&
+               (!window.front().open || (sink && window.size() > o.wakeup_window))) {
+            if (window.front().open) {
+                ++res.wakeups_cut;
+                tasks[window.front().row.wakee].wakeup = -1;
+            }
+            emit(window.front().row);
+            window.pop_front();
+            ++window_base;
         }
     }
-    for (auto& [comm, row] : by_comm)
-        res.rows.push_back(std::move(row));
+
+    /* sched_switch: prev's runtime ends (it waits if preempted), next's delay ends. */
+    void switched(ftrace_event& e)
+    {
+        res.inferred_switch_ins += e.inferred;
+        // An inferred switch-in from idle, placed as schedlab replay places it
+        // (docs/replay.md): the idle CPU's last event, or the task's last wakeup if later,
+        // plus the median wakeup-to-switch delay recorded so far, never after the event
+        // that revealed it.
+        if (e.inferred && e.pid == 0) {
+            const sim_dur median = r_.quirks().median_idle_wakeup_to_switch();
+            const auto w = last_wakeup.find(e.pid2);
+            if (median >= 0)
+                e.ts = std::min(e.ts,
+                                std::max(e.ts_lo, w == last_wakeup.end() ? 0 : w->second) + median);
+        }
+        if (e.pid > 0) {
+            task_state& t = task(e.pid, e.comm);
+            if (t.on_cpu_since >= 0)
+                t.row.runtime += e.ts - t.on_cpu_since;
+            t.on_cpu_since = -1;
+            ++t.row.switches;
+            // Preempted (R, R+; "?" after an inferred task-to-task switch): it waits from now.
+            const bool runnable =
+                e.prev_state.empty() || e.prev_state[0] == 'R' || e.prev_state[0] == '?';
+            if (runnable && t.runnable_since < 0)
+                t.runnable_since = e.ts;
+        }
+        if (e.pid2 > 0) {
+            task_state& t = task(e.pid2, e.comm2);
+            if (t.runnable_since >= 0) {
+                const sim_dur d = e.ts - t.runnable_since;
+                ++t.row.delays;
+                t.row.total_delay += d;
+                if (d > t.row.max_delay || t.row.max_cpu < 0) {
+                    t.row.max_delay = d;
+                    t.row.max_start = t.runnable_since;
+                    t.row.max_end = e.ts;
+                    t.row.max_cpu = e.cpu;
+                }
+            }
+            t.runnable_since = -1;
+            t.on_cpu_since = e.ts;
+            if (t.wakeup >= 0) {
+                wakeup_row& w = row_of(t.wakeup);
+                w.ran = e.ts;
+                w.ran_cpu = e.cpu;
+                close_row(t);
+                pass_on();
+            }
+        }
+    }
+
+    /* sched_waking, sched_wakeup_new: the task waits from now; a wakeup row. */
+    void waking(const ftrace_event& e)
+    {
+        if (e.pid <= 0)
+            return;
+        last_wakeup[e.pid] = e.ts;
+        task_state& t = task(e.pid, e.comm);
+        const bool is_new = e.type == ftrace_event_type::sched_wakeup_new;
+        const bool on_cpu = t.on_cpu_since >= 0;
+        if (!on_cpu && t.runnable_since < 0)
+            t.runnable_since = e.ts;
+        if (!o.wakeups)
+            return;
+        wakeup_row w;
+        w.ts = e.ts;
+        w.cpu = e.cpu;
+        w.waker = e.curr_pid;
+        if (const auto it = tasks.find(e.curr_pid); it != tasks.end())
+            w.waker_comm = it->second.comm;
+        w.wakee = e.pid;
+        w.wakee_comm = t.comm;
+        w.is_new = is_new;
+        if (is_new)
+            w.target_cpu = e.target_cpu;
+        else
+            w.prev_cpu = e.target_cpu;
+        if (on_cpu) { // woken while still on its CPU (inside __schedule()): no placement
+            w.ran = e.ts;
+            w.ran_cpu = e.cpu;
+        }
+        if (decisions)
+            if (auto why = decisions->take(e.pid, e.ts)) {
+                w.reason = std::move(*why);
+                ++res.explained;
+            }
+        ++res.wakeups_total;
+        close_row(t); // an earlier wakeup it did not run after: complete as it is
+        window.push_back({std::move(w), !on_cpu});
+        if (!on_cpu)
+            t.wakeup = window_base + static_cast<s64>(window.size()) - 1;
+        pass_on();
+    }
+
+    /* sched_wakeup: the CPU the wakeup placed the task on. */
+    void woken(const ftrace_event& e)
+    {
+        if (e.pid <= 0)
+            return;
+        last_wakeup[e.pid] = e.ts;
+        task_state& t = task(e.pid, e.comm);
+        if (t.wakeup >= 0) {
+            wakeup_row& w = row_of(t.wakeup);
+            if (w.target_cpu < 0)
+                w.target_cpu = e.target_cpu;
+        }
+    }
+
+    const latency_options& o;
+    const wakeup_sink& sink;
+    latency_result& res;
+    std::optional<decision_reader>& decisions;
+    const sched_trace_reader& r_;
+    std::unordered_map<int, task_state> tasks;
+    std::deque<pending_wakeup> window;
+    s64 window_base = 0;
+    std::vector<bool> cpu_seen;
+    std::unordered_map<int, sim_time> last_wakeup; // pid -> its last waking or wakeup
+};
+
+/* A schedlab result (--json) or another JSON document: no events to read. */
+void refuse_json(const std::string& path)
+{
+    std::ifstream in(path);
+    char c = 0;
+    while (in.get(c) && (c == ' ' || c == '\n' || c == '\t' || c == '\r')) {
+    }
+    if (in && c == '{')
+        throw config_error(path, "a JSON document (a schedlab result?) holds no scheduler "
+                                 "events: give the trace of the run (schedlab run --trace "
+                                 "FILE) or a recorded one");
+}
+
+} // namespace
+
+latency_result sched_latency(const std::string& path, const latency_options& o,
+                             const wakeup_sink& sink)
+{
+    const std::vector<std::string> keys = sort_keys(o.sort);
+    std::optional<decision_reader> decisions;
+    if (!o.explain_path.empty())
+        decisions.emplace(o.explain_path);
+
+    sched_trace_reader r(path); // first: it refuses a pipe, which the check below would drain
+    refuse_json(path);
+    latency_result res;
+    res.path = path;
+    res.wakeup_window = o.wakeup_window;
+    latency_pass pass(o, sink, res, decisions, r);
+    ftrace_event e;
+    trace_progress progress(std::cerr, "reading " + path, trace_progress_wanted(o.quiet));
+    while (r.next(e)) {
+        progress.update(r.bytes_read(), r.file_bytes());
+        pass.event(e);
+    }
+    if (r.stats().events == 0)
+        throw config_error(path, "no trace events: an empty trace, or not ftrace text");
+    pass.finish();
+    pass.rows();
     std::sort(res.rows.begin(), res.rows.end(),
               [&](const latency_row& a, const latency_row& b) { return less_by(a, b, keys); });
     return res;
