@@ -543,11 +543,185 @@ ojson schedstat_chart(const comparison& c, const schedstat_chart_key& k)
     };
 }
 
+/* The page's head: its title, style and the chart libraries (d3 for a timeline). */
+std::string html_head(const std::string& title, const chart_libraries& libs, bool with_d3)
+{
+    std::string h;
+    h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    h += "<title>" + html_escape(title) + "</title>\n";
+    h += "<style>\n"
+         "body{font-family:sans-serif;margin:2em;max-width:1100px}\n"
+         "pre{background:#f6f6f6;padding:0.8em;overflow-x:auto;font-size:12px}\n"
+         "table.prov{border-collapse:collapse;font-size:13px}\n"
+         "table.prov td,table.prov th{border:1px solid #ccc;padding:3px 8px;text-align:left;"
+         "vertical-align:top}\n"
+         ".chart{margin:1em 0}\n"
+         "</style>\n";
+    // First, so that an error in the libraries or the charts' code is recorded too.
+    h += "<script>window.addEventListener('error', function (e) {\n"
+         "  document.documentElement.setAttribute('data-script-error', String(e.message));\n"
+         "});</script>\n";
+    h += "<script>" + script_safe(libs.vega) + "</script>\n";
+    h += "<script>" + script_safe(libs.vega_lite) + "</script>\n";
+    h += "<script>" + script_safe(libs.vega_embed) + "</script>\n";
+    if (with_d3)
+        h += "<script>" + script_safe(libs.d3) + "</script>\n";
+    h += "</head>\n";
+    return h;
+}
+
+/* Each arm's kernel, features, seeds and machine, and the comparison's warnings. */
+std::string provenance_section(const comparison& c)
+{
+    std::string h;
+    h += "<section id=\"provenance\">\n<h2>Provenance</h2>\n<table class=\"prov\">\n";
+    h += "<tr><th>arm</th><th>runs</th><th>kernel</th><th>features changed</th><th>seeds</th>"
+         "<th>schedlab</th><th>machine</th></tr>\n";
+    for (std::size_t a = 0; a < c.arms.size(); ++a) {
+        const run_provenance& p = c.arm_provenance[a];
+        h += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>from {}</td>"
+                         "<td>{} (git {})</td><td>{} ({} CPUs)</td></tr>\n",
+                         html_escape(c.arms[a]), a == 0 ? " (baseline)" : "", c.runs_per_arm[a],
+                         html_escape(p.kernel_base), p.policy,
+                         html_escape(p.feature_delta.empty() ? "-" : p.feature_delta), p.seed,
+                         html_escape(p.schedlab_version), html_escape(p.git_sha),
+                         html_escape(p.machine), p.nr_cpus);
+    }
+    h += "</table>\n";
+    h += "<details><summary>Effective features per arm</summary>\n<pre>";
+    for (std::size_t a = 0; a < c.arms.size(); ++a)
+        h += html_escape(c.arms[a] + ": " + c.arm_provenance[a].features) + "\n";
+    h += "</pre></details>\n";
+    for (const std::string& w : c.warnings)
+        h += "<p class=\"warning\">Warning: " + html_escape(w) + "</p>\n";
+    h += "</section>\n";
+    return h;
+}
+
+/*
+ * The chart placeholders, numbered in the order of the specs: the metrics, the benchmark's
+ * percentiles, the scheduler distributions, the timeline, the schedstat charts.
+ */
+std::string chart_sections(const comparison& c, std::size_t nr_percentiles,
+                           std::size_t nr_distributions, std::size_t nr_schedstat,
+                           const timeline* tl)
+{
+    std::string h;
+    h += "<section id=\"charts\">\n<h2>Benchmark metrics</h2>\n";
+    if (c.arms.size() > 1)
+        h += "<p>Per metric, first the change of each arm against the baseline (" +
+             html_escape(c.arms[0]) +
+             ") per load: pct imp as in the AMD table (positive = better), bars the 95% "
+             "interval of the difference of the means from the runs (Welch, over the "
+             "baseline's mean), * where the mmtests table stars the row. Below it the mean of "
+             "the runs per arm and load; bars: &#177; one sample standard deviation (the CV of "
+             "the AMD table).</p>\n";
+    else
+        h += "<p>Mean of the runs per load; bars: &#177; one sample standard deviation (the CV "
+             "of the AMD table).</p>\n";
+    std::size_t chart = 0;
+    for (std::size_t i = 0; i < c.metrics.size(); ++i) {
+        h += fmt::format("<h3>{}</h3>\n", html_escape(c.metrics[i].name));
+        if (c.arms.size() > 1)
+            h += fmt::format("<div class=\"chart change\" id=\"chart-{}\"></div>\n", chart++);
+        h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
+    }
+    h += "</section>\n";
+
+    if (nr_percentiles > 0) {
+        h += "<section id=\"percentiles\">\n<h2>The benchmark's latency percentiles</h2>\n"
+             "<p>As the benchmark prints them, per load: the mean of the runs, one line per arm "
+             "and percentile, on a log axis.</p>\n";
+        for (std::size_t i = 0; i < nr_percentiles; ++i)
+            h += fmt::format("<div class=\"chart percentiles\" id=\"chart-{}\"></div>\n",
+                             chart++);
+        h += "</section>\n";
+    }
+
+    h += "<section id=\"distributions\">\n<h2>Scheduler distributions</h2>\n";
+    if (nr_distributions == 0) {
+        h += "<p>The runs carry no distributions (result files written before they were "
+             "kept).</p>\n";
+    } else {
+        h += "<p>From the tracepoints of every run of an arm at the chosen load, summed: the "
+             "cumulative fraction of samples up to each value, on a log axis (histogram buckets "
+             "of 16 per octave, so a value is placed within 6.25 %; the max is exact).</p>\n";
+        for (std::size_t i = 0; i < nr_distributions; ++i)
+            h += fmt::format("<div class=\"chart distribution\" id=\"chart-{}\"></div>\n",
+                             chart++);
+    }
+    h += "</section>\n";
+
+    if (tl)
+        h += timeline_section(*tl);
+
+    h += "<section id=\"schedstat\">\n<h2>Schedstat differences</h2>\n";
+    if (c.schedstat.empty()) {
+        h += "<p>The runs carry no schedstat counters.</p>\n";
+    } else {
+        h += "<p>Load-balance counters summed over CPUs per domain level, mean per run "
+             "(/proc/schedstat v15 fields; fbg_count = find_busiest_group() calls).</p>\n";
+        for (std::size_t i = 0; i < nr_schedstat; ++i)
+            h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
+        h += "<details><summary>Every counter</summary>\n<pre>" + html_escape(render_schedstat(c)) +
+             "</pre></details>\n";
+    }
+    h += "</section>\n";
+    return h;
+}
+
+/* The text tables (mmtests, AMD, lkp) and the provenance, as the terminal prints them. */
+std::string tables_section(const comparison& c)
+{
+    std::string h;
+    h += "<section id=\"tables\">\n<h2>Tables</h2>\n";
+    h += "<h3>mmtests compare-kernels</h3>\n<pre>" + html_escape(render_mmtests(c)) + "</pre>\n";
+    h += "<h3>AMD norm [pct imp](CV)</h3>\n<pre>" + html_escape(render_amd(c)) + "</pre>\n";
+    h += "<h3>lkp %stddev %change %stddev</h3>\n<pre>" + html_escape(render_lkp(c)) + "</pre>\n";
+    h += "<pre>" + html_escape(render_provenance(c)) + "</pre>\n";
+    h += "</section>\n";
+    return h;
+}
+
+/* The specs and the code that embeds them, recording on the page what rendered. */
+std::string embed_charts(const ojson& specs)
+{
+    std::string h;
+    h += "<script type=\"application/json\" id=\"chart-specs\">" + script_safe(specs.dump()) +
+         "</script>\n";
+    h += "<script>\n"
+         "(function () {\n"
+         "  var specs = JSON.parse(document.getElementById('chart-specs').textContent);\n"
+         "  Promise.all(specs.map(function (spec, i) {\n"
+         "    return vegaEmbed('#chart-' + i, spec, {renderer: 'svg', actions: false});\n"
+         "  })).then(function () {\n"
+         "    // every chart draws its data as points: a chart without one drew no data\n"
+         "    var empty = [];\n"
+         "    specs.forEach(function (spec, i) {\n"
+         "      var el = document.getElementById('chart-' + i);\n"
+         "      if (!el.querySelector('g.mark-symbol.role-mark > path'))\n"
+         "        empty.push('chart-' + i);\n"
+         "    });\n"
+         "    var tl = document.getElementById('timeline');\n"
+         "    if (tl && tl.getAttribute('data-drawn') === '0')\n"
+         "      empty.push('timeline');\n"
+         "    document.body.setAttribute('data-empty-charts', empty.join(' '));\n"
+         "    document.body.setAttribute('data-charts-rendered', String(specs.length));\n"
+         "    document.title += ' (rendered)';\n"
+         "  }).catch(function (e) {\n"
+         "    document.body.setAttribute('data-chart-error', String(e));\n"
+         "  });\n"
+         "})();\n"
+         "</script>\n";
+    return h;
+}
+
 } // namespace
 
 chart_libraries load_chart_libraries()
 {
-    return {read_library("vega/build/vega.min.js"), read_library("vega-lite/build/vega-lite.min.js"),
+    return {read_library("vega/build/vega.min.js"),
+            read_library("vega-lite/build/vega-lite.min.js"),
             read_library("vega-embed/build/vega-embed.min.js"), read_library("d3/dist/d3.min.js")};
 }
 
@@ -583,151 +757,18 @@ std::string render_html(const comparison& c, const chart_libraries& libs, const 
         specs.push_back(schedstat_chart(c, k));
 
     // one arm, one load, one run: the page of `schedlab run --html`
-    const bool one_run = c.arms.size() == 1 && c.loads.size() == 1 &&
-                         c.runs_per_arm == std::vector<int>{1};
+    const bool one_run =
+        c.arms.size() == 1 && c.loads.size() == 1 && c.runs_per_arm == std::vector<int>{1};
     const std::string title = fmt::format("schedlab {}: {} on {}", one_run ? "run" : "compare",
                                           c.mmtests_name, c.arm_provenance.front().machine);
-    std::string h;
-    h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-    h += "<title>" + html_escape(title) + "</title>\n";
-    h += "<style>\n"
-         "body{font-family:sans-serif;margin:2em;max-width:1100px}\n"
-         "pre{background:#f6f6f6;padding:0.8em;overflow-x:auto;font-size:12px}\n"
-         "table.prov{border-collapse:collapse;font-size:13px}\n"
-         "table.prov td,table.prov th{border:1px solid #ccc;padding:3px 8px;text-align:left;"
-         "vertical-align:top}\n"
-         ".chart{margin:1em 0}\n"
-         "</style>\n";
-    // First, so that an error in the libraries or the charts' code is recorded too.
-    h += "<script>window.addEventListener('error', function (e) {\n"
-         "  document.documentElement.setAttribute('data-script-error', String(e.message));\n"
-         "});</script>\n";
-    h += "<script>" + script_safe(libs.vega) + "</script>\n";
-    h += "<script>" + script_safe(libs.vega_lite) + "</script>\n";
-    h += "<script>" + script_safe(libs.vega_embed) + "</script>\n";
-    if (tl)
-        h += "<script>" + script_safe(libs.d3) + "</script>\n";
-    h += "</head>\n";
+    std::string h = html_head(title, libs, tl != nullptr);
     h += fmt::format("<body data-charts-expected=\"{}\">\n", specs.size());
     h += "<h1>" + html_escape(title) + "</h1>\n";
     h += "<p>Benchmark: <code>" + html_escape(c.benchmark) + "</code></p>\n";
-
-    h += "<section id=\"provenance\">\n<h2>Provenance</h2>\n<table class=\"prov\">\n";
-    h += "<tr><th>arm</th><th>runs</th><th>kernel</th><th>features changed</th><th>seeds</th>"
-         "<th>schedlab</th><th>machine</th></tr>\n";
-    for (std::size_t a = 0; a < c.arms.size(); ++a) {
-        const run_provenance& p = c.arm_provenance[a];
-        h += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>from {}</td>"
-                         "<td>{} (git {})</td><td>{} ({} CPUs)</td></tr>\n",
-                         html_escape(c.arms[a]), a == 0 ? " (baseline)" : "", c.runs_per_arm[a],
-                         html_escape(p.kernel_base), p.policy,
-                         html_escape(p.feature_delta.empty() ? "-" : p.feature_delta), p.seed,
-                         html_escape(p.schedlab_version), html_escape(p.git_sha),
-                         html_escape(p.machine), p.nr_cpus);
-    }
-    h += "</table>\n";
-    h += "<details><summary>Effective features per arm</summary>\n<pre>";
-    for (std::size_t a = 0; a < c.arms.size(); ++a)
-        h += html_escape(c.arms[a] + ": " + c.arm_provenance[a].features) + "\n";
-    h += "</pre></details>\n";
-    for (const std::string& w : c.warnings)
-        h += "<p class=\"warning\">Warning: " + html_escape(w) + "</p>\n";
-    h += "</section>\n";
-
-    h += "<section id=\"charts\">\n<h2>Benchmark metrics</h2>\n";
-    if (c.arms.size() > 1)
-        h += "<p>Per metric, first the change of each arm against the baseline (" +
-             html_escape(c.arms[0]) +
-             ") per load: pct imp as in the AMD table (positive = better), bars the 95% "
-             "interval of the difference of the means from the runs (Welch, over the "
-             "baseline's mean), * where the mmtests table stars the row. Below it the mean of "
-             "the runs per arm and load; bars: &#177; one sample standard deviation (the CV of "
-             "the AMD table).</p>\n";
-    else
-        h += "<p>Mean of the runs per load; bars: &#177; one sample standard deviation (the CV "
-             "of the AMD table).</p>\n";
-    std::size_t chart = 0;
-    for (std::size_t i = 0; i < c.metrics.size(); ++i) {
-        h += fmt::format("<h3>{}</h3>\n", html_escape(c.metrics[i].name));
-        if (c.arms.size() > 1)
-            h += fmt::format("<div class=\"chart change\" id=\"chart-{}\"></div>\n", chart++);
-        h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
-    }
-    h += "</section>\n";
-
-    if (!pct_groups.empty()) {
-        h += "<section id=\"percentiles\">\n<h2>The benchmark's latency percentiles</h2>\n"
-             "<p>As the benchmark prints them, per load: the mean of the runs, one line per arm "
-             "and percentile, on a log axis.</p>\n";
-        for (std::size_t i = 0; i < pct_groups.size(); ++i)
-            h += fmt::format("<div class=\"chart percentiles\" id=\"chart-{}\"></div>\n",
-                             chart++);
-        h += "</section>\n";
-    }
-
-    h += "<section id=\"distributions\">\n<h2>Scheduler distributions</h2>\n";
-    if (dists.empty()) {
-        h += "<p>The runs carry no distributions (result files written before they were "
-             "kept).</p>\n";
-    } else {
-        h += "<p>From the tracepoints of every run of an arm at the chosen load, summed: the "
-             "cumulative fraction of samples up to each value, on a log axis (histogram buckets "
-             "of 16 per octave, so a value is placed within 6.25 %; the max is exact).</p>\n";
-        for (std::size_t i = 0; i < dists.size(); ++i)
-            h += fmt::format("<div class=\"chart distribution\" id=\"chart-{}\"></div>\n",
-                             chart++);
-    }
-    h += "</section>\n";
-
-    if (tl)
-        h += timeline_section(*tl);
-
-    h += "<section id=\"schedstat\">\n<h2>Schedstat differences</h2>\n";
-    if (c.schedstat.empty()) {
-        h += "<p>The runs carry no schedstat counters.</p>\n";
-    } else {
-        h += "<p>Load-balance counters summed over CPUs per domain level, mean per run "
-             "(/proc/schedstat v15 fields; fbg_count = find_busiest_group() calls).</p>\n";
-        for (std::size_t i = 0; i < ss_keys.size(); ++i)
-            h += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", chart++);
-        h += "<details><summary>Every counter</summary>\n<pre>" + html_escape(render_schedstat(c)) +
-             "</pre></details>\n";
-    }
-    h += "</section>\n";
-
-    h += "<section id=\"tables\">\n<h2>Tables</h2>\n";
-    h += "<h3>mmtests compare-kernels</h3>\n<pre>" + html_escape(render_mmtests(c)) + "</pre>\n";
-    h += "<h3>AMD norm [pct imp](CV)</h3>\n<pre>" + html_escape(render_amd(c)) + "</pre>\n";
-    h += "<h3>lkp %stddev %change %stddev</h3>\n<pre>" + html_escape(render_lkp(c)) + "</pre>\n";
-    h += "<pre>" + html_escape(render_provenance(c)) + "</pre>\n";
-    h += "</section>\n";
-
-    h += "<script type=\"application/json\" id=\"chart-specs\">" + script_safe(specs.dump()) +
-         "</script>\n";
-    h += "<script>\n"
-         "(function () {\n"
-         "  var specs = JSON.parse(document.getElementById('chart-specs').textContent);\n"
-         "  Promise.all(specs.map(function (spec, i) {\n"
-         "    return vegaEmbed('#chart-' + i, spec, {renderer: 'svg', actions: false});\n"
-         "  })).then(function () {\n"
-         "    // every chart draws its data as points: a chart without one drew no data\n"
-         "    var empty = [];\n"
-         "    specs.forEach(function (spec, i) {\n"
-         "      var el = document.getElementById('chart-' + i);\n"
-         "      if (!el.querySelector('g.mark-symbol.role-mark > path'))\n"
-         "        empty.push('chart-' + i);\n"
-         "    });\n"
-         "    var tl = document.getElementById('timeline');\n"
-         "    if (tl && tl.getAttribute('data-drawn') === '0')\n"
-         "      empty.push('timeline');\n"
-         "    document.body.setAttribute('data-empty-charts', empty.join(' '));\n"
-         "    document.body.setAttribute('data-charts-rendered', String(specs.length));\n"
-         "    document.title += ' (rendered)';\n"
-         "  }).catch(function (e) {\n"
-         "    document.body.setAttribute('data-chart-error', String(e));\n"
-         "  });\n"
-         "})();\n"
-         "</script>\n";
+    h += provenance_section(c);
+    h += chart_sections(c, pct_groups.size(), dists.size(), ss_keys.size(), tl);
+    h += tables_section(c);
+    h += embed_charts(specs);
     h += "</body>\n</html>\n";
     return h;
 }
