@@ -276,16 +276,9 @@ std::string no_event(const std::string& what, const std::vector<std::string>& un
                        unknown.size() == 1 ? "is" : "are");
 }
 
-} // namespace
-
-rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool downgrade)
+/* The "global" object (its default_policy returned), "resources" and unknown top-level keys. */
+int parse_global(parse_ctx& c, const rtj_value& root, rtapp_config& cfg)
 {
-    rtapp_config cfg;
-    cfg.file = file;
-    parse_ctx c{file, cfg, downgrade, {}};
-    if (root.kind != rtj_value::object)
-        throw config_error(c.at(root.line, root.col), "an rt-app file is a JSON object");
-
     int default_policy = SCHED_NORMAL;
     if (const rtj_member* g = root.find("global")) {
         const rtj_value& go = c.object(*g);
@@ -321,152 +314,177 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool do
         if (m.key != "global" && m.key != "resources" && m.key != "tasks")
             c.warn(fmt::format("top-level key '{}'", m.key), m, "not an rt-app object");
 
-    const rtj_member* tasks = root.find("tasks");
-    if (!tasks)
-        throw config_error(c.at(root.line, root.col), "no \"tasks\" object (it is mandatory)");
-    for (const rtj_member& tm : c.object(*tasks).members) {
-        const rtj_value& to = c.object(tm);
-        rtapp_task t;
-        t.name = tm.key;
-        t.line = tm.line;
-        t.policy = default_policy;
-        bool loop_given = false;
-        bool nice_given = false;
-        int priority = 0;
-        const rtj_member* phases = nullptr;
-        // rt-app's parse_sched_data(): dl-runtime, dl-period, dl-deadline (usec), else the
-        // legacy runtime, period, deadline of the thread object.
-        const rtj_member* dl_keys[3] = {};     // dl-runtime, dl-deadline, dl-period
-        const rtj_member* legacy_keys[3] = {}; // runtime, deadline, period
-        for (const char* legacy : {"exec", "lock_order", "resources"})
-            if (const rtj_member* lm = to.find(legacy))
-                c.fail_key(*lm, fmt::format("task '{}': '{}' is rt-app 0.x syntax, not supported "
-                                            "(rewrite the task with phases and events)",
-                                            t.name, legacy));
-        auto task_key = [&](const rtj_member& m) -> bool {
-            if (m.key == "instance") {
-                t.instance = c.integer(m, 0, 100'000);
-            } else if (m.key == "loop") {
-                t.loop = c.integer(m, -1, 1LL << 40);
-                loop_given = true;
-            } else if (m.key == "delay") {
-                t.delay = usecs(c.integer(m, 0, max_usec));
-            } else if (m.key == "phases") {
-                phases = &m;
-            } else if (m.key == "policy") {
-                t.policy = parse_policy(c, m, c.string(m));
-            } else if (m.key == "priority") {
-                priority = static_cast<int>(c.integer(m, -20, 99));
-                nice_given = true;
-            } else if (m.key == "cpus") {
-                const rtj_value& a = *m.value;
-                if (a.kind != rtj_value::array || a.items.empty())
-                    c.fail(m, "'cpus' expects a non-empty array of CPU numbers");
-                for (const auto& it : a.items) {
-                    if (it->kind != rtj_value::number || !it->is_integer || it->integer < 0 ||
-                        it->integer > 100'000)
-                        throw config_error(c.at(it->line, it->col), "'cpus' entries are CPU numbers");
-                    t.cpus.push_back(static_cast<int>(it->integer));
-                }
-            } else if (m.key == "dl-runtime" || m.key == "dl-deadline" || m.key == "dl-period") {
-                dl_keys[m.key == "dl-runtime" ? 0 : m.key == "dl-deadline" ? 1 : 2] = &m;
-                c.integer(m, 0, max_usec);
-            } else if (m.key == "period" || m.key == "deadline") {
-                legacy_keys[m.key == "deadline" ? 1 : 2] = &m;
-                c.integer(m, 0, max_usec);
-            } else {
-                return sched_key(c, m, false);
-            }
-            return true;
-        };
-        std::vector<std::string> unknown;
-        std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key, &unknown);
-        // The legacy "runtime" is also a runtime event, as in rt-app.
-        if (const rtj_member* rm = to.find("runtime");
-            rm && rm->value && rm->value->kind == rtj_value::number && rm->value->is_integer)
-            legacy_keys[0] = rm;
-        long long dl[3] = {0, 0, 0}; // runtime, deadline, period (usec)
-        for (int i = 0; i < 3; ++i) {
-            const rtj_member* m = dl_keys[i] ? dl_keys[i] : legacy_keys[i];
-            if (m && m->value && m->value->kind == rtj_value::number)
-                dl[i] = m->value->integer;
-            if (m && t.dl_key.empty())
-                t.dl_key = m->key, t.dl_line = m->line;
-        }
-        if (!dl[2])
-            dl[2] = dl[0]; // dl-period defaults to dl-runtime
-        if (!dl[1])
-            dl[1] = dl[2]; // dl-deadline to dl-period
-        if (t.policy == SCHED_DEADLINE) {
-            t.dl_runtime = static_cast<u64>(usecs(dl[0]));
-            t.dl_deadline = static_cast<u64>(usecs(dl[1]));
-            t.dl_period = static_cast<u64>(usecs(dl[2]));
-            if (t.dl_key.empty()) {
-                t.dl_key = "policy";
-                t.dl_line = to.find("policy") ? to.find("policy")->line : t.line;
-            }
-            if (nice_given)
-                c.warn(fmt::format("task '{}': 'priority'", t.name), *to.find("priority"),
-                       "SCHED_DEADLINE has no priority");
-        } else {
-            for (const rtj_member* m : dl_keys)
-                if (m)
-                    c.warn(fmt::format("task '{}': '{}'", t.name, m->key), *m,
-                           "sched_setattr() uses it for SCHED_DEADLINE only");
-        }
-        if (t.policy == SCHED_FIFO || t.policy == SCHED_RR) {
-            // rt-app: "10 for other classes" by default; sched_setattr() takes 1..99.
-            t.rt_priority = nice_given ? priority : 10;
-            if (t.rt_priority < 1 || t.rt_priority > 99) {
-                const rtj_member* pm = to.find("priority");
-                c.fail(*pm, fmt::format("priority {} is not an RT priority (1..99) for task '{}' "
-                                        "({})",
-                                        t.rt_priority, t.name,
-                                        t.policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR"));
-            }
-        } else if (nice_given && t.policy != SCHED_DEADLINE) {
-            t.nice = priority;
-            if (t.nice < -20 || t.nice > 19) {
-                const rtj_member* pm = to.find("priority");
-                c.fail(*pm, fmt::format("priority {} is not a nice value (-20..19) for task '{}'",
-                                        t.nice, t.name));
-            }
-        }
-        if (phases) {
-            if (!direct.empty())
-                c.warn(fmt::format("events beside 'phases' in task '{}'", t.name), *phases,
-                       "rt-app runs the phases only");
-            for (const rtj_member& pm : c.object(*phases).members) {
-                rtapp_phase ph;
-                ph.name = pm.key;
-                auto phase_key = [&](const rtj_member& m) -> bool {
-                    if (m.key == "loop") {
-                        ph.loop = c.integer(m, 0, 1LL << 40);
-                        return true;
-                    }
-                    return sched_key(c, m, true);
-                };
-                std::vector<std::string> unknown_in_phase;
-                ph.events = parse_events(c, c.object(pm), t.name, phase_key, &unknown_in_phase);
-                if (ph.events.empty())
-                    c.fail_key(pm, no_event(fmt::format("phase '{}' of task '{}'", ph.name, t.name),
-                                            unknown_in_phase));
-                t.phases.push_back(std::move(ph));
-            }
-            if (t.phases.empty())
-                c.fail(*phases, fmt::format("task '{}' has an empty 'phases' object", t.name));
-        } else {
-            if (direct.empty())
-                c.fail_key(tm, no_event(fmt::format("task '{}'", t.name), unknown));
-            t.phases.push_back({"", 1, std::move(direct)});
-        }
-        (void)loop_given;
-        cfg.tasks.push_back(std::move(t));
-    }
-    if (cfg.tasks.empty())
-        c.fail(*tasks, "the \"tasks\" object is empty");
+    return default_policy;
+}
 
-    // Cross references: fork targets exist; barrier users = instances x uses.
+/*
+ * The keys a thread's scheduling parameters come from. rt-app's parse_sched_data():
+ * dl-runtime, dl-period, dl-deadline (usec), else the legacy runtime, period, deadline of the
+ * thread object.
+ */
+struct task_sched_keys {
+    const rtj_member* dl[3] = {};     // dl-runtime, dl-deadline, dl-period
+    const rtj_member* legacy[3] = {}; // runtime, deadline, period
+    bool nice_given = false;
+    int priority = 0;
+};
+
+/*
+ * The thread's scheduling parameters from its keys: a SCHED_DEADLINE reservation (dl-*, else
+ * the legacy runtime, deadline, period; in usec), an RT priority or a nice value.
+ */
+void task_sched_params(parse_ctx& c, rtapp_task& t, const rtj_value& to, const task_sched_keys& k)
+{
+    long long dl[3] = {0, 0, 0}; // runtime, deadline, period (usec)
+    for (int i = 0; i < 3; ++i) {
+        const rtj_member* m = k.dl[i] ? k.dl[i] : k.legacy[i];
+        if (m && m->value && m->value->kind == rtj_value::number)
+            dl[i] = m->value->integer;
+        if (m && t.dl_key.empty())
+            t.dl_key = m->key, t.dl_line = m->line;
+    }
+    if (!dl[2])
+        dl[2] = dl[0]; // dl-period defaults to dl-runtime
+    if (!dl[1])
+        dl[1] = dl[2]; // dl-deadline to dl-period
+    if (t.policy == SCHED_DEADLINE) {
+        t.dl_runtime = static_cast<u64>(usecs(dl[0]));
+        t.dl_deadline = static_cast<u64>(usecs(dl[1]));
+        t.dl_period = static_cast<u64>(usecs(dl[2]));
+        if (t.dl_key.empty()) {
+            t.dl_key = "policy";
+            t.dl_line = to.find("policy") ? to.find("policy")->line : t.line;
+        }
+        if (k.nice_given)
+            c.warn(fmt::format("task '{}': 'priority'", t.name), *to.find("priority"),
+                   "SCHED_DEADLINE has no priority");
+    } else {
+        for (const rtj_member* m : k.dl)
+            if (m)
+                c.warn(fmt::format("task '{}': '{}'", t.name, m->key), *m,
+                       "sched_setattr() uses it for SCHED_DEADLINE only");
+    }
+    if (t.policy == SCHED_FIFO || t.policy == SCHED_RR) {
+        // rt-app: "10 for other classes" by default; sched_setattr() takes 1..99.
+        t.rt_priority = k.nice_given ? k.priority : 10;
+        if (t.rt_priority < 1 || t.rt_priority > 99) {
+            const rtj_member* pm = to.find("priority");
+            c.fail(*pm, fmt::format("priority {} is not an RT priority (1..99) for task '{}' "
+                                    "({})",
+                                    t.rt_priority, t.name,
+                                    t.policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR"));
+        }
+    } else if (k.nice_given && t.policy != SCHED_DEADLINE) {
+        t.nice = k.priority;
+        if (t.nice < -20 || t.nice > 19) {
+            const rtj_member* pm = to.find("priority");
+            c.fail(*pm, fmt::format("priority {} is not a nice value (-20..19) for task '{}'",
+                                    t.nice, t.name));
+        }
+    }
+}
+
+/* The thread's phases, or its events as one phase. */
+void task_phases(parse_ctx& c, rtapp_task& t, const rtj_member& tm, const rtj_member* phases,
+                 std::vector<rtapp_event>&& direct, const std::vector<std::string>& unknown)
+{
+    if (phases) {
+        if (!direct.empty())
+            c.warn(fmt::format("events beside 'phases' in task '{}'", t.name), *phases,
+                   "rt-app runs the phases only");
+        for (const rtj_member& pm : c.object(*phases).members) {
+            rtapp_phase ph;
+            ph.name = pm.key;
+            auto phase_key = [&](const rtj_member& m) -> bool {
+                if (m.key == "loop") {
+                    ph.loop = c.integer(m, 0, 1LL << 40);
+                    return true;
+                }
+                return sched_key(c, m, true);
+            };
+            std::vector<std::string> unknown_in_phase;
+            ph.events = parse_events(c, c.object(pm), t.name, phase_key, &unknown_in_phase);
+            if (ph.events.empty())
+                c.fail_key(pm, no_event(fmt::format("phase '{}' of task '{}'", ph.name, t.name),
+                                        unknown_in_phase));
+            t.phases.push_back(std::move(ph));
+        }
+        if (t.phases.empty())
+            c.fail(*phases, fmt::format("task '{}' has an empty 'phases' object", t.name));
+    } else {
+        if (direct.empty())
+            c.fail_key(tm, no_event(fmt::format("task '{}'", t.name), unknown));
+        t.phases.push_back({"", 1, std::move(direct)});
+    }
+}
+
+/* One thread object of "tasks". */
+rtapp_task parse_task(parse_ctx& c, const rtj_member& tm, int default_policy)
+{
+    const rtj_value& to = c.object(tm);
+    rtapp_task t;
+    t.name = tm.key;
+    t.line = tm.line;
+    t.policy = default_policy;
+    bool loop_given = false;
+    task_sched_keys k;
+    const rtj_member* phases = nullptr;
+    for (const char* legacy : {"exec", "lock_order", "resources"})
+        if (const rtj_member* lm = to.find(legacy))
+            c.fail_key(*lm, fmt::format("task '{}': '{}' is rt-app 0.x syntax, not supported "
+                                        "(rewrite the task with phases and events)",
+                                        t.name, legacy));
+    auto task_key = [&](const rtj_member& m) -> bool {
+        if (m.key == "instance") {
+            t.instance = c.integer(m, 0, 100'000);
+        } else if (m.key == "loop") {
+            t.loop = c.integer(m, -1, 1LL << 40);
+            loop_given = true;
+        } else if (m.key == "delay") {
+            t.delay = usecs(c.integer(m, 0, max_usec));
+        } else if (m.key == "phases") {
+            phases = &m;
+        } else if (m.key == "policy") {
+            t.policy = parse_policy(c, m, c.string(m));
+        } else if (m.key == "priority") {
+            k.priority = static_cast<int>(c.integer(m, -20, 99));
+            k.nice_given = true;
+        } else if (m.key == "cpus") {
+            const rtj_value& a = *m.value;
+            if (a.kind != rtj_value::array || a.items.empty())
+                c.fail(m, "'cpus' expects a non-empty array of CPU numbers");
+            for (const auto& it : a.items) {
+                if (it->kind != rtj_value::number || !it->is_integer || it->integer < 0 ||
+                    it->integer > 100'000)
+                    throw config_error(c.at(it->line, it->col), "'cpus' entries are CPU numbers");
+                t.cpus.push_back(static_cast<int>(it->integer));
+            }
+        } else if (m.key == "dl-runtime" || m.key == "dl-deadline" || m.key == "dl-period") {
+            k.dl[m.key == "dl-runtime" ? 0 : m.key == "dl-deadline" ? 1 : 2] = &m;
+            c.integer(m, 0, max_usec);
+        } else if (m.key == "period" || m.key == "deadline") {
+            k.legacy[m.key == "deadline" ? 1 : 2] = &m;
+            c.integer(m, 0, max_usec);
+        } else {
+            return sched_key(c, m, false);
+        }
+        return true;
+    };
+    std::vector<std::string> unknown;
+    std::vector<rtapp_event> direct = parse_events(c, to, t.name, task_key, &unknown);
+    // The legacy "runtime" is also a runtime event, as in rt-app.
+    if (const rtj_member* rm = to.find("runtime");
+        rm && rm->value && rm->value->kind == rtj_value::number && rm->value->is_integer)
+        k.legacy[0] = rm;
+    task_sched_params(c, t, to, k);
+    task_phases(c, t, tm, phases, std::move(direct), unknown);
+    (void)loop_given;
+    return t;
+}
+
+/* Cross references: fork targets exist; barrier users = instances x uses. */
+void check_references(const parse_ctx& c, rtapp_config& cfg)
+{
     for (const rtapp_task& t : cfg.tasks) {
         for (const rtapp_phase& ph : t.phases) {
             for (const rtapp_event& e : ph.events) {
@@ -480,6 +498,27 @@ rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool do
             }
         }
     }
+}
+
+} // namespace
+
+rtapp_config rtapp_parse(const rtj_value& root, const std::string& file, bool downgrade)
+{
+    rtapp_config cfg;
+    cfg.file = file;
+    parse_ctx c{file, cfg, downgrade, {}};
+    if (root.kind != rtj_value::object)
+        throw config_error(c.at(root.line, root.col), "an rt-app file is a JSON object");
+
+    const int default_policy = parse_global(c, root, cfg);
+    const rtj_member* tasks = root.find("tasks");
+    if (!tasks)
+        throw config_error(c.at(root.line, root.col), "no \"tasks\" object (it is mandatory)");
+    for (const rtj_member& tm : c.object(*tasks).members)
+        cfg.tasks.push_back(parse_task(c, tm, default_policy));
+    if (cfg.tasks.empty())
+        c.fail(*tasks, "the \"tasks\" object is empty");
+    check_references(c, cfg);
     return cfg;
 }
 
