@@ -187,21 +187,11 @@ bool netperf_params::latency() const
     });
 }
 
-netperf_params parse_netperf_options(const std::vector<std::string>& argv)
-{
-    netperf_params np;
-    // Global options, then "--" and the test-specific ones (netperf's convention).
-    std::vector<std::string> global;
-    std::vector<std::string> test_specific;
-    bool seen_dashdash = false;
-    for (const std::string& a : argv) {
-        if (!seen_dashdash && a == "--") {
-            seen_dashdash = true;
-            continue;
-        }
-        (seen_dashdash ? test_specific : global).push_back(a);
-    }
+namespace {
 
+/* netperf's global options (before "--"): the test, its length, the host, the banner. */
+void parse_netperf_global(const std::vector<std::string>& global, netperf_params& np)
+{
     std::string test = "TCP_RR";
     std::string length;
     std::string banner;
@@ -283,7 +273,12 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
     // task), 4 KB per task used (docs/testing.md).
     check_task_count(2.0 * np.instances, 4e3, fmt::format("{} instances x 2", np.instances),
                      where_netperf);
+}
 
+/* The test-specific options (after "--"): sizes, socket buffers, output selectors. */
+void parse_netperf_test_specific(const std::vector<std::string>& test_specific, netperf_params& np)
+{
+    std::string unused;
     std::string rr;
     std::string lsock;
     std::string rsock;
@@ -336,6 +331,27 @@ netperf_params parse_netperf_options(const std::vector<std::string>& argv)
         np.remote_sndbuf = size_value(a, "-S", max_buf);
         np.remote_rcvbuf = size_value(b, "-S", max_buf);
     }
+}
+
+} // namespace
+
+netperf_params parse_netperf_options(const std::vector<std::string>& argv)
+{
+    netperf_params np;
+    // Global options, then "--" and the test-specific ones (netperf's convention).
+    std::vector<std::string> global;
+    std::vector<std::string> test_specific;
+    bool seen_dashdash = false;
+    for (const std::string& a : argv) {
+        if (!seen_dashdash && a == "--") {
+            seen_dashdash = true;
+            continue;
+        }
+        (seen_dashdash ? test_specific : global).push_back(a);
+    }
+
+    parse_netperf_global(global, np);
+    parse_netperf_test_specific(test_specific, np);
     return np;
 }
 
