@@ -3,7 +3,10 @@
 
 #include "analysis/compare.h"
 #include "analysis/fidelity.h"
+#include "calibrate/calibrate.h"
+#include "cli/cli_options.h"
 #include "cli/interrupt.h"
+#include "cli/mpi.h"
 #include "experiment/result_json.h"
 #include "experiment/runner.h"
 #include "machine/machine_costs.h"
@@ -27,9 +30,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
+#include <unistd.h>
 
 namespace schedlab {
 
@@ -615,6 +622,311 @@ int cmd_fidelity(std::ostream& out, std::ostream&, const fidelity_options& o)
     }
     out << render_fidelity(rep);
     return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// The command line of these subcommands (CLI11)
+
+void add_machines_command(CLI::App& app, int& rc)
+{
+    app.add_subcommand("machines", "List the machine presets")->callback([&rc] {
+        rc = cmd_machines(std::cout);
+    });
+}
+
+void add_topology_command(CLI::App& app, int& rc)
+{
+    struct options {
+        std::string machine;
+        bool verbose = false;
+        bool pkg = false;
+    };
+    auto o = std::make_shared<options>();
+    auto* topology = app.add_subcommand(
+        "topology", "Print a machine's sched domains the way the kernel's sched_domain_debug does");
+    topology->add_option("machine", o->machine, "Preset name, machine JSON file or lscpu -p output")
+        ->required();
+    topology->add_flag("-v,--verbose", o->verbose,
+                       "Also print each domain's flags and balancing parameters");
+    topology->add_flag("--pkg", o->pkg, "Name the package level PKG, as kernels from 6.7 do");
+    topology->callback([o, &rc] { rc = cmd_topology(std::cout, o->machine, o->verbose, o->pkg); });
+}
+
+void add_kernels_command(CLI::App& app, int& rc)
+{
+    app.add_subcommand("kernels", "List the kernel profiles")->callback([&rc] {
+        rc = cmd_kernels(std::cout);
+    });
+}
+
+void add_features_command(CLI::App& app, int& rc)
+{
+    auto kernel = std::make_shared<std::string>();
+    auto* features = app.add_subcommand(
+        "features", "List the sched features, their default per kernel profile and meaning");
+    features->add_option("--kernel", *kernel, "Only this kernel profile (with its toggles)");
+    features->callback([kernel, &rc] { rc = cmd_features(std::cout, *kernel); });
+}
+
+void add_costs_command(CLI::App& app, int& rc)
+{
+    struct options {
+        std::string machine = "host";
+        std::vector<std::string> set;
+    };
+    auto o = std::make_shared<options>();
+    auto* costs = app.add_subcommand(
+        "costs", "List a machine's costs: value, unit, meaning and where each value comes from");
+    costs->add_option("machine", o->machine,
+                      "Preset name, machine JSON file or lscpu -p output (default: host)");
+    costs->add_option("--cost", o->set, "Override NAME=VALUE (repeatable)")
+        ->allow_extra_args(false);
+    costs->callback([o, &rc] { rc = cmd_costs(std::cout, o->machine, o->set); });
+}
+
+void add_calibrate_command(CLI::App& app, int& rc)
+{
+    struct options {
+        calibrate::options cal;
+        bool no_perf = false;
+    };
+    auto o = std::make_shared<options>();
+    auto* calibrate_cmd = app.add_subcommand(
+        "calibrate", "Measure this machine's costs with real runs and write a machine file that "
+                     "the host preset uses");
+    calibrate_cmd->add_option(
+        "-o,--output", o->cal.output,
+        "Machine file to write (default: $SCHEDLAB_HOST_MACHINE, else "
+        "$XDG_CONFIG_HOME/schedlab/host.json or ~/.config/schedlab/host.json)");
+    calibrate_cmd->add_flag("--quick", o->cal.quick, "Shorter runs: about 2 s instead of 10");
+    calibrate_cmd->add_flag("--no-perf", o->no_perf,
+                            "Do not run perf bench: no exit cost of its child processes, no "
+                            "`perf bench sched pipe` cross-check");
+    calibrate_cmd->callback([o, &rc] {
+        o->cal.perf = !o->no_perf;
+        rc = calibrate::cmd_calibrate(std::cout, std::cerr, o->cal);
+    });
+}
+
+void add_run_command(CLI::App& app, int& rc)
+{
+    struct options {
+        run_options ro;
+        std::string seed = "1";
+        bool schedstat = false, schedstat_raw = false;
+    };
+    auto o = std::make_shared<options>();
+    run_options& ro = o->ro;
+    auto* run = app.add_subcommand(
+        "run", "Run a benchmark on a simulated machine and kernel: schedlab run [OPTIONS] -- "
+               "BENCHMARK ARGS...");
+    run->add_option("-m,--machine", ro.machine, "Preset name, machine JSON file or lscpu -p output")
+        ->capture_default_str();
+    run->add_option(
+           "-k,--kernel", ro.kernel,
+           "Kernel profile with optional +FEATURE/+NO_FEATURE terms, e.g. 6.6+NO_RUN_TO_PARITY")
+        ->capture_default_str();
+    run->add_option("-f,--features", ro.features,
+                    "Feature toggles in the kernel's spelling, comma separated (NO_X turns X off)");
+    run->add_option("-s,--seed", o->seed,
+                    "Random seed (0 to 2^64-1); the same seed gives the same result")
+        ->capture_default_str();
+    run->add_option("--cost", ro.costs,
+                    "Override a cost: NAME=NANOSECONDS (repeatable); see "
+                    "`schedlab costs`")
+        ->allow_extra_args(false);
+    run->add_option("--time-limit", ro.time_limit_s,
+                    "Stop after this many simulated seconds (exit 3 if unfinished)")
+        ->capture_default_str()
+        ->check(number_in(0, max_time_limit_s, true, "seconds"));
+    run->add_option(
+           "--check", ro.check,
+           "Invariant checks: 'sampled' (every 1024 schedules; release default) or 'every' "
+           "(after every schedule; debug default, slow)")
+        ->check(CLI::IsMember({"sampled", "every"}));
+    run->add_flag("--no-summary", ro.no_summary, "Print only the benchmark's own output");
+    run->add_flag("--schedstat", o->schedstat,
+                  "Print the load-balance counters per domain level and idle type");
+    run->add_flag("--schedstat-raw", o->schedstat_raw,
+                  "Also print them as /proc/schedstat version 15, for schedstat tools");
+    run->add_option("--explain", ro.explain_path,
+                    "Write the decision log to FILE: which branch of select_task_rq_fair placed "
+                    "each wakeup and why, and every load-balance attempt's outcome");
+    run->add_option("--trace", ro.trace_path,
+                    "Write the scheduler tracepoints in ftrace text format to FILE "
+                    "(zstd-compressed if FILE ends in .zst, gzip if .gz), or as a trace-cmd "
+                    "data file if it ends in .dat (trace-cmd report, KernelShark), or as JSON "
+                    "trace events if it ends in .json (Perfetto's UI)");
+    run->add_option("--json", ro.json_path,
+                    "Write the result with its provenance to FILE (schedlab-result-v1)");
+    run->add_option("--html", ro.html_path,
+                    "Write a self-contained HTML report of this run to FILE: the distributions "
+                    "and the per-CPU timeline");
+    run->add_option("--timeline-window", ro.timeline_window,
+                    "The timeline's window FROM,TO in simulated seconds (default: the whole "
+                    "run, cut short after 10^6 records)");
+    run->add_option("benchmark", ro.workload_argv,
+                    "The benchmark command line after --, e.g. perf bench sched messaging -g 4 -p")
+        ->required();
+    run->callback([o, &rc] {
+        o->ro.seed = parse_seed(o->seed, "--seed");
+        o->ro.schedstat = o->schedstat_raw ? "raw" : o->schedstat ? "table" : "";
+        o->ro.progress_tty = isatty(fileno(stderr)) != 0;
+        rc = cmd_run(std::cout, std::cerr, o->ro);
+    });
+}
+
+namespace {
+
+/* The options of the tables compare and report print. */
+void add_table_options(CLI::App* cmd, table_options& t)
+{
+    cmd->add_option("--format", t.format, "Tables to print: amd, mmtests, lkp or all")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"amd", "mmtests", "lkp", "all"}));
+    cmd->add_option("--significance", t.significance,
+                    "mmtests significance rule for the asterisks: ci (2024+: the mean +- "
+                    "1.96 stddev intervals do not overlap) or ttest (2018-2024: p < 0.10)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"ci", "ttest"}));
+    cmd->add_flag("--schedstat", t.schedstat,
+                  "Also print the schedstat counter differences per domain level and idle type");
+    cmd->add_option("--html", t.html_path,
+                    "Write a self-contained HTML report with charts to FILE");
+}
+
+} // namespace
+
+void add_compare_command(CLI::App& app, int& rc, std::string command_line)
+{
+    struct options {
+        compare_options co;
+        std::string seed = "1";
+        std::string store;
+        bool no_store = false;
+    };
+    auto o = std::make_shared<options>();
+    compare_options& co = o->co;
+    co.spec.runs = 5;
+    co.command_line = std::move(command_line);
+    auto* compare = app.add_subcommand(
+        "compare", "A/B comparison: arms x loads x runs in parallel, printed as the LKML "
+                   "tables: schedlab compare --kernel A --kernel B [OPTIONS] -- BENCHMARK ARGS...");
+    compare
+        ->add_option("-m,--machine", co.spec.machine,
+                     "Preset name, machine JSON file or lscpu -p output")
+        ->capture_default_str();
+    compare
+        ->add_option("-k,--kernel", co.spec.arms,
+                     "An arm: kernel profile with optional +FEATURE/+NO_FEATURE terms "
+                     "(repeatable; the first is the baseline)")
+        ->required()
+        ->allow_extra_args(false); // one value per --kernel, so "--kernel B -- bench" works
+    compare->add_option("-f,--features", co.spec.features,
+                        "Feature toggles applied to every arm, comma separated");
+    compare->add_option("--runs", co.spec.runs, "Runs per arm and load (seeds SEED..SEED+RUNS-1)")
+        ->capture_default_str()
+        ->check(number_in(1, max_compare_runs, false, ""));
+    compare->add_option("-j,--jobs", co.jobs, "Parallel runs (default: the hardware threads)")
+        ->check(number_in(1, max_jobs, false, ""));
+    compare
+        ->add_option("-s,--seed", o->seed,
+                     "Seed of run 0; run r of every arm uses SEED + r (paired arms)")
+        ->capture_default_str();
+    compare->add_option("--cost", co.spec.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
+        ->allow_extra_args(false);
+    compare
+        ->add_option("--time-limit", co.spec.time_limit_s,
+                     "Stop each run after this many simulated seconds")
+        ->capture_default_str()
+        ->check(number_in(0, max_time_limit_s, true, "seconds"));
+    compare->add_option("--check", co.spec.check, "Invariant checks: 'sampled' or 'every'")
+        ->check(CLI::IsMember({"sampled", "every"}));
+    compare->add_option("--json", co.json_path,
+                        "Write every run with its provenance to FILE (schedlab-results-v1)");
+    auto* store_opt = compare->add_option(
+        "--store", o->store,
+        "Results store (SQLite): each run is written as it finishes and runs already stored are "
+        "not run again (default: $SCHEDLAB_STORE, else $XDG_DATA_HOME/schedlab/results.sqlite or "
+        "~/.local/share/schedlab/results.sqlite)");
+    compare
+        ->add_flag("--no-store", o->no_store,
+                   "Keep the runs in memory only (an interrupted compare then keeps nothing)")
+        ->excludes(store_opt);
+    add_table_options(compare, co.tables);
+    compare->add_option("--timeline", co.timeline,
+                        "Draw one run's per-CPU timeline in the --html report: ARM,LOAD,RUN (ARM "
+                        "from 1 in --kernel order or its spec, LOAD a value of the load list or "
+                        "- without one, RUN from 0: seed --seed + RUN); the run is simulated "
+                        "again with the recorder");
+    compare->add_option("--timeline-window", co.timeline_window,
+                        "The timeline's window FROM,TO in simulated seconds (default: the whole "
+                        "run, cut short after 10^6 records)");
+    compare
+        ->add_option("benchmark", co.spec.workload_argv,
+                     "The benchmark after --, with a comma-separated load list in its own load "
+                     "option, e.g. perf bench sched messaging -g 1,2,4,8 -p")
+        ->required();
+    compare->callback([o, &rc] {
+        compare_options& c = o->co;
+        c.spec.seed = parse_seed(o->seed, "--seed");
+        c.progress_tty = isatty(fileno(stderr)) != 0;
+        if (launched_ranks() > 1)
+            throw config_error("compare", "started as one of several MPI ranks, each of which "
+                                          "would run the whole compare; distribute runs with "
+                                          "`schedlab sweep` (docs/sweeps.md)");
+        if (!o->no_store) {
+            c.store_path = o->store.empty() ? default_store_path() : o->store;
+            if (c.store_path.empty())
+                throw config_error("--store", "no default store ($HOME is not set): give "
+                                              "--store FILE or --no-store");
+        }
+        rc = cmd_compare(std::cout, std::cerr, c);
+    });
+}
+
+void add_report_command(CLI::App& app, int& rc)
+{
+    auto rpo = std::make_shared<report_options>();
+    auto* report = app.add_subcommand(
+        "report", "Print the tables (and --html) again from a results store (one set per "
+                  "experiment) or from result files of compare --json or run --json");
+    report->add_option("inputs", rpo->files,
+                       "Stores, or result files (schedlab-results-v1 or -result-v1), which are "
+                       "merged into one comparison (default: the default store)");
+    report
+        ->add_option("-e,--experiment", rpo->experiments,
+                     "Only these experiments of the store: an id or a name pattern such as "
+                     "'shared-runq-v3/*/tbench' (repeatable; `schedlab store list` lists them)")
+        ->allow_extra_args(false);
+    add_table_options(report, rpo->tables);
+    report->callback([rpo, &rc] { rc = cmd_report(std::cout, std::cerr, *rpo); });
+}
+
+void add_fidelity_command(CLI::App& app, int& rc)
+{
+    auto fo = std::make_shared<fidelity_options>();
+    auto* fidelity = app.add_subcommand(
+        "fidelity", "Score results of compare --json against the published SHARED_RUNQ v3 tables "
+                    "(bergamo-2s): our AMD tables beside AMD's, and the sign agreement");
+    fidelity->add_option("inputs", fo->files,
+                         "Results files of schedlab compare --json (schedlab-results-v1), or "
+                         "stores (default: the default store)");
+    fidelity
+        ->add_option("-e,--experiment", fo->experiments,
+                     "Only these experiments of the store (id or name pattern; repeatable)")
+        ->allow_extra_args(false);
+    fidelity->add_option(
+        "--reference", fo->reference_dir,
+        "Directory of the published CSVs (default: " + default_fidelity_reference_dir() + ")");
+    fidelity
+        ->add_option("--threshold", fo->threshold,
+                     "Score the cells whose published |pct imp| is at least this (percent)")
+        ->capture_default_str()
+        ->check(number_in(0, 100, false, "percent"));
+    fidelity->add_option("--json", fo->json_path,
+                         "Also write the score and every row to FILE (schedlab-fidelity-v1)");
+    fidelity->callback([fo, &rc] { rc = cmd_fidelity(std::cout, std::cerr, *fo); });
 }
 
 } // namespace schedlab

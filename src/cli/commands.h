@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace schedlab {
 
 struct latency_options;
@@ -151,6 +155,30 @@ int cmd_store_list(std::ostream& out, const std::string& store);
 /// The SHARED_RUNQ v3 fidelity suite: our tables beside AMD's and the sign agreement.
 /// Returns 0 whatever the score (it is a report); config_error for bad input.
 int cmd_fidelity(std::ostream& out, std::ostream& err, const fidelity_options& o);
+
+/*
+ * The command line (CLI11): each adds its subcommand to `app` with its options and a callback
+ * that runs the command once the command line has parsed and leaves its exit code in `rc`
+ * (config_error escapes app.parse()). Each is in the file of its command; main() adds them in
+ * the order `schedlab --help` lists them.
+ */
+void add_machines_command(CLI::App& app, int& rc);
+void add_topology_command(CLI::App& app, int& rc);
+void add_kernels_command(CLI::App& app, int& rc);
+void add_features_command(CLI::App& app, int& rc);
+void add_costs_command(CLI::App& app, int& rc);
+void add_calibrate_command(CLI::App& app, int& rc);
+void add_run_command(CLI::App& app, int& rc);
+void add_replay_command(CLI::App& app, int& rc);
+void add_latency_command(CLI::App& app, int& rc);
+/// `command_line`: the whole command line, recorded in the results file.
+void add_compare_command(CLI::App& app, int& rc, std::string command_line);
+void add_report_command(CLI::App& app, int& rc);
+void add_sweep_command(CLI::App& app, int& rc);
+void add_export_command(CLI::App& app, int& rc);
+/// `store merge` and `store list`.
+void add_store_command(CLI::App& app, int& rc);
+void add_fidelity_command(CLI::App& app, int& rc);
 
 /* Shared by the subcommands (commands.cc, store_commands.cc, replay_command.cc). */
 

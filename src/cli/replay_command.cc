@@ -6,6 +6,8 @@
  */
 #include "cli/commands.h"
 
+#include "cli/cli_options.h"
+
 #include "experiment/run.h"
 #include "sim/config_error.h"
 #include "trace/sched_latency.h"
@@ -17,6 +19,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <vector>
 
@@ -162,6 +165,119 @@ int cmd_latency(std::ostream& out, const std::string& trace, const latency_optio
         out.write(buf.data(), static_cast<std::streamsize>(got));
     print_wakeups_footer(out, r);
     return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// The command line of replay and latency (CLI11)
+
+void add_replay_command(CLI::App& app, int& rc)
+{
+    struct options {
+        replay_command_options rpl;
+        std::string seed = "1";
+    };
+    auto o = std::make_shared<options>();
+    replay_command_options& rpl = o->rpl;
+    auto* replay = app.add_subcommand(
+        "replay", "Re-run a recorded workload: each task of an ftrace sched trace rebuilt (CPU "
+                  "bursts, who woke it, timers, forks, exits) and simulated on a machine and "
+                  "kernel; prints the run summary and the trace's statistics beside the "
+                  "replay's (docs/replay.md)");
+    replay
+        ->add_option("trace", rpl.trace,
+                     "The trace: /sys/kernel/tracing/trace or trace-cmd report text, plain or "
+                     ".xz/.zst/.gz, or a trace-cmd .dat file")
+        ->required();
+    replay
+        ->add_option("-m,--machine", rpl.machine,
+                     "Preset name, machine JSON file or lscpu -p output")
+        ->capture_default_str();
+    replay
+        ->add_option("-k,--kernel", rpl.kernel,
+                     "Kernel profile with optional +FEATURE/+NO_FEATURE terms (default: 6.18, "
+                     "the shared traces' kernel)")
+        ->capture_default_str();
+    replay->add_option("--comm", rpl.comm,
+                       "Replay only the tasks whose comm matches this regular expression (any "
+                       "comm a task had; default: every task that is not a kernel thread)");
+    replay
+        ->add_option("--speed", rpl.speed,
+                     "The simulated CPU's speed relative to the traced one: CPU bursts are "
+                     "divided by it")
+        ->capture_default_str();
+    replay
+        ->add_option("--bursts", rpl.bursts,
+                     "net: each traced CPU burst less the kernel work the simulation charges "
+                     "the task (context switches, wakeups, forks); gross: as traced")
+        ->capture_default_str();
+    replay
+        ->add_option("--deps", rpl.deps,
+                     "count: a block ended by a traced task waits for the task's n-th such "
+                     "wake by any waker; edge: for the n-th wake by the waker the trace shows")
+        ->capture_default_str();
+    replay->add_flag("--sync-wakes", rpl.sync_wakes,
+                     "Replay dependency wakes as WF_SYNC wakeups, as pipe and socket writes make "
+                     "(a trace does not say which were)");
+    replay
+        ->add_option("--rt-policy", rpl.rt_policy,
+                     "fifo: tasks traced at an RT prio (0-98) replay as SCHED_FIFO at "
+                     "rt_priority 99 - prio; rr: as SCHED_RR (a trace cannot tell them apart)")
+        ->capture_default_str();
+    replay->add_flag("--quiet", rpl.quiet,
+                     "No progress on stderr while the trace is read (shown only on a terminal)");
+    replay->add_option("--trace", rpl.trace_path,
+                       "Write the replay's scheduler tracepoints in ftrace text format to FILE "
+                       "(.zst, .gz compressed) or as a trace-cmd .dat, which schedlab replay "
+                       "reads too, or as JSON trace events (.json: Perfetto's UI)");
+    replay->add_option("-s,--seed", o->seed, "Random seed (0 to 2^64-1)")->capture_default_str();
+    replay->add_option("--cost", rpl.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
+        ->allow_extra_args(false);
+    replay
+        ->add_option("--time-limit", rpl.time_limit_s,
+                     "Stop after this many simulated seconds (exit 3 if unfinished)")
+        ->capture_default_str()
+        ->check(number_in(0, max_time_limit_s, true, "seconds"));
+    replay->callback([o, &rc] {
+        o->rpl.seed = parse_seed(o->seed, "--seed");
+        rc = cmd_replay(std::cout, std::cerr, o->rpl);
+    });
+}
+
+void add_latency_command(CLI::App& app, int& rc)
+{
+    struct options {
+        latency_options lat;
+        std::string trace;
+        bool pids = false;
+    };
+    auto o = std::make_shared<options>();
+    latency_options& lat = o->lat;
+    auto* latency = app.add_subcommand(
+        "latency", "Scheduling delays per task from a trace, in the layout of perf sched "
+                   "latency, and per wakeup with --wakeups (perf sched timehist -w); the reason "
+                   "each wakeup was placed where it was, from schedlab run's --explain log");
+    latency
+        ->add_option("trace", o->trace,
+                     "The trace: tracefs or trace-cmd report text (plain, .xz/.zst/.gz), a "
+                     "trace-cmd .dat file, or schedlab run/replay's --trace output")
+        ->required();
+    latency->add_flag("--pids", o->pids, "One row per pid (default: merged by comm, as perf)");
+    latency->add_option("--sort", lat.sort, "Sort keys: runtime, switch, avg, max, pid")
+        ->capture_default_str();
+    latency->add_flag("--wakeups", lat.wakeups,
+                      "Also list every wakeup: waker, wakee, the CPU it was placed on and ran on, "
+                      "its delay");
+    latency->add_option("--explain", lat.explain_path,
+                        "The decision log of the run that wrote the trace (schedlab run --explain "
+                        "FILE): each wakeup's placement reason");
+    latency->add_flag("--quiet", lat.quiet,
+                      "No progress on stderr while the trace is read (shown only on a terminal)");
+    latency->callback([o, &rc] {
+        o->lat.merge_by_comm = !o->pids;
+        if (!o->lat.explain_path.empty())
+            o->lat.wakeups = true;
+        rc = cmd_latency(std::cout, o->trace, o->lat);
+    });
 }
 
 } // namespace schedlab

@@ -6,6 +6,8 @@
  */
 #include "cli/commands.h"
 
+#include "cli/cli_options.h"
+
 #include "cli/interrupt.h"
 #include "cli/mpi.h"
 #include "experiment/result_json.h"
@@ -19,11 +21,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fnmatch.h>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <unistd.h>
 
 namespace schedlab {
 
@@ -384,6 +389,84 @@ int cmd_store_list(std::ostream& out, const std::string& path)
                            fmt::format("{}/{}", s.stored_count(e), e.runs.size()), e.kind, e.name,
                            join(e.info.arms, ", "));
     return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// The command line of sweep, export and store (CLI11)
+
+void add_sweep_command(CLI::App& app, int& rc)
+{
+    auto swo = std::make_shared<sweep_options>();
+    auto* sweep = app.add_subcommand(
+        "sweep", "Run a sweep spec (TOML or JSON: machines x kernels x benchmarks with their "
+                 "loads x seeds) into a results store, resumably; under mpirun the ranks share "
+                 "the runs (docs/sweeps.md)");
+    sweep->add_option("spec", swo->spec_path, "The sweep spec (.toml, or .json)")->required();
+    sweep->add_option("--store", swo->store_path,
+                      "Results store (default: $SCHEDLAB_STORE, else "
+                      "$XDG_DATA_HOME/schedlab/results.sqlite or "
+                      "~/.local/share/schedlab/results.sqlite)");
+    sweep
+        ->add_option("-j,--jobs", swo->jobs,
+                     "Parallel runs (default: the hardware threads; under MPI, 1 per rank)")
+        ->check(number_in(1, max_jobs, false, ""));
+    sweep->add_option("--shard", swo->shard,
+                      "Run only shard i of N (i/N, from 1): run k of the plan is in shard "
+                      "k mod N + 1; merge the shards' stores with `schedlab store merge`");
+    sweep->add_flag("-n,--dry-run", swo->dry_run,
+                    "Print each experiment's runs, how many are stored and how many would run");
+    sweep->callback([swo, &rc] {
+        swo->progress_tty = isatty(fileno(stderr)) != 0;
+        if (swo->store_path.empty())
+            swo->store_path = default_store_path();
+        rc = cmd_sweep(std::cout, std::cerr, *swo);
+        mpi_world::finalize();
+    });
+}
+
+void add_export_command(CLI::App& app, int& rc)
+{
+    auto exo = std::make_shared<export_options>();
+    auto* export_cmd = app.add_subcommand(
+        "export", "Write runs as CSV (one row per run and metric; for pandas and R) or JSON, "
+                  "from a results store or result files");
+    export_cmd->add_option("inputs", exo->files,
+                           "Stores or result files (default: the default store)");
+    export_cmd
+        ->add_option("-e,--experiment", exo->experiments,
+                     "Only these experiments of the store (id or name pattern; repeatable)")
+        ->allow_extra_args(false);
+    export_cmd->add_option("--format", exo->format, "csv or json")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"csv", "json"}));
+    export_cmd->add_flag("--schedstat", exo->schedstat,
+                         "CSV of the schedstat counters (one row per run, domain level, idle type "
+                         "and counter) instead of the metrics");
+    export_cmd->add_option("-o,--output", exo->output, "Write to FILE (default: standard output)");
+    export_cmd->callback([exo, &rc] { rc = cmd_export(std::cout, std::cerr, *exo); });
+}
+
+void add_store_command(CLI::App& app, int& rc)
+{
+    struct options {
+        std::string merge_out;
+        std::vector<std::string> merge_in;
+        std::string list_store;
+    };
+    auto o = std::make_shared<options>();
+    auto* store_cmd = app.add_subcommand("store", "Manage results stores: merge, list");
+    store_cmd->require_subcommand(1);
+    auto* store_merge = store_cmd->add_subcommand(
+        "merge", "Copy the runs and experiments of stores (e.g. the shards of a sweep) into "
+                 "OUTPUT; runs already there are kept once");
+    store_merge->add_option("output", o->merge_out, "The store to merge into (created if missing)")
+        ->required();
+    store_merge->add_option("inputs", o->merge_in, "Stores to merge")->required();
+    store_merge->callback([o, &rc] { rc = cmd_store_merge(std::cout, o->merge_out, o->merge_in); });
+    auto* store_list = store_cmd->add_subcommand(
+        "list", "List a store's experiments: id, runs stored of planned, name and arms");
+    store_list->add_option("store", o->list_store, "The store (default: the default store)");
+    store_list->callback([o, &rc] { rc = cmd_store_list(std::cout, o->list_store); });
 }
 
 } // namespace schedlab
