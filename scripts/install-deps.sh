@@ -18,6 +18,7 @@ packages=(
   trace-cmd     # the test that trace-cmd report reads schedlab's --trace FILE.dat
   clang-14 libclang-rt-14-dev  # make fuzz: libFuzzer targets (tests/fuzz)
   help2man      # the man page, from the CLI's help
+  universal-ctags  # scripts/long-functions.sh: no function in src/ over ~150 lines
   libsqlite3-dev libssl-dev  # the results store (SQLite), its keys (SHA-256, OpenSSL's libcrypto)
   libtomlplusplus-dev        # sweep specs in TOML
   libopenmpi-dev openmpi-bin # distributed sweeps (mpirun -np N schedlab sweep); CI runs 3 ranks
