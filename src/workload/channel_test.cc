@@ -4,7 +4,7 @@
  */
 #include "workload/channel.h"
 
-#include "workload/test_util.h"
+#include "support/workload_env.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include "workload/perf_pipe.h"
 
 #include "sim/config_error.h"
-#include "workload/test_util.h"
+#include "support/workload_env.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

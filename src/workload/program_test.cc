@@ -5,7 +5,7 @@
  */
 #include "workload/program.h"
 
-#include "workload/test_util.h"
+#include "support/workload_env.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 #include "workload/registry.h"
 
 #include "sim/config_error.h"
+#include "support/workload_env.h"
 #include "workload/hackbench.h"
 #include "workload/perf_pipe.h"
-#include "workload/test_util.h"
 
 #include <gmock/gmock.h>
 #include "sim/test_support.h"

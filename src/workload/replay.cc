@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "workload/replay.h"
 
-#include "sched/sched.h"
+#include "sched/syscalls.h"
 #include "sim/bug.h"
 #include "sim/config_error.h"
 #include "trace/progress.h"

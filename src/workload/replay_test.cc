@@ -13,7 +13,7 @@
 
 #include "sim/config_error.h"
 #include "sim/scratch_dir_test_support.h"
-#include "workload/test_util.h"
+#include "support/workload_env.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,8 +7,8 @@
 
 #include "sim/config_error.h"
 #include "sim/test_support.h"
+#include "support/workload_env.h"
 #include "workload/registry.h"
-#include "workload/test_util.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

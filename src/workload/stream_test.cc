@@ -5,8 +5,8 @@
 #include "workload/stream.h"
 
 #include "sim/config_error.h"
+#include "support/workload_env.h"
 #include "workload/registry.h"
-#include "workload/test_util.h"
 
 #include <gmock/gmock.h>
 #include "sim/test_support.h"

@@ -6,8 +6,8 @@
  */
 #include "workload/task.h"
 
+#include "support/workload_env.h"
 #include "workload/program.h"
-#include "workload/test_util.h"
 
 #include <gtest/gtest.h>
 

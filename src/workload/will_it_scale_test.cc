@@ -6,7 +6,7 @@
 #include "workload/will_it_scale.h"
 
 #include "sim/config_error.h"
-#include "workload/test_util.h"
+#include "support/workload_env.h"
 
 #include <gmock/gmock.h>
 #include "sim/test_support.h"

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #pragma once
 /*
- * Test scaffolding for the workload tests: a small machine, a kernel with
- * every invariant check on, and helpers to spawn programs or scripted tasks.
+ * Test scaffolding for the workload tests (the _test.cc files of src/workload): a small
+ * machine, a kernel with every invariant check on, and helpers to spawn
+ * programs or scripted tasks. It builds a whole kernel, as the experiment
+ * layer does for a run, so it lives outside src/workload, whose code reaches
+ * the kernel through sched/syscalls.h only.
  */
 #include "machine/presets.h"
 #include "sched/core.h"
@@ -31,11 +34,11 @@ inline machine small_machine(int cores)
 /// check the system-call accounting exactly.
 inline cost_params without_hardware_costs(cost_params c)
 {
-    for (sim_dur* v : {&c.ipi_wakeup, &c.cstate_c1_exit, &c.cstate_deep_exit, &c.line_smt,
-                       &c.line_llc, &c.line_pkg, &c.line_remote, &c.refill_llc_per_kib,
-                       &c.refill_mem_per_kib, &c.refill_remote_per_kib, &c.rq_lock_hold,
-                       &c.atomic_op, &c.idle_scan_probe, &c.lb_base, &c.lb_scan_per_cpu,
-                       &c.lb_migrate_task})
+    for (sim_dur* v :
+         {&c.ipi_wakeup, &c.cstate_c1_exit, &c.cstate_deep_exit, &c.line_smt, &c.line_llc,
+          &c.line_pkg, &c.line_remote, &c.refill_llc_per_kib, &c.refill_mem_per_kib,
+          &c.refill_remote_per_kib, &c.rq_lock_hold, &c.atomic_op, &c.idle_scan_probe, &c.lb_base,
+          &c.lb_scan_per_cpu, &c.lb_migrate_task})
         *v = 0;
     return c;
 }
