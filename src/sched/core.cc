@@ -62,13 +62,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
       charges_(sim, m, costs, rqs_), dl_(std::make_unique<dl_state>(*this))
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
-    group_lb_sums_.resize(topo_.groups().size());
-    cpu_groups_.resize(static_cast<std::size_t>(m_.nr_cpus()));
-    for (const sched_group* g : topo_.groups())
-        for_each_cpu(cpu, g->span)
-        {
-            cpu_groups_[static_cast<std::size_t>(cpu)].push_back(g->id);
-        }
+    lb_.init(topo_, m_.nr_cpus());
 
     const u64 initial_min_vruntime = static_cast<u64>(-(1LL << 20)); // as init_cfs_rq(): exercise wrap
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
@@ -108,10 +102,9 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     register_patchsets();
     if (kc_.ext) // scx_ops_enable(), at boot: a policy named in the kernel spec (ext_load.cc)
         scx_ = std::make_unique<scx_sched>(*this, kc_.ext);
-    active_balance_push_cpu_.assign(static_cast<std::size_t>(m_.nr_cpus()), -1);
     // At boot every CPU idles with its tick stopped and every core is idle.
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
-        nohz_balance_enter_idle(cpu_rq(cpu));
+        nohz_balance_enter_idle(*this, cpu_rq(cpu));
         update_idle_core(*this, cpu_rq(cpu));
     }
     /*
@@ -450,7 +443,7 @@ void kernel::sched_ttwu_pending(rq& r)
         ttwu_do_activate(r, *p, wf & WF_MIGRATED);
     }
     r.ttwu_pending = false;
-    lb_stats_changed(r.cpu);
+    lb_.lb_stats_changed(r.cpu);
 }
 
 /*
@@ -539,7 +532,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
              */
             r.ttwu_pending_visible = now() + costs().wakeup;
             r.ttwu_pending_writer = this_cpu_;
-            lb_stats_changed(cpu);
+            lb_.lb_stats_changed(cpu);
             // An idle target must leave its C-state first (and may need the IPI too).
             r.ttwu_ipi_event =
                 sim_.after(charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi), event_prio::ipi, this,
@@ -715,7 +708,7 @@ void kernel::__schedule(rq& r, bool preempt)
         r.curr = next;
         if (prev->is_idle_task() != next->is_idle_task()) { // SMT sibling state (smt_rate_pct)
             cm().core_busy_changed(r.cpu, !next->is_idle_task());
-            lb_stats_changed(r.cpu); // idle_cpu()
+            lb_.lb_stats_changed(r.cpu); // idle_cpu()
             if (scx_)
                 scx_update_idle(*this, r, next->is_idle_task());
         }
@@ -751,7 +744,7 @@ void kernel::__schedule(rq& r, bool preempt)
                 sim_.cancel(r.tick_event);
                 r.tick_event = {};
             }
-            nohz_balance_enter_idle(r);
+            nohz_balance_enter_idle(*this, r);
             // cpuidle: the menu governor's choice from the recent idle lengths.
             r.idle_state = cm().idle_select(r.idle_pred);
             /*
@@ -918,7 +911,7 @@ void kernel::sched_tick(rq& r)
     update_rq_clock(r);
     r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
     r.idle_balance = idle_cpu(r.cpu);
-    trigger_load_balance(r);
+    trigger_load_balance(*this, r);
     if (!r.curr->is_idle_task())
         r.tick_event = sim_.after(static_cast<s64>(kc_.params.tick_nsec()), event_prio::tick, this,
                                   ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
@@ -956,16 +949,6 @@ void kernel::fire(u64 arg)
     }
     case EV_TTWU_IPI:
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
-        break;
-    case EV_SOFTIRQ:
-        sched_balance_softirq(cpu_rq(static_cast<int>(v)));
-        break;
-    case EV_ILB:
-        this_cpu_ = static_cast<int>(v);
-        nohz_idle_balance(cpu_rq(static_cast<int>(v)));
-        break;
-    case EV_ACTIVE_LB:
-        active_load_balance_cpu_stop(cpu_rq(static_cast<int>(v)));
         break;
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));

@@ -10,7 +10,8 @@
  * keeps them in: core.cc (try_to_wake_up, __schedule, sched_tick,
  * wake_up_new_task, do_exit), fair.cc (the fair class shell), fair_eevdf.cc
  * and fair_cfs.cc (the two policies), fair_select.cc (select_task_rq_fair),
- * debug.cc (print_rq and the state dump of a failed check).
+ * fair_balance.cc (load balancing, free functions: fair_balance.h), debug.cc
+ * (print_rq and the state dump of a failed check).
  *
  * The core calls the scheduling classes through p->sched_class (struct
  * sched_class, sched.h) at the kernel's own call sites; the classes are the
@@ -22,10 +23,10 @@
 #include "sched/cost_model.h"
 #include "sched/cpu_charges.h"
 #include "sched/decision_log.h"
-#include "sched/fair_policy.h"
 #include "sched/fair.h"
+#include "sched/fair_balance.h"
+#include "sched/fair_policy.h"
 #include "sched/features.h"
-#include "sched/nohz.h"
 #include "sched/params.h"
 #include "sched/patchset.h"
 #include "sched/profiles.h"
@@ -42,75 +43,6 @@
 #include <vector>
 
 namespace schedlab {
-
-/// kernel: fair.c enum group_type, in pulling priority order (6.6).
-enum group_type : int {
-    group_has_spare = 0,
-    group_fully_busy,
-    group_smt_balance, ///< 6.6 (fee1759e4f04); kernel_behaviour::smt_balance
-    group_misfit_task,
-    group_asym_packing,
-    group_imbalanced,
-    group_overloaded,
-};
-
-/// kernel: fair.c enum migration_type.
-enum migration_type : int { migrate_load = 0, migrate_util, migrate_task, migrate_misfit };
-
-/// kernel: fair.c struct sg_lb_stats.
-struct sg_lb_stats {
-    unsigned long avg_load = 0;
-    unsigned long group_load = 0;
-    unsigned long group_capacity = 0;
-    unsigned long group_util = 0;
-    unsigned long group_runnable = 0;
-    unsigned int sum_nr_running = 0;
-    unsigned int sum_h_nr_running = 0;
-    unsigned int idle_cpus = 0;
-    unsigned int group_weight = 0;
-    group_type group_type_ = group_has_spare; ///< kernel: sgs->group_type
-    unsigned long group_misfit_task_load = 0;
-    bool group_smt_balance = false; ///< 6.6: an SMT core with more than one task, seen by an idle CPU
-};
-
-/// kernel: fair.c struct sd_lb_stats.
-struct sd_lb_stats {
-    const sched_group* busiest = nullptr;
-    const sched_group* local = nullptr;
-    unsigned long total_load = 0;
-    unsigned long total_capacity = 0;
-    unsigned long avg_load = 0;
-    bool prefer_sibling = false;
-    sg_lb_stats busiest_stat;
-    sg_lb_stats local_stat;
-    /* model: env.cpus holds the whole domain span; the group being summed, by position */
-    bool all_cpus = false;
-    std::size_t group_index = 0;
-};
-
-/* lb_env flags (kernel/sched/fair.c LBF_*) */
-/* LBF_SOME_PINNED (0x08) is left out: can_migrate_task() sets it for the LBF_DST_PINNED */
-/* retry and the parent's sg_imbalanced() flag, neither modelled (fair_balance.cc). */
-enum : unsigned { LBF_ALL_PINNED = 0x01, LBF_NEED_BREAK = 0x02, LBF_DST_PINNED = 0x04,
-                  LBF_ACTIVE_LB = 0x10 };
-
-/// kernel: fair.c struct lb_env: one load_balance() attempt.
-struct lb_env {
-    sched_domain* sd = nullptr;
-    int src_cpu = -1;
-    rq* src_rq = nullptr;
-    int dst_cpu = -1;
-    rq* dst_rq = nullptr;
-    cpu_idle_type idle = CPU_NOT_IDLE;
-    long imbalance = 0;
-    cpumask cpus;
-    unsigned flags = 0;
-    unsigned loop = 0, loop_break = 0, loop_max = 0;
-    migration_type migration_type_ = migrate_load;
-    std::vector<task_struct*> tasks; ///< detached, to attach
-    u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats
-    sim_dur scan_cost = 0;           ///< their cost: fixed part + cache lines by distance
-};
 
 /// How often the always-on rq/cfs_rq invariant checks run.
 enum class check_level {
@@ -209,6 +141,8 @@ public:
     void wake_up_new_task(task_struct& p);
     void sched_tick(rq& rq);
     void update_rq_clock(rq& rq);
+    /// Ends the current burst of rq's task (its work so far accounted).
+    void stop_burst(rq& rq);
     bool idle_cpu(int cpu) const;
 
     /* ---- ext.c: the ext class (ext.cc) ---- */
@@ -226,18 +160,9 @@ public:
     const rt_state& rt() const { return rt_; }
     /// kernel: sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
     void add_nr_running(rq& r, unsigned count);
-    /// model: rq load, util, runnable or util_est, nr_running, curr's idleness or
-    /// ttwu_pending of `cpu` changed: its groups' update_sg_lb_stats() sums are stale.
     /// The deadline class's kernel-wide state (deadline.h): its timers and counters.
     dl_state& dl() { return *dl_; }
     const dl_state& dl() const { return *dl_; }
-    void lb_stats_changed(int cpu)
-    {
-        if (cpu < static_cast<int>(cpu_groups_.size()))
-            for (const int g : cpu_groups_[static_cast<std::size_t>(cpu)])
-                group_lb_sums_[static_cast<std::size_t>(g)].valid = false;
-    }
-
     /// The fair class's policy, EEVDF or CFS, as the profile chose (fair_policy.h).
     const fair_policy_ops& policy() const { return *policy_; }
 
@@ -245,44 +170,10 @@ public:
        fair_cfs.cc), placement (fair_select.cc, fair_sis_short.cc) and PELT (fair_pelt.cc)
        are free functions (fair.h). */
 
-    /* ---- fair_balance.cc: load balancing ---- */
-    int sched_balance_newidle(rq& rq);
-    group_type group_classify(unsigned imbalance_pct, const sched_group& group,
-                              const sg_lb_stats& sgs) const;
-    long adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const;
-    unsigned long get_sd_balance_interval(const sched_domain& sd, bool cpu_busy) const;
-    bool update_newidle_cost(sched_domain& sd, u64 cost);
-    static void update_newidle_stats(sched_domain& sd, u32 success);
-    bool should_we_balance(lb_env& env);
-    void update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group& group,
-                            sg_lb_stats& sgs, bool& sg_overload);
-    bool update_sd_pick_busiest(lb_env& env, sd_lb_stats& sds, const sched_group& sg,
-                                const sg_lb_stats& sgs);
-    void update_sd_lb_stats(lb_env& env, sd_lb_stats& sds);
-    void update_sg_lb_stats_scan(lb_env& env, const sched_group& group, sg_lb_stats& sgs,
-                                 bool& sg_overload);
-    sim_dur group_scan_cost(sched_domain& sd, int dst_cpu, std::size_t group_index);
-    void update_idle_cpu_scan(lb_env& env, unsigned long sum_util);
-    void calculate_imbalance(lb_env& env, sd_lb_stats& sds);
-    const sched_group* find_busiest_group(lb_env& env);
-    rq* find_busiest_queue(lb_env& env, const sched_group& group);
-    int task_hot(task_struct& p, lb_env& env);
-    int can_migrate_task(task_struct& p, lb_env& env);
-    int detach_tasks(lb_env& env);
-    void attach_tasks(lb_env& env);
-    bool need_active_balance(lb_env& env);
-    int sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
-                         int& continue_balancing);
-    void sched_balance_domains(rq& r, cpu_idle_type idle);
-    void trigger_load_balance(rq& r);
-    void nohz_balancer_kick(rq& r);
-    void nohz_balance_enter_idle(rq& r);
-    void nohz_balance_exit_idle(rq& r);
-    void kick_ilb();
-    void nohz_idle_balance(rq& ilb_rq);
-    void active_load_balance_cpu_stop(rq& busiest);
-    const nohz_state& nohz() const { return nohz_; }
-    void sched_balance_softirq(rq& r);
+    /* ---- fair_balance.cc: load balancing, free functions (fair_balance.h) ---- */
+    /// The balancing code's kernel-wide state (fair_balance.h): NOHZ, the group sums.
+    lb_state& lb() { return lb_; }
+    const lb_state& lb() const { return lb_; }
     const root_domain& rd() const { return rd_; }
     root_domain& rd() { return rd_; }
 
@@ -309,8 +200,7 @@ public:
     task_struct& task_of(sched_entity& se);
 
 private:
-    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
-                         EV_ILB, EV_ACTIVE_LB };
+    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI };
     void fire(u64 arg) override;
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 
@@ -318,7 +208,6 @@ private:
     void sched_cgroup_fork(task_struct& p);
     void cpu_work_done(rq& rq);
     void start_burst(rq& rq);
-    void stop_burst(rq& rq);
     void do_exit(rq& rq, task_struct& p);
     void start_tick(rq& rq);
     void sched_info_depart(rq& rq, task_struct& p);
@@ -347,28 +236,12 @@ private:
     rt_state rt_{*this}; ///< the rt class's (rt.h)
     std::unique_ptr<dl_state> dl_; ///< the deadline class's (deadline.h)
     task_group autogroup_{"autogroup-1"};
-    sim_dur last_lb_cost_ = 0; ///< cost of the load_balance() calls since last reset
-    /*
-     * Model only: update_sg_lb_stats()'s sums per sched group (by sched_group::id), kept
-     * until one of the group's CPUs changes what they read (lb_stats_changed()).
-     */
-    struct group_lb_sums {
-        bool valid = false;
-        bool overload = false; ///< some CPU with nr_running > 1 (SG_OVERLOAD)
-        unsigned long load = 0, util = 0, runnable = 0;
-        unsigned int nr_running = 0, h_nr_running = 0, idle_cpus = 0;
-        unsigned int pending = 0; ///< idle CPUs with ttwu_pending (idle_cpu() depends on now)
-    };
-    std::vector<group_lb_sums> group_lb_sums_;
-    std::vector<std::vector<int>> cpu_groups_; ///< per CPU: the ids of the groups spanning it
-    void sum_group_lb_stats(const sched_group& group, group_lb_sums& sums) const;
     std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
     patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
     void register_patchsets();
     shared_runq_stats srq_stats_;
     decision_log decisions_;
-    nohz_state nohz_{m_.nr_cpus()}; ///< NOHZ idle balancing (kernel: fair.c nohz)
-    std::vector<int> active_balance_push_cpu_; ///< rq->push_cpu while rq->active_balance
+    lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
     std::unique_ptr<scx_sched> scx_; ///< the ext class's state (ext.cc), if a policy is loaded

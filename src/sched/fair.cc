@@ -217,7 +217,7 @@ sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr)
  */
 void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 {
-    k.lb_stats_changed(r.cpu);
+    k.lb().lb_stats_changed(r.cpu);
     if (sched_feat_of(k, UTIL_EST) &&
         !(p.se.sched_delayed && (p.on_rq == TASK_ON_RQ_MIGRATING || (flags & ENQUEUE_RESTORE))))
         util_est_enqueue(r.cfs.avg.util_est_, p.se.avg);
@@ -285,7 +285,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 {
     const bool task_sleep = flags & DEQUEUE_SLEEP;
     cfs_rq& cfs = r.cfs;
-    k.lb_stats_changed(r.cpu);
+    k.lb().lb_stats_changed(r.cpu);
     if (sched_feat_of(k, UTIL_EST) && !p.se.sched_delayed)
         util_est_dequeue(cfs.avg.util_est_, p.se.avg);
     if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) &&
@@ -361,7 +361,7 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
         if (prev && cfs.curr == &prev->se)
             put_prev_entity(k, cfs, prev->se);
         prev = nullptr;
-        const int new_tasks = k.sched_balance_newidle(r);
+        const int new_tasks = sched_balance_newidle(k, r);
         if (new_tasks == 0)
             return nullptr;
         // > 0: pulled, pick again; < 0 (SHARED_RUNQ v3: a pop that did not move a

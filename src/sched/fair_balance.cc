@@ -20,6 +20,8 @@
  * (lb_base + lb_scan_per_cpu per CPU read + lb_migrate_task per task) feeds
  * max_newidle_lb_cost and is charged to the balancing CPU as overhead.
  */
+#include "sched/fair_balance.h"
+
 #include "sched/core.h"
 
 #include "sim/bug.h"
@@ -81,8 +83,8 @@ bool group_has_capacity(unsigned imbalance_pct, const sg_lb_stats& sgs)
  * kernel: kernel/sched/fair.c group_classify(), 6.5 (no sg_imbalanced, misfit or
  * asym packing); 6.6's group_smt_balance (fee1759e4f04) after overloaded.
  */
-group_type kernel::group_classify(unsigned imbalance_pct, const sched_group& /*group*/,
-                                  const sg_lb_stats& sgs) const
+group_type group_classify(unsigned imbalance_pct, const sched_group& /*group*/,
+                          const sg_lb_stats& sgs)
 {
     if (group_is_overloaded(imbalance_pct, sgs))
         return group_overloaded;
@@ -99,10 +101,10 @@ group_type kernel::group_classify(unsigned imbalance_pct, const sched_group& /*g
  * tasks. 5.15 (numa_imb_nr off): allow_numa_imbalance(running, weight), below
  * a quarter of the weight (the pre-5.18 lines of 2cfb7a1b031b's diff).
  */
-long kernel::adjust_numa_imbalance(long imbalance, long dst_running, long imb_numa_nr) const
+long adjust_numa_imbalance(const kernel& k, long imbalance, long dst_running, long imb_numa_nr)
 {
-    const bool allow = kc_.behaviour.numa_imb_nr ? dst_running < imb_numa_nr
-                                                 : dst_running < (imb_numa_nr >> 2);
+    const bool allow = k.config().behaviour.numa_imb_nr ? dst_running < imb_numa_nr
+                                                        : dst_running < (imb_numa_nr >> 2);
     if (!allow)
         return imbalance;
     if (imbalance <= NUMA_IMBALANCE_MIN)
@@ -111,18 +113,19 @@ long kernel::adjust_numa_imbalance(long imbalance, long dst_running, long imb_nu
 }
 
 // kernel: kernel/sched/fair.c get_sd_balance_interval(), 6.5. In jiffies.
-unsigned long kernel::get_sd_balance_interval(const sched_domain& sd, bool cpu_busy) const
+unsigned long get_sd_balance_interval(const kernel& k, const sched_domain& sd, bool cpu_busy)
 {
     unsigned long interval = sd.balance_interval;
     if (cpu_busy)
         interval *= sd.busy_factor;
     // msecs_to_jiffies(): round up
     const unsigned long ms_per_jiffy_num = 1000;
-    interval = (interval * kc_.params.hz + ms_per_jiffy_num - 1) / ms_per_jiffy_num;
+    interval = (interval * k.config().params.hz + ms_per_jiffy_num - 1) / ms_per_jiffy_num;
     if (cpu_busy)
         interval -= 1;
     const unsigned long max_load_balance_interval =
-        static_cast<unsigned long>(kc_.params.hz) * static_cast<unsigned long>(nr_cpu_ids()) / 10;
+        static_cast<unsigned long>(k.config().params.hz) *
+        static_cast<unsigned long>(k.nr_cpu_ids()) / 10;
     return std::clamp<unsigned long>(interval, 1, std::max<unsigned long>(1, max_load_balance_interval));
 }
 
@@ -131,13 +134,13 @@ unsigned long kernel::get_sd_balance_interval(const sched_domain& sd, bool cpu_b
  * taken at once; otherwise the maximum decays by 253/256 once a second.
  * Returns true when it decayed. 5.15 decays in sched_balance_domains instead.
  */
-bool kernel::update_newidle_cost(sched_domain& sd, u64 cost)
+bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost)
 {
-    const u64 j = jiffies(*this);
+    const u64 j = jiffies(k);
     if (cost > sd.max_newidle_lb_cost) {
         sd.max_newidle_lb_cost = cost;
         sd.last_decay_max_lb_cost = j;
-    } else if (j > sd.last_decay_max_lb_cost + kc_.params.hz) {
+    } else if (j > sd.last_decay_max_lb_cost + k.config().params.hz) {
         sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
         sd.last_decay_max_lb_cost = j;
         return true;
@@ -155,7 +158,7 @@ bool kernel::update_newidle_cost(sched_domain& sd, u64 cost)
  * CPU balance as well. Newly idle CPUs always balance unless work arrived
  * meanwhile.
  */
-bool kernel::should_we_balance(lb_env& env)
+bool should_we_balance(kernel& k, lb_env& env)
 {
     if (!env.cpus.test(env.dst_cpu))
         return false;
@@ -168,23 +171,23 @@ bool kernel::should_we_balance(lb_env& env)
     cpumask swb_cpus = sg.balance_mask & env.cpus;
     int idle_smt = -1;
     for (int cpu = swb_cpus.first(); cpu < swb_cpus.nr_cpu_ids(); cpu = swb_cpus.next(cpu + 1)) {
-        if (!idle_cpu(cpu))
+        if (!k.idle_cpu(cpu))
             continue;
-        if (kc_.behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
+        if (k.config().behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            for (const int sib : cm().smt_siblings(cpu))
-                if (sib != cpu && !idle_cpu(sib))
+            for (const int sib : k.cm().smt_siblings(cpu))
+                if (sib != cpu && !k.idle_cpu(sib))
                     core_idle = false;
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
-                swb_cpus.andnot(cm().smt_mask(cpu));
+                swb_cpus.andnot(k.cm().smt_mask(cpu));
                 continue;
             }
         }
         return cpu == env.dst_cpu;
     }
-    if (kc_.behaviour.swb_first_idle_smt_only) {
+    if (k.config().behaviour.swb_first_idle_smt_only) {
         if (idle_smt != -1)
             return idle_smt == env.dst_cpu;
     } else if (idle_smt == env.dst_cpu) {
@@ -198,8 +201,8 @@ bool kernel::should_we_balance(lb_env& env)
  * runnable and task counts of a group's CPUs; SG_OVERLOAD when any has more
  * than one task.
  */
-void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group& group,
-                                sg_lb_stats& sgs, bool& sg_overload)
+void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& group,
+                        sg_lb_stats& sgs, bool& sg_overload)
 {
     sgs = sg_lb_stats{};
     // The sums of an unchanged group are the ones read last time; the cost of reading
@@ -207,9 +210,9 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
     // idle CPU whose wakeup is queued is scanned: idle_cpu() depends on who looks when.
     group_lb_sums* kept = nullptr;
     if (sds.all_cpus && group.id >= 0) {
-        kept = &group_lb_sums_[static_cast<std::size_t>(group.id)];
+        kept = &k.lb().group_sums[static_cast<std::size_t>(group.id)];
         if (!kept->valid)
-            sum_group_lb_stats(group, *kept);
+            sum_group_lb_stats(k, group, *kept);
         if (kept->pending)
             kept = nullptr;
     }
@@ -217,7 +220,7 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
         const group_lb_sums& c = *kept;
 #ifndef NDEBUG
         group_lb_sums fresh;
-        sum_group_lb_stats(group, fresh);
+        sum_group_lb_stats(k, group, fresh);
         SIM_BUG_ON(fresh.load != c.load || fresh.util != c.util || fresh.runnable != c.runnable ||
                        fresh.nr_running != c.nr_running || fresh.h_nr_running != c.h_nr_running ||
                        fresh.idle_cpus != c.idle_cpus || fresh.overload != c.overload ||
@@ -234,14 +237,14 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
         sgs.idle_cpus = c.idle_cpus;
         sg_overload |= c.overload;
         env.cpus_scanned += static_cast<u64>(group.group_weight);
-        env.scan_cost += group_scan_cost(*env.sd, env.dst_cpu, sds.group_index);
+        env.scan_cost += group_scan_cost(k, *env.sd, env.dst_cpu, sds.group_index);
     } else {
-        update_sg_lb_stats_scan(env, group, sgs, sg_overload);
+        update_sg_lb_stats_scan(k, env, group, sgs, sg_overload);
     }
     sgs.group_capacity = group.capacity;
     sgs.group_weight = static_cast<unsigned>(group.group_weight);
     // 6.6 smt_balance(): an idle CPU sees another SMT core running more than one task.
-    if (kc_.behaviour.smt_balance && &group != sds.local && env.idle != CPU_NOT_IDLE &&
+    if (k.config().behaviour.smt_balance && &group != sds.local && env.idle != CPU_NOT_IDLE &&
         (group.flags & SD_SHARE_CPUCAPACITY) && sgs.sum_h_nr_running > 1)
         sgs.group_smt_balance = true;
     sgs.group_type_ = group_classify(env.sd->imbalance_pct, group, sgs);
@@ -250,14 +253,14 @@ void kernel::update_sg_lb_stats(lb_env& env, sd_lb_stats& sds, const sched_group
 }
 
 // update_sg_lb_stats()'s sums over a group's CPUs, all of them.
-void kernel::sum_group_lb_stats(const sched_group& group, group_lb_sums& c) const
+void sum_group_lb_stats(const kernel& k, const sched_group& group, group_lb_sums& c)
 {
     c = group_lb_sums{};
     for_each_cpu(i, group.span)
     {
-        const rq& r = cpu_rq(i);
+        const rq& r = k.cpu_rq(i);
         c.load += cpu_load(r);
-        c.util += cpu_util_cfs(*this, i);
+        c.util += cpu_util_cfs(k, i);
         c.runnable += cpu_runnable(r);
         c.h_nr_running += r.cfs.h_nr_running;
         c.nr_running += r.nr_running;
@@ -277,14 +280,14 @@ void kernel::sum_group_lb_stats(const sched_group& group, group_lb_sums& c) cons
  * What reading a group's CPUs costs `dst_cpu` (lb_scan_per_cpu + a cache line each, by
  * distance), kept per domain and group: the topology and the costs do not change.
  */
-sim_dur kernel::group_scan_cost(sched_domain& sd, int dst_cpu, std::size_t group_index)
+sim_dur group_scan_cost(kernel& k, sched_domain& sd, int dst_cpu, std::size_t group_index)
 {
     if (sd.group_scan_cost.empty()) {
         for (const sched_group& g : sd.groups) {
             sim_dur cost = 0;
             for_each_cpu(i, g.span)
             {
-                cost += costs().lb_scan_per_cpu + cm().line_cost(dst_cpu, i);
+                cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(dst_cpu, i);
             }
             sd.group_scan_cost.push_back(cost);
         }
@@ -293,31 +296,31 @@ sim_dur kernel::group_scan_cost(sched_domain& sd, int dst_cpu, std::size_t group
 }
 
 // update_sg_lb_stats() over the group's CPUs that env.cpus still holds.
-void kernel::update_sg_lb_stats_scan(lb_env& env, const sched_group& group, sg_lb_stats& sgs,
-                                     bool& sg_overload)
+void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, sg_lb_stats& sgs,
+                             bool& sg_overload)
 {
     for_each_cpu(i, group.span) {
         if (!env.cpus.test(i))
             continue;
         ++env.cpus_scanned;
-        env.scan_cost += costs().lb_scan_per_cpu + cm().line_cost(env.dst_cpu, i);
-        const rq& r = cpu_rq(i);
+        env.scan_cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(env.dst_cpu, i);
+        const rq& r = k.cpu_rq(i);
         sgs.group_load += cpu_load(r);
-        sgs.group_util += cpu_util_cfs(*this, i);
+        sgs.group_util += cpu_util_cfs(k, i);
         sgs.group_runnable += cpu_runnable(r);
         sgs.sum_h_nr_running += r.cfs.h_nr_running;
         const unsigned nr_running = r.nr_running;
         sgs.sum_nr_running += nr_running;
         if (nr_running > 1)
             sg_overload = true;
-        if (!nr_running && idle_cpu(i))
+        if (!nr_running && k.idle_cpu(i))
             sgs.idle_cpus++;
     }
 }
 
 // kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity).
-bool kernel::update_sd_pick_busiest(lb_env& /*env*/, sd_lb_stats& sds, const sched_group& /*sg*/,
-                                    const sg_lb_stats& sgs)
+bool update_sd_pick_busiest(kernel& k, lb_env& /*env*/, sd_lb_stats& sds, const sched_group& /*sg*/,
+                            const sg_lb_stats& sgs)
 {
     const sg_lb_stats& busiest = sds.busiest_stat;
     if (!sgs.sum_h_nr_running)
@@ -337,7 +340,7 @@ bool kernel::update_sd_pick_busiest(lb_env& /*env*/, sd_lb_stats& sds, const sch
         return false;
     case group_smt_balance:
     case group_fully_busy:
-        if (!kc_.behaviour.fully_busy_keeps_smt) {
+        if (!k.config().behaviour.fully_busy_keeps_smt) {
             if (sgs.avg_load <= busiest.avg_load)
                 return false; // before 6.5: the first of equals stays
             break;
@@ -363,11 +366,11 @@ bool kernel::update_sd_pick_busiest(lb_env& /*env*/, sd_lb_stats& sds, const sch
  * LLC-sized domain's periodic balance sets how many CPUs select_idle_cpu()
  * may scan: llc_weight * (1 - min(1, (util * pct / 100)^2)).
  */
-void kernel::update_idle_cpu_scan(lb_env& env, unsigned long sum_util)
+void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util)
 {
-    if (!sched_feat(SIS_UTIL) || env.idle == CPU_NEWLY_IDLE)
+    if (!sched_feat_of(k, SIS_UTIL) || env.idle == CPU_NEWLY_IDLE)
         return;
-    const cpu_sched_domains& cd = topo_.cpu(env.dst_cpu);
+    const cpu_sched_domains& cd = k.topology().cpu(env.dst_cpu);
     const int llc_weight = cd.sd_llc_size;
     if (env.sd->span_weight != llc_weight || !cd.sd_llc_shared)
         return;
@@ -385,7 +388,7 @@ void kernel::update_idle_cpu_scan(lb_env& env, unsigned long sum_util)
  * group, the busiest non-local one, and at the top level the root domain's
  * overload flag (rewritten only here).
  */
-void kernel::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds)
+void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds)
 {
     bool sg_overload = false;
     unsigned long sum_util = 0;
@@ -399,8 +402,8 @@ void kernel::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds)
         sg_lb_stats& sgs = local_group ? sds.local_stat : tmp;
         if (local_group)
             sds.local = &sg;
-        update_sg_lb_stats(env, sds, sg, sgs, sg_overload);
-        if (!local_group && update_sd_pick_busiest(env, sds, sg, sgs)) {
+        update_sg_lb_stats(k, env, sds, sg, sgs, sg_overload);
+        if (!local_group && update_sd_pick_busiest(k, env, sds, sg, sgs)) {
             sds.busiest = &sg;
             sds.busiest_stat = sgs;
         }
@@ -413,12 +416,12 @@ void kernel::update_sd_lb_stats(lb_env& env, sd_lb_stats& sds)
     if (env.sd->child)
         sds.prefer_sibling = env.sd->child->has(SD_PREFER_SIBLING);
     if (!env.sd->parent)
-        rd_.overload = sg_overload; // set_rd_overload()
-    update_idle_cpu_scan(env, sum_util);
+        k.rd().overload = sg_overload; // set_rd_overload()
+    update_idle_cpu_scan(k, env, sum_util);
 }
 
 // kernel: kernel/sched/fair.c calculate_imbalance(), 6.5 (symmetric capacity).
-void kernel::calculate_imbalance(lb_env& env, sd_lb_stats& sds)
+void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds)
 {
     sg_lb_stats& local = sds.local_stat;
     sg_lb_stats& busiest = sds.busiest_stat;
@@ -459,12 +462,12 @@ void kernel::calculate_imbalance(lb_env& env, sd_lb_stats& sds)
         }
         if (env.sd->has(SD_NUMA)) {
             // Before 5.18 (2cfb7a1b031b) the busiest group's count and weight were used.
-            if (kc_.behaviour.numa_imb_nr)
-                env.imbalance = adjust_numa_imbalance(env.imbalance,
+            if (k.config().behaviour.numa_imb_nr)
+                env.imbalance = adjust_numa_imbalance(k, env.imbalance,
                                                       static_cast<long>(local.sum_nr_running) + 1,
                                                       static_cast<long>(env.sd->imb_numa_nr));
             else
-                env.imbalance = adjust_numa_imbalance(env.imbalance,
+                env.imbalance = adjust_numa_imbalance(k, env.imbalance,
                                                       static_cast<long>(busiest.sum_nr_running),
                                                       static_cast<long>(busiest.group_weight));
         }
@@ -496,11 +499,11 @@ void kernel::calculate_imbalance(lb_env& env, sd_lb_stats& sds)
  * kernel: kernel/sched/fair.c find_busiest_group() (sched_balance_find_src_group()
  * from 6.10), 6.5: is there an imbalance worth fixing, and from which group.
  */
-const sched_group* kernel::find_busiest_group(lb_env& env)
+const sched_group* find_busiest_group(kernel& k, lb_env& env)
 {
     env.sd->stats.fbg_count[env.idle]++;
     sd_lb_stats sds;
-    update_sd_lb_stats(env, sds);
+    update_sd_lb_stats(k, env, sds);
     env.imbalance = 0;
     if (!sds.busiest)
         return nullptr;
@@ -530,7 +533,7 @@ const sched_group* kernel::find_busiest_group(lb_env& env)
                 return nullptr;
         }
     }
-    calculate_imbalance(env, sds);
+    calculate_imbalance(k, env, sds);
     return env.imbalance ? sds.busiest : nullptr;
 }
 
@@ -539,7 +542,7 @@ const sched_group* kernel::find_busiest_group(lb_env& env)
  * from 6.10), 6.5: the CPU of the busiest group to pull from, by the
  * migration type's measure.
  */
-rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
+rq* find_busiest_queue(kernel& k, lb_env& env, const sched_group& group)
 {
     rq* busiest = nullptr;
     unsigned long busiest_util = 0, busiest_load = 0, busiest_capacity = 1;
@@ -547,11 +550,11 @@ rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
     for_each_cpu(i, group.span) {
         if (!env.cpus.test(i))
             continue;
-        rq& r = cpu_rq(i);
+        rq& r = k.cpu_rq(i);
         const unsigned nr_running = r.cfs.h_nr_running;
         if (!nr_running)
             continue;
-        const unsigned long capacity = capacity_of(*this, i);
+        const unsigned long capacity = capacity_of(k, i);
         switch (env.migration_type_) {
         case migrate_load: {
             const unsigned long load = cpu_load(r);
@@ -566,8 +569,8 @@ rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
             break;
         }
         case migrate_util: {
-            const unsigned long util = kc_.behaviour.runnable_boost ? cpu_util_cfs_boost(*this, i)
-                                                                    : cpu_util_cfs(*this, i);
+            const unsigned long util =
+                k.config().behaviour.runnable_boost ? cpu_util_cfs_boost(k, i) : cpu_util_cfs(k, i);
             if (nr_running <= 1)
                 continue;
             if (busiest_util < util) {
@@ -596,20 +599,20 @@ rq* kernel::find_busiest_queue(lb_env& env, const sched_group& group)
  * running on its CPU less than migration_cost ago; never across SMT siblings;
  * buddies are hot with CACHE_HOT_BUDDY.
  */
-int kernel::task_hot(task_struct& p, lb_env& env)
+int task_hot(kernel& k, task_struct& p, lb_env& env)
 {
     if (p.policy == SCHED_IDLE)
         return 0;
     if (env.sd->has(SD_SHARE_CPUCAPACITY))
         return 0;
     const cfs_rq& cfs = env.src_rq->cfs;
-    if (sched_feat(CACHE_HOT_BUDDY) && env.dst_rq->nr_running &&
+    if (sched_feat_of(k, CACHE_HOT_BUDDY) && env.dst_rq->nr_running &&
         (cfs.next == &p.se || cfs.last == &p.se))
         return 1;
-    if (tun_.migration_cost == 0)
+    if (k.tunables().migration_cost == 0)
         return 0;
     const s64 delta = static_cast<s64>(env.src_rq->clock_task - p.se.exec_start);
-    return delta < static_cast<s64>(tun_.migration_cost) ? 1 : 0;
+    return delta < static_cast<s64>(k.tunables().migration_cost) ? 1 : 0;
 }
 
 /*
@@ -619,7 +622,7 @@ int kernel::task_hot(task_struct& p, lb_env& env)
  * 6.12's delayed dequeue (checked against 6.13): a delayed (sleeping) task
  * moves only to balance load; it stays delayed on the destination.
  */
-int kernel::can_migrate_task(task_struct& p, lb_env& env)
+int can_migrate_task(kernel& k, task_struct& p, lb_env& env)
 {
     if (p.se.sched_delayed && env.migration_type_ != migrate_load)
         return 0;
@@ -630,7 +633,7 @@ int kernel::can_migrate_task(task_struct& p, lb_env& env)
         return 0;
     if (env.flags & LBF_ACTIVE_LB)
         return 1;
-    const int tsk_cache_hot = task_hot(p, env);
+    const int tsk_cache_hot = task_hot(k, p, env);
     if (tsk_cache_hot <= 0 || env.sd->nr_balance_failed > env.sd->cache_nice_tries) {
         if (tsk_cache_hot == 1)
             env.sd->stats.lb_hot_gained[env.idle]++;
@@ -645,7 +648,7 @@ int kernel::can_migrate_task(task_struct& p, lb_env& env)
  * allows, at most loop_max, one at a time when newly idle on
  * CONFIG_PREEMPTION kernels.
  */
-int kernel::detach_tasks(lb_env& env)
+int detach_tasks(kernel& k, lb_env& env)
 {
     std::list<task_struct*>& tasks = env.src_rq->cfs_tasks;
     int detached = 0;
@@ -669,12 +672,12 @@ int kernel::detach_tasks(lb_env& env)
             break;
         }
         task_struct& p = *tasks.back();
-        bool take = can_migrate_task(p, env) != 0;
+        bool take = can_migrate_task(k, p, env) != 0;
         if (take) {
             switch (env.migration_type_) {
             case migrate_load: {
                 const unsigned long load = std::max<unsigned long>(task_h_load(p), 1);
-                if (sched_feat(LB_MIN) && load < 16 && !env.sd->nr_balance_failed) {
+                if (sched_feat_of(k, LB_MIN) && load < 16 && !env.sd->nr_balance_failed) {
                     take = false;
                     break;
                 }
@@ -711,11 +714,11 @@ int kernel::detach_tasks(lb_env& env)
             continue;
         }
         // detach_task(): deactivate_task(DEQUEUE_NOCLOCK) + set_task_cpu()
-        deactivate_task(*env.src_rq, p, DEQUEUE_NOCLOCK);
-        set_task_cpu(p, env.dst_cpu);
+        k.deactivate_task(*env.src_rq, p, DEQUEUE_NOCLOCK);
+        k.set_task_cpu(p, env.dst_cpu);
         env.tasks.push_back(&p);
         ++detached;
-        if (kc_.behaviour.config_preemption && env.idle == CPU_NEWLY_IDLE)
+        if (k.config().behaviour.config_preemption && env.idle == CPU_NEWLY_IDLE)
             break;
         if (env.imbalance <= 0)
             break;
@@ -725,19 +728,19 @@ int kernel::detach_tasks(lb_env& env)
 }
 
 // kernel: kernel/sched/fair.c attach_tasks(), 6.5: enqueue each on dst, then the wakeup-preemption check.
-void kernel::attach_tasks(lb_env& env)
+void attach_tasks(kernel& k, lb_env& env)
 {
     rq& r = *env.dst_rq;
-    update_rq_clock(r);
+    k.update_rq_clock(r);
     for (task_struct* p : env.tasks) {
-        activate_task(r, *p, ENQUEUE_NOCLOCK);
-        wakeup_preempt(r, *p, 0);
+        k.activate_task(r, *p, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(r, *p, 0);
     }
     env.tasks.clear();
 }
 
 // kernel: kernel/sched/fair.c need_active_balance() + imbalanced_active_balance(), 6.5.
-bool kernel::need_active_balance(lb_env& env)
+bool need_active_balance(lb_env& env)
 {
     return env.migration_type_ == migrate_task &&
            env.sd->nr_balance_failed > env.sd->cache_nice_tries + 2;
@@ -749,8 +752,8 @@ bool kernel::need_active_balance(lb_env& env)
  * counters follow the kernel's accounting exactly (lb_nobusyg/lb_nobusyq
  * are subsets of lb_balanced).
  */
-int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
-                             int& continue_balancing)
+int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
+                     int& continue_balancing)
 {
     lb_env env;
     env.sd = &sd;
@@ -765,20 +768,20 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
     const char* outcome = "";
 
     for (;;) { // redo:
-        if (!should_we_balance(env)) {
+        if (!should_we_balance(k, env)) {
             continue_balancing = 0;
             balanced = true;
             outcome = "not this cpu's turn (should_we_balance)";
             break;
         }
-        const sched_group* group = find_busiest_group(env);
+        const sched_group* group = find_busiest_group(k, env);
         if (!group) {
             sd.stats.lb_nobusyg[idle]++;
             balanced = true;
             outcome = "balanced: no busiest group";
             break;
         }
-        rq* busiest = find_busiest_queue(env, *group);
+        rq* busiest = find_busiest_queue(k, env, *group);
         if (!busiest) {
             sd.stats.lb_nobusyq[idle]++;
             balanced = true;
@@ -791,15 +794,15 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
         env.src_rq = busiest;
         env.flags |= LBF_ALL_PINNED;
         if (busiest->nr_running > 1) {
-            env.loop_max = std::min<unsigned>(kc_.params.nr_migrate, busiest->nr_running);
+            env.loop_max = std::min<unsigned>(k.config().params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
-                update_rq_clock(*busiest);
-                charges_.lock_and_charge(busiest->lock, this_cpu, costs().rq_lock_hold);
-                const int cur = detach_tasks(env);
+                k.update_rq_clock(*busiest);
+                k.charges().lock_and_charge(busiest->lock, this_cpu, k.costs().rq_lock_hold);
+                const int cur = detach_tasks(k, env);
                 if (cur)
-                    charges_.lock_and_charge(env.dst_rq->lock, this_cpu, costs().rq_lock_hold);
+                    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.costs().rq_lock_hold);
                 if (cur) {
-                    attach_tasks(env);
+                    attach_tasks(k, env);
                     ld_moved += cur;
                 }
                 if (env.flags & LBF_NEED_BREAK) {
@@ -811,7 +814,7 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             }
             if (env.flags & LBF_ALL_PINNED) {
                 env.cpus.andnot([&] {
-                    cpumask one(nr_cpu_ids());
+                    cpumask one(k.nr_cpu_ids());
                     one.set(busiest->cpu);
                     return one;
                 }());
@@ -842,10 +845,10 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
         sd.stats.lb_balanced[idle]++;
         sd.nr_balance_failed = 0;
         out_one_pinned();
-        if (decisions_.on()) // every balance attempt comes here: format only for a kept log
-            decisions_.log(now(), this_cpu, "load_balance",
-                         fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
-        last_lb_cost_ += costs().lb_base + env.scan_cost;
+        if (k.decisions().on()) // every balance attempt comes here: format only for a kept log
+            k.decisions().log(k.now(), this_cpu, "load_balance",
+                              fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
+        k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost;
         return 0;
     }
 
@@ -860,20 +863,22 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
             // CPU) cannot be pushed: out_one_pinned, which skips the interval reset.
             if (!busiest.curr->cpus_mask.test(this_cpu)) {
                 out_one_pinned();
-                if (decisions_.on())
-                    decisions_.log(now(), this_cpu, "load_balance",
-                                 fmt::format("{} {}: failed; busiest cpu{}'s running task is "
-                                             "pinned away (out_one_pinned)",
-                                             sd.name, idle_name(idle), env.src_cpu));
-                last_lb_cost_ += costs().lb_base + env.scan_cost;
+                if (k.decisions().on())
+                    k.decisions().log(k.now(), this_cpu, "load_balance",
+                                      fmt::format("{} {}: failed; busiest cpu{}'s running task is "
+                                                  "pinned away (out_one_pinned)",
+                                                  sd.name, idle_name(idle), env.src_cpu));
+                k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost;
                 return 0;
             }
             env.flags &= ~LBF_ALL_PINNED;
-            if (active_balance_push_cpu_[busiest.cpu] < 0) {
-                active_balance_push_cpu_[busiest.cpu] = this_cpu;
+            if (!busiest.active_balance) {
+                busiest.active_balance = true;
+                busiest.push_cpu = this_cpu;
                 active_balance = true;
                 // stop_one_cpu_nowait(): the stopper preempts busiest's current task.
-                sim_.after(0, event_prio::ipi, this, ev_arg(EV_ACTIVE_LB, static_cast<u32>(busiest.cpu)));
+                k.sim().after(0, event_prio::ipi, &k.lb(),
+                              lb_state::EV_ACTIVE_LB | static_cast<u32>(busiest.cpu));
             }
             // Since v5.13 (23fb06d9602b, LBF_ACTIVE_LB) nr_balance_failed is not forced to
             // cache_nice_tries + 1 here: it keeps counting, so need_active_balance() below
@@ -886,13 +891,13 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
     }
     if (!active_balance || need_active_balance(env))
         sd.balance_interval = sd.min_interval;
-    if (decisions_.on())
-        decisions_.log(now(), this_cpu, "load_balance",
-                 fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})", sd.name,
-                             idle_name(idle), outcome, ld_moved, env.src_cpu, env.imbalance,
-                             static_cast<int>(env.migration_type_)));
-    last_lb_cost_ +=
-        costs().lb_base + env.scan_cost + static_cast<sim_dur>(ld_moved) * costs().lb_migrate_task;
+    if (k.decisions().on())
+        k.decisions().log(k.now(), this_cpu, "load_balance",
+                          fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})",
+                                      sd.name, idle_name(idle), outcome, ld_moved, env.src_cpu,
+                                      env.imbalance, static_cast<int>(env.migration_type_)));
+    k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost +
+                           static_cast<sim_dur>(ld_moved) * k.costs().lb_migrate_task;
     return ld_moved;
 }
 
@@ -906,16 +911,16 @@ int kernel::sched_balance_rq(int this_cpu, rq& this_rq, sched_domain& sd, cpu_id
  * target's idleness is not re-checked. Differs: the stopper thread itself is
  * not a task here (its two context switches are not charged).
  */
-void kernel::active_load_balance_cpu_stop(rq& busiest)
+void active_load_balance_cpu_stop(kernel& k, rq& busiest)
 {
-    const int push_cpu = active_balance_push_cpu_[busiest.cpu];
-    active_balance_push_cpu_[busiest.cpu] = -1;
-    this_cpu_ = busiest.cpu;
+    const int push_cpu = busiest.push_cpu;
+    busiest.active_balance = false;
+    k.set_this_cpu(busiest.cpu);
     // "Is there any task to move?": the kernel's nr_running <= 1 counts the stopper.
     if (busiest.cfs.h_nr_running < 1)
         return;
     sched_domain* sd = nullptr;
-    for (auto& tmp : topo_.cpu(push_cpu).domains)
+    for (auto& tmp : k.topology().cpu(push_cpu).domains)
         if (tmp->span.test(busiest.cpu)) {
             sd = tmp.get();
             break;
@@ -926,14 +931,14 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
     // The stopper preempts the running task: it is queued like the others now.
     task_struct* curr = busiest.curr->is_idle_task() ? nullptr : busiest.curr;
     if (curr) {
-        stop_burst(busiest);
-        update_rq_clock(busiest);
-        update_curr(*this, busiest.cfs);
+        k.stop_burst(busiest);
+        k.update_rq_clock(busiest);
+        update_curr(k, busiest.cfs);
     }
     lb_env env;
     env.sd = sd;
     env.dst_cpu = push_cpu;
-    env.dst_rq = &cpu_rq(push_cpu);
+    env.dst_rq = &k.cpu_rq(push_cpu);
     env.src_cpu = busiest.cpu;
     env.src_rq = &busiest;
     env.idle = CPU_IDLE;
@@ -950,7 +955,7 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
             }
             continue;
         }
-        if (can_migrate_task(cand, env)) {
+        if (can_migrate_task(k, cand, env)) {
             p = &cand;
             break;
         }
@@ -959,30 +964,30 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
         sd->stats.alb_failed++;
         if (curr) {
             busiest.need_resched = true;
-            __schedule(busiest, true);
+            k.__schedule(busiest, true);
         }
         return;
     }
     if (p == curr)
-        put_prev_entity(*this, busiest.cfs, p->se);
+        put_prev_entity(k, busiest.cfs, p->se);
     // detach_task()
-    deactivate_task(busiest, *p, DEQUEUE_NOCLOCK);
-    set_task_cpu(*p, push_cpu);
+    k.deactivate_task(busiest, *p, DEQUEUE_NOCLOCK);
+    k.set_task_cpu(*p, push_cpu);
     sd->stats.lb_gained[CPU_IDLE]++;
     sd->stats.alb_pushed++;
     sd->nr_balance_failed = 0; // "Active balancing done, reset the failure counter."
     // attach_one_task(): enqueue, then the wakeup-preemption check.
-    rq& dst = cpu_rq(push_cpu);
-    update_rq_clock(dst);
-    activate_task(dst, *p, ENQUEUE_NOCLOCK);
-    wakeup_preempt(dst, *p, 0);
-    if (decisions_.on())
-        decisions_.log(now(), busiest.cpu, "active_balance",
-                     fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
+    rq& dst = k.cpu_rq(push_cpu);
+    k.update_rq_clock(dst);
+    k.activate_task(dst, *p, ENQUEUE_NOCLOCK);
+    k.wakeup_preempt(dst, *p, 0);
+    if (k.decisions().on())
+        k.decisions().log(k.now(), busiest.cpu, "active_balance",
+                          fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
     // The stopper's CPU schedules again when it finishes.
     if (curr) {
         busiest.need_resched = true;
-        __schedule(busiest, true);
+        k.__schedule(busiest, true);
     }
 }
 
@@ -991,26 +996,26 @@ void kernel::active_load_balance_cpu_stop(rq& busiest)
  * from 6.10), 6.x; 5.15's sticky decay by profile. For each domain whose
  * interval has passed, balance; then record when to come back.
  */
-void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
+void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
 {
     int continue_balancing = 1;
     const int cpu = r.cpu;
-    bool busy = idle != CPU_IDLE && !sched_idle_cpu(*this, cpu);
-    u64 next_balance = jiffies(*this) + 60 * kc_.params.hz;
+    bool busy = idle != CPU_IDLE && !sched_idle_cpu(k, cpu);
+    u64 next_balance = jiffies(k) + 60 * k.config().params.hz;
     bool update_next_balance = false;
     bool need_decay = false;
     u64 max_cost = 0;
-    for (auto& sdp : topo_.cpu(cpu).domains) {
+    for (auto& sdp : k.topology().cpu(cpu).domains) {
         sched_domain& sd = *sdp;
-        if (kc_.behaviour.newidle_5_15) {
-            if (jiffies(*this) > sd.last_decay_max_lb_cost) {
+        if (k.config().behaviour.newidle_5_15) {
+            if (jiffies(k) > sd.last_decay_max_lb_cost) {
                 sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
                 sd.last_decay_max_lb_cost =
-                    jiffies(*this) + kc_.params.hz; // next_decay_max_lb_cost
+                    jiffies(k) + k.config().params.hz; // next_decay_max_lb_cost
                 need_decay = true;
             }
         } else {
-            need_decay = update_newidle_cost(sd, 0);
+            need_decay = update_newidle_cost(k, sd, 0);
         }
         max_cost += sd.max_newidle_lb_cost;
         if (!continue_balancing) {
@@ -1018,14 +1023,14 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
                 continue;
             break;
         }
-        unsigned long interval = get_sd_balance_interval(sd, busy);
-        if (jiffies(*this) >= sd.last_balance + interval) {
-            if (sched_balance_rq(cpu, r, sd, idle, continue_balancing)) {
-                idle = idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
-                busy = idle != CPU_IDLE && !sched_idle_cpu(*this, cpu);
+        unsigned long interval = get_sd_balance_interval(k, sd, busy);
+        if (jiffies(k) >= sd.last_balance + interval) {
+            if (sched_balance_rq(k, cpu, r, sd, idle, continue_balancing)) {
+                idle = k.idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
+                busy = idle != CPU_IDLE && !sched_idle_cpu(k, cpu);
             }
-            sd.last_balance = jiffies(*this);
-            interval = get_sd_balance_interval(sd, busy);
+            sd.last_balance = jiffies(k);
+            interval = get_sd_balance_interval(k, sd, busy);
         }
         if (next_balance > sd.last_balance + interval) {
             next_balance = sd.last_balance + interval;
@@ -1033,7 +1038,7 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
         }
     }
     if (need_decay)
-        r.max_idle_balance_cost = std::max<u64>(tun_.migration_cost, max_cost);
+        r.max_idle_balance_cost = std::max<u64>(k.tunables().migration_cost, max_cost);
     if (update_next_balance)
         r.next_balance = next_balance;
 }
@@ -1049,36 +1054,36 @@ void kernel::sched_balance_domains(rq& r, cpu_idle_type idle)
  * overloaded and skips the SMT/LLC domains (fair_shared_runq.cc); NI_RANDOM
  * tries each domain with its recent success rate (fair_ni_random.cc).
  */
-int kernel::sched_balance_newidle(rq& this_rq)
+int sched_balance_newidle(kernel& k, rq& this_rq)
 {
     const int this_cpu = this_rq.cpu;
     if (this_rq.ttwu_pending)
         return 0;
-    for (const auto hook : patches_.newidle_enter) // SHARED_RUNQ v3: pull first
-        if (const int pulled = hook(*this, this_rq))
+    for (const auto hook : k.patches().newidle_enter) // SHARED_RUNQ v3: pull first
+        if (const int pulled = hook(k, this_rq))
             return pulled;
     this_rq.idle_stamp = this_rq.clock; // measure the balancing itself as idle time
-    u64 next_balance = jiffies(*this) + kc_.params.hz;
+    u64 next_balance = jiffies(k) + k.config().params.hz;
     int pulled_task = 0;
     u64 curr_cost = 0;
-    sched_domain* base = topo_.cpu(this_cpu).sd();
+    sched_domain* base = k.topology().cpu(this_cpu).sd();
     auto update_next = [&](const sched_domain& sd) {
-        const u64 next = sd.last_balance + get_sd_balance_interval(sd, false);
+        const u64 next = sd.last_balance + get_sd_balance_interval(k, sd, false);
         if (next_balance > next)
             next_balance = next;
     };
     sched_domain* gate_sd = base;
-    for (const auto hook : patches_.newidle_gate_domain) // SHARED_RUNQ v3: above the LLC
-        gate_sd = hook(*this, this_cpu, gate_sd);
+    for (const auto hook : k.patches().newidle_gate_domain) // SHARED_RUNQ v3: above the LLC
+        gate_sd = hook(k, this_cpu, gate_sd);
 
     bool closed;
-    if (kc_.behaviour.newidle_5_15) {
-        closed = this_rq.avg_idle < tun_.migration_cost || !rd_.overload;
+    if (k.config().behaviour.newidle_5_15) {
+        closed = this_rq.avg_idle < k.tunables().migration_cost || !k.rd().overload;
     } else {
-        closed = !rd_.overload;
+        closed = !k.rd().overload;
         if (!closed) {
-            for (const auto hook : patches_.newidle_overloaded) { // SHARED_RUNQ v4: pull here
-                const int pulled = hook(*this, this_rq);
+            for (const auto hook : k.patches().newidle_overloaded) { // SHARED_RUNQ v4: pull here
+                const int pulled = hook(k, this_rq);
                 if (pulled < 0)
                     return 0;
                 if (pulled > 0) {
@@ -1094,11 +1099,12 @@ int kernel::sched_balance_newidle(rq& this_rq)
     } else if (closed || !base) {
         if (gate_sd)
             update_next(*gate_sd);
-        if (decisions_.on()) // every idle entry can come here: format only for a kept log
-            decisions_.log(now(), this_cpu, "newidle_balance",
-                         fmt::format("gate closed: overload={} avg_idle={} gate {} max_newidle_lb_cost={}",
-                                     rd_.overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
-                                     gate_sd ? gate_sd->max_newidle_lb_cost : 0));
+        if (k.decisions().on()) // every idle entry can come here: format only for a kept log
+            k.decisions().log(
+                k.now(), this_cpu, "newidle_balance",
+                fmt::format("gate closed: overload={} avg_idle={} gate {} max_newidle_lb_cost={}",
+                            k.rd().overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
+                            gate_sd ? gate_sd->max_newidle_lb_cost : 0));
     } else {
         /*
          * The kernel measures each domain's cost as elapsed time: t0 =
@@ -1111,56 +1117,58 @@ int kernel::sched_balance_newidle(rq& this_rq)
          */
         u64 t0 = this_rq.charged_ns;
         u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
-        update_blocked_averages(*this, this_cpu);
-        if (kc_.behaviour.newidle_5_15)
+        update_blocked_averages(k, this_cpu);
+        if (k.config().behaviour.newidle_5_15)
             t0 = this_rq.charged_ns;
         u64 pending_cost =
-            kc_.behaviour.newidle_5_15 ? 0 : static_cast<u64>(costs().lb_scan_per_cpu);
-        for (auto& sdp : topo_.cpu(this_cpu).domains) {
+            k.config().behaviour.newidle_5_15 ? 0 : static_cast<u64>(k.costs().lb_scan_per_cpu);
+        for (auto& sdp : k.topology().cpu(this_cpu).domains) {
             sched_domain& sd = *sdp;
             int continue_balancing = 1;
-            if (std::any_of(patches_.newidle_skip_domain.begin(), patches_.newidle_skip_domain.end(),
-                            [&](const auto hook) { return hook(*this, sd); }))
+            if (std::any_of(k.patches().newidle_skip_domain.begin(),
+                            k.patches().newidle_skip_domain.end(),
+                            [&](const auto hook) { return hook(k, sd); }))
                 continue; // SHARED_RUNQ v4: the shared queue covers the LLC
-            if (!kc_.behaviour.newidle_5_15)
+            if (!k.config().behaviour.newidle_5_15)
                 update_next(sd);
             if (this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
-                if (kc_.behaviour.newidle_5_15)
+                if (k.config().behaviour.newidle_5_15)
                     update_next(sd);
                 break;
             }
             if (sd.has(SD_BALANCE_NEWIDLE)) {
                 u32 weight = 1;
-                for (const auto hook : patches_.newidle_domain) // NI_RANDOM: by success rate
-                    weight = hook(*this, this_rq, sd);
+                for (const auto hook : k.patches().newidle_domain) // NI_RANDOM: by success rate
+                    weight = hook(k, this_rq, sd);
                 if (weight == 0)
                     continue;
-                last_lb_cost_ = 0;
-                pulled_task = sched_balance_rq(this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
-                for (const auto hook : patches_.newidle_balanced) // NI_RANDOM: the success rate
-                    hook(*this, sd, pulled_task ? weight : 0);
+                k.lb().last_lb_cost = 0;
+                pulled_task =
+                    sched_balance_rq(k, this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
+                for (const auto hook : k.patches().newidle_balanced) // NI_RANDOM: the success rate
+                    hook(k, sd, pulled_task ? weight : 0);
                 const u64 t1 = this_rq.charged_ns;
-                const u64 work = static_cast<u64>(last_lb_cost_) + pending_cost;
+                const u64 work = static_cast<u64>(k.lb().last_lb_cost) + pending_cost;
                 const u64 domain_cost = work + (t1 - t0);
                 t0 = t1;
                 lb_work += work;
                 pending_cost = 0;
-                if (kc_.behaviour.newidle_5_15) {
+                if (k.config().behaviour.newidle_5_15) {
                     if (domain_cost > sd.max_newidle_lb_cost)
                         sd.max_newidle_lb_cost = domain_cost;
                 } else {
-                    update_newidle_cost(sd, domain_cost);
+                    update_newidle_cost(k, sd, domain_cost);
                 }
                 curr_cost += domain_cost;
             }
-            if (kc_.behaviour.newidle_5_15)
+            if (k.config().behaviour.newidle_5_15)
                 update_next(sd);
             if (pulled_task || this_rq.nr_running > 0 || this_rq.ttwu_pending)
                 break;
         }
         if (curr_cost > this_rq.max_idle_balance_cost)
             this_rq.max_idle_balance_cost = curr_cost;
-        charges_.charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
+        k.charges().charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
     }
     if (this_rq.cfs.h_nr_running && !pulled_task)
         pulled_task = 1;
@@ -1174,44 +1182,45 @@ int kernel::sched_balance_newidle(rq& this_rq)
 /* ---- triggers: the tick, NOHZ idle balancing ---- */
 
 // kernel: kernel/sched/fair.c trigger_load_balance(), 6.5: raise SCHED_SOFTIRQ when due; maybe kick an ILB.
-void kernel::trigger_load_balance(rq& r)
+void trigger_load_balance(kernel& k, rq& r)
 {
-    if (jiffies(*this) >= r.next_balance)
-        sim_.after(0, event_prio::softirq, this, ev_arg(EV_SOFTIRQ, static_cast<u32>(r.cpu)));
-    nohz_balancer_kick(r);
+    if (jiffies(k) >= r.next_balance)
+        k.sim().after(0, event_prio::softirq, &k.lb(),
+                      lb_state::EV_SOFTIRQ | static_cast<u32>(r.cpu));
+    nohz_balancer_kick(k, r);
 }
 
 // kernel: kernel/sched/fair.c run_rebalance_domains(), 6.5 (the SCHED_SOFTIRQ handler).
-void kernel::sched_balance_softirq(rq& r)
+void sched_balance_softirq(kernel& k, rq& r)
 {
-    this_cpu_ = r.cpu;
+    k.set_this_cpu(r.cpu);
     const cpu_idle_type idle = r.idle_balance ? CPU_IDLE : CPU_NOT_IDLE;
-    update_blocked_averages(*this, r.cpu);
-    last_lb_cost_ = 0;
-    sched_balance_domains(r, idle);
+    update_blocked_averages(k, r.cpu);
+    k.lb().last_lb_cost = 0;
+    sched_balance_domains(k, r, idle);
     // The softirq's work delays whatever runs on this CPU.
-    charges_.charge_cpu(r, last_lb_cost_, ACCT_BALANCE);
-    last_lb_cost_ = 0;
+    k.charges().charge_cpu(r, k.lb().last_lb_cost, ACCT_BALANCE);
+    k.lb().last_lb_cost = 0;
 }
 
 /*
  * kernel: kernel/sched/fair.c nohz_balance_enter_idle(), 6.5: a CPU whose
  * tick stops joins nohz.idle_cpus_mask and stops counting as busy in its LLC.
  */
-void kernel::nohz_balance_enter_idle(rq& r)
+void nohz_balance_enter_idle(kernel& k, rq& r)
 {
-    if (!nohz_.stop_tick(r.cpu))
+    if (!k.lb().nohz.stop_tick(r.cpu))
         return;
-    if (sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
+    if (sched_domain_shared* sds = k.topology().cpu(r.cpu).sd_llc_shared)
         sds->nr_busy_cpus--;
 }
 
 // kernel: kernel/sched/fair.c nohz_balance_exit_idle(), 6.5: at the first busy tick after idling.
-void kernel::nohz_balance_exit_idle(rq& r)
+void nohz_balance_exit_idle(kernel& k, rq& r)
 {
-    if (!nohz_.restart_tick(r.cpu))
+    if (!k.lb().nohz.restart_tick(r.cpu))
         return;
-    if (sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
+    if (sched_domain_shared* sds = k.topology().cpu(r.cpu).sd_llc_shared)
         sds->nr_busy_cpus++;
 }
 
@@ -1221,21 +1230,21 @@ void kernel::nohz_balance_exit_idle(rq& r)
  * rq has >= 2 tasks or its LLC has more than one busy CPU (no asym or
  * capacity-pressure reasons here, and no blocked-load-only kicks).
  */
-void kernel::nohz_balancer_kick(rq& r)
+void nohz_balancer_kick(kernel& k, rq& r)
 {
     if (r.idle_balance)
         return;
-    nohz_balance_exit_idle(r);
-    if (nohz_.idle_cpus_mask.empty())
+    nohz_balance_exit_idle(k, r);
+    if (k.lb().nohz.idle_cpus_mask.empty())
         return;
-    if (jiffies(*this) < nohz_.next_balance)
+    if (jiffies(k) < k.lb().nohz.next_balance)
         return;
     bool kick = r.nr_running >= 2;
     if (!kick)
-        if (const sched_domain_shared* sds = topo_.cpu(r.cpu).sd_llc_shared)
+        if (const sched_domain_shared* sds = k.topology().cpu(r.cpu).sd_llc_shared)
             kick = sds->nr_busy_cpus > 1;
     if (kick)
-        kick_ilb();
+        kick_ilb(k);
 }
 
 /*
@@ -1244,21 +1253,22 @@ void kernel::nohz_balancer_kick(rq& r)
  * idle balance", 20200609123748.18636-1-vincent.guittot@linaro.org; it was
  * incremented before), then IPIs the first idle tickless CPU.
  */
-void kernel::kick_ilb()
+void kick_ilb(kernel& k)
 {
-    nohz_.next_balance = jiffies(*this) + 1;
-    if (nohz_.ilb_kicked)
+    k.lb().nohz.next_balance = jiffies(k) + 1;
+    if (k.lb().nohz.ilb_kicked)
         return;
     int ilb = -1;
-    for_each_cpu(cpu, nohz_.idle_cpus_mask)
-        if (idle_cpu(cpu)) {
-            ilb = cpu;
-            break;
-        }
+    for_each_cpu(cpu, k.lb().nohz.idle_cpus_mask) if (k.idle_cpu(cpu))
+    {
+        ilb = cpu;
+        break;
+    }
     if (ilb < 0)
         return;
-    nohz_.ilb_kicked = true;
-    sim_.after(costs().ipi_wakeup, event_prio::ipi, this, ev_arg(EV_ILB, static_cast<u32>(ilb)));
+    k.lb().nohz.ilb_kicked = true;
+    k.sim().after(k.costs().ipi_wakeup, event_prio::ipi, &k.lb(),
+                  lb_state::EV_ILB | static_cast<u32>(ilb));
 }
 
 /*
@@ -1266,27 +1276,27 @@ void kernel::kick_ilb()
  * rebalance_domains(CPU_IDLE) for every tickless idle CPU whose balance is
  * due, itself last, and stops if it gets work of its own.
  */
-void kernel::nohz_idle_balance(rq& ilb_rq)
+void nohz_idle_balance(kernel& k, rq& ilb_rq)
 {
-    nohz_.ilb_kicked = false;
+    k.lb().nohz.ilb_kicked = false;
     const int this_cpu = ilb_rq.cpu;
-    u64 next_balance = jiffies(*this) + 60 * kc_.params.hz;
+    u64 next_balance = jiffies(k) + 60 * k.config().params.hz;
     bool update_next = false;
-    const cpumask idle_mask = nohz_.idle_cpus_mask;
+    const cpumask idle_mask = k.lb().nohz.idle_cpus_mask;
     bool abort = false;
     for_each_cpu_wrap(idle_mask, this_cpu + 1, [&](int balance_cpu) {
-        if (!idle_cpu(balance_cpu))
+        if (!k.idle_cpu(balance_cpu))
             return true;
-        if (ilb_rq.need_resched || !idle_cpu(this_cpu)) {
+        if (ilb_rq.need_resched || !k.idle_cpu(this_cpu)) {
             abort = true;
             return false;
         }
-        rq& r = cpu_rq(balance_cpu);
-        update_blocked_averages(*this, balance_cpu);
-        if (jiffies(*this) >= r.next_balance) {
-            this_cpu_ = balance_cpu;
-            update_rq_clock(r);
-            sched_balance_domains(r, CPU_IDLE);
+        rq& r = k.cpu_rq(balance_cpu);
+        update_blocked_averages(k, balance_cpu);
+        if (jiffies(k) >= r.next_balance) {
+            k.set_this_cpu(balance_cpu);
+            k.update_rq_clock(r);
+            sched_balance_domains(k, r, CPU_IDLE);
         }
         if (next_balance > r.next_balance) {
             next_balance = r.next_balance;
@@ -1294,9 +1304,41 @@ void kernel::nohz_idle_balance(rq& ilb_rq)
         }
         return true;
     });
-    this_cpu_ = this_cpu;
+    k.set_this_cpu(this_cpu);
     if (!abort && update_next)
-        nohz_.next_balance = next_balance;
+        k.lb().nohz.next_balance = next_balance;
+}
+
+/* ---- the balancing state and its events ---- */
+
+void lb_state::init(const sched_topology& topo, int nr_cpus)
+{
+    group_sums.assign(topo.groups().size(), group_lb_sums{});
+    cpu_groups.assign(static_cast<std::size_t>(nr_cpus), {});
+    for (const sched_group* g : topo.groups())
+        for_each_cpu(cpu, g->span)
+        {
+            cpu_groups[static_cast<std::size_t>(cpu)].push_back(g->id);
+        }
+}
+
+void lb_state::fire(u64 arg)
+{
+    const int cpu = static_cast<int>(static_cast<u32>(arg));
+    switch (arg & ~0xffffffffULL) {
+    case EV_SOFTIRQ:
+        sched_balance_softirq(k_, k_.cpu_rq(cpu));
+        break;
+    case EV_ILB:
+        k_.set_this_cpu(cpu);
+        nohz_idle_balance(k_, k_.cpu_rq(cpu));
+        break;
+    case EV_ACTIVE_LB:
+        active_load_balance_cpu_stop(k_, k_.cpu_rq(cpu));
+        break;
+    default:
+        SIM_BUG_ON(true, "lb_state: unknown event {:#x}", arg);
+    }
 }
 
 } // namespace schedlab

@@ -3,6 +3,7 @@
  * Load-balancing decisions on small hand-built situations (docs/kernel-map.md),
  * and the Wasted-Cores style work-conservation property on every preset.
  */
+#include "sched/fair_balance.h"
 #include "sched/testlib.h"
 
 #include <gtest/gtest.h>
@@ -38,7 +39,7 @@ TEST(sched_balance_newidle, gate_closed_when_avg_idle_is_below_the_domain_cost)
     ASSERT_TRUE(c.t.k->rd().overload);
     c.base().max_newidle_lb_cost = usecs(400);
     c.rq0().avg_idle = usecs(300);
-    EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 0);
+    EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 0);
     EXPECT_EQ(c.base().stats.lb_count[CPU_NEWLY_IDLE], 0u);
     EXPECT_EQ(c.rq0().nr_running, 0u);
 }
@@ -48,7 +49,7 @@ TEST(sched_balance_newidle, gate_open_pulls_one_task)
     newidle_case c("6.6");
     c.base().max_newidle_lb_cost = usecs(400);
     c.rq0().avg_idle = usecs(900);
-    EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 1);
+    EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 1);
     EXPECT_EQ(c.base().stats.lb_count[CPU_NEWLY_IDLE], 1u);
     EXPECT_EQ(c.base().stats.lb_gained[CPU_NEWLY_IDLE], 1u);
     EXPECT_EQ(c.rq0().nr_running, 1u);
@@ -61,7 +62,7 @@ TEST(sched_balance_newidle, gate_closed_without_root_domain_overload)
     newidle_case c("6.6");
     c.t.k->rd().overload = false;
     c.rq0().avg_idle = msecs(1);
-    EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 0);
+    EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 0);
     EXPECT_EQ(c.base().stats.lb_count[CPU_NEWLY_IDLE], 0u);
 }
 
@@ -70,9 +71,9 @@ TEST(sched_balance_newidle, v5_15_gates_on_migration_cost_instead)
     newidle_case c("5.15");
     c.base().max_newidle_lb_cost = 0;
     c.rq0().avg_idle = usecs(499); // below the 0.5 ms migration_cost
-    EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 0);
+    EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 0);
     c.rq0().avg_idle = usecs(501);
-    EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 1);
+    EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 1);
 }
 
 /*
@@ -90,7 +91,7 @@ TEST(sched_balance_newidle, a_domains_cost_is_the_elapsed_time_including_lock_wa
         rq& busiest = c.t.k->cpu_rq(1);
         busiest.lock.last_cpu = 1;
         busiest.lock.busy_until = c.t.k->now() + lock_busy_for;
-        EXPECT_EQ(c.t.k->sched_balance_newidle(c.rq0()), 1);
+        EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 1);
         return c.base().max_newidle_lb_cost;
     };
     const u64 free_lock = measured(0);
@@ -101,15 +102,15 @@ TEST(update_newidle_stats, halves_its_window_every_1024_attempts_and_keeps_the_s
 {
     sched_domain sd; // sd_init's start: 512 attempts, 256 successes, ratio 512 (50%)
     for (int i = 0; i < 511; ++i)
-        kernel::update_newidle_stats(sd, 0);
+        update_newidle_stats(sd, 0);
     EXPECT_EQ(sd.newidle_call, 1023u);
     EXPECT_EQ(sd.newidle_ratio, 512u) << "unchanged until the 1024th attempt";
-    kernel::update_newidle_stats(sd, 0);
+    update_newidle_stats(sd, 0);
     EXPECT_EQ(sd.newidle_ratio, 256u);
     EXPECT_EQ(sd.newidle_call, 512u);
     EXPECT_EQ(sd.newidle_success, 128u);
     for (int i = 0; i < 512; ++i)
-        kernel::update_newidle_stats(sd, 2); // every attempt succeeds, weighted 2
+        update_newidle_stats(sd, 2); // every attempt succeeds, weighted 2
     EXPECT_EQ(sd.newidle_ratio, 128u + 1024u);
 }
 
@@ -123,7 +124,7 @@ int newidle_attempts(const char* kernel, u32 ratio, int n)
         c.base().max_newidle_lb_cost = 0;
         c.base().newidle_ratio = ratio;
         c.rq0().avg_idle = msecs(1);
-        c.t.k->sched_balance_newidle(c.rq0());
+        sched_balance_newidle(*c.t.k, c.rq0());
         attempts += static_cast<int>(c.base().stats.lb_count[CPU_NEWLY_IDLE]);
     }
     return attempts;
@@ -151,7 +152,7 @@ TEST(sched_balance_newidle, ni_random_counts_a_pull_for_the_attempts_it_skipped)
         c.base().newidle_ratio = 511;
         c.rq0().avg_idle = msecs(1);
         const u32 calls = c.base().newidle_call, successes = c.base().newidle_success;
-        const int pulled = c.t.k->sched_balance_newidle(c.rq0());
+        const int pulled = sched_balance_newidle(*c.t.k, c.rq0());
         EXPECT_EQ(c.base().newidle_call, calls + 1) << "a skip is an attempt too";
         if (c.base().stats.lb_count[CPU_NEWLY_IDLE] == 0) {
             EXPECT_EQ(pulled, 0);
@@ -169,11 +170,11 @@ TEST(update_newidle_cost, takes_a_new_maximum_and_decays_by_253_256_per_second)
 {
     sched_fixture t(testlib::small_machine(2), "6.6");
     sched_domain& sd = *t.k->topology().cpu(0).sd();
-    EXPECT_FALSE(t.k->update_newidle_cost(sd, 25600));
+    EXPECT_FALSE(update_newidle_cost(*t.k, sd, 25600));
     EXPECT_EQ(sd.max_newidle_lb_cost, 25600u);
-    EXPECT_FALSE(t.k->update_newidle_cost(sd, 100)) << "no decay within the second";
+    EXPECT_FALSE(update_newidle_cost(*t.k, sd, 100)) << "no decay within the second";
     t.run_for(msecs(1100)); // nothing runs: no balancing touches the domain meanwhile
-    EXPECT_TRUE(t.k->update_newidle_cost(sd, 0));
+    EXPECT_TRUE(update_newidle_cost(*t.k, sd, 0));
     EXPECT_EQ(sd.max_newidle_lb_cost, 25600u * 253 / 256);
 }
 
@@ -226,9 +227,9 @@ TEST(task_hot, a_task_that_ran_within_migration_cost_is_hot)
     hot_case c(testlib::small_machine(2));
     const u64 now = c.env.src_rq->clock_task;
     c.p->se.exec_start = now - usecs(100);
-    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 1);
+    EXPECT_EQ(task_hot(*c.t.k, *c.p, c.env), 1);
     c.p->se.exec_start = now - usecs(600);
-    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0);
+    EXPECT_EQ(task_hot(*c.t.k, *c.p, c.env), 0);
 }
 
 /*
@@ -258,10 +259,10 @@ TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
 {
     slept_case c(usecs(10), msecs(2));
     c.p->se.exec_start = c.env.src_rq->clock_task - usecs(90);
-    ASSERT_EQ(c.t.k->task_hot(*c.p, c.env), 1) << "ran 90 us ago";
+    ASSERT_EQ(task_hot(*c.t.k, *c.p, c.env), 1) << "ran 90 us ago";
     migrate_task_rq_fair(*c.t.k, *c.p, 0);
     EXPECT_EQ(c.p->se.exec_start, 0u);
-    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0);
+    EXPECT_EQ(task_hot(*c.t.k, *c.p, c.env), 0);
 }
 
 /*
@@ -276,13 +277,13 @@ TEST(task_hot, a_task_a_wakeup_has_just_moved_is_cold)
 TEST(task_hot, a_zeroed_exec_start_is_cold_at_the_start_of_a_run)
 {
     slept_case c(usecs(50), usecs(100));
-    ASSERT_EQ(c.t.k->task_hot(*c.p, c.env), 1) << "ran within the last 100 us";
+    ASSERT_EQ(task_hot(*c.t.k, *c.p, c.env), 1) << "ran within the last 100 us";
     migrate_task_rq_fair(*c.t.k, *c.p, 0);
     ASSERT_EQ(c.p->se.exec_start, 0u);
-    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0) << "now - 0 is the uptime";
+    EXPECT_EQ(task_hot(*c.t.k, *c.p, c.env), 0) << "now - 0 is the uptime";
     EXPECT_GE(c.env.src_rq->clock_task, SCHED_CLOCK_AT_START + usecs(100));
     task_struct never_ran;
-    EXPECT_EQ(c.t.k->task_hot(never_ran, c.env), 0) << "a new task's exec_start is 0 too";
+    EXPECT_EQ(task_hot(*c.t.k, never_ran, c.env), 0) << "a new task's exec_start is 0 too";
 }
 
 TEST(task_hot, smt_siblings_share_the_cache_so_nothing_is_hot)
@@ -290,7 +291,7 @@ TEST(task_hot, smt_siblings_share_the_cache_so_nothing_is_hot)
     hot_case c(testlib::small_machine(1, 2)); // cpus 0 and 1 are SMT siblings
     ASSERT_TRUE(c.env.sd->has(SD_SHARE_CPUCAPACITY));
     c.p->se.exec_start = c.env.src_rq->clock_task - usecs(10);
-    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 0);
+    EXPECT_EQ(task_hot(*c.t.k, *c.p, c.env), 0);
 }
 
 TEST(task_hot, buddies_are_hot_with_cache_hot_buddy)
@@ -301,7 +302,7 @@ TEST(task_hot, buddies_are_hot_with_cache_hot_buddy)
     c.t.spawn("dst-busy", testlib::spin(), 0, 0, 0);
     c.t.k->set_this_cpu(0);
     ASSERT_GT(c.env.dst_rq->nr_running, 0u);
-    EXPECT_EQ(c.t.k->task_hot(*c.p, c.env), 1);
+    EXPECT_EQ(task_hot(*c.t.k, *c.p, c.env), 1);
     c.env.src_rq->cfs.next = nullptr;
 }
 
@@ -313,10 +314,10 @@ TEST(can_migrate_task, a_hot_task_moves_once_balancing_failed_cache_nice_tries_t
     c.p = waiting;
     c.p->se.exec_start = c.env.src_rq->clock_task - usecs(100);
     c.env.sd->nr_balance_failed = c.env.sd->cache_nice_tries;
-    EXPECT_EQ(c.t.k->can_migrate_task(*c.p, c.env), 0);
+    EXPECT_EQ(can_migrate_task(*c.t.k, *c.p, c.env), 0);
     c.env.sd->nr_balance_failed = c.env.sd->cache_nice_tries + 1;
     const u64 before = c.env.sd->stats.lb_hot_gained[CPU_IDLE];
-    EXPECT_EQ(c.t.k->can_migrate_task(*c.p, c.env), 1);
+    EXPECT_EQ(can_migrate_task(*c.t.k, *c.p, c.env), 1);
     EXPECT_EQ(c.env.sd->stats.lb_hot_gained[CPU_IDLE], before + 1);
 }
 
@@ -336,7 +337,7 @@ TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances)
         c.env.sd->nr_balance_failed = failed; // above cache_nice_tries: hotness is no obstacle
         c.t.k->set_this_cpu(0);
         c.t.k->update_rq_clock(*c.env.src_rq);
-        return c.t.k->detach_tasks(c.env);
+        return detach_tasks(*c.t.k, c.env);
     };
     EXPECT_EQ(detached(2), 0) << "util >> 2 is above the imbalance";
     EXPECT_EQ(detached(3), 1) << "util >> 3 fits";
@@ -401,7 +402,7 @@ struct active_case {
     int balance()
     {
         int cont = 1;
-        return t.k->sched_balance_rq(dst, t.k->cpu_rq(dst), *mc, CPU_IDLE, cont);
+        return sched_balance_rq(*t.k, dst, t.k->cpu_rq(dst), *mc, CPU_IDLE, cont);
     }
 };
 
@@ -484,7 +485,7 @@ sd_lb_stats lb_stats(kernel& k, sched_domain& domain, int dst)
     env.cpus = domain.span;
     sd_lb_stats sds;
     k.set_this_cpu(dst);
-    k.update_sd_lb_stats(env, sds);
+    update_sd_lb_stats(k, env, sds);
     return sds;
 }
 
@@ -571,7 +572,7 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
         env.idle = CPU_NOT_IDLE;
         env.cpus = above->span;
         t.k->set_this_cpu(0);
-        return t.k->should_we_balance(env);
+        return should_we_balance(*t.k, env);
     };
     EXPECT_TRUE(first_cpu_balances("tip-2023-08"));
     EXPECT_FALSE(first_cpu_balances("6.6"));
@@ -596,10 +597,10 @@ TEST(kick_ilb, sets_nohz_next_balance_to_the_next_jiffy)
 {
     sched_fixture t(testlib::small_machine(4), "tip-2023-08");
     t.run_for(msecs(100)); // nothing runs: no kick yet
-    ASSERT_EQ(t.k->nohz().next_balance, 0u);
+    ASSERT_EQ(t.k->lb().nohz.next_balance, 0u);
     t.k->set_this_cpu(0);
-    t.k->kick_ilb();
-    EXPECT_EQ(t.k->nohz().next_balance, jiffies(*t.k) + 1) << "jiffies + 1, not an increment";
+    kick_ilb(*t.k);
+    EXPECT_EQ(t.k->lb().nohz.next_balance, jiffies(*t.k) + 1) << "jiffies + 1, not an increment";
 }
 
 class work_conservation : public ::testing::TestWithParam<const char*> {};

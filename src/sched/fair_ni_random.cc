@@ -25,7 +25,7 @@ namespace schedlab {
  * Differs: called for every attempt; the kernel's `if (cost)` guard (the
  * attempt took measurable time) always holds there, not with zero model costs.
  */
-void kernel::update_newidle_stats(sched_domain& sd, u32 success)
+void update_newidle_stats(sched_domain& sd, u32 success)
 {
     ++sd.newidle_call;
     sd.newidle_success += success;
@@ -51,7 +51,7 @@ u32 ni_random_newidle_domain(kernel& k, rq& this_rq, sched_domain& sd)
     const u32 d1k = static_cast<u32>(this_rq.sched_rnd_state.next_u64() >> 32) % 1024;
     const u32 weight = 1 + sd.newidle_ratio;
     if (d1k > weight) {
-        kernel::update_newidle_stats(sd, 0);
+        update_newidle_stats(sd, 0);
         if (k.decisions().on())
             k.decisions().log(k.now(), this_rq.cpu, "newidle_balance",
                               fmt::format("{}: NI_RANDOM skip (die {} > 1 + newidle_ratio {})",
@@ -67,9 +67,8 @@ const sched_patchset ni_random_patchset = {
     .merged = [](const kernel_config& kc) { return kc.has_feature(__SCHED_FEAT_NI_RANDOM); },
     .newidle_domain = ni_random_newidle_domain,
     // kernel: sched_balance_newidle(), after sched_balance_rq(): the attempt's weighted success.
-    .newidle_balanced = [](kernel&, sched_domain& sd, u32 success) {
-        kernel::update_newidle_stats(sd, success);
-    },
+    .newidle_balanced = [](kernel&, sched_domain& sd,
+                           u32 success) { update_newidle_stats(sd, success); },
 };
 
 } // namespace schedlab

@@ -182,7 +182,7 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
     const u64 now = cfs.rq_->clock_task;
     const bool running = cfs.curr == &se;
-    k.lb_stats_changed(cfs.rq_->cpu);
+    k.lb().lb_stats_changed(cfs.rq_->cpu);
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
 
@@ -256,7 +256,7 @@ void update_blocked_averages(kernel& k, int cpu)
     rq& r = k.cpu_rq(cpu);
     k.update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
-    k.lb_stats_changed(cpu);
+    k.lb().lb_stats_changed(cpu);
     if (cfs.curr)
         update_curr(k, cfs);
     __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,

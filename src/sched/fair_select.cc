@@ -12,6 +12,7 @@
  * cookies, per-CPU kthread stacking, NUMA-balancing preferences.
  */
 #include "sched/core.h"
+#include "sched/fair_balance.h"
 
 #include "sim/bug.h"
 
@@ -416,7 +417,7 @@ void update_sg_wakeup_stats(kernel& k, const sched_domain& sd, const sched_group
     }
     sgs.group_capacity = group.capacity;
     sgs.group_weight = static_cast<unsigned>(group.group_weight);
-    sgs.group_type_ = k.group_classify(sd.imbalance_pct, group, sgs);
+    sgs.group_type_ = group_classify(sd.imbalance_pct, group, sgs);
     if (sgs.group_type_ == group_fully_busy || sgs.group_type_ == group_overloaded)
         sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
@@ -516,8 +517,8 @@ const sched_group* find_idlest_group(kernel& k, const sched_domain& sd, task_str
             const long imb_numa_nr = sd.imb_numa_nr;
             const long imbalance =
                 std::abs(static_cast<long>(local_sgs.idle_cpus) - static_cast<long>(idlest_sgs.idle_cpus));
-            if (!k.adjust_numa_imbalance(imbalance, static_cast<long>(local_sgs.sum_nr_running) + 1,
-                                       imb_numa_nr))
+            if (!adjust_numa_imbalance(
+                    k, imbalance, static_cast<long>(local_sgs.sum_nr_running) + 1, imb_numa_nr))
                 return nullptr;
         }
         if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus)

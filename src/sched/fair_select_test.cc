@@ -2,6 +2,7 @@
 /*
  * Placement decisions on small hand-built situations (docs/kernel-map.md).
  */
+#include "sched/fair_balance.h"
 #include "sched/testlib.h"
 
 #include <gtest/gtest.h>
@@ -168,7 +169,7 @@ int nr_idle_scan_at(double util_fraction)
     env.dst_cpu = 0;
     env.idle = CPU_NOT_IDLE;
     const auto x = static_cast<unsigned long>(util_fraction * 1024);
-    t.k->update_idle_cpu_scan(env, x * 16);
+    update_idle_cpu_scan(*t.k, env, x * 16);
     return sd->shared->nr_idle_scan;
 }
 

@@ -2,6 +2,7 @@
 /*
  * SHARED_RUNQ v3 / v4 mechanisms (docs/kernels.md names the patch mails).
  */
+#include "sched/fair_balance.h"
 #include "sched/testlib.h"
 
 #include <gtest/gtest.h>
@@ -145,7 +146,7 @@ TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_t
         c.t.k->rd().overload = false;
         rq& dst = c.t.k->cpu_rq(1);
         dst.avg_idle = 0;
-        c.t.k->sched_balance_newidle(dst);
+        sched_balance_newidle(*c.t.k, dst);
         const bool v3 = std::string(spec).find("v3") != std::string::npos;
         EXPECT_EQ(c.t.k->srq_stats().pulls_moved, v3 ? 1u : 0u) << spec;
     }

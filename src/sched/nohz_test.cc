@@ -33,14 +33,14 @@ TEST(nohz_state, the_mask_follows_the_ticks)
 TEST(nohz_state, a_kernel_boots_tickless_and_a_busy_tick_leaves)
 {
     testlib::sched_fixture t(testlib::small_machine(4), "6.6");
-    EXPECT_EQ(t.k->nohz().idle_cpus_mask.weight(), 4) << "every CPU idles at boot";
+    EXPECT_EQ(t.k->lb().nohz.idle_cpus_mask.weight(), 4) << "every CPU idles at boot";
     // A CPU kept busy past its first tick leaves the mask at that tick
     // (nohz_balancer_kick() -> nohz_balance_exit_idle()).
     t.spawn("busy", testlib::spin(), 2, 0, 2);
     t.run_for(msecs(20));
-    EXPECT_FALSE(t.k->nohz().tick_stopped(2));
-    EXPECT_FALSE(t.k->nohz().idle_cpus_mask.test(2));
-    EXPECT_TRUE(t.k->nohz().tick_stopped(0));
+    EXPECT_FALSE(t.k->lb().nohz.tick_stopped(2));
+    EXPECT_FALSE(t.k->lb().nohz.idle_cpus_mask.test(2));
+    EXPECT_TRUE(t.k->lb().nohz.tick_stopped(0));
     const sched_domain_shared* sds = t.k->topology().cpu(2).sd_llc_shared;
     ASSERT_NE(sds, nullptr);
     EXPECT_EQ(sds->nr_busy_cpus, 1) << "one busy CPU in the LLC";

@@ -277,7 +277,7 @@ void enqueue_top_rt_rq(kernel& k, rq& r)
     if (rt.rt_nr_running) {
         k.add_nr_running(r, rt.rt_nr_running);
         rt.rt_queued = true;
-        k.lb_stats_changed(r.cpu);
+        k.lb().lb_stats_changed(r.cpu);
     }
 }
 
@@ -291,7 +291,7 @@ void dequeue_top_rt_rq(kernel& k, rq& r)
                r.nr_running, rt.rt_nr_running);
     r.nr_running -= rt.rt_nr_running; // sub_nr_running()
     rt.rt_queued = false;
-    k.lb_stats_changed(r.cpu);
+    k.lb().lb_stats_changed(r.cpu);
 }
 
 /*

@@ -475,6 +475,8 @@ struct rq {
     u64 wake_stamp = 0;     ///< SIS_PROP: jiffies of the last wake_avg_idle update
     u64 wake_avg_idle = 0;  ///< SIS_PROP: avg_idle / 2 at the last wakeup, aged per jiffy
     bool idle_balance = false; ///< the tick found the CPU idle (rebalance as CPU_IDLE)
+    bool active_balance = false;       ///< an active balance's stopper is queued on this CPU
+    int push_cpu = 0;                  ///< ... and pushes a task to this CPU
     std::list<task_struct*> cfs_tasks; ///< fair tasks on this rq, most recently run first
     shared_runq* srq = nullptr;        ///< SHARED_RUNQ: this CPU's LLC's queue (rq->cfs.shared_runq)
     int shard_idx = 0;                 ///< and its shard (rq->cfs.shard)

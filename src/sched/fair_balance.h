@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#pragma once
+/*
+ * Load balancing, the fair class's part of kernel/sched/fair.c that moves
+ * tasks between CPUs (fair_balance.cc): sched_balance_rq() and its
+ * find_busiest_group() / find_busiest_queue() / detach_tasks(), periodic
+ * balancing per domain, newly-idle balancing, NOHZ idle balancing and active
+ * balancing. Free functions of the kernel's names taking the kernel instance
+ * first, as the other classes' (rt.h, deadline.h; docs/architecture.md "Where
+ * a new class goes"); the core reaches them through the fair class's hooks
+ * (pick_next_task_fair() -> sched_balance_newidle()) and the tick
+ * (trigger_load_balance()).
+ *
+ * Their state lives where the kernel keeps it: per domain in sched_domain
+ * (balance_interval, nr_balance_failed, max_newidle_lb_cost, the schedstat
+ * counters), per CPU in struct rq (next_balance, active_balance, push_cpu,
+ * idle_balance), the overload flag in root_domain; what fair.c keeps static
+ * (`nohz`) and what only the model keeps (the group sums' cache, the cost of
+ * the balancing calls) in struct lb_state, which the kernel owns (kernel::lb()).
+ */
+#include "sched/nohz.h"
+#include "sched/sched.h"
+#include "sched/topology.h"
+#include "sim/event_queue.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace schedlab {
+
+class kernel;
+
+/// kernel: fair.c enum group_type, in pulling priority order (6.6).
+enum group_type : int {
+    group_has_spare = 0,
+    group_fully_busy,
+    group_smt_balance, ///< 6.6 (fee1759e4f04); kernel_behaviour::smt_balance
+    group_misfit_task,
+    group_asym_packing,
+    group_imbalanced,
+    group_overloaded,
+};
+
+/// kernel: fair.c enum migration_type.
+enum migration_type : int { migrate_load = 0, migrate_util, migrate_task, migrate_misfit };
+
+/// kernel: fair.c struct sg_lb_stats.
+struct sg_lb_stats {
+    unsigned long avg_load = 0;
+    unsigned long group_load = 0;
+    unsigned long group_capacity = 0;
+    unsigned long group_util = 0;
+    unsigned long group_runnable = 0;
+    unsigned int sum_nr_running = 0;
+    unsigned int sum_h_nr_running = 0;
+    unsigned int idle_cpus = 0;
+    unsigned int group_weight = 0;
+    group_type group_type_ = group_has_spare; ///< kernel: sgs->group_type
+    unsigned long group_misfit_task_load = 0;
+    bool group_smt_balance =
+        false; ///< 6.6: an SMT core with more than one task, seen by an idle CPU
+};
+
+/// kernel: fair.c struct sd_lb_stats.
+struct sd_lb_stats {
+    const sched_group* busiest = nullptr;
+    const sched_group* local = nullptr;
+    unsigned long total_load = 0;
+    unsigned long total_capacity = 0;
+    unsigned long avg_load = 0;
+    bool prefer_sibling = false;
+    sg_lb_stats busiest_stat;
+    sg_lb_stats local_stat;
+    /* model: env.cpus holds the whole domain span; the group being summed, by position */
+    bool all_cpus = false;
+    std::size_t group_index = 0;
+};
+
+/* lb_env flags (kernel/sched/fair.c LBF_*) */
+/* LBF_SOME_PINNED (0x08) is left out: can_migrate_task() sets it for the LBF_DST_PINNED */
+/* retry and the parent's sg_imbalanced() flag, neither modelled (fair_balance.cc). */
+enum : unsigned {
+    LBF_ALL_PINNED = 0x01,
+    LBF_NEED_BREAK = 0x02,
+    LBF_DST_PINNED = 0x04,
+    LBF_ACTIVE_LB = 0x10
+};
+
+/// kernel: fair.c struct lb_env: one load_balance() attempt.
+struct lb_env {
+    sched_domain* sd = nullptr;
+    int src_cpu = -1;
+    rq* src_rq = nullptr;
+    int dst_cpu = -1;
+    rq* dst_rq = nullptr;
+    cpu_idle_type idle = CPU_NOT_IDLE;
+    long imbalance = 0;
+    cpumask cpus;
+    unsigned flags = 0;
+    unsigned loop = 0, loop_break = 0, loop_max = 0;
+    migration_type migration_type_ = migrate_load;
+    std::vector<task_struct*> tasks; ///< detached, to attach
+    u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats
+    sim_dur scan_cost = 0;           ///< their cost: fixed part + cache lines by distance
+};
+
+/*
+ * Model only: update_sg_lb_stats()'s sums over one sched group's CPUs, kept until one
+ * of them changes what they read (lb_state::lb_stats_changed()).
+ */
+struct group_lb_sums {
+    bool valid = false;
+    bool overload = false; ///< some CPU with nr_running > 1 (SG_OVERLOAD)
+    unsigned long load = 0, util = 0, runnable = 0;
+    unsigned int nr_running = 0, h_nr_running = 0, idle_cpus = 0;
+    unsigned int pending = 0; ///< idle CPUs with ttwu_pending (idle_cpu() depends on now)
+};
+
+/*
+ * The balancing code's kernel-wide state, which the kernel owns through one member
+ * (kernel::lb()); the handler of its events: SCHED_SOFTIRQ, the ILB kick's IPI and
+ * the stopper of an active balance.
+ */
+class lb_state final : public event_handler {
+public:
+    lb_state(kernel& k, int nr_cpus) : nohz(nr_cpus), k_(k) {}
+    /// Sizes the group sums' cache for the kernel's sched domains.
+    void init(const sched_topology& topo, int nr_cpus);
+    void fire(u64 arg) override;
+
+    static constexpr u64 EV_SOFTIRQ = 1ULL << 32;   ///< sched_balance_softirq() on a CPU
+    static constexpr u64 EV_ILB = 2ULL << 32;       ///< nohz_idle_balance() on the kicked CPU
+    static constexpr u64 EV_ACTIVE_LB = 3ULL << 32; ///< active_load_balance_cpu_stop() on a CPU
+
+    /// kernel: fair.c `static struct { ... } nohz`: NOHZ idle balancing (nohz.h).
+    nohz_state nohz;
+    /// model: the cost of the sched_balance_rq() calls since last reset.
+    sim_dur last_lb_cost = 0;
+    /// model: update_sg_lb_stats()'s sums per sched group (by sched_group::id).
+    std::vector<group_lb_sums> group_sums;
+    /// model: per CPU, the ids of the groups spanning it.
+    std::vector<std::vector<int>> cpu_groups;
+
+    /// model: rq load, util, runnable or util_est, nr_running, curr's idleness or
+    /// ttwu_pending of `cpu` changed: its groups' update_sg_lb_stats() sums are stale.
+    void lb_stats_changed(int cpu)
+    {
+        if (cpu < static_cast<int>(cpu_groups.size()))
+            for (const int g : cpu_groups[static_cast<std::size_t>(cpu)])
+                group_sums[static_cast<std::size_t>(g)].valid = false;
+    }
+
+private:
+    kernel& k_;
+};
+
+/* ---- fair_balance.cc ---- */
+group_type group_classify(unsigned imbalance_pct, const sched_group& group, const sg_lb_stats& sgs);
+long adjust_numa_imbalance(const kernel& k, long imbalance, long dst_running, long imb_numa_nr);
+unsigned long get_sd_balance_interval(const kernel& k, const sched_domain& sd, bool cpu_busy);
+bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost);
+bool should_we_balance(kernel& k, lb_env& env);
+void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& group,
+                        sg_lb_stats& sgs, bool& sg_overload);
+void sum_group_lb_stats(const kernel& k, const sched_group& group, group_lb_sums& sums);
+sim_dur group_scan_cost(kernel& k, sched_domain& sd, int dst_cpu, std::size_t group_index);
+void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, sg_lb_stats& sgs,
+                             bool& sg_overload);
+bool update_sd_pick_busiest(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& sg,
+                            const sg_lb_stats& sgs);
+void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util);
+void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds);
+void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds);
+const sched_group* find_busiest_group(kernel& k, lb_env& env);
+rq* find_busiest_queue(kernel& k, lb_env& env, const sched_group& group);
+int task_hot(kernel& k, task_struct& p, lb_env& env);
+int can_migrate_task(kernel& k, task_struct& p, lb_env& env);
+int detach_tasks(kernel& k, lb_env& env);
+void attach_tasks(kernel& k, lb_env& env);
+bool need_active_balance(lb_env& env);
+int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
+                     int& continue_balancing);
+void active_load_balance_cpu_stop(kernel& k, rq& busiest);
+void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle);
+int sched_balance_newidle(kernel& k, rq& this_rq);
+void trigger_load_balance(kernel& k, rq& r);
+void sched_balance_softirq(kernel& k, rq& r);
+void nohz_balance_enter_idle(kernel& k, rq& r);
+void nohz_balance_exit_idle(kernel& k, rq& r);
+void nohz_balancer_kick(kernel& k, rq& r);
+void kick_ilb(kernel& k);
+void nohz_idle_balance(kernel& k, rq& ilb_rq);
+
+/* ---- fair_ni_random.cc: NI_RANDOM, a patch set (patchset.h) ---- */
+void update_newidle_stats(sched_domain& sd, u32 success);
+
+} // namespace schedlab
