@@ -760,16 +760,9 @@ void kernel::__schedule(rq& r, bool preempt)
             for (auto* s : sinks_)
                 s->cpu_idle({now(), r.idle_state, r.cpu});
             // Kernel work charged during this __schedule keeps the idle CPU busy.
-            sim_dur owed = 0;
-            for (int c = 0; c < ACCT_NR; ++c) {
-                owed += r.pending[c];
-                r.acct.idle_work[c] += r.pending[c];
-                r.pending[c] = 0;
-            }
-            r.idle_busy_until = now() + owed;
+            charges_.switch_to_idle(r);
         } else {
-            r.pending[ACCT_CONTEXT_SWITCH] += charges_.jittered(*next, costs().context_switch);
-            r.pending[ACCT_CACHE_REFILL] += cm().cache_refill_cost(*next, r.cpu, now());
+            charges_.switch_in(r, *next);
             cm().task_arrives(*next, r.cpu);
         }
         start_burst(r);
@@ -817,12 +810,7 @@ void kernel::cpu_work_done(rq& r)
     this_cpu_ = r.cpu;
     task_struct& p = *r.curr;
     SIM_BUG_ON(p.is_idle_task(), "cpu{}: burst completion for the idle task", r.cpu);
-    r.busy_time += now() - r.seg_start;
-    for (int c = 0; c < ACCT_NR; ++c) {
-        r.acct.spent[c] += r.seg_cat[c];
-        r.seg_cat[c] = 0;
-    }
-    r.acct.task += now() - r.seg_start - r.seg_overhead;
+    charges_.burst_done(r);
     r.work_event = {};
     p.work_left = 0;
     for (int guard = 0;; ++guard) {

@@ -225,12 +225,11 @@ cost_model::notify_cost cost_model::remote_notify(rq& r, notify by, sim_time now
             const sim_dur observed = now - r.idle_since;
             r.idle_pred += (observed - r.idle_pred) / 4;
         }
-        notify_cost c{idle_exit_latency(r), 0};
+        notify_cost c{idle_exit_latency(r), 0, idle_exit_latency(r)};
         wakeup_costs_.idle_exits++;
         wakeup_costs_.idle_exit_delay += c.delay;
         if (r.idle_state == 2)
             wakeup_costs_.idle_exits_deep++;
-        r.acct.idle_exit += c.delay;
         if (ipi && !p_.cstate_polls) {
             wakeup_costs_.idle_ipis++;
             c.sender = p_.ipi_send;

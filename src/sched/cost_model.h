@@ -119,9 +119,10 @@ public:
     struct notify_cost {
         sim_dur delay = 0;  ///< until r's CPU acts on it
         sim_dur sender = 0; ///< the notifying CPU's own time (ipi_send), 0 if none
+        sim_dur idle_exit = 0; ///< the part of delay that is r's CPU leaving its C-state
     };
     /// A wakeup or reschedule of r's CPU at `now`: ends an idle period (the
-    /// governor learns its length, r.acct.idle_exit grows) and counts the totals.
+    /// governor learns its length; notify_cost::idle_exit) and counts the totals.
     notify_cost remote_notify(rq& r, notify by, sim_time now);
     void count_remote_activation() { wakeup_costs_.remote_activations++; }
     const wakeup_costs& wakeup_cost_totals() const { return wakeup_costs_; }

@@ -139,7 +139,7 @@ TEST(cost_model, remote_notify_prices_the_ipi_and_the_idle_exit_and_teaches_the_
     const auto woken = cm.remote_notify(r, cost_model::notify::ipi, usecs(500));
     EXPECT_EQ(woken.delay, usecs(80) + usecs(5)) << "leaves the deep state, then takes the IPI";
     EXPECT_EQ(woken.sender, usecs(2));
-    EXPECT_EQ(r.acct.idle_exit, usecs(80));
+    EXPECT_EQ(woken.idle_exit, usecs(80)) << "the idle exit, without the IPI";
     EXPECT_EQ(r.idle_pred, msecs(10) + (usecs(400) - msecs(10)) / 4) << "EWMA of idle lengths";
     const auto by_timer = cm.remote_notify(r, cost_model::notify::timer, usecs(600));
     EXPECT_EQ(by_timer.delay, usecs(80)) << "its own timer: no IPI";
@@ -147,6 +147,7 @@ TEST(cost_model, remote_notify_prices_the_ipi_and_the_idle_exit_and_teaches_the_
     r.curr = &busy;
     const auto running = cm.remote_notify(r, cost_model::notify::ipi, usecs(700));
     EXPECT_EQ(running.delay, usecs(5));
+    EXPECT_EQ(running.idle_exit, 0) << "a running CPU has no idle state to leave";
     const wakeup_costs& w = cm.wakeup_cost_totals();
     EXPECT_EQ(w.idle_exits, 2u);
     EXPECT_EQ(w.idle_exits_deep, 2u);

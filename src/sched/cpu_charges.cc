@@ -8,7 +8,7 @@ namespace schedlab {
 
 cpu_charges::cpu_charges(simulation& sim, const machine& m, const cost_params& p,
                          const std::vector<std::unique_ptr<rq>>& rqs)
-    : sim_(sim), cm_(m, p), rqs_(rqs)
+    : sim_(sim), cm_(m, p), rqs_(rqs), cpus_(static_cast<std::size_t>(m.nr_cpus()))
 {
 }
 
@@ -17,16 +17,17 @@ void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
     if (ns <= 0)
         return;
     r.charged_ns += static_cast<u64>(ns);
+    cpu_charge_state& st = state(r);
     if (r.curr->is_idle_task()) {
-        r.acct.idle_work[category] += ns;
-        r.idle_busy_until = std::max(r.idle_busy_until, sim_.now()) + ns;
+        st.acct.idle_work[category] += ns;
+        st.idle_busy_until = std::max(st.idle_busy_until, sim_.now()) + ns;
     } else if (sim_.pending(r.work_event)) {
         // Interrupts the running task's burst: it resumes after the charge.
         end_segment(r);
-        r.pending[category] += ns;
+        st.pending[category] += ns;
         sim_.reschedule(r.work_event, sim_.now() + begin_segment(r));
     } else {
-        r.pending[category] += ns;
+        st.pending[category] += ns;
     }
 }
 
@@ -50,17 +51,19 @@ void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
 sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by)
 {
     const cost_model::notify_cost c = cm_.remote_notify(r, by, sim_.now());
+    state(r).acct.idle_exit += c.idle_exit;
     charge_cpu(*rqs_[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
     return c.delay;
 }
 
 cpu_time_accounting cpu_charges::cpu_accounting(const rq& r) const
 {
-    cpu_time_accounting a = r.acct;
+    const cpu_charge_state& st = state(r);
+    cpu_time_accounting a = st.acct;
     if (!r.curr->is_idle_task() && sim_.pending(r.work_event)) {
-        sim_dur budget = sim_.now() - r.seg_start;
+        sim_dur budget = sim_.now() - st.seg_start;
         for (int c = 0; c < ACCT_NR; ++c) {
-            const sim_dur used = std::min(budget, r.seg_cat[c]);
+            const sim_dur used = std::min(budget, st.seg_cat[c]);
             a.spent[c] += used;
             budget -= used;
         }
@@ -73,44 +76,76 @@ sim_dur cpu_charges::begin_segment(rq& r)
 {
     const task_struct& p = *r.curr;
     const sim_time now = sim_.now();
-    if (r.idle_busy_until > now) {
+    cpu_charge_state& st = state(r);
+    if (st.idle_busy_until > now) {
         // Kernel work begun while idle is not finished: the task waits for it.
-        const sim_dur carried = r.idle_busy_until - now;
-        r.pending[ACCT_CARRIED] += carried;
-        r.acct.carried += carried; // part of idle_work that turns out to be busy time
+        const sim_dur carried = st.idle_busy_until - now;
+        st.pending[ACCT_CARRIED] += carried;
+        st.acct.carried += carried; // part of idle_work that turns out to be busy time
     }
-    r.idle_busy_until = 0;
+    st.idle_busy_until = 0;
     sim_dur overhead = 0;
     for (int c = 0; c < ACCT_NR; ++c) {
-        r.seg_cat[c] = r.pending[c];
-        overhead += r.pending[c];
-        r.pending[c] = 0;
+        st.seg_cat[c] = st.pending[c];
+        overhead += st.pending[c];
+        st.pending[c] = 0;
     }
-    r.seg_start = now;
-    r.seg_overhead = overhead;
-    r.seg_rate_pct = cm_.smt_rate_pct(r.cpu, !p.is_idle_task());
-    const sim_dur work_time = (p.work_left * 100 + r.seg_rate_pct - 1) / r.seg_rate_pct;
+    st.seg_start = now;
+    st.seg_overhead = overhead;
+    st.seg_rate_pct = cm_.smt_rate_pct(r.cpu, !p.is_idle_task());
+    const sim_dur work_time = (p.work_left * 100 + st.seg_rate_pct - 1) / st.seg_rate_pct;
     return overhead + work_time;
 }
 
 void cpu_charges::end_segment(rq& r)
 {
     task_struct& p = *r.curr;
-    const sim_dur elapsed = sim_.now() - r.seg_start;
+    cpu_charge_state& st = state(r);
+    const sim_dur elapsed = sim_.now() - st.seg_start;
     // The overhead is spent first, category by category; what is left stays owed.
     sim_dur budget = elapsed;
     for (int c = 0; c < ACCT_NR; ++c) {
-        const sim_dur used = std::min(budget, r.seg_cat[c]);
-        r.acct.spent[c] += used;
-        r.pending[c] += r.seg_cat[c] - used;
-        r.seg_cat[c] = 0;
+        const sim_dur used = std::min(budget, st.seg_cat[c]);
+        st.acct.spent[c] += used;
+        st.pending[c] += st.seg_cat[c] - used;
+        st.seg_cat[c] = 0;
         budget -= used;
     }
     const sim_dur useful = budget;
-    const sim_dur progress = useful * r.seg_rate_pct / 100;
+    const sim_dur progress = useful * st.seg_rate_pct / 100;
     p.work_left -= std::min(progress, p.work_left);
-    r.busy_time += elapsed;
-    r.acct.task += useful;
+    st.busy_time += elapsed;
+    st.acct.task += useful;
+}
+
+void cpu_charges::burst_done(rq& r)
+{
+    cpu_charge_state& st = state(r);
+    st.busy_time += sim_.now() - st.seg_start;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        st.acct.spent[c] += st.seg_cat[c];
+        st.seg_cat[c] = 0;
+    }
+    st.acct.task += sim_.now() - st.seg_start - st.seg_overhead;
+}
+
+void cpu_charges::switch_in(rq& r, task_struct& next)
+{
+    cpu_charge_state& st = state(r);
+    st.pending[ACCT_CONTEXT_SWITCH] += jittered(next, cm_.params().context_switch);
+    st.pending[ACCT_CACHE_REFILL] += cm_.cache_refill_cost(next, r.cpu, sim_.now());
+}
+
+void cpu_charges::switch_to_idle(rq& r)
+{
+    cpu_charge_state& st = state(r);
+    sim_dur owed = 0;
+    for (int c = 0; c < ACCT_NR; ++c) {
+        owed += st.pending[c];
+        st.acct.idle_work[c] += st.pending[c];
+        st.pending[c] = 0;
+    }
+    st.idle_busy_until = sim_.now() + owed;
 }
 
 /*
@@ -130,7 +165,7 @@ void cpu_charges::update_smt_rates(int cpu)
         rq& sr = *rqs_[static_cast<std::size_t>(s)];
         if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
             continue;
-        if (cm_.smt_rate_pct(s, true) == sr.seg_rate_pct)
+        if (cm_.smt_rate_pct(s, true) == state(sr).seg_rate_pct)
             continue;
         restart_segment(sr);
     }

@@ -12,11 +12,13 @@
  * task's own work at the rate SMT sharing allows. A charge to a busy CPU ends
  * the segment in progress and starts another with the charge in front (the
  * burst's completion event moves); a charge to an idle CPU keeps it busy
- * (rq::idle_busy_until) into the next task's first segment. Where the time
- * went is kept per CPU (rq::acct) and read with accounting().
+ * (cpu_charge_state::idle_busy_until) into the next task's first segment.
+ * Where the time went is kept per CPU (cpu_charge_state::acct) and read with
+ * cpu_accounting().
  *
  * The scheduler and, through the system calls (syscalls.h), the workloads
- * charge CPUs only here; the per-segment state lives in struct rq (sched.h).
+ * charge CPUs only here; the per-CPU state is cpu_charge_state, held here, so
+ * that struct rq (sched.h) keeps the kernel's fields.
  */
 #include "machine/costs.h"
 #include "machine/machine.h"
@@ -28,6 +30,19 @@
 #include <vector>
 
 namespace schedlab {
+
+/// model: one CPU's accounting: the segment of its current burst, the kernel time owed to
+/// it, and where its time went. The kernel has none of it (the work simply takes the time).
+struct cpu_charge_state {
+    cpu_time_accounting acct;
+    sim_time seg_start = 0;        ///< when the current burst segment began
+    sim_dur seg_overhead = 0;      ///< overhead (switch, refill, locks...) at its start
+    sim_dur seg_cat[ACCT_NR] = {}; ///< that overhead by category
+    u32 seg_rate_pct = 100;        ///< progress rate of the segment's work (SMT sharing)
+    sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
+    sim_time idle_busy_until = 0;  ///< an idle CPU busy with kernel work until then
+    sim_dur busy_time = 0;         ///< time not running the idle task
+};
 
 class cpu_charges {
 public:
@@ -77,6 +92,17 @@ public:
     sim_dur remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by);
     /// A CPU's accounting up to now, including the segment in progress.
     cpu_time_accounting cpu_accounting(const rq& r) const;
+    /// A CPU's charge state (its segment, what it owes, its accounting so far).
+    const cpu_charge_state& cpu(int cpu) const { return cpus_[static_cast<std::size_t>(cpu)]; }
+
+    /* ---- the context switch (__schedule()) ---- */
+
+    /// r's CPU switches to a task: it owes next's context switch (jittered) and the refill
+    /// of next's working set there.
+    void switch_in(rq& r, task_struct& next);
+    /// r's CPU switches to its idle task: the kernel work owed (charged during this
+    /// __schedule()) keeps it busy, as idle work.
+    void switch_to_idle(rq& r);
 
     /* ---- the segments of a burst ---- */
 
@@ -85,6 +111,8 @@ public:
     sim_dur begin_segment(rq& r);
     /// Ends r's segment now: what it spent and what the task progressed.
     void end_segment(rq& r);
+    /// r's burst completed now: its segment's overhead spent, the rest the task's.
+    void burst_done(rq& r);
     /// A burst going on with a new segment: its completion event moves in place.
     void restart_segment(rq& r);
     /// Re-rates the bursts of cpu's busy SMT siblings when cpu starts or stops
@@ -92,9 +120,16 @@ public:
     void update_smt_rates(int cpu);
 
 private:
+    cpu_charge_state& state(const rq& r) { return cpus_[static_cast<std::size_t>(r.cpu)]; }
+    const cpu_charge_state& state(const rq& r) const
+    {
+        return cpus_[static_cast<std::size_t>(r.cpu)];
+    }
+
     simulation& sim_;
     cost_model cm_;
     const std::vector<std::unique_ptr<rq>>& rqs_;
+    std::vector<cpu_charge_state> cpus_; ///< by CPU
 };
 
 } // namespace schedlab

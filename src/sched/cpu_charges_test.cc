@@ -65,13 +65,13 @@ TEST(cpu_charges, a_charge_to_an_idle_cpu_is_carried_into_its_next_task)
     charges_fixture f(1);
     rq& r0 = *f.rqs[0];
     f.charges.charge_cpu(r0, 300, ACCT_BALANCE);
-    EXPECT_EQ(r0.acct.idle_work[ACCT_BALANCE], 300);
-    EXPECT_EQ(r0.idle_busy_until, 300);
+    EXPECT_EQ(f.charges.cpu(0).acct.idle_work[ACCT_BALANCE], 300);
+    EXPECT_EQ(f.charges.cpu(0).idle_busy_until, 300);
     EXPECT_EQ(r0.charged_ns, 300u);
     // A task arriving at once waits for the work still owed: its segment is 300 ns longer.
     f.run(0, 1000);
     EXPECT_EQ(f.burst_end(), 1300);
-    EXPECT_EQ(r0.acct.carried, 300);
+    EXPECT_EQ(f.charges.cpu(0).acct.carried, 300);
     f.charges.charge_cpu(r0, 0, ACCT_IPI);
     f.charges.charge_cpu(r0, -5, ACCT_IPI);
     EXPECT_EQ(r0.charged_ns, 300u) << "nothing charged for no time";
@@ -93,7 +93,7 @@ TEST(cpu_charges, a_charge_to_a_busy_cpu_moves_its_burst_end)
     EXPECT_EQ(a.task, 400);
     // Ending the segment there leaves the rest of the charge owed.
     f.charges.end_segment(r);
-    EXPECT_EQ(r.pending[ACCT_LOCK_HOLD], 150);
+    EXPECT_EQ(f.charges.cpu(1).pending[ACCT_LOCK_HOLD], 150);
     EXPECT_EQ(f.task.work_left, 600);
 }
 
@@ -102,13 +102,13 @@ TEST(cpu_charges, a_busy_smt_sibling_slows_a_running_burst)
     cost_params p;
     p.smt_pct = 50;
     charges_fixture f(2, p);
-    rq& r0 = f.run(0, 1000);
+    f.run(0, 1000);
     EXPECT_EQ(f.burst_end(), 1000) << "alone on its core: full rate";
     f.sim.run_until(200);
     // The sibling starts running something: cpu0's remaining 800 ns take twice as long.
     f.charges.cm().core_busy_changed(1, true);
     f.charges.update_smt_rates(1);
-    EXPECT_EQ(r0.seg_rate_pct, 50u);
+    EXPECT_EQ(f.charges.cpu(0).seg_rate_pct, 50u);
     EXPECT_EQ(f.burst_end(), 200 + 1600);
 }
 
@@ -119,9 +119,8 @@ TEST(cpu_charges, a_lock_is_charged_to_the_cpu_that_takes_it)
     contended_lock l;
     l.busy_until = 500; // held elsewhere until 500 ns
     f.charges.lock_and_charge(l, 1, 40);
-    const rq& r1 = *f.rqs[1];
-    EXPECT_EQ(r1.acct.idle_work[ACCT_LOCK_SPIN], 500);
-    EXPECT_EQ(r1.acct.idle_work[ACCT_LOCK_HOLD], 40);
+    EXPECT_EQ(f.charges.cpu(1).acct.idle_work[ACCT_LOCK_SPIN], 500);
+    EXPECT_EQ(f.charges.cpu(1).acct.idle_work[ACCT_LOCK_HOLD], 40);
     EXPECT_EQ(f.rqs[0]->charged_ns, 0u);
 }
 

@@ -485,7 +485,6 @@ struct rq {
     u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
     bool cpuidle_traced = false; ///< power:cpu_idle entered, its exit not yet emitted
     sim_dur idle_pred = 10'000'000; ///< cpuidle governor's predicted idle length (no history: long)
-    cpu_time_accounting acct;
     /// Every ns of kernel work charged to this CPU so far (charge_cpu()): differences
     /// of it are the elapsed time of a kernel path, as sched_clock_cpu() gives it.
     u64 charged_ns = 0;
@@ -494,14 +493,7 @@ struct rq {
     event_id work_event;     ///< end of the current burst (or the step() call)
     event_id resched_event;  ///< pending __schedule() for need_resched
     event_id tick_event;     ///< next scheduler tick (stopped while idle: NOHZ)
-    sim_time seg_start = 0;  ///< when the current burst segment began
-    sim_dur seg_overhead = 0; ///< overhead (switch, refill, locks...) at the start of the segment
-    sim_dur seg_cat[ACCT_NR] = {}; ///< that overhead by category
-    u32 seg_rate_pct = 100;   ///< progress rate of the segment's work (SMT sharing)
-    sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
-    sim_time idle_busy_until = 0; ///< an idle CPU busy with kernel work until then
     sim_time idle_since = 0;
-    sim_dur busy_time = 0;   ///< time not running the idle task
 
     struct rt_rq rt; ///< the rt class's runqueue
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)

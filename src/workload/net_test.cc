@@ -39,11 +39,11 @@ TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
     const sim_dur send = c.tcp_send + copy_cost(c, n) + 2 * c.softirq_rx;
     const sim_dur exit = c.exit;
     // cpu0: the send (with both softirq passes) and the exit; the receiver's wakeup costs it one wakeup.
-    const sim_dur cpu0 = t.k.cpu_rq(0).busy_time;
+    const sim_dur cpu0 = t.k.charges().cpu(0).busy_time;
     EXPECT_GE(cpu0, send + exit);
     EXPECT_LE(cpu0, send + exit + c.wakeup + c.context_switch);
     // cpu1: the receiver sleeps first, then pays only tcp_recv + the copy (+ switch-in and exit).
-    const sim_dur cpu1 = t.k.cpu_rq(1).busy_time;
+    const sim_dur cpu1 = t.k.charges().cpu(1).busy_time;
     const sim_dur recv = c.tcp_recv + copy_cost(c, n);
     EXPECT_GE(cpu1, recv + exit);
     EXPECT_LE(cpu1, 2 * c.tcp_recv + copy_cost(c, n) + exit + 3 * c.context_switch);
