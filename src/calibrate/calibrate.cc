@@ -479,18 +479,18 @@ struct host_probes {
     raw_measurements& raw;
     std::vector<std::string>& notes;
     std::ostream& progress;
+
+    void probe_pipes();
+    void probe_cache_lines();
+    void probe_memory();
+    void probe_tasks(const options& o);
+    void perf_cross_check(const options& o);
 };
 
 /* The pipe syscalls and ping-pongs: on one CPU, and across the nearest pair of CPUs idle, waking
  * and busy. */
-void probe_pipes(host_probes& h)
+void host_probes::probe_pipes()
 {
-    const plan& p = h.p;
-    const machine& m = h.m;
-    raw_measurements& raw = h.raw;
-    std::vector<std::string>& notes = h.notes;
-    std::ostream& progress = h.progress;
-    const int first = h.first;
     attempt("pipe write/read syscalls", notes, progress,
             [&] { raw.syscalls = probe_pipe_syscalls(first, p.syscall_ops, p.syscalls); });
     attempt("pipe ping-pong on one CPU", notes, progress, [&] {
@@ -498,10 +498,10 @@ void probe_pipes(host_probes& h)
     });
 
     const std::pair<const char*, const std::optional<std::pair<int, int>>*> by_distance[] = {
-        {"same LLC", &h.pairs.llc},
-        {"same package, other LLC", &h.pairs.pkg},
-        {"other package or node", &h.pairs.remote},
-        {"SMT siblings", &h.pairs.smt}};
+        {"same LLC", &pairs.llc},
+        {"same package, other LLC", &pairs.pkg},
+        {"other package or node", &pairs.remote},
+        {"SMT siblings", &pairs.smt}};
     for (const auto& [kind, pair] : by_distance)
         if (*pair) {
             raw.cross_pair = **pair;
@@ -531,17 +531,13 @@ void probe_pipes(host_probes& h)
 }
 
 /* Cache-line ping-pong at each distance, and a wakeup onto a busy CPU's runqueue. */
-void probe_cache_lines(host_probes& h)
+void host_probes::probe_cache_lines()
 {
-    const plan& p = h.p;
-    raw_measurements& raw = h.raw;
-    std::vector<std::string>& notes = h.notes;
-    std::ostream& progress = h.progress;
     const std::pair<const char*, const std::optional<std::pair<int, int>>*> line_pairs[] = {
-        {"line_smt", &h.pairs.smt},
-        {"line_llc", &h.pairs.llc},
-        {"line_pkg", &h.pairs.pkg},
-        {"line_remote", &h.pairs.remote}};
+        {"line_smt", &pairs.smt},
+        {"line_llc", &pairs.llc},
+        {"line_pkg", &pairs.pkg},
+        {"line_remote", &pairs.remote}};
     for (const auto& entry : line_pairs) {
         // Named copies, not structured bindings: C++20 lambdas may not capture those (clang).
         const char* const cost = entry.first;
@@ -564,14 +560,8 @@ void probe_cache_lines(host_probes& h)
 
 /* Shuffled reads from the LLC, memory and another node's memory; the bandwidth of an LLC and a
  * node; SMT sharing. */
-void probe_memory(host_probes& h)
+void host_probes::probe_memory()
 {
-    const plan& p = h.p;
-    const machine& m = h.m;
-    raw_measurements& raw = h.raw;
-    std::vector<std::string>& notes = h.notes;
-    std::ostream& progress = h.progress;
-    const int first = h.first;
     const std::size_t l2 = static_cast<std::size_t>(m.costs.l2_kib) * 1024;
     const std::size_t llc = static_cast<std::size_t>(m.costs.llc_kib) * 1024;
     if (llc > 2 * l2) {
@@ -596,9 +586,9 @@ void probe_memory(host_probes& h)
         raw.refill_mem = probe_random_read(first, first, big, false, p.refill_mem);
     });
     if (m.nr_nodes() > 1) {
-        const int my_node = m.cpus[h.dense_first].node;
+        const int my_node = m.cpus[dense_first].node;
         const auto others =
-            allowed_in(m, h.real, h.allowed, [&](const cpu_desc& d) { return d.node != my_node; });
+            allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.node != my_node; });
         if (!others.empty())
             attempt("shuffled reads from another node's memory", notes, progress, [&] {
                 raw.refill_remote = probe_random_read(first, others.front(), big, false,
@@ -607,11 +597,11 @@ void probe_memory(host_probes& h)
     }
 
     raw.bw_bytes = big;
-    const cpu_desc& d0 = m.cpus[h.dense_first];
+    const cpu_desc& d0 = m.cpus[dense_first];
     const auto llc_cpus =
-        allowed_in(m, h.real, h.allowed, [&](const cpu_desc& d) { return d.llc == d0.llc; });
+        allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.llc == d0.llc; });
     const auto node_cpus =
-        allowed_in(m, h.real, h.allowed, [&](const cpu_desc& d) { return d.node == d0.node; });
+        allowed_in(m, real, allowed, [&](const cpu_desc& d) { return d.node == d0.node; });
     raw.bw_llc_cpus = static_cast<int>(llc_cpus.size());
     raw.bw_node_cpus = static_cast<int>(node_cpus.size());
     raw.bw_llc_is_node = llc_cpus == node_cpus;
@@ -621,11 +611,11 @@ void probe_memory(host_probes& h)
         attempt("memory bandwidth of a node", notes, progress,
                 [&] { raw.bw_node = probe_stream_read(node_cpus, big, p.bw); });
 
-    if (h.pairs.smt) {
-        raw.smt_pair = *h.pairs.smt;
+    if (pairs.smt) {
+        raw.smt_pair = *pairs.smt;
         attempt("SMT sharing", notes, progress, [&] {
             raw.smt_share =
-                probe_pair_share(h.pairs.smt->first, h.pairs.smt->second, p.smt_phase, p.smt);
+                probe_pair_share(pairs.smt->first, pairs.smt->second, p.smt_phase, p.smt);
         });
     } else {
         notes.push_back("smt_pct: not measured (no SMT siblings this process may use)");
@@ -634,14 +624,8 @@ void probe_memory(host_probes& h)
 
 /* AF_UNIX sockets, thread and process creation, and (--no-perf: not) the exit of perf bench's child
  * processes. */
-void probe_tasks(host_probes& h, const options& o)
+void host_probes::probe_tasks(const options& o)
 {
-    const plan& p = h.p;
-    const machine& m = h.m;
-    raw_measurements& raw = h.raw;
-    std::vector<std::string>& notes = h.notes;
-    std::ostream& progress = h.progress;
-    const int first = h.first;
     raw.socket_channels = 20;
     raw.socket_depth = 100;
     raw.socket_bytes = 100;
@@ -686,12 +670,8 @@ void probe_tasks(host_probes& h, const options& o)
 }
 
 /* `perf bench sched pipe`, unpinned, beside the pinned round trips: a note (not --no-perf). */
-void perf_cross_check(host_probes& h, const options& o)
+void host_probes::perf_cross_check(const options& o)
 {
-    const plan& p = h.p;
-    raw_measurements& raw = h.raw;
-    std::vector<std::string>& notes = h.notes;
-    std::ostream& progress = h.progress;
     if (o.perf) {
         progress << "  perf bench sched pipe ..." << std::flush;
         std::string why;
@@ -752,10 +732,10 @@ result run(const options& o, std::ostream& progress)
 
     host_probes h{p,   m,     real,    allowed, first, dense_first, pick_pairs(m, real, allowed),
                   raw, notes, progress};
-    probe_pipes(h);
-    probe_cache_lines(h);
-    probe_memory(h);
-    probe_tasks(h, o);
+    h.probe_pipes();
+    h.probe_cache_lines();
+    h.probe_memory();
+    h.probe_tasks(o);
 
     std::vector<measured_cost> measured = derive_costs(raw, notes);
     for (const auto& c : measured) {
@@ -768,7 +748,7 @@ result run(const options& o, std::ostream& progress)
         }
     }
 
-    perf_cross_check(h, o);
+    h.perf_cross_check(o);
     res.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return res;
