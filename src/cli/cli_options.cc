@@ -29,4 +29,12 @@ CLI::Validator number_in(double lo, double hi, bool lo_open, const std::string& 
         "in " + range);
 }
 
+void add_input_options(CLI::App* cmd, std::vector<std::string>& files, const std::string& what,
+                       std::vector<std::string>& experiments, const std::string& which)
+{
+    cmd->add_option("inputs", files, what);
+    cmd->add_option("-e,--experiment", experiments, "Only these experiments of the store" + which)
+        ->allow_extra_args(false);
+}
+
 } // namespace schedlab

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace schedlab {
 
@@ -15,5 +16,10 @@ namespace schedlab {
  * own PositiveNumber prints DBL_MAX's 309 digits and lets NaN through.
  */
 CLI::Validator number_in(double lo, double hi, bool lo_open, const std::string& unit);
+
+/// The inputs of report, export and fidelity: stores or result files (`what` says which
+/// and the default), and -e/--experiment (`which` says what selects one; repeatable).
+void add_input_options(CLI::App* cmd, std::vector<std::string>& files, const std::string& what,
+                       std::vector<std::string>& experiments, const std::string& which);
 
 } // namespace schedlab

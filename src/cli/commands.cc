@@ -891,14 +891,12 @@ void add_report_command(CLI::App& app, int& rc)
     auto* report = app.add_subcommand(
         "report", "Print the tables (and --html) again from a results store (one set per "
                   "experiment) or from result files of compare --json or run --json");
-    report->add_option("inputs", rpo->files,
-                       "Stores, or result files (schedlab-results-v1 or -result-v1), which are "
-                       "merged into one comparison (default: the default store)");
-    report
-        ->add_option("-e,--experiment", rpo->experiments,
-                     "Only these experiments of the store: an id or a name pattern such as "
-                     "'shared-runq-v3/*/tbench' (repeatable; `schedlab store list` lists them)")
-        ->allow_extra_args(false);
+    add_input_options(report, rpo->files,
+                      "Stores, or result files (schedlab-results-v1 or -result-v1), which are "
+                      "merged into one comparison (default: the default store)",
+                      rpo->experiments,
+                      ": an id or a name pattern such as 'shared-runq-v3/*/tbench' (repeatable; "
+                      "`schedlab store list` lists them)");
     add_table_options(report, rpo->tables);
     report->callback([rpo, &rc] { rc = cmd_report(std::cout, std::cerr, *rpo); });
 }
@@ -909,13 +907,10 @@ void add_fidelity_command(CLI::App& app, int& rc)
     auto* fidelity = app.add_subcommand(
         "fidelity", "Score results of compare --json against the published SHARED_RUNQ v3 tables "
                     "(bergamo-2s): our AMD tables beside AMD's, and the sign agreement");
-    fidelity->add_option("inputs", fo->files,
-                         "Results files of schedlab compare --json (schedlab-results-v1), or "
-                         "stores (default: the default store)");
-    fidelity
-        ->add_option("-e,--experiment", fo->experiments,
-                     "Only these experiments of the store (id or name pattern; repeatable)")
-        ->allow_extra_args(false);
+    add_input_options(fidelity, fo->files,
+                      "Results files of schedlab compare --json (schedlab-results-v1), or "
+                      "stores (default: the default store)",
+                      fo->experiments, " (id or name pattern; repeatable)");
     fidelity->add_option(
         "--reference", fo->reference_dir,
         "Directory of the published CSVs (default: " + default_fidelity_reference_dir() + ")");

@@ -430,12 +430,8 @@ void add_export_command(CLI::App& app, int& rc)
     auto* export_cmd = app.add_subcommand(
         "export", "Write runs as CSV (one row per run and metric; for pandas and R) or JSON, "
                   "from a results store or result files");
-    export_cmd->add_option("inputs", exo->files,
-                           "Stores or result files (default: the default store)");
-    export_cmd
-        ->add_option("-e,--experiment", exo->experiments,
-                     "Only these experiments of the store (id or name pattern; repeatable)")
-        ->allow_extra_args(false);
+    add_input_options(export_cmd, exo->files, "Stores or result files (default: the default store)",
+                      exo->experiments, " (id or name pattern; repeatable)");
     export_cmd->add_option("--format", exo->format, "csv or json")
         ->capture_default_str()
         ->check(CLI::IsMember({"csv", "json"}));
