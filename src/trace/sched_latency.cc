@@ -351,13 +351,22 @@ private:
         }
     }
 
+    /* The task a waking or wakeup event names (none for pid 0), woken now. */
+    task_state* woken_task(const ftrace_event& e)
+    {
+        if (e.pid <= 0)
+            return nullptr;
+        last_wakeup[e.pid] = e.ts;
+        return &task(e.pid, e.comm);
+    }
+
     /* sched_waking, sched_wakeup_new: the task waits from now; a wakeup row. */
     void waking(const ftrace_event& e)
     {
-        if (e.pid <= 0)
+        task_state* const wakee = woken_task(e);
+        if (!wakee)
             return;
-        last_wakeup[e.pid] = e.ts;
-        task_state& t = task(e.pid, e.comm);
+        task_state& t = *wakee;
         const bool is_new = e.type == ftrace_event_type::sched_wakeup_new;
         const bool on_cpu = t.on_cpu_since >= 0;
         if (!on_cpu && t.runnable_since < 0)
@@ -397,10 +406,10 @@ private:
     /* sched_wakeup: the CPU the wakeup placed the task on. */
     void woken(const ftrace_event& e)
     {
-        if (e.pid <= 0)
+        task_state* const wakee = woken_task(e);
+        if (!wakee)
             return;
-        last_wakeup[e.pid] = e.ts;
-        task_state& t = task(e.pid, e.comm);
+        task_state& t = *wakee;
         if (t.wakeup >= 0) {
             wakeup_row& w = row_of(t.wakeup);
             if (w.target_cpu < 0)
