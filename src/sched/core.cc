@@ -957,6 +957,11 @@ void kernel::fire(u64 arg)
         try_to_wake_up(*p, TASK_NORMAL, 0);
         break;
     }
+    case EV_SOFTIRQ:
+    case EV_ILB:
+    case EV_ACTIVE_LB: // fired by lb_state (fair_balance.h)
+        SIM_BUG_ON(true, "kernel: balancing event {:#x} on the kernel's handler", arg);
+        break;
     }
 }
 

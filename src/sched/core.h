@@ -115,8 +115,13 @@ public:
     /// digests mean identical schedules.
     u64 schedule_digest() const { return digest_; }
     u64 nr_migrations() const { return nr_migrations_; }
-    /// The events this kernel's handler fired, by kind (bench/speed_cases.cc prints them).
+    /// The kinds of the kernel's events; the balancing code's (softirq, ilb, active_lb)
+    /// are fired by its own handler, lb_state (fair_balance.h), and counted here.
+    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
+                         EV_ILB, EV_ACTIVE_LB };
+    /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
     static constexpr int nr_event_kinds = 8;
+    void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
 
@@ -200,7 +205,6 @@ public:
     task_struct& task_of(sched_entity& se);
 
 private:
-    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI };
     void fire(u64 arg) override;
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 

@@ -1327,13 +1327,16 @@ void lb_state::fire(u64 arg)
     const int cpu = static_cast<int>(static_cast<u32>(arg));
     switch (arg & ~0xffffffffULL) {
     case EV_SOFTIRQ:
+        k_.count_event(kernel::EV_SOFTIRQ);
         sched_balance_softirq(k_, k_.cpu_rq(cpu));
         break;
     case EV_ILB:
+        k_.count_event(kernel::EV_ILB);
         k_.set_this_cpu(cpu);
         nohz_idle_balance(k_, k_.cpu_rq(cpu));
         break;
     case EV_ACTIVE_LB:
+        k_.count_event(kernel::EV_ACTIVE_LB);
         active_load_balance_cpu_stop(k_, k_.cpu_rq(cpu));
         break;
     default:
