@@ -925,6 +925,18 @@ void kernel::fire(u64 arg)
     case EV_RESCHED: {
         rq& r = cpu_rq(static_cast<int>(v));
         r.resched_event = {};
+        /*
+         * kernel: kernel/sched/idle.c do_idle(), 6.6: an idle CPU reaches schedule_idle()
+         * only once the interrupt work it was woken for (flush_smp_call_function_queue()
+         * -> sched_ttwu_pending(), softirqs) is done, so the wakee becomes rq->curr, and
+         * PELT starts counting it as running, after that work. The model's idle CPU owes
+         * that work until its cpu_charge_state::idle_busy_until: it switches then.
+         */
+        const sim_time owed_until = charges_.cpu(r.cpu).idle_busy_until;
+        if (r.need_resched && r.curr->is_idle_task() && owed_until > now()) {
+            r.resched_event = sim_.at(owed_until, event_prio::resched, this, arg);
+            break;
+        }
         if (r.need_resched)
             __schedule(r, true);
         break;

@@ -8,6 +8,7 @@
 #include "metrics/sched_summary.h"
 #include "sched/cost_model.h"
 #include "sched/testlib.h"
+#include "trace/tracepoints.h"
 
 #include <gtest/gtest.h>
 
@@ -289,6 +290,46 @@ TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
     };
     EXPECT_EQ(lateness(usecs(80)), usecs(80)) << "the timer's CPU leaves the deep state first";
     EXPECT_EQ(lateness(usecs(10)), usecs(10));
+}
+
+TEST(idle_work, an_idle_cpu_switches_to_its_wakee_after_the_work_it_owes)
+{
+    // kernel: kernel/sched/idle.c do_idle(): an idle CPU reaches schedule_idle() once the
+    // interrupt work it was woken for is done. Here the timer's wakeup holds cpu1's rq lock
+    // for rq_lock_hold (20 us, charged to idle cpu1): the switch to the wakee comes after
+    // it, and only the switch's own lock hold is left in front of the wakee's work (both
+    // were in front of it, 40 us, while the switch came at the wakeup).
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
+    struct switches final : trace_sink {
+        std::vector<trace_sched_switch> in; ///< switches from the idle task
+        void sched_switch(const trace_sched_switch& s) override
+        {
+            if (s.prev_pid == 0 && s.cpu == 1)
+                in.push_back(s);
+        }
+    } rec;
+    t.k->add_sink(&rec);
+    auto starts = std::make_shared<std::vector<sim_time>>();
+    auto phase = std::make_shared<int>(0);
+    t.spawn("sleeper", testlib::behaviour([=](syscalls& k, task_struct& p) {
+                if (*phase == 0) {
+                    starts->push_back(k.now());
+                    *phase = 1;
+                    return task_action::cpu(usecs(10));
+                }
+                *phase = 0;
+                k.schedule_timeout(p, msecs(1));
+                return task_action::sleep();
+            }),
+            0, 0, 1);
+    t.run_for(msecs(5));
+    ASSERT_GE(starts->size(), 3u);
+    ASSERT_GE(rec.in.size(), 3u);
+    // The last wake: the switch from idle, then 20 us of the switch's own lock hold.
+    const sim_time switched = rec.in.back().ts;
+    EXPECT_EQ(starts->back() - switched, usecs(20));
 }
 
 TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_lines)
