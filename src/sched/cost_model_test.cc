@@ -259,6 +259,23 @@ TEST(smt_rate_pct, two_busy_siblings_slow_each_other)
     EXPECT_EQ(shared, msecs(10) * 100 / 62 + 1) << "a sibling: 62% of a core";
 }
 
+// Runs 10 us (noting when each run starts in `starts`), then sleeps `sleep` on a timer, forever.
+std::unique_ptr<task_behaviour> run_10us_then_sleep(std::shared_ptr<std::vector<sim_time>> starts,
+                                                    sim_dur sleep)
+{
+    auto phase = std::make_shared<int>(0);
+    return testlib::behaviour([=](syscalls& k, task_struct& p) {
+        if (*phase == 0) {
+            starts->push_back(k.now());
+            *phase = 1;
+            return task_action::cpu(usecs(10));
+        }
+        *phase = 0;
+        k.schedule_timeout(p, sleep);
+        return task_action::sleep();
+    });
+}
+
 TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
 {
     // A task that sleeps 5 ms between 10 us runs: how late, past the 5 ms, it runs again.
@@ -270,18 +287,7 @@ TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
         c.cstate_c1_exit = 1000;
         sched_fixture t(testlib::small_machine(2), "6.6", 1, "", c);
         auto starts = std::make_shared<std::vector<sim_time>>();
-        auto phase = std::make_shared<int>(0);
-        t.spawn("sleeper", testlib::behaviour([=](syscalls& k, task_struct& p) {
-                    if (*phase == 0) {
-                        starts->push_back(k.now());
-                        *phase = 1;
-                        return task_action::cpu(usecs(10));
-                    }
-                    *phase = 0;
-                    k.schedule_timeout(p, msecs(5));
-                    return task_action::sleep();
-                }),
-                0, 0, 1);
+        t.spawn("sleeper", run_10us_then_sleep(starts, msecs(5)), 0, 0, 1);
         t.run_for(msecs(100));
         EXPECT_GT(starts->size(), 10u);
         // The last gap: the governor has learned that idle periods are long.
@@ -312,18 +318,7 @@ TEST(idle_work, an_idle_cpu_switches_to_its_wakee_after_the_work_it_owes)
     } rec;
     t.k->add_sink(&rec);
     auto starts = std::make_shared<std::vector<sim_time>>();
-    auto phase = std::make_shared<int>(0);
-    t.spawn("sleeper", testlib::behaviour([=](syscalls& k, task_struct& p) {
-                if (*phase == 0) {
-                    starts->push_back(k.now());
-                    *phase = 1;
-                    return task_action::cpu(usecs(10));
-                }
-                *phase = 0;
-                k.schedule_timeout(p, msecs(1));
-                return task_action::sleep();
-            }),
-            0, 0, 1);
+    t.spawn("sleeper", run_10us_then_sleep(starts, msecs(1)), 0, 0, 1);
     t.run_for(msecs(5));
     ASSERT_GE(starts->size(), 3u);
     ASSERT_GE(rec.in.size(), 3u);
