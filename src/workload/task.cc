@@ -35,7 +35,7 @@ std::coroutine_handle<> task_code::promise_type::final_awaiter::await_suspend(ha
 
 sim_time task_context::now() const
 {
-    return sys_->now();
+    return sys_->now() + tail_;
 }
 
 const cost_params& task_context::costs() const
@@ -71,7 +71,7 @@ std::optional<task_action> run::step(task_context& t)
     if (started)
         return std::nullopt;
     started = true;
-    if (ns > 0 || t.owed() > 0)
+    if (ns > 0 || t.owed() > 0 || t.tail() > 0)
         return t.cpu(ns);
     return std::nullopt;
 }
@@ -111,7 +111,8 @@ std::optional<task_action> write::step(task_context& t)
         return task_action::sleep();
     }
     ph = phase::done;
-    return t.cpu(t.wake_cost(io.nr_woken));
+    t.add_tail(t.wake_cost(io.nr_woken));
+    return std::nullopt;
 }
 
 // perf's readers loop on short reads: each pass is a new read() syscall.
@@ -129,22 +130,20 @@ std::optional<task_action> read::step(task_context& t)
         t.owe(t.wake_cost(io.nr_woken));
         return task_action::sleep();
     }
-    const int nr = io.nr_woken;
+    t.add_tail(t.wake_cost(io.nr_woken));
     if (io.eof) {
         ph = phase::done;
         eof = true;
-        if (nr > 0)
-            return t.cpu(t.wake_cost(nr));
         return std::nullopt;
     }
     left -= io.done;
     if (left == 0) {
         ph = phase::done;
-    } else {
-        ph = phase::fresh;
-        io = {};
+        return std::nullopt;
     }
-    return t.cpu(t.wake_cost(nr));
+    ph = phase::fresh; // a short read: the next read() pass, its entry cost after the tail
+    io = {};
+    return step(t);
 }
 
 std::optional<task_action> poll::step(task_context& t)
@@ -182,7 +181,8 @@ std::optional<task_action> futex_wake::step(task_context& t)
         return std::nullopt;
     ph = phase::done;
     const int woken = nr ? waiters.wake_up(t.sys(), static_cast<int>(nr), 0) : 0;
-    return t.cpu(t.wake_cost(woken));
+    t.add_tail(t.wake_cost(woken));
+    return std::nullopt;
 }
 
 std::optional<task_action> timeout::step(task_context& t)
@@ -246,7 +246,8 @@ std::optional<task_action> barrier_wait::step(task_context& t)
             ++b.generation;
             const int nr = b.waiters.wake_up_all(t.sys(), 0);
             ph = phase::done;
-            return t.cpu(t.charge(t.costs().futex_wake) + t.wake_cost(nr));
+            t.add_tail(t.charge(t.costs().futex_wake) + t.wake_cost(nr));
+            return std::nullopt;
         }
         generation = b.generation;
         waited = true;
@@ -282,9 +283,7 @@ std::optional<task_action> signal::step(task_context& t)
         return std::nullopt;
     started = true;
     ++c.value;
-    const int nr = c.waiters.wake_up_all(t.sys(), c.wake_flags);
-    if (nr > 0)
-        return t.cpu(t.wake_cost(nr));
+    t.add_tail(t.wake_cost(c.waiters.wake_up_all(t.sys(), c.wake_flags)));
     return std::nullopt;
 }
 
@@ -294,9 +293,7 @@ std::optional<task_action> close::step(task_context& t)
     if (started)
         return std::nullopt;
     started = true;
-    const int nr = ch.close_write(t.sys());
-    if (nr > 0)
-        return t.cpu(t.wake_cost(nr));
+    t.add_tail(t.wake_cost(ch.close_write(t.sys())));
     return std::nullopt;
 }
 
@@ -367,6 +364,9 @@ task_action coroutine_task::step(syscalls& sys, task_struct& p)
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 10'000'000, "pid {} ({}): its code made no progress", p.pid, p.comm);
         if (ctx_.call_) {
+            // The previous call's tail, alone, before a call that acts first.
+            if (ctx_.tail_ > 0 && !ctx_.call_->starts_with_cpu())
+                return ctx_.cpu(0);
             if (const std::optional<task_action> a = ctx_.call_->step(ctx_))
                 return *a;
             ctx_.call_ = nullptr;

@@ -35,7 +35,19 @@
  *
  * The system calls follow the kernel's contract (sched/syscalls.h): a syscall's CPU
  * cost is consumed first, its effect happens when that CPU time ends, and the
- * wakeups it made are charged (costs().wakeup each) right after. A syscall
+ * wakeups it made are charged (costs().wakeup each) right after, as the call's
+ * tail, in one burst with the next call's entry cost (task_context::add_tail()).
+ * model: fs/pipe.c pipe_write() (6.6) wakes rd_wait after __pipe_unlock(), the
+ * last thing before its return; net/unix/af_unix.c unix_stream_sendmsg() calls
+ * other->sk_data_ready() after queueing each skb; tcp_sendmsg() on loopback runs
+ * the receive path and sk_data_ready() in the softirq at local_bh_enable(),
+ * before send() returns (workload/net.h). The wakee becomes runnable at the end
+ * of the copy, where the channel's call acts, and what the waker runs from there
+ * to its next system call's effect (the rest of try_to_wake_up(), the return to
+ * user space, the user-space code, the next call's entry and copy) is one
+ * stretch of CPU time that no other CPU can observe: one burst, not two.
+ * Differs: user-space code with effects of its own (a workload's counters)
+ * runs at the stretch's start, up to a wakeup cost early. A syscall
  * that must block queues the task and sleeps; when woken it retries where it
  * stopped, without paying the entry cost again. Each system call is written
  * once, as a small state machine (a pending_call) that the runner steps; the
@@ -123,6 +135,9 @@ public:
     /// Advances the call at the current time: the action the task takes next
     /// (CPU time, sleep, yield), or nullopt once the call has completed.
     virtual std::optional<task_action> step(task_context& t) = 0;
+    /// The call's first step only consumes CPU (its entry cost), with no effect before
+    /// it: CPU time the previous call left to pay (task_context::tail()) can join it.
+    virtual bool starts_with_cpu() const = 0;
 
 protected:
     ~pending_call() = default;
@@ -140,6 +155,7 @@ public:
     void await_suspend(std::coroutine_handle<>) noexcept;
     auto await_resume() { return call_.result(); }
     std::optional<task_action> step(task_context& t) override { return call_.step(t); }
+    bool starts_with_cpu() const override { return call_.starts_with_cpu(); }
 
 private:
     task_context& t_;
@@ -166,6 +182,7 @@ enum class phase : u8 { fresh, syscall, done };
 struct run {
     explicit run(sim_dur ns) : ns(ns) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     sim_dur ns;
     bool started = false;
@@ -173,12 +190,14 @@ struct run {
 struct syscall {
     explicit syscall(sim_dur base) : base(base) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     sim_dur base;
     bool started = false;
 };
 struct gettime {
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     sim_time result() const { return now; }
     phase ph = phase::fresh;
     sim_time now = 0;
@@ -186,6 +205,7 @@ struct gettime {
 struct write {
     write(channel& ch, u64 n) : ch(ch), n(n) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     channel& ch;
     u64 n;
@@ -195,6 +215,7 @@ struct write {
 struct read {
     read(channel& ch, u64 n) : ch(ch), left(n) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     bool result() const { return !eof; }
     channel& ch;
     u64 left;
@@ -205,6 +226,7 @@ struct read {
 struct poll {
     explicit poll(channel& ch) : ch(ch) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     channel& ch;
     phase ph = phase::fresh;
@@ -212,6 +234,7 @@ struct poll {
 struct futex_wait {
     futex_wait(futex& fx, u32 expected) : fx(fx), expected(expected) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     futex& fx;
     u32 expected;
@@ -221,6 +244,7 @@ struct futex_wait {
 struct futex_wake {
     futex_wake(wait_queue& waiters, u32 nr) : waiters(waiters), nr(nr) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     wait_queue& waiters;
     u32 nr;
@@ -229,6 +253,7 @@ struct futex_wake {
 struct timeout {
     explicit timeout(sim_dur ns) : ns(ns) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
     void result() const {}
     sim_dur ns;
     bool waited = false;
@@ -237,6 +262,7 @@ struct nanosleep {
     /// `until` >= 0: clock_nanosleep(TIMER_ABSTIME) to that time; else sleep `ns`.
     nanosleep(sim_dur ns, sim_time until) : ns(ns), until(until) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     sim_dur ns;
     sim_time until;
@@ -249,6 +275,7 @@ struct fork {
     {
     }
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     task_struct* result() const { return created; }
     std::unique_ptr<task_behaviour> child;
     fork_opts opts;
@@ -258,6 +285,7 @@ struct fork {
 struct barrier_wait {
     explicit barrier_wait(barrier& b) : b(b) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return true; }
     void result() const {}
     barrier& b;
     phase ph = phase::fresh;
@@ -271,6 +299,7 @@ struct wait_for {
     {
     }
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return cost != nullptr; }
     void result() const {}
     counter& c;
     u64 target;
@@ -281,6 +310,7 @@ struct wait_for {
 struct signal {
     explicit signal(counter& c) : c(c) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
     void result() const {}
     counter& c;
     bool started = false;
@@ -288,18 +318,21 @@ struct signal {
 struct close {
     explicit close(channel& ch) : ch(ch) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
     void result() const {}
     channel& ch;
     bool started = false;
 };
 struct yield {
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
     void result() const {}
     bool started = false;
 };
 struct sleep_on {
     sleep_on(wait_queue& wq, bool exclusive) : wq(wq), exclusive(exclusive) {}
     std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
     void result() const {}
     wait_queue& wq;
     bool exclusive;
@@ -328,17 +361,30 @@ public:
     sim_dur charge(sim_dur base) const;
     /// The CPU owed for `nr` wakeups (costs().wakeup each, jittered; 0 if none).
     sim_dur wake_cost(int nr) const;
-    /// CPU time `ns` plus what earlier calls owed (wakeups made before a block).
+    /// CPU time `ns` plus what earlier calls owed (wakeups made before a block)
+    /// and the tail of the call before (see tail()).
     task_action cpu(sim_dur ns)
     {
-        ns += owed_;
+        ns += owed_ + tail_;
         owed_ = 0;
+        tail_ = 0;
         return task_action::cpu(ns);
     }
     /// Adds CPU time the task pays at its next CPU burst (wakeups it made
     /// inside a call that then blocked, or in user-space code).
     void owe(sim_dur ns) { owed_ += ns; }
     sim_dur owed() const { return owed_; }
+    /*
+     * CPU time that ends a completed system call after its last effect (the
+     * wakeups it made: the rest of try_to_wake_up() and the return to user
+     * space). Nothing happens at its end, so the runner joins it to the next
+     * call's entry cost in one burst (coroutine_task::step()) and pays it alone
+     * only before a call that acts first (a sleep, a signal) or a yield. The
+     * user-space code between the two calls runs at its start; now() reads
+     * the time at its end, as that code would.
+     */
+    void add_tail(sim_dur ns) { tail_ += ns; }
+    sim_dur tail() const { return tail_; }
 
     /* ---- system calls (co_await them) ---- */
     /// Consumes `ns` of CPU (and what is owed); nothing if both are 0.
@@ -455,6 +501,7 @@ private:
     syscalls* sys_ = nullptr;
     task_struct* p_ = nullptr;
     sim_dur owed_ = 0;
+    sim_dur tail_ = 0;
     pending_call* call_ = nullptr;    ///< the system call in progress
     std::coroutine_handle<> current_; ///< the innermost running coroutine
     std::function<void()> at_exit_;
