@@ -98,7 +98,7 @@ for bench in hackbench tbench; do
             "$speed" --repeat "$repeat" --name "$name" --machine "$f" --kernel "$kernel" -- "${argv[@]}" | tee -a "$out"
             first=0
         else
-            "$speed" --repeat "$repeat" --name "$name" --machine "$f" --kernel "$kernel" -- "${argv[@]}" | tail -n 1 | tee -a "$out"
+            "$speed" --repeat "$repeat" --name "$name" --machine "$f" --kernel "$kernel" -- "${argv[@]}" | tail -n 2 | tee -a "$out"
         fi
     done
 done
