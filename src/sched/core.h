@@ -26,6 +26,7 @@
 #include "sched/fair.h"
 #include "sched/fair_balance.h"
 #include "sched/fair_policy.h"
+#include "sched/fair_shared_runq.h"
 #include "sched/features.h"
 #include "sched/params.h"
 #include "sched/patchset.h"
@@ -182,17 +183,12 @@ public:
     const root_domain& rd() const { return rd_; }
     root_domain& rd() { return rd_; }
 
-    /* ---- fair_shared_runq.cc: SHARED_RUNQ v3/v4, a patch set (patchset.h) ---- */
-    bool shared_runq_active() const;
-    void shared_runq_init();
-    void shared_runq_enqueue_task(rq& r, task_struct& p);
-    void shared_runq_dequeue_task(task_struct& p);
-    int shared_runq_pick_next_task(rq& r);
-    void shared_runq_drain();
-    const shared_runq_stats& srq_stats() const { return srq_stats_; }
+    /* ---- fair_shared_runq.cc: SHARED_RUNQ v3/v4, a patch set (fair_shared_runq.h) ---- */
+    /// Its kernel-wide state: the shared runqueues and their counters.
+    shared_runq_state& srq() { return srq_; }
+    const shared_runq_state& srq() const { return srq_; }
     /// The hooks of the patch sets this kernel applies (patchset.h).
     const patchset_hooks& patches() const { return patches_; }
-    const std::vector<std::unique_ptr<shared_runq>>& shared_runqs() const { return shared_runqs_; }
 
     /// The autogroup whose tg->load_avg the PELT updates keep (fair_pelt.cc).
     const task_group& autogroup() const { return autogroup_; }
@@ -240,10 +236,9 @@ private:
     rt_state rt_{*this}; ///< the rt class's (rt.h)
     std::unique_ptr<dl_state> dl_; ///< the deadline class's (deadline.h)
     task_group autogroup_{"autogroup-1"};
-    std::vector<std::unique_ptr<shared_runq>> shared_runqs_; ///< one per LLC
     patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
     void register_patchsets();
-    shared_runq_stats srq_stats_;
+    shared_runq_state srq_; ///< SHARED_RUNQ's (fair_shared_runq.h), if applied
     decision_log decisions_;
     lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);

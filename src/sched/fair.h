@@ -5,8 +5,8 @@
  * functions of the kernel's names taking the kernel instance first, as the rt
  * class's (rt.h; docs/architecture.md "Where a new class goes"). The kernel's
  * fair.c keeps them static; here each file of the class declares its part.
- * Load balancing (fair_balance.cc) is declared in fair_balance.h; SHARED_RUNQ
- * (fair_shared_runq.cc) is still kernel members (core.h).
+ * Load balancing (fair_balance.cc) is declared in fair_balance.h, SHARED_RUNQ
+ * (fair_shared_runq.cc) in fair_shared_runq.h.
  */
 #include "sched/sched.h"
 

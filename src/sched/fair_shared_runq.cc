@@ -15,6 +15,8 @@
  * Every push, removal and pop takes the shard's spinlock, and a pull takes
  * the source rq's lock: all contended resources of the cost model.
  */
+#include "sched/fair_shared_runq.h"
+
 #include "sched/core.h"
 
 #include "sim/bug.h"
@@ -23,30 +25,30 @@
 
 namespace schedlab {
 
-bool kernel::shared_runq_active() const
+bool shared_runq_active(const kernel& k)
 {
-    return kc_.behaviour.shared_runq_version > 0 && sched_feat(SHARED_RUNQ);
+    return k.config().behaviour.shared_runq_version > 0 && sched_feat_of(k, SHARED_RUNQ);
 }
 
 /*
  * kernel: the shared runqueues' allocation at boot (v3 5/7, v4 5/8: one per LLC,
  * owned by its first CPU, sd_llc_id), split into shards of shared_runq_shard_size.
  */
-void kernel::shared_runq_init()
+void shared_runq_init(kernel& k)
 {
-    std::vector<shared_runq*> by_leader(static_cast<std::size_t>(m_.nr_cpus()), nullptr);
-    const int shard_size = std::max(1, kc_.behaviour.shared_runq_shard_size);
-    for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
-        const cpu_sched_domains& cd = topo_.cpu(cpu);
+    std::vector<shared_runq*> by_leader(static_cast<std::size_t>(k.mach().nr_cpus()), nullptr);
+    const int shard_size = std::max(1, k.config().behaviour.shared_runq_shard_size);
+    for (int cpu = 0; cpu < k.mach().nr_cpus(); ++cpu) {
+        const cpu_sched_domains& cd = k.topology().cpu(cpu);
         if (!cd.sd_llc)
             continue;
         shared_runq*& srq = by_leader[static_cast<std::size_t>(cd.sd_llc_id)];
         if (!srq) {
-            shared_runqs_.push_back(std::make_unique<shared_runq>());
-            srq = shared_runqs_.back().get();
+            k.srq().shared_runqs.push_back(std::make_unique<shared_runq>());
+            srq = k.srq().shared_runqs.back().get();
             srq->shards.resize(static_cast<std::size_t>((cd.sd_llc_size + shard_size - 1) / shard_size));
         }
-        rq& r = cpu_rq(cpu);
+        rq& r = k.cpu_rq(cpu);
         r.srq = srq;
         r.shard_idx = (cpu >> 1) % static_cast<int>(srq->shards.size());
     }
@@ -57,28 +59,28 @@ void kernel::shared_runq_init()
  * 6/7 and v4 6/8): push p at the tail of its rq's shard if it may run
  * elsewhere; v4 skips it when the rq was empty (p will run next anyway).
  */
-void kernel::shared_runq_enqueue_task(rq& r, task_struct& p)
+void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
 {
-    if (!shared_runq_active() || p.nr_cpus_allowed <= 1 || !r.srq || p.shard)
+    if (!shared_runq_active(k) || p.nr_cpus_allowed <= 1 || !r.srq || p.shard)
         return;
-    if (kc_.behaviour.shared_runq_version >= 4 && r.nr_running < 1)
+    if (k.config().behaviour.shared_runq_version >= 4 && r.nr_running < 1)
         return;
     shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
-    charges_.lock_and_charge(shard.lock, smp_processor_id(), costs().shard_lock_hold);
+    k.charges().lock_and_charge(shard.lock, k.smp_processor_id(), k.costs().shard_lock_hold);
     p.shard_node = shard.list.insert(shard.list.end(), &p);
     p.shard = &shard;
-    srq_stats_.pushes++;
+    k.srq().stats.pushes++;
 }
 
 // kernel: shared_runq_dequeue_task() from __dequeue_entity() (v3/v4): unlink p if still listed.
-void kernel::shared_runq_dequeue_task(task_struct& p)
+void shared_runq_dequeue_task(kernel& k, task_struct& p)
 {
     if (!p.shard)
         return;
-    charges_.lock_and_charge(p.shard->lock, smp_processor_id(), costs().shard_lock_hold);
+    k.charges().lock_and_charge(p.shard->lock, k.smp_processor_id(), k.costs().shard_lock_hold);
     p.shard->list.erase(p.shard_node);
     p.shard = nullptr;
-    srq_stats_.removals++;
+    k.srq().stats.removals++;
 }
 
 /*
@@ -88,7 +90,7 @@ void kernel::shared_runq_dequeue_task(task_struct& p)
  * 1 if moved; 0 if nothing was found; a popped task that could not be moved
  * returns -1 in v3 (the pick restarts) and 0 in v4.
  */
-int kernel::shared_runq_pick_next_task(rq& r)
+int shared_runq_pick_next_task(kernel& k, rq& r)
 {
     if (!r.srq)
         return 0;
@@ -99,47 +101,48 @@ int kernel::shared_runq_pick_next_task(rq& r)
         shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
         if (shard.list.empty())
             continue; // the unlocked emptiness check
-        charges_.lock_and_charge(shard.lock, this_cpu, costs().shard_lock_hold);
+        k.charges().lock_and_charge(shard.lock, this_cpu, k.costs().shard_lock_hold);
         task_struct* head = shard.list.front();
         if (head->cpus_mask.test(this_cpu)) {
             shard.list.pop_front();
             head->shard = nullptr;
             p = head;
-            srq_stats_.pops++;
+            k.srq().stats.pops++;
         } else {
-            srq_stats_.head_not_allowed++;
+            k.srq().stats.head_not_allowed++;
         }
     }
     if (!p)
         return 0;
 
     // task_rq_lock(): the source rq's lock (this rq's was dropped meanwhile).
-    rq& src = cpu_rq(p->cpu);
-    charges_.lock_and_charge(src.lock, this_cpu, costs().rq_lock_hold);
+    rq& src = k.cpu_rq(p->cpu);
+    k.charges().lock_and_charge(src.lock, this_cpu, k.costs().rq_lock_hold);
     const bool movable = task_on_rq_queued(*p) && src.curr != p && p->cpus_mask.test(this_cpu) &&
                          &src != &r;
     if (!movable) {
-        srq_stats_.pops_not_moved++;
-        charges_.lock_and_charge(r.lock, this_cpu, costs().rq_lock_hold);
-        return kc_.behaviour.shared_runq_version >= 4 ? 0 : -1;
+        k.srq().stats.pops_not_moved++;
+        k.charges().lock_and_charge(r.lock, this_cpu, k.costs().rq_lock_hold);
+        return k.config().behaviour.shared_runq_version >= 4 ? 0 : -1;
     }
     // move_queued_task(): dequeue there, set_task_cpu, enqueue here (v3 re-pushes it).
-    update_rq_clock(src);
-    deactivate_task(src, *p, DEQUEUE_NOCLOCK);
-    set_task_cpu(*p, this_cpu);
-    update_rq_clock(r);
-    activate_task(r, *p, ENQUEUE_NOCLOCK);
-    wakeup_preempt(r, *p, 0);
-    srq_stats_.pulls_moved++;
-    if (decisions_.on())
-        decisions_.log(now(), this_cpu, "shared_runq", fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
+    k.update_rq_clock(src);
+    k.deactivate_task(src, *p, DEQUEUE_NOCLOCK);
+    k.set_task_cpu(*p, this_cpu);
+    k.update_rq_clock(r);
+    k.activate_task(r, *p, ENQUEUE_NOCLOCK);
+    k.wakeup_preempt(r, *p, 0);
+    k.srq().stats.pulls_moved++;
+    if (k.decisions().on())
+        k.decisions().log(k.now(), this_cpu, "shared_runq",
+                          fmt::format("pulled pid {} from cpu{}", p->pid, src.cpu));
     return 1;
 }
 
 // kernel: shared_runq_drain() on the feature's disable path (v3/v4): unlink every entry.
-void kernel::shared_runq_drain()
+void shared_runq_drain(kernel& k)
 {
-    for (auto& srq : shared_runqs_)
+    for (auto& srq : k.srq().shared_runqs)
         for (auto& shard : srq->shards) {
             for (task_struct* p : shard.list)
                 p->shard = nullptr;
@@ -156,9 +159,9 @@ namespace {
  */
 int newidle_enter_v3(kernel& k, rq& this_rq)
 {
-    if (!k.shared_runq_active() || k.config().behaviour.shared_runq_version != 3)
+    if (!shared_runq_active(k) || k.config().behaviour.shared_runq_version != 3)
         return 0;
-    return k.shared_runq_pick_next_task(this_rq);
+    return shared_runq_pick_next_task(k, this_rq);
 }
 
 /*
@@ -169,7 +172,7 @@ int newidle_enter_v3(kernel& k, rq& this_rq)
 sched_domain* newidle_gate_domain_v3(kernel& k, int this_cpu, sched_domain* sd)
 {
     const kernel_behaviour& b = k.config().behaviour;
-    if (!k.shared_runq_active() || b.shared_runq_version != 3 || b.shared_runq_noopt)
+    if (!shared_runq_active(k) || b.shared_runq_version != 3 || b.shared_runq_noopt)
         return sd;
     sched_domain* llc = k.topology().cpu(this_cpu).sd_llc;
     return llc && llc->parent ? llc->parent : sd;
@@ -183,9 +186,9 @@ sched_domain* newidle_gate_domain_v3(kernel& k, int this_cpu, sched_domain* sd)
  */
 int newidle_overloaded_v4(kernel& k, rq& this_rq)
 {
-    if (!k.shared_runq_active() || k.config().behaviour.shared_runq_version < 4)
+    if (!shared_runq_active(k) || k.config().behaviour.shared_runq_version < 4)
         return 0;
-    if (k.shared_runq_pick_next_task(this_rq) > 0)
+    if (shared_runq_pick_next_task(k, this_rq) > 0)
         return 1;
     return this_rq.ttwu_pending ? -1 : 0;
 }
@@ -193,7 +196,7 @@ int newidle_overloaded_v4(kernel& k, rq& this_rq)
 // kernel: v4's newidle_balance() domain loop skips the SMT and LLC levels.
 bool newidle_skip_domain_v4(kernel& k, const sched_domain& sd)
 {
-    return k.shared_runq_active() && k.config().behaviour.shared_runq_version >= 4 &&
+    return shared_runq_active(k) && k.config().behaviour.shared_runq_version >= 4 &&
            sd.has(SD_SHARE_LLC);
 }
 } // namespace
@@ -204,14 +207,15 @@ bool newidle_skip_domain_v4(kernel& k, const sched_domain& sd)
  */
 const sched_patchset shared_runq_patchset = {
     .group = "shared_runq",
-    .init = [](kernel& k) { k.shared_runq_init(); },
-    .enqueue_entity = [](kernel& k, rq& r, task_struct& p) { k.shared_runq_enqueue_task(r, p); },
-    .dequeue_entity = [](kernel& k, task_struct& p) { k.shared_runq_dequeue_task(p); },
+    .init = shared_runq_init,
+    .enqueue_entity = shared_runq_enqueue_task,
+    .dequeue_entity = shared_runq_dequeue_task,
     // kernel: the SHARED_RUNQ feature's disable path drains the queues (v3/v4).
-    .feat_set = [](kernel& k, sched_feat_id f, bool was, bool on) {
-        if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
-            k.shared_runq_drain();
-    },
+    .feat_set =
+        [](kernel& k, sched_feat_id f, bool was, bool on) {
+            if (f == __SCHED_FEAT_SHARED_RUNQ && was && !on)
+                shared_runq_drain(k);
+        },
     .newidle_enter = newidle_enter_v3,
     .newidle_gate_domain = newidle_gate_domain_v3,
     .newidle_overloaded = newidle_overloaded_v4,

@@ -3,6 +3,7 @@
  * SHARED_RUNQ v3 / v4 mechanisms (docs/kernels.md names the patch mails).
  */
 #include "sched/fair_balance.h"
+#include "sched/fair_shared_runq.h"
 #include "sched/testlib.h"
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@ TEST(shared_runq_shards, follow_the_amd_numbering_of_milan)
         EXPECT_EQ(k.cpu_rq(cpu).shard_idx, 2) << "cpu" << cpu;
     EXPECT_EQ(k.cpu_rq(0).srq, k.cpu_rq(135).srq) << "one queue per LLC";
     EXPECT_NE(k.cpu_rq(0).srq, k.cpu_rq(8).srq);
-    EXPECT_EQ(k.shared_runqs().size(), 16u);
+    EXPECT_EQ(k.srq().shared_runqs.size(), 16u);
 }
 
 TEST(sched_patchset, each_is_registered_under_its_deltas_group)
@@ -47,7 +48,7 @@ TEST(shared_runq_shards, are_absent_without_the_patch)
 {
     sched_fixture t(load_machine("milan-2s"), "tip-2023-08");
     EXPECT_EQ(t.k->cpu_rq(0).srq, nullptr);
-    EXPECT_TRUE(t.k->shared_runqs().empty());
+    EXPECT_TRUE(t.k->srq().shared_runqs.empty());
 }
 
 /// Three spinners on cpu0 of a 4-CPU LLC, allowed anywhere once queued there;
@@ -95,11 +96,11 @@ TEST(shared_runq_pick_next_task, moves_the_head_to_the_pulling_cpu)
     rq& src = c.t.k->cpu_rq(0);
     rq& dst = c.t.k->cpu_rq(1);
     const unsigned src_before = src.nr_running;
-    EXPECT_EQ(c.t.k->shared_runq_pick_next_task(dst), 1);
+    EXPECT_EQ(shared_runq_pick_next_task(*c.t.k, dst), 1);
     EXPECT_EQ(head->cpu, 1);
     EXPECT_EQ(src.nr_running, src_before - 1);
     EXPECT_EQ(dst.nr_running, 2u) << "its filler and the pulled task";
-    EXPECT_EQ(c.t.k->srq_stats().pulls_moved, 1u);
+    EXPECT_EQ(c.t.k->srq().stats.pulls_moved, 1u);
     EXPECT_NE(head->shard, nullptr) << "v3 re-pushes it on its new CPU's shard";
     c.t.k->check_all();
 }
@@ -112,8 +113,8 @@ u64 lone_sleeper_pushes(const char* spec)
     task_struct& p = t.spawn("sleeper", testlib::run_sleep(usecs(50), usecs(500)));
     t.run_for(msecs(20));
     EXPECT_GT(p.sched_info_.pcount, 10u);
-    EXPECT_EQ(t.k->srq_stats().pushes, t.k->srq_stats().removals) << spec;
-    return t.k->srq_stats().pushes;
+    EXPECT_EQ(t.k->srq().stats.pushes, t.k->srq().stats.removals) << spec;
+    return t.k->srq().stats.pushes;
 }
 
 TEST(shared_runq_enqueue_task, v4_does_not_push_onto_an_empty_rq)
@@ -130,9 +131,9 @@ TEST(shared_runq_pick_next_task, skips_a_head_not_allowed_here)
     task_struct* head = c.shard0().list.front();
     head->cpus_mask.clear(1);
     head->nr_cpus_allowed = 3;
-    const int r = c.t.k->shared_runq_pick_next_task(c.t.k->cpu_rq(1));
+    const int r = shared_runq_pick_next_task(*c.t.k, c.t.k->cpu_rq(1));
     EXPECT_EQ(r, 0) << "one shard: only its head is examined";
-    EXPECT_EQ(c.t.k->srq_stats().head_not_allowed, 1u);
+    EXPECT_EQ(c.t.k->srq().stats.head_not_allowed, 1u);
     EXPECT_EQ(head->shard, &c.shard0()) << "left in place";
 }
 
@@ -148,7 +149,7 @@ TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_t
         dst.avg_idle = 0;
         sched_balance_newidle(*c.t.k, dst);
         const bool v3 = std::string(spec).find("v3") != std::string::npos;
-        EXPECT_EQ(c.t.k->srq_stats().pulls_moved, v3 ? 1u : 0u) << spec;
+        EXPECT_EQ(c.t.k->srq().stats.pulls_moved, v3 ? 1u : 0u) << spec;
     }
 }
 

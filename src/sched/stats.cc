@@ -2,6 +2,7 @@
 #include "sched/stats.h"
 
 #include "sched/core.h"
+#include "sched/fair_shared_runq.h"
 
 #include <fmt/format.h>
 
@@ -127,11 +128,11 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
 std::string format_feature_stats(const kernel& k)
 {
     std::string s;
-    if (k.shared_runq_active()) {
-        const shared_runq_stats& st = k.srq_stats();
+    if (shared_runq_active(k)) {
+        const shared_runq_stats& st = k.srq().stats;
         u64 acq = 0, contended = 0;
         sim_dur wait = 0;
-        for (const auto& srq : k.shared_runqs())
+        for (const auto& srq : k.srq().shared_runqs)
             for (const auto& shard : srq->shards) {
                 acq += shard.lock.acquisitions;
                 contended += shard.lock.contended;
