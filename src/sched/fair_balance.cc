@@ -210,6 +210,7 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
     // idle CPU whose wakeup is queued is scanned: idle_cpu() depends on who looks when.
     group_lb_sums* kept = nullptr;
     if (sds.all_cpus && group.id >= 0) {
+        k.lb().flush();
         kept = &k.lb().group_sums[static_cast<std::size_t>(group.id)];
         if (!kept->valid)
             sum_group_lb_stats(k, group, *kept);
@@ -221,10 +222,7 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
 #ifndef NDEBUG
         group_lb_sums fresh;
         sum_group_lb_stats(k, group, fresh);
-        SIM_BUG_ON(fresh.load != c.load || fresh.util != c.util || fresh.runnable != c.runnable ||
-                       fresh.nr_running != c.nr_running || fresh.h_nr_running != c.h_nr_running ||
-                       fresh.idle_cpus != c.idle_cpus || fresh.overload != c.overload ||
-                       fresh.pending != c.pending,
+        SIM_BUG_ON(fresh != c,
                    "stale load-balance sums of group {} (cpu{}..): a change of its CPUs was not "
                    "reported by lb_stats_changed()",
                    group.id, group.span.first());
@@ -235,7 +233,7 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
         sgs.sum_h_nr_running = c.h_nr_running;
         sgs.sum_nr_running = c.nr_running;
         sgs.idle_cpus = c.idle_cpus;
-        sg_overload |= c.overload;
+        sg_overload |= c.overload();
         env.cpus_scanned += static_cast<u64>(group.group_weight);
         env.scan_cost += group_scan_cost(k, *env.sd, env.dst_cpu, sds.group_index);
     } else {
@@ -252,26 +250,49 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
         sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
+// One CPU's part of update_sg_lb_stats()'s sums.
+group_lb_sums cpu_lb_contrib(const kernel& k, int cpu)
+{
+    const rq& r = k.cpu_rq(cpu);
+    group_lb_sums c;
+    c.valid = true;
+    c.load = cpu_load(r);
+    c.util = cpu_util_cfs(k, cpu);
+    c.runnable = cpu_runnable(r);
+    c.h_nr_running = r.cfs.h_nr_running;
+    c.nr_running = r.nr_running;
+    c.nr_overloaded = r.nr_running > 1 ? 1 : 0;
+    if (!r.nr_running && r.curr == r.idle) {
+        if (r.ttwu_pending)
+            c.pending = 1;
+        else
+            c.idle_cpus = 1; // idle_cpu()
+    }
+    return c;
+}
+
+namespace {
+// sums += add - sub, field by field (unsigned: exact, whatever the order).
+void replace_part(group_lb_sums& sums, const group_lb_sums& sub, const group_lb_sums& add)
+{
+    sums.nr_overloaded += add.nr_overloaded - sub.nr_overloaded;
+    sums.load += add.load - sub.load;
+    sums.util += add.util - sub.util;
+    sums.runnable += add.runnable - sub.runnable;
+    sums.nr_running += add.nr_running - sub.nr_running;
+    sums.h_nr_running += add.h_nr_running - sub.h_nr_running;
+    sums.idle_cpus += add.idle_cpus - sub.idle_cpus;
+    sums.pending += add.pending - sub.pending;
+}
+} // namespace
+
 // update_sg_lb_stats()'s sums over a group's CPUs, all of them.
 void sum_group_lb_stats(const kernel& k, const sched_group& group, group_lb_sums& c)
 {
     c = group_lb_sums{};
     for_each_cpu(i, group.span)
     {
-        const rq& r = k.cpu_rq(i);
-        c.load += cpu_load(r);
-        c.util += cpu_util_cfs(k, i);
-        c.runnable += cpu_runnable(r);
-        c.h_nr_running += r.cfs.h_nr_running;
-        c.nr_running += r.nr_running;
-        if (r.nr_running > 1)
-            c.overload = true;
-        if (!r.nr_running && r.curr == r.idle) {
-            if (r.ttwu_pending)
-                c.pending++;
-            else
-                c.idle_cpus++; // idle_cpu()
-        }
+        replace_part(c, group_lb_sums{}, cpu_lb_contrib(k, i));
     }
     c.valid = true;
 }
@@ -1315,11 +1336,33 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
 {
     group_sums.assign(topo.groups().size(), group_lb_sums{});
     cpu_groups.assign(static_cast<std::size_t>(nr_cpus), {});
+    // Every CPU's part is read at the first flush(); a group is summed whole when first read.
+    cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
+    cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
+    dirty_cpus_.resize(static_cast<std::size_t>(nr_cpus));
+    for (int cpu = 0; cpu < nr_cpus; ++cpu)
+        dirty_cpus_[static_cast<std::size_t>(cpu)] = cpu;
     for (const sched_group* g : topo.groups())
         for_each_cpu(cpu, g->span)
         {
             cpu_groups[static_cast<std::size_t>(cpu)].push_back(g->id);
         }
+}
+
+void lb_state::flush()
+{
+    for (const int cpu : dirty_cpus_) {
+        const auto c = static_cast<std::size_t>(cpu);
+        const group_lb_sums now = cpu_lb_contrib(k_, cpu);
+        for (const int g : cpu_groups[c]) {
+            group_lb_sums& sums = group_sums[static_cast<std::size_t>(g)];
+            if (sums.valid)
+                replace_part(sums, cpu_part_[c], now);
+        }
+        cpu_part_[c] = now;
+        cpu_dirty_[c] = false;
+    }
+    dirty_cpus_.clear();
 }
 
 void lb_state::fire(u64 arg)

@@ -105,16 +105,21 @@ struct lb_env {
 };
 
 /*
- * Model only: update_sg_lb_stats()'s sums over one sched group's CPUs, kept until one
- * of them changes what they read (lb_state::lb_stats_changed()).
+ * Model only: update_sg_lb_stats()'s sums over one sched group's CPUs, kept up to date
+ * by the changes of its CPUs (lb_state::lb_stats_changed(), lb_state::flush()).
  */
 struct group_lb_sums {
     bool valid = false;
-    bool overload = false; ///< some CPU with nr_running > 1 (SG_OVERLOAD)
+    unsigned int nr_overloaded = 0; ///< CPUs with nr_running > 1 (SG_OVERLOAD if any)
     unsigned long load = 0, util = 0, runnable = 0;
     unsigned int nr_running = 0, h_nr_running = 0, idle_cpus = 0;
     unsigned int pending = 0; ///< idle CPUs with ttwu_pending (idle_cpu() depends on now)
+    bool overload() const { return nr_overloaded > 0; }
+    bool operator==(const group_lb_sums&) const = default;
 };
+
+/// Model only: one CPU's part of its groups' group_lb_sums (valid: 1, the others' sums).
+group_lb_sums cpu_lb_contrib(const kernel& k, int cpu);
 
 /*
  * The balancing code's kernel-wide state, which the kernel owns through one member
@@ -142,16 +147,24 @@ public:
     std::vector<std::vector<int>> cpu_groups;
 
     /// model: rq load, util, runnable or util_est, nr_running, curr's idleness or
-    /// ttwu_pending of `cpu` changed: its groups' update_sg_lb_stats() sums are stale.
+    /// ttwu_pending of `cpu` changed: its part of its groups' sums is stale until flush().
     void lb_stats_changed(int cpu)
     {
-        if (cpu < static_cast<int>(cpu_groups.size()))
-            for (const int g : cpu_groups[static_cast<std::size_t>(cpu)])
-                group_sums[static_cast<std::size_t>(g)].valid = false;
+        const auto c = static_cast<std::size_t>(cpu);
+        if (c < cpu_dirty_.size() && !cpu_dirty_[c]) {
+            cpu_dirty_[c] = true;
+            dirty_cpus_.push_back(cpu);
+        }
     }
+    /// Brings every group's sums up to date: each changed CPU's part is replaced in the
+    /// groups spanning it, so the cost follows the changes, not the groups' sizes.
+    void flush();
 
 private:
     kernel& k_;
+    std::vector<group_lb_sums> cpu_part_; ///< per CPU: its part of its groups' sums
+    std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
+    std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed
 };
 
 /* ---- fair_balance.cc ---- */
