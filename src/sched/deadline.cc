@@ -19,6 +19,7 @@
  * reached through dl_sched_class; they keep the kernel's names.
  */
 #include "sched/core.h"
+#include "sched/move_queued_task.h"
 
 #include "sim/bug.h"
 
@@ -677,15 +678,6 @@ rq* find_lock_later_rq(kernel& k, task_struct& p, rq& r)
     return &later;
 }
 
-// model: move_queued_task_locked(), 6.6 (deactivate, set_task_cpu, activate).
-void move_queued_task_dl(kernel& k, rq& src, rq& dst, task_struct& p)
-{
-    k.deactivate_task(src, p, 0);
-    k.set_task_cpu(p, dst.cpu);
-    k.update_rq_clock(dst);
-    k.activate_task(dst, p, 0);
-}
-
 /*
  * kernel: deadline.c push_dl_task(), 6.6: the earliest pushable task moves to a later
  * CPU, unless it should preempt this CPU's (migratable) task instead. True: one moved.
@@ -711,7 +703,7 @@ bool push_dl_task(kernel& k, rq& r)
                           fmt::format("pid {} ({}) deadline {} cpu{} -> cpu{} (earliest there {})",
                                       next_task.pid, next_task.comm, next_task.dl.deadline, r.cpu,
                                       later->cpu, later->dl.earliest_dl.curr));
-    move_queued_task_dl(k, r, *later, next_task);
+    move_queued_task_locked(k, r, *later, next_task);
     k.resched_curr(*later);
     ++k.dl().dl_pushes;
     return true;
@@ -759,7 +751,7 @@ void pull_dl_task(kernel& k, rq& this_rq)
             continue;
         if (dl_time_before(p->dl.deadline, src.curr->dl.deadline))
             continue;
-        move_queued_task_dl(k, src, this_rq, *p);
+        move_queued_task_locked(k, src, this_rq, *p);
         dmin = p->dl.deadline;
         ++k.dl().dl_pulls;
         resched = true;

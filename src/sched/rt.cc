@@ -19,6 +19,7 @@
  * never happen.
  */
 #include "sched/core.h"
+#include "sched/move_queued_task.h"
 
 #include "sim/bug.h"
 
@@ -673,15 +674,6 @@ rq* find_lock_lowest_rq(kernel& k, task_struct& p, rq& r)
     return &lowest;
 }
 
-// model: move_queued_task_locked(), 6.6 (deactivate, set_task_cpu, activate).
-void move_queued_task_rt(kernel& k, rq& src, rq& dst, task_struct& p)
-{
-    k.deactivate_task(src, p, 0);
-    k.set_task_cpu(p, dst.cpu);
-    k.update_rq_clock(dst);
-    k.activate_task(dst, p, 0);
-}
-
 /*
  * kernel: kernel/sched/rt.c push_rt_task(), 6.6: the highest pushable task moves to
  * the lowest CPU, unless it should preempt this CPU's task instead. True: one moved.
@@ -707,7 +699,7 @@ bool push_rt_task(kernel& k, rq& r)
             fmt::format("pid {} ({}) prio {} cpu{} -> cpu{} (highest RT prio there {})",
                         next_task.pid, next_task.comm, next_task.prio, r.cpu, lowest->cpu,
                         lowest->rt.highest_prio.curr));
-    move_queued_task_rt(k, r, *lowest, next_task);
+    move_queued_task_locked(k, r, *lowest, next_task);
     k.resched_curr(*lowest);
     ++k.rt().pushes;
     return true;
@@ -811,7 +803,7 @@ void pull_rt_task(kernel& k, rq& this_rq)
             }
         if (!p || p->prio >= this_rq.rt.highest_prio.curr || p->prio < src.curr->prio)
             continue;
-        move_queued_task_rt(k, src, this_rq, *p);
+        move_queued_task_locked(k, src, this_rq, *p);
         ++k.rt().pulls;
         resched = true;
     }

@@ -161,7 +161,6 @@ void rt_clear_overload(kernel& k, rq& rq);
 void update_rt_migration(kernel& k, rq& rq);
 int find_lowest_rq(kernel& k, task_struct& p);
 rq* find_lock_lowest_rq(kernel& k, task_struct& p, rq& rq);
-void move_queued_task_rt(kernel& k, rq& src, rq& dst, task_struct& p);
 bool push_rt_task(kernel& k, rq& rq);
 void push_rt_tasks(kernel& k, rq& rq);
 void pull_rt_task(kernel& k, rq& this_rq);
