@@ -364,7 +364,8 @@ private:
                 : (flags & 0x08) ? ftrace_context::hardirq
                 : (flags & 0x10) ? ftrace_context::softirq
                                  : ftrace_context::task;
-        e.pid = e.pid2 = e.prio = e.prio2 = e.target_cpu = e.dest_cpu = -1;
+        e.pid = e.pid2 = e.target_cpu = e.dest_cpu = -1;
+        e.prio = e.prio2 = ftrace_no_prio;
         e.comm = e.comm2 = e.prev_state = {};
         e.inferred = false;
         e.ts_lo = e.ts;
@@ -771,7 +772,8 @@ bool ftrace_reader::parse_line(std::string_view line, ftrace_event& e)
     ++stats_.events;
     e.inferred = false;
     e.ts_lo = e.ts;
-    e.pid = e.pid2 = e.prio = e.prio2 = e.target_cpu = e.dest_cpu = -1;
+    e.pid = e.pid2 = e.target_cpu = e.dest_cpu = -1;
+    e.prio = e.prio2 = ftrace_no_prio;
     e.comm = e.comm2 = e.prev_state = {};
     static const std::pair<std::string_view, ftrace_event_type> known[] = {
         {"sched_switch", ftrace_event_type::sched_switch},

@@ -36,6 +36,7 @@
  */
 #include "sim/time.h"
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,10 @@ enum class ftrace_context : u8 {
     nmi,     ///< 'z', 'Z'
 };
 
+/// An event without a prio field (sched_process_fork, a sched_process_exit without one). Not -1:
+/// a SCHED_DEADLINE task's p->prio is -1 (MAX_DL_PRIO - 1), and the events print it as such.
+inline constexpr int ftrace_no_prio = std::numeric_limits<int>::min();
+
 /// One event as printed. String views point into the reader's line buffer: valid until next().
 struct ftrace_event {
     u64 line = 0;
@@ -78,11 +83,11 @@ struct ftrace_event {
     std::string_view name; ///< the event's name
     int pid = -1;          ///< switch: prev_pid; fork: the parent; others: the task
     std::string_view comm; ///< switch: prev_comm; fork: the parent's comm; others: the task's
-    int prio = -1;
+    int prio = ftrace_no_prio;
     std::string_view prev_state; ///< switch: "R", "R+", "S", "D", "I", "X", "Z", ...
     int pid2 = -1;               ///< switch: next_pid; fork: child_pid; exec: old_pid
     std::string_view comm2;      ///< switch: next_comm; fork: child_comm
-    int prio2 = -1;
+    int prio2 = ftrace_no_prio;
     int target_cpu = -1; ///< wakeups: target_cpu; migrate: orig_cpu
     int dest_cpu = -1;   ///< migrate
     // Set by sched_trace_reader only:

@@ -432,13 +432,13 @@ void builder::switched(const ftrace_event& e, sim_time ts)
 
 void builder::note_prio(int pid, int prio)
 {
-    if (prio < 0 || !sel(pid))
+    if (prio == ftrace_no_prio || !sel(pid))
         return;
     const auto it = tracks_.find(pid);
     if (it == tracks_.end() || it->second.idx < 0)
         return;
     replay_task& rt = t_.tasks[static_cast<std::size_t>(it->second.idx)];
-    if (rt.prio < 0)
+    if (rt.prio == ftrace_no_prio)
         rt.prio = prio;
     else if (rt.prio != prio)
         rt.prio_changed = true;
@@ -688,7 +688,10 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         for (const replay_task& rt : t.tasks) {
             niced += replay_nice(rt) != 0;
             rt_prio += sched_of[rt.pid].rt_priority > 0;
-            other_prio += rt.prio >= -1 && rt.prio < 100 && sched_of[rt.pid].rt_priority == 0;
+            // MAX_DL_PRIO - 1 = -1: __normal_prio() of a SCHED_DEADLINE task.
+            t.deadline_tasks += rt.prio == -1;
+            other_prio += rt.prio != ftrace_no_prio && rt.prio != -1 && rt.prio < 100 &&
+                          sched_of[rt.pid].rt_priority == 0;
             changed += rt.prio_changed;
             child_differs += rt.parent >= 0 && !(sched_of[rt.pid] == sched_of[rt.parent]);
         }
@@ -700,11 +703,16 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
                 "{} tasks ran at an RT prio (0-98); they replay as {} tasks at rt_priority 99 - "
                 "prio (a trace cannot tell SCHED_FIFO from SCHED_RR: --rt-policy {})",
                 rt_prio, o.rt_rr ? "SCHED_RR" : "SCHED_FIFO", o.rt_rr ? "fifo" : "rr"));
+        if (t.deadline_tasks > 0)
+            t.warnings.push_back(fmt::format(
+                "WARNING: {} tasks ran at a deadline prio (-1, SCHED_DEADLINE); they replay as "
+                "nice-0 SCHED_NORMAL tasks: no scheduler tracepoint carries a deadline task's "
+                "runtime, deadline or period",
+                t.deadline_tasks));
         if (other_prio > 0)
             t.warnings.push_back(fmt::format(
-                "{} tasks ran at a deadline prio (-1) or at 99, which no SCHED_FIFO/RR task "
-                "has; they replay as nice-0 SCHED_NORMAL tasks (a trace has no deadline "
-                "task's runtime, deadline or period)",
+                "{} tasks ran at prio 99, which no SCHED_FIFO/RR task has; they replay as "
+                "nice-0 SCHED_NORMAL tasks",
                 other_prio));
         if (changed > 0)
             t.warnings.push_back(fmt::format("{} tasks changed prio during the trace (nice, PI "
@@ -923,6 +931,10 @@ std::string replay_workload::report() const
                      "unknown {} ({} by a waking recorded before the switch out)\n",
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
                      t.causes.early);
+    if (t.deadline_tasks > 0)
+        s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
+                         "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",
+                         t.deadline_tasks);
     if (o_.net_bursts)
         s += fmt::format("# modelled kernel work subtracted from the traced bursts: {:.6f} s "
                          "(--bursts net)\n",

@@ -41,8 +41,8 @@
  * task (--rt-policy rr: SCHED_RR; the prio cannot tell them) at that
  * rt_priority; a root from its spawn, a forked child inherits its parent's, as
  * fork() does, and a different traced prio is reported. Not modelled yet:
- * deadline tasks (prio -1: replayed as nice 0 fair tasks, reported; the trace
- * has no runtime, deadline or period), SCHED_BATCH/SCHED_IDLE (the trace's
+ * deadline tasks (prio -1: replayed as nice 0 fair tasks, with a WARNING line
+ * in the report; no scheduler tracepoint carries runtime, deadline or period), SCHED_BATCH/SCHED_IDLE (the trace's
  * prio cannot tell them from SCHED_NORMAL), affinity (no
  * scheduler event carries it), a prio change mid-trace (reported), threads vs
  * processes (every fork is a process fork), sched_stat_runtime.
@@ -146,8 +146,9 @@ struct replay_task {
     int parent = -1;  ///< the selected task that forked it, -1 for a root
     int first_cpu = 0;
     /// The task's prio as the trace's event fields give it (p->prio: 120 + nice for a fair
-    /// task, below 100 for an RT one), the first seen; -1 if no event gave one.
-    int prio = -1;
+    /// task, below 100 for an RT one, -1 for a deadline one), the first seen; ftrace_no_prio
+    /// if no event gave one.
+    int prio = ftrace_no_prio;
     bool prio_changed = false; ///< another prio later in the trace (not replayed)
     sim_dur start = 0;         ///< roots: when the task starts, from the trace's start
     replay_steps steps;
@@ -178,6 +179,10 @@ struct replay_trace {
     ftrace_parse_stats parse;
     sched_trace_quirks quirks;
     std::vector<std::string> warnings; ///< what was handled, for the user to see
+    /// Tasks traced at a deadline prio (-1): replayed as nice-0 SCHED_NORMAL tasks, since no
+    /// scheduler tracepoint carries a deadline task's runtime, deadline or period; the
+    /// replay's report says so in a WARNING line.
+    u64 deadline_tasks = 0;
 };
 
 /// The nice a task replays at: its traced prio - 120 for a fair task's prio, else 0.
@@ -185,7 +190,7 @@ int replay_nice(const replay_task& t);
 
 /// How a task replays, from its traced prio (p->prio): 0-98 an RT task (SCHED_FIFO, or
 /// SCHED_RR with --rt-policy rr) at rt_priority 99 - prio; 100-139 SCHED_NORMAL at nice
-/// prio - 120; anything else (-1: SCHED_DEADLINE, or no prio) SCHED_NORMAL at nice 0.
+/// prio - 120; anything else (-1: SCHED_DEADLINE, 99, or no prio) SCHED_NORMAL at nice 0.
 struct replay_sched {
     int policy = 0; ///< SCHED_NORMAL
     int rt_priority = 0;

@@ -300,6 +300,31 @@ TEST_F(replay_build, nice_from_the_traced_prio)
     }
 }
 
+// A SCHED_DEADLINE task prints prio -1 (MAX_DL_PRIO - 1); no tracepoint carries its runtime,
+// deadline or period, so it replays as a nice-0 fair task, and the report says so loudly. An
+// event without a prio field (sched_process_fork) is not a prio of -1.
+TEST_F(replay_build, deadline_prio_is_reported_not_replayed)
+{
+    std::string t = header;
+    t += line("dl-40", 0, "d..2.", 4000, swp("dl", 40, -1, "S", "n", 41, 120));
+    t += line("n-41", 0, ".....", 4005, "sched_process_fork: comm=n pid=41 child_comm=c child_pid=42");
+    t += line("n-41", 0, "d..2.", 4010, swp("n", 41, 120, "S", "swapper/0", 0, 120));
+    const std::string p = write("t.txt", t);
+    const replay_trace r = load_replay_trace(p, {});
+    EXPECT_EQ(task(r, 40).prio, -1);
+    EXPECT_EQ(task(r, 42).prio, ftrace_no_prio); // only its fork names it
+    EXPECT_EQ(r.deadline_tasks, 1u);
+    EXPECT_EQ(replay_sched_of(task(r, 40), {}), replay_sched{});
+    std::string notes;
+    for (const std::string& w : r.warnings)
+        notes += w + "\n";
+    EXPECT_THAT(notes, HasSubstr("WARNING: 1 tasks ran at a deadline prio (-1, SCHED_DEADLINE)"));
+    EXPECT_THAT(notes, ::testing::Not(HasSubstr("prio 99")));
+    EXPECT_THAT(make_replay_workload({p})->report(),
+                HasSubstr("# WARNING: 1 SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
+                          "SCHED_NORMAL tasks"));
+}
+
 // A deadline task's prio (-1) is not an RT one: reported, replayed as a nice-0 fair task.
 TEST_F(replay_build, a_deadline_prio_is_reported)
 {
@@ -314,7 +339,7 @@ TEST_F(replay_build, a_deadline_prio_is_reported)
     std::string notes;
     for (const std::string& w : r.warnings)
         notes += w + "\n";
-    EXPECT_THAT(notes, HasSubstr("1 tasks ran at a deadline prio (-1) or at 99"));
+    EXPECT_THAT(notes, HasSubstr("WARNING: 1 tasks ran at a deadline prio (-1, SCHED_DEADLINE)"));
 }
 
 TEST_F(replay_build, options)
