@@ -772,6 +772,8 @@ std::string replay_workload::options_text() const
         s += " --bursts gross";
     if (o_.edge_deps)
         s += " --deps edge";
+    if (o_.keep_blocks)
+        s += " --deps keep";
     if (o_.sync_wakes)
         s += " --sync-wakes";
     if (o_.rt_rr)
@@ -857,6 +859,11 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             ++nth_wait;
             counter& c = o_.edge_deps ? edge(pid_index_.at(s.pid), idx) : edge(idx, idx);
             const u64 target = o_.edge_deps ? s.k : nth_wait;
+            if (o_.keep_blocks && c.value >= target) {
+                // The wake came first: the traced block is kept, of no length.
+                ++kept_blocks_;
+                co_await t.sleep(1);
+            }
             co_await t.wait_for(c, target);
             break;
         }
@@ -931,6 +938,11 @@ std::string replay_workload::report() const
                      "unknown {} ({} by a waking recorded before the switch out)\n",
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
                      t.causes.early);
+    if (o_.keep_blocks)
+        s += fmt::format("# --deps keep: {} dependency waits found their wake already there and "
+                         "slept 1 ns (the trace's voluntary switches and wakeups are kept by "
+                         "construction)\n",
+                         kept_blocks_);
     if (t.deadline_tasks > 0)
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
                          "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",
@@ -972,7 +984,8 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
         {0, "deps", nullptr, nullptr, &deps,
          "count: a block waits for the task's n-th dependency wake by any waker (default); "
-         "edge: for the n-th wake by the task that ended it in the trace"},
+         "edge: for the n-th wake by the task that ended it in the trace; keep: as count, and "
+         "a wait whose wake came first still sleeps (1 ns)"},
         {0, "quiet", &o.quiet, nullptr, nullptr,
          "no progress on stderr while the trace is read (shown only on a terminal)"},
         {0, "rt-policy", nullptr, nullptr, &rt_policy,
@@ -985,7 +998,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
-                                             "[--deps count|edge] [--sync-wakes] "
+                                             "[--deps count|edge|keep] [--sync-wakes] "
                                              "[--rt-policy fifo|rr]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
@@ -1007,9 +1020,10 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         o.net_bursts = bursts == "net";
     }
     if (!deps.empty()) {
-        if (deps != "count" && deps != "edge")
-            throw config_error("--deps", fmt::format("'{}' is not count or edge", deps));
+        if (deps != "count" && deps != "edge" && deps != "keep")
+            throw config_error("--deps", fmt::format("'{}' is not count, edge or keep", deps));
         o.edge_deps = deps == "edge";
+        o.keep_blocks = deps == "keep";
     }
     if (!rt_policy.empty()) {
         if (rt_policy != "fifo" && rt_policy != "rr")

@@ -75,6 +75,12 @@ struct replay_options {
     /// that ended it in the trace (a counter per waker->wakee pair: the happens-before the
     /// trace shows, and no other).
     bool edge_deps = false;
+    /// --deps keep: as count, but every traced dependency block blocks: a wait whose wake
+    /// came before the task reached it (its waker ran ahead of it, against the trace's order)
+    /// still puts the task to sleep, woken at once (a nanosleep of 1 ns: schedule() and the
+    /// wakeup path, from a timer on the task's CPU), instead of passing without a switch.
+    /// The replay then has the trace's voluntary switches and wakeups by construction.
+    bool keep_blocks = false;
     /// --sync-wakes: a dependency wake is a WF_SYNC wakeup (the waker will sleep soon), as
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
@@ -248,6 +254,7 @@ private:
     sim_dur kernel_subtracted_ = 0; ///< traced burst time replaced by modelled kernel work
     counter* exited_ = nullptr;
     sim_time last_exit_ = -1;
+    u64 kept_blocks_ = 0; ///< --deps keep: waits whose wake came first, slept anyway
 };
 
 /// Parses the replay's arguments; config_error names a bad one.

@@ -569,6 +569,56 @@ TEST_F(replay_round_trip, policy_and_prio_from_the_trace_and_back)
                                       "next_comm=rt next_pid=2 next_prio=49"));
 }
 
+/*
+ * A wake that reaches its wakee before the wakee's wait: b wakes a after 16 us of b's CPU
+ * time (b was preempted by c, not selected, from 10 to 95 us), a blocked after 100 us of
+ * its own. With both tasks on their own CPUs from the start, the replayed b reaches its wake
+ * at about 16 us, long before a reaches its wait at about 100 us: --deps count passes a
+ * through its wait without a switch (the traced block and its waking are lost), --deps keep
+ * sleeps it anyway (1 ns) and has one voluntary switch and one wakeup more.
+ */
+TEST_F(replay_round_trip, a_wake_before_its_wait_is_lost_unless_kept)
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:2\n";
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "b", 11));
+    t += line("b-11", 1, "d..2.", 1010, sw("b", 11, "R", "c", 12));
+    t += line("c-12", 1, "d..2.", 1095, sw("c", 12, "S", "b", 11));
+    t += line("a-10", 0, "d..2.", 1100, sw("a", 10, "S", "swapper/0", 0));
+    t += line("b-11", 1, "d..2.", 1101, "sched_waking: comm=a pid=10 prio=120 target_cpu=000");
+    t += line("<idle>-0", 0, "d..2.", 1104, sw("swapper/0", 0, "R", "a", 10));
+    t += line("a-10", 0, "d..2.", 1200, "sched_process_exit: comm=a pid=10 prio=120 group_dead=1");
+    t += line("a-10", 0, "d..2.", 1200, sw("a", 10, "X", "swapper/0", 0));
+    t += line("b-11", 1, "d..2.", 1200, "sched_process_exit: comm=b pid=11 prio=120 group_dead=1");
+    t += line("b-11", 1, "d..2.", 1200, sw("b", 11, "X", "swapper/1", 0));
+    write("t.txt", t);
+    const std::string p = path("t.txt");
+    replay_options o;
+    o.comm_regex = "^(a|b)$";
+    const replay_trace r = load_replay_trace(p, o);
+    EXPECT_EQ(steps_of(task(r, 10)), "run 100000 wait 11:1 run 96000 exit");
+    EXPECT_EQ(steps_of(task(r, 11)), "run 16000 wake 10 run 99000 exit");
+
+    std::map<std::string, sched_summary_result> replayed;
+    for (const char* deps : {"count", "keep"}) {
+        test_env env(2, 1, "6.6");
+        sched_summary summary(2);
+        env.k.add_sink(&summary);
+        auto w = make_replay_workload({p, "--comm", "^(a|b)$", "--deps", deps});
+        w->setup(env.k.sys());
+        env.k.run(secs(1));
+        ASSERT_TRUE(w->finished()) << deps;
+        replayed[deps] = summary.finish(env.sim.now());
+        if (std::string(deps) == "keep") {
+            EXPECT_THAT(w->report(), HasSubstr("--deps keep: 1 dependency waits found their wake "
+                                               "already there"));
+        }
+    }
+    EXPECT_EQ(replayed["count"].voluntary, 2u); // the two exits
+    EXPECT_EQ(replayed["keep"].voluntary, 3u);  // and a's block
+    EXPECT_EQ(replayed["keep"].wakeups, replayed["count"].wakeups + 1);
+}
+
 TEST(replay_shared, a_replay_runs_to_completion)
 {
     test_env env(2, 1, "6.6");
