@@ -56,6 +56,20 @@ sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::noti
     return c.delay;
 }
 
+sim_time cpu_charges::owed_until(const rq& r) const
+{
+    const cpu_charge_state& st = state(r);
+    const sim_time now = sim_.now();
+    if (r.curr->is_idle_task())
+        return std::max(now, st.idle_busy_until);
+    if (sim_.pending(r.work_event))
+        return std::max(now, st.seg_start + st.seg_overhead);
+    sim_dur owed = 0;
+    for (const sim_dur ns : st.pending)
+        owed += ns;
+    return now + owed;
+}
+
 cpu_time_accounting cpu_charges::cpu_accounting(const rq& r) const
 {
     const cpu_charge_state& st = state(r);

@@ -90,6 +90,11 @@ public:
     /// The delay before r's CPU notices a wakeup or reschedule from `sender_cpu`
     /// (cost_model::remote_notify); an IPI's sending time is charged to the sender.
     sim_dur remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by);
+    /// model: when r's CPU is done with the kernel work charged to it so far (now if
+    /// none is owed): what it does next in the kernel's order - the next step of the
+    /// path being charged - happens then. An idle CPU's owed work ends at
+    /// idle_busy_until; a busy one's at its segment's overhead end.
+    sim_time owed_until(const rq& r) const;
     /// A CPU's accounting up to now, including the segment in progress.
     cpu_time_accounting cpu_accounting(const rq& r) const;
     /// A CPU's charge state (its segment, what it owes, its accounting so far).

@@ -222,13 +222,15 @@ void enqueue_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     if (renorm && !curr)
         se.vruntime += cfs.min_vruntime;
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
-    update_cfs_group(k, cfs, k.smp_processor_id());
     account_entity_enqueue(cfs, se);
     if (flags & ENQUEUE_WAKEUP)
         place_entity_cfs(k, cfs, se, false);
     if (!curr)
         __enqueue_entity(k, cfs, se);
     se.on_rq = true;
+    // The group entity's level, after the task's own __enqueue_entity() in the kernel
+    // (the model's cfs_rq stands for both levels): calc_group_shares() reads tg->load_avg.
+    update_cfs_group(k, cfs, k.smp_processor_id());
 }
 
 /*

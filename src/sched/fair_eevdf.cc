@@ -227,11 +227,13 @@ void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
     if (!curr)
         place_entity_eevdf(k, cfs, se, flags);
-    update_cfs_group(k, cfs, k.smp_processor_id());
     account_entity_enqueue(cfs, se);
     if (!curr)
         __enqueue_entity(k, cfs, se);
     se.on_rq = true;
+    // The group entity's level, after the task's own __enqueue_entity() in the kernel
+    // (the model's cfs_rq stands for both levels): calc_group_shares() reads tg->load_avg.
+    update_cfs_group(k, cfs, k.smp_processor_id());
 }
 
 /*

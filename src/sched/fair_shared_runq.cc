@@ -10,7 +10,8 @@
  * (c >> 1) % nr_shards on the machine's real numbering. A shard lists the
  * runnable-but-not-running unpinned fair tasks of its CPUs in the order they
  * entered their cfs_rq tree: pushed in __enqueue_entity (v4: not when the rq
- * was empty), unlinked in __dequeue_entity. A CPU about to go idle pops the
+ * was empty), seen by other CPUs once the pushing CPU has reached the push,
+ * unlinked in __dequeue_entity. A CPU about to go idle pops the
  * first allowed head across its LLC's shards and moves that task to itself.
  * Every push, removal and pop takes the shard's spinlock, and a pull takes
  * the source rq's lock: all contended resources of the cost model.
@@ -22,6 +23,7 @@
 #include "sim/bug.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace schedlab {
 
@@ -58,6 +60,12 @@ void shared_runq_init(kernel& k)
  * kernel: shared_runq_enqueue_task() from __enqueue_entity() (SHARED_RUNQ v3
  * 6/7 and v4 6/8): push p at the tail of its rq's shard if it may run
  * elsewhere; v4 skips it when the rq was empty (p will run next anyway).
+ * model: the enqueue's steps are one instant here, but the pushing CPU reaches
+ * the push only after the work charged to it before it (in enqueue_entity():
+ * update_load_avg()'s tg->load_avg write, and any work it still owed, such as
+ * an idle CPU's sched_ttwu_pending() so far): other CPUs see p in the shard
+ * from then (p->shard_visible; cpu_charges::owed_until()). The list stays in
+ * the order the pushes happen, by that time.
  */
 void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
 {
@@ -66,8 +74,13 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     if (k.config().behaviour.shared_runq_version >= 4 && r.nr_running < 1)
         return;
     shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
-    k.charges().lock_and_charge(shard.lock, k.smp_processor_id(), k.costs().shard_lock_hold);
-    p.shard_node = shard.list.insert(shard.list.end(), &p);
+    const int this_cpu = k.smp_processor_id();
+    p.shard_visible = k.charges().owed_until(k.cpu_rq(this_cpu));
+    k.charges().lock_and_charge(shard.lock, this_cpu, k.costs().shard_lock_hold);
+    auto pos = shard.list.end();
+    while (pos != shard.list.begin() && (*std::prev(pos))->shard_visible > p.shard_visible)
+        --pos;
+    p.shard_node = shard.list.insert(pos, &p);
     p.shard = &shard;
     k.srq().stats.pushes++;
 }
@@ -99,8 +112,8 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
     task_struct* p = nullptr;
     for (std::size_t i = 0; i < nr && !p; ++i) {
         shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
-        if (shard.list.empty())
-            continue; // the unlocked emptiness check
+        if (shard.list.empty() || shard.list.front()->shard_visible > k.now())
+            continue; // the unlocked emptiness check (a push not yet reached is not there)
         k.charges().lock_and_charge(shard.lock, this_cpu, k.costs().shard_lock_hold);
         task_struct* head = shard.list.front();
         if (head->cpus_mask.test(this_cpu)) {

@@ -137,6 +137,50 @@ TEST(shared_runq_pick_next_task, skips_a_head_not_allowed_here)
     EXPECT_EQ(head->shard, &c.shard0()) << "left in place";
 }
 
+// kernel: shared_runq_push_task() is a store the pushing CPU makes in __enqueue_entity(),
+// after the work before it (enqueue_entity()'s update_load_avg(), the rest of what it
+// was doing); until then another CPU's shared_runq_pop_task() finds the shard empty.
+// Here cpu2 pushes s0 while it owes 20 us of work, then s1 with nothing owed: s1 is
+// listed first, a pop from cpu1 takes s1, and s0 only once cpu2 has reached its push.
+TEST(shared_runq_enqueue_task, a_push_is_seen_once_the_pushing_cpu_reaches_it)
+{
+    queued_case c("tip-2023-08+shared_runq_v3");
+    c.t.run_for(msecs(8));
+    kernel& k = *c.t.k;
+    rq& src = k.cpu_rq(0);
+    std::vector<task_struct*> waiting;
+    for (auto* p : c.ts)
+        if (src.curr != p) {
+            shared_runq_dequeue_task(k, *p); // unlisted, if listed: pushed again below
+            waiting.push_back(p);
+        }
+    ASSERT_EQ(waiting.size(), 2u) << "three spinners on cpu0: two wait";
+    ASSERT_TRUE(c.shard0().list.empty());
+    task_struct& s0 = *waiting[0];
+    task_struct& s1 = *waiting[1];
+    k.set_this_cpu(2);
+    k.charges().charge_cpu(k.cpu_rq(2), usecs(20), ACCT_LOCK_SPIN);
+    const sim_time t0 = k.now();
+    EXPECT_EQ(k.charges().owed_until(k.cpu_rq(2)), t0 + usecs(20));
+    shared_runq_enqueue_task(k, src, s0);
+    EXPECT_EQ(s0.shard_visible, t0 + usecs(20));
+    EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 0) << "cpu2 has not pushed s0 yet";
+
+    k.set_this_cpu(3);
+    shared_runq_enqueue_task(k, src, s1);
+    EXPECT_EQ(s1.shard_visible, t0) << "cpu3 owes nothing";
+    EXPECT_EQ(c.shard0().list.front(), &s1) << "the shard lists pushes in the order they happen";
+    EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 1);
+    EXPECT_EQ(s1.cpu, 1);
+
+    c.t.run_for(usecs(20));
+    ASSERT_EQ(s0.cpu, 0);
+    ASSERT_EQ(s0.shard, &c.shard0());
+    shared_runq_dequeue_task(k, s1); // v3 re-pushed it on cpu1 (this LLC's one shard)
+    EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 1) << "pushed by now";
+    EXPECT_EQ(s0.cpu, 1);
+}
+
 // v3 pulls before every gate; v4 only when the root domain is overloaded.
 TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_the_overload_gate)
 {

@@ -327,6 +327,7 @@ struct task_struct {
     bool on_cfs_tasks = false;
     struct shared_runq_shard* shard = nullptr;        ///< SHARED_RUNQ: the shard listing p, if any
     std::list<task_struct*>::iterator shard_node;     ///< p->shared_runq_node
+    sim_time shard_visible = 0; ///< model: when the pushing CPU reached the push (others see p from then)
 
     /* the cache model: the task's working set and where it was left warm */
     u32 footprint_kib = 16;       ///< hot data touched per run (task_opts.footprint_kib)
