@@ -330,6 +330,8 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
 {
     cfs_rq& cfs = r.cfs;
     int retries = 0;
+    bool restarted = false;       // a newly-idle pass returned < 0 (RETRY_TASK)
+    bool no_more_newidle = false; // balance_fair()'s pass after the restart ran
     for (;;) {
         if (cfs.nr_running) {
             sched_entity* curr = cfs.curr;
@@ -361,11 +363,22 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
         if (prev && cfs.curr == &prev->se)
             put_prev_entity(k, cfs, prev->se);
         prev = nullptr;
+        if (no_more_newidle)
+            return nullptr;
         const int new_tasks = sched_balance_newidle(k, r);
         if (new_tasks == 0)
             return nullptr;
-        // > 0: pulled, pick again; < 0 (SHARED_RUNQ v3: a pop that did not move a
-        // task): the kernel restarts the pick (RETRY_TASK), which goes newly idle again.
+        /*
+         * > 0: pulled, pick again. < 0 (SHARED_RUNQ v3: a pop that did not move a
+         * task): pick_next_task_fair() returns RETRY_TASK and __pick_next_task()
+         * restarts: put_prev_task_balance() -> balance_fair() goes newly idle once
+         * more, then the class picks take what is queued (pick_next_task_fair(rq,
+         * NULL, NULL) does not balance again): the CPU goes idle after that second pass.
+         */
+        if (restarted)
+            no_more_newidle = true;
+        else if (new_tasks < 0)
+            restarted = true;
         SIM_BUG_ON(++retries > 100000, "cpu{}: the newly-idle pick retried forever", r.cpu);
     }
 }

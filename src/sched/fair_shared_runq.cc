@@ -180,7 +180,8 @@ int newidle_enter_v3(kernel& k, rq& this_rq)
 /*
  * kernel: v3's newidle_balance() gates the whole pass on the domain above the
  * LLC (20230809221218.163894-7-void@manifault.com), unless Gautham's "noopt"
- * variant reverted that.
+ * variant reverted that: sd = sd_llc, then sd->parent if sd_llc exists, so
+ * none (only rd->overload gates) when the LLC is the top domain or absent.
  */
 sched_domain* newidle_gate_domain_v3(kernel& k, int this_cpu, sched_domain* sd)
 {
@@ -188,7 +189,7 @@ sched_domain* newidle_gate_domain_v3(kernel& k, int this_cpu, sched_domain* sd)
     if (!shared_runq_active(k) || b.shared_runq_version != 3 || b.shared_runq_noopt)
         return sd;
     sched_domain* llc = k.topology().cpu(this_cpu).sd_llc;
-    return llc && llc->parent ? llc->parent : sd;
+    return llc ? llc->parent : nullptr;
 }
 
 /*

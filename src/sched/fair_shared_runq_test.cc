@@ -2,6 +2,7 @@
 /*
  * SHARED_RUNQ v3 / v4 mechanisms (docs/kernels.md names the patch mails).
  */
+#include "sched/fair.h"
 #include "sched/fair_balance.h"
 #include "sched/fair_shared_runq.h"
 #include "sched/testlib.h"
@@ -194,6 +195,72 @@ TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_t
         sched_balance_newidle(*c.t.k, dst);
         const bool v3 = std::string(spec).find("v3") != std::string::npos;
         EXPECT_EQ(c.t.k->srq().stats.pulls_moved, v3 ? 1u : 0u) << spec;
+    }
+}
+
+// kernel: v3's shared_runq_pick_next_task() returns -1 for a popped task it could not
+// move (running, or gone, by the time it holds the task's rq lock); pick_next_task_fair()
+// then returns RETRY_TASK, __pick_next_task() restarts, and balance_fair() goes newly
+// idle once more; the class picks that follow do not balance again. So an idle CPU
+// pops at most two heads per pick: here the first two are running elsewhere (as after a
+// race with their CPUs' picks), and the third, movable, stays listed.
+TEST(pick_next_task_fair, a_v3_pop_that_moves_nothing_restarts_the_pick_once)
+{
+    sched_fixture t(testlib::small_machine(4), "tip-2023-08+shared_runq_v3");
+    kernel& k = *t.k;
+    task_struct& a = t.spawn("a", testlib::spin(), 0, 0, 0);
+    task_struct& b = t.spawn("b", testlib::spin(), 0, 0, 0);
+    task_struct& d = t.spawn("d", testlib::spin(), 0, 0, 2);
+    t.run_for(msecs(1));
+    task_struct& running0 = k.cpu_rq(0).curr == &a ? a : b;
+    task_struct& queued0 = &running0 == &a ? b : a;
+    ASSERT_EQ(k.cpu_rq(2).curr, &d);
+    for (task_struct* p : {&a, &b, &d}) {
+        p->cpus_mask.set_all();
+        p->nr_cpus_allowed = 4;
+    }
+    ASSERT_EQ(queued0.shard, nullptr) << "pinned when it was queued";
+    k.set_this_cpu(1);
+    shared_runq_enqueue_task(k, k.cpu_rq(0), running0);
+    shared_runq_enqueue_task(k, k.cpu_rq(2), d);
+    shared_runq_enqueue_task(k, k.cpu_rq(0), queued0);
+    rq& idle = k.cpu_rq(1);
+    ASSERT_EQ(idle.cfs.nr_running, 0u);
+    EXPECT_EQ(pick_next_task_fair(k, idle, nullptr), nullptr);
+    EXPECT_EQ(k.srq().stats.pops_not_moved, 2u);
+    EXPECT_EQ(k.srq().stats.pulls_moved, 0u);
+    EXPECT_NE(queued0.shard, nullptr) << "the third head is left for the next idle entry";
+    EXPECT_EQ(queued0.cpu, 0);
+}
+
+// kernel: v3's newidle_balance() gate: sd = sd_llc, then sd->parent when sd_llc is set:
+// on a machine whose LLC is the top domain there is no gating domain, so only
+// rd->overload closes the gate (the domain loop's own avg_idle check still applies).
+TEST(sched_balance_newidle, v3_has_no_gate_domain_when_the_llc_is_the_top_domain)
+{
+    struct sink final : decision_sink {
+        int gate_closed = 0;
+        void decision(const sched_decision& d) override
+        {
+            gate_closed += d.text.find("gate closed") != std::string::npos;
+        }
+    };
+    for (const char* spec : {"tip-2023-08", "tip-2023-08+shared_runq_v3"}) {
+        sched_fixture t(testlib::small_machine(4), spec);
+        kernel& k = *t.k;
+        ASSERT_NE(k.topology().cpu(1).sd_llc, nullptr);
+        ASSERT_EQ(k.topology().cpu(1).sd_llc->parent, nullptr) << "one LLC, the top domain";
+        sink s;
+        k.decisions().set_sink(&s);
+        k.rd().overload = true;
+        rq& r = k.cpu_rq(1);
+        r.avg_idle = 0;
+        k.topology().cpu(1).sd()->max_newidle_lb_cost = usecs(100);
+        k.set_this_cpu(1);
+        sched_balance_newidle(k, r);
+        k.decisions().set_sink(nullptr);
+        const bool v3 = std::string(spec).find("v3") != std::string::npos;
+        EXPECT_EQ(s.gate_closed, v3 ? 0 : 1) << spec;
     }
 }
 
