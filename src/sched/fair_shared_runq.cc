@@ -138,10 +138,12 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         k.charges().lock_and_charge(r.lock, this_cpu, k.costs().rq_lock_hold);
         return k.config().behaviour.shared_runq_version >= 4 ? 0 : -1;
     }
-    // move_queued_task(): dequeue there, set_task_cpu, enqueue here (v3 re-pushes it).
+    // move_queued_task(): dequeue there, set_task_cpu, unlock there, lock this rq
+    // and enqueue here (v3 re-pushes it); this rq stays locked for the pick.
     k.update_rq_clock(src);
     k.deactivate_task(src, *p, DEQUEUE_NOCLOCK);
     k.set_task_cpu(*p, this_cpu);
+    k.charges().lock_and_charge(r.lock, this_cpu, k.costs().rq_lock_hold);
     k.update_rq_clock(r);
     k.activate_task(r, *p, ENQUEUE_NOCLOCK);
     k.wakeup_preempt(r, *p, 0);

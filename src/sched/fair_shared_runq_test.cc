@@ -97,7 +97,13 @@ TEST(shared_runq_pick_next_task, moves_the_head_to_the_pulling_cpu)
     rq& src = c.t.k->cpu_rq(0);
     rq& dst = c.t.k->cpu_rq(1);
     const unsigned src_before = src.nr_running;
+    const u64 src_locks = src.lock.acquisitions;
+    const u64 dst_locks = dst.lock.acquisitions;
     EXPECT_EQ(shared_runq_pick_next_task(*c.t.k, dst), 1);
+    // v3 6/7: task_rq_lock() takes the source rq's lock; move_queued_task() drops it
+    // and takes this rq's, held on into the pick.
+    EXPECT_EQ(src.lock.acquisitions, src_locks + 1);
+    EXPECT_EQ(dst.lock.acquisitions, dst_locks + 1);
     EXPECT_EQ(head->cpu, 1);
     EXPECT_EQ(src.nr_running, src_before - 1);
     EXPECT_EQ(dst.nr_running, 2u) << "its filler and the pulled task";
