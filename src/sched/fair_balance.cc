@@ -199,19 +199,19 @@ bool should_we_balance(kernel& k, lb_env& env)
 /*
  * kernel: kernel/sched/fair.c update_sg_lb_stats(), 6.5: load, util,
  * runnable and task counts of a group's CPUs; SG_OVERLOAD when any has more
- * than one task.
+ * than one task. `info` is what the walk reads of the group (sd_lb_groups()).
  */
 void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& group,
-                        sg_lb_stats& sgs, bool& sg_overload)
+                        const sched_domain::lb_group& info, sg_lb_stats& sgs, bool& sg_overload)
 {
     sgs = sg_lb_stats{};
     // The sums of an unchanged group are the ones read last time; the cost of reading
     // them is charged all the same, as update_sg_lb_stats() reads them. A group with an
     // idle CPU whose wakeup is queued is scanned: idle_cpu() depends on who looks when.
     group_lb_sums* kept = nullptr;
-    if (sds.all_cpus && group.id >= 0) {
+    if (sds.all_cpus && info.id >= 0) {
         k.lb().flush();
-        kept = &k.lb().group_sums[static_cast<std::size_t>(group.id)];
+        kept = &k.lb().group_sums[static_cast<std::size_t>(info.id)];
         if (!kept->valid)
             sum_group_lb_stats(k, group, *kept);
         if (kept->pending)
@@ -234,16 +234,16 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
         sgs.sum_nr_running = c.nr_running;
         sgs.idle_cpus = c.idle_cpus;
         sg_overload |= c.overload();
-        env.cpus_scanned += static_cast<u64>(group.group_weight);
-        env.scan_cost += group_scan_cost(k, *env.sd, env.dst_cpu, sds.group_index);
+        env.cpus_scanned += static_cast<u64>(info.weight);
+        env.scan_cost += info.scan_cost;
     } else {
         update_sg_lb_stats_scan(k, env, group, sgs, sg_overload);
     }
-    sgs.group_capacity = group.capacity;
-    sgs.group_weight = static_cast<unsigned>(group.group_weight);
+    sgs.group_capacity = info.capacity;
+    sgs.group_weight = static_cast<unsigned>(info.weight);
     // 6.6 smt_balance(): an idle CPU sees another SMT core running more than one task.
     if (k.config().behaviour.smt_balance && &group != sds.local && env.idle != CPU_NOT_IDLE &&
-        (group.flags & SD_SHARE_CPUCAPACITY) && sgs.sum_h_nr_running > 1)
+        (info.flags & SD_SHARE_CPUCAPACITY) && sgs.sum_h_nr_running > 1)
         sgs.group_smt_balance = true;
     sgs.group_type_ = group_classify(env.sd->imbalance_pct, group, sgs);
     if (sgs.group_type_ == group_overloaded)
@@ -298,22 +298,31 @@ void sum_group_lb_stats(const kernel& k, const sched_group& group, group_lb_sums
 }
 
 /*
- * What reading a group's CPUs costs `dst_cpu` (lb_scan_per_cpu + a cache line each, by
- * distance), kept per domain and group: the topology and the costs do not change.
+ * What update_sd_lb_stats() reads of each of sd's groups when balancing for `dst_cpu`
+ * (sched_domain::lb_group): the reading's cost (lb_scan_per_cpu + a cache line per CPU, by
+ * distance), the group's id, capacity, weight and flags, and whether it is dst_cpu's own.
+ * Kept per domain; rebuilt only if another CPU balances with it.
  */
-sim_dur group_scan_cost(kernel& k, sched_domain& sd, int dst_cpu, std::size_t group_index)
+const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain& sd, int dst_cpu)
 {
-    if (sd.group_scan_cost.empty()) {
-        for (const sched_group& g : sd.groups) {
-            sim_dur cost = 0;
-            for_each_cpu(i, g.span)
-            {
-                cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(dst_cpu, i);
-            }
-            sd.group_scan_cost.push_back(cost);
+    if (sd.lb_groups_cpu == dst_cpu && sd.lb_groups.size() == sd.groups.size())
+        return sd.lb_groups;
+    sd.lb_groups.clear();
+    for (const sched_group& g : sd.groups) {
+        sched_domain::lb_group info;
+        for_each_cpu(i, g.span)
+        {
+            info.scan_cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(dst_cpu, i);
         }
+        info.id = g.id;
+        info.capacity = g.capacity;
+        info.weight = g.group_weight;
+        info.flags = g.flags;
+        info.local = g.span.test(dst_cpu);
+        sd.lb_groups.push_back(info);
     }
-    return sd.group_scan_cost[group_index];
+    sd.lb_groups_cpu = dst_cpu;
+    return sd.lb_groups;
 }
 
 // update_sg_lb_stats() over the group's CPUs that env.cpus still holds.
@@ -417,13 +426,15 @@ void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds)
     sds.busiest_stat.group_type_ = group_has_spare;
     sds.all_cpus = env.cpus == env.sd->span;
     sds.group_index = 0;
+    const auto& groups = sd_lb_groups(k, *env.sd, env.dst_cpu);
     for (const sched_group& sg : env.sd->groups) {
-        const bool local_group = sg.span.test(env.dst_cpu);
+        const sched_domain::lb_group& info = groups[sds.group_index];
+        const bool local_group = info.local; // sg.span.test(env.dst_cpu)
         sg_lb_stats tmp;
         sg_lb_stats& sgs = local_group ? sds.local_stat : tmp;
         if (local_group)
             sds.local = &sg;
-        update_sg_lb_stats(k, env, sds, sg, sgs, sg_overload);
+        update_sg_lb_stats(k, env, sds, sg, info, sgs, sg_overload);
         if (!local_group && update_sd_pick_busiest(k, env, sds, sg, sgs)) {
             sds.busiest = &sg;
             sds.busiest_stat = sgs;

@@ -170,8 +170,22 @@ struct sched_domain {
     u32 min_interval = 0, max_interval = 0, balance_interval = 0; ///< ms, as sd_init
     u32 busy_factor = 16, imbalance_pct = 117, cache_nice_tries = 0, imb_numa_nr = 0;
     u32 nr_balance_failed = 0;
-    /// model: what reading each group's CPUs costs this CPU (kernel::group_scan_cost), by position
-    std::vector<sim_dur> group_scan_cost;
+    /*
+     * model: per group, by position, what update_sd_lb_stats() reads of it when balancing
+     * for lb_groups_cpu (fair_balance.cc sd_lb_groups()): built on first use, since the
+     * topology and the costs do not change, so the walk reads one short array and not each
+     * group's struct and span.
+     */
+    struct lb_group {
+        sim_dur scan_cost = 0; ///< reading the group's CPUs from lb_groups_cpu
+        int id = -1;           ///< sched_group::id
+        u32 capacity = 0;      ///< sched_group::capacity
+        int weight = 0;        ///< sched_group::group_weight
+        u32 flags = 0;         ///< sched_group::flags
+        bool local = false;    ///< the span holds lb_groups_cpu
+    };
+    std::vector<lb_group> lb_groups;
+    int lb_groups_cpu = -1;
     u64 last_balance = 0, max_newidle_lb_cost = 0, last_decay_max_lb_cost = 0; ///< ns
     /// NI_RANDOM (v6.19, 6.18.5+): newidle attempts and (weighted) successes, halved at
     /// 1024 attempts; newidle_ratio/1024 is the chance of the next attempt. sd_init: 50%.
