@@ -23,6 +23,7 @@ packages=(
   libtomlplusplus-dev        # sweep specs in TOML
   libopenmpi-dev openmpi-bin # distributed sweeps (mpirun -np N schedlab sweep); CI runs 3 ranks
   chromium      # the HTML report test renders the charts headless
+  valgrind      # bench/cachegrind.sh: instruction and cache-miss counts that do not depend on load
 )
 # Node.js and npm fetch the chart libraries; a machine may already have them
 # from elsewhere (e.g. NodeSource), which is fine.
