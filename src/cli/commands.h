@@ -117,6 +117,7 @@ struct replay_command_options {
     std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
     bool quiet = false;             ///< --quiet: no progress on stderr
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
+    std::string json_path; ///< --json FILE: the run's result and the trace's figures
     u64 seed = 1;
     std::vector<std::string> costs;
     double time_limit_s = 600;

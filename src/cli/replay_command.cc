@@ -8,12 +8,15 @@
 
 #include "cli/cli_options.h"
 
+#include "experiment/result_json.h"
 #include "experiment/run.h"
+#include "sim/file_io.h"
 #include "sim/config_error.h"
 #include "trace/sched_latency.h"
 #include "workload/replay.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -66,6 +69,7 @@ std::string format_replay_table(const replay_trace& t, const run_result& r)
         1);
     row("wakeup-to-run max (us)", us(a.wakeup_latency.max()), us(b.wakeup_latency_max_ns), 1);
     row("migrations", static_cast<double>(a.migrations), static_cast<double>(b.migrations), 0);
+    row("forks", static_cast<double>(a.forks), static_cast<double>(b.forks), 0);
     const int na = static_cast<int>(a.busy.size()), nb = static_cast<int>(b.busy_ns.size());
     const auto util_b = [&](int cpu) {
         return b.simulated_ns > 0
@@ -90,7 +94,45 @@ std::string format_replay_table(const replay_trace& t, const run_result& r)
     for (int cpu = 0; cpu < nb; ++cpu)
         sum_b += util_b(cpu) / 100.0;
     row("CPUs busy (sum of utilisation)", sum_a, sum_b, 2);
+    // Idle: every CPU's span less its busy time (the trace's other tasks count as idle).
+    row("CPU idle time (s, all CPUs)", span_a * na - sum_a * span_a, span_b * nb - sum_b * span_b,
+        6);
     return s;
+}
+
+nlohmann::ordered_json replay_trace_json(const replay_trace& t)
+{
+    const sched_summary_result& a = t.summary;
+    std::vector<s64> idle_ns;
+    for (const sim_dur b : a.busy)
+        idle_ns.push_back((a.end - a.begin) - b);
+    return {
+        {"path", t.path},
+        {"sha256", t.sha256},
+        {"nr_cpus", t.nr_cpus},
+        {"tasks", t.tasks.size()},
+        {"blocks_ended_by",
+         {{"traced_task", t.causes.dependency},
+          {"timer", t.causes.timer},
+          {"external", t.causes.external},
+          {"unknown", t.causes.unknown},
+          {"waking_before_switch_out", t.causes.early}}},
+        {"deadline_tasks", t.deadline_tasks},
+        {"sched_summary",
+         {{"span_ns", a.end - a.begin},
+          {"voluntary", a.voluntary},
+          {"involuntary", a.involuntary},
+          {"migrations", a.migrations},
+          {"forks", a.forks},
+          {"wakeups", a.wakeups},
+          {"wakeup_latency_count", a.wakeup_latency.count()},
+          {"wakeup_latency_p50_ns", a.wakeup_latency.percentile(50)},
+          {"wakeup_latency_p99_ns", a.wakeup_latency.percentile(99)},
+          {"wakeup_latency_max_ns", a.wakeup_latency.max()},
+          {"busy_ns", a.busy},
+          {"idle_ns", idle_ns}}},
+        {"notes", t.warnings},
+    };
 }
 
 int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_options& o)
@@ -109,6 +151,7 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
                         .workload_argv = argv, .time_limit_s = o.time_limit_s};
     const auto prepared = prepare_run(spec); // every user error (the trace's too) surfaces here
     trace_file_output trace(o.trace_path);
+    output_file json_out = o.json_path.empty() ? output_file{} : output_file(o.json_path, "--json");
     // The trace as prepare_run() read it (once: the run replays the same one).
     const replay_trace& t =
         dynamic_cast<const replay_workload&>(prepared_workload(*prepared)).trace();
@@ -127,6 +170,13 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     out << r.benchmark_output;
     print_run_summary(out, r);
     out << "\n" << format_replay_table(t, r);
+    if (json_out.is_open()) {
+        // The run's result (schedlab run --json's) and the trace's side of the table.
+        nlohmann::ordered_json j = to_json(r);
+        j["replay_trace"] = replay_trace_json(t);
+        json_out.write(j.dump(1) + "\n");
+        json_out.commit();
+    }
     return 0;
 }
 
@@ -231,6 +281,10 @@ void add_replay_command(CLI::App& app, int& rc)
                        "Write the replay's scheduler tracepoints in ftrace text format to FILE "
                        "(.zst, .gz compressed) or as a trace-cmd .dat, which schedlab replay "
                        "reads too, or as JSON trace events (.json: Perfetto's UI)");
+    replay->add_option("--json", rpl.json_path,
+                       "Write the run's result (as schedlab run --json) with the trace's side of "
+                       "the table (replay_trace: switches, wakeups, latency, migrations, forks, "
+                       "busy and idle time per CPU, the blocks' causes) to FILE");
     replay->add_option("-s,--seed", o->seed, "Random seed (0 to 2^64-1)")->capture_default_str();
     replay->add_option("--cost", rpl.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
         ->allow_extra_args(false);

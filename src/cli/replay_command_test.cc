@@ -10,6 +10,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -65,6 +66,38 @@ TEST_F(cmd_replay_trace, the_replays_trace_replays)
     const std::string second = replay_output(again);
     EXPECT_THAT(second, HasSubstr("# trace vs replay: 4 tasks; trace 32 CPUs, replay 32 CPUs"));
     EXPECT_THAT(second, HasSubstr("unknown 0 (0 by a waking recorded before the switch out)"));
+}
+
+// --json: the run's result with forks and idle time, and the trace's side of the table. The
+// schbench trace's main thread forks its 3 threads inside the window; the replay forks them
+// again; each CPU's idle time is its span less its busy time, in the trace as in the run.
+TEST_F(cmd_replay_trace, json_has_forks_idle_and_the_traces_figures)
+{
+    replay_command_options o;
+    o.trace = schbench_trace;
+    o.comm = "^schbench";
+    o.json_path = path("r.json");
+    const std::string out = replay_output(o);
+    EXPECT_THAT(out, ::testing::ContainsRegex("# forks +3 +3 +1.00"));
+    EXPECT_THAT(out, HasSubstr("# CPU idle time (s, all CPUs)"));
+    const auto j = nlohmann::json::parse(slurp(o.json_path));
+    const auto& run = j.at("sched_summary");
+    EXPECT_EQ(run.at("forks"), 3);
+    ASSERT_EQ(run.at("idle_ns").size(), 2u);
+    for (std::size_t cpu = 0; cpu < 2; ++cpu)
+        EXPECT_EQ(run.at("idle_ns")[cpu].get<s64>() + run.at("busy_ns")[cpu].get<s64>(),
+                  run.at("simulated_ns").get<s64>());
+    const auto& tr = j.at("replay_trace");
+    EXPECT_EQ(tr.at("tasks"), 4);
+    EXPECT_EQ(tr.at("deadline_tasks"), 0);
+    const auto& ts = tr.at("sched_summary");
+    EXPECT_EQ(ts.at("forks"), 3);
+    EXPECT_EQ(ts.at("voluntary"), 2165); // docs/replay.md's table
+    EXPECT_EQ(ts.at("involuntary"), 901);
+    for (std::size_t cpu = 0; cpu < 2; ++cpu)
+        EXPECT_EQ(ts.at("idle_ns")[cpu].get<s64>() + ts.at("busy_ns")[cpu].get<s64>(),
+                  ts.at("span_ns").get<s64>());
+    EXPECT_GT(tr.at("blocks_ended_by").at("timer"), 0);
 }
 
 TEST(cmd_replay, bad_input_is_refused_with_the_input_named)

@@ -63,12 +63,16 @@ nlohmann::ordered_json to_json(const run_result& r)
                            {"value", m.value},
                            {"higher_is_better", m.higher_is_better}});
     const run_sched_summary& s = r.summary;
+    std::vector<s64> idle_ns; // per CPU: the span less its busy time (not read back: derived)
+    for (const s64 b : s.busy_ns)
+        idle_ns.push_back(s.simulated_ns - b);
     ojson summary = {
         {"simulated_ns", s.simulated_ns},
         {"switches", s.switches},
         {"voluntary", s.voluntary},
         {"involuntary", s.involuntary},
         {"migrations", s.migrations},
+        {"forks", s.forks},
         {"wakeups", s.wakeups},
         {"wakeup_latency_count", s.wakeup_latency_count},
         {"wakeup_latency_p50_ns", s.wakeup_latency_p50_ns},
@@ -79,6 +83,7 @@ nlohmann::ordered_json to_json(const run_result& r)
         {"run_length_p99_ns", s.run_length_p99_ns},
         {"run_length_max_ns", s.run_length_max_ns},
         {"busy_ns", s.busy_ns},
+        {"idle_ns", idle_ns},
         {"wakeup_latency_hist", hist_to_json(s.wakeup_latency_hist)},
         {"run_length_hist", hist_to_json(s.run_length_hist)},
     };
@@ -261,6 +266,7 @@ run_result run_result_from_json(const json& j, const std::string& where)
     rs.wakeup_latency_p99_ns = s.get<u64>("wakeup_latency_p99_ns");
     rs.wakeup_latency_max_ns = s.get<u64>("wakeup_latency_max_ns");
     rs.busy_ns = s.get<std::vector<s64>>("busy_ns");
+    rs.forks = s.get_or<u64>("forks", 0); // optional: files written before it was kept
     // optional: files written before the distributions were kept have neither
     rs.run_length_count = s.get_or<u64>("run_length_count", 0);
     rs.run_length_p50_ns = s.get_or<u64>("run_length_p50_ns", 0);

@@ -193,6 +193,7 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     rs.voluntary = s.voluntary;
     rs.involuntary = s.involuntary;
     rs.migrations = s.migrations;
+    rs.forks = s.forks;
     rs.wakeups = s.wakeups;
     rs.wakeup_latency_count = s.wakeup_latency.count();
     rs.wakeup_latency_p50_ns = s.wakeup_latency.percentile(50);

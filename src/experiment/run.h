@@ -71,6 +71,7 @@ struct run_sched_summary {
     u64 voluntary = 0;
     u64 involuntary = 0;
     u64 migrations = 0;
+    u64 forks = 0; ///< by a task, not the run's spawns (optional in result files: 0 before)
     u64 wakeups = 0;
     u64 wakeup_latency_count = 0;
     u64 wakeup_latency_p50_ns = 0;

@@ -21,6 +21,7 @@ struct sched_summary_result {
     u64 voluntary = 0;    ///< prev left in a sleep state (S, D) or exited (X)
     u64 involuntary = 0;  ///< prev preempted while runnable (R+)
     u64 migrations = 0;   ///< sched_migrate_task
+    u64 forks = 0;        ///< sched_process_fork by a task (parent pid > 0: not a spawn)
     u64 wakeups = 0;      ///< sched_waking + sched_wakeup_new
     log_histogram wakeup_latency; ///< sched_waking / sched_wakeup_new -> sched_switch in, ns
     /// Run length: a task's switch-in to its switch-out on that CPU, ns (a run still going at
@@ -41,6 +42,7 @@ public:
     void sched_waking(const trace_sched_wakeup& e) override;
     void sched_wakeup_new(const trace_sched_wakeup& e) override;
     void sched_migrate_task(const trace_sched_migrate_task&) override { ++r_.migrations; }
+    void sched_process_fork(const trace_sched_process& e) override { r_.forks += e.parent_pid > 0; }
 
     /// Closes open busy intervals at `end` and returns the result.
     sched_summary_result finish(sim_time end);

@@ -19,12 +19,15 @@ TEST(sched_summary, measures_waking_to_switch_in_and_busy_time)
     // t=200: b preempts a
     s.sched_switch({200, 0, 1, &comm_a, trace_task_state::R, true, 2, &comm_b});
     s.sched_migrate_task({210, 1, &comm_a, 0, 1});
+    s.sched_process_fork({220, 0, 3, 1, &comm_a}); // a forks pid 3
+    s.sched_process_fork({230, 1, 4, 0, &comm_b}); // a spawn (no parent task): not a fork
     sched_summary_result r = s.finish(300);
     EXPECT_EQ(r.wakeup_latency.count(), 1u);
     EXPECT_EQ(r.wakeup_latency.max(), 20u);
     EXPECT_EQ(r.voluntary, 1u);
     EXPECT_EQ(r.involuntary, 1u);
     EXPECT_EQ(r.migrations, 1u);
+    EXPECT_EQ(r.forks, 1u);
     EXPECT_EQ(r.busy[0], 100 + 130); // [0,100] and [170,300]
     EXPECT_NEAR(r.utilisation(0), 230.0 / 300.0, 1e-12);
     EXPECT_EQ(r.busy[1], 0);

@@ -546,6 +546,8 @@ void builder::event(const ftrace_event& e)
             break;
         task_track& c = track(e.pid2, e.ts, true);
         (void)c;
+        if (sel(e.pid) && in_window)
+            summary_.sched_process_fork({rel, e.cpu, e.pid2, e.pid, &no_comm});
         if (sel(e.pid)) {
             task_track& p = track(e.pid, e.ts, false);
             task_track& child = tracks_[e.pid2];
@@ -859,11 +861,12 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             ++nth_wait;
             counter& c = o_.edge_deps ? edge(pid_index_.at(s.pid), idx) : edge(idx, idx);
             const u64 target = o_.edge_deps ? s.k : nth_wait;
-            if (o_.keep_blocks && c.value >= target) {
-                // The wake came first: the traced block is kept, of no length.
-                ++kept_blocks_;
+            // The wake came first when the waker ran ahead of this task, against the
+            // trace's order: the traced block is lost (--deps keep: kept, of no length).
+            const bool wake_first = c.value >= target;
+            ++(wake_first ? waits_wake_first_ : waits_slept_);
+            if (o_.keep_blocks && wake_first)
                 co_await t.sleep(1);
-            }
             co_await t.wait_for(c, target);
             break;
         }
@@ -938,11 +941,12 @@ std::string replay_workload::report() const
                      "unknown {} ({} by a waking recorded before the switch out)\n",
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
                      t.causes.early);
-    if (o_.keep_blocks)
-        s += fmt::format("# --deps keep: {} dependency waits found their wake already there and "
-                         "slept 1 ns (the trace's voluntary switches and wakeups are kept by "
-                         "construction)\n",
-                         kept_blocks_);
+    s += fmt::format("# dependency waits: {} slept until their wake, {} found it already there "
+                     "(its waker ran ahead){}\n",
+                     waits_slept_, waits_wake_first_,
+                     o_.keep_blocks ? "; --deps keep: those slept 1 ns, so the trace's voluntary "
+                                      "switches and wakeups are kept by construction"
+                                    : ": the traced block is lost");
     if (t.deadline_tasks > 0)
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
                          "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",

@@ -254,7 +254,9 @@ private:
     sim_dur kernel_subtracted_ = 0; ///< traced burst time replaced by modelled kernel work
     counter* exited_ = nullptr;
     sim_time last_exit_ = -1;
-    u64 kept_blocks_ = 0; ///< --deps keep: waits whose wake came first, slept anyway
+    /// Dependency waits that slept until their wake, and ones whose wake came first (the
+    /// traced block lost; --deps keep: slept 1 ns anyway).
+    u64 waits_slept_ = 0, waits_wake_first_ = 0;
 };
 
 /// Parses the replay's arguments; config_error names a bad one.
