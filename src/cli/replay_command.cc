@@ -10,8 +10,8 @@
 
 #include "experiment/result_json.h"
 #include "experiment/run.h"
-#include "sim/file_io.h"
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 #include "trace/sched_latency.h"
 #include "workload/replay.h"
 

@@ -586,6 +586,53 @@ void builder::finish()
     t_.summary = summary_.finish(t_.t1 - t_.t0);
 }
 
+/// The notes on the tasks' policy and nice: what the traced prios give, and what they cannot.
+void note_sched_policies(replay_trace& t, const replay_options& o)
+{
+    std::unordered_map<int, replay_sched> sched_of;
+    for (const replay_task& rt : t.tasks)
+        sched_of[rt.pid] = replay_sched_of(rt, o);
+    u64 niced = 0, rt_prio = 0, other_prio = 0, changed = 0, child_differs = 0;
+    for (const replay_task& rt : t.tasks) {
+        niced += replay_nice(rt) != 0;
+        rt_prio += sched_of[rt.pid].rt_priority > 0;
+        // MAX_DL_PRIO - 1 = -1: __normal_prio() of a SCHED_DEADLINE task.
+        t.deadline_tasks += rt.prio == -1;
+        other_prio += rt.prio != ftrace_no_prio && rt.prio != -1 && rt.prio < 100 &&
+                      sched_of[rt.pid].rt_priority == 0;
+        changed += rt.prio_changed;
+        child_differs += rt.parent >= 0 && !(sched_of[rt.pid] == sched_of[rt.parent]);
+    }
+    if (niced > 0)
+        t.warnings.push_back(
+            fmt::format("{} tasks replay at the nice their traced prio gives (prio - 120)", niced));
+    if (rt_prio > 0)
+        t.warnings.push_back(fmt::format(
+            "{} tasks ran at an RT prio (0-98); they replay as {} tasks at rt_priority 99 - "
+            "prio (a trace cannot tell SCHED_FIFO from SCHED_RR: --rt-policy {})",
+            rt_prio, o.rt_rr ? "SCHED_RR" : "SCHED_FIFO", o.rt_rr ? "fifo" : "rr"));
+    if (t.deadline_tasks > 0)
+        t.warnings.push_back(fmt::format(
+            "WARNING: {} tasks ran at a deadline prio (-1, SCHED_DEADLINE); they replay as "
+            "nice-0 SCHED_NORMAL tasks: no scheduler tracepoint carries a deadline task's "
+            "runtime, deadline or period",
+            t.deadline_tasks));
+    if (other_prio > 0)
+        t.warnings.push_back(
+            fmt::format("{} tasks ran at prio 99, which no SCHED_FIFO/RR task has; they replay as "
+                        "nice-0 SCHED_NORMAL tasks",
+                        other_prio));
+    if (changed > 0)
+        t.warnings.push_back(fmt::format("{} tasks changed prio during the trace (nice, PI "
+                                         "boost); they replay at their first",
+                                         changed));
+    if (child_differs > 0)
+        t.warnings.push_back(fmt::format(
+            "{} forked tasks had another prio than their parent; a replayed fork inherits "
+            "the parent's policy, rt_priority and nice",
+            child_differs));
+}
+
 } // namespace
 
 replay_trace load_replay_trace(const std::string& path, const replay_options& o)
@@ -682,50 +729,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
     b.finish();
     t.parse = r.stats();
     t.quirks = r.quirks();
-    {
-        std::unordered_map<int, replay_sched> sched_of;
-        for (const replay_task& rt : t.tasks)
-            sched_of[rt.pid] = replay_sched_of(rt, o);
-        u64 niced = 0, rt_prio = 0, other_prio = 0, changed = 0, child_differs = 0;
-        for (const replay_task& rt : t.tasks) {
-            niced += replay_nice(rt) != 0;
-            rt_prio += sched_of[rt.pid].rt_priority > 0;
-            // MAX_DL_PRIO - 1 = -1: __normal_prio() of a SCHED_DEADLINE task.
-            t.deadline_tasks += rt.prio == -1;
-            other_prio += rt.prio != ftrace_no_prio && rt.prio != -1 && rt.prio < 100 &&
-                          sched_of[rt.pid].rt_priority == 0;
-            changed += rt.prio_changed;
-            child_differs += rt.parent >= 0 && !(sched_of[rt.pid] == sched_of[rt.parent]);
-        }
-        if (niced > 0)
-            t.warnings.push_back(fmt::format(
-                "{} tasks replay at the nice their traced prio gives (prio - 120)", niced));
-        if (rt_prio > 0)
-            t.warnings.push_back(fmt::format(
-                "{} tasks ran at an RT prio (0-98); they replay as {} tasks at rt_priority 99 - "
-                "prio (a trace cannot tell SCHED_FIFO from SCHED_RR: --rt-policy {})",
-                rt_prio, o.rt_rr ? "SCHED_RR" : "SCHED_FIFO", o.rt_rr ? "fifo" : "rr"));
-        if (t.deadline_tasks > 0)
-            t.warnings.push_back(fmt::format(
-                "WARNING: {} tasks ran at a deadline prio (-1, SCHED_DEADLINE); they replay as "
-                "nice-0 SCHED_NORMAL tasks: no scheduler tracepoint carries a deadline task's "
-                "runtime, deadline or period",
-                t.deadline_tasks));
-        if (other_prio > 0)
-            t.warnings.push_back(fmt::format(
-                "{} tasks ran at prio 99, which no SCHED_FIFO/RR task has; they replay as "
-                "nice-0 SCHED_NORMAL tasks",
-                other_prio));
-        if (changed > 0)
-            t.warnings.push_back(fmt::format("{} tasks changed prio during the trace (nice, PI "
-                                             "boost); they replay at their first",
-                                             changed));
-        if (child_differs > 0)
-            t.warnings.push_back(fmt::format(
-                "{} forked tasks had another prio than their parent; a replayed fork inherits "
-                "the parent's policy, rt_priority and nice",
-                child_differs));
-    }
+    note_sched_policies(t, o);
     if (t.quirks.total_inferred() > 0)
         t.warnings.push_back(fmt::format(
             "{} switch-ins were not recorded and are inferred from the next event naming the "

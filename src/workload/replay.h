@@ -42,8 +42,8 @@
  * rt_priority; a root from its spawn, a forked child inherits its parent's, as
  * fork() does, and a different traced prio is reported. Not modelled yet:
  * deadline tasks (prio -1: replayed as nice 0 fair tasks, with a WARNING line
- * in the report; no scheduler tracepoint carries runtime, deadline or period), SCHED_BATCH/SCHED_IDLE (the trace's
- * prio cannot tell them from SCHED_NORMAL), affinity (no
+ * in the report; no scheduler tracepoint carries runtime, deadline or period),
+ * SCHED_BATCH/SCHED_IDLE (the trace's prio cannot tell them from SCHED_NORMAL), affinity (no
  * scheduler event carries it), a prio change mid-trace (reported), threads vs
  * processes (every fork is a process fork), sched_stat_runtime.
  */

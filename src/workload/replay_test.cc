@@ -307,7 +307,8 @@ TEST_F(replay_build, deadline_prio_is_reported_not_replayed)
 {
     std::string t = header;
     t += line("dl-40", 0, "d..2.", 4000, swp("dl", 40, -1, "S", "n", 41, 120));
-    t += line("n-41", 0, ".....", 4005, "sched_process_fork: comm=n pid=41 child_comm=c child_pid=42");
+    t += line("n-41", 0, ".....", 4005,
+              "sched_process_fork: comm=n pid=41 child_comm=c child_pid=42");
     t += line("n-41", 0, "d..2.", 4010, swp("n", 41, 120, "S", "swapper/0", 0, 120));
     const std::string p = write("t.txt", t);
     const replay_trace r = load_replay_trace(p, {});
