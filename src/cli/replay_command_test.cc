@@ -100,6 +100,18 @@ TEST_F(cmd_replay_trace, json_has_forks_idle_and_the_traces_figures)
     EXPECT_GT(tr.at("blocks_ended_by").at("timer"), 0);
 }
 
+// issue 17's "compare runs on a trace": the A/B tables on a recorded workload, the replay's
+// elapsed time as the figure, each arm replaying the same trace under its kernel.
+TEST(cmd_replay, compare_runs_on_a_trace)
+{
+    const auto r = schedlab_bin("compare --runs 1 --kernel 6.6 --kernel 6.18 -- replay " +
+                                schbench_trace + " --comm ^schbench");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("(\"6.6\")"));
+    EXPECT_THAT(r.output, HasSubstr("(\"6.18\")"));
+    EXPECT_THAT(r.output, HasSubstr("schbench_m1_t2_r3.trace.txt.xz.elapsed"));
+}
+
 TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
 {
     auto refused = [](const std::string& args, const std::string& message) {
