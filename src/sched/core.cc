@@ -33,8 +33,6 @@ constexpr const sched_class* sched_classes[] = {&dl_sched_class, &rt_sched_class
                                                 &idle_sched_class};
 
 namespace {
-constexpr u64 NOT_QUEUED = ~0ULL;
-
 void digest_mix(u64& h, u64 v)
 {
     for (int i = 0; i < 8; ++i) {
@@ -68,6 +66,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {
         auto r = std::make_unique<rq>();
         r->cpu = cpu;
+        r->rd = &rd_;
         r->cfs.rq_ = r.get();
         r->sched_rnd_state = sim_.rng(fmt::format("sched_rng/{}", cpu));
         r->cfs.min_vruntime = initial_min_vruntime;
@@ -340,18 +339,6 @@ void kernel::deactivate_task(rq& r, task_struct& p, int flags)
     p.on_rq = (flags & DEQUEUE_SLEEP) ? 0 : TASK_ON_RQ_MIGRATING;
     if (!dequeue_task(r, p, flags))
         p.on_rq = TASK_ON_RQ_QUEUED;
-}
-
-// kernel: kernel/sched/fair.c pick_next_entity() -> dequeue_entities(DEQUEUE_DELAYED) and
-// core.c __block_task(), 6.12: a delayed task that is picked leaves the runqueue.
-void kernel::block_delayed_task(rq& r, task_struct& p)
-{
-    SIM_BUG_ON(!p.se.sched_delayed || p.__state == TASK_RUNNING,
-               "pid {} picked as delayed but delayed={} state {:#x}", p.pid, p.se.sched_delayed,
-               p.__state);
-    dequeue_task_fair(*this, r, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
-    p.on_rq = 0;
-    p.sched_info_.last_queued = NOT_QUEUED; // set if a balancer moved it while delayed
 }
 
 // kernel: kernel/sched/core.c set_task_cpu(), 6.6: migrate_task_rq + sched_migrate_task trace.

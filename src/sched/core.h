@@ -156,16 +156,11 @@ public:
     scx_sched* scx() { return scx_.get(); }
     const scx_sched* scx() const { return scx_.get(); }
 
-    /// kernel: fair.c dequeue_entities(DEQUEUE_DELAYED) + core.c __block_task() (6.12).
-    void block_delayed_task(rq& r, task_struct& p);
-
     /// kernel: core.c queue_balance_callback(): fn runs at the end of __schedule().
     void queue_balance_callback(rq& r, void (*fn)(kernel&, rq&));
     /// The rt class's kernel-wide state (rt.h; the class is free functions in rt.cc).
     rt_state& rt() { return rt_; }
     const rt_state& rt() const { return rt_; }
-    /// kernel: sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
-    void add_nr_running(rq& r, unsigned count);
     /// The deadline class's kernel-wide state (deadline.h): its timers and counters.
     dl_state& dl() { return *dl_; }
     const dl_state& dl() const { return *dl_; }

@@ -235,7 +235,7 @@ void inc_dl_tasks(kernel& k, rq& r, sched_dl_entity& dl_se)
 {
     ++r.dl.dl_nr_running;
     if (!dl_se.dl_server) {
-        k.add_nr_running(r, 1);
+        add_nr_running(r, 1);
         k.lb().lb_stats_changed(r.cpu);
     }
     inc_dl_deadline(k, r, dl_se.deadline);
@@ -252,7 +252,7 @@ void dec_dl_tasks(kernel& k, rq& r, sched_dl_entity& dl_se)
     --r.dl.dl_nr_running;
     if (!dl_se.dl_server) {
         SIM_BUG_ON(!r.nr_running, "cpu{}: nr_running underflow (dl)", r.cpu);
-        --r.nr_running; // sub_nr_running()
+        sub_nr_running(r, 1);
         k.lb().lb_stats_changed(r.cpu);
     }
     dec_dl_deadline(k, r);

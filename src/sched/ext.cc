@@ -664,7 +664,7 @@ void enqueue_task_scx(kernel& k, rq& r, task_struct& p, int flags)
     set_task_runnable(k, r, p);
     p.scx.flags |= SCX_TASK_QUEUED;
     ++r.scx.nr_running;
-    k.add_nr_running(r, 1);
+    add_nr_running(r, 1);
     if (s.ops.runnable && !errored(s) && p.on_rq != TASK_ON_RQ_MIGRATING) {
         op_scope scope(s, scx_sched::kf::rest);
         s.ops.runnable(&s.cx.ctx, V(p), enq_flags);
@@ -718,7 +718,7 @@ bool dequeue_task_scx(kernel& k, rq& r, task_struct& p, int flags)
     }
     p.scx.flags &= ~SCX_TASK_QUEUED;
     --r.scx.nr_running;
-    --r.nr_running; // sub_nr_running()
+    sub_nr_running(r, 1);
     clr_task_runnable(r, p);
     dispatch_dequeue(k, p);
     if ((p.__state & TASK_DEAD) && s.enabled)

@@ -231,16 +231,19 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         r.cfs.idle_h_nr_running++;
     if (k.config().behaviour.fair_server && r.cfs.h_nr_running == 1) // 6.12: the first fair task
         dl_server_start(k, r);
-    k.add_nr_running(r, 1);
+    add_nr_running(r, 1);
 }
 
-// kernel: kernel/sched/sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
-void kernel::add_nr_running(rq& r, unsigned count)
+// kernel: kernel/sched/fair.c pick_next_entity() -> dequeue_entities(DEQUEUE_DELAYED) and
+// core.c __block_task(), 6.12: a delayed task that is picked leaves the runqueue.
+void block_delayed_task(kernel& k, rq& r, task_struct& p)
 {
-    const unsigned prev_nr = r.nr_running;
-    r.nr_running = prev_nr + count;
-    if (prev_nr < 2 && r.nr_running >= 2)
-        rd_.overload = true;
+    SIM_BUG_ON(!p.se.sched_delayed || p.__state == TASK_RUNNING,
+               "pid {} picked as delayed but delayed={} state {:#x}", p.pid, p.se.sched_delayed,
+               p.__state);
+    dequeue_task_fair(k, r, p, DEQUEUE_SLEEP | DEQUEUE_DELAYED | DEQUEUE_NOCLOCK);
+    p.on_rq = 0;
+    p.sched_info_.last_queued = NOT_QUEUED; // set if a balancer moved it while delayed
 }
 
 /*
@@ -303,7 +306,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     cfs.h_nr_running--;
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
-    r.nr_running--; // sub_nr_running()
+    sub_nr_running(r, 1);
     if (k.config().behaviour.fair_server && !cfs.h_nr_running) // 6.12: the last fair task
         dl_server_stop(k, r);
     if (sched_feat_of(k, UTIL_EST) && !was_delayed)
@@ -345,7 +348,7 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
             SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu, cfs.nr_running);
             if (se->sched_delayed) {
                 // 6.12: a delayed entity that wins the pick leaves instead; pick again.
-                k.block_delayed_task(r, k.task_of(*se));
+                block_delayed_task(k, r, k.task_of(*se));
                 continue;
             }
             task_struct& p = k.task_of(*se);

@@ -110,6 +110,7 @@ sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr);
 void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
 void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
 bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
+void block_delayed_task(kernel& k, rq& r, task_struct& p);
 task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev);
 void check_preempt_wakeup_fair(kernel& k, rq& r, task_struct& p, int wake_flags);
 void migrate_task_rq_fair(kernel& k, task_struct& p, int new_cpu);

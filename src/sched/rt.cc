@@ -276,7 +276,7 @@ void enqueue_top_rt_rq(kernel& k, rq& r)
     if (rt.rt_queued || rt.rt_throttled)
         return;
     if (rt.rt_nr_running) {
-        k.add_nr_running(r, rt.rt_nr_running);
+        add_nr_running(r, rt.rt_nr_running);
         rt.rt_queued = true;
         k.lb().lb_stats_changed(r.cpu);
     }
@@ -290,7 +290,7 @@ void dequeue_top_rt_rq(kernel& k, rq& r)
         return;
     SIM_BUG_ON(r.nr_running < rt.rt_nr_running, "cpu{}: nr_running {} < rt_nr_running {}", r.cpu,
                r.nr_running, rt.rt_nr_running);
-    r.nr_running -= rt.rt_nr_running; // sub_nr_running()
+    sub_nr_running(r, rt.rt_nr_running);
     rt.rt_queued = false;
     k.lb().lb_stats_changed(r.cpu);
 }

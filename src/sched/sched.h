@@ -284,12 +284,16 @@ struct task_group {
     contended_lock load_avg_line; ///< the cache line holding tg->load_avg (writes take it)
 };
 
+/// sched_info::last_queued of a task not waiting on a runqueue (the kernel uses 0; the
+/// model's clock can be 0 at a real enqueue).
+inline constexpr u64 NOT_QUEUED = ~0ULL;
+
 /// struct sched_info (CONFIG_SCHED_INFO): run_delay and pcount.
 struct sched_info {
     u64 pcount = 0;       ///< times run on a CPU
     u64 run_delay = 0;    ///< ns spent runnable but waiting
     u64 last_arrival = 0; ///< when last run on a CPU
-    u64 last_queued = 0;  ///< when last queued (0 = not waiting)
+    u64 last_queued = 0;  ///< when last queued (NOT_QUEUED when not waiting; set by new_task())
 };
 
 struct task_struct {
@@ -454,6 +458,7 @@ struct root_domain {
 struct rq {
     int cpu = 0;
     unsigned nr_running = 0;
+    root_domain* rd = nullptr; ///< the root domain this CPU is attached to (the kernel's one)
     u64 nr_switches = 0;
     cfs_rq cfs;
     task_struct* curr = nullptr;
@@ -505,6 +510,19 @@ struct rq {
     sched_dl_entity fair_server;  ///< v6.12+: the fair class's dl_server (deadline.cc)
     struct scx_rq scx; ///< the ext class's (rq->scx); last: the fair path's fields keep their offsets
 };
+
+// kernel: kernel/sched/sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
+inline void add_nr_running(rq& r, unsigned count)
+{
+    const unsigned prev_nr = r.nr_running;
+    r.nr_running = prev_nr + count;
+    if (prev_nr < 2 && r.nr_running >= 2)
+        r.rd->overload = true;
+}
+
+// kernel: kernel/sched/sched.h sub_nr_running(), 6.6 (no tick dependency: the model's tick
+// stops only on an idle CPU).
+inline void sub_nr_running(rq& r, unsigned count) { r.nr_running -= count; }
 
 inline bool task_on_rq_queued(const task_struct& p) { return p.on_rq == TASK_ON_RQ_QUEUED; }
 
