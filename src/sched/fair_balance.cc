@@ -206,16 +206,14 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
 {
     sgs = sg_lb_stats{};
     // The sums of an unchanged group are the ones read last time; the cost of reading
-    // them is charged all the same, as update_sg_lb_stats() reads them. A group with an
-    // idle CPU whose wakeup is queued is scanned: idle_cpu() depends on who looks when.
+    // them is charged all the same, as update_sg_lb_stats() reads them. An idle CPU whose
+    // wakeup is queued is asked idle_cpu() now: the answer depends on who looks when.
     group_lb_sums* kept = nullptr;
     if (sds.all_cpus && info.id >= 0) {
         k.lb().flush();
         kept = &k.lb().group_sums[static_cast<std::size_t>(info.id)];
         if (!kept->valid)
             sum_group_lb_stats(k, group, *kept);
-        if (kept->pending)
-            kept = nullptr;
     }
     if (kept) {
         const group_lb_sums& c = *kept;
@@ -233,6 +231,17 @@ void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_gr
         sgs.sum_h_nr_running = c.h_nr_running;
         sgs.sum_nr_running = c.nr_running;
         sgs.idle_cpus = c.idle_cpus;
+        if (c.pending) { // the group's CPUs among the few with a queued wakeup
+            unsigned seen = 0;
+            for (const int i : k.lb().pending_cpus())
+                if (group.span.test(i)) {
+                    ++seen;
+                    if (k.idle_cpu(i))
+                        sgs.idle_cpus++;
+                }
+            SIM_BUG_ON(seen != c.pending, "group {} (cpu{}..): {} CPUs with a queued wakeup, {} listed",
+                       info.id, group.span.first(), c.pending, seen);
+        }
         sg_overload |= c.overload();
         env.cpus_scanned += static_cast<u64>(info.weight);
         env.scan_cost += info.scan_cost;
@@ -1350,6 +1359,7 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
     // Every CPU's part is read at the first flush(); a group is summed whole when first read.
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
     cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
+    pending_cpus_.clear();
     dirty_cpus_.resize(static_cast<std::size_t>(nr_cpus));
     for (int cpu = 0; cpu < nr_cpus; ++cpu)
         dirty_cpus_[static_cast<std::size_t>(cpu)] = cpu;
@@ -1369,6 +1379,15 @@ void lb_state::flush()
             group_lb_sums& sums = group_sums[static_cast<std::size_t>(g)];
             if (sums.valid)
                 replace_part(sums, cpu_part_[c], now);
+        }
+        if (now.pending != cpu_part_[c].pending) {
+            if (now.pending) {
+                pending_cpus_.push_back(cpu);
+            } else {
+                const auto it = std::find(pending_cpus_.begin(), pending_cpus_.end(), cpu);
+                *it = pending_cpus_.back();
+                pending_cpus_.pop_back();
+            }
         }
         cpu_part_[c] = now;
         cpu_dirty_[c] = false;

@@ -159,12 +159,16 @@ public:
     /// Brings every group's sums up to date: each changed CPU's part is replaced in the
     /// groups spanning it, so the cost follows the changes, not the groups' sizes.
     void flush();
+    /// The CPUs whose part, as of the last flush(), is an idle CPU with a queued wakeup
+    /// (group_lb_sums::pending), in no particular order.
+    const std::vector<int>& pending_cpus() const { return pending_cpus_; }
 
 private:
     kernel& k_;
     std::vector<group_lb_sums> cpu_part_; ///< per CPU: its part of its groups' sums
     std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
     std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed
+    std::vector<int> pending_cpus_;       ///< see pending_cpus()
 };
 
 /* ---- fair_balance.cc ---- */
