@@ -1377,6 +1377,23 @@ void lb_state::flush()
     dirty_cpus_.clear();
 }
 
+void lb_state::check_sums(int cpu, std::string& errs)
+{
+    flush();
+    for (const int g : cpu_groups[static_cast<std::size_t>(cpu)]) {
+        const group_lb_sums& kept = group_sums[static_cast<std::size_t>(g)];
+        if (!kept.valid)
+            continue;
+        const sched_group& group = *k_.topology().groups()[static_cast<std::size_t>(g)];
+        group_lb_sums fresh;
+        sum_group_lb_stats(k_, group, fresh);
+        if (fresh != kept)
+            errs += fmt::format("stale load-balance sums of group {} (cpu{}..): a change of its "
+                                "CPUs was not reported by lb_stats_changed()\n",
+                                group.id, group.span.first());
+    }
+}
+
 void lb_state::fire(u64 arg)
 {
     const int cpu = static_cast<int>(static_cast<u32>(arg));

@@ -24,6 +24,7 @@
 #include "sim/event_queue.h"
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace schedlab {
@@ -159,6 +160,10 @@ public:
     /// Brings every group's sums up to date: each changed CPU's part is replaced in the
     /// groups spanning it, so the cost follows the changes, not the groups' sizes.
     void flush();
+    /// The invariant check (kernel::check_all(), always on): after a flush(), the kept
+    /// sums of the groups spanning `cpu` equal the sums read afresh; appends errors. One
+    /// CPU's groups per call, so a sampled check costs a few groups' reads.
+    void check_sums(int cpu, std::string& errs);
 
 private:
     kernel& k_;
