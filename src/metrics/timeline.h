@@ -41,7 +41,7 @@ struct timeline_migration {
 /// A CPU in a C-state: power:cpu_idle `state` at `start` to PWR_EVENT_EXIT at `end`.
 struct timeline_idle {
     sim_time start, end;
-    u32 state; ///< 0 poll, 1 C1, 2 deep (sched/sched.h rq::idle_state)
+    u32 state; ///< 0 poll, 1 C1, 2 deep (sched/cost_model.h cpu_idle_state::state)
 };
 
 struct timeline {

@@ -97,7 +97,7 @@ constexpr const char* timeline_js = R"js(
   });
   var reset = controls.append('button').text('reset zoom');
   var info = controls.append('span').attr('class', 'timeline-info');
-  // idle periods by the C-state entered (power:cpu_idle; rq::idle_state), pale under the runs
+  // idle periods by the C-state entered (power:cpu_idle; cpu_idle_state::state), pale under the runs
   var CSTATES = [['poll', '#f6e7b4'], ['C1', '#c7dcef'], ['deep C-state', '#8fb0d6']];
   function cstateName(s) { return s < CSTATES.length ? CSTATES[s][0] : 'state ' + s; }
   function cstateColour(s) { return CSTATES[Math.min(s, CSTATES.length - 1)][1]; }

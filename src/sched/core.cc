@@ -701,8 +701,7 @@ void kernel::__schedule(rq& r, bool preempt)
         }
 
         const bool preempted = prev->__state == TASK_RUNNING && !prev->is_idle_task();
-        if (r.cpuidle_traced) { // the idle period ends: power:cpu_idle exit (see below)
-            r.cpuidle_traced = false;
+        if (prev->is_idle_task() && charges_.cpuidle_exit(r)) { // power:cpu_idle exit (below)
             for (auto* s : sinks_)
                 s->cpu_idle({now(), PWR_EVENT_EXIT, r.cpu});
         }
@@ -720,20 +719,17 @@ void kernel::__schedule(rq& r, bool preempt)
         // finish_task_switch(): a dead task's class lets go of it
         if ((prev->__state & TASK_DEAD) && prev->sched_class->task_dead)
             prev->sched_class->task_dead(*this, *prev);
-        if (prev->is_idle_task()) {
-            r.idle_since = -1;
+        if (prev->is_idle_task())
             start_tick(r);
-        }
         if (next->is_idle_task()) {
-            r.idle_since = now();
+            // cpuidle: the menu governor's choice from the recent idle lengths.
+            const u8 idle_state = charges_.cpuidle_enter(r);
             update_idle_core(*this, r); // pick_next_task_idle() -> update_idle_core()
             if (r.tick_event.valid()) { // NOHZ: an idle CPU stops its tick
                 sim_.cancel(r.tick_event);
                 r.tick_event = {};
             }
             nohz_balance_enter_idle(*this, r);
-            // cpuidle: the menu governor's choice from the recent idle lengths.
-            r.idle_state = cm().idle_select(r.idle_pred);
             /*
              * kernel: drivers/cpuidle/cpuidle.c cpuidle_enter_state() and
              * kernel/sched/idle.c default_idle_call(), 6.6: trace_cpu_idle(index) before the
@@ -743,9 +739,8 @@ void kernel::__schedule(rq& r, bool preempt)
              * (idle_busy_until) is inside the period, and an idle CPU never leaves and
              * re-enters its state without a switch (no spurious wakeups, no re-selection).
              */
-            r.cpuidle_traced = true; // (not at boot: CPUs start idle without an entry)
             for (auto* s : sinks_)
-                s->cpu_idle({now(), r.idle_state, r.cpu});
+                s->cpu_idle({now(), idle_state, r.cpu});
             // Kernel work charged during this __schedule keeps the idle CPU busy.
             charges_.switch_to_idle(r);
         } else {
@@ -1078,6 +1073,8 @@ void kernel::check_all()
     }
     if (runnable != queued)
         errs += fmt::format("{} tasks are queued but the runqueues hold {}\n", runnable, queued);
+    // The balancing code's kept group sums, one CPU's groups per check, in turn.
+    lb_.check_sums(static_cast<int>(check_rounds_++ % rqs_.size()), errs);
     if (!errs.empty())
         sim_panic("scheduler invariant violated at t={} ns:\n{}\n{}", now(), errs, dump_state());
 }

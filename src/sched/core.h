@@ -242,6 +242,7 @@ private:
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;
     u64 check_countdown_ = 1024;
+    u64 check_rounds_ = 0; ///< check_all() calls so far (whose CPU's group sums are checked)
 };
 
 } // namespace schedlab

@@ -192,11 +192,9 @@ u8 cost_model::idle_select(sim_dur predicted) const
                                                               : 0;
 }
 
-sim_dur cost_model::idle_exit_latency(const rq& r) const
+sim_dur cost_model::idle_exit_latency(const cpu_idle_state& idle) const
 {
-    if (!r.curr->is_idle_task())
-        return 0;
-    switch (r.idle_state) {
+    switch (idle.state) {
     case 1:
         return p_.cstate_c1_exit;
     case 2:
@@ -215,20 +213,22 @@ sim_dur cost_model::idle_exit_latency(const rq& r) const
  * polls need_resched (cstate_polls) the wakeup is also an IPI. A timer (by ==
  * notify::timer) raises its own interrupt: no IPI, only the idle exit.
  */
-cost_model::notify_cost cost_model::remote_notify(rq& r, notify by, sim_time now)
+cost_model::notify_cost cost_model::remote_notify(cpu_idle_state& idle, bool cpu_idle, notify by,
+                                                 sim_time now)
 {
     const bool ipi = by == notify::ipi;
-    if (r.curr->is_idle_task()) {
+    if (cpu_idle) {
         // The idle period ends with this wakeup: the governor learns its length
         // (EWMA, weight 1/4; the menu governor's "typical interval" in spirit).
-        if (r.idle_since >= 0) {
-            const sim_dur observed = now - r.idle_since;
-            r.idle_pred += (observed - r.idle_pred) / 4;
+        if (idle.since >= 0) {
+            const sim_dur observed = now - idle.since;
+            idle.predicted += (observed - idle.predicted) / 4;
         }
-        notify_cost c{idle_exit_latency(r), 0, idle_exit_latency(r)};
+        const sim_dur exit = idle_exit_latency(idle);
+        notify_cost c{exit, 0, exit};
         wakeup_costs_.idle_exits++;
         wakeup_costs_.idle_exit_delay += c.delay;
-        if (r.idle_state == 2)
+        if (idle.state == 2)
             wakeup_costs_.idle_exits_deep++;
         if (ipi && !p_.cstate_polls) {
             wakeup_costs_.idle_ipis++;
@@ -237,7 +237,7 @@ cost_model::notify_cost cost_model::remote_notify(rq& r, notify by, sim_time now
         }
         return c;
     }
-    SIM_BUG_ON(!ipi, "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
+    SIM_BUG_ON(!ipi, "a busy CPU notified by its own timer"); // cpu_charges checks first
     wakeup_costs_.ipis++;
     wakeup_costs_.ipi_delay += p_.ipi_wakeup;
     return {p_.ipi_wakeup, p_.ipi_send};

@@ -24,7 +24,8 @@
  * per-core and per-LLC traffic clocks and busy counts. It never touches the
  * event queue or a runqueue's scheduling state: the time it prices is applied
  * to a CPU by cpu_charges (cpu_charges.h: charge_cpu, the bursts' segments),
- * where the per-CPU accounting of that time is kept (rq::acct, cpu_accounting).
+ * where the per-CPU accounting of that time is kept (cpu_charge_state::acct,
+ * cpu_accounting), and the idle governor's view of each CPU (cpu_idle_state).
  */
 #include "machine/costs.h"
 #include "machine/cpumask.h"
@@ -47,6 +48,19 @@ struct wakeup_costs {
     u64 idle_exits_deep = 0;    ///< ... of which from the deep C-state
     u64 idle_ipis = 0;          ///< ... of which needed an IPI (idle states that do not poll)
     u64 remote_activations = 0; ///< wakeups enqueued by the waker on another CPU's runqueue
+};
+
+/*
+ * model: one CPU's idle governor state (drivers/cpuidle: the menu governor's prediction,
+ * simplified to an EWMA of the idle lengths seen; cost_model::remote_notify() ends a period).
+ * The kernel keeps the prediction in its per-CPU struct menu_device; the state entered and
+ * the trace flag are the model's (cpuidle_enter_state()'s index and trace_cpu_idle()).
+ */
+struct cpu_idle_state {
+    sim_time since = 0;             ///< when the idle task was switched in; -1 while busy
+    sim_dur predicted = 10'000'000; ///< predicted idle length (no history: long)
+    u8 state = 0;                   ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
+    bool traced = false;            ///< power:cpu_idle entered, its exit not yet emitted
 };
 
 class cost_model {
@@ -109,8 +123,8 @@ public:
 
     /// The C-state an idle CPU enters (0 poll, 1 C1, 2 deep) for its predicted idle length.
     u8 idle_select(sim_dur predicted) const;
-    /// Exit latency of the idle state rq is in (0 if not idle).
-    sim_dur idle_exit_latency(const rq& r) const;
+    /// Exit latency of the C-state an idle CPU is in.
+    sim_dur idle_exit_latency(const cpu_idle_state& idle) const;
 
     /* ---- IPIs ---- */
 
@@ -121,9 +135,10 @@ public:
         sim_dur sender = 0; ///< the notifying CPU's own time (ipi_send), 0 if none
         sim_dur idle_exit = 0; ///< the part of delay that is r's CPU leaving its C-state
     };
-    /// A wakeup or reschedule of r's CPU at `now`: ends an idle period (the
-    /// governor learns its length; notify_cost::idle_exit) and counts the totals.
-    notify_cost remote_notify(rq& r, notify by, sim_time now);
+    /// A wakeup or reschedule at `now` of a CPU, `cpu_idle` if it runs its idle task
+    /// (`idle` its governor state): ends an idle period (the governor learns its length;
+    /// notify_cost::idle_exit) and counts the totals. A busy CPU is told by IPI only.
+    notify_cost remote_notify(cpu_idle_state& idle, bool cpu_idle, notify by, sim_time now);
     void count_remote_activation() { wakeup_costs_.remote_activations++; }
     const wakeup_costs& wakeup_cost_totals() const { return wakeup_costs_; }
 

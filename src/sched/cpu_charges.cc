@@ -2,6 +2,8 @@
 /* The cost model's prices applied to CPUs (cpu_charges.h). */
 #include "sched/cpu_charges.h"
 
+#include "sim/bug.h"
+
 #include <algorithm>
 
 namespace schedlab {
@@ -16,8 +18,8 @@ void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
 {
     if (ns <= 0)
         return;
-    r.charged_ns += static_cast<u64>(ns);
     cpu_charge_state& st = state(r);
+    st.charged_ns += static_cast<u64>(ns);
     if (r.curr->is_idle_task()) {
         st.acct.idle_work[category] += ns;
         st.idle_busy_until = std::max(st.idle_busy_until, sim_.now()) + ns;
@@ -50,8 +52,12 @@ void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
 
 sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by)
 {
-    const cost_model::notify_cost c = cm_.remote_notify(r, by, sim_.now());
-    state(r).acct.idle_exit += c.idle_exit;
+    cpu_charge_state& st = state(r);
+    const bool cpu_idle = r.curr->is_idle_task();
+    SIM_BUG_ON(!cpu_idle && by == cost_model::notify::timer,
+               "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
+    const cost_model::notify_cost c = cm_.remote_notify(st.idle, cpu_idle, by, sim_.now());
+    st.acct.idle_exit += c.idle_exit;
     charge_cpu(*rqs_[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
     return c.delay;
 }
@@ -160,6 +166,24 @@ void cpu_charges::switch_to_idle(rq& r)
         st.pending[c] = 0;
     }
     st.idle_busy_until = sim_.now() + owed;
+}
+
+u8 cpu_charges::cpuidle_enter(rq& r)
+{
+    cpu_idle_state& idle = state(r).idle;
+    idle.since = sim_.now();
+    idle.state = cm_.idle_select(idle.predicted); // the menu governor's choice
+    idle.traced = true;
+    return idle.state;
+}
+
+bool cpu_charges::cpuidle_exit(rq& r)
+{
+    cpu_idle_state& idle = state(r).idle;
+    idle.since = -1;
+    const bool traced = idle.traced;
+    idle.traced = false;
+    return traced;
 }
 
 /*

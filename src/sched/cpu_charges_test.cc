@@ -67,14 +67,14 @@ TEST(cpu_charges, a_charge_to_an_idle_cpu_is_carried_into_its_next_task)
     f.charges.charge_cpu(r0, 300, ACCT_BALANCE);
     EXPECT_EQ(f.charges.cpu(0).acct.idle_work[ACCT_BALANCE], 300);
     EXPECT_EQ(f.charges.cpu(0).idle_busy_until, 300);
-    EXPECT_EQ(r0.charged_ns, 300u);
+    EXPECT_EQ(f.charges.cpu(0).charged_ns, 300u);
     // A task arriving at once waits for the work still owed: its segment is 300 ns longer.
     f.run(0, 1000);
     EXPECT_EQ(f.burst_end(), 1300);
     EXPECT_EQ(f.charges.cpu(0).acct.carried, 300);
     f.charges.charge_cpu(r0, 0, ACCT_IPI);
     f.charges.charge_cpu(r0, -5, ACCT_IPI);
-    EXPECT_EQ(r0.charged_ns, 300u) << "nothing charged for no time";
+    EXPECT_EQ(f.charges.cpu(0).charged_ns, 300u) << "nothing charged for no time";
 }
 
 TEST(cpu_charges, a_charge_to_a_busy_cpu_moves_its_burst_end)
@@ -121,7 +121,7 @@ TEST(cpu_charges, a_lock_is_charged_to_the_cpu_that_takes_it)
     f.charges.lock_and_charge(l, 1, 40);
     EXPECT_EQ(f.charges.cpu(1).acct.idle_work[ACCT_LOCK_SPIN], 500);
     EXPECT_EQ(f.charges.cpu(1).acct.idle_work[ACCT_LOCK_HOLD], 40);
-    EXPECT_EQ(f.rqs[0]->charged_ns, 0u);
+    EXPECT_EQ(f.charges.cpu(0).charged_ns, 0u);
 }
 
 TEST(cpu_charges, a_task_s_prices_follow_its_kind)

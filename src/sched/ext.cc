@@ -665,6 +665,7 @@ void enqueue_task_scx(kernel& k, rq& r, task_struct& p, int flags)
     p.scx.flags |= SCX_TASK_QUEUED;
     ++r.scx.nr_running;
     add_nr_running(r, 1);
+    k.lb().lb_stats_changed(r.cpu); // nr_running: the fair balancer's group sums
     if (s.ops.runnable && !errored(s) && p.on_rq != TASK_ON_RQ_MIGRATING) {
         op_scope scope(s, scx_sched::kf::rest);
         s.ops.runnable(&s.cx.ctx, V(p), enq_flags);
@@ -719,6 +720,7 @@ bool dequeue_task_scx(kernel& k, rq& r, task_struct& p, int flags)
     p.scx.flags &= ~SCX_TASK_QUEUED;
     --r.scx.nr_running;
     sub_nr_running(r, 1);
+    k.lb().lb_stats_changed(r.cpu);
     clr_task_runnable(r, p);
     dispatch_dequeue(k, p);
     if ((p.__state & TASK_DEAD) && s.enabled)

@@ -1153,14 +1153,15 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
          * first domain, 5.16+) and t1 after each load_balance(). The model's
          * elapsed time is its balancing work (lb_base, scans, moves) plus every
          * other charge to this CPU meanwhile: rq-lock and tg->load_avg waits
-         * and transfers, remote rq lines (this_rq.charged_ns). 5.15 takes t0
+         * and transfers, remote rq lines (cpu_charge_state::charged_ns). 5.15 takes t0
          * per domain, after update_blocked_averages().
          */
-        u64 t0 = this_rq.charged_ns;
+        const cpu_charge_state& charged = k.charges().cpu(this_cpu);
+        u64 t0 = charged.charged_ns;
         u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
         update_blocked_averages(k, this_cpu);
         if (k.config().behaviour.newidle_5_15)
-            t0 = this_rq.charged_ns;
+            t0 = charged.charged_ns;
         u64 pending_cost =
             k.config().behaviour.newidle_5_15 ? 0 : static_cast<u64>(k.costs().lb_scan_per_cpu);
         for (auto& sdp : k.topology().cpu(this_cpu).domains) {
@@ -1188,7 +1189,7 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
                     sched_balance_rq(k, this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
                 for (const auto hook : k.patches().newidle_balanced) // NI_RANDOM: the success rate
                     hook(k, sd, pulled_task ? weight : 0);
-                const u64 t1 = this_rq.charged_ns;
+                const u64 t1 = charged.charged_ns;
                 const u64 work = static_cast<u64>(k.lb().last_lb_cost) + pending_cost;
                 const u64 domain_cost = work + (t1 - t0);
                 t0 = t1;
@@ -1393,6 +1394,23 @@ void lb_state::flush()
         cpu_dirty_[c] = false;
     }
     dirty_cpus_.clear();
+}
+
+void lb_state::check_sums(int cpu, std::string& errs)
+{
+    flush();
+    for (const int g : cpu_groups[static_cast<std::size_t>(cpu)]) {
+        const group_lb_sums& kept = group_sums[static_cast<std::size_t>(g)];
+        if (!kept.valid)
+            continue;
+        const sched_group& group = *k_.topology().groups()[static_cast<std::size_t>(g)];
+        group_lb_sums fresh;
+        sum_group_lb_stats(k_, group, fresh);
+        if (fresh != kept)
+            errs += fmt::format("stale load-balance sums of group {} (cpu{}..): a change of its "
+                                "CPUs was not reported by lb_stats_changed()\n",
+                                group.id, group.span.first());
+    }
 }
 
 void lb_state::fire(u64 arg)

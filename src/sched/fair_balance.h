@@ -24,6 +24,7 @@
 #include "sim/event_queue.h"
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace schedlab {
@@ -162,6 +163,10 @@ public:
     /// The CPUs whose part, as of the last flush(), is an idle CPU with a queued wakeup
     /// (group_lb_sums::pending), in no particular order.
     const std::vector<int>& pending_cpus() const { return pending_cpus_; }
+    /// The invariant check (kernel::check_all(), always on): after a flush(), the kept
+    /// sums of the groups spanning `cpu` equal the sums read afresh; appends errors. One
+    /// CPU's groups per call, so a sampled check costs a few groups' reads.
+    void check_sums(int cpu, std::string& errs);
 
 private:
     kernel& k_;

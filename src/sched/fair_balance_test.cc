@@ -237,8 +237,8 @@ TEST(task_hot, a_task_that_ran_within_migration_cost_is_hot)
  * have migrated, no longer consider this task hot"): a wakee that try_to_wake_up() moved
  * (set_task_cpu()) is cold to the next load balance, however recently it ran, so any
  * newly-idle pass may pull it on. By hand: p last ran 90 us ago, hot (90 us <
- * migration_cost 500 us); after the move it is not. This is how a DIE pass pulls a
- * just-woken tbench task into another LLC (docs/validation.md, 256 clients).
+ * migration_cost 500 us); after the move it is not. (The rule only: which passes pull
+ * such tasks in a given run, and whether that matters there, is for a trace of that run.)
  */
 // p runs `run` on cpu1 from the start and sleeps; at `at` newly-idle cpu0 looks at cpu1.
 struct slept_case {

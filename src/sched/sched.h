@@ -488,18 +488,11 @@ struct rq {
     int shard_idx = 0;                 ///< and its shard (rq->cfs.shard)
     rq_schedstat stats;
     contended_lock lock;         ///< rq->__lock
-    u8 idle_state = 0;           ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
-    bool cpuidle_traced = false; ///< power:cpu_idle entered, its exit not yet emitted
-    sim_dur idle_pred = 10'000'000; ///< cpuidle governor's predicted idle length (no history: long)
-    /// Every ns of kernel work charged to this CPU so far (charge_cpu()): differences
-    /// of it are the elapsed time of a kernel path, as sched_clock_cpu() gives it.
-    u64 charged_ns = 0;
 
     /* execution of the current task's burst */
     event_id work_event;     ///< end of the current burst (or the step() call)
     event_id resched_event;  ///< pending __schedule() for need_resched
     event_id tick_event;     ///< next scheduler tick (stopped while idle: NOHZ)
-    sim_time idle_since = 0;
 
     struct rt_rq rt; ///< the rt class's runqueue
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
