@@ -470,6 +470,58 @@ TEST(update_cfs_group, the_cpu_running_the_enqueue_reads_the_line_whatever_runqu
     EXPECT_EQ(tg.load_avg_read_misses, 2u);
 }
 
+TEST(update_cfs_group, after_a_write_only_each_llcs_first_reader_takes_the_line)
+{
+    // cpus 0-3 and 4-7 are two LLCs. After cpu0's write, cpu5 is the first reader in its
+    // LLC: it takes the line for one transfer across LLCs (80). cpu6 and cpu7 read the
+    // copy cpu5 brought into their LLC: they wait for it to arrive, then pay line_llc
+    // (80 + 20 each), and the line stays free for others. cpu1 shares the writer's LLC,
+    // whose copy is there already: 20, although the line is busy with cpu5's fetch.
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 20;
+    c.line_pkg = 80;
+    c.atomic_op = 10;
+    sched_fixture t(two_llc_machine(), "6.6", 1, "", c);
+    kernel& k = *t.k;
+    task_group& tg = *k.cpu_rq(0).cfs.tg;
+    auto write = [&](int cpu) { // update_tg_load_avg() with a change above 1/64
+        cfs_rq& cfs = k.cpu_rq(cpu).cfs;
+        cfs.avg.load_avg = static_cast<unsigned long>(cfs.tg_load_avg_contrib) + 1024;
+        const u64 before = tg.load_avg_updates;
+        update_tg_load_avg(k, cfs, cpu);
+        ASSERT_EQ(tg.load_avg_updates, before + 1);
+    };
+    auto spent = [&](int cpu) {
+        const cpu_time_accounting a = k.charges().cpu_accounting(k.cpu_rq(cpu));
+        return a.idle_work[ACCT_LOCK_HOLD] + a.idle_work[ACCT_LOCK_SPIN];
+    };
+    auto read = [&](int cpu) {
+        const sim_dur before = spent(cpu);
+        update_cfs_group(k, k.cpu_rq(cpu).cfs, cpu);
+        return spent(cpu) - before;
+    };
+    write(0);
+    t.run_for(usecs(1)); // ... and the write completes
+    const sim_time t0 = k.now();
+    EXPECT_EQ(read(5), 80) << "the first reader of LLC 4-7 fetches it from cpu0";
+    EXPECT_EQ(tg.load_avg_line.busy_until, t0 + 80);
+    EXPECT_EQ(read(6), 80 + 20) << "waits for cpu5's copy, then reads it inside the LLC";
+    EXPECT_EQ(read(7), 80 + 20) << "not queued behind cpu6: the copy serves both";
+    EXPECT_EQ(read(1), 20) << "the writer's LLC holds the version";
+    EXPECT_EQ(tg.load_avg_line.busy_until, t0 + 80) << "only cpu5's fetch took the line";
+    EXPECT_EQ(read(6), 0) << "cpu6's own copy: a hit";
+    EXPECT_EQ(tg.load_avg_read_misses, 4u);
+    EXPECT_EQ(tg.load_avg_llc_hits, 3u);
+
+    // cpu4 writes: it waits for cpu5's fetch (80), then takes the line from cpu0 (80) and
+    // holds it for the atomic (10). Its LLC now has the version and cpu0's has not.
+    write(4);
+    EXPECT_EQ(tg.load_avg_line.busy_until, t0 + 80 + 80 + 10);
+    EXPECT_EQ(read(6), 80 + 80 + 10 + 20) << "the copy in its LLC, once cpu4's write is done";
+    EXPECT_EQ(read(1), 80 + 80 + 10 + 80) << "LLC 0-3's first reader fetches it from cpu4";
+    EXPECT_EQ(tg.load_avg_line.busy_until, t0 + 80 + 80 + 10 + 80);
+}
+
 TEST(cpu_accounting, busy_time_matches_the_trace_and_the_breakdown_covers_every_cpu)
 {
     sched_fixture t(two_llc_machine(2), "6.6", 3, "", cost_params{});

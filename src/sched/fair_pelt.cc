@@ -99,6 +99,14 @@ unsigned long task_util_est(const task_struct& p)
 
 // update_load_avg()'s flags (UPDATE_TG, SKIP_AGE_LOAD, DO_ATTACH, DO_DETACH): fair_policy.h.
 
+// The copy of tg->load_avg's line that cpu's LLC holds (task_group::load_avg_llc).
+static task_group::llc_copy& tg_llc_copy(kernel& k, task_group& tg, int cpu)
+{
+    if (tg.load_avg_llc.empty())
+        tg.load_avg_llc.resize(static_cast<std::size_t>(k.nr_cpu_ids()));
+    return tg.load_avg_llc[static_cast<std::size_t>(k.topology().cpu(cpu).sd_llc_id)];
+}
+
 /*
  * kernel: kernel/sched/fair.c update_tg_load_avg(), 6.6: fold this CPU's
  * change into the group's global load_avg when it moved by more than 1/64.
@@ -118,6 +126,10 @@ void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu)
         cfs.tg->load_avg_updates++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
         k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.costs().atomic_op);
+        // The writer's LLC holds the new version; every other LLC's copy is now stale.
+        task_group::llc_copy& mine = tg_llc_copy(k, *cfs.tg, cpu);
+        mine.version = cfs.tg->load_avg_line.acquisitions;
+        mine.ready = cfs.tg->load_avg_line.busy_until; // once the write has the line
         cfs.tg_load_avg_contrib = static_cast<long>(cfs.avg.load_avg);
         cfs.last_update_tg_load_avg = cfs.rq_->clock_task;
     }
@@ -130,25 +142,35 @@ void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu)
  * once; the autogroup's entity on the root cfs_rq reads the line).
  * model: only the read of tg->load_avg is kept (the shares are not applied, see
  * the file comment). The read hits if no other CPU wrote the line since this
- * cfs_rq last read it; otherwise it is a coherence transaction on the line:
- * like every transaction on one address it is serialised at the line's home
- * (directory / probe filter), so it waits for those in flight and occupies the
- * line for its transfer from the last writer, by distance. Later readers of the
- * same version hit until the next write invalidates them all.
+ * CPU last read it. Otherwise it misses, and where the current version comes
+ * from depends on the reader's LLC:
+ * - the LLC already holds it (a CPU of this LLC wrote it, or fetched it since
+ *   the last write): the read is served inside the LLC, at line_llc, once that
+ *   copy has arrived, without taking the line;
+ * - else it is the LLC's first reader of this version: a coherence transaction
+ *   on the line, serialised at the line's home like a write (it waits for those
+ *   in flight and occupies the line for its transfer from the last writer, by
+ *   distance); the version is then in this LLC for its other CPUs.
+ * So after one write at most one reader per LLC queues at the line.
  * The reader is the CPU running the code (`cpu`, smp_processor_id()): a waker
  * enqueueing on another CPU's runqueue or a balancer detaching from one reads
  * the line into its own cache, so whether it hits is that CPU's history.
- * Why a read miss occupies the line (no vendor document read says how a line
- * serves many readers of one version): Aaron Lu's measurement on a 224-CPU
- * Sapphire Rapids (20230912065808.2530-2-aaron.lu@intel.com, netperf UDP_RR at
- * nr_client = nr_cpu) has update_cfs_group() at ~25% of the cycles with 21 M
- * wakeups in 5 s, ~90% of it on tg->load_avg (the cover letter,
- * 20230912065808.2530-1-aaron.lu@intel.com): ~250 CPU-s for ~40 M reads (one at
- * each enqueue and dequeue), ~6 us a read, some 30x one cross-socket transfer.
- * Reads that shared the line and waited only for a write in flight would cost
- * about one transfer each; reads queued at the line as well reproduce the
- * microseconds. (Readers sharing the line were modelled before: 59854da, then
- * 9b3a406, reverted by 4b7104e.)
+ * Why (Aaron Lu's ratelimit, 20230912065808.2530-2-aaron.lu@intel.com, on a
+ * 2 x 56C Sapphire Rapids, the spr-2s preset): with netperf UDP_RR at 224
+ * clients update_cfs_group() and update_load_avg() took ~25% and ~16% of the
+ * cycles, ~90% of it on tg->load_avg (20230912065808.2530-1-aaron.lu@intel.com),
+ * and limiting the writes to one per ms per cfs_rq made the run 2.9x faster
+ * (9703 -> 28011 trans/s per client; 13779 -> 36105 at 168 clients) with the
+ * cost of reading tg->load_avg "greatly reduced". With every read miss queued
+ * at the line the model's counterpart (`--machine spr-2s --kernel tip-2023-08
+ * -- netperf --instances 224 -t UDP_RR -l 1`) gained 57% (7118 -> 11206): its
+ * ratelimited arm still waited 153 of 227 CPU-s for reads, ~34 queued misses
+ * per write. With the LLC's copy it gains 312% (8125 -> 33472), at 168 clients
+ * 210% (docs/validation.md, "The tg->load_avg line"). Which copy serves a
+ * reader is the hardware's (the socket's L3 on Sapphire Rapids, the CCX's L3
+ * on Zen); no vendor document read gives the latency of that case, so it is
+ * line_llc, the preset's transfer within an LLC. Earlier variants: readers
+ * sharing the line machine-wide (59854da; 9b3a406, reverted by 4b7104e).
  */
 void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
 {
@@ -163,10 +185,25 @@ void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
     seen = line.acquisitions;
     tg.load_avg_read_misses++;
     const sim_time t = k.now();
+    rq& r = k.cpu_rq(cpu);
+    task_group::llc_copy& llc = tg_llc_copy(k, tg, cpu);
+    if (llc.version == line.acquisitions) {
+        // Another CPU of this LLC holds the current version (it fetched or wrote it
+        // since the last write): served inside the LLC, once that copy has arrived.
+        tg.load_avg_llc_hits++;
+        const sim_dur wait = llc.ready > t ? llc.ready - t : 0;
+        if (wait > 0) {
+            tg.load_avg_read_wait += wait;
+            k.charges().charge_cpu(r, wait, ACCT_LOCK_SPIN);
+        }
+        k.charges().charge_cpu(r, k.costs().line_llc, ACCT_LOCK_HOLD);
+        return;
+    }
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
     const sim_dur transfer = k.cm().line_cost(line.last_cpu, cpu);
     line.busy_until = t + wait + transfer;
-    rq& r = k.cpu_rq(cpu);
+    llc.version = line.acquisitions;
+    llc.ready = line.busy_until;
     if (wait > 0) {
         tg.load_avg_read_wait += wait;
         k.charges().charge_cpu(r, wait, ACCT_LOCK_SPIN);

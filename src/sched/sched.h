@@ -279,9 +279,17 @@ struct task_group {
     long load_avg = 0;        ///< atomic_long_t tg->load_avg
     u64 load_avg_updates = 0; ///< writes to tg->load_avg
     u64 load_avg_reads = 0;       ///< update_cfs_group() reads of tg->load_avg
-    u64 load_avg_read_misses = 0; ///< ... that had to fetch the line from its last writer
+    u64 load_avg_read_misses = 0; ///< ... that missed (another CPU wrote since this CPU read)
     sim_dur load_avg_read_wait = 0; ///< ... waiting for a transfer in flight
+    u64 load_avg_llc_hits = 0;    ///< ... of them served by a copy in the reader's LLC
     contended_lock load_avg_line; ///< the cache line holding tg->load_avg (writes take it)
+    /// The line's version each LLC holds (by sd_llc_id): the write count when a CPU of
+    /// that LLC last fetched or wrote it, and when that copy arrived there.
+    struct llc_copy {
+        u64 version = ~0ULL;
+        sim_time ready = 0;
+    };
+    std::vector<llc_copy> load_avg_llc;
 };
 
 /// sched_info::last_queued of a task not waiting on a runqueue (the kernel uses 0; the

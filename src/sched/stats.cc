@@ -161,11 +161,12 @@ std::string format_feature_stats(const kernel& k)
     const task_group& tg = k.autogroup();
     if (tg.load_avg_updates)
         s += fmt::format("# task group load_avg: {} updates, {} waited for the line ({:.3f} ms); "
-                         "{} reads, {} fetched the line ({:.3f} ms waited)\n",
+                         "{} reads, {} fetched the line, {} a copy in their LLC ({:.3f} ms "
+                         "waited)\n",
                          tg.load_avg_updates, tg.load_avg_line.contended,
                          static_cast<double>(tg.load_avg_line.wait_total) / 1e6,
-                         tg.load_avg_reads, tg.load_avg_read_misses,
-                         static_cast<double>(tg.load_avg_read_wait) / 1e6);
+                         tg.load_avg_reads, tg.load_avg_read_misses - tg.load_avg_llc_hits,
+                         tg.load_avg_llc_hits, static_cast<double>(tg.load_avg_read_wait) / 1e6);
     return s;
 }
 
