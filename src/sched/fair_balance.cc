@@ -1386,6 +1386,8 @@ void lb_state::flush()
                 pending_cpus_.push_back(cpu);
             } else {
                 const auto it = std::find(pending_cpus_.begin(), pending_cpus_.end(), cpu);
+                SIM_BUG_ON(it == pending_cpus_.end(),
+                           "cpu{}'s queued wakeup ended but it was not listed as pending", cpu);
                 *it = pending_cpus_.back();
                 pending_cpus_.pop_back();
             }
