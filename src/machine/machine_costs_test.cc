@@ -115,6 +115,19 @@ TEST(preset_costs, intel_cstates_come_from_the_intel_idle_tables)
     EXPECT_EQ(value_of(skx, "cstate_c1_exit"), 2000);
 }
 
+TEST(preset_costs, epyc_presets_charge_a_measured_deep_wake_not_the_declared_latency)
+{
+    for (const char* name : {"bergamo-2s", "milan-2s"}) {
+        const machine m = make_machine_preset(name);
+        EXPECT_EQ(value_of(m, "cstate_deep_exit"), 400000) << name << ": ACPI's declared C2";
+        EXPECT_EQ(value_of(m, "cstate_deep_wake"), 10000) << name;
+        EXPECT_NE(m.costs_source.at("cstate_deep_wake").find("14526"), std::string::npos);
+    }
+    // No measured figure for the others: 0, the declared exit latency is charged.
+    EXPECT_EQ(value_of(make_machine_preset("spr-2s"), "cstate_deep_wake"), 0);
+    EXPECT_EQ(value_of(make_machine_preset("ryzen-7950x"), "cstate_deep_wake"), 0);
+}
+
 TEST(preset_costs, cache_line_transfers_grow_with_distance)
 {
     for (const auto& name : named_presets) {

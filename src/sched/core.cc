@@ -106,6 +106,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         nohz_balance_enter_idle(*this, cpu_rq(cpu));
         update_idle_core(*this, cpu_rq(cpu));
     }
+    lb_.nohz.tick_stops = 0; // the run's count, not the boot's
     /*
      * A benchmark starts on a machine that has been up and idle, not at boot:
      * its LLCs have been balanced while idle, and SIS_UTIL's scan depth is what
@@ -540,6 +541,7 @@ void kernel::schedule_timeout(task_struct& p, sim_dur ns)
     if (p.timer.valid())
         sim_.cancel(p.timer);
     p.timer = sim_.after(ns, event_prio::hrtimer, this, ev_arg(EV_TIMER, static_cast<u32>(p.pid)));
+    p.timer_expires = now() + ns;
 }
 
 /*
@@ -722,14 +724,34 @@ void kernel::__schedule(rq& r, bool preempt)
         if (prev->is_idle_task())
             start_tick(r);
         if (next->is_idle_task()) {
-            // cpuidle: the menu governor's choice from the recent idle lengths.
-            const u8 idle_state = charges_.cpuidle_enter(r);
+            // cpuidle: the menu governor's choice from the recent idle lengths, and its
+            // stop_tick: the tick runs on until the next jiffy boundary (start_tick()).
+            const s64 tick = static_cast<s64>(kc_.params.tick_nsec());
+            const sim_time next_timer =
+                prev->timer.valid() && prev->cpu == r.cpu ? prev->timer_expires : -1;
+            const cost_model::idle_choice idle_choice =
+                charges_.cpuidle_enter(r, tick, (now() / tick + 1) * tick, next_timer);
+            const u8 idle_state = idle_choice.state;
             update_idle_core(*this, r); // pick_next_task_idle() -> update_idle_core()
-            if (r.tick_event.valid()) { // NOHZ: an idle CPU stops its tick
-                sim_.cancel(r.tick_event);
-                r.tick_event = {};
+            /*
+             * kernel: kernel/sched/idle.c cpuidle_idle_call(), 6.5: the tick stops
+             * (tick_nohz_idle_stop_tick() -> __tick_nohz_idle_stop_tick(), which calls
+             * nohz_balance_enter_idle() once the tick is stopped) only when the governor's
+             * stop_tick says so; else tick_nohz_idle_retain_tick() and the idle CPU keeps
+             * ticking (sched_tick() below). tick_nohz_next_event()'s own refusal (a timer
+             * due within a tick) needs no model of its own: menu's prediction is capped by
+             * that timer, so it keeps the tick then. The timer known is the timed sleep of
+             * the task leaving (cost_model::idle_select_tick).
+             */
+            if (idle_choice.stop_tick) {
+                if (r.tick_event.valid()) {
+                    sim_.cancel(r.tick_event);
+                    r.tick_event = {};
+                }
+                nohz_balance_enter_idle(*this, r);
+            } else {
+                lb_.nohz.idle_entries_tick_kept++;
             }
-            nohz_balance_enter_idle(*this, r);
             /*
              * kernel: drivers/cpuidle/cpuidle.c cpuidle_enter_state() and
              * kernel/sched/idle.c default_idle_call(), 6.6: trace_cpu_idle(index) before the
@@ -882,9 +904,29 @@ void kernel::sched_tick(rq& r)
     r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
     r.idle_balance = idle_cpu(r.cpu);
     trigger_load_balance(*this, r);
-    if (!r.curr->is_idle_task())
-        r.tick_event = sim_.after(static_cast<s64>(kc_.params.tick_nsec()), event_prio::tick, this,
-                                  ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
+    if (r.curr->is_idle_task() && !r.need_resched && r.nr_running == 0 && !r.ttwu_pending) {
+        /*
+         * kernel: kernel/sched/idle.c do_idle(), 6.5: the tick kept by the governor woke
+         * this idle CPU; with nothing to run, the loop goes round to cpuidle_idle_call()
+         * and the governor selects again (menu_reflect() noted the tick wakeup), stopping
+         * the tick this time if it says so. Differs: the state's exit latency before the
+         * tick's work is not charged.
+         */
+        lb_.nohz.idle_ticks++;
+        const cost_model::idle_choice c =
+            charges_.cpuidle_tick(r, static_cast<s64>(kc_.params.tick_nsec()));
+        for (auto* s : sinks_) {
+            s->cpu_idle({now(), PWR_EVENT_EXIT, r.cpu});
+            s->cpu_idle({now(), c.state, r.cpu});
+        }
+        if (c.stop_tick) {
+            nohz_balance_enter_idle(*this, r);
+            return;
+        }
+    }
+    // A busy CPU's tick, or a kept one (also of an idle CPU about to switch to a task).
+    r.tick_event = sim_.after(static_cast<s64>(kc_.params.tick_nsec()), event_prio::tick, this,
+                              ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
 }
 
 const char* kernel::event_kind_name(int kind)

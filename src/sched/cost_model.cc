@@ -192,13 +192,75 @@ u8 cost_model::idle_select(sim_dur predicted) const
                                                               : 0;
 }
 
+/*
+ * kernel: drivers/cpuidle/governors/menu.c menu_select(), read at torvalds/linux
+ * 010e85f9e47c (its microsecond form; 6.5's nanosecond one keeps these branches):
+ * with the tick running, *stop_tick is cleared when the chosen state polls or the
+ * predicted idle is shorter than TICK_NSEC, and then a state whose target residency
+ * outlasts delta_next (the time to the next timer event, the tick included) gives way
+ * to the first shallower one within it. Differs: the prediction is the model's EWMA
+ * (idle_select) capped by the next timer, not min(next timer x bucket factor, typical
+ * interval); the CPU's next timer is known only as the timed sleep of the task whose
+ * sleep idled it (task_struct::timer_expires): other timers queued on the CPU, and the
+ * watchdog's, are not looked up; no latency_req (PM QoS and the interactivity bound);
+ * the tick-already-stopped branches are not reached (a model CPU selects again only at
+ * its own tick, which is running).
+ */
+cost_model::idle_choice cost_model::idle_select_tick(sim_dur predicted, sim_dur tick,
+                                                     sim_dur delta_tick, sim_dur next_timer) const
+{
+    // A timer sooner than C1's residency: polling, with the tick kept.
+    if (next_timer < p_.cstate_c1_residency)
+        return {0, false};
+    // menu: the prediction never exceeds the time to the next timer.
+    predicted = std::min(predicted, next_timer);
+    idle_choice c{idle_select(predicted), true};
+    if (c.state == 0 || predicted < tick) {
+        c.stop_tick = false;
+        const sim_dur delta_next = std::min(delta_tick, next_timer);
+        const auto residency = [&](u8 st) {
+            return st == 2 ? p_.cstate_deep_residency : st == 1 ? p_.cstate_c1_residency : 0;
+        };
+        while (c.state > 0 && residency(c.state) > delta_next)
+            --c.state;
+    }
+    return c;
+}
+
+/*
+ * kernel: menu.c menu_update() with data->tick_wakeup (menu_reflect():
+ * tick_nohz_idle_got_tick()), read at torvalds/linux 010e85f9e47c: an idle period
+ * ended by the tick, with no timer due within a tick of the selection
+ * (next_timer > TICK), counts as 9/10 of MAX_INTERESTING (50 ms), "idle long (but not
+ * forever)"; else the residency measured. model: the EWMA learns 45 ms, so the CPU's
+ * next selection predicts more than a tick and stops it (menu's buckets and typical
+ * interval can take a few ticks to get there).
+ */
+void cost_model::idle_tick_wakeup(cpu_idle_state& idle, sim_dur tick, sim_time now)
+{
+    constexpr sim_dur menu_max_interesting = 50'000'000;
+    // A timer was due within a tick of the selection: menu learns the residency measured.
+    const sim_dur measured = idle.next_timer >= 0 && idle.next_timer - idle.since <= tick
+                                 ? now - idle.since
+                                 : 9 * menu_max_interesting / 10;
+    idle.predicted += (measured - idle.predicted) / 4;
+}
+
+/*
+ * model: what a wakeup waits for the CPU to leave its state. For the deep
+ * state that is the measured wake time where the machine has one
+ * (cstate_deep_wake), else the declared exit latency (cstate_deep_exit): the
+ * driver's figure is the governor's worst-case bound, and on AMD EPYC a wake
+ * from the deepest state measures ~5-15 us against the 400 us that ACPI
+ * declares for it (preset_costs.cc).
+ */
 sim_dur cost_model::idle_exit_latency(const cpu_idle_state& idle) const
 {
     switch (idle.state) {
     case 1:
         return p_.cstate_c1_exit;
     case 2:
-        return p_.cstate_deep_exit;
+        return p_.cstate_deep_wake > 0 ? p_.cstate_deep_wake : p_.cstate_deep_exit;
     default:
         return 0;
     }

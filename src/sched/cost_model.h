@@ -60,6 +60,7 @@ struct cpu_idle_state {
     sim_time since = 0;             ///< when the idle task was switched in; -1 while busy
     sim_dur predicted = 10'000'000; ///< predicted idle length (no history: long)
     u8 state = 0;                   ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
+    sim_time next_timer = -1;       ///< the CPU's next timer known at selection; -1 none
     bool traced = false;            ///< power:cpu_idle entered, its exit not yet emitted
 };
 
@@ -123,6 +124,20 @@ public:
 
     /// The C-state an idle CPU enters (0 poll, 1 C1, 2 deep) for its predicted idle length.
     u8 idle_select(sim_dur predicted) const;
+    /// The governor's choice at an idle entry: the state, and whether the tick stops.
+    struct idle_choice {
+        u8 state = 0;
+        bool stop_tick = true;
+    };
+    /// menu_select()'s state and stop_tick for a predicted idle, the tick period, the time
+    /// to the next tick and the time to the CPU's next timer (`next_timer`, a very large
+    /// value for none): the tick stays when the idle is predicted shorter than a tick, and
+    /// then the state must end by the next tick or timer.
+    idle_choice idle_select_tick(sim_dur predicted, sim_dur tick, sim_dur delta_tick,
+                                 sim_dur next_timer) const;
+    /// menu_update() after a wakeup by the CPU's own tick: the governor learns a long idle
+    /// unless a timer was due within a tick of the selection.
+    static void idle_tick_wakeup(cpu_idle_state& idle, sim_dur tick, sim_time now);
     /// Exit latency of the C-state an idle CPU is in.
     sim_dur idle_exit_latency(const cpu_idle_state& idle) const;
 

@@ -119,6 +119,60 @@ TEST(cost_model, idle_select_takes_the_deepest_state_the_prediction_fits)
     EXPECT_EQ(cm.idle_select(usecs(300)), 2);
 }
 
+TEST(cost_model, idle_select_tick_keeps_the_tick_when_the_idle_is_predicted_shorter)
+{
+    // kernel: drivers/cpuidle/governors/menu.c menu_select() (torvalds/linux 010e85f9e47c),
+    // worked by hand for POLL, C1 (target residency 2 us) and a deep state (800 us) with
+    // the tick running, HZ=250 (TICK_NSEC 4 ms).
+    cost_params c = sched_fixture::no_costs();
+    c.cstate_c1_residency = usecs(2);
+    c.cstate_deep_residency = usecs(800);
+    const machine m = testlib::small_machine(2);
+    const cost_model cm(m, c);
+    const sim_dur tick = msecs(4), none = secs(4);
+    auto pick = [&](sim_dur predicted, sim_dur delta_tick, sim_dur next_timer) {
+        const cost_model::idle_choice ch = cm.idle_select_tick(predicted, tick, delta_tick,
+                                                               next_timer);
+        return std::pair<int, bool>{ch.state, ch.stop_tick};
+    };
+    using p = std::pair<int, bool>;
+    // predicted_ns >= TICK_NSEC: the deepest state that fits, and *stop_tick stays true.
+    EXPECT_EQ(pick(msecs(5), msecs(3), none), p(2, true));
+    // Shorter than a tick: the tick is kept; the deep state's residency fits the 3 ms to the
+    // next tick, so it stays...
+    EXPECT_EQ(pick(msecs(1), msecs(3), none), p(2, false));
+    // ...but not the 500 us: the first shallower state within delta_next, C1.
+    EXPECT_EQ(pick(msecs(1), usecs(500), none), p(1, false));
+    EXPECT_EQ(pick(usecs(100), msecs(3), none), p(1, false));
+    // Under C1's residency: POLL, and a polling state keeps the tick.
+    EXPECT_EQ(pick(usecs(1), msecs(3), none), p(0, false));
+    // The prediction never exceeds the next timer: 1 ms away, a long prediction gives the
+    // deep state (800 us fits) with the tick kept (1 ms < TICK_NSEC)...
+    EXPECT_EQ(pick(msecs(10), msecs(3), msecs(1)), p(2, false));
+    // ...600 us away, C1...
+    EXPECT_EQ(pick(msecs(10), msecs(3), usecs(600)), p(1, false));
+    // ...and sooner than C1's residency, state 0 returned at once, the tick kept (POLL).
+    EXPECT_EQ(pick(msecs(10), msecs(3), usecs(1)), p(0, false));
+}
+
+TEST(cost_model, a_tick_wakeup_teaches_the_governor_a_long_idle)
+{
+    // kernel: menu.c menu_update() with tick_wakeup (torvalds/linux 010e85f9e47c): with no
+    // timer due within a tick, the period counts as 9/10 of MAX_INTERESTING (45 ms).
+    cpu_idle_state idle;
+    idle.since = 0;
+    idle.predicted = msecs(1);
+    cost_model::idle_tick_wakeup(idle, msecs(4), msecs(3));
+    EXPECT_EQ(idle.predicted, msecs(1) + (msecs(45) - msecs(1)) / 4);
+    // A timer 3.5 ms after the selection (within a tick): the residency measured, 2 ms.
+    cpu_idle_state timed;
+    timed.since = 0;
+    timed.predicted = msecs(1);
+    timed.next_timer = usecs(3500);
+    cost_model::idle_tick_wakeup(timed, msecs(4), msecs(2));
+    EXPECT_EQ(timed.predicted, msecs(1) + (msecs(2) - msecs(1)) / 4);
+}
+
 TEST(cost_model, remote_notify_prices_the_ipi_and_the_idle_exit_and_teaches_the_governor)
 {
     cost_params c = sched_fixture::no_costs();
@@ -273,9 +327,10 @@ std::unique_ptr<task_behaviour> run_10us_then_sleep(std::shared_ptr<std::vector<
 TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
 {
     // A task that sleeps 5 ms between 10 us runs: how late, past the 5 ms, it runs again.
-    auto lateness = [](sim_dur deep_exit) {
+    auto lateness = [](sim_dur deep_exit, sim_dur deep_wake = 0) {
         cost_params c = sched_fixture::no_costs();
         c.cstate_deep_exit = deep_exit;
+        c.cstate_deep_wake = deep_wake;
         c.cstate_deep_residency = usecs(300);
         c.cstate_c1_residency = usecs(2);
         c.cstate_c1_exit = 1000;
@@ -290,6 +345,10 @@ TEST(idle_exit_latency, a_cpu_in_the_deep_state_wakes_later)
     };
     EXPECT_EQ(lateness(usecs(80)), usecs(80)) << "the timer's CPU leaves the deep state first";
     EXPECT_EQ(lateness(usecs(10)), usecs(10));
+    // A measured wake time (cstate_deep_wake) is what the wakeup waits for; the declared
+    // exit latency stays the governor's figure.
+    EXPECT_EQ(lateness(usecs(400), usecs(10)), usecs(10));
+    EXPECT_EQ(lateness(usecs(400), 0), usecs(400)) << "none measured: the declared latency";
 }
 
 TEST(idle_work, an_idle_cpu_switches_to_its_wakee_after_the_work_it_owes)

@@ -168,13 +168,28 @@ void cpu_charges::switch_to_idle(rq& r)
     st.idle_busy_until = sim_.now() + owed;
 }
 
-u8 cpu_charges::cpuidle_enter(rq& r)
+cost_model::idle_choice cpu_charges::cpuidle_enter(rq& r, sim_dur tick, sim_time next_tick,
+                                                   sim_time next_timer)
 {
     cpu_idle_state& idle = state(r).idle;
-    idle.since = sim_.now();
-    idle.state = cm_.idle_select(idle.predicted); // the menu governor's choice
+    const sim_time now = sim_.now();
+    idle.since = now;
+    idle.next_timer = next_timer > now ? next_timer : -1;
+    // No timer known: as far as the governor can tell, a long way off (menu's next_timer_ns
+    // is then the watchdog's, seconds away).
+    constexpr sim_dur no_timer = 4'000'000'000;
+    const cost_model::idle_choice c = cm_.idle_select_tick(
+        idle.predicted, tick, next_tick - now, idle.next_timer >= 0 ? idle.next_timer - now : no_timer);
+    idle.state = c.state; // the menu governor's choice
     idle.traced = true;
-    return idle.state;
+    return c;
+}
+
+cost_model::idle_choice cpu_charges::cpuidle_tick(rq& r, sim_dur tick)
+{
+    cpu_idle_state& idle = state(r).idle;
+    cost_model::idle_tick_wakeup(idle, tick, sim_.now());
+    return cpuidle_enter(r, tick, sim_.now() + tick, idle.next_timer);
 }
 
 bool cpu_charges::cpuidle_exit(rq& r)

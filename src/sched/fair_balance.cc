@@ -1253,6 +1253,7 @@ void nohz_balance_enter_idle(kernel& k, rq& r)
 {
     if (!k.lb().nohz.stop_tick(r.cpu))
         return;
+    k.lb().nohz.tick_stops++;
     if (sched_domain_shared* sds = k.topology().cpu(r.cpu).sd_llc_shared)
         sds->nr_busy_cpus--;
 }
@@ -1309,6 +1310,7 @@ void kick_ilb(kernel& k)
     if (ilb < 0)
         return;
     k.lb().nohz.ilb_kicked = true;
+    k.lb().nohz.ilb_kicks++;
     k.sim().after(k.costs().ipi_wakeup, event_prio::ipi, &k.lb(),
                   lb_state::EV_ILB | static_cast<u32>(ilb));
 }
@@ -1339,6 +1341,7 @@ void nohz_idle_balance(kernel& k, rq& ilb_rq)
             k.set_this_cpu(balance_cpu);
             k.update_rq_clock(r);
             sched_balance_domains(k, r, CPU_IDLE);
+            k.lb().nohz.nohz_balances++;
         }
         if (next_balance > r.next_balance) {
             next_balance = r.next_balance;

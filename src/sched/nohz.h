@@ -34,6 +34,13 @@ public:
     /// model: an ILB kick is on its way (NOHZ_BALANCE_KICK of the kicked CPU).
     bool ilb_kicked = false;
 
+    /* counters for the run summary (not kernel state) */
+    u64 tick_stops = 0;              ///< CPUs that stopped their tick (nohz_balance_enter_idle())
+    u64 idle_entries_tick_kept = 0;  ///< idle entries whose governor kept the tick
+    u64 idle_ticks = 0;              ///< kept ticks that found their CPU idle
+    u64 ilb_kicks = 0;               ///< kick_ilb() IPIs sent
+    u64 nohz_balances = 0;           ///< rebalances run by an ILB for a tickless CPU
+
     /// kernel: rq->nohz_tick_stopped.
     bool tick_stopped(int cpu) const { return tick_stopped_[static_cast<std::size_t>(cpu)] != 0; }
     /// The tick of cpu stops (nohz_balance_enter_idle()): false if it was stopped already.

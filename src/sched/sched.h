@@ -353,6 +353,7 @@ struct task_struct {
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
+    sim_time timer_expires = 0; ///< when `timer` was set to fire (schedule_timeout())
     bool timer_cpu_awake = false; ///< the timer's CPU has been woken from idle for it
     void* wait_token = nullptr; ///< workload's wait-queue bookkeeping (opaque to sched)
     int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise

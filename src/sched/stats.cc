@@ -122,6 +122,11 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
                      avg_us(w.idle_exit_delay, w.idle_exits), w.idle_exits_deep,
                      avg_us(static_cast<sim_dur>(run_delay), pcount), pcount,
                      w.remote_activations);
+    const nohz_state& nz = k.lb().nohz;
+    s += fmt::format("# nohz: {} tick stops, {} idle entries keeping the tick, {} kept ticks on "
+                     "idle cpus; {} ILB kicks, {} rebalances of tickless cpus by ILBs\n",
+                     nz.tick_stops, nz.idle_entries_tick_kept, nz.idle_ticks, nz.ilb_kicks,
+                     nz.nohz_balances);
     return s;
 }
 
