@@ -379,7 +379,16 @@ bool kernel::idle_cpu(int cpu) const
     const rq& r = cpu_rq(cpu);
     const bool pending_seen =
         r.ttwu_pending && (now() >= r.ttwu_pending_visible || this_cpu_ == r.ttwu_pending_writer);
-    return r.curr == r.idle && r.nr_running == 0 && !pending_seen;
+    return r.curr == r.idle && r.nr_running == 0 && !pending_seen && !r.in_schedule;
+}
+
+// model: the end of __schedule() to idle (rq::in_schedule): idle_cpu() from now on.
+void kernel::sched_done(rq& r)
+{
+    r.in_schedule_event = {};
+    r.in_schedule = false;
+    r.in_schedule_prev = -1;
+    lb_.lb_stats_changed(r.cpu);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -478,11 +487,26 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         sim_.cancel(p.timer);
         p.timer = {};
     }
-    const int cpu = select_task_rq(p, p.wake_cpu, wake_flags | WF_TTWU);
+    /*
+     * kernel: try_to_wake_up(), 6.6: p still on_cpu (its CPU in __schedule() with p
+     * as prev, rq::in_schedule) goes on that CPU's wake list when ttwu_queue_cond()
+     * allows (ttwu_queue_wakelist(p, task_cpu(p))), without select_task_rq().
+     * Differs: otherwise the waker would spin until p->on_cpu clears; here it
+     * selects at once.
+     */
+    const rq& prev_rq = cpu_rq(p.cpu);
+    const bool on_cpu_queue = sched_feat(TTWU_QUEUE) && prev_rq.in_schedule &&
+                              prev_rq.in_schedule_prev == p.pid && p.cpus_mask.test(p.cpu) &&
+                              (!topo_.cpus_share_cache(this_cpu_, p.cpu) ||
+                               (p.cpu != this_cpu_ && prev_rq.nr_running == 0));
+    const int cpu = on_cpu_queue ? p.cpu : select_task_rq(p, p.wake_cpu, wake_flags | WF_TTWU);
     if (decisions_.on())
         decisions_.log(now(), this_cpu_, "select_task_rq",
-                       fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}", p.pid, p.comm, p.cpu, cpu,
-                                   decisions_.last_placement()));
+                       on_cpu_queue ? fmt::format("pid {} ({}) prev cpu{} -> cpu{}: on_cpu: its "
+                                                  "CPU's wake list",
+                                                  p.pid, p.comm, p.cpu, cpu)
+                                    : fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}", p.pid,
+                                                  p.comm, p.cpu, cpu, decisions_.last_placement()));
     if (cpu != p.cpu) {
         wake_flags |= WF_MIGRATED;
         set_task_cpu(p, cpu);
@@ -672,6 +696,10 @@ void kernel::__schedule(rq& r, bool preempt)
         r.resched_event = {};
     }
     r.stats.sched_count++;
+    if (r.in_schedule) { // an earlier switch to idle is overtaken by this one
+        sim_.cancel(r.in_schedule_event);
+        sched_done(r);
+    }
     charges_.lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold);
 
     u64* switch_count = &prev->nivcsw;
@@ -765,6 +793,22 @@ void kernel::__schedule(rq& r, bool preempt)
                 s->cpu_idle({now(), idle_state, r.cpu});
             // Kernel work charged during this __schedule keeps the idle CPU busy.
             charges_.switch_to_idle(r);
+            /*
+             * kernel: kernel/sched/core.c __schedule() and idle_cpu(), 6.6: rq->curr stays
+             * prev (and prev->on_cpu set) until context_switch(), after deactivate_task(),
+             * the newly-idle balance and the pick, so other CPUs' idle_cpu() reads this CPU
+             * as busy meanwhile, and a wakeup of prev then takes the on_cpu path of
+             * try_to_wake_up(). model: the switch is at the start of that work (the
+             * charges owed at switch_to_idle()); the CPU is "in schedule" until they are
+             * paid (rq::in_schedule).
+             */
+            const sim_time owed_until = charges_.cpu(r.cpu).idle_busy_until;
+            if (owed_until > now()) {
+                r.in_schedule = true;
+                r.in_schedule_prev = prev->is_idle_task() ? -1 : prev->pid;
+                r.in_schedule_event = sim_.at(owed_until, event_prio::task_work, this,
+                                              ev_arg(EV_SCHED_DONE, static_cast<u32>(r.cpu)));
+            }
         } else {
             charges_.switch_in(r, *next);
             cm().task_arrives(*next, r.cpu);
@@ -931,9 +975,10 @@ void kernel::sched_tick(rq& r)
 
 const char* kernel::event_kind_name(int kind)
 {
-    static_assert(EV_ACTIVE_LB == nr_event_kinds, "one name per ev_kind");
+    static_assert(EV_SCHED_DONE == nr_event_kinds, "one name per ev_kind");
     static constexpr std::array<const char*, nr_event_kinds> names = {
-        "burst", "resched", "tick", "timer", "ttwu_ipi", "softirq", "ilb", "active_lb"};
+        "burst",   "resched", "tick",      "timer",     "ttwu_ipi",
+        "softirq", "ilb",     "active_lb", "sched_done"};
     return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -973,6 +1018,9 @@ void kernel::fire(u64 arg)
     }
     case EV_TTWU_IPI:
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
+        break;
+    case EV_SCHED_DONE: // __schedule() to idle is done: prev is off the CPU (see __schedule())
+        sched_done(cpu_rq(static_cast<int>(v)));
         break;
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));

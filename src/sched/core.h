@@ -119,9 +119,9 @@ public:
     /// The kinds of the kernel's events; the balancing code's (softirq, ilb, active_lb)
     /// are fired by its own handler, lb_state (fair_balance.h), and counted here.
     enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
-                         EV_ILB, EV_ACTIVE_LB };
+                         EV_ILB, EV_ACTIVE_LB, EV_SCHED_DONE };
     /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
-    static constexpr int nr_event_kinds = 8;
+    static constexpr int nr_event_kinds = 9;
     void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
@@ -238,6 +238,7 @@ private:
     lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
+    void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
     std::unique_ptr<scx_sched> scx_; ///< the ext class's state (ext.cc), if a policy is loaded
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;

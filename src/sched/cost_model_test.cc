@@ -380,6 +380,47 @@ TEST(idle_work, an_idle_cpu_switches_to_its_wakee_after_the_work_it_owes)
     EXPECT_EQ(starts->back() - switched, usecs(20));
 }
 
+TEST(idle_work, a_cpu_in_schedule_to_idle_is_not_idle_and_keeps_its_prev)
+{
+    // kernel: kernel/sched/core.c __schedule(), idle_cpu() and try_to_wake_up(), 6.6:
+    // rq->curr stays prev (on_cpu) until context_switch(), so while cpu1 pays for its
+    // switch to idle (here the rq lock's 20 us hold) idle_cpu(1) is false, and a wakeup
+    // of prev meanwhile goes to cpu1's wake list (ttwu_queue_wakelist(p, task_cpu(p)):
+    // ttwu_queue_cond() holds, cpu1 having nr_running == 0) without select_task_rq(),
+    // which would have sent it to an idle cpu2 or cpu3 since cpu1 is not idle.
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    sched_fixture t(testlib::small_machine(4), "6.6", 1, "", c);
+    kernel& kk = *t.k;
+    // A waker pinned to cpu0 polls in 1 us steps and wakes the sleeper once cpu1 is in
+    // its __schedule() to idle, noting what it saw then.
+    task_struct* sleeper = nullptr;
+    bool woke = false, cpu1_idle_then = true;
+    t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                if (!woke && sleeper && kk.cpu_rq(1).in_schedule) {
+                    woke = true;
+                    cpu1_idle_then = kk.idle_cpu(1);
+                    k.wake_up_process(*sleeper);
+                }
+                return task_action::cpu(usecs(1));
+            }),
+            0, 0, 0);
+    t.run_for(usecs(100));
+    auto ran = std::make_shared<int>(0);
+    sleeper = &t.spawn("sleeper", testlib::behaviour([ran](syscalls&, task_struct&) {
+                           if ((*ran)++ % 2 == 0)
+                               return task_action::cpu(usecs(10));
+                           return task_action::sleep();
+                       }),
+                       1, 0, -1);
+    t.run_for(usecs(200));
+    ASSERT_TRUE(woke);
+    EXPECT_FALSE(cpu1_idle_then) << "the kernel's rq->curr is still the sleeper";
+    EXPECT_EQ(sleeper->cpu, 1) << "on_cpu: queued on its own CPU, no select_task_rq()";
+    EXPECT_GE(*ran, 3) << "it ran again";
+    EXPECT_EQ(kk.nr_migrations(), 0u);
+}
+
 TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_lines)
 {
     // cpu0 wakes a sleeper pinned to cpu1, which a spinner keeps busy (so the waker enqueues

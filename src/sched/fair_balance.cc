@@ -274,7 +274,7 @@ group_lb_sums cpu_lb_contrib(const kernel& k, int cpu)
     if (!r.nr_running && r.curr == r.idle) {
         if (r.ttwu_pending)
             c.pending = 1;
-        else
+        else if (!r.in_schedule)
             c.idle_cpus = 1; // idle_cpu()
     }
     return c;

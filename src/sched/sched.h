@@ -484,6 +484,13 @@ struct rq {
     std::vector<std::pair<task_struct*, int>> wake_list; ///< TTWU_QUEUE: (task, wake_flags) awaiting the IPI
     rng_stream sched_rnd_state{0, ""}; ///< kernel: per-CPU sched_rnd_state (sched_rng(), NI_RANDOM): "sched_rng/<cpu>"
     event_id ttwu_ipi_event;
+    /// model: __schedule() to idle still running on this CPU: the kernel's rq->curr
+    /// is still prev (on_cpu) while it dequeues, balances newly idle and picks, so
+    /// idle_cpu() is false until the work charged there is done (in_schedule_event
+    /// clears both); see kernel::__schedule() and kernel::try_to_wake_up().
+    bool in_schedule = false;
+    int in_schedule_prev = -1; ///< pid of prev, on_cpu until then (-1: none)
+    event_id in_schedule_event;
     u64 idle_stamp = 0;
     u64 avg_idle = 0;
     u64 max_idle_balance_cost = 0;
