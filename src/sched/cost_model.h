@@ -174,6 +174,11 @@ public:
     }
     /// Progress rate (%) of a task on cpu, `self_busy` if cpu itself runs one.
     u32 smt_rate_pct(int cpu, bool self_busy) const;
+    /// Whether a CPU of cpu's core other than cpu runs a task (`self_busy`: cpu itself does).
+    bool smt_siblings_busy(int cpu, bool self_busy) const
+    {
+        return core_busy_[static_cast<std::size_t>(core_of(cpu))] > (self_busy ? 1 : 0);
+    }
 
 private:
     const machine& m_;

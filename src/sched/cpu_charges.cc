@@ -214,6 +214,10 @@ void cpu_charges::restart_segment(rq& r)
 
 void cpu_charges::update_smt_rates(int cpu)
 {
+    // Only a sibling running a task has a burst to re-rate: with none (the core's busy
+    // count is cpu's own), no sibling's rq or task is read.
+    if (!cm_.smt_siblings_busy(cpu, !rqs_[static_cast<std::size_t>(cpu)]->curr->is_idle_task()))
+        return;
     for (const int s : cm_.smt_siblings(cpu)) {
         rq& sr = *rqs_[static_cast<std::size_t>(s)];
         if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))

@@ -1359,7 +1359,6 @@ void nohz_idle_balance(kernel& k, rq& ilb_rq)
 void lb_state::init(const sched_topology& topo, int nr_cpus)
 {
     group_sums.assign(topo.groups().size(), group_lb_sums{});
-    cpu_groups.assign(static_cast<std::size_t>(nr_cpus), {});
     // Every CPU's part is read at the first flush(); a group is summed whole when first read.
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
     cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
@@ -1367,11 +1366,18 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
     dirty_cpus_.resize(static_cast<std::size_t>(nr_cpus));
     for (int cpu = 0; cpu < nr_cpus; ++cpu)
         dirty_cpus_[static_cast<std::size_t>(cpu)] = cpu;
+    std::vector<std::vector<int>> ids(static_cast<std::size_t>(nr_cpus));
     for (const sched_group* g : topo.groups())
         for_each_cpu(cpu, g->span)
         {
-            cpu_groups[static_cast<std::size_t>(cpu)].push_back(g->id);
+            ids[static_cast<std::size_t>(cpu)].push_back(g->id);
         }
+    cpu_group_ids_.clear();
+    cpu_group_first_.assign(1, 0);
+    for (const std::vector<int>& of_cpu : ids) {
+        cpu_group_ids_.insert(cpu_group_ids_.end(), of_cpu.begin(), of_cpu.end());
+        cpu_group_first_.push_back(cpu_group_ids_.size());
+    }
 }
 
 void lb_state::flush()
@@ -1379,7 +1385,7 @@ void lb_state::flush()
     for (const int cpu : dirty_cpus_) {
         const auto c = static_cast<std::size_t>(cpu);
         const group_lb_sums now = cpu_lb_contrib(k_, cpu);
-        for (const int g : cpu_groups[c]) {
+        for (const int g : cpu_groups(cpu)) {
             group_lb_sums& sums = group_sums[static_cast<std::size_t>(g)];
             if (sums.valid)
                 replace_part(sums, cpu_part_[c], now);
@@ -1404,7 +1410,7 @@ void lb_state::flush()
 void lb_state::check_sums(int cpu, std::string& errs)
 {
     flush();
-    for (const int g : cpu_groups[static_cast<std::size_t>(cpu)]) {
+    for (const int g : cpu_groups(cpu)) {
         const group_lb_sums& kept = group_sums[static_cast<std::size_t>(g)];
         if (!kept.valid)
             continue;

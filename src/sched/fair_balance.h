@@ -24,6 +24,7 @@
 #include "sim/event_queue.h"
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -144,8 +145,13 @@ public:
     sim_dur last_lb_cost = 0;
     /// model: update_sg_lb_stats()'s sums per sched group (by sched_group::id).
     std::vector<group_lb_sums> group_sums;
-    /// model: per CPU, the ids of the groups spanning it.
-    std::vector<std::vector<int>> cpu_groups;
+    /// model: the ids of the groups spanning `cpu`.
+    std::span<const int> cpu_groups(int cpu) const
+    {
+        const auto c = static_cast<std::size_t>(cpu);
+        return {cpu_group_ids_.data() + cpu_group_first_[c],
+                cpu_group_first_[c + 1] - cpu_group_first_[c]};
+    }
 
     /// model: rq load, util, runnable or util_est, nr_running, curr's idleness or
     /// ttwu_pending of `cpu` changed: its part of its groups' sums is stale until flush().
@@ -174,6 +180,11 @@ private:
     std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
     std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed
     std::vector<int> pending_cpus_;       ///< see pending_cpus()
+    /// cpu_groups(): every CPU's group ids in one array, CPU after CPU (CPU c's from
+    /// cpu_group_first_[c] up to cpu_group_first_[c + 1]), so a flush() reads them in a line
+    /// or two rather than in a block of its own per CPU.
+    std::vector<int> cpu_group_ids_;
+    std::vector<std::size_t> cpu_group_first_;
 };
 
 /* ---- fair_balance.cc ---- */
