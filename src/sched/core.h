@@ -100,14 +100,11 @@ public:
     const kernel_config& config() const { return kc_; }
     const sched_features& feats() const { return kc_.features; }
     const sched_tunables& tunables() const { return tun_; }
-    /// The cost model applied to this kernel's CPUs (cpu_charges.h): prices, charges,
-    /// the bursts' segments and the per-CPU accounting.
+    /// The cost model applied to this kernel's CPUs (cpu_charges.h): prices
+    /// (charges().cm(), cost_model.h), the costs (charges().params()), charges, the bursts'
+    /// segments and the per-CPU accounting.
     cpu_charges& charges() { return charges_; }
     const cpu_charges& charges() const { return charges_; }
-    /// The cost model (cost_model.h): what the kernel's work costs on this machine.
-    cost_model& cm() { return charges_.cm(); }
-    const cost_model& cm() const { return charges_.cm(); }
-    const cost_params& costs() const { return charges_.params(); }
     simulation& sim() { return sim_; }
     const simulation& sim() const { return sim_; }
     const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }

@@ -175,13 +175,13 @@ bool should_we_balance(kernel& k, lb_env& env)
             continue;
         if (k.config().behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            for (const int sib : k.cm().smt_siblings(cpu))
+            for (const int sib : k.charges().cm().smt_siblings(cpu))
                 if (sib != cpu && !k.idle_cpu(sib))
                     core_idle = false;
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
-                swb_cpus.andnot(k.cm().smt_mask(cpu));
+                swb_cpus.andnot(k.charges().cm().smt_mask(cpu));
                 continue;
             }
         }
@@ -321,7 +321,7 @@ const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain&
         sched_domain::lb_group info;
         for_each_cpu(i, g.span)
         {
-            info.scan_cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(dst_cpu, i);
+            info.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(dst_cpu, i);
         }
         info.id = g.id;
         info.capacity = g.capacity;
@@ -342,7 +342,7 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
         if (!env.cpus.test(i))
             continue;
         ++env.cpus_scanned;
-        env.scan_cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(env.dst_cpu, i);
+        env.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(env.dst_cpu, i);
         const rq& r = k.cpu_rq(i);
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(k, i);
@@ -838,10 +838,10 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
             env.loop_max = std::min<unsigned>(k.config().params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 k.update_rq_clock(*busiest);
-                k.charges().lock_and_charge(busiest->lock, this_cpu, k.costs().rq_lock_hold);
+                k.charges().lock_and_charge(busiest->lock, this_cpu, k.charges().params().rq_lock_hold);
                 const int cur = detach_tasks(k, env);
                 if (cur)
-                    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.costs().rq_lock_hold);
+                    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
                 if (cur) {
                     attach_tasks(k, env);
                     ld_moved += cur;
@@ -889,7 +889,7 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
         if (k.decisions().on()) // every balance attempt comes here: format only for a kept log
             k.decisions().log(k.now(), this_cpu, "load_balance",
                               fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
-        k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost;
+        k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost;
         return 0;
     }
 
@@ -909,7 +909,7 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                                       fmt::format("{} {}: failed; busiest cpu{}'s running task is "
                                                   "pinned away (out_one_pinned)",
                                                   sd.name, idle_name(idle), env.src_cpu));
-                k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost;
+                k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost;
                 return 0;
             }
             env.flags &= ~LBF_ALL_PINNED;
@@ -937,8 +937,8 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                           fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})",
                                       sd.name, idle_name(idle), outcome, ld_moved, env.src_cpu,
                                       env.imbalance, static_cast<int>(env.migration_type_)));
-    k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost +
-                           static_cast<sim_dur>(ld_moved) * k.costs().lb_migrate_task;
+    k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost +
+                           static_cast<sim_dur>(ld_moved) * k.charges().params().lb_migrate_task;
     return ld_moved;
 }
 
@@ -1163,7 +1163,7 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
         if (k.config().behaviour.newidle_5_15)
             t0 = charged.charged_ns;
         u64 pending_cost =
-            k.config().behaviour.newidle_5_15 ? 0 : static_cast<u64>(k.costs().lb_scan_per_cpu);
+            k.config().behaviour.newidle_5_15 ? 0 : static_cast<u64>(k.charges().params().lb_scan_per_cpu);
         for (auto& sdp : k.topology().cpu(this_cpu).domains) {
             sched_domain& sd = *sdp;
             int continue_balancing = 1;
@@ -1309,7 +1309,7 @@ void kick_ilb(kernel& k)
     if (ilb < 0)
         return;
     k.lb().nohz.ilb_kicked = true;
-    k.sim().after(k.costs().ipi_wakeup, event_prio::ipi, &k.lb(),
+    k.sim().after(k.charges().params().ipi_wakeup, event_prio::ipi, &k.lb(),
                   lb_state::EV_ILB | static_cast<u32>(ilb));
 }
 

@@ -378,7 +378,7 @@ struct active_case {
     std::vector<task_struct*> spinners;
     explicit active_case(bool keep_pinned) : t(testlib::small_machine(2, 2), "tip-2023-08")
     {
-        const cpumask core0 = t.k->cm().smt_mask(0);
+        const cpumask core0 = t.k->charges().cm().smt_mask(0);
         for_each_cpu(cpu, core0)
             spinners.push_back(&t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu));
         t.run_for(msecs(20));
@@ -454,7 +454,7 @@ TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_mo
         c.balance();
     // Which CPU got the stopper: find_busiest_queue()'s choice.
     int busiest = -1;
-    for_each_cpu(cpu, c.t.k->cm().smt_mask(0))
+    for_each_cpu(cpu, c.t.k->charges().cm().smt_mask(0))
         if (busiest < 0)
             busiest = cpu;
     rq& b = c.t.k->cpu_rq(busiest);
@@ -498,11 +498,11 @@ TEST(update_sg_lb_stats, an_smt_core_with_two_tasks_is_group_smt_balance_from_6_
 {
     auto busiest_type = [](const char* spec) {
         sched_fixture t(testlib::small_machine(2, 2), spec);
-        for_each_cpu(cpu, t.k->cm().smt_mask(0))
+        for_each_cpu(cpu, t.k->charges().cm().smt_mask(0))
             t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu);
         t.run_for(msecs(400)); // util ~1024: the core has no spare capacity left
         int dst = 0;
-        while (t.k->cm().smt_mask(0).test(dst))
+        while (t.k->charges().cm().smt_mask(0).test(dst))
             ++dst;
         const sd_lb_stats sds = lb_stats(*t.k, *t.k->topology().cpu(dst).sd_llc, dst);
         return sds.busiest_stat.group_type_;
@@ -553,14 +553,14 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
         sched_domain* above = llc->parent;
         EXPECT_NE(above, nullptr);
         // In cpu0's LLC: cpu0's core fully busy; the other core: one busy, one idle CPU.
-        const cpumask core0 = t.k->cm().smt_mask(0);
+        const cpumask core0 = t.k->charges().cm().smt_mask(0);
         int other = -1;
         for_each_cpu(cpu, llc->span)
             if (!core0.test(cpu) && other < 0)
                 other = cpu;
         for_each_cpu(cpu, core0)
             t.spawn(fmt::format("a{}", cpu), testlib::spin(), cpu, 0, cpu);
-        for_each_cpu(cpu, t.k->cm().smt_mask(other))
+        for_each_cpu(cpu, t.k->charges().cm().smt_mask(other))
             if (cpu != other)
                 t.spawn(fmt::format("b{}", cpu), testlib::spin(), cpu, 0, cpu);
         t.run_for(msecs(5));
