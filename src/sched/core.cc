@@ -53,11 +53,11 @@ trace_task_state trace_state(const task_struct& p)
 }
 } // namespace
 
-kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params costs)
+kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context& ctx)
     : sim_(sim), m_(m), kc_(std::move(kc)),
       policy_(kc_.params.policy == fair_policy::eevdf ? &eevdf_policy : &cfs_policy),
       tun_(scale_tunables(kc_.params, m.nr_cpus())),
-      charges_(sim, m, costs, rqs_), dl_(std::make_unique<dl_state>(*this))
+      charges_(ctx.charges), dl_(std::make_unique<dl_state>(*this)), decisions_(ctx.decisions)
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
     lb_.init(topo_, m_.nr_cpus());
@@ -96,6 +96,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
+    charges_.attach(rqs_);
     cpupri_init(*this);
     init_dl(*this);
     register_patchsets();
