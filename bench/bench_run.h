@@ -24,7 +24,8 @@ void run_workload_once(benchmark::State& state, const machine& m, const kernel_c
                        const std::vector<std::string>& argv, After&& after)
 {
     simulation sim(7);
-    kernel k(sim, m, kc);
+    run_context ctx(sim, m, cost_params{});
+    kernel k(sim, m, kc, ctx);
     sched_summary summary(m.nr_cpus());
     k.add_sink(&summary);
     auto w = make_workload(argv);

@@ -158,13 +158,14 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     if (!w) // prepare_run() validated the command line, so this cannot throw
         w = make_workload(spec.workload_argv);
     simulation sim(spec.seed);
-    kernel k(sim, pr.m, pr.kc, pr.costs);
+    run_context ctx(sim, pr.m, pr.costs); // the run's cost model and decision log
+    kernel k(sim, pr.m, pr.kc, ctx);
     if (!spec.check.empty())
         k.set_check_level(spec.check == "every" ? check_level::every : check_level::sampled);
     sched_summary summary(pr.m.nr_cpus());
     k.add_sink(&summary);
     if (hooks.decisions)
-        k.decisions().set_sink(hooks.decisions);
+        ctx.decisions.set_sink(hooks.decisions);
     for (trace_sink* sink : hooks.extra_sinks)
         k.add_sink(sink);
     w->setup(k.sys());

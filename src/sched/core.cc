@@ -53,11 +53,11 @@ trace_task_state trace_state(const task_struct& p)
 }
 } // namespace
 
-kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params costs)
+kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context& ctx)
     : sim_(sim), m_(m), kc_(std::move(kc)),
       policy_(kc_.params.policy == fair_policy::eevdf ? &eevdf_policy : &cfs_policy),
       tun_(scale_tunables(kc_.params, m.nr_cpus())),
-      charges_(sim, m, costs, rqs_), dl_(std::make_unique<dl_state>(*this))
+      charges_(ctx.charges), dl_(std::make_unique<dl_state>(*this)), decisions_(ctx.decisions)
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
     lb_.init(topo_, m_.nr_cpus());
@@ -96,6 +96,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, cost_params 
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
+    charges_.attach(rqs_);
     cpupri_init(*this);
     init_dl(*this);
     register_patchsets();
@@ -433,7 +434,7 @@ void kernel::sched_ttwu_pending(rq& r)
     r.ttwu_ipi_event = {};
     auto list = std::move(r.wake_list);
     r.wake_list.clear();
-    charges_.lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold * static_cast<sim_dur>(list.size()));
+    charges_.lock_and_charge(r.lock, r.cpu, charges_.params().rq_lock_hold * static_cast<sim_dur>(list.size()));
     for (auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
@@ -447,7 +448,7 @@ void kernel::sched_ttwu_pending(rq& r)
  * kernel: kernel/sched/core.c try_to_wake_up(), 6.6: select a CPU, migrate,
  * then activate directly or - with TTWU_QUEUE, for a target outside the
  * waker's LLC or an idle one inside it - through the target's wake list,
- * activated when the IPI arrives (costs().ipi_wakeup later), with
+ * activated when the IPI arrives (costs.def: ipi_wakeup, later), with
  * rq->ttwu_pending set meanwhile so other wakers see the CPU as busy.
  * A task still queued takes ttwu_runnable() instead; from 6.12 that includes
  * a delayed one, requeued in place on its CPU. A waker that enqueues on
@@ -468,7 +469,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         // task is requeued in place on its CPU (no select_task_rq) and may preempt.
         if (p.se.sched_delayed) {
             rq& r = cpu_rq(p.cpu);
-            charges_.lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
+            charges_.lock_and_charge(r.lock, this_cpu_, charges_.params().rq_lock_hold);
             charges_.pull_rq_lines(r, this_cpu_);
             update_rq_clock(r);
             enqueue_task(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
@@ -540,9 +541,9 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
              * still find the CPU idle and may queue their wakees on it too: the
              * select_task_rq()/enqueue race SIS_SHORT v6 was written against
              * (373e6886e274f198608fa1b5f1c254e32b43845d.1677069490.git.yu.c.chen@intel.com).
-             * The window is the waker's try_to_wake_up() cost (costs().wakeup).
+             * The window is the waker's try_to_wake_up() cost (costs.def: wakeup).
              */
-            r.ttwu_pending_visible = now() + costs().wakeup;
+            r.ttwu_pending_visible = now() + charges_.params().wakeup;
             r.ttwu_pending_writer = this_cpu_;
             lb_.lb_stats_changed(cpu);
             // An idle target must leave its C-state first (and may need the IPI too).
@@ -553,7 +554,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         return true;
     }
     // The waker takes the target's rq lock and activates there itself.
-    charges_.lock_and_charge(r.lock, this_cpu_, costs().rq_lock_hold);
+    charges_.lock_and_charge(r.lock, this_cpu_, charges_.params().rq_lock_hold);
     charges_.pull_rq_lines(r, this_cpu_);
     ttwu_do_activate(r, p, wake_flags);
     return true;
@@ -700,7 +701,7 @@ void kernel::__schedule(rq& r, bool preempt)
         sim_.cancel(r.in_schedule_event);
         sched_done(r);
     }
-    charges_.lock_and_charge(r.lock, r.cpu, costs().rq_lock_hold);
+    charges_.lock_and_charge(r.lock, r.cpu, charges_.params().rq_lock_hold);
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
@@ -724,7 +725,7 @@ void kernel::__schedule(rq& r, bool preempt)
         next->on_cpu = true;
         r.curr = next;
         if (prev->is_idle_task() != next->is_idle_task()) { // SMT sibling state (smt_rate_pct)
-            cm().core_busy_changed(r.cpu, !next->is_idle_task());
+            charges_.cm().core_busy_changed(r.cpu, !next->is_idle_task());
             lb_.lb_stats_changed(r.cpu); // idle_cpu()
             if (scx_)
                 scx_update_idle(*this, r, next->is_idle_task());
@@ -744,7 +745,7 @@ void kernel::__schedule(rq& r, bool preempt)
         digest_mix(digest_, static_cast<u64>(next->pid));
 
         if (!prev->is_idle_task()) {
-            cm().task_leaves(*prev, r.cpu, now()); // where prev leaves its working set warm
+            charges_.cm().task_leaves(*prev, r.cpu, now()); // where prev leaves its working set warm
         }
         // finish_task_switch(): a dead task's class lets go of it
         if ((prev->__state & TASK_DEAD) && prev->sched_class->task_dead)
@@ -811,7 +812,7 @@ void kernel::__schedule(rq& r, bool preempt)
             }
         } else {
             charges_.switch_in(r, *next);
-            cm().task_arrives(*next, r.cpu);
+            charges_.cm().task_arrives(*next, r.cpu);
         }
         start_burst(r);
         if (prev->is_idle_task() != next->is_idle_task())

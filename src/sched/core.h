@@ -20,9 +20,6 @@
  * list sched_classes[] (core.cc).
  */
 #include "machine/machine.h"
-#include "sched/cost_model.h"
-#include "sched/cpu_charges.h"
-#include "sched/decision_log.h"
 #include "sched/fair.h"
 #include "sched/fair_balance.h"
 #include "sched/fair_policy.h"
@@ -31,6 +28,7 @@
 #include "sched/params.h"
 #include "sched/patchset.h"
 #include "sched/profiles.h"
+#include "sched/run_context.h"
 #include "sched/sched.h"
 #include "sched/syscalls.h"
 #include "sched/topology.h"
@@ -53,7 +51,10 @@ enum class check_level {
 
 class kernel final : private event_handler {
 public:
-    kernel(simulation& sim, const machine& m, kernel_config kc, cost_params costs = {});
+    /// A kernel of profile `kc` on machine `m`, run by `sim`, charging its work through
+    /// `ctx` (run_context.h: built for this kernel by the caller, on the same simulation and
+    /// machine, and outliving it).
+    kernel(simulation& sim, const machine& m, kernel_config kc, run_context& ctx);
     ~kernel();
     kernel(const kernel&) = delete;
     kernel& operator=(const kernel&) = delete;
@@ -100,14 +101,11 @@ public:
     const kernel_config& config() const { return kc_; }
     const sched_features& feats() const { return kc_.features; }
     const sched_tunables& tunables() const { return tun_; }
-    /// The cost model applied to this kernel's CPUs (cpu_charges.h): prices, charges,
-    /// the bursts' segments and the per-CPU accounting.
+    /// The cost model applied to this kernel's CPUs (cpu_charges.h), the run's
+    /// (run_context.h): prices (charges().cm(), charges().params()), charges, the bursts'
+    /// segments and the per-CPU accounting.
     cpu_charges& charges() { return charges_; }
     const cpu_charges& charges() const { return charges_; }
-    /// The cost model (cost_model.h): what the kernel's work costs on this machine.
-    cost_model& cm() { return charges_.cm(); }
-    const cost_model& cm() const { return charges_.cm(); }
-    const cost_params& costs() const { return charges_.params(); }
     simulation& sim() { return sim_; }
     const simulation& sim() const { return sim_; }
     const std::vector<std::unique_ptr<task_struct>>& tasks() const { return tasks_; }
@@ -189,7 +187,7 @@ public:
     const task_group& autogroup() const { return autogroup_; }
     task_group& autogroup() { return autogroup_; }
 
-    /// The decision log (decision_log.h): off unless a sink is set.
+    /// The run's decision log (decision_log.h, run_context.h): off unless a sink is set.
     decision_log& decisions() { return decisions_; }
     const decision_log& decisions() const { return decisions_; }
 
@@ -218,7 +216,7 @@ private:
     sched_tunables tun_;
     sched_topology topo_;
     std::vector<std::unique_ptr<rq>> rqs_;
-    cpu_charges charges_; ///< the cost model applied to the CPUs (after rqs_, which it reads)
+    cpu_charges& charges_; ///< the run's (run_context.h), attached to rqs_ by the constructor
     std::vector<std::unique_ptr<task_struct>> idle_tasks_;
     std::vector<std::unique_ptr<task_struct>> tasks_; ///< tasks_[i]->pid == i + 1
     std::vector<trace_sink*> sinks_;
@@ -234,7 +232,7 @@ private:
     patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
     void register_patchsets();
     shared_runq_state srq_; ///< SHARED_RUNQ's (fair_shared_runq.h), if applied
-    decision_log decisions_;
+    decision_log& decisions_; ///< the run's (run_context.h)
     lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);

@@ -264,12 +264,12 @@ TEST(cache_refill_cost, a_cross_llc_migration_of_a_1_mib_task_costs_more_than_a_
     p.footprint_kib = 1024;
     p.last_ran_cpu = 0;
     p.last_ran_end = t.sim.now();
-    const sim_dur same_cpu = t.k->cm().cache_refill_cost(p, 0, t.sim.now());
-    const sim_dur same_llc = t.k->cm().cache_refill_cost(p, 1, t.sim.now());
-    const sim_dur other_llc = t.k->cm().cache_refill_cost(p, 4, t.sim.now());
+    const sim_dur same_cpu = t.k->charges().cm().cache_refill_cost(p, 0, t.sim.now());
+    const sim_dur same_llc = t.k->charges().cm().cache_refill_cost(p, 1, t.sim.now());
+    const sim_dur other_llc = t.k->charges().cm().cache_refill_cost(p, 4, t.sim.now());
     EXPECT_LT(same_cpu, same_llc) << "its lines are still in cpu0's private caches";
     EXPECT_LT(same_llc, other_llc) << "the LLC still has them, the other LLC does not";
-    const cost_params& c = t.k->costs();
+    const cost_params& c = t.k->charges().params();
     EXPECT_EQ(same_llc, 1024 * c.refill_llc_per_kib);
     EXPECT_EQ(other_llc, 1024 * c.refill_mem_per_kib);
 }
@@ -277,17 +277,17 @@ TEST(cache_refill_cost, a_cross_llc_migration_of_a_1_mib_task_costs_more_than_a_
 TEST(cache_refill_cost, a_long_sleep_or_other_tasks_cool_the_caches)
 {
     sched_fixture t(two_llc_machine(), "6.6", 1, "", cost_params{});
-    const cost_params& c = t.k->costs();
+    const cost_params& c = t.k->charges().params();
     task_struct p;
     p.footprint_kib = 256;
     p.last_ran_cpu = 0;
     p.last_ran_end = t.sim.now();
-    const sim_dur warm = t.k->cm().cache_refill_cost(p, 0, t.sim.now());
+    const sim_dur warm = t.k->charges().cm().cache_refill_cost(p, 0, t.sim.now());
     t.run_for(c.cache_halflife); // half the private lines are gone
-    const sim_dur cooler = t.k->cm().cache_refill_cost(p, 0, t.sim.now());
+    const sim_dur cooler = t.k->charges().cm().cache_refill_cost(p, 0, t.sim.now());
     EXPECT_GT(cooler, warm);
     t.run_for(100 * c.llc_halflife); // everything is gone
-    EXPECT_EQ(t.k->cm().cache_refill_cost(p, 0, t.sim.now()), 256 * c.refill_mem_per_kib);
+    EXPECT_EQ(t.k->charges().cm().cache_refill_cost(p, 0, t.sim.now()), 256 * c.refill_mem_per_kib);
 }
 
 TEST(smt_rate_pct, two_busy_siblings_slow_each_other)
@@ -457,7 +457,7 @@ TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_li
             }),
             0, 0, 0);
     t.run_for(msecs(1));
-    EXPECT_EQ(t.k->cm().wakeup_cost_totals().remote_activations, 1u)
+    EXPECT_EQ(t.k->charges().cm().wakeup_cost_totals().remote_activations, 1u)
         << "the local wakeup pulls nothing";
     // Ten lines of cpu1's runqueue at 50 ns, plus its lock's line, charged to cpu0.
     EXPECT_EQ(t.k->charges().cpu_accounting(t.k->cpu_rq(0)).spent[ACCT_LOCK_HOLD], 10 * 50 + 50);

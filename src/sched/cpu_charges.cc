@@ -8,10 +8,17 @@
 
 namespace schedlab {
 
-cpu_charges::cpu_charges(simulation& sim, const machine& m, const cost_params& p,
-                         const std::vector<std::unique_ptr<rq>>& rqs)
-    : sim_(sim), cm_(m, p), rqs_(rqs), cpus_(static_cast<std::size_t>(m.nr_cpus()))
+cpu_charges::cpu_charges(simulation& sim, const machine& m, const cost_params& p)
+    : sim_(sim), cm_(m, p), cpus_(static_cast<std::size_t>(m.nr_cpus()))
 {
+}
+
+void cpu_charges::attach(const std::vector<std::unique_ptr<rq>>& rqs)
+{
+    SIM_BUG_ON(rqs_ != nullptr, "cpu_charges attached to a second kernel (one run_context each)");
+    SIM_BUG_ON(rqs.size() != cpus_.size(), "cpu_charges of {} CPUs attached to {} runqueues",
+               cpus_.size(), rqs.size());
+    rqs_ = &rqs;
 }
 
 void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
@@ -36,7 +43,7 @@ void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
 void cpu_charges::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
 {
     const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
-    rq& r = *rqs_[static_cast<std::size_t>(cpu)];
+    rq& r = *(*rqs_)[static_cast<std::size_t>(cpu)];
     charge_cpu(r, spin, ACCT_LOCK_SPIN);
     charge_cpu(r, held, ACCT_LOCK_HOLD);
 }
@@ -46,7 +53,7 @@ void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
     if (r.cpu == waker_cpu)
         return;
     cm_.count_remote_activation();
-    charge_cpu(*rqs_[static_cast<std::size_t>(waker_cpu)],
+    charge_cpu(*(*rqs_)[static_cast<std::size_t>(waker_cpu)],
                cm_.params().wakeup_remote_lines * cm_.line_cost(r.cpu, waker_cpu), ACCT_LOCK_HOLD);
 }
 
@@ -58,7 +65,7 @@ sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::noti
                "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
     const cost_model::notify_cost c = cm_.remote_notify(st.idle, cpu_idle, by, sim_.now());
     st.acct.idle_exit += c.idle_exit;
-    charge_cpu(*rqs_[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
+    charge_cpu(*(*rqs_)[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
     return c.delay;
 }
 
@@ -216,10 +223,10 @@ void cpu_charges::update_smt_rates(int cpu)
 {
     // Only a sibling running a task has a burst to re-rate: with none (the core's busy
     // count is cpu's own), no sibling's rq or task is read.
-    if (!cm_.smt_siblings_busy(cpu, !rqs_[static_cast<std::size_t>(cpu)]->curr->is_idle_task()))
+    if (!cm_.smt_siblings_busy(cpu, !(*rqs_)[static_cast<std::size_t>(cpu)]->curr->is_idle_task()))
         return;
     for (const int s : cm_.smt_siblings(cpu)) {
-        rq& sr = *rqs_[static_cast<std::size_t>(s)];
+        rq& sr = *(*rqs_)[static_cast<std::size_t>(s)];
         if (s == cpu || sr.curr->is_idle_task() || !sim_.pending(sr.work_event))
             continue;
         if (cm_.smt_rate_pct(s, true) == state(sr).seg_rate_pct)

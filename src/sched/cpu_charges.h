@@ -18,7 +18,9 @@
  *
  * The scheduler and, through the system calls (syscalls.h), the workloads
  * charge CPUs only here; the per-CPU state is cpu_charge_state, held here, so
- * that struct rq (sched.h) keeps the kernel's fields.
+ * that struct rq (sched.h) keeps the kernel's fields. A run builds one in its
+ * run_context (run_context.h) and hands it to the kernel, which attach()es it
+ * to its runqueues.
  */
 #include "machine/costs.h"
 #include "machine/machine.h"
@@ -57,9 +59,16 @@ struct cpu_charge_state {
 
 class cpu_charges {
 public:
-    /// `rqs`: the kernel's runqueues, by CPU (SMT sharing re-rates a sibling's burst).
-    cpu_charges(simulation& sim, const machine& m, const cost_params& p,
-                const std::vector<std::unique_ptr<rq>>& rqs);
+    /// The cost model of `m` priced from `p`; charges move events of `sim`. Unusable until
+    /// attach()ed to the runqueues of the kernel it serves (run_context.h).
+    cpu_charges(simulation& sim, const machine& m, const cost_params& p);
+    cpu_charges(const cpu_charges&) = delete;
+    cpu_charges& operator=(const cpu_charges&) = delete;
+
+    /// Binds these charges to a kernel's runqueues, by CPU (a charge names its CPU; SMT
+    /// sharing re-rates a sibling's burst): once, by the kernel's constructor, one rq per
+    /// CPU of the machine.
+    void attach(const std::vector<std::unique_ptr<rq>>& rqs);
 
     cost_model& cm() { return cm_; }
     const cost_model& cm() const { return cm_; }
@@ -160,7 +169,7 @@ private:
 
     simulation& sim_;
     cost_model cm_;
-    const std::vector<std::unique_ptr<rq>>& rqs_;
+    const std::vector<std::unique_ptr<rq>>* rqs_ = nullptr; ///< the kernel's (attach())
     std::vector<cpu_charge_state> cpus_; ///< by CPU
 };
 

@@ -4,9 +4,11 @@
  * without a kernel: a charge to an idle CPU keeps it busy into its next task,
  * a charge to a busy CPU moves its burst's end, segments spend their overhead
  * first, SMT sharing re-rates a sibling's burst, and the accounting adds the
- * segment in progress.
+ * segment in progress. Then the run_context (run_context.h) a kernel is handed:
+ * the kernel charges and explains through it, and it serves one kernel.
  */
 #include "sched/cpu_charges.h"
+#include "sched/run_context.h"
 #include "sched/testlib.h"
 
 #include <gtest/gtest.h>
@@ -29,7 +31,7 @@ struct charges_fixture {
     no_op_handler h;
 
     explicit charges_fixture(int smt, cost_params p = {})
-        : m(testlib::small_machine(2 / smt, smt)), charges(sim, m, p, rqs)
+        : m(testlib::small_machine(2 / smt, smt)), charges(sim, m, p)
     {
         for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
             auto r = std::make_unique<rq>();
@@ -42,6 +44,7 @@ struct charges_fixture {
             idle.push_back(std::move(t));
             rqs.push_back(std::move(r));
         }
+        charges.attach(rqs);
         task.pid = 1;
         task.tgid = 1;
     }
@@ -138,6 +141,37 @@ TEST(cpu_charges, a_task_s_prices_follow_its_kind)
     EXPECT_EQ(f.charges.start_cost(thread, 1), p.start_thread);
     EXPECT_EQ(f.charges.start_cost(thread, 0), p.start_thread + p.start_remote);
     EXPECT_EQ(f.charges.jittered(f.task, 1234), 1234) << "no jitter at jitter_pct 0";
+}
+
+struct counting_sink final : decision_sink {
+    int select_task_rq = 0;
+    void decision(const sched_decision& d) override
+    {
+        if (d.what == "select_task_rq")
+            ++select_task_rq;
+    }
+};
+
+TEST(run_context, the_kernel_charges_and_explains_through_the_context_it_is_handed)
+{
+    testlib::sched_fixture t(testlib::small_machine(2), "6.6", 1, "", cost_params{});
+    EXPECT_EQ(&t.k->charges(), &t.ctx->charges);
+    EXPECT_EQ(&t.k->decisions(), &t.ctx->decisions);
+    counting_sink sink;
+    t.ctx->decisions.set_sink(&sink); // as execute_run() does, on the context
+    t.spawn("a", testlib::run_sleep(usecs(200), usecs(300)), 0);
+    t.spawn("b", testlib::run_sleep(usecs(200), usecs(300)), 1);
+    t.run_for(msecs(5));
+    EXPECT_GT(sink.select_task_rq, 0) << "wakeups explained through the context's log";
+    EXPECT_GT(t.ctx->charges.cpu(0).charged_ns + t.ctx->charges.cpu(1).charged_ns, 0u)
+        << "context switches and wakeups charged through the context's charges";
+}
+
+TEST(run_context, serves_one_kernel)
+{
+    testlib::sched_fixture t(testlib::small_machine(2), "6.6");
+    EXPECT_DEATH(kernel(t.sim, t.m, make_kernel_config("6.6"), *t.ctx),
+                 "attached to a second kernel");
 }
 
 } // namespace

@@ -674,7 +674,7 @@ rq* find_lock_later_rq(kernel& k, task_struct& p, rq& r)
     rq& later = k.cpu_rq(cpu);
     if (!dl_task_is_earliest_deadline(p, later))
         return nullptr;
-    k.charges().lock_and_charge(later.lock, k.smp_processor_id(), k.costs().rq_lock_hold);
+    k.charges().lock_and_charge(later.lock, k.smp_processor_id(), k.charges().params().rq_lock_hold);
     return &later;
 }
 
@@ -737,7 +737,7 @@ void pull_dl_task(kernel& k, rq& this_rq)
         if (this_rq.dl.dl_nr_running &&
             dl_time_before(this_rq.dl.earliest_dl.curr, src.dl.earliest_dl.next))
             continue;
-        k.charges().lock_and_charge(src.lock, this_cpu, k.costs().rq_lock_hold);
+        k.charges().lock_and_charge(src.lock, this_cpu, k.charges().params().rq_lock_hold);
         if (src.dl.dl_nr_running <= 1)
             continue;
         task_struct* p = nullptr; // pick_earliest_pushable_dl_task()

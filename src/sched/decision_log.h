@@ -5,7 +5,8 @@
  * each with the branch taken and why, handed to a sink as they are made.
  * model: the kernel has no such log (the closest are the sched tracepoints
  * and schedstats); it is the model's own explanation of itself. One per
- * kernel instance (kernel::decisions()); off, and costing one pointer test
+ * run, in the run_context the kernel is handed (run_context.h; the kernel
+ * reaches it through kernel::decisions()); off, and costing one pointer test
  * per decision, unless a sink is set.
  *
  * It also keeps the branch the last select_task_rq_fair() and

@@ -207,7 +207,7 @@ rq& rq_of_local(kernel& k, scx_dispatch_q& dsq)
 void dsq_lock(kernel& k, scx_dispatch_q& dsq)
 {
     if (!dsq.local)
-        k.charges().lock_and_charge(*dsq.lock, k.smp_processor_id(), k.costs().rq_lock_hold);
+        k.charges().lock_and_charge(*dsq.lock, k.smp_processor_id(), k.charges().params().rq_lock_hold);
 }
 
 /*
@@ -317,9 +317,9 @@ void move_remote_task_to_local_dsq(kernel& k, task_struct& p, u64 enq_flags, rq&
 {
     const int this_cpu = k.smp_processor_id();
     if (src.cpu != this_cpu)
-        k.charges().lock_and_charge(src.lock, this_cpu, k.costs().rq_lock_hold);
+        k.charges().lock_and_charge(src.lock, this_cpu, k.charges().params().rq_lock_hold);
     if (dst.cpu != this_cpu)
-        k.charges().lock_and_charge(dst.lock, this_cpu, k.costs().rq_lock_hold);
+        k.charges().lock_and_charge(dst.lock, this_cpu, k.charges().params().rq_lock_hold);
     k.update_rq_clock(src);
     k.deactivate_task(src, p, 0);
     k.set_task_cpu(p, dst.cpu);

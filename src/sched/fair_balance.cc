@@ -175,13 +175,13 @@ bool should_we_balance(kernel& k, lb_env& env)
             continue;
         if (k.config().behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
             bool core_idle = true;
-            for (const int sib : k.cm().smt_siblings(cpu))
+            for (const int sib : k.charges().cm().smt_siblings(cpu))
                 if (sib != cpu && !k.idle_cpu(sib))
                     core_idle = false;
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
-                swb_cpus.andnot(k.cm().smt_mask(cpu));
+                swb_cpus.andnot(k.charges().cm().smt_mask(cpu));
                 continue;
             }
         }
@@ -321,7 +321,7 @@ const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain&
         sched_domain::lb_group info;
         for_each_cpu(i, g.span)
         {
-            info.scan_cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(dst_cpu, i);
+            info.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(dst_cpu, i);
         }
         info.id = g.id;
         info.capacity = g.capacity;
@@ -342,7 +342,7 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
         if (!env.cpus.test(i))
             continue;
         ++env.cpus_scanned;
-        env.scan_cost += k.costs().lb_scan_per_cpu + k.cm().line_cost(env.dst_cpu, i);
+        env.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(env.dst_cpu, i);
         const rq& r = k.cpu_rq(i);
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(k, i);
@@ -838,10 +838,10 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
             env.loop_max = std::min<unsigned>(k.config().params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 k.update_rq_clock(*busiest);
-                k.charges().lock_and_charge(busiest->lock, this_cpu, k.costs().rq_lock_hold);
+                k.charges().lock_and_charge(busiest->lock, this_cpu, k.charges().params().rq_lock_hold);
                 const int cur = detach_tasks(k, env);
                 if (cur)
-                    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.costs().rq_lock_hold);
+                    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
                 if (cur) {
                     attach_tasks(k, env);
                     ld_moved += cur;
@@ -889,7 +889,7 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
         if (k.decisions().on()) // every balance attempt comes here: format only for a kept log
             k.decisions().log(k.now(), this_cpu, "load_balance",
                               fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
-        k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost;
+        k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost;
         return 0;
     }
 
@@ -909,7 +909,7 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                                       fmt::format("{} {}: failed; busiest cpu{}'s running task is "
                                                   "pinned away (out_one_pinned)",
                                                   sd.name, idle_name(idle), env.src_cpu));
-                k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost;
+                k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost;
                 return 0;
             }
             env.flags &= ~LBF_ALL_PINNED;
@@ -937,8 +937,8 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                           fmt::format("{} {}: {} {} task(s) from cpu{} (imbalance {} as {})",
                                       sd.name, idle_name(idle), outcome, ld_moved, env.src_cpu,
                                       env.imbalance, static_cast<int>(env.migration_type_)));
-    k.lb().last_lb_cost += k.costs().lb_base + env.scan_cost +
-                           static_cast<sim_dur>(ld_moved) * k.costs().lb_migrate_task;
+    k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost +
+                           static_cast<sim_dur>(ld_moved) * k.charges().params().lb_migrate_task;
     return ld_moved;
 }
 
@@ -1034,7 +1034,7 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
 
 /*
  * kernel: kernel/sched/fair.c rebalance_domains() (sched_balance_domains()
- * from 6.10), 6.x; 5.15's sticky decay by profile. For each domain whose
+ * from 6.10), 6.x; the decay of max_newidle_lb_cost by version (newidle_ops). For each domain whose
  * interval has passed, balance; then record when to come back.
  */
 void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
@@ -1048,16 +1048,7 @@ void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
     u64 max_cost = 0;
     for (auto& sdp : k.topology().cpu(cpu).domains) {
         sched_domain& sd = *sdp;
-        if (k.config().behaviour.newidle_5_15) {
-            if (jiffies(k) > sd.last_decay_max_lb_cost) {
-                sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
-                sd.last_decay_max_lb_cost =
-                    jiffies(k) + k.config().params.hz; // next_decay_max_lb_cost
-                need_decay = true;
-            }
-        } else {
-            need_decay = update_newidle_cost(k, sd, 0);
-        }
+        k.lb().newidle().decay(k, sd, need_decay);
         max_cost += sd.max_newidle_lb_cost;
         if (!continue_balancing) {
             if (need_decay)
@@ -1086,7 +1077,7 @@ void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
 
 /*
  * kernel: kernel/sched/fair.c newidle_balance() (sched_balance_newidle() from
- * 6.10), 6.1-6.6 and 5.15 by profile: when a CPU is about to go idle, pull
+ * 6.10), 6.1-6.6, and 5.15's gate and cost accounting (newidle_ops): when a CPU is about to go idle, pull
  * from the domains bottom-up while the expected idle time (avg_idle) exceeds
  * the cost spent so far plus the domain's max_newidle_lb_cost; nothing at
  * all unless the root domain is overloaded. Patch sets hook in where their
@@ -1098,6 +1089,7 @@ void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
 int sched_balance_newidle(kernel& k, rq& this_rq)
 {
     const int this_cpu = this_rq.cpu;
+    const newidle_ops& nl = k.lb().newidle();
     if (this_rq.ttwu_pending)
         return 0;
     for (const auto hook : k.patches().newidle_enter) // SHARED_RUNQ v3: pull first
@@ -1117,27 +1109,12 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
     for (const auto hook : k.patches().newidle_gate_domain) // SHARED_RUNQ v3: above the LLC
         gate_sd = hook(k, this_cpu, gate_sd);
 
-    bool closed;
-    if (k.config().behaviour.newidle_5_15) {
-        closed = this_rq.avg_idle < k.tunables().migration_cost || !k.rd().overload;
-    } else {
-        closed = !k.rd().overload;
-        if (!closed) {
-            for (const auto hook : k.patches().newidle_overloaded) { // SHARED_RUNQ v4: pull here
-                const int pulled = hook(k, this_rq);
-                if (pulled < 0)
-                    return 0;
-                if (pulled > 0) {
-                    pulled_task = 1;
-                    break;
-                }
-            }
-            closed = !pulled_task && gate_sd && this_rq.avg_idle < gate_sd->max_newidle_lb_cost;
-        }
-    }
-    if (pulled_task) {
-        // a patch set pulled a task: the common epilogue
-    } else if (closed || !base) {
+    const newidle_gate gate = nl.gate(k, this_rq, gate_sd);
+    if (gate == newidle_gate::abort)
+        return 0;
+    if (gate == newidle_gate::pulled) {
+        pulled_task = 1; // a patch set pulled a task: the common epilogue
+    } else if (gate == newidle_gate::closed || !base) {
         if (gate_sd)
             update_next(*gate_sd);
         if (k.decisions().on()) // every idle entry can come here: format only for a kept log
@@ -1154,16 +1131,17 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
          * elapsed time is its balancing work (lb_base, scans, moves) plus every
          * other charge to this CPU meanwhile: rq-lock and tg->load_avg waits
          * and transfers, remote rq lines (cpu_charge_state::charged_ns). 5.15 takes t0
-         * per domain, after update_blocked_averages().
+         * per domain, after update_blocked_averages() (!blocked_averages_in_cost).
          */
         const cpu_charge_state& charged = k.charges().cpu(this_cpu);
         u64 t0 = charged.charged_ns;
         u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
         update_blocked_averages(k, this_cpu);
-        if (k.config().behaviour.newidle_5_15)
+        u64 pending_cost = 0;
+        if (nl.blocked_averages_in_cost)
+            pending_cost = static_cast<u64>(k.charges().params().lb_scan_per_cpu);
+        else
             t0 = charged.charged_ns;
-        u64 pending_cost =
-            k.config().behaviour.newidle_5_15 ? 0 : static_cast<u64>(k.costs().lb_scan_per_cpu);
         for (auto& sdp : k.topology().cpu(this_cpu).domains) {
             sched_domain& sd = *sdp;
             int continue_balancing = 1;
@@ -1171,13 +1149,11 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
                             k.patches().newidle_skip_domain.end(),
                             [&](const auto hook) { return hook(k, sd); }))
                 continue; // SHARED_RUNQ v4: the shared queue covers the LLC
-            if (!k.config().behaviour.newidle_5_15)
+            const bool too_costly = this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost;
+            if (nl.next_balance_before_balancing || too_costly)
                 update_next(sd);
-            if (this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
-                if (k.config().behaviour.newidle_5_15)
-                    update_next(sd);
+            if (too_costly)
                 break;
-            }
             if (sd.has(SD_BALANCE_NEWIDLE)) {
                 u32 weight = 1;
                 for (const auto hook : k.patches().newidle_domain) // NI_RANDOM: by success rate
@@ -1195,15 +1171,10 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
                 t0 = t1;
                 lb_work += work;
                 pending_cost = 0;
-                if (k.config().behaviour.newidle_5_15) {
-                    if (domain_cost > sd.max_newidle_lb_cost)
-                        sd.max_newidle_lb_cost = domain_cost;
-                } else {
-                    update_newidle_cost(k, sd, domain_cost);
-                }
+                nl.record_cost(k, sd, domain_cost);
                 curr_cost += domain_cost;
             }
-            if (k.config().behaviour.newidle_5_15)
+            if (!nl.next_balance_before_balancing)
                 update_next(sd);
             if (pulled_task || this_rq.nr_running > 0 || this_rq.ttwu_pending)
                 break;
@@ -1311,7 +1282,7 @@ void kick_ilb(kernel& k)
         return;
     k.lb().nohz.ilb_kicked = true;
     k.lb().nohz.ilb_kicks++;
-    k.sim().after(k.costs().ipi_wakeup, event_prio::ipi, &k.lb(),
+    k.sim().after(k.charges().params().ipi_wakeup, event_prio::ipi, &k.lb(),
                   lb_state::EV_ILB | static_cast<u32>(ilb));
 }
 
@@ -1358,6 +1329,7 @@ void nohz_idle_balance(kernel& k, rq& ilb_rq)
 
 void lb_state::init(const sched_topology& topo, int nr_cpus)
 {
+    newidle_ = k_.config().behaviour.newidle_5_15 ? &newidle_5_15_ops : &newidle_5_16_ops;
     group_sums.assign(topo.groups().size(), group_lb_sums{});
     // Every CPU's part is read at the first flush(); a group is summed whole when first read.
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});

@@ -123,6 +123,47 @@ struct group_lb_sums {
 /// Model only: one CPU's part of its groups' group_lb_sums (valid: 1, the others' sums).
 group_lb_sums cpu_lb_contrib(const kernel& k, int cpu);
 
+/// What sched_balance_newidle()'s gate decided (newidle_ops::gate).
+enum class newidle_gate {
+    open,   ///< balance the domains
+    closed, ///< no balancing this time
+    pulled, ///< a patch set pulled a task at the gate
+    abort,  ///< a patch set's pull found work arriving: return at once, nothing updated
+};
+
+/*
+ * The newly-idle balance's cost accounting where 5.15 and 5.16+ differ, one table per
+ * version as fair_policy_ops is one per fair policy: sched_balance_newidle() and
+ * sched_balance_domains() call these and never ask the version. The kernel's
+ * constructor chooses the profile's (lb_state::init(), from
+ * kernel_behaviour::newidle_5_15); fair_newidle.cc defines both. Vincent Guittot's
+ * series of v5.16 (Message-ID 20211019123537.17146-1-vincent.guittot@linaro.org) made
+ * every difference: 9e9af819db5d (update_blocked_averages() counted in the first
+ * domain's cost), 9d783c8dd112 (the first domain's max_newidle_lb_cost gates the
+ * pass, before update_blocked_averages()), e60b56e46b38 (update_newidle_cost(): wait a second before decaying),
+ * c5b0a7eefc70 (no sysctl_sched_migration_cost gate), 8ea9183db4ad (next_balance
+ * updated once, before balancing a domain).
+ */
+struct newidle_ops {
+    const char* name; ///< "5.15", "5.16"
+    /// The gate before any domain is balanced; `gate_sd` is the domain whose cost gates
+    /// the pass (the base domain, or a patch set's: newidle_gate_domain).
+    newidle_gate (*gate)(kernel& k, rq& this_rq, const sched_domain* gate_sd);
+    /// update_blocked_averages() (lb_scan_per_cpu) counts into the first domain's cost;
+    /// otherwise the cost is measured from after it.
+    bool blocked_averages_in_cost;
+    /// update_next_balance() for a domain before its cost check; otherwise after
+    /// balancing it (or at the cost check that stops the pass).
+    bool next_balance_before_balancing;
+    /// A balance of sd took `cost` ns: sd's max_newidle_lb_cost follows.
+    void (*record_cost)(kernel& k, sched_domain& sd, u64 cost);
+    /// sched_balance_domains(): sd's max_newidle_lb_cost decays when due; need_decay
+    /// tells the caller to recompute the rq's max_idle_balance_cost.
+    void (*decay)(kernel& k, sched_domain& sd, bool& need_decay);
+};
+extern const newidle_ops newidle_5_15_ops;
+extern const newidle_ops newidle_5_16_ops;
+
 /*
  * The balancing code's kernel-wide state, which the kernel owns through one member
  * (kernel::lb()); the handler of its events: SCHED_SOFTIRQ, the ILB kick's IPI and
@@ -131,7 +172,8 @@ group_lb_sums cpu_lb_contrib(const kernel& k, int cpu);
 class lb_state final : public event_handler {
 public:
     lb_state(kernel& k, int nr_cpus) : nohz(nr_cpus), k_(k) {}
-    /// Sizes the group sums' cache for the kernel's sched domains.
+    /// Sizes the group sums' cache for the kernel's sched domains; chooses the profile's
+    /// newly-idle balance (newidle_ops).
     void init(const sched_topology& topo, int nr_cpus);
     void fire(u64 arg) override;
 
@@ -143,6 +185,8 @@ public:
     nohz_state nohz;
     /// model: the cost of the sched_balance_rq() calls since last reset.
     sim_dur last_lb_cost = 0;
+    /// The newly-idle balance's version, as the profile chose (init()).
+    const newidle_ops& newidle() const { return *newidle_; }
     /// model: update_sg_lb_stats()'s sums per sched group (by sched_group::id).
     std::vector<group_lb_sums> group_sums;
     /// model: the ids of the groups spanning `cpu`.
@@ -176,6 +220,7 @@ public:
 
 private:
     kernel& k_;
+    const newidle_ops* newidle_ = &newidle_5_16_ops;
     std::vector<group_lb_sums> cpu_part_; ///< per CPU: its part of its groups' sums
     std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
     std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed

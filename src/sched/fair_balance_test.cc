@@ -178,6 +178,58 @@ TEST(update_newidle_cost, takes_a_new_maximum_and_decays_by_253_256_per_second)
     EXPECT_EQ(sd.max_newidle_lb_cost, 25600u * 253 / 256);
 }
 
+TEST(newidle_ops, the_profile_chooses_the_version)
+{
+    EXPECT_STREQ(newidle_case("5.15").t.k->lb().newidle().name, "5.15");
+    for (const char* kernel : {"6.1", "6.6", "6.12"})
+        EXPECT_STREQ(newidle_case(kernel).t.k->lb().newidle().name, "5.16") << kernel;
+}
+
+TEST(newidle_ops, the_gates_differ_as_the_versions_do)
+{
+    newidle_case c("6.6");
+    ASSERT_TRUE(c.t.k->rd().overload);
+    sched_domain& sd = c.base();
+    sd.max_newidle_lb_cost = usecs(400);
+    c.rq0().avg_idle = usecs(300); // below the domain's cost, below migration_cost (0.5 ms)
+    EXPECT_EQ(newidle_5_15_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::closed);
+    EXPECT_EQ(newidle_5_16_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::closed);
+    EXPECT_EQ(newidle_5_16_ops.gate(*c.t.k, c.rq0(), nullptr), newidle_gate::open)
+        << "5.16 without a gate domain gates on the overload only";
+    c.rq0().avg_idle = usecs(450); // above the domain's cost, below migration_cost
+    EXPECT_EQ(newidle_5_15_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::closed);
+    EXPECT_EQ(newidle_5_16_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::open);
+    c.rq0().avg_idle = usecs(600); // above both
+    EXPECT_EQ(newidle_5_15_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::open);
+    c.t.k->rd().overload = false;
+    EXPECT_EQ(newidle_5_15_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::closed);
+    EXPECT_EQ(newidle_5_16_ops.gate(*c.t.k, c.rq0(), &sd), newidle_gate::closed);
+}
+
+TEST(newidle_ops, 5_15_keeps_the_maximum_until_rebalance_decays_it_5_16_decays_on_its_own)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    sched_domain& sd = *t.k->topology().cpu(0).sd();
+    newidle_5_15_ops.record_cost(*t.k, sd, 25600);
+    t.run_for(msecs(1100)); // nothing runs: no balancing touches the domain meanwhile
+    newidle_5_15_ops.record_cost(*t.k, sd, 100);
+    EXPECT_EQ(sd.max_newidle_lb_cost, 25600u) << "5.15 only ever raises it here";
+    newidle_5_16_ops.record_cost(*t.k, sd, 100);
+    EXPECT_EQ(sd.max_newidle_lb_cost, 25600u * 253 / 256) << "update_newidle_cost() decays it";
+
+    sd.max_newidle_lb_cost = 25600;
+    sd.last_decay_max_lb_cost = 0; // 5.15: next_decay_max_lb_cost, passed
+    bool need_decay = false;
+    newidle_5_15_ops.decay(*t.k, sd, need_decay);
+    EXPECT_TRUE(need_decay);
+    EXPECT_EQ(sd.max_newidle_lb_cost, 25600u * 253 / 256);
+    EXPECT_GT(sd.last_decay_max_lb_cost, 0u) << "the next decay a second later";
+    newidle_5_15_ops.decay(*t.k, sd, need_decay);
+    EXPECT_TRUE(need_decay) << "5.15's need_decay stays set for the later domains";
+    newidle_5_16_ops.decay(*t.k, sd, need_decay);
+    EXPECT_FALSE(need_decay) << "5.16's is the domain's own: no decay due";
+}
+
 TEST(root_domain_overload, is_set_by_a_second_task_and_cleared_only_by_top_level_balancing)
 {
     sched_fixture t(testlib::small_machine(2), "6.6");
@@ -378,7 +430,7 @@ struct active_case {
     std::vector<task_struct*> spinners;
     explicit active_case(bool keep_pinned) : t(testlib::small_machine(2, 2), "tip-2023-08")
     {
-        const cpumask core0 = t.k->cm().smt_mask(0);
+        const cpumask core0 = t.k->charges().cm().smt_mask(0);
         for_each_cpu(cpu, core0)
             spinners.push_back(&t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu));
         t.run_for(msecs(20));
@@ -454,7 +506,7 @@ TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_mo
         c.balance();
     // Which CPU got the stopper: find_busiest_queue()'s choice.
     int busiest = -1;
-    for_each_cpu(cpu, c.t.k->cm().smt_mask(0))
+    for_each_cpu(cpu, c.t.k->charges().cm().smt_mask(0))
         if (busiest < 0)
             busiest = cpu;
     rq& b = c.t.k->cpu_rq(busiest);
@@ -498,11 +550,11 @@ TEST(update_sg_lb_stats, an_smt_core_with_two_tasks_is_group_smt_balance_from_6_
 {
     auto busiest_type = [](const char* spec) {
         sched_fixture t(testlib::small_machine(2, 2), spec);
-        for_each_cpu(cpu, t.k->cm().smt_mask(0))
+        for_each_cpu(cpu, t.k->charges().cm().smt_mask(0))
             t.spawn(fmt::format("s{}", cpu), testlib::spin(), cpu, 0, cpu);
         t.run_for(msecs(400)); // util ~1024: the core has no spare capacity left
         int dst = 0;
-        while (t.k->cm().smt_mask(0).test(dst))
+        while (t.k->charges().cm().smt_mask(0).test(dst))
             ++dst;
         const sd_lb_stats sds = lb_stats(*t.k, *t.k->topology().cpu(dst).sd_llc, dst);
         return sds.busiest_stat.group_type_;
@@ -553,14 +605,14 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
         sched_domain* above = llc->parent;
         EXPECT_NE(above, nullptr);
         // In cpu0's LLC: cpu0's core fully busy; the other core: one busy, one idle CPU.
-        const cpumask core0 = t.k->cm().smt_mask(0);
+        const cpumask core0 = t.k->charges().cm().smt_mask(0);
         int other = -1;
         for_each_cpu(cpu, llc->span)
             if (!core0.test(cpu) && other < 0)
                 other = cpu;
         for_each_cpu(cpu, core0)
             t.spawn(fmt::format("a{}", cpu), testlib::spin(), cpu, 0, cpu);
-        for_each_cpu(cpu, t.k->cm().smt_mask(other))
+        for_each_cpu(cpu, t.k->charges().cm().smt_mask(other))
             if (cpu != other)
                 t.spawn(fmt::format("b{}", cpu), testlib::spin(), cpu, 0, cpu);
         t.run_for(msecs(5));

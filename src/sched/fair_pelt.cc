@@ -125,7 +125,7 @@ void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu)
         cfs.tg->load_avg += delta;
         cfs.tg->load_avg_updates++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
-        k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.costs().atomic_op);
+        k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.charges().params().atomic_op);
         // The writer's LLC holds the new version; every other LLC's copy is now stale.
         task_group::llc_copy& mine = tg_llc_copy(k, *cfs.tg, cpu);
         mine.version = cfs.tg->load_avg_line.acquisitions;
@@ -196,11 +196,11 @@ void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
             tg.load_avg_read_wait += wait;
             k.charges().charge_cpu(r, wait, ACCT_LOCK_SPIN);
         }
-        k.charges().charge_cpu(r, k.costs().line_llc, ACCT_LOCK_HOLD);
+        k.charges().charge_cpu(r, k.charges().params().line_llc, ACCT_LOCK_HOLD);
         return;
     }
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
-    const sim_dur transfer = k.cm().line_cost(line.last_cpu, cpu);
+    const sim_dur transfer = k.charges().cm().line_cost(line.last_cpu, cpu);
     line.busy_until = t + wait + transfer;
     llc.version = line.acquisitions;
     llc.ready = line.busy_until;

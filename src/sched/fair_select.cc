@@ -183,12 +183,12 @@ int __select_idle_cpu(kernel& k, int cpu, task_struct& /*p*/)
  */
 void update_idle_core(kernel& k, rq& r)
 {
-    if (!k.cm().smt_active())
+    if (!k.charges().cm().smt_active())
         return;
     sched_domain_shared* sds = k.topology().cpu(r.cpu).sd_llc_shared;
     if (!sds || sds->has_idle_cores)
         return;
-    for (const int cpu : k.cm().smt_siblings(r.cpu)) {
+    for (const int cpu : k.charges().cm().smt_siblings(r.cpu)) {
         if (cpu == r.cpu)
             continue;
         if (!available_idle_cpu(k, cpu))
@@ -205,7 +205,7 @@ void update_idle_core(kernel& k, rq& r)
 int select_idle_core(kernel& k, task_struct& p, int core, cpumask& cpus, int& idle_cpu_out)
 {
     bool idle = true;
-    for (const int cpu : k.cm().smt_siblings(core)) {
+    for (const int cpu : k.charges().cm().smt_siblings(core)) {
         if (!available_idle_cpu(k, cpu)) {
             idle = false;
             if (idle_cpu_out == -1) {
@@ -222,14 +222,14 @@ int select_idle_core(kernel& k, task_struct& p, int core, cpumask& cpus, int& id
     }
     if (idle)
         return core;
-    cpus.andnot(k.cm().smt_mask(core));
+    cpus.andnot(k.charges().cm().smt_mask(core));
     return -1;
 }
 
 // kernel: kernel/sched/fair.c select_idle_smt(), 6.6: an idle SMT sibling of target.
 int select_idle_smt(kernel& k, task_struct& p, int target)
 {
-    for (const int cpu : k.cm().smt_siblings(target)) {
+    for (const int cpu : k.charges().cm().smt_siblings(target)) {
         if (cpu == target || !p.cpus_mask.test(cpu))
             continue;
         if (available_idle_cpu(k, cpu) || sched_idle_cpu(k, cpu))
@@ -301,7 +301,7 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
         if (!cpus.test(cpu))
             return true; // removed (not allowed, or a sibling of a scanned core)
         if (has_idle_core) {
-            scan_cost += k.costs().idle_scan_probe + k.cm().line_cost(k.smp_processor_id(), cpu);
+            scan_cost += k.charges().params().idle_scan_probe + k.charges().cm().line_cost(k.smp_processor_id(), cpu);
             const int i = select_idle_core(k, p, cpu, cpus, idle_cpu_found);
             if (i >= 0) {
                 idle_cpu_found = i;
@@ -315,7 +315,7 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
                 done = true;
                 return false;
             }
-            scan_cost += k.costs().idle_scan_probe + k.cm().line_cost(k.smp_processor_id(), cpu);
+            scan_cost += k.charges().params().idle_scan_probe + k.charges().cm().line_cost(k.smp_processor_id(), cpu);
             idle_cpu_found = __select_idle_cpu(k, cpu, p);
             if (idle_cpu_found >= 0)
                 return false;
@@ -373,7 +373,7 @@ int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
         return target;
 
     bool has_idle_core = false;
-    if (k.cm().smt_active()) {
+    if (k.charges().cm().smt_active()) {
         const sched_domain_shared* sds = k.topology().cpu(target).sd_llc_shared;
         has_idle_core = sds && sds->has_idle_cores;
         if (!has_idle_core && k.topology().cpus_share_cache(prev, target)) {

@@ -76,7 +76,7 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
     const int this_cpu = k.smp_processor_id();
     p.shard_visible = k.charges().owed_until(k.cpu_rq(this_cpu));
-    k.charges().lock_and_charge(shard.lock, this_cpu, k.costs().shard_lock_hold);
+    k.charges().lock_and_charge(shard.lock, this_cpu, k.charges().params().shard_lock_hold);
     auto pos = shard.list.end();
     while (pos != shard.list.begin() && (*std::prev(pos))->shard_visible > p.shard_visible)
         --pos;
@@ -90,7 +90,7 @@ void shared_runq_dequeue_task(kernel& k, task_struct& p)
 {
     if (!p.shard)
         return;
-    k.charges().lock_and_charge(p.shard->lock, k.smp_processor_id(), k.costs().shard_lock_hold);
+    k.charges().lock_and_charge(p.shard->lock, k.smp_processor_id(), k.charges().params().shard_lock_hold);
     p.shard->list.erase(p.shard_node);
     p.shard = nullptr;
     k.srq().stats.removals++;
@@ -114,7 +114,7 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
         if (shard.list.empty() || shard.list.front()->shard_visible > k.now())
             continue; // the unlocked emptiness check (a push not yet reached is not there)
-        k.charges().lock_and_charge(shard.lock, this_cpu, k.costs().shard_lock_hold);
+        k.charges().lock_and_charge(shard.lock, this_cpu, k.charges().params().shard_lock_hold);
         task_struct* head = shard.list.front();
         if (head->cpus_mask.test(this_cpu)) {
             shard.list.pop_front();
@@ -130,12 +130,12 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
 
     // task_rq_lock(): the source rq's lock (this rq's was dropped meanwhile).
     rq& src = k.cpu_rq(p->cpu);
-    k.charges().lock_and_charge(src.lock, this_cpu, k.costs().rq_lock_hold);
+    k.charges().lock_and_charge(src.lock, this_cpu, k.charges().params().rq_lock_hold);
     const bool movable = task_on_rq_queued(*p) && src.curr != p && p->cpus_mask.test(this_cpu) &&
                          &src != &r;
     if (!movable) {
         k.srq().stats.pops_not_moved++;
-        k.charges().lock_and_charge(r.lock, this_cpu, k.costs().rq_lock_hold);
+        k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
         return k.config().behaviour.shared_runq_version >= 4 ? 0 : -1;
     }
     // move_queued_task(): dequeue there, set_task_cpu, unlock there, lock this rq
@@ -143,7 +143,7 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
     k.update_rq_clock(src);
     k.deactivate_task(src, *p, DEQUEUE_NOCLOCK);
     k.set_task_cpu(*p, this_cpu);
-    k.charges().lock_and_charge(r.lock, this_cpu, k.costs().rq_lock_hold);
+    k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
     k.update_rq_clock(r);
     k.activate_task(r, *p, ENQUEUE_NOCLOCK);
     k.wakeup_preempt(r, *p, 0);

@@ -670,7 +670,7 @@ rq* find_lock_lowest_rq(kernel& k, task_struct& p, rq& r)
     if (lowest.rt.highest_prio.curr <= p.prio)
         return nullptr;
     k.charges().lock_and_charge(lowest.lock, k.smp_processor_id(),
-                                k.costs().rq_lock_hold); // double_lock_balance()
+                                k.charges().params().rq_lock_hold); // double_lock_balance()
     return &lowest;
 }
 
@@ -760,7 +760,7 @@ void rto_push_irq_work_func(kernel& k, rq& r)
 {
     k.set_this_cpu(r.cpu);
     if (!r.rt.pushable_tasks.empty()) {
-        k.charges().lock_and_charge(r.lock, r.cpu, k.costs().rq_lock_hold);
+        k.charges().lock_and_charge(r.lock, r.cpu, k.charges().params().rq_lock_hold);
         push_rt_tasks(k, r);
     }
     const int cpu = rto_next_cpu(k);
@@ -794,7 +794,7 @@ void pull_rt_task(kernel& k, rq& this_rq)
         if (src.rt.highest_prio.next >= this_rq.rt.highest_prio.curr)
             continue;
         k.charges().lock_and_charge(src.lock, this_cpu,
-                                    k.costs().rq_lock_hold); // double_lock_balance()
+                                    k.charges().params().rq_lock_hold); // double_lock_balance()
         task_struct* p = nullptr; // pick_highest_pushable_task()
         for (const auto& [prio, t] : src.rt.pushable_tasks)
             if (!t->on_cpu && t->cpus_mask.test(this_cpu)) {

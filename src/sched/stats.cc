@@ -106,7 +106,7 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
         idle_line += fmt::format("  (of which carried into busy time {:.3f})", ms(total.carried));
     if (!idle_line.empty())
         s += "#   of the idle time, kernel work:" + idle_line + "\n";
-    const wakeup_costs& w = k.cm().wakeup_cost_totals();
+    const wakeup_costs& w = k.charges().cm().wakeup_cost_totals();
     u64 run_delay = 0, pcount = 0;
     for (int cpu = 0; cpu < n; ++cpu) {
         run_delay += k.cpu_rq(cpu).stats.run_delay;

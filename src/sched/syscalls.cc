@@ -26,7 +26,7 @@ const machine& syscalls::mach() const
 
 const cost_params& syscalls::costs() const
 {
-    return k_.costs();
+    return k_.charges().params();
 }
 
 task_struct& syscalls::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o)
@@ -84,13 +84,13 @@ void syscalls::pull_lines(const task_struct& p, int from, u64 lines)
 {
     if (from < 0 || from == p.cpu)
         return;
-    k_.charges().charge_cpu(k_.cpu_rq(p.cpu), static_cast<sim_dur>(lines) * k_.cm().line_cost(from, p.cpu),
+    k_.charges().charge_cpu(k_.cpu_rq(p.cpu), static_cast<sim_dur>(lines) * k_.charges().cm().line_cost(from, p.cpu),
                   ACCT_LOCK_HOLD);
 }
 
 bool syscalls::pull_data_lines(const task_struct& p, int from, u64 stamp, u64 lines)
 {
-    const auto d = k_.cm().data_lines_cost(from, stamp, p.cpu, lines);
+    const auto d = k_.charges().cm().data_lines_cost(from, stamp, p.cpu, lines);
     if (!d)
         return false;
     k_.charges().charge_cpu(k_.cpu_rq(p.cpu), *d, ACCT_LOCK_HOLD);
@@ -99,12 +99,12 @@ bool syscalls::pull_data_lines(const task_struct& p, int from, u64 stamp, u64 li
 
 u64 syscalls::data_stamp(int cpu) const
 {
-    return k_.cm().data_stamp(cpu);
+    return k_.charges().cm().data_stamp(cpu);
 }
 
 void syscalls::data_touch(int cpu, u64 bytes)
 {
-    k_.cm().data_touch(cpu, bytes);
+    k_.charges().cm().data_touch(cpu, bytes);
 }
 
 } // namespace schedlab

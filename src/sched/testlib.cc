@@ -27,14 +27,16 @@ sched_fixture::sched_fixture(machine mach, const std::string& kernel_spec, u64 s
     kernel_config kc = make_kernel_config(kernel_spec);
     if (!features.empty())
         apply_features(kc, features, "testlib");
-    k = std::make_unique<kernel>(sim, m, kc, costs);
+    ctx = std::make_unique<run_context>(sim, m, costs);
+    k = std::make_unique<kernel>(sim, m, kc, *ctx);
     k->set_check_level(check_level::every);
 }
 
 sched_fixture::sched_fixture(machine mach, kernel_config kc, u64 seed, cost_params costs)
     : m(std::move(mach)), sim(seed)
 {
-    k = std::make_unique<kernel>(sim, m, std::move(kc), costs);
+    ctx = std::make_unique<run_context>(sim, m, costs);
+    k = std::make_unique<kernel>(sim, m, std::move(kc), *ctx);
     k->set_check_level(check_level::every);
 }
 

@@ -22,6 +22,7 @@ machine small_machine(int cores, int smt = 1);
 struct sched_fixture {
     machine m;
     simulation sim;
+    std::unique_ptr<run_context> ctx; ///< the kernel's cost model and decision log
     std::unique_ptr<kernel> k;
 
     sched_fixture(machine mach, const std::string& kernel_spec, u64 seed = 1,

@@ -93,7 +93,7 @@ TEST(pipe_channel, data_the_private_caches_lost_comes_from_the_llc)
     pipe_channel& cold = st.make_pipe("cold");
     ASSERT_EQ(one_op(t, cold, true, 0, 200), 0);
     // More than the private caches hold passes through CPU 0 meanwhile.
-    t.k.cm().data_touch(0, static_cast<u64>(t.k.costs().l2_kib) * 1024);
+    t.k.charges().cm().data_touch(0, static_cast<u64>(t.k.charges().params().l2_kib) * 1024);
     ASSERT_EQ(one_op(t, warm, true, 0, 200), 0);
     ASSERT_EQ(one_op(t, warm, false, 0, 200), 0);
     EXPECT_EQ(warm.stats().line_transfers, 0u);

@@ -58,7 +58,7 @@ TEST(program_run, run_consumes_exactly_its_cpu_time_and_random_runs_stay_in_rang
                 st, "runner");
     t.k.run(secs(1));
 
-    const cost_params& c = t.k.costs();
+    const cost_params& c = t.k.charges().params();
     EXPECT_EQ(*st.mark_time("b") - *st.mark_time("a"), msecs(3) + c.gettime);
     const sim_dur loop = *st.mark_time("c") - *st.mark_time("b") - c.gettime;
     EXPECT_GE(loop, usecs(1000));
@@ -124,7 +124,7 @@ TEST(program_fork, threads_share_the_parent_tgid_and_pay_the_thread_cost)
     ASSERT_EQ(t.k.tasks().size(), 2u);
     EXPECT_EQ(t.k.tasks()[1]->tgid, main.tgid);
     EXPECT_EQ(t.k.tasks()[1]->comm, "thr");
-    const cost_params& c = t.k.costs();
+    const cost_params& c = t.k.charges().params();
     EXPECT_EQ(*st.mark_time("b") - *st.mark_time("a"), c.fork_thread + c.gettime);
 }
 
@@ -169,7 +169,7 @@ TEST(program_syscall, write_charges_entry_copy_and_one_wakeup_per_woken_task)
     t.spawn(program_builder().mark("a").write(pipe, 2048).mark("b").build(), st, "writer");
     t.k.run(secs(1));
 
-    const cost_params& c = t.k.costs();
+    const cost_params& c = t.k.charges().params();
     EXPECT_EQ(*st.mark_time("b") - *st.mark_time("a"),
               c.pipe_write + 2 * c.copy_per_kib + c.wakeup + c.gettime);
 }

@@ -184,7 +184,7 @@ TEST(task_code, a_killed_task_charges_its_exit_runs_at_exit_then_notifies)
     ASSERT_EQ(order.size(), 1u);
     EXPECT_EQ(order[0], "at_exit joined=0") << "at_exit runs before the notification";
     EXPECT_EQ(joined.value, 1u);
-    EXPECT_GE(p.exit_time - killed_at, e.k.costs().exit) << "the exit cost is still paid";
+    EXPECT_GE(p.exit_time - killed_at, e.k.charges().params().exit) << "the exit cost is still paid";
 }
 
 task_code costs_in_order(task_context& t, std::vector<sim_time>& at)
@@ -203,7 +203,7 @@ TEST(task_code, each_call_pays_its_entry_cost_before_its_effect)
     spawn_code(e, make_task([&](task_context& t) { return costs_in_order(t, at); }), "costs");
     e.k.run(secs(1));
 
-    const cost_params& c = e.k.costs();
+    const cost_params& c = e.k.charges().params();
     ASSERT_EQ(at.size(), 3u);
     EXPECT_EQ(at[1] - at[0], c.exec + c.gettime);
     EXPECT_GE(at[2] - at[1], c.nanosleep + usecs(100) + c.gettime);

@@ -46,8 +46,8 @@ inline cost_params without_hardware_costs(cost_params c)
 struct test_env {
     explicit test_env(int cores, u64 seed = 1, const std::string& profile = "6.6",
                       cost_params costs = {})
-        : m(small_machine(cores)), sim(seed),
-          k(sim, m, make_kernel_config(profile), without_hardware_costs(costs))
+        : m(small_machine(cores)), sim(seed), ctx(sim, m, without_hardware_costs(costs)),
+          k(sim, m, make_kernel_config(profile), ctx)
     {
         k.set_check_level(check_level::every);
     }
@@ -75,6 +75,7 @@ struct test_env {
 
     machine m;
     simulation sim;
+    run_context ctx; ///< the kernel's cost model and decision log
     kernel k;
 };
 
