@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace schedlab {
 namespace {
 
@@ -629,6 +631,117 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
     EXPECT_TRUE(first_cpu_balances("tip-2023-08"));
     EXPECT_FALSE(first_cpu_balances("6.6"));
     EXPECT_FALSE(first_cpu_balances("6.5")) << "6.5: the first idle CPU balances, busy sibling or not";
+}
+
+/*
+ * kernel: load_balance(), 6.5 and tip-2023-08 (the same in sched_balance_rq(), 6.10+):
+ * `if (!should_we_balance(&env)) { *continue_balancing = 0; goto out_balanced; }`, and
+ * out_balanced falls through out_all_pinned (`sd->nr_balance_failed = 0`) to
+ * out_one_pinned (a periodic balance doubles balance_interval below max_interval).
+ * nr_balance_failed lives in each CPU's own copy of the domain, so a CPU that is not
+ * its group's first idle CPU when its interval comes round starts its count afresh:
+ * only a CPU that is the balancing one at cache_nice_tries + 1 attempts in a row
+ * reaches the count at which can_migrate_task() takes a cache-hot task. By hand: 2
+ * LLCs of 2 cores x SMT2, every CPU idle; in cpu0's LLC the first idle CPU (of an
+ * idle core, tip-2023-08) is the span's first; any other CPU of that LLC balancing
+ * the domain above the LLC resets its count of 2 to 0 and doubles its interval.
+ */
+TEST(sched_balance_rq, a_cpu_not_first_idle_in_its_group_resets_its_nr_balance_failed)
+{
+    for (const char* spec : {"tip-2023-08", "6.5"}) {
+        symmetric_machine_spec ms;
+        ms.name = "test-2llc-smt2";
+        ms.cores_per_socket = 4;
+        ms.threads_per_core = 2;
+        ms.cores_per_llc = 2;
+        sched_fixture t(make_symmetric_machine(ms, "test"), spec);
+        t.run_for(msecs(5));
+        const cpumask llc_span = t.k->topology().cpu(0).sd_llc->span;
+        int dst = -1;
+        for_each_cpu(cpu, llc_span)
+            if (cpu != llc_span.first() && dst < 0)
+                dst = cpu;
+        ASSERT_GE(dst, 0);
+        sched_domain* above = t.k->topology().cpu(dst).sd_llc->parent;
+        ASSERT_NE(above, nullptr);
+        ASSERT_TRUE(t.k->idle_cpu(dst));
+        ASSERT_TRUE(t.k->idle_cpu(llc_span.first()));
+        above->nr_balance_failed = 2;
+        above->balance_interval = above->min_interval;
+        above->stats = {};
+        t.k->set_this_cpu(dst);
+        int cont = 1;
+        EXPECT_EQ(sched_balance_rq(*t.k, dst, t.k->cpu_rq(dst), *above, CPU_IDLE, cont), 0)
+            << spec;
+        EXPECT_EQ(cont, 0) << spec << ": the levels above are not balanced by this CPU";
+        EXPECT_EQ(above->nr_balance_failed, 0u) << spec << ": out_balanced";
+        EXPECT_EQ(above->stats.lb_balanced[CPU_IDLE], 1u) << spec;
+        EXPECT_EQ(above->balance_interval, 2 * above->min_interval) << spec;
+    }
+}
+
+/*
+ * kernel: calculate_imbalance() and need_active_balance() + imbalanced_active_balance(),
+ * 6.5 (tip-2023-08 the same for these groups). A NUMA domain whose local node has
+ * spare capacity and whose busiest node is overloaded takes the first has_spare
+ * branch (`busiest->group_type > group_fully_busy && !(sd->flags &
+ * SD_SHARE_PKG_RESOURCES)`): migrate_util, imbalance = max(capacity, util) - util of
+ * the local node, and returns before adjust_numa_imbalance(), so imb_numa_nr does not
+ * hold such pulls back. Only migrate_task (or misfit, asym, reduced capacity) can
+ * start an active balance, so these passes never do, however often they fail. By
+ * hand, two nodes of two 4-core LLCs (imb_numa_nr 2): local 8192 capacity, 300 util,
+ * busiest overloaded with 12 tasks -> migrate_util 7892. Against a busiest node with
+ * spare capacity running 2 tasks (6 idle CPUs), local none (8 idle): no prefer_sibling
+ * at NUMA, so migrate_task by idle CPUs, 8 - 6 = 2, which adjust_numa_imbalance()
+ * zeroes (local + 1 = 1 < imb_numa_nr, 2 <= 2).
+ */
+TEST(calculate_imbalance, an_overloaded_node_is_pulled_from_by_util_without_the_numa_allowance)
+{
+    symmetric_machine_spec ms;
+    ms.name = "test-2s";
+    ms.sockets = 2;
+    ms.cores_per_socket = 8;
+    ms.cores_per_llc = 4; // two LLCs per node: imb_numa_nr = 2 (build_sched_domains())
+    ms.remote_distance = 32;
+    ms.vendor = "amd";
+    sched_fixture t(make_symmetric_machine(ms, "test"), "tip-2023-08");
+    sched_domain* numa = t.k->topology().cpu(0).sd_numa;
+    ASSERT_NE(numa, nullptr);
+    ASSERT_EQ(numa->imb_numa_nr, 2u);
+    auto env_for = [&](group_type busiest_type, unsigned busiest_running, u32 failed) {
+        lb_env env;
+        env.sd = numa;
+        env.dst_cpu = 0;
+        env.dst_rq = &t.k->cpu_rq(0);
+        env.idle = CPU_IDLE;
+        numa->nr_balance_failed = failed;
+        sd_lb_stats sds;
+        sds.prefer_sibling = false; // SD_NUMA clears SD_PREFER_SIBLING
+        sds.local_stat.group_type_ = group_has_spare;
+        sds.local_stat.group_capacity = 8 * SCHED_CAPACITY_SCALE;
+        sds.local_stat.group_util = 300;
+        sds.local_stat.group_weight = 8;
+        sds.local_stat.idle_cpus = busiest_type == group_overloaded ? 7 : 8;
+        sds.local_stat.sum_nr_running = busiest_type == group_overloaded ? 1 : 0;
+        sds.busiest_stat.group_type_ = busiest_type;
+        sds.busiest_stat.group_capacity = 8 * SCHED_CAPACITY_SCALE;
+        sds.busiest_stat.group_util = std::min(busiest_running, 8u) * SCHED_CAPACITY_SCALE;
+        sds.busiest_stat.group_weight = 8;
+        sds.busiest_stat.sum_nr_running = busiest_running;
+        sds.busiest_stat.sum_h_nr_running = busiest_running;
+        sds.busiest_stat.idle_cpus = busiest_type == group_overloaded ? 0 : 8 - busiest_running;
+        calculate_imbalance(*t.k, env, sds);
+        return env;
+    };
+    lb_env over = env_for(group_overloaded, 12, 10);
+    EXPECT_EQ(over.migration_type_, migrate_util);
+    EXPECT_EQ(over.imbalance, 8 * static_cast<long>(SCHED_CAPACITY_SCALE) - 300);
+    EXPECT_FALSE(need_active_balance(over)) << "migrate_util never kicks the stopper";
+    lb_env busy = env_for(group_has_spare, 2, 0);
+    EXPECT_EQ(busy.migration_type_, migrate_task);
+    EXPECT_EQ(busy.imbalance, 0) << "adjust_numa_imbalance() allows 2 tasks";
+    busy.sd->nr_balance_failed = busy.sd->cache_nice_tries + 3;
+    EXPECT_TRUE(need_active_balance(busy)) << "migrate_task past cache_nice_tries + 2";
 }
 
 // 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est).
