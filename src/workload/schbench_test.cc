@@ -164,6 +164,34 @@ TEST(schbench_v1, output_has_the_three_blocks_and_the_averages)
     EXPECT_EQ(d.w->workers_per_message(), 3u);
 }
 
+// -z zeroes the statistics (and the RPS samples) at the first once-a-second tick of
+// the main thread more than -z seconds after the last zeroing: with -r 3 -z 2 that is the
+// 2 s tick only, so the final percentiles are the third second's (the fidelity suite's
+// schbench window, bench/fidelity/shared-runq-v3.sh). The schedule is the same.
+TEST(schbench_v1, zerotime_two_of_a_three_second_run_keeps_the_third_second)
+{
+    const std::vector<std::string> base = {"-t", "2", "-r", "3", "-F", "16", "-n", "2"};
+    std::vector<std::string> zeroed = base;
+    zeroed.insert(zeroed.end(), {"-z", "2"});
+    const sb_run whole = run_schbench(base, 4);
+    const sb_run last = run_schbench(zeroed, 4);
+    ASSERT_TRUE(whole.w->finished());
+    ASSERT_TRUE(last.w->finished());
+    EXPECT_EQ(last.w->total_requests(), whole.w->total_requests());
+    const u64 all = whole.w->request().nr_samples();
+    const u64 kept = last.w->request().nr_samples();
+    // One second of three, within the first second's start-up and the stop.
+    EXPECT_GT(kept * 100, all * 30);
+    EXPECT_LT(kept * 100, all * 36);
+    const u64 all_wake = whole.w->wakeup().nr_samples();
+    const u64 kept_wake = last.w->wakeup().nr_samples();
+    EXPECT_GT(kept_wake * 100, all_wake * 30);
+    EXPECT_LT(kept_wake * 100, all_wake * 36);
+    // The RPS samples of the ticks at 0, 1 and 2 s went with the zeroing; the 3 s tick's stays.
+    EXPECT_THAT(whole.w->report(), HasSubstr("RPS percentiles (requests) runtime 3 (s) (4 total samples)"));
+    EXPECT_THAT(last.w->report(), HasSubstr("RPS percentiles (requests) runtime 3 (s) (1 total samples)"));
+}
+
 TEST(schbench_v1, a_preempted_lock_holder_makes_the_others_on_its_cpu_spin)
 {
     // Six workers, one CPU, 2 ms of math: wakeups preempt lock holders.
