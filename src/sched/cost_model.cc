@@ -266,6 +266,24 @@ sim_dur cost_model::idle_exit_latency(const cpu_idle_state& idle) const
     }
 }
 
+/*
+ * kernel: struct cpuidle_state::exit_latency of the state the CPU entered
+ * (cpuidle_enter_state() -> idle_set_state(); read by idle_get_state()), the
+ * driver's table or ACPI _CST figure: the declared latency, where
+ * idle_exit_latency() charges the measured wake when the machine has one.
+ */
+sim_dur cost_model::declared_exit_latency(const cpu_idle_state& idle) const
+{
+    switch (idle.state) {
+    case 1:
+        return p_.cstate_c1_exit;
+    case 2:
+        return p_.cstate_deep_exit;
+    default:
+        return 0;
+    }
+}
+
 /* ---- IPIs ---- */
 
 /*

@@ -59,7 +59,8 @@ struct wakeup_costs {
 struct cpu_idle_state {
     sim_time since = 0;             ///< when the idle task was switched in; -1 while busy
     sim_dur predicted = 10'000'000; ///< predicted idle length (no history: long)
-    u8 state = 0;                   ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep
+    u8 state = 0;                   ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep (from
+                                    ///< the start: cpu_charges' constructor)
     sim_time next_timer = -1;       ///< the CPU's next timer known at selection; -1 none
     bool traced = false;            ///< power:cpu_idle entered, its exit not yet emitted
 };
@@ -140,6 +141,9 @@ public:
     static void idle_tick_wakeup(cpu_idle_state& idle, sim_dur tick, sim_time now);
     /// Exit latency of the C-state an idle CPU is in.
     sim_dur idle_exit_latency(const cpu_idle_state& idle) const;
+    /// The declared exit latency of that state (what the kernel reads through
+    /// idle_get_state(), not the measured wake): 0 poll, cstate_c1_exit, cstate_deep_exit.
+    sim_dur declared_exit_latency(const cpu_idle_state& idle) const;
 
     /* ---- IPIs ---- */
 

@@ -11,6 +11,15 @@ namespace schedlab {
 cpu_charges::cpu_charges(simulation& sim, const machine& m, const cost_params& p)
     : sim_(sim), cm_(m, p), cpus_(static_cast<std::size_t>(m.nr_cpus()))
 {
+    /*
+     * model: a CPU idle since the run began has been idle "forever" as far as its
+     * governor knows (no history: predicted long), so it sits in the state the
+     * governor picks for that, the deep one where the machine has it, as a real CPU
+     * idle since boot does. Its first wakeup pays that state's exit, and
+     * find_idlest_group_cpu() ranks it by that state's exit latency.
+     */
+    for (cpu_charge_state& st : cpus_)
+        st.idle.state = cm_.idle_select(st.idle.predicted);
 }
 
 void cpu_charges::attach(const std::vector<std::unique_ptr<rq>>& rqs)

@@ -73,6 +73,10 @@ public:
     cost_model& cm() { return cm_; }
     const cost_model& cm() const { return cm_; }
     const cost_params& params() const { return cm_.params(); }
+    /// The idle governor's view of r's CPU: the C-state it is in while idle
+    /// (find_idlest_group_cpu() reads its exit latency, as the kernel's idle_get_state()).
+    const cpu_idle_state& idle_state(const rq& r) const { return state(r).idle; }
+    cpu_idle_state& idle_state(const rq& r) { return state(r).idle; }
 
     /* ---- prices of a task's own work ---- */
 

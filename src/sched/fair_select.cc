@@ -529,8 +529,17 @@ const sched_group* find_idlest_group(kernel& k, const sched_domain& sd, task_str
 }
 
 /*
- * kernel: kernel/sched/fair.c find_idlest_group_cpu(), 6.6: an idle CPU
- * (the most recently idled, no C-state data yet), else the least loaded.
+ * kernel: kernel/sched/fair.c find_idlest_group_cpu(), 6.5-6.6: an idle CPU in the
+ * shallowest idle state (the smallest declared exit_latency of idle_get_state()),
+ * among equal states the most recently idled (latest rq->idle_stamp), else the
+ * least loaded. A CPU with no cpuidle state (the kernel's idle == NULL: between
+ * the switch to idle and cpuidle_enter_state()) competes on idle_stamp against the
+ * shallowest state found so far. Differs: the model's idle CPU is always in a state
+ * once switched to idle (cpu_charges::cpuidle_enter(): state 0 polls, exit 0), so
+ * the NULL branch is reached only by a CPU that left its state (idle.since < 0);
+ * the first idle CPU is taken even with idle_stamp 0, where the kernel's NULL
+ * branch needs a later stamp than 0 (a boot CPU never idled through
+ * sched_balance_newidle()).
  */
 int find_idlest_group_cpu(kernel& k, const sched_group& group, task_struct& p, int this_cpu)
 {
@@ -540,6 +549,7 @@ int find_idlest_group_cpu(kernel& k, const sched_group& group, task_struct& p, i
     int least_loaded_cpu = this_cpu;
     int shallowest_idle_cpu = -1;
     u64 latest_idle_timestamp = 0;
+    sim_dur min_exit_latency = std::numeric_limits<sim_dur>::max();
     for_each_cpu(i, group.span) {
         if (!p.cpus_mask.test(i))
             continue;
@@ -547,7 +557,15 @@ int find_idlest_group_cpu(kernel& k, const sched_group& group, task_struct& p, i
             return i;
         if (available_idle_cpu(k, i)) {
             const rq& r = k.cpu_rq(i);
-            if (shallowest_idle_cpu == -1 || r.idle_stamp > latest_idle_timestamp) {
+            const cpu_idle_state& idle = k.charges().idle_state(r);
+            const bool in_state = idle.since >= 0;
+            const sim_dur exit_latency = in_state ? k.charges().cm().declared_exit_latency(idle) : 0;
+            if (in_state && exit_latency < min_exit_latency) {
+                min_exit_latency = exit_latency;
+                latest_idle_timestamp = r.idle_stamp;
+                shallowest_idle_cpu = i;
+            } else if ((!in_state || exit_latency == min_exit_latency) &&
+                       (shallowest_idle_cpu == -1 || r.idle_stamp > latest_idle_timestamp)) {
                 latest_idle_timestamp = r.idle_stamp;
                 shallowest_idle_cpu = i;
             }

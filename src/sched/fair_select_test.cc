@@ -398,6 +398,48 @@ TEST(find_idlest_cpu, a_fork_follows_the_most_recently_idled_cpu_past_sleeping_c
     EXPECT_EQ(select_task_rq_fair(*t.k, p, 0, WF_FORK), 29);
 }
 
+/*
+ * kernel: fair.c find_idlest_group_cpu(), 6.5-6.6 (torvalds/linux v6.5): among idle
+ * CPUs the one whose cpuidle state has the smallest exit_latency wins, whatever its
+ * idle_stamp; only among equal states does the latest rq->idle_stamp decide. The
+ * same setup as above (socket 1 idle, cpu29 idled last); then, by hand:
+ * - every CPU of socket 1 in the deep state but cpu20 in C1 (1 us < 50 us): cpu20,
+ *   although cpu29 idled later;
+ * - all in the deep state: equal latencies, so the latest idle_stamp: cpu29;
+ * - cpu18 polling (exit latency 0): cpu18.
+ */
+TEST(find_idlest_cpu, the_shallowest_idle_state_wins_before_the_latest_idle_stamp)
+{
+    cost_params costs = sched_fixture::no_costs(); // its C-states' exit latencies are 0
+    costs.cstate_c1_exit = usecs(1);
+    costs.cstate_deep_exit = usecs(50);
+    sched_fixture t(llc16_machine(1, 4), "tip-2023-08", 1, "", costs);
+    for (int cpu : {0, 4, 8, 12})
+        t.spawn(fmt::format("spin{}", cpu), testlib::spin(), cpu, 0, cpu);
+    t.spawn("child29", testlib::run_sleep(usecs(10), secs(10)), 29, 0, 29);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(1));
+    ASSERT_GT(t.k->cpu_rq(29).idle_stamp, 0u);
+    sched_domain* numa = fork_from_cpu0(t, p);
+    ASSERT_NE(numa, nullptr);
+    const sched_group* g = find_idlest_group(*t.k, *numa, p, 0);
+    ASSERT_NE(g, nullptr);
+    ASSERT_TRUE(g->span.test(29));
+    const auto set_state = [&](int cpu, u8 state) {
+        cpu_idle_state& idle = t.k->charges().idle_state(t.k->cpu_rq(cpu));
+        ASSERT_GE(idle.since, 0) << "cpu" << cpu << " is in a cpuidle state";
+        idle.state = state;
+    };
+    for (int cpu = 16; cpu < 32; ++cpu)
+        set_state(cpu, 2);
+    set_state(20, 1);
+    EXPECT_EQ(find_idlest_group_cpu(*t.k, *g, p, 0), 20) << "C1 before the deep state";
+    set_state(20, 2);
+    EXPECT_EQ(find_idlest_group_cpu(*t.k, *g, p, 0), 29) << "equal states: the latest idle_stamp";
+    set_state(18, 0);
+    EXPECT_EQ(find_idlest_group_cpu(*t.k, *g, p, 0), 18) << "polling: exit latency 0";
+}
+
 
 /* ---- patch sets: SIS_SHORT v6 and COUPLE_WAKEE_FLIPS (docs/kernels.md) ---- */
 
