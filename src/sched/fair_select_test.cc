@@ -97,6 +97,42 @@ TEST(wake_affine, a_sync_wakeup_chooses_the_wakers_cpu)
     (void)waker;
 }
 
+/*
+ * wake_affine_weight() (6.5, read in fair.c [A] of docs/kernel-map.md): a non-sync wakeup
+ * whose prev CPU is busy goes to the waker's CPU when that CPU's load with the wakee,
+ * times 100, stays below prev's load without it times 100 + (imbalance_pct - 100) / 2.
+ * Across the NUMA domain (imbalance_pct 117: 108) three spinners on prev against the
+ * waker alone send the wakee to the waker's socket; the other way round it stays.
+ * This is the move tbench's release makes (docs/validation.md, "tip at 256 clients at
+ * e9a30e9"): clients stacked on one CPU by fork placement go to the releasing parent's CPU.
+ */
+TEST(wake_affine, a_busy_prev_loses_the_wakee_to_a_less_loaded_waker_across_numa)
+{
+    for (const bool prev_heavier : {true, false}) {
+        sched_fixture t(llc16_machine(), "tip-2023-08");
+        t.spawn("waker", testlib::spin(), 0, 0, 0);
+        const int spinners_on_prev = prev_heavier ? 3 : 1;
+        const int spinners_on_waker = prev_heavier ? 0 : 3;
+        for (int i = 0; i < spinners_on_prev; ++i)
+            t.spawn(fmt::format("prev-spin{}", i), testlib::spin(), 20, 0, 20);
+        for (int i = 0; i < spinners_on_waker; ++i)
+            t.spawn(fmt::format("waker-spin{}", i), testlib::spin(), 0, 0, 0);
+        task_struct& wakee =
+            t.spawn("wakee", testlib::run_sleep(usecs(10), secs(10)), 20, 0, 20);
+        t.run_for(msecs(200)); // PELT loads settle; the wakee sleeps, prev stays busy
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(wakee.cpu, 20);
+        ASSERT_FALSE(available_idle_cpu(*t.k, 20));
+        sched_domain* numa = fork_from_cpu0(t, wakee); // unpins it
+        ASSERT_NE(numa, nullptr);
+        ASSERT_EQ(numa->imbalance_pct, 117u);
+        ASSERT_FALSE(numa->span.test(0) && t.k->topology().cpus_share_cache(0, 20));
+        EXPECT_EQ(wake_affine(*t.k, *numa, wakee, 0, 20, /*sync=*/0), prev_heavier ? 0 : 20)
+            << (prev_heavier ? "three tasks on prev against the waker alone"
+                             : "four tasks on the waker's CPU against one on prev");
+    }
+}
+
 TEST(wake_affine, prefers_an_idle_prev_cpu_and_counts_no_move_on_6_6)
 {
     sched_fixture t(llc16_machine(), "6.6");
