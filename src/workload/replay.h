@@ -81,6 +81,14 @@ struct replay_options {
     /// wakeup path, from a timer on the task's CPU), instead of passing without a switch.
     /// The replay then has the trace's voluntary switches and wakeups by construction.
     bool keep_blocks = false;
+    /// --deps flow: as count, and each waker->wakee channel is flow-controlled with a window
+    /// of one traced hand-off: the waker's j-th dependency wake of a task waits until that
+    /// task has passed its wait for the waker's (j-1)-th (a modelled "buffer full" wait; the
+    /// wakee's pass wakes it). The window is the trace's: each traced wake ends a block the
+    /// wakee is in, so a channel never has two hand-offs outstanding there. A model of the
+    /// coupling a socket's or pipe's fill makes, which the trace does not record; not the
+    /// kernel's (docs/replay.md, "Against the aim").
+    bool flow = false;
     /// --sync-wakes: a dependency wake is a WF_SYNC wakeup (the waker will sleep soon), as
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
@@ -248,6 +256,15 @@ private:
     workload_state state_;
     /// (waker, wakee); --deps count uses (wakee, wakee) for every waker.
     std::map<std::pair<std::size_t, std::size_t>, counter*> edges_;
+    /// --deps flow, per (waker, wakee) channel: the waker's dependency wakes issued so far,
+    /// and the counter of the wakee's waits passed that the trace attributes to the waker.
+    struct flow_channel {
+        u64 issued = 0;
+        counter* consumed = nullptr;
+    };
+    std::map<std::pair<std::size_t, std::size_t>, flow_channel> flow_;
+    /// --deps flow: the channel (waker, wakee), its counter made on first use.
+    flow_channel& flow_channel_of(std::size_t waker, std::size_t wakee);
     std::unordered_map<int, std::size_t> pid_index_;
     /// Per task: its CPU time up to which the simulation's kernel work has been subtracted.
     std::vector<sim_dur> runtime_mark_;
@@ -257,6 +274,9 @@ private:
     /// Dependency waits that slept until their wake, and ones whose wake came first (the
     /// traced block lost; --deps keep: slept 1 ns anyway).
     u64 waits_slept_ = 0, waits_wake_first_ = 0;
+    /// --deps flow: dependency wakes that waited for the wakee to pass the previous hand-off
+    /// of their channel.
+    u64 flow_held_ = 0;
 };
 
 /// Parses the replay's arguments; config_error names a bad one.
