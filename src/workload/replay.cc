@@ -778,10 +778,10 @@ std::string replay_workload::options_text() const
         s += " --bursts gross";
     if (o_.edge_deps)
         s += " --deps edge";
-    if (o_.keep_blocks)
+    else if (o_.keep_blocks)
         s += " --deps keep";
-    if (o_.flow)
-        s += " --deps flow";
+    else if (!o_.flow)
+        s += " --deps count";
     if (o_.sync_wakes)
         s += " --sync-wakes";
     if (o_.rt_rr)
@@ -1022,10 +1022,10 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "sync-wakes", &o.sync_wakes, nullptr, nullptr,
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
         {0, "deps", nullptr, nullptr, &deps,
-         "count: a block waits for the task's n-th dependency wake by any waker (default); "
-         "edge: for the n-th wake by the task that ended it in the trace; keep: as count, and "
-         "a wait whose wake came first still sleeps (1 ns); flow: as count, and a waker's "
-         "wake of a task waits until the task consumed the waker's previous one"},
+         "flow: as count, and a waker's wake of a task waits until the task consumed the "
+         "waker's previous one (default); count: a block waits for the task's n-th "
+         "dependency wake by any waker; edge: for the n-th wake by the task that ended it in "
+         "the trace; keep: as count, and a wait whose wake came first still sleeps (1 ns)"},
         {0, "quiet", &o.quiet, nullptr, nullptr,
          "no progress on stderr while the trace is read (shown only on a terminal)"},
         {0, "rt-policy", nullptr, nullptr, &rt_policy,
@@ -1038,7 +1038,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
-                                             "[--deps count|edge|keep|flow] [--sync-wakes] "
+                                             "[--deps flow|count|edge|keep] [--sync-wakes] "
                                              "[--rt-policy fifo|rr]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
