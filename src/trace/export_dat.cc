@@ -232,8 +232,13 @@ void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
                        : r.k == kind::exit       ? id_exit
                                                  : id_cpu_idle;
         put<u16>(p, id);
-        put<u8>(p, lockless ? 0 : 0x01); // TRACE_FLAG_IRQS_OFF: "d" in the text's flags
-        put<u8>(p, lockless ? 0 : r.k == kind::cpu_idle ? 1 : 2); // preempt count
+        // TRACE_FLAG_IRQS_OFF: "d" in the text's flags; TRACE_FLAG_HARDIRQ (0x08): "h".
+        const bool hard = hardirq(r);
+        put<u8>(p, lockless ? 0 : hard ? 0x01 | 0x08 : 0x01);
+        put<u8>(p, lockless            ? 0
+                   : hard              ? (r.k == kind::waking ? 3 : 4)
+                   : r.k == kind::cpu_idle ? 1
+                                           : 2); // preempt count
         put<s32>(p, r.curr_pid);
         switch (r.k) {
         case kind::sched_switch: {

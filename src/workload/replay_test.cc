@@ -690,6 +690,37 @@ TEST_F(replay_round_trip, flow_holds_a_wake_until_the_previous_one_is_consumed)
     EXPECT_EQ(replayed["flow"].wakeups, replayed["count"].wakeups + 1); // a's pass wakes b
 }
 
+/*
+ * A replay's own trace keeps its timers: a replayed timed sleep ends in the timer's hardirq
+ * (hrtimer_wakeup()), which --trace prints with the 'h' flag (text) or TRACE_FLAG_HARDIRQ
+ * (.dat), so reading the replay's trace back takes those blocks for timers again, not for
+ * external arrivals (before, every waking was printed in process context: 0 timer blocks).
+ */
+TEST_F(replay_round_trip, a_replays_trace_keeps_its_timers_in_hardirq_context)
+{
+    replay_options o;
+    o.comm_regex = "^schbench";
+    const std::string trace = traces_dir + "schbench_m1_t2_r3.trace.txt.xz";
+    const replay_trace orig = load_replay_trace(trace, o);
+    ASSERT_GT(orig.causes.timer, 800u);
+    test_env env(2, 1, "6.6");
+    ftrace_exporter out;
+    env.k.add_sink(&out);
+    auto w = make_replay_workload({trace, "--comm", "^schbench"});
+    w->setup(env.k.sys());
+    env.k.run(secs(60));
+    ASSERT_TRUE(w->finished());
+    for (const char* f : {"r.txt", "r.dat"}) {
+        SCOPED_TRACE(f);
+        out.write_file(path(f), 2);
+        const replay_trace back = load_replay_trace(path(f), o);
+        // Every replayed timed sleep is a timer block again (the replay may lose a few
+        // dependency blocks, not timer ones), and no timer became an external arrival.
+        EXPECT_GE(back.causes.timer, orig.causes.timer);
+        EXPECT_LE(back.causes.external, orig.causes.external);
+    }
+}
+
 TEST(replay_shared, a_replay_runs_to_completion)
 {
     test_env env(2, 1, "6.6");
