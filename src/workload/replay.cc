@@ -658,7 +658,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         trace_progress progress(std::cerr, "reading " + path + " (pass 1 of 2)", show_progress);
         ftrace_event e;
         while (r.next(e)) {
-            progress.update(r.bytes_read(), r.file_bytes());
+            progress.update_with([&] { return r.bytes_read(); }, r.file_bytes());
             if (e.type == ftrace_event_type::other)
                 continue;
             note(info, e.curr_pid, {}, e.ts, e.cpu);
@@ -722,7 +722,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         trace_progress progress(std::cerr, "reading " + path + " (pass 2 of 2)", show_progress);
         ftrace_event e;
         while (r.next(e)) {
-            progress.update(r.bytes_read(), r.file_bytes());
+            progress.update_with([&] { return r.bytes_read(); }, r.file_bytes());
             b.event(e);
         }
     }
