@@ -27,6 +27,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedlab {
@@ -97,6 +98,9 @@ private:
     /// real 6.18 trace (data/traces/schbench_m1_t2_r3: waking "d.h3.", wakeup "d.h4."), for
     /// the IPI's wakeups too (a real one prints "dNh2.": one lock fewer, need_resched).
     static bool hardirq(const record& r);
+    /// A .dat record's common_flags and common_preempt_count, as the text's flags column
+    /// prints them (TRACE_FLAG_IRQS_OFF "d", TRACE_FLAG_HARDIRQ "h"; the digit).
+    static std::pair<u8, u8> common_flags(const record& r);
     u32 intern(const std::string& comm);
     u32 comm_of(int pid, u32 fallback) const;
     void note_comm(int pid, u32 comm);
