@@ -112,7 +112,7 @@ struct replay_command_options {
     std::string comm;             ///< --comm REGEX; "" every non-kernel task
     std::string speed = "1";      ///< --speed F, as given (validated with the workload's options)
     std::string bursts = "net";   ///< --bursts net|gross (validated likewise)
-    std::string deps = "count";   ///< --deps count|edge|keep (validated likewise)
+    std::string deps = "flow";    ///< --deps flow|count|edge|keep (validated likewise)
     bool sync_wakes = false;      ///< --sync-wakes
     std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
     bool quiet = false;             ///< --quiet: no progress on stderr

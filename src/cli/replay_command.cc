@@ -262,10 +262,12 @@ void add_replay_command(CLI::App& app, int& rc)
         ->capture_default_str();
     replay
         ->add_option("--deps", rpl.deps,
-                     "count: a block ended by a traced task waits for the task's n-th such "
-                     "wake by any waker; edge: for the n-th wake by the waker the trace shows; "
-                     "keep: as count, and a wait whose wake came first still sleeps (1 ns), so "
-                     "every traced block is kept")
+                     "flow: as count, and a waker's wake of a task waits until the task has "
+                     "consumed the waker's previous one (a window of one traced hand-off per "
+                     "channel); count: a block ended by a traced task waits for the task's "
+                     "n-th such wake by any waker; edge: for the n-th wake by the waker the "
+                     "trace shows; keep: as count, and a wait whose wake came first still "
+                     "sleeps (1 ns), so every traced block is kept")
         ->capture_default_str();
     replay->add_flag("--sync-wakes", rpl.sync_wakes,
                      "Replay dependency wakes as WF_SYNC wakeups, as pipe and socket writes make "

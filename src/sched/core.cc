@@ -409,7 +409,7 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     wakeup_preempt(r, p, wake_flags);
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
     for (auto* s : sinks_)
-        s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio});
+        s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
 
@@ -461,7 +461,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
     if (!(p.__state & state))
         return false;
     for (auto* s : sinks_)
-        s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu, p.prio});
+        s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu, p.prio, irq_ctx_});
 
     rq& this_rq = cpu_rq(this_cpu_);
     if (p.on_rq) {
@@ -476,7 +476,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             if (!p.on_cpu)
                 wakeup_preempt(r, p, wake_flags);
             for (auto* s : sinks_)
-                s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio});
+                s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
         }
         p.__state = TASK_RUNNING;
         this_rq.stats.ttwu_count++;
@@ -1017,8 +1017,10 @@ void kernel::fire(u64 arg)
         sched_tick(r);
         break;
     }
-    case EV_TTWU_IPI:
+    case EV_TTWU_IPI: // the IPI's handler: hardirq context, as the tracepoints show it
+        irq_ctx_ = trace_irq_ctx::hardirq;
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
+        irq_ctx_ = trace_irq_ctx::task;
         break;
     case EV_SCHED_DONE: // __schedule() to idle is done: prev is off the CPU (see __schedule())
         sched_done(cpu_rq(static_cast<int>(v)));
@@ -1039,7 +1041,10 @@ void kernel::fire(u64 arg)
         }
         p->timer_cpu_awake = false;
         this_cpu_ = p->cpu;
+        // hrtimer_wakeup() runs in the timer interrupt: the tracepoints show hardirq context.
+        irq_ctx_ = trace_irq_ctx::hardirq;
         try_to_wake_up(*p, TASK_NORMAL, 0);
+        irq_ctx_ = trace_irq_ctx::task;
         break;
     }
     case EV_SOFTIRQ:

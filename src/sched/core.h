@@ -221,6 +221,9 @@ private:
     std::vector<std::unique_ptr<task_struct>> tasks_; ///< tasks_[i]->pid == i + 1
     std::vector<trace_sink*> sinks_;
     int this_cpu_ = 0;
+    /// The context the wakeup tracepoints are emitted in (a timer's or the wake-list IPI's
+    /// hardirq, else task): tracing only, no scheduling decision reads it.
+    trace_irq_ctx irq_ctx_ = trace_irq_ctx::task;
     u64 nr_alive_ = 0;
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;

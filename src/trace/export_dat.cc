@@ -210,6 +210,15 @@ private:
 
 } // namespace
 
+std::pair<u8, u8> ftrace_exporter::common_flags(const record& r)
+{
+    if (r.k == kind::fork || r.k == kind::exit)
+        return {0, 0}; // "....."
+    if (hardirq(r))
+        return {0x01 | 0x08, r.k == kind::waking ? 3 : 4}; // "d.h3." / "d.h4."
+    return {0x01, r.k == kind::cpu_idle ? 1 : 2};           // "d..1." / "d..2."
+}
+
 void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
 {
     int cpus = nr_cpus;
@@ -222,7 +231,6 @@ void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
     std::string p;
     for (const record& r : records_) {
         p.clear();
-        const bool lockless = r.k == kind::fork || r.k == kind::exit;
         const u16 id = r.k == kind::sched_switch ? id_switch
                        : r.k == kind::waking     ? id_waking
                        : r.k == kind::wakeup     ? id_wakeup
@@ -232,8 +240,9 @@ void ftrace_exporter::write_dat(output_file& f, int nr_cpus) const
                        : r.k == kind::exit       ? id_exit
                                                  : id_cpu_idle;
         put<u16>(p, id);
-        put<u8>(p, lockless ? 0 : 0x01); // TRACE_FLAG_IRQS_OFF: "d" in the text's flags
-        put<u8>(p, lockless ? 0 : r.k == kind::cpu_idle ? 1 : 2); // preempt count
+        const auto [flags, preempt_count] = common_flags(r);
+        put<u8>(p, flags);
+        put<u8>(p, preempt_count);
         put<s32>(p, r.curr_pid);
         switch (r.k) {
         case kind::sched_switch: {

@@ -107,7 +107,7 @@ void ftrace_exporter::sched_waking(const trace_sched_wakeup& e)
 {
     const u32 c = intern(*e.comm);
     note_comm(e.pid, c);
-    push({e.ts, kind::waking, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
+    push({e.ts, kind::waking, static_cast<u8>(e.ctx), e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
           static_cast<s16>(e.prio), 0});
 }
 
@@ -115,7 +115,7 @@ void ftrace_exporter::sched_wakeup(const trace_sched_wakeup& e)
 {
     const u32 c = intern(*e.comm);
     note_comm(e.pid, c);
-    push({e.ts, kind::wakeup, 0, e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
+    push({e.ts, kind::wakeup, static_cast<u8>(e.ctx), e.cpu, 0, 0, e.pid, c, e.target_cpu, 0, 0,
           static_cast<s16>(e.prio), 0});
 }
 
@@ -160,12 +160,20 @@ void ftrace_exporter::cpu_idle(const trace_cpu_idle& e)
     last_cpu_ = waker_cpu;
 }
 
+bool ftrace_exporter::hardirq(const record& r)
+{
+    return (r.k == kind::waking || r.k == kind::wakeup) &&
+           r.prev_state == static_cast<u8>(trace_irq_ctx::hardirq);
+}
+
 void ftrace_exporter::format_line(std::string& buf, const record& r) const
 {
     auto out = std::back_inserter(buf);
     const char* flags = (r.k == kind::fork || r.k == kind::exit) ? "....."
                         : r.k == kind::cpu_idle                   ? "d..1."
-                                                                  : "d..2.";
+                        : !hardirq(r)                             ? "d..2."
+                        : r.k == kind::waking                     ? "d.h3."
+                                                                  : "d.h4.";
     const std::string& task = r.curr_pid == 0 ? std::string("<idle>") : comms_[r.curr_comm];
     const u64 ts = static_cast<u64>(r.ts);
     fmt::format_to(out, "{:>16}-{:<7} [{:03}] {} {:>5}.{:06}: ", task, r.curr_pid, r.cpu, flags,

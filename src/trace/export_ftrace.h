@@ -27,6 +27,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedlab {
@@ -75,7 +76,8 @@ private:
     struct record {
         sim_time ts;
         kind k;
-        u8 prev_state;       ///< switch: trace_task_state, +0x80 when preempted
+        u8 prev_state;       ///< switch: trace_task_state, +0x80 when preempted; waking and
+                             ///< wakeup: the trace_irq_ctx it was emitted in
         int cpu;             ///< CPU whose buffer holds the event
         int curr_pid;        ///< TASK-PID column
         u32 curr_comm;
@@ -91,6 +93,14 @@ private:
 
     /// prev_state as sched_switch prints it (R, S, D, X; R+ for a preempted task).
     static const char* state_string(u8 code);
+    /// A waking or wakeup emitted in hardirq context (a timer's expiry, the wake-list IPI).
+    /// model: printed with the flags and preempt count of the hrtimer_wakeup() path of a
+    /// real 6.18 trace (data/traces/schbench_m1_t2_r3: waking "d.h3.", wakeup "d.h4."), for
+    /// the IPI's wakeups too (a real one prints "dNh2.": one lock fewer, need_resched).
+    static bool hardirq(const record& r);
+    /// A .dat record's common_flags and common_preempt_count, as the text's flags column
+    /// prints them (TRACE_FLAG_IRQS_OFF "d", TRACE_FLAG_HARDIRQ "h"; the digit).
+    static std::pair<u8, u8> common_flags(const record& r);
     u32 intern(const std::string& comm);
     u32 comm_of(int pid, u32 fallback) const;
     void note_comm(int pid, u32 comm);

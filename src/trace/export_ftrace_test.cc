@@ -88,6 +88,26 @@ TEST(ftrace_exporter, preempted_tasks_print_r_plus_and_migrations_follow_the_wak
               "pid=9 prio=120\n");
 }
 
+// A timer's wakeup (hrtimer_wakeup() in the timer interrupt) prints the hardirq flag, as a
+// real trace does (data/traces/schbench_m1_t2_r3: "<idle>-0 [000] d.h3. ... sched_waking").
+TEST(ftrace_exporter, wakeups_in_hardirq_context_print_h)
+{
+    const std::string a = "sleeper";
+    ftrace_exporter x;
+    x.sched_waking({2'000'000, 1, 9, &a, 1, 120, trace_irq_ctx::hardirq});
+    x.sched_wakeup({2'001'000, 1, 9, &a, 1, 120, trace_irq_ctx::hardirq});
+    x.sched_waking({3'000'000, 1, 9, &a, 1, 120});
+    std::ostringstream out;
+    x.write(out, 2);
+    EXPECT_EQ(lines_after_header(out.str()),
+              "          <idle>-0       [001] d.h3.     0.002000: sched_waking: comm=sleeper pid=9 "
+              "prio=120 target_cpu=001\n"
+              "          <idle>-0       [001] d.h4.     0.002001: sched_wakeup: comm=sleeper pid=9 "
+              "prio=120 target_cpu=001\n"
+              "          <idle>-0       [001] d..2.     0.003000: sched_waking: comm=sleeper pid=9 "
+              "prio=120 target_cpu=001\n");
+}
+
 // prio, prev_prio and next_prio are the tasks' p->prio: 120 + nice, 99 - rt_priority.
 TEST(ftrace_exporter, prints_each_tasks_prio)
 {

@@ -38,6 +38,23 @@ TEST(trace_progress, disabled_prints_nothing)
     EXPECT_EQ(out.str(), "");
 }
 
+TEST(trace_progress, update_with_reads_the_position_only_when_a_line_may_be_printed)
+{
+    std::ostringstream out;
+    u64 reads = 0;
+    {
+        trace_progress p(out, "reading t.txt", true, std::chrono::milliseconds(0));
+        for (u64 i = 0; i < 3 * 4096; ++i)
+            p.update_with([&] { return ++reads * 4096; }, 4 * 4096 * 4096);
+        EXPECT_EQ(reads, 3u); // the 4096th, 8192nd and 12288th calls
+        EXPECT_EQ(p.printed(), 3u);
+    }
+    trace_progress off(out, "reading t.txt", false);
+    for (u64 i = 0; i < 3 * 4096; ++i)
+        off.update_with([&] { return ++reads; }, 4096);
+    EXPECT_EQ(reads, 3u); // disabled: never
+}
+
 TEST(trace_progress, the_interval_throttles)
 {
     std::ostringstream out;

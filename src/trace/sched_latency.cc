@@ -461,7 +461,7 @@ latency_result sched_latency(const std::string& path, const latency_options& o,
     ftrace_event e;
     trace_progress progress(std::cerr, "reading " + path, trace_progress_wanted(o.quiet));
     while (r.next(e)) {
-        progress.update(r.bytes_read(), r.file_bytes());
+        progress.update_with([&] { return r.bytes_read(); }, r.file_bytes());
         pass.event(e);
     }
     if (r.stats().events == 0)

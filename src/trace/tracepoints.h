@@ -30,6 +30,11 @@ struct trace_sched_switch {
     int next_prio = 120;
 };
 
+/// The context a wakeup event is emitted in: a task's (process context), or the hardirq
+/// of a timer's expiry (hrtimer_wakeup()) or of the wake-list IPI (sched_ttwu_pending()),
+/// which a real trace's flags column shows as 'h'.
+enum class trace_irq_ctx : u8 { task, hardirq };
+
 /// sched_waking (on the waker's CPU), sched_wakeup (target CPU), sched_wakeup_new.
 struct trace_sched_wakeup {
     sim_time ts;
@@ -38,6 +43,7 @@ struct trace_sched_wakeup {
     const std::string* comm;
     int target_cpu;
     int prio = 120; ///< p->prio
+    trace_irq_ctx ctx = trace_irq_ctx::task;
 };
 
 struct trace_sched_migrate_task {

@@ -658,7 +658,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         trace_progress progress(std::cerr, "reading " + path + " (pass 1 of 2)", show_progress);
         ftrace_event e;
         while (r.next(e)) {
-            progress.update(r.bytes_read(), r.file_bytes());
+            progress.update_with([&] { return r.bytes_read(); }, r.file_bytes());
             if (e.type == ftrace_event_type::other)
                 continue;
             note(info, e.curr_pid, {}, e.ts, e.cpu);
@@ -722,7 +722,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         trace_progress progress(std::cerr, "reading " + path + " (pass 2 of 2)", show_progress);
         ftrace_event e;
         while (r.next(e)) {
-            progress.update(r.bytes_read(), r.file_bytes());
+            progress.update_with([&] { return r.bytes_read(); }, r.file_bytes());
             b.event(e);
         }
     }
@@ -778,8 +778,10 @@ std::string replay_workload::options_text() const
         s += " --bursts gross";
     if (o_.edge_deps)
         s += " --deps edge";
-    if (o_.keep_blocks)
+    else if (o_.keep_blocks)
         s += " --deps keep";
+    else if (!o_.flow)
+        s += " --deps count";
     if (o_.sync_wakes)
         s += " --sync-wakes";
     if (o_.rt_rr)
@@ -807,6 +809,18 @@ counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
                 : fmt::format("replay/{}->{}", trace_->tasks[waker].pid, trace_->tasks[wakee].pid),
             o_.sync_wakes ? WF_SYNC : 0);
     return *c;
+}
+
+replay_workload::flow_channel& replay_workload::flow_channel_of(std::size_t waker,
+                                                                 std::size_t wakee)
+{
+    flow_channel& ch = flow_[{waker, wakee}];
+    if (!ch.consumed)
+        ch.consumed = &state_.make_counter(fmt::format("replay/{}->{}/consumed",
+                                                       trace_->tasks[waker].pid,
+                                                       trace_->tasks[wakee].pid),
+                                           o_.sync_wakes ? WF_SYNC : 0);
+    return ch;
 }
 
 sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p)
@@ -857,6 +871,16 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         case replay_step::wake: {
             // --deps count: one counter per wakee, every waker signals it.
             const std::size_t wakee = pid_index_.at(s.pid);
+            if (o_.flow) {
+                // The channel's window is one hand-off: the previous one must have been
+                // consumed (the wakee passed its wait for it) before this one is made.
+                flow_channel& ch = flow_channel_of(idx, wakee);
+                const u64 before = ch.issued++;
+                if (ch.consumed->value < before) {
+                    ++flow_held_;
+                    co_await t.wait_for(*ch.consumed, before);
+                }
+            }
             counter& c = o_.edge_deps ? edge(idx, wakee) : edge(wakee, wakee);
             co_await t.signal(c);
             break;
@@ -872,6 +896,8 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             if (o_.keep_blocks && wake_first)
                 co_await t.sleep(1);
             co_await t.wait_for(c, target);
+            if (o_.flow) // the hand-off the trace attributes to s.pid is consumed
+                co_await t.signal(*flow_channel_of(pid_index_.at(s.pid), idx).consumed);
             break;
         }
         case replay_step::sleep:
@@ -951,6 +977,11 @@ std::string replay_workload::report() const
                      o_.keep_blocks ? "; --deps keep: those slept 1 ns, so the trace's voluntary "
                                       "switches and wakeups are kept by construction"
                                     : ": the traced block is lost");
+    if (o_.flow)
+        s += fmt::format("# flow control (--deps flow): {} dependency wakes waited for their "
+                         "wakee to consume the channel's previous hand-off (a modelled "
+                         "buffer-full wait, not in the trace)\n",
+                         flow_held_);
     if (t.deadline_tasks > 0)
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
                          "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",
@@ -991,9 +1022,10 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "sync-wakes", &o.sync_wakes, nullptr, nullptr,
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
         {0, "deps", nullptr, nullptr, &deps,
-         "count: a block waits for the task's n-th dependency wake by any waker (default); "
-         "edge: for the n-th wake by the task that ended it in the trace; keep: as count, and "
-         "a wait whose wake came first still sleeps (1 ns)"},
+         "flow: as count, and a waker's wake of a task waits until the task consumed the "
+         "waker's previous one (default); count: a block waits for the task's n-th "
+         "dependency wake by any waker; edge: for the n-th wake by the task that ended it in "
+         "the trace; keep: as count, and a wait whose wake came first still sleeps (1 ns)"},
         {0, "quiet", &o.quiet, nullptr, nullptr,
          "no progress on stderr while the trace is read (shown only on a terminal)"},
         {0, "rt-policy", nullptr, nullptr, &rt_policy,
@@ -1006,7 +1038,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
-                                             "[--deps count|edge|keep] [--sync-wakes] "
+                                             "[--deps flow|count|edge|keep] [--sync-wakes] "
                                              "[--rt-policy fifo|rr]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
@@ -1028,10 +1060,12 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         o.net_bursts = bursts == "net";
     }
     if (!deps.empty()) {
-        if (deps != "count" && deps != "edge" && deps != "keep")
-            throw config_error("--deps", fmt::format("'{}' is not count, edge or keep", deps));
+        if (deps != "count" && deps != "edge" && deps != "keep" && deps != "flow")
+            throw config_error("--deps",
+                               fmt::format("'{}' is not count, edge, keep or flow", deps));
         o.edge_deps = deps == "edge";
         o.keep_blocks = deps == "keep";
+        o.flow = deps == "flow";
     }
     if (!rt_policy.empty()) {
         if (rt_policy != "fifo" && rt_policy != "rr")

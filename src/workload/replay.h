@@ -69,11 +69,11 @@ struct replay_options {
     /// work, so each run step consumes the traced time less what the simulation charged the
     /// task since the previous run step (none when that exceeds it). --bursts gross: as traced.
     bool net_bursts = true;
-    /// --deps count (false, the default): a block ended by a traced task waits until the
-    /// task's n-th such wake, by any waker (a counter per wakee: any writer's data lets a
-    /// reader through). --deps edge (true): until the n-th wake of this task by the waker
-    /// that ended it in the trace (a counter per waker->wakee pair: the happens-before the
-    /// trace shows, and no other).
+    /// --deps count: a block ended by a traced task waits until the task's n-th such wake,
+    /// by any waker (a counter per wakee: any writer's data lets a reader through); --deps
+    /// flow (the default) and keep wait likewise. --deps edge (true): until the n-th wake of
+    /// this task by the waker that ended it in the trace (a counter per waker->wakee pair:
+    /// the happens-before the trace shows, and no other).
     bool edge_deps = false;
     /// --deps keep: as count, but every traced dependency block blocks: a wait whose wake
     /// came before the task reached it (its waker ran ahead of it, against the trace's order)
@@ -81,6 +81,14 @@ struct replay_options {
     /// wakeup path, from a timer on the task's CPU), instead of passing without a switch.
     /// The replay then has the trace's voluntary switches and wakeups by construction.
     bool keep_blocks = false;
+    /// --deps flow (the default): as count, and each waker->wakee channel is flow-controlled with a window
+    /// of one traced hand-off: the waker's j-th dependency wake of a task waits until that
+    /// task has passed its wait for the waker's (j-1)-th (a modelled "buffer full" wait; the
+    /// wakee's pass wakes it). The window is the trace's: each traced wake ends a block the
+    /// wakee is in, so a channel never has two hand-offs outstanding there. A model of the
+    /// coupling a socket's or pipe's fill makes, which the trace does not record; not the
+    /// kernel's (docs/replay.md, "Against the aim"). False for --deps count, edge and keep.
+    bool flow = true;
     /// --sync-wakes: a dependency wake is a WF_SYNC wakeup (the waker will sleep soon), as
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
@@ -248,6 +256,15 @@ private:
     workload_state state_;
     /// (waker, wakee); --deps count uses (wakee, wakee) for every waker.
     std::map<std::pair<std::size_t, std::size_t>, counter*> edges_;
+    /// --deps flow, per (waker, wakee) channel: the waker's dependency wakes issued so far,
+    /// and the counter of the wakee's waits passed that the trace attributes to the waker.
+    struct flow_channel {
+        u64 issued = 0;
+        counter* consumed = nullptr;
+    };
+    std::map<std::pair<std::size_t, std::size_t>, flow_channel> flow_;
+    /// --deps flow: the channel (waker, wakee), its counter made on first use.
+    flow_channel& flow_channel_of(std::size_t waker, std::size_t wakee);
     std::unordered_map<int, std::size_t> pid_index_;
     /// Per task: its CPU time up to which the simulation's kernel work has been subtracted.
     std::vector<sim_dur> runtime_mark_;
@@ -257,6 +274,9 @@ private:
     /// Dependency waits that slept until their wake, and ones whose wake came first (the
     /// traced block lost; --deps keep: slept 1 ns anyway).
     u64 waits_slept_ = 0, waits_wake_first_ = 0;
+    /// --deps flow: dependency wakes that waited for the wakee to pass the previous hand-off
+    /// of their channel.
+    u64 flow_held_ = 0;
 };
 
 /// Parses the replay's arguments; config_error names a bad one.

@@ -27,6 +27,7 @@ namespace {
 
 using test_support::scratch_dir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::test_env;
 
 const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
@@ -359,6 +360,15 @@ TEST_F(replay_build, options)
                                       "--deps", "edge", "--bursts", "gross"})
                     ->command_line(),
                 HasSubstr("--bursts gross --deps edge --sync-wakes"));
+    // --deps flow is the default and not printed; count is.
+    EXPECT_THAT(
+        make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--deps", "flow"})
+            ->command_line(),
+        Not(HasSubstr("--deps")));
+    EXPECT_THAT(
+        make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--deps", "count"})
+            ->command_line(),
+        HasSubstr("--deps count"));
     for (const char* opt : {"--bursts", "--deps"})
         try {
             make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", opt, "both"});
@@ -622,6 +632,93 @@ TEST_F(replay_round_trip, a_wake_before_its_wait_is_lost_unless_kept)
     EXPECT_EQ(replayed["count"].voluntary, 2u); // the two exits
     EXPECT_EQ(replayed["keep"].voluntary, 3u);  // and a's block
     EXPECT_EQ(replayed["keep"].wakeups, replayed["count"].wakeups + 1);
+}
+
+/*
+ * --deps flow: b wakes a twice; in the trace b was preempted by c (not selected) before each
+ * waking, so a had blocked each time. Replayed with each task on its own CPU, b reaches its
+ * second wake at about 31 us, long before a has passed its first wait (about 100 us). --deps
+ * count lets b run on (no block of b's); --deps flow holds b's second wake until a has
+ * consumed the first, a wait of b's that the trace does not have (counted in the report).
+ */
+TEST_F(replay_round_trip, flow_holds_a_wake_until_the_previous_one_is_consumed)
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:2\n";
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "b", 11));
+    t += line("b-11", 1, "d..2.", 1010, sw("b", 11, "R", "c", 12));
+    t += line("c-12", 1, "d..2.", 1095, sw("c", 12, "S", "b", 11));
+    t += line("a-10", 0, "d..2.", 1100, sw("a", 10, "S", "swapper/0", 0));
+    t += line("b-11", 1, "d..2.", 1101, "sched_waking: comm=a pid=10 prio=120 target_cpu=000");
+    t += line("<idle>-0", 0, "d..2.", 1104, sw("swapper/0", 0, "R", "a", 10));
+    t += line("b-11", 1, "d..2.", 1110, sw("b", 11, "R", "c", 12));
+    t += line("c-12", 1, "d..2.", 1195, sw("c", 12, "S", "b", 11));
+    t += line("a-10", 0, "d..2.", 1200, sw("a", 10, "S", "swapper/0", 0));
+    t += line("b-11", 1, "d..2.", 1201, "sched_waking: comm=a pid=10 prio=120 target_cpu=000");
+    t += line("<idle>-0", 0, "d..2.", 1204, sw("swapper/0", 0, "R", "a", 10));
+    t += line("a-10", 0, "d..2.", 1300, "sched_process_exit: comm=a pid=10 prio=120 group_dead=1");
+    t += line("a-10", 0, "d..2.", 1300, sw("a", 10, "X", "swapper/0", 0));
+    t += line("b-11", 1, "d..2.", 1300, "sched_process_exit: comm=b pid=11 prio=120 group_dead=1");
+    t += line("b-11", 1, "d..2.", 1300, sw("b", 11, "X", "swapper/1", 0));
+    write("t.txt", t);
+    const std::string p = path("t.txt");
+    replay_options o;
+    o.comm_regex = "^(a|b)$";
+    const replay_trace r = load_replay_trace(p, o);
+    EXPECT_EQ(steps_of(task(r, 10)), "run 100000 wait 11:1 run 96000 wait 11:2 run 96000 exit");
+    EXPECT_EQ(steps_of(task(r, 11)), "run 16000 wake 10 run 15000 wake 10 run 99000 exit");
+
+    std::map<std::string, sched_summary_result> replayed;
+    std::map<std::string, std::string> reports;
+    for (const char* deps : {"count", "flow"}) {
+        test_env env(2, 1, "6.6");
+        sched_summary summary(2);
+        env.k.add_sink(&summary);
+        auto w = make_replay_workload({p, "--comm", "^(a|b)$", "--deps", deps});
+        w->setup(env.k.sys());
+        env.k.run(secs(1));
+        ASSERT_TRUE(w->finished()) << deps;
+        replayed[deps] = summary.finish(env.sim.now());
+        reports[deps] = w->report();
+    }
+    EXPECT_THAT(reports["count"], HasSubstr("0 slept until their wake, 2 found it already there"));
+    EXPECT_THAT(reports["count"], Not(HasSubstr("flow control")));
+    EXPECT_THAT(reports["flow"], HasSubstr("# flow control (--deps flow): 1 dependency wakes "
+                                           "waited for their wakee"));
+    EXPECT_EQ(replayed["count"].voluntary, 2u); // the two exits
+    EXPECT_EQ(replayed["flow"].voluntary, 3u);  // and b's held wake
+    EXPECT_EQ(replayed["flow"].wakeups, replayed["count"].wakeups + 1); // a's pass wakes b
+}
+
+/*
+ * A replay's own trace keeps its timers: a replayed timed sleep ends in the timer's hardirq
+ * (hrtimer_wakeup()), which --trace prints with the 'h' flag (text) or TRACE_FLAG_HARDIRQ
+ * (.dat), so reading the replay's trace back takes those blocks for timers again, not for
+ * external arrivals (before, every waking was printed in process context: 0 timer blocks).
+ */
+TEST_F(replay_round_trip, a_replays_trace_keeps_its_timers_in_hardirq_context)
+{
+    replay_options o;
+    o.comm_regex = "^schbench";
+    const std::string trace = traces_dir + "schbench_m1_t2_r3.trace.txt.xz";
+    const replay_trace orig = load_replay_trace(trace, o);
+    ASSERT_GT(orig.causes.timer, 800u);
+    test_env env(2, 1, "6.6");
+    ftrace_exporter out;
+    env.k.add_sink(&out);
+    auto w = make_replay_workload({trace, "--comm", "^schbench"});
+    w->setup(env.k.sys());
+    env.k.run(secs(60));
+    ASSERT_TRUE(w->finished());
+    for (const char* f : {"r.txt", "r.dat"}) {
+        SCOPED_TRACE(f);
+        out.write_file(path(f), 2);
+        const replay_trace back = load_replay_trace(path(f), o);
+        // Every replayed timed sleep is a timer block again (the replay may lose a few
+        // dependency blocks, not timer ones), and no timer became an external arrival.
+        EXPECT_GE(back.causes.timer, orig.causes.timer);
+        EXPECT_LE(back.causes.external, orig.causes.external);
+    }
 }
 
 TEST(replay_shared, a_replay_runs_to_completion)
