@@ -256,14 +256,9 @@ void cost_model::idle_tick_wakeup(cpu_idle_state& idle, sim_dur tick, sim_time n
  */
 sim_dur cost_model::idle_exit_latency(const cpu_idle_state& idle) const
 {
-    switch (idle.state) {
-    case 1:
-        return p_.cstate_c1_exit;
-    case 2:
-        return p_.cstate_deep_wake > 0 ? p_.cstate_deep_wake : p_.cstate_deep_exit;
-    default:
-        return 0;
-    }
+    if (idle.state == 2 && p_.cstate_deep_wake > 0)
+        return p_.cstate_deep_wake;
+    return declared_exit_latency(idle);
 }
 
 /*
