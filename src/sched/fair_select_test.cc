@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 namespace schedlab {
 namespace {
 
@@ -637,6 +640,35 @@ TEST(record_wakee, couple_wakee_flips_gives_a_heavy_wakers_new_wakee_a_flip)
         record_wakee(*t.k, b); // same wakee: nothing at all
         EXPECT_EQ(b.wakee_flips, 2u) << spec;
         EXPECT_EQ(t.k->cpu_rq(waker.cpu).stats.wakee_flips_coupled, coupled ? 1u : 0u) << spec;
+    }
+}
+
+/*
+ * wake_affine_idle()'s sync test on a CPU running the waker with a sched-delayed
+ * task still queued (DELAY_DEQUEUE: d slept while not eligible): nr_running is 2.
+ * v6.12 compares nr_running with 1: no answer (nr_cpumask_bits). From v6.15
+ * (20250303105241.17251-2-xuewen.yan@unisoc.com; the 6.18 profile) the delayed
+ * task is left out, 2 - 1 == 1: the waker's CPU.
+ */
+TEST(wake_affine_idle, a_sync_wakeup_leaves_a_delayed_task_out_of_the_wakers_count_on_6_18)
+{
+    for (const char* spec : {"6.12", "6.18"}) {
+        sched_fixture t(testlib::small_machine(2), spec);
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& d = t.spawn("d", testlib::run_sleep(msecs(4), msecs(50)), 0, 0, 0);
+        t.spawn("busy-prev", testlib::spin(), 1, 0, 1);
+        for (int i = 0; i < 40000 && !d.se.sched_delayed; ++i)
+            t.run_for(usecs(5));
+        ASSERT_TRUE(d.se.sched_delayed) << spec << ": d never slept while not eligible; nvcsw "
+                                        << d.nvcsw << " nivcsw " << d.nivcsw;
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker) << spec;
+        ASSERT_EQ(t.k->cpu_rq(0).nr_running, 2u) << spec;
+        ASSERT_FALSE(t.k->idle_cpu(1)) << spec;
+        const int no_answer = std::numeric_limits<int>::max(); // fair_select.cc's nr_cpumask_bits
+        const int expect = std::string(spec) == "6.18" ? 0 : no_answer;
+        EXPECT_EQ(wake_affine_idle(*t.k, 0, 1, /*sync=*/1), expect) << spec;
+        EXPECT_EQ(wake_affine_idle(*t.k, 0, 1, /*sync=*/0), no_answer) << spec;
     }
 }
 
