@@ -92,17 +92,41 @@ int wake_wide(kernel& k, task_struct& p)
 }
 
 /*
+ * kernel: kernel/sched/fair.c wake_affine_idle()'s sync test with cfs_h_nr_delayed(),
+ * v6.15+ (20250303105241.17251-2-xuewen.yan@unisoc.com): rq->nr_running less the
+ * sched-delayed fair tasks (h_nr_queued - h_nr_runnable) is 1. The model counts the
+ * delayed tasks on rq->cfs_tasks (they stay queued), and stops at a second task that
+ * is not delayed.
+ */
+static bool runs_one_task_besides_delayed(const rq& r)
+{
+    // Tasks of other classes are never delayed.
+    unsigned others = r.nr_running > r.cfs.h_nr_running ? r.nr_running - r.cfs.h_nr_running : 0;
+    for (const task_struct* p : r.cfs_tasks) {
+        if (!p->se.sched_delayed && ++others > 1)
+            return false;
+    }
+    return others == 1;
+}
+
+/*
  * kernel: kernel/sched/fair.c wake_affine_idle(), 6.6 (== 5.15): prefer an
  * idle waker CPU sharing the cache with prev (then prev if it is idle too), a
- * sync wakeup from a CPU running only the waker, then an idle prev.
+ * sync wakeup from a CPU running only the waker, then an idle prev. From
+ * v6.15 (the 6.18 profile) "running only the waker" leaves out sched-delayed
+ * tasks; before, a delayed task on the waker's CPU counts in nr_running.
  * Patch sets may add a last choice (SIS_SHORT v6's hook A, fair_sis_short.cc).
  */
 int wake_affine_idle(kernel& k, int this_cpu, int prev_cpu, int sync)
 {
     if (available_idle_cpu(k, this_cpu) && k.topology().cpus_share_cache(this_cpu, prev_cpu))
         return available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
-    if (sync && k.cpu_rq(this_cpu).nr_running == 1)
-        return this_cpu;
+    if (sync) {
+        const rq& r = k.cpu_rq(this_cpu);
+        if (k.config().behaviour.wa_idle_sync_skips_delayed ? runs_one_task_besides_delayed(r)
+                                                            : r.nr_running == 1)
+            return this_cpu;
+    }
     if (available_idle_cpu(k, prev_cpu))
         return prev_cpu;
     for (const auto hook : k.patches().wake_affine_idle)

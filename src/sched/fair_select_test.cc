@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 namespace schedlab {
 namespace {
 
@@ -637,6 +640,117 @@ TEST(record_wakee, couple_wakee_flips_gives_a_heavy_wakers_new_wakee_a_flip)
         record_wakee(*t.k, b); // same wakee: nothing at all
         EXPECT_EQ(b.wakee_flips, 2u) << spec;
         EXPECT_EQ(t.k->cpu_rq(waker.cpu).stats.wakee_flips_coupled, coupled ? 1u : 0u) << spec;
+    }
+}
+
+/*
+ * schbench -m 1 -t 2 on two CPUs (docs/replay.md "Limits"): worker w0 on cpu0
+ * wakes the message thread m, whose previous CPU, cpu1, runs worker w1; a
+ * futex wake is not WF_SYNC. By 6.18's select_task_rq_fair() with an LLC of
+ * two CPUs (wake_wide()'s factor 2):
+ * - w0 with 1 flip, m with 4: slave 1 < 2, so want_affine; neither CPU is
+ *   idle (wake_affine_idle() has no answer) and wake_affine_weight() compares
+ *   (load0 + load_m) * 100 with (load1 - load_m) * 108: the two spinners'
+ *   loads are 1000-1024 and m's is 20, so the waker's CPU wins;
+ *   select_idle_sibling() finds no idle CPU: m stacks on cpu0.
+ * - w0 with 8 flips (wakeups made in its context): slave 4 >= 2 and master
+ *   8 >= 4 * 2, so wake_wide(): no wake_affine, and select_idle_sibling(prev,
+ *   prev) finds no idle CPU: m stays on its busy cpu1, as the traced kernel
+ *   kept schbench's message thread.
+ */
+TEST(select_task_rq_fair, a_waker_with_twice_the_wakees_flips_leaves_it_on_its_busy_prev_cpu)
+{
+    sched_fixture t(testlib::small_machine(2), "6.18");
+    task_struct& w0 = t.spawn("w0", testlib::spin(), 0, 0, 0);
+    t.spawn("w1", testlib::spin(), 1, 0, 1);
+    task_struct& m = t.spawn("m", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+    t.run_for(secs(1)); // m sleeps on cpu1 and its load has decayed (32 ms half-life)
+    m.cpus_mask.set_all();
+    m.nr_cpus_allowed = m.cpus_mask.weight();
+    t.k->set_this_cpu(0);
+    ASSERT_EQ(t.k->current(), &w0);
+    ASSERT_EQ(m.cpu, 1);
+    ASSERT_EQ(t.k->topology().cpu(0).sd_llc_size, 2);
+    ASSERT_FALSE(t.k->idle_cpu(1));
+    // m slept right after its fork, so its own load_avg is still the 1024 a new task starts
+    // with (task_h_load() reads it as of its dequeue, in the kernel too). Give it the small
+    // load of a task that runs for microseconds between sleeps, as schbench's message
+    // thread does; its blocked share of cpu1's load has decayed.
+    m.se.avg.load_avg = 20;
+    const unsigned long load0 = cpu_load(t.k->cpu_rq(0));
+    const unsigned long load1 = cpu_load(t.k->cpu_rq(1));
+    ASSERT_TRUE(load0 >= 1000 && load0 <= 1024 && load1 >= 1000 && load1 <= 1024)
+        << load0 << " " << load1 << ": (1024 + 20) * 100 < (1000 - 20) * 108 holds in this range";
+
+    struct wake_case {
+        u32 waker_flips;
+        int cpu;
+        const char* branch;
+    };
+    for (const wake_case c :
+         {wake_case{1, 0, "wake_affine: waker cpu"}, wake_case{8, 1, "wake_wide"}}) {
+        w0.wakee_flips = c.waker_flips;
+        w0.last_wakee = &m; // record_wakee() adds no flip
+        w0.wakee_flip_decay_ts = jiffies(*t.k);
+        m.wakee_flips = 4;
+        m.recent_used_cpu = 1;
+        EXPECT_EQ(select_task_rq_fair(*t.k, m, 1, WF_TTWU), c.cpu) << c.waker_flips << " flips";
+        EXPECT_STREQ(t.k->decisions().last_select_branch(), c.branch) << c.waker_flips << " flips";
+        EXPECT_STREQ(t.k->decisions().last_sis_branch(), "no idle cpu found: target (stacking)");
+    }
+}
+
+/*
+ * record_wakee() charges the flip to `current`, whatever the context: an
+ * hrtimer expiry that wakes x in hardirq context on a CPU running a spinner
+ * (hrtimer_wakeup() -> try_to_wake_up() -> select_task_rq_fair(), x allowed on
+ * both CPUs) makes x the spinner's last_wakee and gives the spinner a flip.
+ * This is how the traced schbench workers gained flips from the VM's other
+ * tasks (docs/replay.md "Limits").
+ */
+TEST(record_wakee, a_timer_wakeup_is_a_flip_of_the_task_it_interrupts)
+{
+    sched_fixture t(testlib::small_machine(2), "6.18");
+    task_struct& s0 = t.spawn("spin0", testlib::spin(), 0, 0, 0);
+    task_struct& s1 = t.spawn("spin1", testlib::spin(), 1, 0, 1);
+    task_struct& x = t.spawn("x", testlib::run_sleep(usecs(10), msecs(5)), 0);
+    ASSERT_EQ(x.nr_cpus_allowed, 2);
+    t.run_for(msecs(100));
+    // The spinners never sleep, so x's timer wakeups are the only wakeups, each made
+    // with a spinner current: a spinner that interrupted one has x as its last wakee
+    // and exactly one flip (the change from no wakee to x), the other none.
+    EXPECT_GE(x.nvcsw, 5u) << "x slept and was woken by its timer";
+    EXPECT_TRUE(s0.last_wakee == &x || s1.last_wakee == &x);
+    for (const task_struct* s : {&s0, &s1})
+        EXPECT_EQ(s->wakee_flips, s->last_wakee == &x ? 1u : 0u) << s->comm;
+}
+
+/*
+ * wake_affine_idle()'s sync test on a CPU running the waker with a sched-delayed
+ * task still queued (DELAY_DEQUEUE: d slept while not eligible): nr_running is 2.
+ * v6.12 compares nr_running with 1: no answer (nr_cpumask_bits). From v6.15
+ * (20250303105241.17251-2-xuewen.yan@unisoc.com; the 6.18 profile) the delayed
+ * task is left out, 2 - 1 == 1: the waker's CPU.
+ */
+TEST(wake_affine_idle, a_sync_wakeup_leaves_a_delayed_task_out_of_the_wakers_count_on_6_18)
+{
+    for (const char* spec : {"6.12", "6.18"}) {
+        sched_fixture t(testlib::small_machine(2), spec);
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& d = t.spawn("d", testlib::run_sleep(msecs(4), msecs(50)), 0, 0, 0);
+        t.spawn("busy-prev", testlib::spin(), 1, 0, 1);
+        for (int i = 0; i < 40000 && !d.se.sched_delayed; ++i)
+            t.run_for(usecs(5));
+        ASSERT_TRUE(d.se.sched_delayed) << spec << ": d never slept while not eligible; nvcsw "
+                                        << d.nvcsw << " nivcsw " << d.nivcsw;
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker) << spec;
+        ASSERT_EQ(t.k->cpu_rq(0).nr_running, 2u) << spec;
+        ASSERT_FALSE(t.k->idle_cpu(1)) << spec;
+        const int no_answer = std::numeric_limits<int>::max(); // fair_select.cc's nr_cpumask_bits
+        const int expect = std::string(spec) == "6.18" ? 0 : no_answer;
+        EXPECT_EQ(wake_affine_idle(*t.k, 0, 1, /*sync=*/1), expect) << spec;
+        EXPECT_EQ(wake_affine_idle(*t.k, 0, 1, /*sync=*/0), no_answer) << spec;
     }
 }
 

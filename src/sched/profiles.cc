@@ -70,6 +70,10 @@ kernel_behaviour behaviour_of(const char* version)
     b.config_preemption = true;
     b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
     b.util_est_fastup_always = v6_12;
+    // Xuewen Yan's wake_affine_idle() fix for delayed dequeue, v6.15
+    // (20250303105241.17251-2-xuewen.yan@unisoc.com): 6.18 has it; the 6.12 profile keeps
+    // v6.12's test (whether a 6.12.y stable release took it is not checked).
+    b.wa_idle_sync_skips_delayed = std::string(version) == "6.18";
     // "sched/topology: Rename 'DIE' domain to 'PKG'" (f577cd57bfaa) entered tip sched/core on
     // 2023-10-12 (v6.7): tip-2023-12 and the releases from 6.7 on name the level PKG.
     b.pkg_domain_name = std::string(version) == "tip-2023-12" || v6_12;

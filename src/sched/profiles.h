@@ -37,6 +37,7 @@ struct kernel_delta_info {
 struct kernel_behaviour {
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
+    bool wa_idle_sync_skips_delayed = false; ///< v6.15+: wake_affine_idle()'s sync test leaves sched-delayed tasks out of nr_running
     bool numa_imb_nr = true;              ///< 6.x imb_numa_nr; false: 5.15's "< 25% busy" rule
     bool newidle_5_15 = false;            ///< 5.15 newidle gate (migration_cost) and sticky decay
     bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency
