@@ -61,13 +61,44 @@ std::string format_replay_table(const replay_trace& t, const run_result& r)
     row("context switches per second",
         span_a > 0 ? static_cast<double>(a.voluntary + a.involuntary) / span_a : 0,
         span_b > 0 ? static_cast<double>(b.voluntary + b.involuntary) / span_b : 0, 0);
-    row("wakeups", static_cast<double>(a.wakeups), static_cast<double>(b.wakeups), 0);
+    // A trace without sched_waking has neither its wakeups nor their latencies and targets.
+    const bool no_wakings = t.sched_waking_events == 0;
+    const auto wake_row = [&](const std::string& what, double x, double y, int decimals) {
+        if (!no_wakings)
+            return row(what, x, y, decimals);
+        s += fmt::format("# {:<30} {:>12} {:>12.{}f} {:>9}\n", what, "-", y, decimals, "-");
+    };
+    wake_row("wakeups", static_cast<double>(a.wakeups), static_cast<double>(b.wakeups), 0);
     const auto us = [](u64 ns) { return static_cast<double>(ns) / 1000.0; };
-    row("wakeup-to-run p50 (us)", us(a.wakeup_latency.percentile(50)), us(b.wakeup_latency_p50_ns),
-        1);
-    row("wakeup-to-run p99 (us)", us(a.wakeup_latency.percentile(99)), us(b.wakeup_latency_p99_ns),
-        1);
-    row("wakeup-to-run max (us)", us(a.wakeup_latency.max()), us(b.wakeup_latency_max_ns), 1);
+    wake_row("wakeup-to-run p50 (us)", us(a.wakeup_latency.percentile(50)),
+             us(b.wakeup_latency_p50_ns), 1);
+    wake_row("wakeup-to-run p99 (us)", us(a.wakeup_latency.percentile(99)),
+             us(b.wakeup_latency_p99_ns), 1);
+    wake_row("wakeup-to-run max (us)", us(a.wakeup_latency.max()), us(b.wakeup_latency_max_ns), 1);
+    // Wakeup targets (trace/wakeup_target.h): counts, with their share of the placed
+    // wakeups (of every sched_waking for the two rows of the unplaced).
+    const wakeup_target_counts &wa = a.wakeup_targets, &wb = b.wakeup_targets;
+    const auto share = [&](const wakeup_target_counts& c, u64 n, bool of_all) {
+        const u64 of =
+            of_all ? c.total() : c.placed_by(waker_kind::task) + c.placed_by(waker_kind::other);
+        return of > 0 ? fmt::format("{} ({:.0f}%)", n,
+                                    100.0 * static_cast<double>(n) / static_cast<double>(of))
+                      : fmt::format("{}", n);
+    };
+    const auto target_row = [&](const std::string& what, u64 x, u64 y, bool of_all) {
+        s += fmt::format("# {:<30} {:>12} {:>12} {:>9}\n", what,
+                         no_wakings ? "-" : share(wa, x, of_all), share(wb, y, of_all),
+                         no_wakings ? "-" : ratio(static_cast<double>(x), static_cast<double>(y)));
+    };
+    for (const auto& [cls, what] : {std::pair{wakeup_target::waker, "wakeup target: waker's CPU"},
+                                    std::pair{wakeup_target::prev, "wakeup target: previous CPU"},
+                                    std::pair{wakeup_target::both, "wakeup target: prev = waker's"},
+                                    std::pair{wakeup_target::other, "wakeup target: other CPU"}})
+        target_row(what, wa.of(cls), wb.of(cls), false);
+    target_row("placed by irq/untraced waker", wa.placed_by(waker_kind::other),
+               wb.placed_by(waker_kind::other), false);
+    target_row("wakeups not placed (runnable)", wa.not_placed, wb.not_placed, true);
+    target_row("wakeups placed, not run", wa.not_run, wb.not_run, true);
     row("migrations", static_cast<double>(a.migrations), static_cast<double>(b.migrations), 0);
     row("forks", static_cast<double>(a.forks), static_cast<double>(b.forks), 0);
     const int na = static_cast<int>(a.busy.size()), nb = static_cast<int>(b.busy_ns.size());
@@ -130,7 +161,12 @@ nlohmann::ordered_json replay_trace_json(const replay_trace& t)
           {"wakeup_latency_p99_ns", a.wakeup_latency.percentile(99)},
           {"wakeup_latency_max_ns", a.wakeup_latency.max()},
           {"busy_ns", a.busy},
-          {"idle_ns", idle_ns}}},
+          {"idle_ns", idle_ns},
+          // null: the trace has no sched_waking events to read them from
+          {"wakeup_targets", t.sched_waking_events == 0
+                                 ? nlohmann::ordered_json()
+                                 : wakeup_targets_to_json(a.wakeup_targets)}}},
+        {"sched_waking_events", t.sched_waking_events},
         {"notes", t.warnings},
     };
 }

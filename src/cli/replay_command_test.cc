@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
 #include <sstream>
 
 namespace schedlab {
@@ -98,6 +100,53 @@ TEST_F(cmd_replay_trace, json_has_forks_idle_and_the_traces_figures)
         EXPECT_EQ(ts.at("idle_ns")[cpu].get<s64>() + ts.at("busy_ns")[cpu].get<s64>(),
                   ts.at("span_ns").get<s64>());
     EXPECT_GT(tr.at("blocks_ended_by").at("timer"), 0);
+    // The wakeup targets, both sides: each sched_waking in one class, so they sum to at most
+    // the wakeups (which count sched_wakeup_new too).
+    EXPECT_THAT(out,
+                ::testing::ContainsRegex("# wakeup target: waker's CPU +[0-9]+ \\([0-9]+%\\)"));
+    for (const auto* side : {&ts, &run}) {
+        const auto& w = side->at("wakeup_targets");
+        u64 sum = w.at("not_placed").get<u64>() + w.at("not_run").get<u64>();
+        for (const char* k : {"waker_cpu", "prev_cpu", "prev_is_waker_cpu", "other_cpu"}) {
+            sum += w.at(k).get<u64>();
+            EXPECT_LE(w.at("by_interrupt_or_untraced").at(k).get<u64>(), w.at(k).get<u64>());
+        }
+        EXPECT_GT(sum, 0u);
+        EXPECT_LE(sum, side->at("wakeups").get<u64>());
+    }
+    EXPECT_GT(tr.at("sched_waking_events"), 0);
+}
+
+// A trace recorded without sched_waking replays (its blocks as arrivals), and says so: the
+// trace's wakeups, latencies and wakeup targets are '-' in the table, null in --json.
+TEST_F(cmd_replay_trace, a_trace_without_sched_waking_says_so)
+{
+    const auto ln = [](const std::string& task, int cpu, long us, const std::string& ev) {
+        return fmt::format("{:>16} [{:03}] d..2. {:>5}.{:06}: {}\n", task, cpu, us / 1000000,
+                           us % 1000000, ev);
+    };
+    const auto sw = [](const char* prev, int pp, const char* st, const char* next, int np) {
+        return fmt::format("sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={} "
+                           "==> next_comm={} next_pid={} next_prio=120",
+                           prev, pp, st, next, np);
+    };
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 4/4   #P:2\n";
+    t += ln("a-10", 0, 1000, sw("a", 10, "S", "swapper/0", 0));
+    t += ln("<idle>-0", 0, 1020, sw("swapper/0", 0, "R", "a", 10));
+    t += ln("a-10", 0, 1030, sw("a", 10, "S", "swapper/0", 0));
+    replay_command_options o;
+    o.trace = write("nowaking.txt", t);
+    o.json_path = path("r.json");
+    std::ostringstream out, err;
+    ASSERT_EQ(cmd_replay(out, err, o), 0) << err.str();
+    EXPECT_THAT(err.str(), HasSubstr("the trace has no sched_waking events"));
+    EXPECT_THAT(out.str(), HasSubstr("# WARNING: the trace has no sched_waking events"));
+    EXPECT_THAT(out.str(), ::testing::ContainsRegex(
+                               "# wakeup target: waker's CPU +- +[0-9]+ \\([0-9]+%\\) +-"));
+    EXPECT_THAT(out.str(), ::testing::ContainsRegex("# wakeup-to-run p50 \\(us\\) +- "));
+    const auto j = nlohmann::json::parse(slurp(o.json_path));
+    EXPECT_TRUE(j.at("replay_trace").at("sched_summary").at("wakeup_targets").is_null());
+    EXPECT_EQ(j.at("replay_trace").at("sched_waking_events"), 0);
 }
 
 // issue 17's "compare runs on a trace": the A/B tables on a recorded workload, the replay's

@@ -86,6 +86,7 @@ nlohmann::ordered_json to_json(const run_result& r)
         {"idle_ns", idle_ns},
         {"wakeup_latency_hist", hist_to_json(s.wakeup_latency_hist)},
         {"run_length_hist", hist_to_json(s.run_length_hist)},
+        {"wakeup_targets", wakeup_targets_to_json(s.wakeup_targets)},
     };
     ojson j = {
         {"format", result_format_v1},
@@ -110,6 +111,20 @@ nlohmann::ordered_json to_json(const run_result& r)
     }
     j["benchmark_output"] = r.benchmark_output;
     j["summary_text"] = r.summary_text;
+    return j;
+}
+
+ojson wakeup_targets_to_json(const wakeup_target_counts& c)
+{
+    ojson j = ojson::object(), by_other = ojson::object();
+    for (int t = 0; t < nr_wakeup_targets; ++t) {
+        const auto cls = static_cast<wakeup_target>(t);
+        j[wakeup_target_name(cls)] = c.of(cls);
+        by_other[wakeup_target_name(cls)] = c.placed[static_cast<int>(waker_kind::other)][t];
+    }
+    j["not_placed"] = c.not_placed;
+    j["not_run"] = c.not_run;
+    j["by_interrupt_or_untraced"] = by_other;
     return j;
 }
 
@@ -205,6 +220,29 @@ histogram_buckets hist_from_json(const reader& parent, const char* key)
     return out;
 }
 
+/// Optional: a file written before the wakeup targets were kept has none (all zero).
+wakeup_target_counts wakeup_targets_from_json(const reader& parent, const char* key)
+{
+    wakeup_target_counts c;
+    if (!parent.raw().is_object() || !parent.raw().contains(key))
+        return c;
+    const reader w = parent.sub(key);
+    const reader by_other = w.sub("by_interrupt_or_untraced");
+    for (int t = 0; t < nr_wakeup_targets; ++t) {
+        const char* name = wakeup_target_name(static_cast<wakeup_target>(t));
+        const u64 all = w.get<u64>(name), other = by_other.get<u64>(name);
+        if (other > all)
+            throw config_error(
+                by_other.where(),
+                fmt::format("{} = {} is more than the {} of every waker", name, other, all));
+        c.placed[static_cast<int>(waker_kind::task)][t] = all - other;
+        c.placed[static_cast<int>(waker_kind::other)][t] = other;
+    }
+    c.not_placed = w.get<u64>("not_placed");
+    c.not_run = w.get<u64>("not_run");
+    return c;
+}
+
 } // namespace
 
 run_result run_result_from_json(const json& j, const std::string& where)
@@ -273,6 +311,7 @@ run_result run_result_from_json(const json& j, const std::string& where)
     rs.run_length_p99_ns = s.get_or<u64>("run_length_p99_ns", 0);
     rs.run_length_max_ns = s.get_or<u64>("run_length_max_ns", 0);
     rs.wakeup_latency_hist = hist_from_json(s, "wakeup_latency_hist");
+    rs.wakeup_targets = wakeup_targets_from_json(s, "wakeup_targets");
     rs.run_length_hist = hist_from_json(s, "run_length_hist");
 
     const std::string digest = rd.get<std::string>("schedule_digest");

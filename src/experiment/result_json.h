@@ -37,6 +37,9 @@ struct experiment_info {
 };
 
 nlohmann::ordered_json to_json(const run_result& r);
+/// The wakeup targets as result files keep them: each class's count (any waker), those of
+/// them by an interrupt or an untraced task, the wakeups not placed and not run.
+nlohmann::ordered_json wakeup_targets_to_json(const wakeup_target_counts& c);
 /// Throws config_error(where, ...) naming the missing or malformed member.
 run_result run_result_from_json(const nlohmann::ordered_json& j, const std::string& where);
 

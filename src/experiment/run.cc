@@ -207,6 +207,7 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     rs.wakeup_latency_hist = s.wakeup_latency.buckets(summary_histogram_sub_bits);
     rs.run_length_hist = s.run_length.buckets(summary_histogram_sub_bits);
     rs.busy_ns.assign(s.busy.begin(), s.busy.end());
+    rs.wakeup_targets = s.wakeup_targets;
     res.summary_text = s.format() + format_cpu_accounting(k, s.begin) + format_feature_stats(k);
     res.schedule_digest = k.schedule_digest();
     res.events_fired = sim.events_fired();

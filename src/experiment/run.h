@@ -11,6 +11,7 @@
  */
 #include "metrics/histogram.h"
 #include "sim/time.h"
+#include "trace/wakeup_target.h"
 #include "workload/workload.h"
 
 #include "sched/core.h"
@@ -82,6 +83,9 @@ struct run_sched_summary {
     u64 run_length_p99_ns = 0;
     u64 run_length_max_ns = 0;
     std::vector<s64> busy_ns; ///< per CPU
+    /// Where each woken task ran next (trace/wakeup_target.h; optional in result files: zero
+    /// when the file predates it)
+    wakeup_target_counts wakeup_targets;
     /// The two distributions at summary_histogram_sub_bits (optional in result files: empty
     /// when the file predates them)
     histogram_buckets wakeup_latency_hist, run_length_hist;

@@ -7,7 +7,8 @@
 
 namespace schedlab {
 
-sched_summary::sched_summary(int nr_cpus) : running_since_(static_cast<std::size_t>(nr_cpus), -1)
+sched_summary::sched_summary(int nr_cpus)
+    : running_since_(static_cast<std::size_t>(nr_cpus), -1), targets_(nr_cpus)
 {
     r_.busy.assign(static_cast<std::size_t>(nr_cpus), 0);
 }
@@ -21,14 +22,27 @@ void sched_summary::sched_waking(const trace_sched_wakeup& e)
     // tools measuring waking -> switch-in do.
     if (waking_[static_cast<std::size_t>(e.pid)] < 0)
         waking_[static_cast<std::size_t>(e.pid)] = e.ts;
+
+    targets_.waking(e.cpu, e.pid, e.target_cpu, e.ctx == trace_irq_ctx::task);
 }
 
-void sched_summary::sched_wakeup_new(const trace_sched_wakeup& e) { sched_waking(e); }
+void sched_summary::sched_wakeup_new(const trace_sched_wakeup& e)
+{
+    // A forked task's first placement (select_task_rq(SD_BALANCE_FORK)) has no previous CPU
+    // to weigh: it is a wakeup and has a latency, but no wakeup target.
+    ++r_.wakeups;
+    if (static_cast<std::size_t>(e.pid) >= waking_.size())
+        waking_.resize(static_cast<std::size_t>(e.pid) + 1, -1);
+    if (waking_[static_cast<std::size_t>(e.pid)] < 0)
+        waking_[static_cast<std::size_t>(e.pid)] = e.ts;
+}
 
 void sched_summary::sched_switch(const trace_sched_switch& e)
 {
     const auto cpu = static_cast<std::size_t>(e.cpu);
     ++r_.switches;
+    targets_.switched(e.cpu, e.prev_pid, e.prev_state == trace_task_state::R,
+                      e.prev_state == trace_task_state::X, e.next_pid);
     if (e.prev_pid != 0) {
         if (e.prev_state == trace_task_state::R)
             ++r_.involuntary;
@@ -58,7 +72,9 @@ sched_summary_result sched_summary::finish(sim_time end)
             running_since_[cpu] = end;
         }
     r_.end = end;
-    return r_;
+    sched_summary_result r = r_;
+    r.wakeup_targets = targets_.counts();
+    return r;
 }
 
 double sched_summary_result::utilisation(int cpu) const

@@ -802,25 +802,42 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
     const auto missing = [&](std::string_view field) {
         fail(fmt::format("{} without its '{}' field: '{}'", e.name, field, f.substr(0, 120)));
     };
+    // The fields are read in the order the tracepoint prints them, each searched from where
+    // the previous one ended (one pass over the line, not one per field); a field out of that
+    // order is searched from the start.
+    std::size_t at = 0;
+    const auto locate = [&](std::string_view key) {
+        // Usually the key is right there: after the previous field's value and a space.
+        for (std::size_t p = at; p <= at + 1 && p + key.size() < f.size(); ++p)
+            if ((p == 0 || f[p - 1] == ' ') && f[p + key.size()] == '=' &&
+                f.compare(p, key.size(), key) == 0)
+                return p;
+        std::size_t p = find_key(f, key, at);
+        if (p == std::string_view::npos && at > 0)
+            p = find_key(f, key);
+        return p;
+    };
     // A numeric "key=N" field.
     const auto num = [&](std::string_view key, int& v) {
-        const std::size_t p = find_key(f, key);
+        const std::size_t p = locate(key);
         if (p == std::string_view::npos)
             missing(key);
         std::string_view val = f.substr(p + key.size() + 1);
         val = val.substr(0, val.find(' '));
         if (!to_int(val, v))
             fail(fmt::format("{}: '{}={}' is not a number", e.name, key, val));
+        at = p + key.size() + 1 + val.size();
     };
     // A comm: everything from "key=" to the next field `next` (a comm may contain spaces).
     const auto comm = [&](std::string_view key, std::string_view next) {
-        const std::size_t p = find_key(f, key);
+        const std::size_t p = locate(key);
         if (p == std::string_view::npos)
             missing(key);
         const std::size_t start = p + key.size() + 1;
         const std::size_t q = find_key(f, next, start);
         if (q == std::string_view::npos)
             missing(next);
+        at = q;
         return f.substr(start, q - 1 - start);
     };
     // trace-cmd's sched plugin: "COMM:PID [PRIO]" (the comm may contain ':' and spaces).
@@ -844,10 +861,11 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
             e.comm = comm("prev_comm", "prev_pid");
             num("prev_pid", e.pid);
             num("prev_prio", e.prio);
-            const std::size_t ps = find_key(f, "prev_state");
+            const std::size_t ps = locate("prev_state");
             if (ps == std::string_view::npos || ps > arrow)
                 missing("prev_state");
             e.prev_state = trim(f.substr(ps + 11, arrow - ps - 11));
+            at = arrow;
             e.comm2 = comm("next_comm", "next_pid");
             num("next_pid", e.pid2);
             num("next_prio", e.prio2);
@@ -898,7 +916,7 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
     case ftrace_event_type::sched_process_exit:
         e.comm = comm("comm", "pid");
         num("pid", e.pid);
-        if (find_key(f, "prio") != std::string_view::npos)
+        if (locate("prio") != std::string_view::npos)
             num("prio", e.prio);
         break;
     case ftrace_event_type::sched_process_exec: {

@@ -19,7 +19,10 @@
  * its event-format parser after tracecmd_close(); not ours to free. Only this test binary reads
  * .dat files.
  */
-extern "C" const char* __lsan_default_suppressions() { return "leak:libtraceevent.so\n"; }
+extern "C" const char* __lsan_default_suppressions()
+{
+    return "leak:libtraceevent.so\n";
+}
 
 namespace schedlab {
 namespace {
@@ -123,6 +126,34 @@ TEST_F(ftrace_parse, tracefs_fields_and_context)
     EXPECT_EQ(v[6].type, ftrace_event_type::sched_process_exit);
     EXPECT_EQ(v[7].type, ftrace_event_type::other);
     EXPECT_EQ(r.stats().skipped.at("irq_handler_entry"), 1u);
+}
+
+// The fields are searched in the tracepoint's order from where the previous one ended; a
+// field between them (an older kernel's "success=1") or out of that order is still read.
+TEST_F(ftrace_parse, fields_out_of_the_usual_order)
+{
+    const std::string p =
+        write("t.txt",
+              std::string(tracefs_header) +
+                  "          <idle>-0       [001] d.s4.   594.131563: sched_waking: comm=a b "
+                  "pid=14053 prio=120 success=1 target_cpu=003\n"
+                  "          <idle>-0       [001] d.s4.   594.131564: sched_wakeup: target_cpu=001 "
+                  "prio=110 comm=b pid=7\n"
+                  "            perf-5       [000] .....   594.131565: sched_process_exit: prio=130 "
+                  "comm=perf pid=5 group_dead=1\n");
+    ftrace_reader r(p);
+    const auto v = read_all(r);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[0].comm, "a b");
+    EXPECT_EQ(v[0].pid, 14053);
+    EXPECT_EQ(v[0].prio, 120);
+    EXPECT_EQ(v[0].target_cpu, 3);
+    EXPECT_EQ(v[1].comm, "b");
+    EXPECT_EQ(v[1].pid, 7);
+    EXPECT_EQ(v[1].prio, 110);
+    EXPECT_EQ(v[1].target_cpu, 1);
+    EXPECT_EQ(v[2].pid, 5);
+    EXPECT_EQ(v[2].prio, 130);
 }
 
 TEST_F(ftrace_parse, trace_cmd_report_layout)

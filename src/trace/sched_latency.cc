@@ -97,6 +97,7 @@ struct task_state {
     std::string comm;
     int pid = 0;
     sim_time on_cpu_since = -1;
+    int cpu = -1;                 ///< the CPU it runs on, while on_cpu_since >= 0
     sim_time runnable_since = -1; ///< woken or preempted, not yet switched in
     s64 wakeup = -1;              ///< its last wakeup row (by number) still waiting to run
     latency_row row;
@@ -186,6 +187,12 @@ public:
             switched(e);
             break;
         case ftrace_event_type::sched_waking:
+            ++res.sched_waking_events;
+            if (o.wakeups)
+                targets.waking(e.cpu, e.pid, e.target_cpu,
+                               e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown);
+            waking(e);
+            break;
         case ftrace_event_type::sched_wakeup_new:
             waking(e);
             break;
@@ -208,6 +215,7 @@ public:
     /* The trace ended: the wakees that have not run are complete as they are. */
     void finish()
     {
+        res.targets = targets.counts();
         for (pending_wakeup& p : window) // the trace ended before these wakees ran
             p.open = false;
         pass_on();
@@ -314,6 +322,11 @@ private:
                 e.ts = std::min(e.ts,
                                 std::max(e.ts_lo, w == last_wakeup.end() ? 0 : w->second) + median);
         }
+        if (o.wakeups) {
+            const std::string_view st = e.prev_state;
+            targets.switched(e.cpu, e.pid, st.empty() || st[0] == 'R' || st[0] == '?',
+                             !st.empty() && (st[0] == 'X' || st[0] == 'Z'), e.pid2);
+        }
         if (e.pid > 0) {
             task_state& t = task(e.pid, e.comm);
             if (t.on_cpu_since >= 0)
@@ -341,6 +354,7 @@ private:
             }
             t.runnable_since = -1;
             t.on_cpu_since = e.ts;
+            t.cpu = e.cpu;
             if (t.wakeup >= 0) {
                 wakeup_row& w = row_of(t.wakeup);
                 w.ran = e.ts;
@@ -388,7 +402,7 @@ private:
             w.prev_cpu = e.target_cpu;
         if (on_cpu) { // woken while still on its CPU (inside __schedule()): no placement
             w.ran = e.ts;
-            w.ran_cpu = e.cpu;
+            w.ran_cpu = t.cpu >= 0 ? t.cpu : e.cpu;
         }
         if (decisions)
             if (auto why = decisions->take(e.pid, e.ts)) {
@@ -427,6 +441,7 @@ private:
     s64 window_base = 0;
     std::vector<bool> cpu_seen;
     std::unordered_map<int, sim_time> last_wakeup; // pid -> its last waking or wakeup
+    wakeup_target_tracker targets{0};
 };
 
 /* A schedlab result (--json) or another JSON document: no events to read. */
@@ -534,6 +549,26 @@ void print_wakeups_footer(std::ostream& out, const latency_result& r)
 {
     out << fmt::format("\n  {} wakeups, {} with their placement from the decision log\n",
                        r.wakeups_total, r.explained);
+    if (r.sched_waking_events == 0) {
+        out << "  no sched_waking events (record sched:sched_waking): the wakeups' previous "
+               "CPUs and wakers are unknown, so are their targets\n";
+    } else {
+        const wakeup_target_counts& c = r.targets;
+        const u64 placed = c.placed_by(waker_kind::task) + c.placed_by(waker_kind::other);
+        const auto pct = [&](u64 n) {
+            return fmt::format("{} ({:.0f}%)", n,
+                               placed ? 100.0 * static_cast<double>(n) / static_cast<double>(placed)
+                                      : 0.0);
+        };
+        out << fmt::format("  wakeup targets (where a sched_waking's wakee ran next): the "
+                           "waker's CPU {}, its previous CPU {}, both (the waking on its "
+                           "previous CPU) {}, another CPU {}; {} of these by an interrupt or "
+                           "the idle task; not placed (woken running or runnable) {}, not run "
+                           "{}\n",
+                           pct(c.of(wakeup_target::waker)), pct(c.of(wakeup_target::prev)),
+                           pct(c.of(wakeup_target::both)), pct(c.of(wakeup_target::other)),
+                           c.placed_by(waker_kind::other), c.not_placed, c.not_run);
+    }
     if (r.wakeups_cut > 0)
         out << fmt::format("  {} of them printed before their wakee ran, its delay unknown "
                            "('-'): {} later wakeups were waiting behind them\n",

@@ -20,6 +20,7 @@
  * branch of select_task_rq that placed it.
  */
 #include "sim/time.h"
+#include "trace/wakeup_target.h"
 
 #include <cstddef>
 #include <deque>
@@ -88,6 +89,10 @@ struct latency_result {
     u64 total_switches = 0;
     u64 inferred_switch_ins = 0; ///< switch-ins the trace did not record (placed as replay does)
     u64 explained = 0;           ///< wakeups with a reason from the decision log
+    /// With --wakeups: where each sched_waking's wakee ran next (trace/wakeup_target.h, the
+    /// code of schedlab replay's table), over every task of the trace
+    wakeup_target_counts targets;
+    u64 sched_waking_events = 0; ///< none: no wakeup targets can be told
     std::string path;
 };
 

@@ -141,6 +141,13 @@ TEST_F(sched_latency_test, wakeups_with_their_placement_reasons)
     print_latency(out, r);
     EXPECT_THAT(out.str(), HasSubstr("awakened: w[12]"));
     EXPECT_THAT(out.str(), HasSubstr("select_idle_sibling: prev idle"));
+    // Both wakees ran next on their previous CPU, woken by a task on the other CPU.
+    EXPECT_EQ(r.sched_waking_events, 2u);
+    EXPECT_EQ(
+        r.targets.placed[static_cast<int>(waker_kind::task)][static_cast<int>(wakeup_target::prev)],
+        2u);
+    EXPECT_EQ(r.targets.total(), 2u);
+    EXPECT_THAT(out.str(), HasSubstr("the waker's CPU 0 (0%), its previous CPU 2 (100%), both"));
 
     o.explain_path = write("bad.txt", "      0.001000 cpu0    x\nnot a log\n");
     try {

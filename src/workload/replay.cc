@@ -484,11 +484,18 @@ void builder::event(const ftrace_event& e)
         last_wakeup_[e.pid] = e.ts;
         break;
     case ftrace_event_type::sched_waking: {
+        ++t_.sched_waking_events;
         last_wakeup_[e.pid] = e.ts;
         if (!sel(e.pid))
             break;
-        if (in_window)
-            summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu});
+        if (in_window) {
+            // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
+            const trace_irq_ctx ctx =
+                e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown
+                    ? trace_irq_ctx::task
+                    : trace_irq_ctx::hardirq;
+            summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu, 120, ctx});
+        }
         task_track& k = track(e.pid, e.ts, false);
         note_prio(e.pid, e.prio);
         if (!k.blocked && k.size() == 0 && k.on_cpu_since < 0 && !k.exited) {
@@ -739,6 +746,12 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
         t.warnings.push_back(fmt::format("{} events carry a stale comm in the TASK-PID column; "
                                          "the comm of the event fields is used",
                                          t.quirks.stale_task_comms));
+    if (t.sched_waking_events == 0)
+        t.warnings.push_back(
+            "WARNING: the trace has no sched_waking events (record sched:sched_waking): no "
+            "block has a known cause (each is replayed as an arrival at the time the task ran "
+            "again), and the waking->run latencies and the wakeup targets of the trace are "
+            "unknown ('-' in the table)");
     if (t.parse.format == "trace-cmd report" || t.parse.format == "perf script")
         t.warnings.push_back("no flags column: wakeups cannot be told from interrupts, so every "
                              "waking is attributed to the task current on its CPU");
@@ -986,6 +999,9 @@ std::string replay_workload::report() const
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
                          "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",
                          t.deadline_tasks);
+    if (t.sched_waking_events == 0)
+        s += "# WARNING: the trace has no sched_waking events: every block replays as an "
+             "arrival, and the trace's waking->run latencies and wakeup targets are unknown\n";
     if (o_.net_bursts)
         s += fmt::format("# modelled kernel work subtracted from the traced bursts: {:.6f} s "
                          "(--bursts net)\n",

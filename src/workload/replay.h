@@ -197,6 +197,9 @@ struct replay_trace {
     /// scheduler tracepoint carries a deadline task's runtime, deadline or period; the
     /// replay's report says so in a WARNING line.
     u64 deadline_tasks = 0;
+    /// sched_waking events in the trace (of any task): without any, no block has a cause
+    /// and the trace's waking->run latencies and wakeup targets are unknown.
+    u64 sched_waking_events = 0;
 };
 
 /// The nice a task replays at: its traced prio - 120 for a fair task's prio, else 0.

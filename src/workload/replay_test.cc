@@ -201,6 +201,60 @@ TEST_F(replay_build, wakings_that_race_with_the_switch_out)
     EXPECT_EQ(r.causes.unknown, 0u);
 }
 
+// Wakeup targets from a trace (trace/wakeup_target.h), by hand: the waking's CPU (the
+// event's), the wakee's previous CPU (target_cpu) and its next switch in; a softirq, the idle
+// task and a task not selected (the kworker) are not a traced waker.
+TEST_F(replay_build, wakeup_targets_by_hand)
+{
+    std::string t = header;
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("b-11", 1, "d..2.", 1000, sw("b", 11, "S", "swapper/1", 0));
+    t += line("a-10", 0, "d..3.", 1010, waking("b", 11, 1));         // a wakes b (prev cpu1)
+    t += line("a-10", 0, "d..2.", 1020, sw("a", 10, "R+", "b", 11)); // on cpu0: the waker's
+    t += line("b-11", 0, "d..2.", 1030, sw("b", 11, "S", "a", 10));
+    t += line("<idle>-0", 1, "d.s3.", 1040, waking("b", 11, 0));               // softirq on cpu1
+    t += line("<idle>-0", 1, "d..2.", 1050, sw("swapper/1", 0, "R", "b", 11)); // the waker's
+    t += line("b-11", 1, "d..2.", 1060, sw("b", 11, "S", "kworker/1:1", 5));
+    t += line("kworker/1:1-5", 1, "d..3.", 1070, waking("b", 11, 1)); // untraced, on prev
+    t += line("kworker/1:1-5", 1, "d..2.", 1080, sw("kworker/1:1", 5, "I", "b", 11)); // both
+    t += line("a-10", 0, "d..3.", 1090, waking("b", 11, 1)); // b in __schedule() on cpu1:
+    t += line("b-11", 1, "d..2.", 1091, sw("b", 11, "S", "swapper/1", 0)); // ends this block
+    t += line("a-10", 0, "d..2.", 1100, sw("a", 10, "R+", "b", 11));       // on cpu0: the waker's
+    t += line("b-11", 0, "d..2.", 1110, sw("b", 11, "S", "a", 10));
+    t += line("a-10", 0, "d..3.", 1120, waking("b", 11, 0)); // b never runs again: not run
+    t += line("a-10", 0, "d..2.", 1200, sw("a", 10, "R", "swapper/0", 0));
+    const replay_trace r = load_replay_trace(write("t.txt", t), {});
+    const wakeup_target_counts& w = r.summary.wakeup_targets;
+    const auto task = static_cast<int>(waker_kind::task),
+               other = static_cast<int>(waker_kind::other);
+    const auto at = [](wakeup_target k) { return static_cast<int>(k); };
+    EXPECT_EQ(w.placed[task][at(wakeup_target::waker)], 2u);  // 1010, 1090
+    EXPECT_EQ(w.placed[other][at(wakeup_target::waker)], 1u); // 1040 (softirq)
+    EXPECT_EQ(w.placed[other][at(wakeup_target::both)], 1u);  // 1070 (kworker)
+    EXPECT_EQ(w.of(wakeup_target::prev) + w.of(wakeup_target::other), 0u);
+    EXPECT_EQ(w.not_placed, 0u);
+    EXPECT_EQ(w.not_run, 1u); // 1120
+    EXPECT_EQ(r.sched_waking_events, 5u);
+    EXPECT_THAT(r.warnings, Not(::testing::Contains(HasSubstr("no sched_waking"))));
+}
+
+// A trace recorded without sched_waking: its blocks have no cause, and the trace's wakeup
+// targets cannot be told; the replay says so (a note, and a WARNING line in its report).
+TEST_F(replay_build, a_trace_without_sched_waking_is_reported)
+{
+    std::string t = header;
+    t += line("a-10", 0, "d..2.", 1000, sw("a", 10, "S", "swapper/0", 0));
+    t += line("<idle>-0", 0, "dNh3.", 1010, "sched_wakeup: comm=a pid=10 prio=120 target_cpu=000");
+    t += line("<idle>-0", 0, "d..2.", 1020, sw("swapper/0", 0, "R", "a", 10));
+    t += line("a-10", 0, "d..2.", 1030, sw("a", 10, "S", "swapper/0", 0));
+    const replay_trace r = load_replay_trace(write("t.txt", t), {});
+    EXPECT_EQ(r.sched_waking_events, 0u);
+    EXPECT_EQ(r.causes.unknown, 1u);
+    EXPECT_THAT(r.warnings, ::testing::Contains(HasSubstr("the trace has no sched_waking events")));
+    auto w = make_replay_workload({write("t.txt", t)});
+    EXPECT_THAT(w->report(), HasSubstr("# WARNING: the trace has no sched_waking events"));
+}
+
 TEST_F(replay_build, fork_exit_and_selection)
 {
     std::string t = header;
@@ -475,6 +529,9 @@ TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
     EXPECT_EQ(t.summary.involuntary, run.involuntary);
     EXPECT_EQ(t.summary.wakeups, run.wakeups);
     EXPECT_EQ(t.summary.migrations, run.migrations);
+    // The wakeup targets: the same code on the trace's events as on the run's.
+    EXPECT_EQ(t.summary.wakeup_targets, run.wakeup_targets);
+    EXPECT_GT(run.wakeup_targets.placed_by(waker_kind::task), 0u);
     EXPECT_EQ(t.summary.wakeup_latency.count(), run.wakeup_latency.count());
     EXPECT_NEAR(static_cast<double>(t.summary.wakeup_latency.percentile(99)),
                 static_cast<double>(run.wakeup_latency.percentile(99)),
