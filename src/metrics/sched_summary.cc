@@ -13,7 +13,7 @@ sched_summary::sched_summary(int nr_cpus)
     r_.busy.assign(static_cast<std::size_t>(nr_cpus), 0);
 }
 
-void sched_summary::sched_waking(const trace_sched_wakeup& e)
+void sched_summary::count_wakeup(const trace_sched_wakeup& e)
 {
     ++r_.wakeups;
     if (static_cast<std::size_t>(e.pid) >= waking_.size())
@@ -22,7 +22,11 @@ void sched_summary::sched_waking(const trace_sched_wakeup& e)
     // tools measuring waking -> switch-in do.
     if (waking_[static_cast<std::size_t>(e.pid)] < 0)
         waking_[static_cast<std::size_t>(e.pid)] = e.ts;
+}
 
+void sched_summary::sched_waking(const trace_sched_wakeup& e)
+{
+    count_wakeup(e);
     targets_.waking(e.cpu, e.pid, e.target_cpu, e.ctx == trace_irq_ctx::task);
 }
 
@@ -30,11 +34,7 @@ void sched_summary::sched_wakeup_new(const trace_sched_wakeup& e)
 {
     // A forked task's first placement (select_task_rq(SD_BALANCE_FORK)) has no previous CPU
     // to weigh: it is a wakeup and has a latency, but no wakeup target.
-    ++r_.wakeups;
-    if (static_cast<std::size_t>(e.pid) >= waking_.size())
-        waking_.resize(static_cast<std::size_t>(e.pid) + 1, -1);
-    if (waking_[static_cast<std::size_t>(e.pid)] < 0)
-        waking_[static_cast<std::size_t>(e.pid)] = e.ts;
+    count_wakeup(e);
 }
 
 void sched_summary::sched_switch(const trace_sched_switch& e)

@@ -53,6 +53,8 @@ public:
     sched_summary_result finish(sim_time end);
 
 private:
+    /// A wakeup's count and its pending waking time (sched_waking and sched_wakeup_new).
+    void count_wakeup(const trace_sched_wakeup& e);
     sched_summary_result r_;
     std::vector<sim_time> running_since_; ///< per CPU: start of the current non-idle run, -1 idle
     std::vector<sim_time> waking_;        ///< per pid: pending sched_waking time, -1 none
