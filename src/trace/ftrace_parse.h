@@ -94,6 +94,22 @@ struct ftrace_event {
     bool inferred = false; ///< a switch-in the trace did not record (see sched_trace_quirks)
     sim_time ts_lo = 0;    ///< inferred: the earliest it can have happened (the CPU's last
                            ///< event before it); ts is the latest (the event that revealed it)
+
+    /// In process context, or not known not to be (a trace without the flags column).
+    bool in_task_context() const
+    {
+        return ctx == ftrace_context::task || ctx == ftrace_context::unknown;
+    }
+    /// switch: prev left runnable (R, R+; "?" or nothing after an inferred switch).
+    bool prev_runnable() const
+    {
+        return prev_state.empty() || prev_state[0] == 'R' || prev_state[0] == '?';
+    }
+    /// switch: prev exited (X, Z).
+    bool prev_dead() const
+    {
+        return !prev_state.empty() && (prev_state[0] == 'X' || prev_state[0] == 'Z');
+    }
 };
 
 /// What the text reader saw.

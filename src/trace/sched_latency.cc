@@ -189,8 +189,7 @@ public:
         case ftrace_event_type::sched_waking:
             ++res.sched_waking_events;
             if (o.wakeups)
-                targets.waking(e.cpu, e.pid, e.target_cpu,
-                               e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown);
+                targets.waking(e.cpu, e.pid, e.target_cpu, e.in_task_context());
             waking(e);
             break;
         case ftrace_event_type::sched_wakeup_new:
@@ -322,11 +321,8 @@ private:
                 e.ts = std::min(e.ts,
                                 std::max(e.ts_lo, w == last_wakeup.end() ? 0 : w->second) + median);
         }
-        if (o.wakeups) {
-            const std::string_view st = e.prev_state;
-            targets.switched(e.cpu, e.pid, st.empty() || st[0] == 'R' || st[0] == '?',
-                             !st.empty() && (st[0] == 'X' || st[0] == 'Z'), e.pid2);
-        }
+        if (o.wakeups)
+            targets.switched(e.cpu, e.pid, e.prev_runnable(), e.prev_dead(), e.pid2);
         if (e.pid > 0) {
             task_state& t = task(e.pid, e.comm);
             if (t.on_cpu_since >= 0)
@@ -334,9 +330,7 @@ private:
             t.on_cpu_since = -1;
             ++t.row.switches;
             // Preempted (R, R+; "?" after an inferred task-to-task switch): it waits from now.
-            const bool runnable =
-                e.prev_state.empty() || e.prev_state[0] == 'R' || e.prev_state[0] == '?';
-            if (runnable && t.runnable_since < 0)
+            if (e.prev_runnable() && t.runnable_since < 0)
                 t.runnable_since = e.ts;
         }
         if (e.pid2 > 0) {

@@ -491,9 +491,7 @@ void builder::event(const ftrace_event& e)
         if (in_window) {
             // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
             const trace_irq_ctx ctx =
-                e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown
-                    ? trace_irq_ctx::task
-                    : trace_irq_ctx::hardirq;
+                e.in_task_context() ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
             summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu, 120, ctx});
         }
         task_track& k = track(e.pid, e.ts, false);
@@ -505,7 +503,7 @@ void builder::event(const ftrace_event& e)
             k.block_step = 0;
             push(k, {replay_step::pending, 0, -1, 0});
         }
-        const bool task_ctx = e.ctx == ftrace_context::task || e.ctx == ftrace_context::unknown;
+        const bool task_ctx = e.in_task_context();
         const bool by_task = task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid);
         if (!k.blocked) {
             ++t_.causes.non_blocking_wakings;
