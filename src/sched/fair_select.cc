@@ -252,7 +252,8 @@ int select_idle_smt(kernel& k, task_struct& p, int target)
  */
 int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_core, int target)
 {
-    cpumask cpus = sd.span & p.cpus_mask;
+    cpumask& cpus = k.lb().select_rq_mask(k.smp_processor_id());
+    cpus.assign_and(sd.span, p.cpus_mask);
     int idle_cpu_found = -1;
     int nr = std::numeric_limits<int>::max();
     rq& this_rq = k.cpu_rq(k.smp_processor_id());
