@@ -191,8 +191,8 @@ public:
      * kernel: fair.c's per-CPU working masks, allocated once by init_sched_fair_class():
      * load_balance_mask (sched_balance_rq()'s env->cpus), select_rq_mask (select_idle_cpu()'s
      * cpus; select_idle_mask in 5.15) and should_we_balance_tmpmask (should_we_balance()'s
-     * swb_cpus, 6.6). Each user fills the executing CPU's mask before reading it, so no call
-     * allocates or copies a mask of its own. Sized by init().
+     * swb_cpus, 6.6), filled at each use: no call allocates a mask. Model: select_idle_cpu()
+     * uses CPU 0's for every CPU (no two scans overlap; see fair_select.cc). Sized by init().
      */
     cpumask& load_balance_mask(int cpu) { return masks_[static_cast<std::size_t>(cpu)].load_balance; }
     cpumask& select_rq_mask(int cpu) { return masks_[static_cast<std::size_t>(cpu)].select_rq; }
