@@ -92,6 +92,16 @@ public:
             w_[i] &= o.w_[i];
         return *this;
     }
+    /// kernel: cpumask_and(this, a, b): this = a & b, in this mask's own storage (no
+    /// allocation once it has the width of a and b).
+    cpumask& assign_and(const cpumask& a, const cpumask& b)
+    {
+        nr_ = a.nr_;
+        w_.resize(a.w_.size());
+        for (std::size_t i = 0; i < w_.size(); ++i)
+            w_[i] = a.w_[i] & b.w_[i];
+        return *this;
+    }
     cpumask& andnot(const cpumask& o)
     {
         for (std::size_t i = 0; i < w_.size(); ++i)

@@ -160,7 +160,7 @@ bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost)
  */
 bool should_we_balance(kernel& k, lb_env& env)
 {
-    if (!env.cpus.test(env.dst_cpu))
+    if (!env.cpus->test(env.dst_cpu))
         return false;
     if (env.idle == CPU_NEWLY_IDLE) {
         if (env.dst_rq->nr_running > 0 || env.dst_rq->ttwu_pending)
@@ -168,7 +168,8 @@ bool should_we_balance(kernel& k, lb_env& env)
         return true;
     }
     const sched_group& sg = env.sd->groups.front();
-    cpumask swb_cpus = sg.balance_mask & env.cpus;
+    cpumask& swb_cpus = k.lb().should_we_balance_tmpmask(env.dst_cpu);
+    swb_cpus.assign_and(sg.balance_mask, *env.cpus);
     int idle_smt = -1;
     for (int cpu = swb_cpus.first(); cpu < swb_cpus.nr_cpu_ids(); cpu = swb_cpus.next(cpu + 1)) {
         if (!k.idle_cpu(cpu))
@@ -339,7 +340,7 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
                              bool& sg_overload)
 {
     for_each_cpu(i, group.span) {
-        if (!env.cpus.test(i))
+        if (!env.cpus->test(i))
             continue;
         ++env.cpus_scanned;
         env.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(env.dst_cpu, i);
@@ -433,7 +434,7 @@ void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds)
     unsigned long sum_util = 0;
     sds.busiest_stat.idle_cpus = std::numeric_limits<unsigned>::max();
     sds.busiest_stat.group_type_ = group_has_spare;
-    sds.all_cpus = env.cpus == env.sd->span;
+    sds.all_cpus = *env.cpus == env.sd->span;
     sds.group_index = 0;
     const auto& groups = sd_lb_groups(k, *env.sd, env.dst_cpu);
     for (const sched_group& sg : env.sd->groups) {
@@ -589,7 +590,7 @@ rq* find_busiest_queue(kernel& k, lb_env& env, const sched_group& group)
     unsigned long busiest_util = 0, busiest_load = 0, busiest_capacity = 1;
     unsigned busiest_nr = 0;
     for_each_cpu(i, group.span) {
-        if (!env.cpus.test(i))
+        if (!env.cpus->test(i))
             continue;
         rq& r = k.cpu_rq(i);
         const unsigned nr_running = r.cfs.h_nr_running;
@@ -802,7 +803,11 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
     env.dst_rq = &this_rq;
     env.idle = idle;
     env.loop_break = SCHED_NR_MIGRATE_BREAK;
-    env.cpus = sd.span; // all CPUs active
+    // cpumask_and(cpus, sched_domain_span(sd), cpu_active_mask): all CPUs are active. The
+    // balanced CPU's mask, where the kernel's is the executing CPU's (the kicked CPU's for a
+    // NOHZ idle balance): no two uses of one mask overlap here, so which one does not matter.
+    env.cpus = &k.lb().load_balance_mask(this_cpu);
+    *env.cpus = sd.span;
     sd.stats.lb_count[idle]++;
     int ld_moved = 0;
     bool balanced = false;
@@ -854,12 +859,8 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                 break;
             }
             if (env.flags & LBF_ALL_PINNED) {
-                env.cpus.andnot([&] {
-                    cpumask one(k.nr_cpu_ids());
-                    one.set(busiest->cpu);
-                    return one;
-                }());
-                if (!env.cpus.is_subset_of(sd.groups.front().balance_mask)) {
+                env.cpus->clear(busiest->cpu);
+                if (!env.cpus->is_subset_of(sd.groups.front().balance_mask)) {
                     env.loop = 0;
                     env.loop_break = SCHED_NR_MIGRATE_BREAK;
                     continue; // goto redo
@@ -1332,6 +1333,8 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
     newidle_ = k_.config().behaviour.newidle_5_15 ? &newidle_5_15_ops : &newidle_5_16_ops;
     group_sums.assign(topo.groups().size(), group_lb_sums{});
     // Every CPU's part is read at the first flush(); a group is summed whole when first read.
+    const cpumask empty(nr_cpus);
+    masks_.assign(static_cast<std::size_t>(nr_cpus), cpu_masks{empty, empty, empty});
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
     cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
     pending_cpus_.clear();

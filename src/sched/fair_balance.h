@@ -97,7 +97,9 @@ struct lb_env {
     rq* dst_rq = nullptr;
     cpu_idle_type idle = CPU_NOT_IDLE;
     long imbalance = 0;
-    cpumask cpus;
+    /// kernel: env->cpus, the CPUs still considered: this CPU's load_balance_mask
+    /// (lb_state::load_balance_mask()), filled from the domain's span at each attempt.
+    cpumask* cpus = nullptr;
     unsigned flags = 0;
     unsigned loop = 0, loop_break = 0, loop_max = 0;
     migration_type migration_type_ = migrate_load;
@@ -185,6 +187,19 @@ public:
     nohz_state nohz;
     /// model: the cost of the sched_balance_rq() calls since last reset.
     sim_dur last_lb_cost = 0;
+    /*
+     * kernel: fair.c's per-CPU working masks, allocated once by init_sched_fair_class():
+     * load_balance_mask (sched_balance_rq()'s env->cpus), select_rq_mask (select_idle_cpu()'s
+     * cpus; select_idle_mask in 5.15) and should_we_balance_tmpmask (should_we_balance()'s
+     * swb_cpus, 6.6), filled at each use: no call allocates a mask. Model: select_idle_cpu()
+     * uses CPU 0's for every CPU (no two scans overlap; see fair_select.cc). Sized by init().
+     */
+    cpumask& load_balance_mask(int cpu) { return masks_[static_cast<std::size_t>(cpu)].load_balance; }
+    cpumask& select_rq_mask(int cpu) { return masks_[static_cast<std::size_t>(cpu)].select_rq; }
+    cpumask& should_we_balance_tmpmask(int cpu)
+    {
+        return masks_[static_cast<std::size_t>(cpu)].should_we_balance_tmp;
+    }
     /// The newly-idle balance's version, as the profile chose (init()).
     const newidle_ops& newidle() const { return *newidle_; }
     /// model: update_sg_lb_stats()'s sums per sched group (by sched_group::id).
@@ -221,6 +236,10 @@ public:
 private:
     kernel& k_;
     const newidle_ops* newidle_ = &newidle_5_16_ops;
+    struct cpu_masks {
+        cpumask load_balance, select_rq, should_we_balance_tmp;
+    };
+    std::vector<cpu_masks> masks_;        ///< per CPU: the working masks above
     std::vector<group_lb_sums> cpu_part_; ///< per CPU: its part of its groups' sums
     std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
     std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed

@@ -536,7 +536,8 @@ sd_lb_stats lb_stats(kernel& k, sched_domain& domain, int dst)
     env.dst_cpu = dst;
     env.dst_rq = &k.cpu_rq(dst);
     env.idle = CPU_IDLE;
-    env.cpus = domain.span;
+    env.cpus = &k.lb().load_balance_mask(dst);
+    *env.cpus = domain.span;
     sd_lb_stats sds;
     k.set_this_cpu(dst);
     update_sd_lb_stats(k, env, sds);
@@ -624,7 +625,8 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
         env.dst_cpu = 0;
         env.dst_rq = &t.k->cpu_rq(0);
         env.idle = CPU_NOT_IDLE;
-        env.cpus = above->span;
+        env.cpus = &t.k->lb().load_balance_mask(0);
+        *env.cpus = above->span;
         t.k->set_this_cpu(0);
         return should_we_balance(*t.k, env);
     };

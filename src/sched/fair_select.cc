@@ -276,7 +276,11 @@ int select_idle_smt(kernel& k, task_struct& p, int target)
  */
 int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_core, int target)
 {
-    cpumask cpus = sd.span & p.cpus_mask;
+    // kernel: this CPU's select_rq_mask. Model: CPU 0's for every CPU, since no two scans
+    // overlap here; each CPU's own missed the host's L2 at most scans, 512 simulated CPUs
+    // sharing one host's caches (cachegrind, docs/performance.md "Working masks").
+    cpumask& cpus = k.lb().select_rq_mask(0);
+    cpus.assign_and(sd.span, p.cpus_mask);
     int idle_cpu_found = -1;
     int nr = std::numeric_limits<int>::max();
     rq& this_rq = k.cpu_rq(k.smp_processor_id());

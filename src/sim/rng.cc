@@ -83,6 +83,12 @@ sim_dur rng_stream::jitter(sim_dur v, u32 pct)
     // Integer arithmetic: factor in parts per million.
     const s64 spread = static_cast<s64>(pct) * 10000; // ppm
     const s64 ppm = 1000000 + range(-spread, spread);
+    // The product in 64 bits when it fits (any v below ~4600 s), where the division by a
+    // constant is a multiply and a shift, not a call to the 128-bit divide; both truncate
+    // toward zero, so the result is the same.
+    s64 prod = 0;
+    if (!__builtin_mul_overflow(static_cast<s64>(v), ppm, &prod))
+        return static_cast<sim_dur>(prod / 1000000);
     return static_cast<sim_dur>((static_cast<__int128>(v) * ppm) / 1000000);
 }
 

@@ -72,5 +72,24 @@ TEST(rng_stream, jitter_stays_within_its_band)
     EXPECT_EQ(r.jitter(10000, 0), 10000);
 }
 
+// jitter() is v * ppm / 10^6 truncated toward zero, the ppm drawn by range(): the same
+// as the 128-bit product for short and long durations, negative factors (pct > 100)
+// and durations whose product does not fit in 64 bits.
+TEST(rng_stream, jitter_is_the_exact_product_at_any_size)
+{
+    const sim_dur vs[] = {1, 7, 999, 123456, 987654321, 4'611'686'018'427LL, 4'700'000'000'000LL,
+                          1'000'000'000'000'000LL, -5, -987654321};
+    const u32 pcts[] = {1, 5, 30, 100, 250};
+    rng_stream r(3, "jitter-exact"), ref(3, "jitter-exact");
+    for (int round = 0; round < 200; ++round)
+        for (const sim_dur v : vs)
+            for (const u32 pct : pcts) {
+                const s64 spread = static_cast<s64>(pct) * 10000;
+                const s64 ppm = 1000000 + ref.range(-spread, spread);
+                const auto want = static_cast<sim_dur>((static_cast<__int128>(v) * ppm) / 1000000);
+                ASSERT_EQ(r.jitter(v, pct), want) << "v " << v << " pct " << pct;
+            }
+}
+
 } // namespace
 } // namespace schedlab

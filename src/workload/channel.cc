@@ -18,13 +18,13 @@ namespace schedlab {
 void wait_queue::add(task_struct& p)
 {
     SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
-    entries_.push_front({&p, false});
+    entries_.push_back({&p, false}); // list_add(): at the head
 }
 
 void wait_queue::add_exclusive(task_struct& p)
 {
     SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
-    entries_.push_back({&p, true});
+    entries_.insert(entries_.begin(), {&p, true}); // list_add_tail(): at the tail
 }
 
 bool wait_queue::contains(const task_struct& p) const
@@ -34,13 +34,12 @@ bool wait_queue::contains(const task_struct& p) const
 
 bool wait_queue::remove(const task_struct& p)
 {
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-        if (it->p == &p) {
-            entries_.erase(it);
-            return true;
-        }
-    }
-    return false;
+    const auto it = std::find_if(entries_.begin(), entries_.end(),
+                                 [&](const entry& e) { return e.p == &p; });
+    if (it == entries_.end())
+        return false;
+    entries_.erase(it);
+    return true;
 }
 
 int wait_queue::wake_up(syscalls& sys, int nr_exclusive, int wake_flags)
@@ -50,8 +49,8 @@ int wait_queue::wake_up(syscalls& sys, int nr_exclusive, int wake_flags)
     // Every visited entry is woken and (autoremove) dequeued, so the walk
     // always takes the head; it stops after the nr_exclusive-th exclusive one.
     while (!entries_.empty()) {
-        const entry e = entries_.front();
-        entries_.pop_front();
+        const entry e = entries_.back();
+        entries_.pop_back();
         const bool ok = sys.try_to_wake_up(*e.p, TASK_NORMAL, wake_flags);
         SIM_BUG_ON(!ok, "pid {} ({}) was on a wait queue but not asleep (state {:#x})", e.p->pid,
                    e.p->comm, e.p->__state);

@@ -22,6 +22,7 @@
 
 #include <deque>
 #include <string>
+#include <vector>
 
 namespace schedlab {
 
@@ -32,6 +33,10 @@ class syscalls;
  * autoremove_wake_function entries. Differs: every entry is removed when its
  * task is woken (the kernel keeps poll entries until poll returns; a second
  * wakeup of an already running task is a no-op there, so only its cost differs).
+ * The kernel's entries live in the waiters' stack frames and are linked into the
+ * head's list, so a wait allocates nothing; here they are a vector that keeps its
+ * capacity, in reverse (the queue's head is the vector's back), so that add() and the
+ * wakeup walk, the common pair, touch only its end and allocate nothing either.
  */
 class wait_queue {
 public:
@@ -62,7 +67,7 @@ private:
         task_struct* p;
         bool exclusive;
     };
-    std::deque<entry> entries_;
+    std::vector<entry> entries_; ///< the queue from its tail (front) to its head (back)
     u64 nr_wake_calls_ = 0;
     u64 nr_woken_ = 0;
 };
