@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 namespace schedlab {
 
@@ -188,6 +189,53 @@ void read_cache_sizes(machine& m, const fs::path& root)
                          root.string());
 }
 
+/* The flags of /proc/cpuinfo's first processor ("flags : fpu vme ..."); nullopt without one
+ * (not x86, or no file). */
+std::optional<std::vector<std::string>> cpuinfo_flags(const fs::path& cpuinfo)
+{
+    std::ifstream in(cpuinfo);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("flags", 0) != 0)
+            continue;
+        const auto colon = line.find(':');
+        if (colon == std::string::npos)
+            return std::nullopt;
+        std::istringstream words(line.substr(colon + 1));
+        std::vector<std::string> flags;
+        for (std::string w; words >> w;)
+            flags.push_back(w);
+        return flags;
+    }
+    return std::nullopt;
+}
+
+/*
+ * kernel: kernel/sched/idle.c cpuidle_idle_call() and default_idle_call(), 6.18: with no
+ * cpuidle driver (sysfs cpuidle/current_driver "none") do_idle() calls default_idle_call(),
+ * which clears the idle task's TIF_POLLING_NRFLAG (current_clr_polling_and_test()) and
+ * runs arch_cpu_idle(); on x86 that is the routine select_idle_routine() chose
+ * (arch/x86/kernel/process.c): HLT (default_idle) unless prefer_mwait_c1_over_halt(),
+ * which needs X86_FEATURE_MWAIT, the "monitor" flag of /proc/cpuinfo. Without it the
+ * idle CPU halts and does not poll, so a wakeup sends it an IPI (cstate_polls 0). With
+ * "monitor" the choice depends on CPUID leaf 5 and CPU bugs not read here: the default
+ * stays.
+ */
+void read_idle_routine(machine& m, const fs::path& root, const fs::path& cpuinfo)
+{
+    if (slurp_line(root / "cpuidle" / "current_driver").value_or("") != "none")
+        return;
+    const auto flags = cpuinfo_flags(cpuinfo);
+    if (!flags || std::find(flags->begin(), flags->end(), "monitor") != flags->end())
+        return;
+    set_machine_cost(m, "cstate_polls", 0,
+                     fmt::format("sysfs cpuidle/current_driver 'none' and no 'monitor' flag in "
+                                 "{}: no cpuidle driver, so idle is default_idle_call() and x86's "
+                                 "HLT (no MWAIT), not polling: waking an idle CPU sends an IPI",
+                                 cpuinfo.string()),
+                     (root / "cpuidle" / "current_driver").string());
+}
+
 void read_cpuidle(machine& m, const fs::path& root)
 {
     const auto cpu = first_cpu_with(root, "cpuidle");
@@ -254,11 +302,12 @@ void read_cpuidle(machine& m, const fs::path& root)
 
 } // namespace
 
-void read_sysfs_costs(machine& m, const std::string& cpu_root)
+void read_sysfs_costs(machine& m, const std::string& cpu_root, const std::string& cpuinfo)
 {
     const fs::path root(cpu_root);
     read_cache_sizes(m, root);
     read_cpuidle(m, root);
+    read_idle_routine(m, root, cpuinfo);
 }
 
 // ----------------------------------------------------------------------------------------------

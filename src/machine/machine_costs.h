@@ -44,9 +44,11 @@ void apply_preset_costs(machine& m);
 /*
  * The costs this machine's sysfs tells: L2 and LLC sizes from
  * cache/index* and the shallowest and deepest enabled cpuidle states of the
- * first CPU. Missing files leave the defaults.
+ * first CPU; with no cpuidle driver ("none"), cstate_polls 0 when `cpuinfo`'s flags lack
+ * "monitor" (x86 halts: no MWAIT). Missing files leave the defaults.
  */
-void read_sysfs_costs(machine& m, const std::string& cpu_root = "/sys/devices/system/cpu");
+void read_sysfs_costs(machine& m, const std::string& cpu_root = "/sys/devices/system/cpu",
+                      const std::string& cpuinfo = "/proc/cpuinfo");
 
 /*
  * The `schedlab costs` listing: every cost with value, unit, meaning and

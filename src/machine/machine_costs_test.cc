@@ -389,6 +389,38 @@ TEST(read_sysfs_costs, reads_cache_sizes_and_the_enabled_cpuidle_states)
     fs::remove_all(root);
 }
 
+TEST(read_sysfs_costs, no_cpuidle_driver_and_no_mwait_halts_so_idle_cpus_need_an_ipi)
+{
+    // kernel: kernel/sched/idle.c default_idle_call() (no cpuidle driver: sysfs prints
+    // "none") clears TIF_POLLING_NRFLAG and calls arch_cpu_idle(); x86's is HLT unless
+    // prefer_mwait_c1_over_halt(), which needs X86_FEATURE_MWAIT ("monitor" in
+    // /proc/cpuinfo). This machine's sysfs and cpuinfo (a KVM guest: driver none, no
+    // monitor flag) give cstate_polls 0; with "monitor", or with a driver, the default
+    // (1) stays, as before.
+    const fs::path root = temp_dir("noidle");
+    write(root / "cpuidle" / "current_driver", "none\n");
+    const fs::path halt = root / "cpuinfo_halt";
+    write(halt, "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr "
+                "pae mce cx8 apic sep hypervisor\n\nprocessor\t: 1\nflags\t\t: monitor\n");
+    const fs::path mwait = root / "cpuinfo_mwait";
+    write(mwait, "processor\t: 0\nflags\t\t: fpu vme monitor de pse\n");
+    machine m = make_machine_preset("milan-2s");
+    ASSERT_EQ(m.costs.cstate_polls, 1);
+    const machine before = m;
+    read_sysfs_costs(m, root.string(), mwait.string());
+    EXPECT_TRUE(m == before) << "MWAIT may be the idle routine: the default stays";
+    read_sysfs_costs(m, root.string(), (root / "no_such_file").string());
+    EXPECT_TRUE(m == before) << "no cpuinfo flags: the default stays";
+    read_sysfs_costs(m, root.string(), halt.string());
+    EXPECT_EQ(m.costs.cstate_polls, 0) << "the first processor's flags: no monitor";
+    EXPECT_NE(m.costs_source.at("cstate_polls").find("current_driver 'none'"), std::string::npos);
+    machine driven = make_machine_preset("milan-2s");
+    write(root / "cpuidle" / "current_driver", "acpi_idle\n");
+    read_sysfs_costs(driven, root.string(), halt.string());
+    EXPECT_EQ(driven.costs.cstate_polls, 1) << "a driver's states decide, not the HLT routine";
+    fs::remove_all(root);
+}
+
 TEST(read_sysfs_costs, missing_files_leave_the_defaults)
 {
     const fs::path root = temp_dir("empty");

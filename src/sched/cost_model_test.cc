@@ -421,6 +421,80 @@ TEST(idle_work, a_cpu_in_schedule_to_idle_is_not_idle_and_keeps_its_prev)
     EXPECT_EQ(kk.nr_migrations(), 0u);
 }
 
+TEST(idle_work, a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cpu_takes)
+{
+    // kernel: kernel/sched/idle.c do_idle() and kernel/sched/core.c
+    // send_call_function_single_ipi() (6.18): the idle task's TIF_POLLING_NRFLAG is clear
+    // while it is not running ("Our polling bit is clear if we're not scheduled") and
+    // do_idle() sets it only when it starts. A wakeup of prev while cpu1 is still in its
+    // __schedule() to idle (the rq lock's 20 us hold) goes to cpu1's wake list, and
+    // set_nr_if_polling(rq->idle) is false, so the IPI is sent whether or not cpu1's idle
+    // states poll (cstate_polls 1: MWAIT, 0: HLT); cpu1 has entered no C-state, so the
+    // wakee is activated after the IPI's delivery to a running CPU (ipi_wakeup, 5 us) and
+    // no idle exit is paid. Before, the wakeup was priced as one of an idle CPU: the
+    // exit latency of the state the governor picked at the switch (the deep state's
+    // 50 us here: the first idle, predicted long) and, with polling states, no IPI.
+    for (const int polls : {1, 0}) {
+        SCOPED_TRACE(fmt::format("cstate_polls={}", polls));
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        c.cstate_polls = polls;
+        c.ipi_wakeup = usecs(5);
+        c.ipi_send = usecs(1);
+        c.cstate_c1_exit = usecs(1);
+        c.cstate_c1_residency = usecs(2);
+        c.cstate_deep_exit = usecs(50);
+        c.cstate_deep_residency = usecs(300);
+        sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+        kernel& kk = *t.k;
+        struct wakes final : trace_sink {
+            int pid = -1;
+            std::vector<sim_time> waking, wakeup;
+            void sched_waking(const trace_sched_wakeup& w) override
+            {
+                if (w.pid == pid)
+                    waking.push_back(w.ts);
+            }
+            void sched_wakeup(const trace_sched_wakeup& w) override
+            {
+                if (w.pid == pid)
+                    wakeup.push_back(w.ts);
+            }
+        } rec;
+        kk.add_sink(&rec);
+        task_struct* sleeper = nullptr;
+        bool woke = false;
+        wakeup_costs before;
+        t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                    if (!woke && sleeper && kk.cpu_rq(1).in_schedule) {
+                        woke = true;
+                        before = kk.charges().cm().wakeup_cost_totals();
+                        k.wake_up_process(*sleeper);
+                    }
+                    return task_action::cpu(usecs(1));
+                }),
+                0, 0, 0);
+        t.run_for(usecs(100));
+        auto ran = std::make_shared<int>(0);
+        sleeper = &t.spawn("sleeper", testlib::behaviour([ran](syscalls&, task_struct&) {
+                               if ((*ran)++ % 2 == 0)
+                                   return task_action::cpu(usecs(10));
+                               return task_action::sleep();
+                           }),
+                           1, 0, 1);
+        rec.pid = sleeper->pid;
+        t.run_for(usecs(300));
+        ASSERT_TRUE(woke);
+        ASSERT_EQ(rec.waking.size(), 1u);
+        ASSERT_EQ(rec.wakeup.size(), 1u);
+        EXPECT_EQ(rec.wakeup[0] - rec.waking[0], usecs(5)) << "the IPI to a running CPU";
+        const wakeup_costs after = kk.charges().cm().wakeup_cost_totals();
+        EXPECT_EQ(after.ipis - before.ipis, 1u) << "sent: the polling bit is not set yet";
+        EXPECT_EQ(after.idle_exits - before.idle_exits, 0u) << "no C-state was entered";
+        EXPECT_GE(*ran, 3) << "it ran again";
+    }
+}
+
 TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_lines)
 {
     // cpu0 wakes a sleeper pinned to cpu1, which a spinner keeps busy (so the waker enqueues

@@ -69,7 +69,17 @@ void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
 sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::notify by)
 {
     cpu_charge_state& st = state(r);
-    const bool cpu_idle = r.curr->is_idle_task();
+    /*
+     * kernel: kernel/sched/idle.c do_idle() and kernel/sched/core.c
+     * send_call_function_single_ipi(), resched_curr() (6.18): the idle task's
+     * TIF_POLLING_NRFLAG is clear while it is not running and is set only when do_idle()
+     * starts, so a wake-list or reschedule IPI to a CPU still in __schedule() to idle
+     * (rq::in_schedule) finds set_nr_if_polling() / set_nr_and_not_polling() false and
+     * is sent, whether or not the idle states poll; that CPU has entered no C-state and
+     * takes the IPI as a running CPU does (ipi_wakeup, ipi_send), with no idle exit and
+     * no idle period for the governor (do_idle() skips its loop on need_resched).
+     */
+    const bool cpu_idle = r.curr->is_idle_task() && !(by == cost_model::notify::ipi && r.in_schedule);
     SIM_BUG_ON(!cpu_idle && by == cost_model::notify::timer,
                "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
     const cost_model::notify_cost c = cm_.remote_notify(st.idle, cpu_idle, by, sim_.now());
