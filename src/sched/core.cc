@@ -371,16 +371,22 @@ int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 
 /*
  * kernel: kernel/sched/core.c idle_cpu(), 6.6: the idle task runs, nothing is
- * queued and no wakeup is pending. model: a pending wake list is seen by the
- * CPU that queued it at once and by the others only once that waker's store to
- * ttwu_pending is visible (rq::ttwu_pending_visible, see try_to_wake_up()).
+ * queued and no wakeup is pending, tested in the kernel's order (rq->curr first,
+ * so a busy CPU costs one line of its rq). model: a pending wake list is seen by
+ * the CPU that queued it at once and by the others only once that waker's store
+ * to ttwu_pending is visible (rq::ttwu_pending_visible, see try_to_wake_up());
+ * a CPU still in __schedule() to idle is not idle yet (rq::in_schedule).
  */
 bool kernel::idle_cpu(int cpu) const
 {
     const rq& r = cpu_rq(cpu);
-    const bool pending_seen =
-        r.ttwu_pending && (now() >= r.ttwu_pending_visible || this_cpu_ == r.ttwu_pending_writer);
-    return r.curr == r.idle && r.nr_running == 0 && !pending_seen && !r.in_schedule;
+    if (r.curr != r.idle)
+        return false;
+    if (r.nr_running)
+        return false;
+    if (r.ttwu_pending && (now() >= r.ttwu_pending_visible || this_cpu_ == r.ttwu_pending_writer))
+        return false;
+    return !r.in_schedule;
 }
 
 // model: the end of __schedule() to idle (rq::in_schedule): idle_cpu() from now on.

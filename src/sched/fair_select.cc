@@ -267,7 +267,9 @@ int select_idle_smt(kernel& k, task_struct& p, int target)
  * Scans target's LLC in wrap-around order from target + 1: for a fully idle
  * core when the LLC has one (no limit), else for any idle CPU within the
  * scan depth - SIS_PROP's avg_idle / avg_scan_cost estimate, or SIS_UTIL's
- * nr_idle_scan + 1 (which gives up at once when it is 0).
+ * nr_idle_scan + 1 (which gives up at once when it is 0). It walks the working
+ * mask (sd's span and p's allowed CPUs), as the kernel's for_each_cpu_wrap(cpu,
+ * cpus, target + 1) does, not the span: the same CPUs in the same order.
  * The scan's time (idle_scan_probe plus a cache-line read by distance per CPU
  * probed) is charged to the waking CPU and is what SIS_PROP subtracts; when
  * the depth runs out the kernel returns -1 before that bookkeeping (read in
@@ -325,9 +327,9 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
     }
 
     bool done = false;
-    for_each_cpu_wrap(sd.span, target + 1, [&](int cpu) {
-        if (!cpus.test(cpu))
-            return true; // removed (not allowed, or a sibling of a scanned core)
+    // As the kernel, over cpus itself, read as the walk goes: select_idle_core() takes a
+    // scanned core's siblings out of it, so they are not visited.
+    for_each_cpu_wrap(cpus, target + 1, [&](int cpu) {
         if (has_idle_core) {
             scan_cost += k.charges().params().idle_scan_probe + k.charges().cm().line_cost(k.smp_processor_id(), cpu);
             const int i = select_idle_core(k, p, cpu, cpus, idle_cpu_found);
