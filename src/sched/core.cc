@@ -389,7 +389,6 @@ void kernel::sched_done(rq& r)
     r.in_schedule_event = {};
     r.in_schedule = false;
     r.in_schedule_prev = -1;
-    r.newidle.active = false;
     lb_.lb_stats_changed(r.cpu);
 }
 
@@ -804,16 +803,14 @@ void kernel::__schedule(rq& r, bool preempt)
              * charges owed at switch_to_idle()); the CPU is "in schedule" until they are
              * paid (rq::in_schedule).
              */
-            const sim_time owed_until =
-                std::max(now(), charges_.cpu(r.cpu).idle_busy_until);
-            if (owed_until > now() || r.newidle.active) {
+            const sim_time owed_until = charges_.cpu(r.cpu).idle_busy_until;
+            if (owed_until > now()) {
                 r.in_schedule = true;
                 r.in_schedule_prev = prev->is_idle_task() ? -1 : prev->pid;
                 r.in_schedule_event = sim_.at(owed_until, event_prio::task_work, this,
                                               ev_arg(EV_SCHED_DONE, static_cast<u32>(r.cpu)));
             }
         } else {
-            r.newidle.active = false; // the loop stops: this rq has a task (nr_running)
             charges_.switch_in(r, *next);
             charges_.cm().task_arrives(*next, r.cpu);
         }
@@ -1025,18 +1022,9 @@ void kernel::fire(u64 arg)
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
         irq_ctx_ = trace_irq_ctx::task;
         break;
-    case EV_SCHED_DONE: { // __schedule() to idle is done: prev is off the CPU (see __schedule())
-        rq& r = cpu_rq(static_cast<int>(v));
-        r.in_schedule_event = {};
-        // newidle_balance()'s next domain, if its loop goes on (sched_balance_newidle()).
-        if (sched_balance_newidle_resume(*this, r)) {
-            r.in_schedule_event =
-                sim_.at(charges_.owed_until(r), event_prio::task_work, this, arg);
-            break;
-        }
-        sched_done(r);
+    case EV_SCHED_DONE: // __schedule() to idle is done: prev is off the CPU (see __schedule())
+        sched_done(cpu_rq(static_cast<int>(v)));
         break;
-    }
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);
