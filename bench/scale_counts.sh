@@ -57,43 +57,13 @@ else
     trap 'rm -rf "$tmp"' EXIT
 fi
 
-machine_file() { # CPUS -> a Bergamo-like machine file, as bench/scale.sh writes it
-    local cpus="$1" cores sockets per_socket
-    cores=$((cpus / 2))
-    if ((cpus % 16 != 0 || cpus < 16)); then
-        echo "scale_counts.sh: $cpus CPUs is not a whole number of 16-CPU LLCs" >&2
-        exit 2
-    fi
-    if ((cores <= 128)); then sockets=1; per_socket=$cores; else sockets=$((cores / 128)); per_socket=128; fi
-    if ((sockets * per_socket != cores)); then
-        echo "scale_counts.sh: $cpus CPUs does not fill whole 128-core sockets" >&2
-        exit 2
-    fi
-    local f="$tmp/bergamo-like-$cpus.json"
-    cat >"$f" <<EOF
-{
-  "format": "schedlab-machine-v1",
-  "name": "bergamo-like-$cpus",
-  "description": "$cpus CPUs: $sockets socket(s) of $per_socket Bergamo-like cores, 8-core CCXs, SMT2",
-  "vendor": "amd",
-  "generate": {
-    "sockets": $sockets,
-    "cores_per_socket": $per_socket,
-    "threads_per_core": 2,
-    "cores_per_llc": 8,
-    "nodes_per_socket": 1,
-    "numbering": "first_threads_then_siblings",
-    "remote_distance": 32
-  }
-}
-EOF
-    echo "$f"
-}
+# shellcheck source=bench/bergamo_like.sh
+. "$here/bergamo_like.sh"
 
 echo "case: tbench $tbench_args CPUs/2, --kernel $kernel --seed 1, counted from $from to $to simulated s"
 echo "cache: D1 $d1, LL $ll (size, associativity, line)"
 for cpus in $cpus_list; do
-    f="$(machine_file "$cpus")"
+    f="$(bergamo_like_machine_file "$cpus" "$tmp" scale_counts.sh)"
     for t in "$from" "$to"; do
         o="$tmp/cg-$cpus-$t"
         # shellcheck disable=SC2086
