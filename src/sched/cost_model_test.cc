@@ -12,6 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
+
 namespace schedlab {
 namespace {
 
@@ -380,6 +383,43 @@ TEST(idle_work, an_idle_cpu_switches_to_its_wakee_after_the_work_it_owes)
     EXPECT_EQ(starts->back() - switched, usecs(20));
 }
 
+/*
+ * The scene of the two tests below: a waker pinned to cpu0 polls in 1 us steps; a sleeper
+ * spawned on cpu1 (pinned there if `sleeper_pin` is 1) runs 10 us and sleeps, and once
+ * cpu1 is in its __schedule() to idle after it, the waker calls `at_wake()` and wakes the
+ * sleeper, still prev there. Spawns the waker, runs 100 us, spawns the sleeper and returns;
+ * the caller runs on.
+ */
+struct prev_wake {
+    task_struct* sleeper = nullptr;
+    bool woke = false;
+    std::shared_ptr<int> ran = std::make_shared<int>(0); ///< the sleeper's steps
+};
+
+std::shared_ptr<prev_wake> wake_prev_in_schedule_to_idle(sched_fixture& t, int sleeper_pin,
+                                                         std::function<void()> at_wake)
+{
+    auto st = std::make_shared<prev_wake>();
+    kernel& kk = *t.k;
+    t.spawn("waker", testlib::behaviour([st, &kk, at_wake](syscalls& k, task_struct&) {
+                if (!st->woke && st->sleeper && kk.cpu_rq(1).in_schedule) {
+                    st->woke = true;
+                    at_wake();
+                    k.wake_up_process(*st->sleeper);
+                }
+                return task_action::cpu(usecs(1));
+            }),
+            0, 0, 0);
+    t.run_for(usecs(100));
+    st->sleeper = &t.spawn("sleeper", testlib::behaviour([ran = st->ran](syscalls&, task_struct&) {
+                               if ((*ran)++ % 2 == 0)
+                                   return task_action::cpu(usecs(10));
+                               return task_action::sleep();
+                           }),
+                           1, 0, sleeper_pin);
+    return st;
+}
+
 TEST(idle_work, a_cpu_in_schedule_to_idle_is_not_idle_and_keeps_its_prev)
 {
     // kernel: kernel/sched/core.c __schedule(), idle_cpu() and try_to_wake_up(), 6.6:
@@ -392,32 +432,14 @@ TEST(idle_work, a_cpu_in_schedule_to_idle_is_not_idle_and_keeps_its_prev)
     c.rq_lock_hold = usecs(20);
     sched_fixture t(testlib::small_machine(4), "6.6", 1, "", c);
     kernel& kk = *t.k;
-    // A waker pinned to cpu0 polls in 1 us steps and wakes the sleeper once cpu1 is in
-    // its __schedule() to idle, noting what it saw then.
-    task_struct* sleeper = nullptr;
-    bool woke = false, cpu1_idle_then = true;
-    t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
-                if (!woke && sleeper && kk.cpu_rq(1).in_schedule) {
-                    woke = true;
-                    cpu1_idle_then = kk.idle_cpu(1);
-                    k.wake_up_process(*sleeper);
-                }
-                return task_action::cpu(usecs(1));
-            }),
-            0, 0, 0);
-    t.run_for(usecs(100));
-    auto ran = std::make_shared<int>(0);
-    sleeper = &t.spawn("sleeper", testlib::behaviour([ran](syscalls&, task_struct&) {
-                           if ((*ran)++ % 2 == 0)
-                               return task_action::cpu(usecs(10));
-                           return task_action::sleep();
-                       }),
-                       1, 0, -1);
+    // The waker notes what it saw when it woke the sleeper.
+    bool cpu1_idle_then = true;
+    const auto w = wake_prev_in_schedule_to_idle(t, -1, [&] { cpu1_idle_then = kk.idle_cpu(1); });
     t.run_for(usecs(200));
-    ASSERT_TRUE(woke);
+    ASSERT_TRUE(w->woke);
     EXPECT_FALSE(cpu1_idle_then) << "the kernel's rq->curr is still the sleeper";
-    EXPECT_EQ(sleeper->cpu, 1) << "on_cpu: queued on its own CPU, no select_task_rq()";
-    EXPECT_GE(*ran, 3) << "it ran again";
+    EXPECT_EQ(w->sleeper->cpu, 1) << "on_cpu: queued on its own CPU, no select_task_rq()";
+    EXPECT_GE(*w->ran, 3) << "it ran again";
     EXPECT_EQ(kk.nr_migrations(), 0u);
 }
 
@@ -462,36 +484,19 @@ TEST(idle_work, a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cp
             }
         } rec;
         kk.add_sink(&rec);
-        task_struct* sleeper = nullptr;
-        bool woke = false;
         wakeup_costs before;
-        t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
-                    if (!woke && sleeper && kk.cpu_rq(1).in_schedule) {
-                        woke = true;
-                        before = kk.charges().cm().wakeup_cost_totals();
-                        k.wake_up_process(*sleeper);
-                    }
-                    return task_action::cpu(usecs(1));
-                }),
-                0, 0, 0);
-        t.run_for(usecs(100));
-        auto ran = std::make_shared<int>(0);
-        sleeper = &t.spawn("sleeper", testlib::behaviour([ran](syscalls&, task_struct&) {
-                               if ((*ran)++ % 2 == 0)
-                                   return task_action::cpu(usecs(10));
-                               return task_action::sleep();
-                           }),
-                           1, 0, 1);
-        rec.pid = sleeper->pid;
+        const auto w = wake_prev_in_schedule_to_idle(
+            t, 1, [&] { before = kk.charges().cm().wakeup_cost_totals(); });
+        rec.pid = w->sleeper->pid;
         t.run_for(usecs(300));
-        ASSERT_TRUE(woke);
+        ASSERT_TRUE(w->woke);
         ASSERT_EQ(rec.waking.size(), 1u);
         ASSERT_EQ(rec.wakeup.size(), 1u);
         EXPECT_EQ(rec.wakeup[0] - rec.waking[0], usecs(5)) << "the IPI to a running CPU";
         const wakeup_costs after = kk.charges().cm().wakeup_cost_totals();
         EXPECT_EQ(after.ipis - before.ipis, 1u) << "sent: the polling bit is not set yet";
         EXPECT_EQ(after.idle_exits - before.idle_exits, 0u) << "no C-state was entered";
-        EXPECT_GE(*ran, 3) << "it ran again";
+        EXPECT_GE(*w->ran, 3) << "it ran again";
     }
 }
 
