@@ -152,18 +152,40 @@ void derive_ipi_and_idle_exit_costs(const raw_measurements& raw, derived_costs& 
                                         "({:.0f} ns) was not slower than the same-CPU one ({:.0f} "
                                         "ns)",
                                         busy, same));
-        if (raw.cross_cpu_round_trip) {
+        /* A CPU that only answers the ping-pong is busy, per round trip, with its own write,
+         * read, wakeup and switch: half the same-CPU round trip, less than half of a
+         * cross-CPU one. Idle less than half the time, its CPUs ran other tasks, and a
+         * wakeup found them busy, not in an idle state: the figure is that work's, not
+         * an idle exit's. */
+        const bool loaded = raw.cross_idle_share && *raw.cross_idle_share < 0.5;
+        if (raw.cross_cpu_round_trip && loaded) {
+            notes.push_back(fmt::format(
+                "cstate_c1_exit: not measured; CPUs {} and {} were idle {:.0f}% of the idle "
+                "ping-pong (/proc/stat; a CPU that only answers it idles more than half the "
+                "time): other tasks ran there, so its wakeups found them busy, not idle. "
+                "Calibrate on an otherwise idle machine",
+                raw.cross_pair.first, raw.cross_pair.second, *raw.cross_idle_share * 100));
+        } else if (raw.cross_cpu_round_trip) {
             const double idle = raw.cross_cpu_round_trip->median;
             const double exit = (idle - busy) / 2;
+            const bool one_routine = raw.one_idle_state || raw.no_idle_driver;
             const std::string how = fmt::format(
                 "the same ping-pong with both CPUs idle between messages: round trip {:.0f} ns "
                 "against {:.0f} ns busy, half the difference (the idle state a CPU picks for "
-                "such short idles, exit included){}; {}",
-                idle, busy, raw.one_idle_state ? "; the only enabled idle state" : "",
+                "such short idles, exit included){}{}; {}",
+                idle, busy,
+                raw.one_idle_state   ? "; the only enabled idle state"
+                : raw.no_idle_driver ? "; no cpuidle driver (sysfs current_driver 'none'): "
+                                       "default_idle_call()'s one routine for every idle"
+                                     : "",
+                raw.cross_idle_share
+                    ? fmt::format("; the two CPUs idle {:.0f}% of it (/proc/stat)",
+                                  *raw.cross_idle_share * 100)
+                    : "",
                 runs_of(*raw.cross_cpu_round_trip, "ns"));
             if (exit > 0) {
                 d.add("cstate_c1_exit", rounded(exit, 1), how);
-                if (raw.one_idle_state)
+                if (one_routine)
                     d.add("cstate_deep_exit", rounded(exit, 1), how);
             } else {
                 notes.push_back(fmt::format("cstate_c1_exit: not measured; the idle cross-CPU "
@@ -191,15 +213,27 @@ void derive_ipi_and_idle_exit_costs(const raw_measurements& raw, derived_costs& 
         }
     }
 
-    if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write) {
+    if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write && raw.waking_write_idle_share &&
+        *raw.waking_write_idle_share < 0.5) {
+        notes.push_back(fmt::format(
+            "ipi_send: not measured; CPUs {} and {} were idle {:.0f}% of the cross-CPU waking "
+            "write()s (/proc/stat): other tasks ran there, so the partner's CPU was not the "
+            "idle one this measures. Calibrate on an otherwise idle machine",
+            raw.cross_pair.first, raw.cross_pair.second, *raw.waking_write_idle_share * 100));
+    } else if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write) {
         const double same = raw.same_cpu_waking_write->median;
         const double cross = raw.cross_cpu_waking_write->median;
         if (cross > same)
             d.add("ipi_send", rounded(cross - same, 1),
-                  fmt::format("the write() that wakes the ping-pong partner: {:.0f} ns when the "
-                              "partner idles on CPU {}, {:.0f} ns on the writer's own CPU {}; the "
-                              "difference is the sender's side of the IPI; {}",
+                  fmt::format("the write() that wakes the ping-pong partner, both SCHED_BATCH "
+                              "(no wakeup preempts): {:.0f} ns when the partner idles on CPU {}, "
+                              "{:.0f} ns on the writer's own CPU {}; the difference is the "
+                              "sender's side of the IPI{}; {}",
                               cross, raw.cross_pair.second, same, raw.cpu,
+                              raw.waking_write_idle_share
+                                  ? fmt::format(" (the two CPUs idle {:.0f}% of it, /proc/stat)",
+                                                *raw.waking_write_idle_share * 100)
+                                  : "",
                               runs_of(*raw.cross_cpu_waking_write, "ns")));
         else
             notes.push_back(fmt::format("ipi_send: not set; a write() waking a task on another "
@@ -511,16 +545,27 @@ void host_probes::probe_pipes()
     raw.one_idle_state = m.costs_source.count("cstate_deep_exit") &&
                          m.costs_source.at("cstate_deep_exit").find("the only enabled state") !=
                              std::string::npos;
+    {
+        std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver");
+        std::string driver;
+        raw.no_idle_driver = std::getline(in, driver) && driver == "none";
+    }
     if (raw.cross_pair.first >= 0) {
         attempt("pipe ping-pong across two idle CPUs", notes, progress, [&] {
+            const auto before = read_proc_stat();
             raw.cross_cpu_round_trip = probe_pipe_round_trip(
                 raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe);
+            raw.cross_idle_share = idle_share(before, read_proc_stat(),
+                                              {raw.cross_pair.first, raw.cross_pair.second});
         });
         attempt("waking write() on one CPU and across two", notes, progress, [&] {
             raw.same_cpu_waking_write =
                 probe_pipe_round_trip(first, first, p.pipe_iters, p.pipe, false, true);
+            const auto before = read_proc_stat();
             raw.cross_cpu_waking_write = probe_pipe_round_trip(
                 raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe, false, true);
+            raw.waking_write_idle_share = idle_share(
+                before, read_proc_stat(), {raw.cross_pair.first, raw.cross_pair.second});
         });
         attempt("pipe ping-pong across two busy CPUs", notes, progress, [&] {
             raw.cross_cpu_round_trip_busy = probe_pipe_round_trip(
@@ -726,6 +771,14 @@ result run(const options& o, std::ostream& progress)
     raw.stamp =
         fmt::format("measured by schedlab calibrate{} on {}", o.quick ? " --quick" : "", date);
     raw.cpu = first;
+    {
+        std::ifstream in("/proc/loadavg");
+        std::string a, b, c;
+        if (in >> a >> b >> c)
+            notes.push_back(fmt::format("load average when the measurements started: {} {} {} "
+                                        "(on {} CPUs; other tasks' work moves the figures)",
+                                        a, b, c, m.nr_cpus()));
+    }
     progress << fmt::format("schedlab calibrate: measuring this machine ({} CPUs{}){}\n",
                             m.nr_cpus(), model.empty() ? "" : ", " + model,
                             o.quick ? ", quick" : "");

@@ -66,6 +66,13 @@ struct raw_measurements {
     std::optional<stats> same_cpu_waking_write;     ///< the write() that wakes the partner, one CPU
     std::optional<stats> cross_cpu_waking_write;    ///< ... across the CPUs, the partner's idle
     bool one_idle_state = false; ///< sysfs has one enabled idle state: it is also the deep one
+    /// sysfs cpuidle/current_driver "none": every idle is default_idle_call()'s one routine
+    /// (HLT or MWAIT C1), so the measured idle exit is also the deep state's
+    bool no_idle_driver = false;
+    /// the share of the idle ping-pong's wall time its two CPUs spent idle (/proc/stat);
+    /// absent when not read
+    std::optional<double> cross_idle_share;
+    std::optional<double> waking_write_idle_share; ///< the same, for cross_cpu_waking_write
     std::pair<int, int> cross_pair{-1, -1};
     std::string cross_kind; ///< "same LLC", ...
     struct line {
