@@ -98,6 +98,9 @@ struct raw_measurements {
     /// (seconds): the same work but for how its children exit.
     std::optional<stats> perf_exit_process, perf_exit_thread;
     int perf_exit_children = 0;
+    /// the median over those runs of perf's and its children's CPU time over the run's wall
+    /// time (getrusage); absent when not read
+    std::optional<double> perf_exit_cpu_share;
     long long exit_thread_ns = 0; ///< the machine's exit_thread, which the difference adds to
 };
 

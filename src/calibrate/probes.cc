@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -999,8 +1000,16 @@ std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why)
 }
 
 std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
-                                                   std::string& why)
+                                                   std::string& why, double* cpu_share)
 {
+    const auto cpu_seconds = [] {
+        rusage ru{};
+        ::getrusage(RUSAGE_CHILDREN, &ru);
+        return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    };
+    const double cpu0 = cpu_seconds();
+    const auto wall0 = clock_type::now();
     const std::string cmd =
         fmt::format("timeout 60 perf bench sched messaging {} 2>&1 </dev/null", args);
     std::string out;
@@ -1031,6 +1040,10 @@ std::optional<double> perf_bench_messaging_seconds(const std::string& args, int 
     if (!failure.empty()) {
         why = failure;
         return std::nullopt;
+    }
+    if (cpu_share) {
+        const double wall = seconds_since(wall0);
+        *cpu_share = wall > 0 ? (cpu_seconds() - cpu0) / wall : 0;
     }
     // "     Total time: 0.019 [sec]"
     const auto pos = out.find("Total time:");

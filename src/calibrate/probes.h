@@ -172,6 +172,13 @@ std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why);
  * (with `why`) if perf does not run or prints no time.
  */
 std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
-                                                   std::string& why);
+                                                   std::string& why,
+                                                   double* cpu_share = nullptr);
+/*
+ * cpu_share, if given, gets the CPU time of perf and all its children
+ * (getrusage(RUSAGE_CHILDREN) across the run) over the run's wall time: about 1
+ * when they had their CPU to themselves, less when other tasks ran there (and
+ * perf's wall-clock Total time holds their time too).
+ */
 
 } // namespace schedlab::calibrate
