@@ -393,6 +393,23 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw,
     derived_costs d{raw, {}, notes};
     derive_syscall_and_switch_costs(raw, d);
     derive_ipi_and_idle_exit_costs(raw, d);
+    /* kernel: kernel/sched/idle.c cpuidle_idle_call() (6.18): with no cpuidle driver every
+     * idle is default_idle_call(), one routine whatever the idle's length, and
+     * idle_get_state() has no state: there is no deeper state than the one the idle
+     * ping-pong times. When that was not measured (a loaded machine), the deep state still
+     * is not a deeper one: it takes the C1 figure the machine has, not costs.def's 50 us. */
+    const auto has = [&](const char* name) {
+        return std::any_of(d.out.begin(), d.out.end(),
+                           [&](const measured_cost& c) { return c.name == name; });
+    };
+    if (raw.no_idle_driver && !has("cstate_deep_exit") && raw.c1_exit_ns > 0)
+        d.out.push_back(
+            {"cstate_deep_exit", raw.c1_exit_ns,
+             fmt::format("{}: not measured; no cpuidle driver (sysfs current_driver 'none'): "
+                         "every idle is default_idle_call()'s one routine and there is no deeper "
+                         "state, so it is cstate_c1_exit's {} ns (the sysfs or default figure: "
+                         "the idle exit itself was not measured, see the notes)",
+                         raw.stamp, raw.c1_exit_ns)});
     derive_remote_wakeup_lines(raw, d);
     if (raw.sockets) {
         const std::string shape = fmt::format(
@@ -790,6 +807,7 @@ result run(const options& o, std::ostream& progress)
     raw.stamp =
         fmt::format("measured by schedlab calibrate{} on {}", o.quick ? " --quick" : "", date);
     raw.cpu = first;
+    raw.c1_exit_ns = m.costs.cstate_c1_exit;
     {
         std::ifstream in("/proc/loadavg");
         std::string a, b, c;

@@ -69,6 +69,9 @@ struct raw_measurements {
     /// sysfs cpuidle/current_driver "none": every idle is default_idle_call()'s one routine
     /// (HLT or MWAIT C1), so the measured idle exit is also the deep state's
     bool no_idle_driver = false;
+    /// the machine's cstate_c1_exit before calibration (sysfs or the default): with no cpuidle
+    /// driver and no measured idle exit, the deep state takes it (there is no deeper state)
+    long long c1_exit_ns = 0;
     /// the share of the idle ping-pong's wall time its two CPUs spent idle (/proc/stat);
     /// absent when not read
     std::optional<double> cross_idle_share;

@@ -356,7 +356,24 @@ TEST(derive_costs, cpus_that_other_tasks_kept_busy_give_no_idle_exit_and_no_ipi_
     auto v = derived(raw, notes);
     EXPECT_EQ(v.at("ipi_wakeup"), 3500) << "the busy probe wants busy CPUs: kept";
     EXPECT_EQ(v.count("cstate_c1_exit"), 0u);
-    EXPECT_EQ(v.count("cstate_deep_exit"), 0u);
+    EXPECT_EQ(v.count("cstate_deep_exit"), 0u) << "no C1 figure of the machine's given";
+    raw.c1_exit_ns = 1000; // the machine's (default) C1 exit
+    notes.clear();
+    std::string deep_source;
+    for (const auto& c : derive_costs(raw, notes))
+        if (c.name == "cstate_deep_exit") {
+            EXPECT_EQ(c.value, 1000) << "no cpuidle driver: no deeper state than C1";
+            deep_source = c.source;
+        }
+    EXPECT_NE(deep_source.find("not measured; no cpuidle driver"), std::string::npos)
+        << deep_source;
+    notes.clear();
+    raw.no_idle_driver = false; // a driver's deeper state keeps its sysfs figure
+    EXPECT_EQ(derived(raw, notes).count("cstate_deep_exit"), 0u);
+    raw.no_idle_driver = true;
+    raw.c1_exit_ns = 0;
+    notes.clear();
+    v = derived(raw, notes);
     EXPECT_EQ(v.count("ipi_send"), 0u);
     ASSERT_EQ(notes.size(), 2u);
     EXPECT_NE(notes[0].find("cstate_c1_exit: not measured; CPUs 0 and 1 were idle 0%"),
