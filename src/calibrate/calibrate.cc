@@ -409,7 +409,10 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw,
                          "every idle is default_idle_call()'s one routine and there is no deeper "
                          "state, so it is cstate_c1_exit's {} ns (the sysfs or default figure: "
                          "the idle exit itself was not measured, see the notes)",
-                         raw.stamp, raw.c1_exit_ns)});
+                         raw.stamp.rfind("measured by ", 0) == 0
+                             ? "set by " + raw.stamp.substr(12)
+                             : raw.stamp,
+                         raw.c1_exit_ns)});
     derive_remote_wakeup_lines(raw, d);
     if (raw.sockets) {
         const std::string shape = fmt::format(

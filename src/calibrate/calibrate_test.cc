@@ -341,7 +341,7 @@ TEST(derive_costs, cpus_that_other_tasks_kept_busy_give_no_idle_exit_and_no_ipi_
     // 0% idle during the "idle" ping-pong, whose round trip then timed wakeups queued behind
     // other tasks (64 us), not an idle exit.
     raw_measurements raw;
-    raw.stamp = "measured";
+    raw.stamp = "measured by schedlab calibrate on 2000-01-01";
     raw.cross_pair = {0, 1};
     raw.syscalls = pipe_syscalls{fixed(300), fixed(300)};
     raw.same_cpu_round_trip = fixed(3000);
@@ -365,7 +365,10 @@ TEST(derive_costs, cpus_that_other_tasks_kept_busy_give_no_idle_exit_and_no_ipi_
             EXPECT_EQ(c.value, 1000) << "no cpuidle driver: no deeper state than C1";
             deep_source = c.source;
         }
-    EXPECT_NE(deep_source.find("not measured; no cpuidle driver"), std::string::npos)
+    EXPECT_EQ(deep_source.rfind("set by schedlab calibrate on 2000-01-01: not measured; no "
+                                "cpuidle driver",
+                                0),
+              0u)
         << deep_source;
     notes.clear();
     raw.no_idle_driver = false; // a driver's deeper state keeps its sysfs figure
