@@ -396,6 +396,29 @@ TEST(derive_costs, cpus_that_other_tasks_kept_busy_give_no_idle_exit_and_no_ipi_
     EXPECT_TRUE(notes.empty());
 }
 
+/*
+ * The calibrated host committed for docs/replay.md's fidelity tables reads back, and says
+ * what it did not measure: the idle exit and the IPI's sender side keep their defaults,
+ * the deep state takes C1's figure (no cpuidle driver), idle halts.
+ */
+TEST(committed_host, data_machines_host_calibrated_reads_back)
+{
+    const std::string path = std::string(SCHEDLAB_SOURCE_DIR) + "/data/machines/host-calibrated.json";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    std::stringstream text;
+    text << in.rdbuf();
+    const machine m = machine_from_json(text.str(), path);
+    EXPECT_EQ(m.nr_cpus(), 2);
+    EXPECT_EQ(m.costs.cstate_polls, 0);
+    EXPECT_EQ(m.costs.cstate_deep_exit, m.costs.cstate_c1_exit);
+    EXPECT_EQ(m.costs_source.at("ipi_wakeup").rfind("measured by schedlab calibrate on 2026-12-03", 0),
+              0u);
+    EXPECT_EQ(m.costs_source.count("ipi_send") ? m.costs_source.at("ipi_send").find("measured")
+                                                : std::string::npos,
+              std::string::npos);
+}
+
 TEST(typical_per_op, a_chunk_another_task_took_does_not_move_it)
 {
     // Five chunks of 64 cache-line round trips at 100 ns, one of them with a 4 ms slice of
