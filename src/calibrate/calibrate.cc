@@ -152,18 +152,40 @@ void derive_ipi_and_idle_exit_costs(const raw_measurements& raw, derived_costs& 
                                         "({:.0f} ns) was not slower than the same-CPU one ({:.0f} "
                                         "ns)",
                                         busy, same));
-        if (raw.cross_cpu_round_trip) {
+        /* A CPU that only answers the ping-pong is busy, per round trip, with its own write,
+         * read, wakeup and switch: half the same-CPU round trip, less than half of a
+         * cross-CPU one. Idle less than half the time, its CPUs ran other tasks, and a
+         * wakeup found them busy, not in an idle state: the figure is that work's, not
+         * an idle exit's. */
+        const bool loaded = raw.cross_idle_share && *raw.cross_idle_share < 0.5;
+        if (raw.cross_cpu_round_trip && loaded) {
+            notes.push_back(fmt::format(
+                "cstate_c1_exit: not measured; CPUs {} and {} were idle {:.0f}% of the idle "
+                "ping-pong (/proc/stat; a CPU that only answers it idles more than half the "
+                "time): other tasks ran there, so its wakeups found them busy, not idle. "
+                "Calibrate on an otherwise idle machine",
+                raw.cross_pair.first, raw.cross_pair.second, *raw.cross_idle_share * 100));
+        } else if (raw.cross_cpu_round_trip) {
             const double idle = raw.cross_cpu_round_trip->median;
             const double exit = (idle - busy) / 2;
+            const bool one_routine = raw.one_idle_state || raw.no_idle_driver;
             const std::string how = fmt::format(
                 "the same ping-pong with both CPUs idle between messages: round trip {:.0f} ns "
                 "against {:.0f} ns busy, half the difference (the idle state a CPU picks for "
-                "such short idles, exit included){}; {}",
-                idle, busy, raw.one_idle_state ? "; the only enabled idle state" : "",
+                "such short idles, exit included){}{}; {}",
+                idle, busy,
+                raw.one_idle_state   ? "; the only enabled idle state"
+                : raw.no_idle_driver ? "; no cpuidle driver (sysfs current_driver 'none'): "
+                                       "default_idle_call()'s one routine for every idle"
+                                     : "",
+                raw.cross_idle_share
+                    ? fmt::format("; the two CPUs idle {:.0f}% of it (/proc/stat)",
+                                  *raw.cross_idle_share * 100)
+                    : "",
                 runs_of(*raw.cross_cpu_round_trip, "ns"));
             if (exit > 0) {
                 d.add("cstate_c1_exit", rounded(exit, 1), how);
-                if (raw.one_idle_state)
+                if (one_routine)
                     d.add("cstate_deep_exit", rounded(exit, 1), how);
             } else {
                 notes.push_back(fmt::format("cstate_c1_exit: not measured; the idle cross-CPU "
@@ -191,15 +213,27 @@ void derive_ipi_and_idle_exit_costs(const raw_measurements& raw, derived_costs& 
         }
     }
 
-    if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write) {
+    if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write && raw.waking_write_idle_share &&
+        *raw.waking_write_idle_share < 0.5) {
+        notes.push_back(fmt::format(
+            "ipi_send: not measured; CPUs {} and {} were idle {:.0f}% of the cross-CPU waking "
+            "write()s (/proc/stat): other tasks ran there, so the partner's CPU was not the "
+            "idle one this measures. Calibrate on an otherwise idle machine",
+            raw.cross_pair.first, raw.cross_pair.second, *raw.waking_write_idle_share * 100));
+    } else if (raw.same_cpu_waking_write && raw.cross_cpu_waking_write) {
         const double same = raw.same_cpu_waking_write->median;
         const double cross = raw.cross_cpu_waking_write->median;
         if (cross > same)
             d.add("ipi_send", rounded(cross - same, 1),
-                  fmt::format("the write() that wakes the ping-pong partner: {:.0f} ns when the "
-                              "partner idles on CPU {}, {:.0f} ns on the writer's own CPU {}; the "
-                              "difference is the sender's side of the IPI; {}",
+                  fmt::format("the write() that wakes the ping-pong partner, both SCHED_BATCH "
+                              "(no wakeup preempts): {:.0f} ns when the partner idles on CPU {}, "
+                              "{:.0f} ns on the writer's own CPU {}; the difference is the "
+                              "sender's side of the IPI{}; {}",
                               cross, raw.cross_pair.second, same, raw.cpu,
+                              raw.waking_write_idle_share
+                                  ? fmt::format(" (the two CPUs idle {:.0f}% of it, /proc/stat)",
+                                                *raw.waking_write_idle_share * 100)
+                                  : "",
                               runs_of(*raw.cross_cpu_waking_write, "ns")));
         else
             notes.push_back(fmt::format("ipi_send: not set; a write() waking a task on another "
@@ -277,7 +311,19 @@ void derive_creation_and_exit_costs(const raw_measurements& raw, derived_costs& 
         }
     }
 
-    if (raw.perf_exit_process && raw.perf_exit_thread && raw.perf_exit_children > 0) {
+    /* perf's Total time is wall time on the one CPU perf and its children are pinned to, which
+     * they keep busy (160 tasks passing messages) but for perf's start-up: with less than 3/4
+     * of that wall time as their own CPU time, other tasks had the CPU a quarter of the time
+     * or more, and the difference between the two modes scales with them (1.0-1.8 ms a child
+     * at load average 8-15 on the 2-vCPU guest, against ~0.47 ms measured there idle). */
+    if (raw.perf_exit_process && raw.perf_exit_thread && raw.perf_exit_children > 0 &&
+        raw.perf_exit_cpu_share && *raw.perf_exit_cpu_share < 0.75) {
+        notes.push_back(fmt::format(
+            "exit: not measured; perf bench and its children had {:.0f}% of CPU {} during their "
+            "runs (CPU time over wall time, getrusage): other tasks ran there and perf's "
+            "wall-clock Total time holds their time. Calibrate on an otherwise idle machine",
+            *raw.perf_exit_cpu_share * 100, raw.cpu));
+    } else if (raw.perf_exit_process && raw.perf_exit_thread && raw.perf_exit_children > 0) {
         const double proc = raw.perf_exit_process->median, thr = raw.perf_exit_thread->median;
         const double extra = (proc - thr) * 1e9 / raw.perf_exit_children;
         if (extra > 0)
@@ -347,6 +393,26 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw,
     derived_costs d{raw, {}, notes};
     derive_syscall_and_switch_costs(raw, d);
     derive_ipi_and_idle_exit_costs(raw, d);
+    /* kernel: kernel/sched/idle.c cpuidle_idle_call() (6.18): with no cpuidle driver every
+     * idle is default_idle_call(), one routine whatever the idle's length, and
+     * idle_get_state() has no state: there is no deeper state than the one the idle
+     * ping-pong times. When that was not measured (a loaded machine), the deep state still
+     * is not a deeper one: it takes the C1 figure the machine has, not costs.def's 50 us. */
+    const auto has = [&](const char* name) {
+        return std::any_of(d.out.begin(), d.out.end(),
+                           [&](const measured_cost& c) { return c.name == name; });
+    };
+    if (raw.no_idle_driver && !has("cstate_deep_exit") && raw.c1_exit_ns > 0)
+        d.out.push_back(
+            {"cstate_deep_exit", raw.c1_exit_ns,
+             fmt::format("{}: not measured; no cpuidle driver (sysfs current_driver 'none'): "
+                         "every idle is default_idle_call()'s one routine and there is no deeper "
+                         "state, so it is cstate_c1_exit's {} ns (the sysfs or default figure: "
+                         "the idle exit itself was not measured, see the notes)",
+                         raw.stamp.rfind("measured by ", 0) == 0
+                             ? "set by " + raw.stamp.substr(12)
+                             : raw.stamp,
+                         raw.c1_exit_ns)});
     derive_remote_wakeup_lines(raw, d);
     if (raw.sockets) {
         const std::string shape = fmt::format(
@@ -511,16 +577,27 @@ void host_probes::probe_pipes()
     raw.one_idle_state = m.costs_source.count("cstate_deep_exit") &&
                          m.costs_source.at("cstate_deep_exit").find("the only enabled state") !=
                              std::string::npos;
+    {
+        std::ifstream in("/sys/devices/system/cpu/cpuidle/current_driver");
+        std::string driver;
+        raw.no_idle_driver = std::getline(in, driver) && driver == "none";
+    }
     if (raw.cross_pair.first >= 0) {
         attempt("pipe ping-pong across two idle CPUs", notes, progress, [&] {
+            const auto before = read_proc_stat();
             raw.cross_cpu_round_trip = probe_pipe_round_trip(
                 raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe);
+            raw.cross_idle_share = idle_share(before, read_proc_stat(),
+                                              {raw.cross_pair.first, raw.cross_pair.second});
         });
         attempt("waking write() on one CPU and across two", notes, progress, [&] {
             raw.same_cpu_waking_write =
                 probe_pipe_round_trip(first, first, p.pipe_iters, p.pipe, false, true);
+            const auto before = read_proc_stat();
             raw.cross_cpu_waking_write = probe_pipe_round_trip(
                 raw.cross_pair.first, raw.cross_pair.second, p.pipe_iters, p.pipe, false, true);
+            raw.waking_write_idle_share = idle_share(
+                before, read_proc_stat(), {raw.cross_pair.first, raw.cross_pair.second});
         });
         attempt("pipe ping-pong across two busy CPUs", notes, progress, [&] {
             raw.cross_cpu_round_trip_busy = probe_pipe_round_trip(
@@ -647,15 +724,22 @@ void host_probes::probe_tasks(const options& o)
          * the timed work is the 160 exits (and their reaping); four groups because perf
          * prints the time in ms. */
         progress << "  exit of perf bench's child processes ..." << std::flush;
-        std::vector<double> procs, threads;
+        std::vector<double> procs, threads, shares;
         std::string why;
         for (int i = 0; i < p.perf_exit_runs && why.empty(); ++i) {
-            if (auto s = perf_bench_messaging_seconds("-g 4 -l 1", first, why))
+            double share = 0;
+            if (auto s = perf_bench_messaging_seconds("-g 4 -l 1", first, why, &share)) {
                 procs.push_back(*s);
+                shares.push_back(share);
+            }
             if (why.empty())
-                if (auto s = perf_bench_messaging_seconds("-g 4 -l 1 -t", first, why))
+                if (auto s = perf_bench_messaging_seconds("-g 4 -l 1 -t", first, why, &share)) {
                     threads.push_back(*s);
+                    shares.push_back(share);
+                }
         }
+        if (!shares.empty())
+            raw.perf_exit_cpu_share = summarise(shares).median;
         if (why.empty() && !procs.empty() && !threads.empty()) {
             raw.perf_exit_process = summarise(procs);
             raw.perf_exit_thread = summarise(threads);
@@ -726,6 +810,15 @@ result run(const options& o, std::ostream& progress)
     raw.stamp =
         fmt::format("measured by schedlab calibrate{} on {}", o.quick ? " --quick" : "", date);
     raw.cpu = first;
+    raw.c1_exit_ns = m.costs.cstate_c1_exit;
+    {
+        std::ifstream in("/proc/loadavg");
+        std::string a, b, c;
+        if (in >> a >> b >> c)
+            notes.push_back(fmt::format("load average when the measurements started: {} {} {} "
+                                        "(on {} CPUs; other tasks' work moves the figures)",
+                                        a, b, c, m.nr_cpus()));
+    }
     progress << fmt::format("schedlab calibrate: measuring this machine ({} CPUs{}){}\n",
                             m.nr_cpus(), model.empty() ? "" : ", " + model,
                             o.quick ? ", quick" : "");

@@ -66,6 +66,16 @@ struct raw_measurements {
     std::optional<stats> same_cpu_waking_write;     ///< the write() that wakes the partner, one CPU
     std::optional<stats> cross_cpu_waking_write;    ///< ... across the CPUs, the partner's idle
     bool one_idle_state = false; ///< sysfs has one enabled idle state: it is also the deep one
+    /// sysfs cpuidle/current_driver "none": every idle is default_idle_call()'s one routine
+    /// (HLT or MWAIT C1), so the measured idle exit is also the deep state's
+    bool no_idle_driver = false;
+    /// the machine's cstate_c1_exit before calibration (sysfs or the default): with no cpuidle
+    /// driver and no measured idle exit, the deep state takes it (there is no deeper state)
+    long long c1_exit_ns = 0;
+    /// the share of the idle ping-pong's wall time its two CPUs spent idle (/proc/stat);
+    /// absent when not read
+    std::optional<double> cross_idle_share;
+    std::optional<double> waking_write_idle_share; ///< the same, for cross_cpu_waking_write
     std::pair<int, int> cross_pair{-1, -1};
     std::string cross_kind; ///< "same LLC", ...
     struct line {
@@ -91,6 +101,9 @@ struct raw_measurements {
     /// (seconds): the same work but for how its children exit.
     std::optional<stats> perf_exit_process, perf_exit_thread;
     int perf_exit_children = 0;
+    /// the median over those runs of perf's and its children's CPU time over the run's wall
+    /// time (getrusage); absent when not read
+    std::optional<double> perf_exit_cpu_share;
     long long exit_thread_ns = 0; ///< the machine's exit_thread, which the difference adds to
 };
 

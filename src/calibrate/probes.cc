@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,7 +19,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <pthread.h>
 #include <time.h>
 #include <memory>
@@ -178,7 +181,8 @@ void drain_sigpipe()
 }
 
 double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters,
-                            bool waking_write = false, bool batch_child = false)
+                            bool waking_write = false, bool batch_child = false,
+                            bool settle = false)
 {
     pipe_pair to_child, to_parent;
     a.pin_or_throw();
@@ -202,14 +206,14 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
             write_all(to_child.fd[1], "pipe ping-pong");
             read_one(to_parent.fd[0], "pipe ping-pong");
         }
-        // The waking write()s: their median, as a VM's rare host preemptions
-        // (hundreds of us) would dominate a mean of a few dozen.
-        std::vector<double> writes;
-        if (waking_write)
-            writes.reserve(static_cast<std::size_t>(iters));
-        const auto t0 = clock_type::now();
+        // Each round trip (or, waking_write, each waking write()) timed alone and the run's
+        // median taken: another task's slice on either CPU (milliseconds, on a machine other
+        // work loads) or a VM's host preemption lands in a few trips and would dominate their
+        // mean (typical_per_op()).
+        std::vector<double> samples;
+        samples.reserve(static_cast<std::size_t>(iters));
         for (int i = 0; i < iters; ++i) {
-            if (batch_child) {
+            if (settle) {
                 // Let the partner finish blocking first: a wakeup that finds it still
                 // descheduling (on_cpu) on a CPU with one other task goes through the
                 // wake list and an IPI instead (ttwu_queue_cond()'s WF_ON_CPU case),
@@ -219,13 +223,15 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
                 while (clock_type::now() < until) {
                 }
             }
-            const auto w0 = waking_write ? clock_type::now() : t0;
+            const auto t0 = clock_type::now();
             write_all(to_child.fd[1], "pipe ping-pong");
             if (waking_write)
-                writes.push_back(ns_between(w0, clock_type::now()));
+                samples.push_back(ns_between(t0, clock_type::now()));
             read_one(to_parent.fd[0], "pipe ping-pong");
+            if (!waking_write)
+                samples.push_back(ns_between(t0, clock_type::now()));
         }
-        ns = waking_write ? summarise(writes).median : ns_between(t0, clock_type::now()) / iters;
+        ns = typical_per_op(samples, 1);
     } catch (const probe_error& e) {
         failure = e.what();
     }
@@ -306,6 +312,76 @@ std::vector<std::uint32_t> shuffled(std::uint32_t n)
 }
 
 } // namespace
+
+std::vector<std::pair<int, cpu_ticks>> parse_proc_stat(const std::string& text)
+{
+    std::vector<std::pair<int, cpu_ticks>> out;
+    std::istringstream in(text);
+    std::string line;
+    for (int line_no = 1; std::getline(in, line); ++line_no) {
+        // "cpuN user nice system idle iowait irq softirq steal [guest guest_nice]"
+        if (line.rfind("cpu", 0) != 0 || line.size() < 4 || line[3] < '0' || line[3] > '9')
+            continue;
+        std::istringstream words(line.substr(3));
+        int cpu = -1;
+        long long v[8];
+        words >> cpu;
+        for (long long& x : v)
+            words >> x;
+        if (!words || cpu < 0)
+            throw probe_error(fmt::format("/proc/stat line {}: not 'cpuN' and 8 times: {}",
+                                          line_no, line));
+        out.push_back({cpu, cpu_ticks{v[0] + v[1] + v[2] + v[5] + v[6], v[3] + v[4], v[7]}});
+    }
+    return out;
+}
+
+std::vector<std::pair<int, cpu_ticks>> read_proc_stat()
+{
+    std::ifstream in("/proc/stat");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return parse_proc_stat(text.str());
+    } catch (const probe_error&) {
+        return {};
+    }
+}
+
+std::optional<double> idle_share(const std::vector<std::pair<int, cpu_ticks>>& before,
+                                 const std::vector<std::pair<int, cpu_ticks>>& after,
+                                 const std::vector<int>& cpus)
+{
+    auto find = [](const auto& v, int cpu) -> const cpu_ticks* {
+        for (const auto& [c, t] : v)
+            if (c == cpu)
+                return &t;
+        return nullptr;
+    };
+    long long idle = 0, total = 0;
+    for (const int cpu : cpus) {
+        const cpu_ticks* a = find(before, cpu);
+        const cpu_ticks* b = find(after, cpu);
+        if (!a || !b)
+            return std::nullopt;
+        idle += b->idle - a->idle;
+        total += (b->idle - a->idle) + (b->busy - a->busy) + (b->steal - a->steal);
+    }
+    if (total <= 0)
+        return std::nullopt;
+    return static_cast<double>(idle) / static_cast<double>(total);
+}
+
+double typical_per_op(const std::vector<double>& chunk_ns, int ops_per_chunk)
+{
+    if (ops_per_chunk < 1)
+        throw probe_error("typical_per_op: no operations per chunk");
+    std::vector<double> per_op;
+    per_op.reserve(chunk_ns.size());
+    for (const double ns : chunk_ns)
+        per_op.push_back(ns / ops_per_chunk);
+    return summarise(std::move(per_op)).median;
+}
 
 stats summarise(std::vector<double> samples)
 {
@@ -464,10 +540,24 @@ stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bo
         }
         /* A short trial sizes the runs: a slow wakeup path (a VM waking an idle vCPU can
          * take 100 us) must not stretch the probe far past its budget. */
+        /* The waking write()s with both sides SCHED_BATCH: a BATCH wakee never preempts its
+         * waker (check_preempt_wakeup_fair()), so on one CPU the timed write() is the wakeup
+         * alone, not the wakeup and the partner's whole turn run at its return to user space
+         * (which made the same-CPU write dearer than the cross-CPU one on a guest whose IPI
+         * send does not exit). The partner's reply does not preempt this thread either, so
+         * every write finds the partner blocked in read(). */
+        if (waking_write) {
+            const sched_param param{};
+            if (sched_setscheduler(0, SCHED_BATCH, &param) != 0)
+                throw probe_error(fmt::format("cannot make the writer SCHED_BATCH: {}",
+                                              std::strerror(errno)));
+        }
         const double per_trip = pipe_round_trip_once(a, bset, cpu_b, 20);
         const double fit = b.seconds / std::max(b.min_runs, 1) / std::max(per_trip, 1.0) * 1e9;
         iters = std::clamp(static_cast<int>(fit), std::min(20, std::max(iters, 1)), std::max(iters, 1));
-        return repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters, waking_write); });
+        return repeat(b, [&] {
+            return pipe_round_trip_once(a, bset, cpu_b, iters, waking_write, waking_write);
+        });
     });
 }
 
@@ -479,7 +569,8 @@ remote_wakeup probe_remote_wakeup(int cpu_a, int cpu_b, int iters, const budget&
         iters = std::max(iters, 1);
         remote_wakeup out;
         // The partner on the writer's own CPU: a local wakeup that does not preempt.
-        out.local = repeat(b, [&] { return pipe_round_trip_once(a, a, cpu_a, iters, true, true); });
+        out.local =
+            repeat(b, [&] { return pipe_round_trip_once(a, a, cpu_a, iters, true, true, true); });
         // The partner on cpu_b, which a nice-0 spinner keeps busy.
         std::atomic<bool> stop{false}, started{false}, failed{false};
         std::thread spinner([&] {
@@ -496,7 +587,7 @@ remote_wakeup probe_remote_wakeup(int cpu_a, int cpu_b, int iters, const budget&
                 throw probe_error(fmt::format("cannot keep CPU {} busy: {}", cpu_b,
                                               std::strerror(errno)));
             out.remote =
-                repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters, true, true); });
+                repeat(b, [&] { return pipe_round_trip_once(a, bset, cpu_b, iters, true, true, true); });
         } catch (...) {
             stop.store(true);
             spinner.join();
@@ -510,6 +601,7 @@ remote_wakeup probe_remote_wakeup(int cpu_a, int cpu_b, int iters, const budget&
 
 stats probe_line_round_trip(int cpu_a, int cpu_b, int iters, const budget& b)
 {
+    constexpr int line_chunk = 64;
     const one_cpu_set a(cpu_a), bset(cpu_b);
     iters = std::max(iters, 1);
     const double run_limit_s = std::max(2.0, b.seconds); // one run never spins longer than this
@@ -542,7 +634,14 @@ stats probe_line_round_trip(int cpu_a, int cpu_b, int iters, const budget& b)
             }
             if (abort.v.load())
                 throw probe_error(failure);
+            // Timed in chunks of line_chunk round trips (a clock read per trip would weigh on
+            // a ~100 ns trip), the run's figure the median chunk's: a chunk in which another
+            // task ran on either CPU (a slice of milliseconds on a loaded machine) is an
+            // outlier, where the mean of the whole run counted it (typical_per_op()).
+            std::vector<double> chunks;
+            chunks.reserve(static_cast<std::size_t>(iters / line_chunk + 1));
             const auto t0 = clock_type::now();
+            auto c0 = t0;
             for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(iters); ++i) {
                 line.v.store(2 * i + 1, std::memory_order_release);
                 unsigned spins = 0;
@@ -551,8 +650,14 @@ stats probe_line_round_trip(int cpu_a, int cpu_b, int iters, const budget& b)
                         throw probe_error(fmt::format("cache-line ping-pong between CPUs {} and "
                                                       "{} made no progress for {} s",
                                                       cpu_a, cpu_b, run_limit_s));
+                if ((i + 1) % line_chunk == 0) {
+                    const auto c1 = clock_type::now();
+                    chunks.push_back(ns_between(c0, c1));
+                    c0 = c1;
+                }
             }
-            ns = ns_between(t0, clock_type::now()) / iters;
+            ns = chunks.empty() ? ns_between(t0, clock_type::now()) / iters
+                                : typical_per_op(chunks, line_chunk);
         } catch (...) {
             abort.v.store(1);
             partner.join();
@@ -895,8 +1000,16 @@ std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why)
 }
 
 std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
-                                                   std::string& why)
+                                                   std::string& why, double* cpu_share)
 {
+    const auto cpu_seconds = [] {
+        rusage ru{};
+        ::getrusage(RUSAGE_CHILDREN, &ru);
+        return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    };
+    const double cpu0 = cpu_seconds();
+    const auto wall0 = clock_type::now();
     const std::string cmd =
         fmt::format("timeout 60 perf bench sched messaging {} 2>&1 </dev/null", args);
     std::string out;
@@ -927,6 +1040,10 @@ std::optional<double> perf_bench_messaging_seconds(const std::string& args, int 
     if (!failure.empty()) {
         why = failure;
         return std::nullopt;
+    }
+    if (cpu_share) {
+        const double wall = seconds_since(wall0);
+        *cpu_share = wall > 0 ? (cpu_seconds() - cpu0) / wall : 0;
     }
     // "     Total time: 0.019 [sec]"
     const auto pos = out.find("Total time:");

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedlab::calibrate {
@@ -38,6 +39,36 @@ struct stats {
 
 /// The median, minimum and maximum of the samples (which must not be empty).
 stats summarise(std::vector<double> samples);
+
+/*
+ * A run's figure from its timed chunks of ops_per_chunk operations each: the
+ * median chunk, per operation. A chunk in which another task took the CPU (a
+ * slice of milliseconds on a machine other work loads, a VM's host
+ * preemption) is an outlier here, where the mean of the run counted it.
+ */
+double typical_per_op(const std::vector<double>& chunk_ns, int ops_per_chunk);
+
+/// One CPU's times from /proc/stat, in USER_HZ ticks.
+struct cpu_ticks {
+    long long busy = 0;  ///< user, nice, system, irq, softirq (guest time is in user)
+    long long idle = 0;  ///< idle and iowait
+    long long steal = 0; ///< time the hypervisor ran something else
+};
+
+/// The `cpuN` lines of /proc/stat text, by N; throws probe_error on a malformed one.
+std::vector<std::pair<int, cpu_ticks>> parse_proc_stat(const std::string& text);
+
+/// /proc/stat now (empty if it cannot be read).
+std::vector<std::pair<int, cpu_ticks>> read_proc_stat();
+
+/*
+ * The share of the time between two /proc/stat readings that `cpus` spent
+ * idle (idle over idle + busy + steal, summed over them); nullopt when a CPU
+ * is missing or no tick passed.
+ */
+std::optional<double> idle_share(const std::vector<std::pair<int, cpu_ticks>>& before,
+                                 const std::vector<std::pair<int, cpu_ticks>>& after,
+                                 const std::vector<int>& cpus);
 
 /// The CPUs this process may run on (sched_getaffinity), ascending.
 std::vector<int> allowed_cpus();
@@ -68,10 +99,11 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
  * trial scales the runs down from round_trips_per_run when a round trip is
  * so slow that min_runs runs would overrun the budget. With busy_target
  * SCHED_IDLE threads spin on both CPUs, so each wakeup reaches a running
- * CPU (no idle exit). With waking_write the result is instead the time of
- * the write() alone, the one that wakes the child (the median of a run's
- * writes): on top of a write that wakes a task on the same CPU, a cross-CPU
- * one pays for sending the IPI.
+ * CPU (no idle exit). A run's figure is its median round trip, each timed
+ * alone (typical_per_op()). With waking_write the result is instead the time
+ * of the write() alone, the one that wakes the child (the median of a run's
+ * writes), both sides SCHED_BATCH so no wakeup preempts: on top of a write
+ * that wakes a task on the same CPU, a cross-CPU one pays for sending the IPI.
  */
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b,
                             bool busy_target = false, bool waking_write = false);
@@ -140,6 +172,13 @@ std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why);
  * (with `why`) if perf does not run or prints no time.
  */
 std::optional<double> perf_bench_messaging_seconds(const std::string& args, int cpu,
-                                                   std::string& why);
+                                                   std::string& why,
+                                                   double* cpu_share = nullptr);
+/*
+ * cpu_share, if given, gets the CPU time of perf and all its children
+ * (getrusage(RUSAGE_CHILDREN) across the run) over the run's wall time: about 1
+ * when they had their CPU to themselves, less when other tasks ran there (and
+ * perf's wall-clock Total time holds their time too).
+ */
 
 } // namespace schedlab::calibrate

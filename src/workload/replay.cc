@@ -834,16 +834,41 @@ replay_workload::flow_channel& replay_workload::flow_channel_of(std::size_t wake
     return ch;
 }
 
-sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p)
+sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p,
+                                   sim_dur& also)
 {
     const sim_dur now_rt = task_runtime(sys, p);
     sim_dur& mark = runtime_mark_[idx];
     const sim_dur kernel = std::max<sim_dur>(now_rt - mark, 0);
-    const sim_dur left = std::max<sim_dur>(ns - kernel, 0);
+    sim_dur left = std::max<sim_dur>(ns - kernel, 0);
+    const sim_dur ahead = std::min(left, also);
+    left -= ahead;
+    also -= ahead;
     kernel_subtracted_ += ns - left;
     mark = now_rt + left;
     return left;
 }
+
+namespace {
+
+/*
+ * Whether the steps after `cur` up to the task's traced exit are only runs and wakes: then
+ * the traced CPU time from here to the exit holds the exit's own work (a child's exit wakes
+ * its parent in exit_notify(), so a wake may come between the last runs).
+ */
+bool only_runs_and_wakes_to_exit(replay_steps::cursor cur)
+{
+    replay_step s;
+    while (cur.next(s)) {
+        if (s.kind == replay_step::exit)
+            return true;
+        if (s.kind != replay_step::run && s.kind != replay_step::wake)
+            return false;
+    }
+    return false; // alive at the end of the trace: no traced exit to take out
+}
+
+} // namespace
 
 /*
  * One task's steps as system calls, decoded one at a time (replay_steps::cursor): the run
@@ -863,19 +888,32 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
     u64 nth_wait = 0; // the task's dependency waits so far
     replay_steps::cursor cur(rt.steps);
     replay_step s;
+    // --bursts net: the exit cost still to take out of the runs before the traced exit, once
+    // the steps left are runs and wakes up to it (looked ahead once per such stretch).
+    bool looked_ahead = false;
+    sim_dur exit_work = 0;
     for (;;) {
         const bool more = cur.next(s);
         if (!more)
             break;
+        if (s.kind != replay_step::run && s.kind != replay_step::wake)
+            looked_ahead = false;
         switch (s.kind) {
         case replay_step::run: {
             const auto ns =
                 static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
             if (ns <= 0)
                 break;
+            if (o_.net_bursts && !looked_ahead) {
+                looked_ahead = true;
+                if (only_runs_and_wakes_to_exit(cur))
+                    exit_work = t.sys().exit_cost(t.task());
+            }
             // --bursts net: the traced burst less the kernel work the simulation charged
-            // this task since the previous burst was accounted (see net_bursts).
-            const sim_dur left = o_.net_bursts ? net_burst(idx, ns, t.sys(), t.task()) : ns;
+            // this task since the previous burst was accounted (see net_bursts), and before
+            // the exit, less the exit's.
+            const sim_dur left =
+                o_.net_bursts ? net_burst(idx, ns, t.sys(), t.task(), exit_work) : ns;
             co_await t.run(left);
             break;
         }

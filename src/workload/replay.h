@@ -67,7 +67,10 @@ struct replay_options {
     /// two points, kernel work included (the end of the context switch into it, the wakeups
     /// it does, the syscalls around its blocks); the simulation charges its own model of that
     /// work, so each run step consumes the traced time less what the simulation charged the
-    /// task since the previous run step (none when that exceeds it). --bursts gross: as traced.
+    /// task since the previous run step (none when that exceeds it); the runs between the
+    /// task's last block or other step and its traced exit also give up the exit cost the
+    /// simulation charges at the exit (a traced last burst holds the exit's work: atexit
+    /// handlers, library destructors, do_exit()). --bursts gross: as traced.
     bool net_bursts = true;
     /// --deps count: a block ended by a traced task waits until the task's n-th such wake,
     /// by any waker (a counter per wakee: any writer's data lets a reader through); --deps
@@ -248,7 +251,10 @@ private:
     task_code run_task(task_context& t, std::size_t idx);
     /// --bursts net: what a traced burst of `ns` leaves once the kernel work the simulation
     /// charged task `idx` since its previous run step is taken out.
-    sim_dur net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p);
+    /// `also`: modelled work still to come (the exit's) taken out of this burst too, as far
+    /// as it goes; what it took is subtracted from `also`.
+    sim_dur net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p,
+                      sim_dur& also);
     /// The counter of the dependency edges from task `waker` to task `wakee` (by index).
     counter& edge(std::size_t waker, std::size_t wakee);
     /// p's CPU time so far, the part of its current run included.

@@ -584,6 +584,59 @@ TEST_F(replay_round_trip, net_bursts_keep_the_recorded_cpu_time)
 }
 
 /*
+ * --bursts net and the exit: a traced task's last burst holds its exit's work (atexit
+ * handlers, library destructors, do_exit()), which the simulation charges again at the
+ * exit (cpu_charges::exit_cost(): `exit`, 20 us by default, for a process). Task a runs
+ * 100 us and exits, b runs 30 us, wakes its parent-less peer c (which had blocked), runs
+ * 20 us more and exits: a's and b's runs give up the exit cost (a: 100 -> 80 us; b: the
+ * exit work is taken from the 30 us before the wake first, then from the 20 us after it),
+ * so each task's CPU time is the traced 100 and 50 us (and the switch into it, which the
+ * first run gives up likewise). c blocks for good: it is alive at the end of the trace, and
+ * its run keeps its 40 us. Before, a and b each ran the exit's 20 us twice.
+ */
+TEST_F(replay_round_trip, net_bursts_take_the_exit_out_of_the_last_runs)
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:3\n";
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "b", 11));
+    t += line("<idle>-0", 2, "d..2.", 1000, sw("swapper/2", 0, "R", "c", 12));
+    t += line("c-12", 2, "d..2.", 1010, sw("c", 12, "S", "swapper/2", 0));
+    t += line("b-11", 1, "d..2.", 1030, "sched_waking: comm=c pid=12 prio=120 target_cpu=002");
+    t += line("<idle>-0", 2, "d..2.", 1035, sw("swapper/2", 0, "R", "c", 12));
+    t += line("b-11", 1, "d..2.", 1050, "sched_process_exit: comm=b pid=11 prio=120 group_dead=1");
+    t += line("b-11", 1, "d..2.", 1050, sw("b", 11, "X", "swapper/1", 0));
+    t += line("c-12", 2, "d..2.", 1065, sw("c", 12, "S", "swapper/2", 0));
+    t += line("a-10", 0, "d..2.", 1100, "sched_process_exit: comm=a pid=10 prio=120 group_dead=1");
+    t += line("a-10", 0, "d..2.", 1100, sw("a", 10, "X", "swapper/0", 0));
+    const std::string p = write("t.txt", t);
+    const replay_trace r = load_replay_trace(p, {});
+    EXPECT_EQ(steps_of(task(r, 10)), "run 100000 exit");
+    EXPECT_EQ(steps_of(task(r, 11)), "run 30000 wake 12 run 20000 exit");
+    EXPECT_EQ(steps_of(task(r, 12)), "run 10000 wait 11:1 run 30000");
+
+    std::map<std::string, std::map<int, sim_dur>> cpu_time;
+    for (const char* mode : {"net", "gross"}) {
+        test_env env(3, 1, "6.6");
+        auto w = make_replay_workload({p, "--bursts", mode});
+        w->setup(env.k.sys());
+        env.k.run(secs(1));
+        ASSERT_TRUE(w->finished()) << mode;
+        for (const auto& task : env.k.tasks())
+            if (task->pid > 0)
+                cpu_time[mode][task->comm == "a" ? 10 : task->comm == "b" ? 11 : 12] =
+                    static_cast<sim_dur>(task->se.sum_exec_runtime);
+    }
+    const sim_dur exit = test_env(3, 1, "6.6").k.charges().params().exit;
+    ASSERT_EQ(exit, 20000);
+    EXPECT_NEAR(cpu_time["net"][10], 100000, 1500) << "the traced 100 us, exit included";
+    EXPECT_NEAR(cpu_time["net"][11], 50000, 1500);
+    EXPECT_NEAR(cpu_time["gross"][10], 100000 + exit, 3000) << "the exit charged on top";
+    EXPECT_NEAR(cpu_time["gross"][11], 50000 + exit, 3000);
+    EXPECT_NEAR(cpu_time["net"][12], cpu_time["gross"][12] - 1200, 1500)
+        << "no exit to take out of c's runs: net gives up only the switch";
+}
+
+/*
  * Policy and prio through a replay and back: a hand-made trace of a nice-5 task (prio 125)
  * and an RT task (prio 49: SCHED_FIFO at rt_priority 50) that forks a child; the replay's
  * own trace, as text and as a trace-cmd .dat, prints each task's p->prio as the kernel's
