@@ -29,10 +29,12 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs both).
+# The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs both): a Debug
+# build (no NDEBUG: every invariant checked after every __schedule()) with the src/ libraries
+# at -O1, where the simulations run several times faster than at -O0 (docs/testing.md, "CI").
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCHEDLAB_SANITIZE=ON \
-	    -DSCHEDLAB_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	    -DSCHEDLAB_LIBRARY_FLAGS=-O1 -DSCHEDLAB_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
