@@ -34,7 +34,7 @@ test: build
 # at -O1, where the simulations run faster than at -O0 (docs/testing.md, "CI"). GCC 12's
 # -Wmaybe-uninitialized is off there: at -O1 with the sanitizers it reports libstdc++'s own
 # std::regex state (std::function members, workload/replay.cc), a false positive; the
-# Release build (make test, -O2) keeps the warning as an error.
+# Release build (make test, -O3) keeps the warning as an error.
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSCHEDLAB_SANITIZE=ON \
 	    "-DSCHEDLAB_LIBRARY_FLAGS=-O1;-Wno-maybe-uninitialized" -DSCHEDLAB_BUILD_BENCH=OFF \
