@@ -5,6 +5,9 @@ function(schedlab_add_library name)
   add_library(schedlab_${name} STATIC ${ARG_SOURCES})
   target_include_directories(schedlab_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(schedlab_${name} PUBLIC ${ARG_DEPENDS})
+  if(SCHEDLAB_LIBRARY_FLAGS)
+    target_compile_options(schedlab_${name} PRIVATE ${SCHEDLAB_LIBRARY_FLAGS})
+  endif()
 endfunction()
 
 # schedlab_add_tests(NAME SOURCES ... DEPENDS ...): one GoogleTest binary per layer,
