@@ -6,6 +6,9 @@
 #include "sched/syscalls.h"
 
 #include "sched/core.h"
+#include "sched/fair.h"
+
+#include "sim/bug.h"
 
 namespace schedlab {
 
@@ -73,6 +76,20 @@ bool syscalls::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 void syscalls::schedule_timeout(task_struct& p, sim_dur ns)
 {
     k_.schedule_timeout(p, ns);
+}
+
+// kernel: kernel/sched/core.c try_to_wake_up() -> select_task_rq(), which calls the class's
+// select_task_rq only for a task with nr_cpus_allowed > 1 (v6.18.38) -> kernel/sched/fair.c
+// select_task_rq_fair(), whose WF_TTWU branch calls record_wakee(p) on `current` first,
+// whatever the context, then wake_wide() (6.6; the same in the tree that
+// 20250325120952.GJ36322@noisy.programming.kicks-ass.net patches, March 2025; a 6.18 fair.c
+// was not read). Model: that call alone, for a wakee the run does not simulate (syscalls.h).
+void syscalls::record_absent_wakee(task_struct& waker, task_struct& absent)
+{
+    SIM_BUG_ON(k_.current() != &waker, "record_absent_wakee: pid {} is not current on cpu {}",
+               waker.pid, k_.smp_processor_id());
+    SIM_BUG_ON(absent.on_rq, "record_absent_wakee: the absent task is queued");
+    record_wakee(k_, absent);
 }
 
 sim_dur syscalls::charge(task_struct& p, sim_dur base)

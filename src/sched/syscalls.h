@@ -72,6 +72,14 @@ public:
     bool wake_up_process(task_struct& p) { return try_to_wake_up(p, TASK_NORMAL, 0); }
     /// Arms p's hrtimer to wake it `ns` from now (schedule_hrtimeout()); p then blocks.
     void schedule_timeout(task_struct& p, sim_dur ns);
+    /// model: try_to_wake_up(), by the current task `waker` (or an interrupt while it is
+    /// current), of a fair task this run does not simulate (a replayed trace's task outside
+    /// the selection), allowed on more than one CPU and not queued. `absent` stands for it
+    /// (its identity as a last_wakee; it is never queued). Of that wakeup only
+    /// select_task_rq_fair()'s record_wakee() is modelled: the waker's wakee flips, which
+    /// wake_wide() reads at the waker's later wakeups; the absent task's placement, enqueue
+    /// and run are not, and no CPU is charged (a replayed burst holds the traced work).
+    void record_absent_wakee(task_struct& waker, task_struct& absent);
 
     /* ---- CPU time ---- */
     /// A syscall cost with the task's jitter applied (costs().jitter_pct, p's own stream).

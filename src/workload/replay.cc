@@ -109,6 +109,7 @@ void replay_steps::push(const replay_step& s)
         break;
     case replay_step::wake:
     case replay_step::fork:
+    case replay_step::wake_absent:
         put_varint(code_, zigzag(s.pid));
         break;
     case replay_step::exit:
@@ -137,6 +138,7 @@ bool replay_steps::cursor::next(replay_step& s)
         break;
     case replay_step::wake:
     case replay_step::fork:
+    case replay_step::wake_absent:
         s.pid = static_cast<int>(unzigzag(get_varint(in, at_)));
         break;
     case replay_step::exit:
@@ -271,6 +273,10 @@ private:
     /// The task's prio from an event's fields (after the event made its track).
     void note_prio(int pid, int prio);
     void switched(const ftrace_event& e, sim_time ts);
+    /// A selected task's waking (its own, or an interrupt's while it ran) of a task not
+    /// selected: a wake_absent step of the waker, unless the kernel would not have called
+    /// select_task_rq_fair() for that wakee.
+    void absent_waking(const ftrace_event& e);
 
     replay_trace& t_;
     const std::unordered_map<int, pid_info>& info_;
@@ -430,6 +436,43 @@ void builder::switched(const ftrace_event& e, sim_time ts)
     }
 }
 
+/// True for the comm of a kernel thread bound to one CPU (kworker/N:M, ksoftirqd/N, ...): the
+/// kernel calls no select_task_rq() to wake one (nr_cpus_allowed is 1).
+bool per_cpu_kthread_comm(std::string_view comm)
+{
+    // kernel/workqueue.c names a per-CPU pool's worker kworker/CPU:ID (an unbound one
+    // kworker/uPOOL:ID); kernel/softirq.c ksoftirqd/N, kernel/stop_machine.c migration/N,
+    // kernel/cpu.c cpuhp/N, drivers/powercap idle_inject/N, kernel/rcu rcuc/N.
+    if (comm.starts_with("kworker/"))
+        return comm.size() > 8 && comm[8] >= '0' && comm[8] <= '9';
+    static const std::string_view prefixes[] = {"ksoftirqd/", "migration/", "cpuhp/",
+                                                "idle_inject/", "rcuc/", "watchdog/"};
+    for (const std::string_view p : prefixes)
+        if (comm.starts_with(p))
+            return true;
+    return false;
+}
+
+void builder::absent_waking(const ftrace_event& e)
+{
+    if (e.ts > t_.t1)
+        return;
+    // kernel: select_task_rq() calls the class's select_task_rq only for a task allowed on
+    // more than one CPU; record_wakee() is in the fair class's (a prio of 100-139). A wakee
+    // without a prio field counts as fair.
+    const bool fair = e.prio == ftrace_no_prio || (e.prio >= 100 && e.prio < 140);
+    if (!fair || per_cpu_kthread_comm(e.comm)) {
+        ++t_.causes.absent_wakes_skipped;
+        return;
+    }
+    task_track& w = track(e.curr_pid, e.ts, false);
+    if (w.exited)
+        return;
+    flush(w, e.ts);
+    push(w, {replay_step::wake_absent, 0, e.pid, 0});
+    ++t_.causes.absent_wakes;
+}
+
 void builder::note_prio(int pid, int prio)
 {
     if (prio == ftrace_no_prio || !sel(pid))
@@ -486,8 +529,11 @@ void builder::event(const ftrace_event& e)
     case ftrace_event_type::sched_waking: {
         ++t_.sched_waking_events;
         last_wakeup_[e.pid] = e.ts;
-        if (!sel(e.pid))
+        if (!sel(e.pid)) {
+            if (e.curr_pid > 0 && e.curr_pid != e.pid && sel(e.curr_pid))
+                absent_waking(e);
             break;
+        }
         if (in_window) {
             // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
             const trace_irq_ctx ctx =
@@ -862,7 +908,8 @@ bool only_runs_and_wakes_to_exit(replay_steps::cursor cur)
     while (cur.next(s)) {
         if (s.kind == replay_step::exit)
             return true;
-        if (s.kind != replay_step::run && s.kind != replay_step::wake)
+        if (s.kind != replay_step::run && s.kind != replay_step::wake &&
+            s.kind != replay_step::wake_absent)
             return false;
     }
     return false; // alive at the end of the trace: no traced exit to take out
@@ -896,7 +943,8 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         const bool more = cur.next(s);
         if (!more)
             break;
-        if (s.kind != replay_step::run && s.kind != replay_step::wake)
+        if (s.kind != replay_step::run && s.kind != replay_step::wake &&
+            s.kind != replay_step::wake_absent)
             looked_ahead = false;
         switch (s.kind) {
         case replay_step::run: {
@@ -969,6 +1017,16 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             co_await t.fork(child, fo);
             break;
         }
+        case replay_step::wake_absent: {
+            std::unique_ptr<task_struct>& a = absent_[s.pid];
+            if (!a) {
+                a = std::make_unique<task_struct>();
+                a->pid = -s.pid; // not a replayed task's pid
+            }
+            t.sys().record_absent_wakee(t.task(), *a);
+            ++absent_wakes_run_;
+            break;
+        }
         case replay_step::exit:
         case replay_step::pending:
             break;
@@ -1026,6 +1084,11 @@ std::string replay_workload::report() const
                      o_.keep_blocks ? "; --deps keep: those slept 1 ns, so the trace's voluntary "
                                       "switches and wakeups are kept by construction"
                                     : ": the traced block is lost");
+    s += fmt::format("# wakeups of tasks not replayed, by replayed ones (their context or an "
+                     "interrupt while they ran): {} replayed as the waker's record_wakee() "
+                     "only ({} in this run), {} left out (per-CPU kernel threads, non-fair "
+                     "tasks: no select_task_rq_fair())\n",
+                     t.causes.absent_wakes, absent_wakes_run_, t.causes.absent_wakes_skipped);
     if (o_.flow)
         s += fmt::format("# flow control (--deps flow): {} dependency wakes waited for their "
                          "wakee to consume the channel's previous hand-off (a modelled "

@@ -116,6 +116,11 @@ struct replay_step {
         sleep_until, ///< an external arrival: sleep until `ns` after the trace's start
         fork,        ///< fork task `pid`
         exit,
+        /// a wakeup, in this task's context or by an interrupt while it ran, of task `pid`,
+        /// which is not replayed (outside the selection): a fair task allowed on more than
+        /// one CPU, as far as the trace tells (not a per-CPU kernel thread by its comm).
+        /// Replayed as the record_wakee() of that wakeup only (syscalls::record_absent_wakee).
+        wake_absent,
         pending, ///< a block whose cause is not read yet (never in a finished trace)
     } kind = run;
     s64 ns = 0;
@@ -175,6 +180,10 @@ struct replay_task {
 struct replay_causes {
     u64 dependency = 0, timer = 0, external = 0, unknown = 0;
     u64 non_blocking_wakings = 0; ///< wakings of a selected task that was not blocked
+    /// Wakings of tasks not replayed by a replayed one (its context, or an interrupt while it
+    /// was current): the wake_absent steps; and of those, the ones left out because the
+    /// wakee is a per-CPU kernel thread or not a fair task (no select_task_rq_fair()).
+    u64 absent_wakes = 0, absent_wakes_skipped = 0;
     /// Of the causes above, wakings recorded before the switch out of the block they end:
     /// the waker ran while the task was inside __schedule() (its last own event before).
     u64 early = 0;
@@ -275,6 +284,10 @@ private:
     /// --deps flow: the channel (waker, wakee), its counter made on first use.
     flow_channel& flow_channel_of(std::size_t waker, std::size_t wakee);
     std::unordered_map<int, std::size_t> pid_index_;
+    /// The tasks not replayed that replayed ones woke (wake_absent steps), by traced pid:
+    /// identities for the wakers' last_wakee, never queued (syscalls::record_absent_wakee).
+    std::unordered_map<int, std::unique_ptr<task_struct>> absent_;
+    u64 absent_wakes_run_ = 0; ///< wake_absent steps replayed
     /// Per task: its CPU time up to which the simulation's kernel work has been subtracted.
     std::vector<sim_dur> runtime_mark_;
     sim_dur kernel_subtracted_ = 0; ///< traced burst time replaced by modelled kernel work

@@ -21,6 +21,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace schedlab {
 namespace {
@@ -66,6 +67,9 @@ std::string steps_of(const replay_task& t)
         case replay_step::fork:
             s += fmt::format("fork {} ", st.pid);
             break;
+        case replay_step::wake_absent:
+            s += fmt::format("absent {} ", st.pid);
+            break;
         case replay_step::exit:
             s += "exit ";
             break;
@@ -109,6 +113,7 @@ TEST(replay_steps, round_trip_compactly)
         {replay_step::sleep_until, INT64_MAX, -1, 0},
         {replay_step::sleep_until, INT64_MIN, -1, 0},
         {replay_step::fork, 0, 1, 0},
+        {replay_step::wake_absent, 0, 2333, 0},
         {replay_step::pending, 0, -1, 0},
         {replay_step::exit, 0, -1, 0},
     };
@@ -125,13 +130,14 @@ TEST(replay_steps, round_trip_compactly)
         EXPECT_EQ(out[i].k, in[i].k);
         // a pid is stored for the steps that name a task only
         if (in[i].kind == replay_step::wake || in[i].kind == replay_step::wait ||
-            in[i].kind == replay_step::fork) {
+            in[i].kind == replay_step::fork || in[i].kind == replay_step::wake_absent) {
             EXPECT_EQ(out[i].pid, in[i].pid);
         }
     }
-    // A short burst in 3 bytes, a pid in 4, the 8-byte extremes in 11; far from the 32 of
-    // a replay_step.
-    EXPECT_EQ(steps.bytes(), 3u + 2u + 5u + (1u + 1u + 4u) + 2u + 11u + 11u + 2u + 1u + 1u);
+    // A short burst in 3 bytes, a pid in 4, the 8-byte extremes in 11, an absent task's pid
+    // (2333) in 3; far from the 32 of a replay_step.
+    EXPECT_EQ(steps.bytes(),
+              3u + 2u + 5u + (1u + 1u + 4u) + 2u + 11u + 11u + 2u + 3u + 1u + 1u);
 }
 
 // Two tasks ping-pong on two CPUs; a third is woken by a timer, then from a softirq, then
@@ -199,6 +205,40 @@ TEST_F(replay_build, wakings_that_race_with_the_switch_out)
     EXPECT_EQ(r.causes.early, 1u);
     EXPECT_EQ(r.causes.dependency, 3u); // c by a, a by c (early), b by c
     EXPECT_EQ(r.causes.unknown, 0u);
+}
+
+// A selected task's wakings of tasks not selected, in its context or by an interrupt while it
+// ran, are steps of its own (wake_absent): the kernel ran select_task_rq_fair() for them, and
+// its record_wakee() charged a flip to that task. Not for a per-CPU kernel thread (no
+// select_task_rq() for a task allowed on one CPU), nor an RT wakee (not the fair class's), nor
+// a waking by the idle task or by a task not selected.
+TEST_F(replay_build, wakings_of_tasks_not_replayed)
+{
+    std::string t = header;
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("a-10", 0, "d..3.", 1010, waking("memfd:x", 20, 1));     // a's own: a step
+    t += line("a-10", 0, "d.h3.", 1020, waking("kworker/0:1", 5, 0));  // bound: none
+    t += line("a-10", 0, "d.h3.", 1030, waking("kworker/u8:2", 6, 1)); // unbound: a step
+    t += line("a-10", 0, "d.s3.", 1040,
+              "sched_waking: comm=irq/24-nvme pid=7 prio=49 target_cpu=000"); // RT: none
+    t += line("a-10", 0, "d..2.", 1050, sw("a", 10, "S", "b", 11));
+    t += line("b-11", 0, "d..3.", 1060, waking("memfd:x", 20, 1)); // b is not selected
+    t += line("b-11", 0, "d..2.", 1070, sw("b", 11, "S", "swapper/0", 0));
+    t += line("<idle>-0", 0, "d.h3.", 1080, waking("memfd:x", 20, 1)); // the idle task's
+    t += line("<idle>-0", 0, "d.h3.", 1090, waking("a", 10, 0));
+    t += line("<idle>-0", 0, "d..2.", 1095, sw("swapper/0", 0, "R", "a", 10));
+    t += line("a-10", 0, "d..2.", 1100, sw("a", 10, "S", "swapper/0", 0));
+    replay_options o;
+    o.comm_regex = "^a$";
+    const replay_trace r = load_replay_trace(write("t.txt", t), o);
+    EXPECT_EQ(steps_of(task(r, 10)), "run 10000 absent 20 run 20000 absent 6 run 20000 "
+                                     "sleep 40000 run 5000");
+    EXPECT_EQ(r.causes.absent_wakes, 2u);
+    EXPECT_EQ(r.causes.absent_wakes_skipped, 2u);
+    auto w = make_replay_workload({path("t.txt"), "--comm", "^a$"});
+    EXPECT_THAT(w->report(), HasSubstr("# wakeups of tasks not replayed, by replayed ones (their "
+                                       "context or an interrupt while they ran): 2 replayed as "
+                                       "the waker's record_wakee() only"));
 }
 
 // Wakeup targets from a trace (trace/wakeup_target.h), by hand: the waking's CPU (the
@@ -288,7 +328,8 @@ TEST_F(replay_build, fork_exit_and_selection)
     ASSERT_EQ(apps.tasks.size(), 2u);
     EXPECT_EQ(task(apps, 21).parent, -1);
     EXPECT_EQ(task(apps, 21).start, 0); // the window opens at its fork
-    EXPECT_EQ(steps_of(task(apps, 21)), "run 7000 fork 22 run 15000 exit");
+    // Its waking of sh (not selected) is a wake_absent step.
+    EXPECT_EQ(steps_of(task(apps, 21)), "run 7000 fork 22 run 12000 absent 20 run 3000 exit");
     EXPECT_EQ(apps.t0, 2'000'000);
 
     o.comm_regex = "nothing";
@@ -745,6 +786,74 @@ TEST_F(replay_round_trip, a_wake_before_its_wait_is_lost_unless_kept)
 }
 
 /*
+ * The wakee flips of tasks the replay does not run (wake_absent). a (CPU 0) and b (CPU 1) run
+ * for 400 ms (b sleeps 299-302 ms); m last ran on CPU 1 at 301 ms, for 10 us after a 300 ms
+ * sleep, on the idle CPU, so its load as of that dequeue, which task_h_load() reads, is about 2
+ * (a new task's 1024 halved every 32 ms). a wakes m at 351 ms. By kernel/sched/fair.c (6.6-6.18): record_wakee() charges a flip to a per change of
+ * wakee. With the wakings of the tasks not replayed (a: x1 x2 x1 x2, m: x3 x4), a has 5 flips
+ * at m's wakeup and m 2: wake_wide() (the smaller >= sd_llc_size 2, the larger >= twice it)
+ * skips wake_affine(), and select_idle_sibling(m, prev 1, target 1) finds neither CPU idle:
+ * m stays on its busy prev, as in the trace. Without them a has 1 flip and m 0: not wide, and
+ * wake_affine_weight() compares (a's load ~1000 + 2) * 100 with (b's ~1000 + 2 - 2) * 108
+ * and takes the waker's CPU: a migration the trace does not have (schbench_m1_t2_r3's
+ * message thread, docs/replay.md).
+ */
+TEST_F(replay_round_trip, wakings_of_tasks_not_replayed_count_as_the_wakers_flips)
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:2\n";
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "m", 12));
+    t += line("m-12", 1, "d..2.", 1010, sw("m", 12, "S", "b", 11));
+    t += line("a-10", 0, "d..3.", 100000, waking("x1", 21, 0));
+    t += line("a-10", 0, "d..3.", 150000, waking("x2", 22, 0));
+    t += line("a-10", 0, "d..3.", 200000, waking("x1", 21, 0));
+    t += line("a-10", 0, "d..3.", 250000, waking("x2", 22, 0));
+    t += line("b-11", 1, "d..2.", 299000, sw("b", 11, "S", "swapper/1", 0));
+    t += line("<idle>-0", 1, "d.h3.", 301000, waking("m", 12, 1)); // m's timer, CPU 1 idle
+    t += line("<idle>-0", 1, "d..2.", 301002, sw("swapper/1", 0, "R", "m", 12));
+    t += line("m-12", 1, "d..3.", 301005, waking("x3", 23, 1));
+    t += line("m-12", 1, "d..3.", 301008, waking("x4", 24, 1));
+    t += line("m-12", 1, "d..2.", 301012, sw("m", 12, "S", "swapper/1", 0));
+    t += line("<idle>-0", 1, "d.h3.", 302000, waking("b", 11, 1)); // b's timer
+    t += line("<idle>-0", 1, "d..2.", 302002, sw("swapper/1", 0, "R", "b", 11));
+    t += line("a-10", 0, "d..3.", 351000, waking("m", 12, 1)); // a wakes m: to its prev
+    t += line("b-11", 1, "d..2.", 351005, sw("b", 11, "R+", "m", 12));
+    t += line("m-12", 1, "d..2.", 351015, "sched_process_exit: comm=m pid=12 prio=120 group_dead=1");
+    t += line("m-12", 1, "d..2.", 351015, sw("m", 12, "X", "b", 11));
+    for (const auto& [task, pid, cpu] : {std::tuple{"a", 10, 0}, std::tuple{"b", 11, 1}}) {
+        const std::string tp = fmt::format("{}-{}", task, pid);
+        t += line(tp, cpu, "d..2.", 401000,
+                  fmt::format("sched_process_exit: comm={} pid={} prio=120 group_dead=1", task, pid));
+        t += line(tp, cpu, "d..2.", 401000,
+                  sw(task, pid, "X", fmt::format("swapper/{}", cpu), 0));
+    }
+    write("t.txt", t);
+    const std::string p = path("t.txt");
+    replay_options o;
+    o.comm_regex = "^(a|b|m)$";
+    const replay_trace r = load_replay_trace(p, o);
+    EXPECT_EQ(r.causes.absent_wakes, 6u);
+    EXPECT_THAT(steps_of(task(r, 10)), HasSubstr("absent 21 run 50000000 absent 22 run 50000000 "
+                                                 "absent 21 run 50000000 absent 22 run 101000000 "
+                                                 "wake 12"));
+    EXPECT_THAT(steps_of(task(r, 12)), HasSubstr("absent 23 run 3000 absent 24 run 4000 wait 10:1"));
+
+    test_env env(2, 1, "6.18");
+    sched_summary summary(2);
+    env.k.add_sink(&summary);
+    auto w = make_replay_workload({p, "--comm", "^(a|b|m)$"});
+    w->setup(env.k.sys());
+    env.k.run(secs(1));
+    ASSERT_TRUE(w->finished());
+    const sched_summary_result res = summary.finish(env.sim.now());
+    const auto task_waker = static_cast<int>(waker_kind::task);
+    const auto at = [](wakeup_target k) { return static_cast<int>(k); };
+    EXPECT_EQ(res.wakeup_targets.placed[task_waker][at(wakeup_target::prev)], 1u);   // m by a
+    EXPECT_EQ(res.wakeup_targets.placed[task_waker][at(wakeup_target::waker)], 0u);
+    EXPECT_EQ(res.migrations, 0u);
+}
+
+/*
  * --deps flow: b wakes a twice; in the trace b was preempted by c (not selected) before each
  * waking, so a had blocked each time. Replayed with each task on its own CPU, b reaches its
  * second wake at about 31 us, long before a has passed its first wait (about 100 us). --deps
@@ -824,10 +933,19 @@ TEST_F(replay_round_trip, a_replays_trace_keeps_its_timers_in_hardirq_context)
         SCOPED_TRACE(f);
         out.write_file(path(f), 2);
         const replay_trace back = load_replay_trace(path(f), o);
-        // Every replayed timed sleep is a timer block again (the replay may lose a few
-        // dependency blocks, not timer ones), and no timer became an external arrival.
-        EXPECT_GE(back.causes.timer, orig.causes.timer);
+        // No timer became an external arrival (the hardirq context is kept), and every
+        // replayed timed sleep is a timer block again (the replay may lose a few dependency
+        // blocks, not timer ones). In the .dat, the per-CPU buffers are merged by timestamp,
+        // ties in CPU order (as trace-cmd report does): a waking and the switch out whose
+        // block it ends, at the same nanosecond on two CPUs (this test machine charges no
+        // hardware costs), can come back in the other order, and that block then reads as
+        // unknown (7 timer blocks here since the wake_absent steps moved this replay's
+        // message thread to its prev CPU; the text keeps the run's own order).
         EXPECT_LE(back.causes.external, orig.causes.external);
+        if (std::string(f) == "r.txt")
+            EXPECT_GE(back.causes.timer, orig.causes.timer);
+        else
+            EXPECT_GE(back.causes.timer + back.causes.unknown, orig.causes.timer);
     }
 }
 
