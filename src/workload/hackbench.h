@@ -10,7 +10,8 @@
  * channel; the main task times from its write to "wake" (a thundering herd)
  * until it has reaped every worker. Groups never talk to each other.
  *
- * Not modelled: the pipe mutex and socket locks, cache/memory effects of the
+ * Pipes hold pipe->mutex (workload/mutex.h): 20 senders write to each receiver's
+ * pipe, so they contend for it. Not modelled: the socket locks, cache/memory effects of the
  * copies beyond costs().copy_per_kib, fd-table and mm sharing costs other
  * than fork_process vs fork_thread, and perf's output format option (-f).
  */
