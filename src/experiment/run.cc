@@ -208,7 +208,8 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     rs.run_length_hist = s.run_length.buckets(summary_histogram_sub_bits);
     rs.busy_ns.assign(s.busy.begin(), s.busy.end());
     rs.wakeup_targets = s.wakeup_targets;
-    res.summary_text = s.format() + format_cpu_accounting(k, s.begin) + format_feature_stats(k);
+    res.summary_text =
+        s.format() + format_cpu_accounting(k, s.begin) + format_feature_stats(k) + w->summary();
     res.schedule_digest = k.schedule_digest();
     res.events_fired = sim.events_fired();
     res.schedstat = collect_schedstat(k);

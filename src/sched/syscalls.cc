@@ -114,6 +114,11 @@ bool syscalls::pull_data_lines(const task_struct& p, int from, u64 stamp, u64 li
     return true;
 }
 
+sim_dur syscalls::line_cost(int from, int to) const
+{
+    return k_.charges().cm().line_cost(from, to);
+}
+
 u64 syscalls::data_stamp(int cpu) const
 {
     return k_.charges().cm().data_stamp(cpu);

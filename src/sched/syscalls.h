@@ -93,6 +93,8 @@ public:
     /// was `stamp`: charged to p's CPU if they move (cost_model::data_lines_cost());
     /// true if they did.
     bool pull_data_lines(const task_struct& p, int from, u64 stamp, u64 lines);
+    /// One cache line's transfer from CPU `from` to CPU `to`, by distance (line_*; 0 on one CPU).
+    sim_dur line_cost(int from, int to) const;
     /// The data traffic of `cpu`'s core so far, to stamp data written there.
     u64 data_stamp(int cpu) const;
     /// `bytes` of data pass through `cpu`'s core.

@@ -119,6 +119,7 @@ bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
     if (c.waited && full()) {
         // Still inside wait_event_interruptible_exclusive(): the condition
         // pipe_writable() is re-checked and the writer sleeps again, no side effects.
+        c.nr_woken += unlock(sys, p);
         wr_wait_.add_exclusive(p);
         ++stats_.writer_sleeps;
         return false;
@@ -147,6 +148,7 @@ bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
     while (left > 0) {
         if (full()) {
             // Release the pipe, wake the reader if we made the pipe non-empty, sleep.
+            c.nr_woken += unlock(sys, p);
             if (was_empty)
                 c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
             wr_wait_.add_exclusive(p);
@@ -167,6 +169,7 @@ bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
     note_queued();
 
     const bool wake_next_writer = c.waited && !full();
+    c.nr_woken += unlock(sys, p); // mutex_unlock() before the wakeups
     if (was_empty || poll_usage_)
         c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
     if (wake_next_writer)
@@ -177,10 +180,13 @@ bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
 // kernel: fs/pipe.c pipe_read(), 6.6 (blocking mode; see the class comment).
 bool pipe_channel::do_read(syscalls& sys, task_struct& p, io_call& c)
 {
-    if (at_eof(c))
+    if (at_eof(c)) {
+        c.nr_woken += unlock(sys, p);
         return true; // no writers left: read() returns 0
+    }
     if (empty()) {
-        // wait_event_interruptible_exclusive(pipe->rd_wait, pipe_readable(pipe))
+        // mutex_unlock(), then wait_event_interruptible_exclusive(pipe->rd_wait, pipe_readable(pipe))
+        c.nr_woken += unlock(sys, p);
         rd_wait_.add_exclusive(p);
         c.waited = true;
         ++stats_.reader_sleeps;
@@ -205,6 +211,7 @@ bool pipe_channel::do_read(syscalls& sys, task_struct& p, io_call& c)
     ++stats_.reads;
 
     const bool wake_next_reader = c.waited && !empty();
+    c.nr_woken += unlock(sys, p); // mutex_unlock() before the wakeups
     if (was_full)
         c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
     if (wake_next_reader)

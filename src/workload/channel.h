@@ -14,11 +14,14 @@
  * call's state machine, task.h) makes the next attempt, the way the kernel loops
  * inside pipe_read()/pipe_write() after schedule() returns.
  *
- * Not modelled: contention on the pipe mutex and the wait-queue spinlocks
- * (pipes pay only their cache-line transfers), signals, O_NONBLOCK, splice,
- * packet mode, SCM rights, peer close.
+ * A pipe's read()/write() hold pipe->mutex (mutex.h) around their work; the
+ * syscall (workload/task.h) takes it after its entry cost and holds it for the
+ * rest. Not modelled: the AF_UNIX sockets' locks (unix_state_lock, u->iolock,
+ * the receive queue's spinlock), the wait-queue spinlocks, signals, O_NONBLOCK,
+ * splice, packet mode, SCM rights, peer close.
  */
 #include "sched/syscalls.h"
+#include "workload/mutex.h"
 
 #include <deque>
 #include <string>
@@ -127,6 +130,12 @@ public:
     {
         return read_cost(c) + copy_cost(c, bytes);
     }
+    /// The sleeping mutex a read()/write() holds around its work (pipe->mutex);
+    /// nullptr: none modelled (the call is one burst, its effect at the end).
+    virtual mutex* io_mutex() { return nullptr; }
+    /// The part of write_syscall_cost()/read_syscall_cost() spent holding io_mutex().
+    virtual sim_dur write_locked_cost(const cost_params&, u64) const { return 0; }
+    virtual sim_dur read_locked_cost(const cost_params&, u64) const { return 0; }
     /*
      * The last writer closes its end (close() / shutdown(SHUT_WR)): readers
      * and pollers are woken and, once the queued bytes are read, read()
@@ -191,9 +200,18 @@ protected:
  * stays where it was written: a read pays one line per 64 bytes copied out of
  * a buffer written on another CPU, or written so long ago that the writer's
  * private caches lost it (kernel::data_lines_cost()); a write merging into
- * the tail of a buffer last written elsewhere pays for that tail line. The
- * mutex's hand-off and spinning are left out (mmtests' hackbench config notes
- * that they dominate pipe-mode hackbench on big machines).
+ * the tail of a buffer last written elsewhere pays for that tail line.
+ * pipe->mutex (mutex.h: spinning while its owner runs, the wait list, the
+ * hand-off): pipe_write()/pipe_read() take it first (after the syscall's entry)
+ * and drop it before their wakeups (6.x: mutex_unlock() then
+ * wake_up_interruptible_sync_poll()), and drop it before sleeping on
+ * rd_wait/wr_wait; woken, they take it again. The hold is the copy plus
+ * pipe_lock_pct of pipe_write/pipe_read (the rest is the syscall's entry and
+ * exit); a call that retries after a wait holds it for no modelled time (its
+ * copy was charged with the first attempt). Differs: a woken reader or writer
+ * re-checks pipe_readable()/pipe_writable() under the mutex (the kernel checks
+ * them locklessly in wait_event_interruptible_exclusive(), then locks);
+ * pipe_release() and pipe_poll() take no modelled lock (pipe_poll() takes none).
  */
 class pipe_channel final : public channel {
 public:
@@ -212,6 +230,16 @@ public:
     sim_dur write_cost(const cost_params& c) const override { return c.pipe_write; }
     sim_dur read_cost(const cost_params& c) const override { return c.pipe_read; }
     u64 bytes_queued() const override { return bytes_; }
+    mutex* io_mutex() override { return &mutex_; }
+    sim_dur write_locked_cost(const cost_params& c, u64 bytes) const override
+    {
+        return c.pipe_write * c.pipe_lock_pct / 100 + copy_cost(c, bytes);
+    }
+    sim_dur read_locked_cost(const cost_params& c, u64 bytes) const override
+    {
+        return c.pipe_read * c.pipe_lock_pct / 100 + copy_cost(c, bytes);
+    }
+    const mutex& pipe_mutex() const { return mutex_; }
 
     /// kernel: pipe_empty() / pipe_full(): occupied buffer slots vs max_usage.
     bool empty() const { return bufs_.empty(); }
@@ -230,6 +258,11 @@ private:
     u64 bytes_ = 0;
     u32 max_usage_;
     bool poll_usage_ = false; ///< kernel: pipe->poll_usage, set by the first poll()
+    mutex mutex_;             ///< kernel: pipe->mutex
+
+    /// mutex_unlock(&pipe->mutex) if p holds it (a caller outside a syscall may not):
+    /// the number of tasks woken.
+    int unlock(syscalls& sys, task_struct& p) { return mutex_.owner() == &p ? mutex_.unlock(sys, p) : 0; }
 
     bool do_write(syscalls& sys, task_struct& p, io_call& c);
     bool do_read(syscalls& sys, task_struct& p, io_call& c);

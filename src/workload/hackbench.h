@@ -10,7 +10,8 @@
  * channel; the main task times from its write to "wake" (a thundering herd)
  * until it has reaped every worker. Groups never talk to each other.
  *
- * Not modelled: the pipe mutex and socket locks, cache/memory effects of the
+ * Pipes hold pipe->mutex (workload/mutex.h): 20 senders write to each receiver's
+ * pipe, so they contend for it. Not modelled: the socket locks, cache/memory effects of the
  * copies beyond costs().copy_per_kib, fd-table and mm sharing costs other
  * than fork_process vs fork_thread, and perf's output format option (-f).
  */
@@ -49,6 +50,7 @@ public:
     bool finished() const override;
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
+    std::string summary() const override { return state_.mutex_summary(); }
 
     const messaging_params& params() const { return mp_; }
     const workload_state& state() const { return state_; }

@@ -50,6 +50,7 @@ public:
     bool finished() const override;
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
+    std::string summary() const override { return state_.mutex_summary(); }
 
     const perf_pipe_params& params() const { return pp_; }
     const workload_state& state() const { return state_; }

@@ -22,6 +22,23 @@ pipe_channel& workload_state::make_pipe(std::string name)
     return r;
 }
 
+std::string workload_state::mutex_summary() const
+{
+    mutex_stats st;
+    u64 nr = 0;
+    for (const auto& c : channels_)
+        if (const auto* p = dynamic_cast<const pipe_channel*>(c.get())) {
+            st += p->pipe_mutex().stats();
+            ++nr;
+        }
+    if (st.acquisitions == 0)
+        return "";
+    return fmt::format("# pipe mutexes ({}): {} acquisitions, {} contended; {} spin bursts "
+                       "({:.3f} ms spinning), {} sleeps, {} hand-offs, {} waiters woken\n",
+                       nr, st.acquisitions, st.contended, st.spins,
+                       static_cast<double>(st.spin_ns) / 1e6, st.sleeps, st.handoffs, st.wakeups);
+}
+
 unix_stream_channel& workload_state::make_socketpair(std::string name, unix_stream_params params)
 {
     auto c = std::make_unique<unix_stream_channel>(std::move(name), params);

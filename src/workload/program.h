@@ -57,6 +57,9 @@ public:
     const std::vector<std::pair<std::string, sim_time>>& marks() const { return marks_; }
 
     const std::vector<std::unique_ptr<channel>>& channels() const { return channels_; }
+    /// The run summary's line about its channels' mutexes (pipe->mutex), "" if none was
+    /// taken: acquisitions, contended ones, spinning, sleeps and hand-offs, summed.
+    std::string mutex_summary() const;
     const std::vector<std::unique_ptr<counter>>& counters() const { return counters_; }
 
 private:

@@ -6,6 +6,9 @@
 
 #include "sim/bug.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace schedlab {
 
 /* ------------------------------------------------------------------------ */
@@ -95,19 +98,72 @@ std::optional<task_action> gettime::step(task_context& t)
     return std::nullopt;
 }
 
-// The channel's syscall (channel.h) after its entry + copy cost.
+namespace {
+/*
+ * model: the part of a channel call's jittered CPU time `total` (of unjittered cost
+ * `base`) spent holding its mutex: `locked` of `base`, scaled (no second draw from the
+ * task's stream).
+ */
+sim_dur locked_share(sim_dur total, sim_dur base, sim_dur locked)
+{
+    if (base <= 0 || locked <= 0)
+        return 0;
+    return std::min(total, total * locked / base);
+}
+
+/// One attempt of mutex_lock(): nullopt once held, else the spin burst or the sleep.
+std::optional<task_action> lock_step(task_context& t, mutex& m, mutex_waiter& w, sim_dur hold)
+{
+    sim_dur spin = 0;
+    switch (m.lock(t.sys(), t.task(), w, hold, spin)) {
+    case mutex::lock_result::acquired:
+        return std::nullopt;
+    case mutex::lock_result::spin:
+        return t.cpu(spin);
+    case mutex::lock_result::sleep:
+        break;
+    }
+    return task_action::sleep();
+}
+} // namespace
+
+/*
+ * The channel's syscall (channel.h) after its entry + copy cost. With a mutex
+ * (pipe->mutex), the cost is split: the entry runs first, then mutex_lock(), then the
+ * held part, at whose end the call acts and unlocks (inside the channel's call, before
+ * its wakeups). A call that sleeps on the channel takes the mutex again when woken.
+ */
 std::optional<task_action> write::step(task_context& t)
 {
+    mutex* const m = ch.io_mutex();
     if (ph == phase::fresh) {
-        ph = phase::syscall;
         io = {.want = n};
-        return t.cpu(t.charge(ch.write_syscall_cost(t.costs(), n)));
+        const sim_dur base = ch.write_syscall_cost(t.costs(), n);
+        const sim_dur total = t.charge(base);
+        if (!m) {
+            ph = phase::syscall;
+            return t.cpu(total);
+        }
+        hold = locked_share(total, base, ch.write_locked_cost(t.costs(), n));
+        ph = phase::lock;
+        return t.cpu(total - hold);
     }
     if (ph == phase::done)
         return std::nullopt;
+    if (ph == phase::lock) {
+        if (auto a = lock_step(t, *m, mw, hold))
+            return a;
+        ph = phase::syscall;
+        if (hold > 0) {
+            const sim_dur h = std::exchange(hold, 0);
+            return t.cpu(h);
+        }
+    }
     io.nr_woken = 0;
     if (!ch.write(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
+        if (m)
+            ph = phase::lock; // woken: mutex_lock() again, held for no modelled time
         return task_action::sleep();
     }
     ph = phase::done;
@@ -118,16 +174,35 @@ std::optional<task_action> write::step(task_context& t)
 // perf's readers loop on short reads: each pass is a new read() syscall.
 std::optional<task_action> read::step(task_context& t)
 {
+    mutex* const m = ch.io_mutex();
     if (ph == phase::fresh) {
-        ph = phase::syscall;
         io = {.want = left};
-        return t.cpu(t.charge(ch.read_syscall_cost(t.costs(), left)));
+        const sim_dur base = ch.read_syscall_cost(t.costs(), left);
+        const sim_dur total = t.charge(base);
+        if (!m) {
+            ph = phase::syscall;
+            return t.cpu(total);
+        }
+        hold = locked_share(total, base, ch.read_locked_cost(t.costs(), left));
+        ph = phase::lock;
+        return t.cpu(total - hold);
     }
     if (ph == phase::done)
         return std::nullopt;
+    if (ph == phase::lock) {
+        if (auto a = lock_step(t, *m, mw, hold))
+            return a;
+        ph = phase::syscall;
+        if (hold > 0) {
+            const sim_dur h = std::exchange(hold, 0);
+            return t.cpu(h);
+        }
+    }
     io.nr_woken = 0;
     if (!ch.read(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
+        if (m)
+            ph = phase::lock; // woken: mutex_lock() again, held for no modelled time
         return task_action::sleep();
     }
     t.add_tail(t.wake_cost(io.nr_woken));

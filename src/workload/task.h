@@ -177,7 +177,7 @@ std::unique_ptr<task_behaviour> make_task(F&& factory, counter* exit_notify = nu
 
 namespace calls {
 /* The system calls' state machines (task.cc); use them through task_context. */
-enum class phase : u8 { fresh, syscall, done };
+enum class phase : u8 { fresh, lock, syscall, done };
 
 struct run {
     explicit run(sim_dur ns) : ns(ns) {}
@@ -211,6 +211,8 @@ struct write {
     u64 n;
     phase ph = phase::fresh;
     io_call io;
+    mutex_waiter mw;  ///< taking the channel's io_mutex()
+    sim_dur hold = 0; ///< CPU time to run holding it, once taken
 };
 struct read {
     read(channel& ch, u64 n) : ch(ch), left(n) {}
@@ -222,6 +224,8 @@ struct read {
     phase ph = phase::fresh;
     bool eof = false;
     io_call io;
+    mutex_waiter mw;  ///< taking the channel's io_mutex()
+    sim_dur hold = 0; ///< CPU time to run holding it, once taken
 };
 struct poll {
     explicit poll(channel& ch) : ch(ch) {}

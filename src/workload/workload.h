@@ -44,6 +44,9 @@ public:
     virtual std::string report() const = 0;
     /// The result as named figures (empty until finished()), for tables and comparisons.
     virtual std::vector<workload_metric> metrics() const = 0;
+    /// Lines for the run summary about the kernel objects the workload's tasks shared
+    /// ("# pipe mutexes: ..."), each starting with "# "; "" (the default): none.
+    virtual std::string summary() const { return ""; }
     /// Why a finished run measured nothing ("" when it measured something): such a run is an
     /// error, not a figure of 0 (tbench whose clients were still warming up at its time limit).
     virtual std::string measured_nothing() const { return ""; }
