@@ -8,19 +8,33 @@ function(schedlab_add_library name)
   if(SCHEDLAB_LIBRARY_FLAGS)
     target_compile_options(schedlab_${name} PRIVATE ${SCHEDLAB_LIBRARY_FLAGS})
   endif()
+  if(SCHEDLAB_FUZZ)
+    # libFuzzer's coverage counters and comparison hooks; programs linked without
+    # -fsanitize=fuzzer (the test programs) get the sanitizer runtime's no-op hooks.
+    target_compile_options(schedlab_${name} PRIVATE -fsanitize=fuzzer-no-link)
+  endif()
 endfunction()
 
-# schedlab_add_tests(NAME SOURCES ... DEPENDS ...): one GoogleTest binary per layer,
-# each TEST registered with CTest. Unit tests sit next to the code they test.
+# schedlab_add_tests(NAME SOURCES ... DEPENDS ... [COST N]): one GoogleTest binary per layer,
+# each TEST registered with CTest. Unit tests sit next to the code they test. COST: ctest's
+# COST property of each of its tests; ctest starts the costliest first when it has no
+# timings of an earlier run (a clean clone in CI), so a long test is not left to the end.
 function(schedlab_add_tests name)
   if(NOT SCHEDLAB_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "" "COST" "SOURCES;DEPENDS" ${ARGN})
+  set(cost)
+  if(ARG_COST)
+    set(cost COST ${ARG_COST})
+  endif()
   add_executable(${name}_test ${ARG_SOURCES})
   target_link_libraries(${name}_test PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name}_test PRIVATE
     SCHEDLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SCHEDLAB_REFERENCE_DIR="${PROJECT_SOURCE_DIR}/data/reference")
-  gtest_discover_tests(${name}_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${name})
+  if(SCHEDLAB_PCH)
+    target_precompile_headers(${name}_test REUSE_FROM schedlab_test_pch)
+  endif()
+  gtest_discover_tests(${name}_test DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${name} ${cost})
 endfunction()

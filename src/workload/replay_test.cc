@@ -492,7 +492,6 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
         SCOPED_TRACE(f);
         const replay_trace r = load_replay_trace(traces_dir + f, {});
         std::map<std::pair<int, int>, u64> wakes, max_wait; // (waker, wakee)
-        u64 blocks = 0;
         for (const replay_task& t : r.tasks) {
             const std::vector<replay_step> steps = t.steps.decode();
             for (const replay_step& st : steps) {
@@ -504,8 +503,6 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
                     EXPECT_EQ(st.k, m + 1) << "task " << t.pid << " waits for " << st.pid;
                     m = st.k;
                 }
-                blocks += st.kind == replay_step::wait || st.kind == replay_step::sleep ||
-                          (st.kind == replay_step::sleep_until && &st != &steps.front());
             }
         }
         for (const auto& [edge, k] : max_wait)
