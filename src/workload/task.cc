@@ -125,6 +125,36 @@ std::optional<task_action> lock_step(task_context& t, mutex& m, mutex_waiter& w,
     }
     return task_action::sleep();
 }
+
+/*
+ * A channel call's first step: its entry + copy cost (`base`, jittered once). With a
+ * mutex, only the part before mutex_lock() runs now; `hold`, the jittered share of
+ * `locked`, runs once the mutex is taken (locked_part()).
+ */
+task_action start_call(task_context& t, const mutex* m, sim_dur base, sim_dur locked, phase& ph,
+                       sim_dur& hold)
+{
+    const sim_dur total = t.charge(base);
+    if (!m) {
+        ph = phase::syscall;
+        return t.cpu(total);
+    }
+    hold = locked_share(total, base, locked);
+    ph = phase::lock;
+    return t.cpu(total - hold);
+}
+
+/// phase::lock: mutex_lock(), then the held part; nullopt once the call may act.
+std::optional<task_action> locked_part(task_context& t, mutex& m, mutex_waiter& w, phase& ph,
+                                       sim_dur& hold)
+{
+    if (auto a = lock_step(t, m, w, hold))
+        return a;
+    ph = phase::syscall;
+    if (hold > 0)
+        return t.cpu(std::exchange(hold, 0));
+    return std::nullopt;
+}
 } // namespace
 
 /*
@@ -138,27 +168,14 @@ std::optional<task_action> write::step(task_context& t)
     mutex* const m = ch.io_mutex();
     if (ph == phase::fresh) {
         io = {.want = n};
-        const sim_dur base = ch.write_syscall_cost(t.costs(), n);
-        const sim_dur total = t.charge(base);
-        if (!m) {
-            ph = phase::syscall;
-            return t.cpu(total);
-        }
-        hold = locked_share(total, base, ch.write_locked_cost(t.costs(), n));
-        ph = phase::lock;
-        return t.cpu(total - hold);
+        return start_call(t, m, ch.write_syscall_cost(t.costs(), n),
+                          ch.write_locked_cost(t.costs(), n), ph, hold);
     }
     if (ph == phase::done)
         return std::nullopt;
-    if (ph == phase::lock) {
-        if (auto a = lock_step(t, *m, mw, hold))
+    if (ph == phase::lock)
+        if (auto a = locked_part(t, *m, mw, ph, hold))
             return a;
-        ph = phase::syscall;
-        if (hold > 0) {
-            const sim_dur h = std::exchange(hold, 0);
-            return t.cpu(h);
-        }
-    }
     io.nr_woken = 0;
     if (!ch.write(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
@@ -177,27 +194,14 @@ std::optional<task_action> read::step(task_context& t)
     mutex* const m = ch.io_mutex();
     if (ph == phase::fresh) {
         io = {.want = left};
-        const sim_dur base = ch.read_syscall_cost(t.costs(), left);
-        const sim_dur total = t.charge(base);
-        if (!m) {
-            ph = phase::syscall;
-            return t.cpu(total);
-        }
-        hold = locked_share(total, base, ch.read_locked_cost(t.costs(), left));
-        ph = phase::lock;
-        return t.cpu(total - hold);
+        return start_call(t, m, ch.read_syscall_cost(t.costs(), left),
+                          ch.read_locked_cost(t.costs(), left), ph, hold);
     }
     if (ph == phase::done)
         return std::nullopt;
-    if (ph == phase::lock) {
-        if (auto a = lock_step(t, *m, mw, hold))
+    if (ph == phase::lock)
+        if (auto a = locked_part(t, *m, mw, ph, hold))
             return a;
-        ph = phase::syscall;
-        if (hold > 0) {
-            const sim_dur h = std::exchange(hold, 0);
-            return t.cpu(h);
-        }
-    }
     io.nr_woken = 0;
     if (!ch.read(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
