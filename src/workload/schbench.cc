@@ -4,6 +4,7 @@
  */
 #include "workload/schbench.h"
 
+#include "sched/sched.h"
 #include "sched/syscalls.h"
 #include "sim/bug.h"
 #include "sim/config_error.h"
@@ -507,6 +508,7 @@ task_code schbench_workload::do_work(task_context& t, thread_data& me)
     int lock_cpu = -1;
     if (!sp_.no_locking) {
         lock_cpu = t.task().cpu;
+        bool spun = false;
         for (;;) {
             task_struct*& holder = cpu_lock_[static_cast<std::size_t>(lock_cpu)];
             if (holder == nullptr) {
@@ -517,13 +519,33 @@ task_code schbench_workload::do_work(task_context& t, thread_data& me)
                 lock_cpu = t.task().cpu; // got it, but we migrated: unlock, again
                 continue;
             }
+            if (!spun) { // schedlab's figures only: where the holder is at the first trylock
+                spun = true;
+                const bool here = holder->cpu == lock_cpu;
+                for (lock_stats* ls : {&lock_total_, &lock_window_}) {
+                    ++ls->episodes;
+                    if (here && !holder->on_cpu)
+                        ++ls->holder_preempted;
+                    else if (!here)
+                        ++ls->holder_elsewhere;
+                }
+            }
             ++lock_spins_;
+            lock_total_.spin_ns += spin_chunk;
+            lock_window_.spin_ns += spin_chunk;
             co_await t.run(spin_chunk);
         }
+        ++lock_total_.requests;
+        ++lock_window_.requests;
     }
     co_await t.run(math_ns_);
-    if (!sp_.no_locking)
+    if (!sp_.no_locking) {
         cpu_lock_[static_cast<std::size_t>(lock_cpu)] = nullptr;
+        if (t.task().cpu != lock_cpu) {
+            ++lock_total_.unlocks_moved;
+            ++lock_window_.unlocks_moved;
+        }
+    }
     const sim_time done = co_await t.gettime();
     me.runtime = done - me.start;
     if (rps_mode && !me.requests.empty())
@@ -668,6 +690,7 @@ void schbench_workload::main_tick(sim_time now)
         main_done_ = true;
     auto reset = [&] {
         rps_stats_.clear();
+        lock_window_ = lock_stats{};
         for (std::size_t i = 0; i + 1 < td_.size(); ++i) {
             td_[i].wakeup_stats.clear();
             td_[i].request_stats.clear();
@@ -767,6 +790,31 @@ std::vector<workload_metric> schbench_workload::metrics() const
                      true});
     }
     return m;
+}
+
+std::string schbench_workload::summary() const
+{
+    if (sp_.variant != schbench_variant::v1 || sp_.no_locking || lock_total_.requests == 0)
+        return "";
+    auto line = [](const char* what, const lock_stats& ls) {
+        const double pct = ls.requests > 0 ? 100.0 * static_cast<double>(ls.episodes) /
+                                                 static_cast<double>(ls.requests)
+                                           : 0.0;
+        const double avg_ms = ls.episodes > 0 ? static_cast<double>(ls.spin_ns) / 1e6 /
+                                                    static_cast<double>(ls.episodes)
+                                              : 0.0;
+        return fmt::format("# schbench per-CPU locks ({}): {} of {} requests found the lock held "
+                           "({:.2f}%), spinning {:.3f} ms ({:.3f} ms each); the holder was "
+                           "preempted on that CPU in {}, on another CPU in {}; {} unlocks on "
+                           "another CPU than the lock's (the holder migrated while holding)\n",
+                           what, ls.episodes, ls.requests, pct,
+                           static_cast<double>(ls.spin_ns) / 1e6, avg_ms, ls.holder_preempted,
+                           ls.holder_elsewhere, ls.unlocks_moved);
+    };
+    std::string out = line("whole run", lock_total_);
+    if (sp_.zerotime > 0 || sp_.warmup > 0)
+        out += line("since the last zeroing", lock_window_);
+    return out;
 }
 
 std::unique_ptr<workload> make_schbench_workload(const std::vector<std::string>& args)

@@ -109,6 +109,26 @@ public:
     bool finished() const override { return finished_; }
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
+    /// "# schbench per-CPU locks ...": the per-CPU lock's contention (v1 with locking).
+    std::string summary() const override;
+
+    /*
+     * schedlab's own figures of schbench's per-CPU lock (not printed by schbench): a
+     * request's trylock loop finds its CPU's lock held when the holder was preempted on
+     * that CPU (a wakeup preempted it) or migrated away while holding it; the spinner then
+     * runs until the holder has run to its unlock.
+     */
+    struct lock_stats {
+        u64 requests = 0;          ///< do_work() calls that took the lock
+        u64 episodes = 0;          ///< of them, those whose first trylock found the lock held
+        sim_dur spin_ns = 0;       ///< CPU time spun in trylock loops
+        u64 holder_preempted = 0;  ///< episodes whose holder was queued, not running, on the lock's CPU
+        u64 holder_elsewhere = 0;  ///< episodes whose holder was on another CPU (running or queued)
+        u64 unlocks_moved = 0;     ///< unlocks on a CPU other than the lock's (migrated while holding)
+    };
+    /// Since the run's start, and since the last zeroing of the statistics (-w, -z).
+    const lock_stats& lock_total() const { return lock_total_; }
+    const lock_stats& lock_window() const { return lock_window_; }
 
     /// Per thread (message thread or worker) state, schbench's thread_data.
     struct thread_data {
@@ -183,6 +203,8 @@ private:
     bool main_done_ = false;             ///< sleep_for_runtime() has returned
     std::vector<task_struct*> cpu_lock_; ///< per-CPU lock holder (v1 -L off)
     u64 lock_spins_ = 0;
+    lock_stats lock_total_;
+    lock_stats lock_window_;
 };
 
 std::unique_ptr<workload> make_schbench_workload(const std::vector<std::string>& args);

@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::test_env;
 
 TEST(plat_histogram, values_below_512_are_exact_and_larger_ones_report_bucket_midpoints)
@@ -204,6 +205,35 @@ TEST(schbench_v1, a_preempted_lock_holder_makes_the_others_on_its_cpu_spin)
     EXPECT_EQ(unlocked.w->lock_spins(), 0u);
     EXPECT_LT(locked.w->total_requests(), unlocked.w->total_requests())
         << "spinning burns CPU the requests could have used";
+}
+
+// schedlab's own lock figures (the run summary): on one CPU every holder found at a first
+// trylock was preempted there, none unlocks elsewhere, and the spin time is the loop's chunks.
+TEST(schbench_v1, lock_figures_count_each_spin_episode_and_where_its_holder_was)
+{
+    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "256", "-n", "1", "-s", "50"};
+    const sb_run one = run_schbench(a, 1);
+    const auto& ls = one.w->lock_total();
+    EXPECT_EQ(ls.requests, one.w->total_requests());
+    EXPECT_GT(ls.episodes, 0u);
+    EXPECT_LE(ls.episodes, ls.requests);
+    EXPECT_EQ(ls.holder_preempted, ls.episodes);
+    EXPECT_EQ(ls.holder_elsewhere, 0u);
+    EXPECT_EQ(ls.unlocks_moved, 0u);
+    EXPECT_EQ(ls.spin_ns, static_cast<sim_dur>(one.w->lock_spins()) * usecs(5));
+    EXPECT_GE(ls.spin_ns, static_cast<sim_dur>(ls.episodes) * usecs(5));
+    EXPECT_THAT(one.w->summary(), HasSubstr("# schbench per-CPU locks (whole run): "));
+    EXPECT_THAT(one.w->summary(), Not(HasSubstr("since the last zeroing")));
+    std::vector<std::string> b = a;
+    b.push_back("-L");
+    EXPECT_EQ(run_schbench(b, 1).w->summary(), "");
+    // The window restarts at the zeroing: with -z 1 of a 2 s run it holds the second second.
+    const sb_run z = run_schbench({"-t", "6", "-r", "2", "-z", "1", "-F", "256", "-n", "1", "-s",
+                                   "50"},
+                                  1);
+    EXPECT_GT(z.w->lock_window().episodes, 0u);
+    EXPECT_LT(z.w->lock_window().requests, z.w->lock_total().requests);
+    EXPECT_THAT(z.w->summary(), HasSubstr("(since the last zeroing)"));
 }
 
 TEST(schbench_v1, p99_wakeup_latency_rises_once_workers_exceed_the_cpus)
