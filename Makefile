@@ -18,8 +18,13 @@ all: build
 deps:
 	./scripts/install-deps.sh
 
+# Release; the test programs' own files at -O1 (SCHEDLAB_TEST_FLAGS): they are set-up and
+# assertions, and compile in about half the time of -O3; the libraries they test, the CLI and
+# the benchmarks keep -O3 (docs/testing.md, "CI").
+RELEASE_CMAKE = -DCMAKE_BUILD_TYPE=Release -DSCHEDLAB_TEST_FLAGS=-O1
+
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja $(RELEASE_CMAKE) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
@@ -33,7 +38,8 @@ test: build
 # The suite again under AddressSanitizer + UndefinedBehaviorSanitizer (CI runs both), and the
 # libFuzzer targets of tests/fuzz, from ONE clang 14 build (SAN_CMAKE; docs/testing.md, "CI"):
 # a Debug build (no NDEBUG: every invariant checked after every __schedule()) whose src/
-# libraries are compiled at -O1 (the simulations the tests run are library code) with
+# libraries are compiled at -O1 (the simulations the tests run are library code; the layers
+# the simulations and the fuzz targets do not run, report, cli, store and analysis, at -O0) with
 # libFuzzer's coverage instrumentation (SCHEDLAB_FUZZ); the test programs stay at Debug's -O0
 # without it. `make test-asan` builds everything there (tests and fuzz targets) and runs the
 # suite; `make fuzz` configures the same directory the same way and builds only the fuzz
@@ -43,6 +49,7 @@ test: build
 SAN_CMAKE = -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
 	    -DCMAKE_C_FLAGS_DEBUG=-gline-tables-only -DCMAKE_CXX_FLAGS_DEBUG=-gline-tables-only \
 	    -DSCHEDLAB_SANITIZE=ON -DSCHEDLAB_FUZZ=ON -DSCHEDLAB_LIBRARY_FLAGS=-O1 \
+	    "-DSCHEDLAB_COLD_LIBRARIES=report;cli;store;analysis" -DSCHEDLAB_COLD_LIBRARY_FLAGS=-O0 \
 	    -DSCHEDLAB_BUILD_BENCH=OFF
 
 test-asan: deps

@@ -9,6 +9,7 @@
 #include "cli/bin_test_support.h"
 
 #include "sim/config_error.h"
+#include "sim/test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using test_support::slurp;
 using ::testing::Not;
 
 TEST(cmd_machines, lists_every_preset)
@@ -101,7 +103,7 @@ TEST(cmd_run, rejects_bad_input_before_simulating)
 
 /* ---- compare, report, run --trace/--json ---- */
 
-compare_options small_compare(int jobs, const std::string& json)
+compare_options small_compare_jobs(int jobs, const std::string& json)
 {
     compare_options o;
     o.spec.machine = "skylake-18c";
@@ -115,20 +117,12 @@ compare_options small_compare(int jobs, const std::string& json)
     return o;
 }
 
-std::string slurp(const std::string& path)
-{
-    std::ifstream f(path);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
 TEST(cmd_compare, prints_three_formats_identically_for_one_and_two_jobs)
 {
     const std::string j1 = ::testing::TempDir() + "/cmp-j1.json", j2 = ::testing::TempDir() + "/cmp-j2.json";
     std::ostringstream out1, out2, err1, err2;
-    ASSERT_EQ(cmd_compare(out1, err1, small_compare(1, j1)), 0) << err1.str();
-    ASSERT_EQ(cmd_compare(out2, err2, small_compare(2, j2)), 0) << err2.str();
+    ASSERT_EQ(cmd_compare(out1, err1, small_compare_jobs(1, j1)), 0) << err1.str();
+    ASSERT_EQ(cmd_compare(out2, err2, small_compare_jobs(2, j2)), 0) << err2.str();
     EXPECT_EQ(out1.str(), out2.str());
     EXPECT_EQ(slurp(j1), slurp(j2));
     const std::string s = out1.str();
@@ -159,13 +153,13 @@ TEST(cmd_compare, prints_three_formats_identically_for_one_and_two_jobs)
 TEST(cmd_compare, rejects_bad_input_before_simulating)
 {
     std::ostringstream out, err;
-    compare_options o = small_compare(1, "");
+    compare_options o = small_compare_jobs(1, "");
     o.spec.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1,,2"};
     EXPECT_THROW(cmd_compare(out, err, o), config_error);
-    o = small_compare(1, "");
+    o = small_compare_jobs(1, "");
     o.spec.arms = {"6.6", "6.6+NO_RUN_TO_PARTY"};
     EXPECT_THROW(cmd_compare(out, err, o), config_error);
-    o = small_compare(1, "");
+    o = small_compare_jobs(1, "");
     o.tables.format = "csv";
     EXPECT_THROW(cmd_compare(out, err, o), config_error);
     EXPECT_EQ(err.str(), ""); // nothing ran
@@ -186,7 +180,7 @@ std::string error_of(F f)
 TEST(cmd_compare, html_with_one_runs_timeline)
 {
     const std::string html = ::testing::TempDir() + "/cmp-timeline.html";
-    compare_options o = small_compare(1, "");
+    compare_options o = small_compare_jobs(1, "");
     o.tables.html_path = html;
     o.timeline = "6.5,2,1";
     std::ostringstream out, err;
@@ -203,14 +197,14 @@ TEST(cmd_compare, a_bad_timeline_is_refused_before_simulating)
 {
     for (const char* t : {"3,1,0", "0,1,0", "6.7,1,0", "1,3,0", "1,1,2", "1,1,-1", "1,1", "1,1,0,0",
                           "x"}) {
-        compare_options o = small_compare(1, "");
+        compare_options o = small_compare_jobs(1, "");
         o.tables.html_path = ::testing::TempDir() + "/never.html";
         o.timeline = t;
         std::ostringstream out, err;
         EXPECT_THAT(error_of([&] { cmd_compare(out, err, o); }), HasSubstr("--timeline: '")) << t;
         EXPECT_EQ(err.str(), "") << t; // nothing ran
     }
-    compare_options o = small_compare(1, "");
+    compare_options o = small_compare_jobs(1, "");
     o.timeline = "1,1,0"; // without --html
     std::ostringstream out, err;
     EXPECT_THROW(cmd_compare(out, err, o), config_error);
@@ -298,7 +292,7 @@ TEST(cmd_fidelity, scores_a_tiny_compare_against_the_published_tables)
 {
     const std::string json = ::testing::TempDir() + "/fid-results.json";
     const std::string out_json = ::testing::TempDir() + "/fid-score.json";
-    compare_options c = small_compare(2, json);
+    compare_options c = small_compare_jobs(2, json);
     c.spec.arms = {"tip-2023-08", "tip-2023-08+shared_runq_v3"};
     c.spec.runs = 1;
     std::ostringstream cout_, cerr_;

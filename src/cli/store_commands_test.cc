@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 
 #include "sim/config_error.h"
+#include "sim/test_support.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@ namespace schedlab {
 namespace {
 
 using ::testing::HasSubstr;
+using test_support::slurp;
 using ::testing::Not;
 
 std::string fresh(const std::string& name)
@@ -37,15 +39,7 @@ std::string fresh(const std::string& name)
     return p;
 }
 
-std::string slurp(const std::string& path)
-{
-    std::ifstream f(path);
-    std::ostringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-}
-
-compare_options small_compare(const std::string& store, int runs = 2)
+compare_options small_compare_stored(const std::string& store, int runs = 2)
 {
     compare_options o;
     o.spec.machine = "skylake-18c";
@@ -64,14 +58,14 @@ TEST(compare_store, keeps_every_run_and_runs_only_what_is_missing)
 {
     const std::string store = fresh("compare.sqlite");
     std::ostringstream out1, err1, out2, err2, out3, err3, mem, memerr;
-    ASSERT_EQ(cmd_compare(out1, err1, small_compare(store)), 0) << err1.str();
-    ASSERT_EQ(cmd_compare(out2, err2, small_compare(store)), 0) << err2.str();
+    ASSERT_EQ(cmd_compare(out1, err1, small_compare_stored(store)), 0) << err1.str();
+    ASSERT_EQ(cmd_compare(out2, err2, small_compare_stored(store)), 0) << err2.str();
     EXPECT_EQ(out1.str(), out2.str()); // tables from the store are the same
     EXPECT_THAT(err2.str(), HasSubstr("8 runs planned; 8 already in " + store + ", 0 to run"));
-    ASSERT_EQ(cmd_compare(mem, memerr, small_compare("")), 0); // no store: the same tables
+    ASSERT_EQ(cmd_compare(mem, memerr, small_compare_stored("")), 0); // no store: the same tables
     EXPECT_EQ(out1.str(), mem.str());
     // one more run per arm and load: only the 4 new seeds run
-    ASSERT_EQ(cmd_compare(out3, err3, small_compare(store, 3)), 0) << err3.str();
+    ASSERT_EQ(cmd_compare(out3, err3, small_compare_stored(store, 3)), 0) << err3.str();
     EXPECT_THAT(err3.str(), HasSubstr("12 runs planned; 8 already in"));
     EXPECT_THAT(err3.str(), HasSubstr("4 to run"));
     results_store s(store, false);
@@ -150,7 +144,7 @@ TEST(sweep, tables_are_compares_and_shards_merge_into_the_whole)
     o.jobs = 2;
 
     // the hackbench experiment's tables are those of the same compare
-    compare_options c = small_compare("", 2);
+    compare_options c = small_compare_stored("", 2);
     c.spec.arms = {"6.6", "6.5"};
     c.spec.seed = 1;
     std::ostringstream cmp, cerr_;
@@ -194,7 +188,7 @@ TEST(export_, csv_has_one_row_per_run_and_metric_and_json_every_run)
 {
     const std::string store = fresh("export.sqlite");
     std::ostringstream out, err;
-    ASSERT_EQ(cmd_compare(out, err, small_compare(store)), 0);
+    ASSERT_EQ(cmd_compare(out, err, small_compare_stored(store)), 0);
     export_options e;
     e.files = {store};
     const std::string csv_path = fresh("export.csv");
@@ -238,7 +232,7 @@ TEST(fidelity_, scores_from_a_store_as_from_the_json_file)
 {
     const std::string store = fresh("fidelity.sqlite");
     const std::string json = fresh("fidelity.json");
-    compare_options c = small_compare(store);
+    compare_options c = small_compare_stored(store);
     c.spec.machine = "ryzen-7950x";
     c.spec.arms = {"tip-2023-08", "tip-2023-08+shared_runq_v3"};
     c.spec.workload_argv = {"perf", "bench", "sched", "messaging", "-g", "1", "-l", "5"};

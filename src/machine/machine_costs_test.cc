@@ -25,15 +25,6 @@ namespace fs = std::filesystem;
 
 using test_support::error_of;
 
-fs::path temp_dir(const std::string& name)
-{
-    fs::path dir = fs::temp_directory_path() /
-                   ("schedlab_costs_test_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
 void write(const fs::path& p, const std::string& text)
 {
     fs::create_directories(p.parent_path());
@@ -350,7 +341,7 @@ TEST(machine_file_costs, lscpu_imports_get_default_costs_saying_so)
 
 TEST(read_sysfs_costs, reads_cache_sizes_and_the_enabled_cpuidle_states)
 {
-    const fs::path root = temp_dir("sysfs");
+    const fs::path root = test_support::temp_dir("schedlab_costs_test_", "sysfs");
     const fs::path cache = root / "cpu0" / "cache";
     auto index = [&](int i, const char* level, const char* type, const char* size) {
         write(cache / ("index" + std::to_string(i)) / "level", level);
@@ -397,7 +388,7 @@ TEST(read_sysfs_costs, no_cpuidle_driver_and_no_mwait_halts_so_idle_cpus_need_an
     // /proc/cpuinfo). This machine's sysfs and cpuinfo (a KVM guest: driver none, no
     // monitor flag) give cstate_polls 0; with "monitor", or with a driver, the default
     // (1) stays, as before.
-    const fs::path root = temp_dir("noidle");
+    const fs::path root = test_support::temp_dir("schedlab_costs_test_", "noidle");
     write(root / "cpuidle" / "current_driver", "none\n");
     const fs::path halt = root / "cpuinfo_halt";
     write(halt, "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr "
@@ -423,7 +414,7 @@ TEST(read_sysfs_costs, no_cpuidle_driver_and_no_mwait_halts_so_idle_cpus_need_an
 
 TEST(read_sysfs_costs, missing_files_leave_the_defaults)
 {
-    const fs::path root = temp_dir("empty");
+    const fs::path root = test_support::temp_dir("schedlab_costs_test_", "empty");
     machine m = make_machine_preset("milan-2s");
     const machine before = m;
     read_sysfs_costs(m, root.string());
@@ -435,7 +426,7 @@ TEST(read_sysfs_costs, missing_files_leave_the_defaults)
 
 TEST(host_machine_file, the_env_variable_names_the_calibrated_file)
 {
-    const fs::path dir = temp_dir("hostenv");
+    const fs::path dir = test_support::temp_dir("schedlab_costs_test_", "hostenv");
     machine calibrated = make_sysfs_host_machine();
     set_machine_cost(calibrated, "context_switch", 2345, "measured by a test", "test");
     const fs::path file = dir / "calibrated.json";
@@ -455,7 +446,7 @@ TEST(host_machine_file, the_env_variable_names_the_calibrated_file)
 
 TEST(host_machine_file, a_missing_named_file_is_an_error)
 {
-    const fs::path dir = temp_dir("hostmissing");
+    const fs::path dir = test_support::temp_dir("schedlab_costs_test_", "hostmissing");
     const std::string file = (dir / "nope.json").string();
     scoped_env e("SCHEDLAB_HOST_MACHINE", file);
     EXPECT_EQ(error_of([] { make_machine_preset("host"); }),
@@ -465,7 +456,7 @@ TEST(host_machine_file, a_missing_named_file_is_an_error)
 
 TEST(host_machine_file, xdg_config_home_is_used_when_the_file_is_there)
 {
-    const fs::path dir = temp_dir("xdg");
+    const fs::path dir = test_support::temp_dir("schedlab_costs_test_", "xdg");
     scoped_env e1("SCHEDLAB_HOST_MACHINE", std::nullopt);
     scoped_env e2("XDG_CONFIG_HOME", dir.string());
     const fs::path file = dir / "schedlab" / "host.json";
@@ -483,7 +474,7 @@ TEST(host_machine_file, xdg_config_home_is_used_when_the_file_is_there)
 
 TEST(host_machine_file, home_config_is_the_last_fallback)
 {
-    const fs::path dir = temp_dir("home");
+    const fs::path dir = test_support::temp_dir("schedlab_costs_test_", "home");
     scoped_env e1("SCHEDLAB_HOST_MACHINE", std::nullopt);
     scoped_env e2("XDG_CONFIG_HOME", std::nullopt);
     scoped_env e3("HOME", dir.string());
@@ -493,7 +484,7 @@ TEST(host_machine_file, home_config_is_the_last_fallback)
 
 TEST(host_machine_file, a_file_from_another_machine_is_an_error)
 {
-    const fs::path dir = temp_dir("hostother");
+    const fs::path dir = test_support::temp_dir("schedlab_costs_test_", "hostother");
     machine other = make_machine_preset("milan-2s"); // 256 CPUs: not this machine
     const fs::path file = dir / "other.json";
     write(file, machine_to_json(other));

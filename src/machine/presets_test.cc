@@ -22,15 +22,6 @@ namespace fs = std::filesystem;
 
 using test_support::error_of;
 
-fs::path temp_dir(const std::string& name)
-{
-    fs::path dir = fs::temp_directory_path() /
-                   ("schedlab_presets_test_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
 TEST(machine_presets, lists_every_preset_in_a_fixed_order_with_host_last)
 {
     const auto presets = machine_presets();
@@ -192,7 +183,7 @@ TEST(load_machine, missing_path_is_a_config_error)
 
 TEST(load_machine, detects_json_and_lscpu_files_by_content)
 {
-    const fs::path dir = temp_dir("load");
+    const fs::path dir = test_support::temp_dir("schedlab_presets_test_", "load");
     const machine ryzen = make_machine_preset("ryzen-7950x");
     {
         std::ofstream(dir / "ryzen.json") << machine_to_json(ryzen);

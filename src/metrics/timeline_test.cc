@@ -6,20 +6,20 @@
 namespace schedlab {
 namespace {
 
-const std::string comm_a = "a", comm_b = "b", idle = "swapper";
+const std::string tl_comm_a = "a", tl_comm_b = "b", tl_idle = "swapper";
 
 /// cpu0: a runs [0,100), sleeps, is woken from cpu1 at 150 and runs on cpu0 at 170 until b
 /// preempts it at 200; b runs to the end. cpu1: b runs [50,120) and migrates to cpu0 at 190.
 void play(timeline_recorder& r)
 {
-    r.sched_switch({0, 0, 0, &idle, trace_task_state::R, false, 1, &comm_a});
-    r.sched_switch({50, 1, 0, &idle, trace_task_state::R, false, 2, &comm_b});
-    r.sched_switch({100, 0, 1, &comm_a, trace_task_state::S, false, 0, &idle});
-    r.sched_switch({120, 1, 2, &comm_b, trace_task_state::S, false, 0, &idle});
-    r.sched_waking({150, 1, 1, &comm_a, 0});
-    r.sched_switch({170, 0, 0, &idle, trace_task_state::R, false, 1, &comm_a});
-    r.sched_migrate_task({190, 2, &comm_b, 1, 0});
-    r.sched_switch({200, 0, 1, &comm_a, trace_task_state::R, true, 2, &comm_b});
+    r.sched_switch({0, 0, 0, &tl_idle, trace_task_state::R, false, 1, &tl_comm_a});
+    r.sched_switch({50, 1, 0, &tl_idle, trace_task_state::R, false, 2, &tl_comm_b});
+    r.sched_switch({100, 0, 1, &tl_comm_a, trace_task_state::S, false, 0, &tl_idle});
+    r.sched_switch({120, 1, 2, &tl_comm_b, trace_task_state::S, false, 0, &tl_idle});
+    r.sched_waking({150, 1, 1, &tl_comm_a, 0});
+    r.sched_switch({170, 0, 0, &tl_idle, trace_task_state::R, false, 1, &tl_comm_a});
+    r.sched_migrate_task({190, 2, &tl_comm_b, 1, 0});
+    r.sched_switch({200, 0, 1, &tl_comm_a, trace_task_state::R, true, 2, &tl_comm_b});
 }
 
 TEST(timeline_recorder, keeps_runs_wakeups_and_migrations)
@@ -96,14 +96,14 @@ TEST(timeline_recorder, keeps_idle_periods_with_their_c_state)
     // cpu0 runs a [0,100), idles in C1 to 170, runs a again, idles deep from 250 to the end;
     // cpu1 idles polling [20,40)
     timeline_recorder r(2, 30, 1000, 1000);
-    r.sched_switch({0, 0, 0, &idle, trace_task_state::R, false, 1, &comm_a});
+    r.sched_switch({0, 0, 0, &tl_idle, trace_task_state::R, false, 1, &tl_comm_a});
     r.cpu_idle({20, 0, 1});
     r.cpu_idle({40, PWR_EVENT_EXIT, 1});
-    r.sched_switch({100, 0, 1, &comm_a, trace_task_state::S, false, 0, &idle});
+    r.sched_switch({100, 0, 1, &tl_comm_a, trace_task_state::S, false, 0, &tl_idle});
     r.cpu_idle({100, 1, 0});
     r.cpu_idle({170, PWR_EVENT_EXIT, 0});
-    r.sched_switch({170, 0, 0, &idle, trace_task_state::R, false, 1, &comm_a});
-    r.sched_switch({250, 0, 1, &comm_a, trace_task_state::S, false, 0, &idle});
+    r.sched_switch({170, 0, 0, &tl_idle, trace_task_state::R, false, 1, &tl_comm_a});
+    r.sched_switch({250, 0, 1, &tl_comm_a, trace_task_state::S, false, 0, &tl_idle});
     r.cpu_idle({250, 2, 0});
     const timeline t = r.finish(300);
     ASSERT_EQ(t.idle.size(), 2u);

@@ -27,7 +27,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-run_result sample_run(const std::string& arm, const std::string& load, double value, int idx)
+run_result sample_html_run(const std::string& arm, const std::string& load, double value, int idx)
 {
     run_result r;
     r.provenance.machine = "testbox";
@@ -67,8 +67,8 @@ comparison sample_comparison()
     std::vector<run_result> runs;
     for (const char* load : {"1", "2", "4"})
         for (int i = 0; i < 3; ++i) {
-            runs.push_back(sample_run("A", load, std::stod(load) * (1.0 + 0.01 * i), i));
-            runs.push_back(sample_run("B<&>", load, std::stod(load) * (0.9 + 0.02 * i), i));
+            runs.push_back(sample_html_run("A", load, std::stod(load) * (1.0 + 0.01 * i), i));
+            runs.push_back(sample_html_run("B<&>", load, std::stod(load) * (0.9 + 0.02 * i), i));
         }
     return compare_runs(runs);
 }
@@ -128,7 +128,7 @@ TEST(render_html, results_without_distributions_draw_none)
     std::vector<run_result> runs;
     for (int i = 0; i < 2; ++i)
         for (const char* arm : {"A", "B"}) {
-            run_result r = sample_run(arm, "1", 1 + i, i);
+            run_result r = sample_html_run(arm, "1", 1 + i, i);
             r.summary.wakeup_latency_hist.clear();
             r.summary.run_length_hist.clear();
             runs.push_back(r);
@@ -224,7 +224,7 @@ TEST(render_html, latency_percentiles_per_load_render)
     for (const char* load : {"1", "4", "16"})
         for (int i = 0; i < 2; ++i)
             for (const char* arm : {"A", "B"}) {
-                run_result r = sample_run(arm, load, 1, i);
+                run_result r = sample_html_run(arm, load, 1, i);
                 const double l = std::stod(load), b = arm[0] == 'B' ? 0.8 : 1.0;
                 r.metrics = {{"wakeup_p50", "us", b * 3 * l + i, false},
                              {"wakeup_p99", "us", b * 40 * l + i, false},

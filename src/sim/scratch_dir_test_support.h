@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "sim/test_support.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -36,13 +38,7 @@ protected:
         std::ofstream(path(name), std::ios::binary) << text;
         return path(name);
     }
-    static std::string slurp(const std::string& p)
-    {
-        std::ifstream f(p, std::ios::binary);
-        std::ostringstream ss;
-        ss << f.rdbuf();
-        return ss.str();
-    }
+    static std::string slurp(const std::string& p) { return test_support::slurp(p); }
     /// Files in the directory (a temporary left behind shows here).
     std::size_t entries() const
     {

@@ -5,6 +5,11 @@
  */
 #include "sim/config_error.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -19,6 +24,26 @@ template <typename F> std::string error_of(F&& f, std::string none = "")
         return e.what();
     }
     return none;
+}
+
+/// The whole contents of the file `path` ("" when it cannot be read).
+inline std::string slurp(const std::string& path)
+{
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+/// An empty directory `PREFIX NAME _PID` under the temporary directory (emptied when a
+/// failed run left it behind); one per process, as ctest runs tests in parallel processes.
+inline std::filesystem::path temp_dir(const std::string& prefix, const std::string& name)
+{
+    std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                (prefix + name + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
 }
 
 } // namespace schedlab::test_support

@@ -19,7 +19,7 @@ namespace schedlab {
 namespace {
 
 const std::string recorder = "record_tracefs.sh"; // truncated to 15 characters, as the kernel does
-const std::string swapper0 = "swapper/0", swapper1 = "swapper/1";
+const std::string idle0_comm = "swapper/0", idle1_comm = "swapper/1";
 
 std::string lines_after_header(const std::string& text)
 {
@@ -34,11 +34,11 @@ std::string lines_after_header(const std::string& text)
 TEST(ftrace_exporter, reproduces_lines_of_a_real_recording)
 {
     ftrace_exporter x;
-    x.sched_switch({594'130'000'000, 1, 0, &swapper1, trace_task_state::R, false, 14052, &recorder});
+    x.sched_switch({594'130'000'000, 1, 0, &idle1_comm, trace_task_state::R, false, 14052, &recorder});
     x.sched_process_fork({594'130'973'000, 1, 14053, 14052, &recorder});
     x.sched_wakeup_new({594'130'986'000, 1, 14053, &recorder, 0});
-    x.sched_switch({594'131'032'000, 0, 0, &swapper0, trace_task_state::R, false, 14053, &recorder});
-    x.sched_switch({594'131'098'000, 1, 14052, &recorder, trace_task_state::S, false, 0, &swapper1});
+    x.sched_switch({594'131'032'000, 0, 0, &idle0_comm, trace_task_state::R, false, 14053, &recorder});
+    x.sched_switch({594'131'098'000, 1, 14052, &recorder, trace_task_state::S, false, 0, &idle1_comm});
     std::ostringstream out;
     x.write(out, 2);
     const std::string text = out.str();
@@ -67,7 +67,7 @@ TEST(ftrace_exporter, preempted_tasks_print_r_plus_and_migrations_follow_the_wak
 {
     const std::string a = "worker", b = "waker";
     ftrace_exporter x;
-    x.sched_switch({1'000, 2, 0, &swapper0, trace_task_state::R, false, 7, &b});
+    x.sched_switch({1'000, 2, 0, &idle0_comm, trace_task_state::R, false, 7, &b});
     x.sched_waking({2'000'000, 2, 9, &a, 0});
     x.sched_migrate_task({2'000'000, 9, &a, 0, 3});
     x.sched_switch({3'500'000, 2, 7, &b, trace_task_state::R, true, 9, &a});
@@ -113,7 +113,7 @@ TEST(ftrace_exporter, prints_each_tasks_prio)
 {
     const std::string fair = "niced", rt = "fifo";
     ftrace_exporter x;
-    x.sched_switch({1'000, 0, 0, &swapper0, trace_task_state::R, false, 7, &fair, 120, 125});
+    x.sched_switch({1'000, 0, 0, &idle0_comm, trace_task_state::R, false, 7, &fair, 120, 125});
     x.sched_waking({2'000'000, 0, 9, &rt, 0, 49});
     x.sched_migrate_task({2'000'000, 9, &rt, 1, 0, 49});
     x.sched_wakeup({2'001'000, 0, 9, &rt, 0, 49});
@@ -138,8 +138,8 @@ TEST(ftrace_exporter, cpu_idle_prints_the_state_and_the_exit_as_power_h_does)
 {
     const std::string a = "worker";
     ftrace_exporter x;
-    x.sched_switch({1'000, 1, 0, &swapper0, trace_task_state::R, false, 9, &a});
-    x.sched_switch({2'000, 1, 9, &a, trace_task_state::S, false, 0, &swapper0});
+    x.sched_switch({1'000, 1, 0, &idle0_comm, trace_task_state::R, false, 9, &a});
+    x.sched_switch({2'000, 1, 9, &a, trace_task_state::S, false, 0, &idle0_comm});
     x.cpu_idle({2'000, 2, 1});
     x.cpu_idle({7'000, PWR_EVENT_EXIT, 1});
     std::ostringstream out;
@@ -184,7 +184,7 @@ TEST(ftrace_exporter, a_gz_file_is_gzip_compressed)
 {
     ftrace_exporter x;
     for (int i = 0; i < 2000; ++i)
-        x.sched_switch({1000 * i, i % 2, 0, &swapper1, trace_task_state::R, false, 7, &recorder});
+        x.sched_switch({1000 * i, i % 2, 0, &idle1_comm, trace_task_state::R, false, 7, &recorder});
     std::ostringstream plain;
     x.write(plain, 2);
     const std::string path = ::testing::TempDir() + "/schedlab-ftrace-test.txt.gz";

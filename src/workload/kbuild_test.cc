@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using testing::test_env;
 
-std::string error_of(const std::vector<std::string>& args)
+std::string kbuild_error(const std::vector<std::string>& args)
 {
     return test_support::error_of([&] { parse_kbuild_options(args); }, "(accepted)");
 }
@@ -33,10 +33,10 @@ TEST(kbuild_options, make_job_forms_and_rejections)
     EXPECT_EQ(parse_kbuild_options({"--jobs=16"}).jobs, 16u);
     EXPECT_EQ(parse_kbuild_options({"-j", "vmlinux"}).jobs, 0u) << "-j without N: unlimited";
     EXPECT_EQ(parse_kbuild_options({"-j", "vmlinux"}).targets.at(0), "vmlinux");
-    EXPECT_THAT(error_of({"-j0"}), HasSubstr("'-j'"));
-    EXPECT_THAT(error_of({"-k"}), HasSubstr("'-k' is not modelled"));
-    EXPECT_THAT(error_of({"CC=clang"}), HasSubstr("'CC=clang'"));
-    EXPECT_THAT(error_of({"--objects", "0"}), HasSubstr("'--objects'"));
+    EXPECT_THAT(kbuild_error({"-j0"}), HasSubstr("'-j'"));
+    EXPECT_THAT(kbuild_error({"-k"}), HasSubstr("'-k' is not modelled"));
+    EXPECT_THAT(kbuild_error({"CC=clang"}), HasSubstr("'CC=clang'"));
+    EXPECT_THAT(kbuild_error({"--objects", "0"}), HasSubstr("'--objects'"));
 }
 
 TEST(kbuild_dag, compiles_then_archives_then_a_fixed_link_tail)

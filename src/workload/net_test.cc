@@ -12,14 +12,8 @@
 namespace schedlab {
 namespace {
 
+using testing::no_jitter;
 using testing::test_env;
-
-cost_params no_jitter()
-{
-    cost_params c;
-    c.jitter_pct = 0;
-    return c;
-}
 
 TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
 {

@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using testing::test_env;
 
-std::string error_of(const std::vector<std::string>& args)
+std::string netperf_error(const std::vector<std::string>& args)
 {
     return test_support::error_of([&] { parse_netperf_options(args); }, "(accepted)");
 }
@@ -50,21 +50,21 @@ TEST(netperf_options, defaults_sizes_and_lengths)
 
 TEST(netperf_options, bad_and_unmodelled_options_are_rejected_by_name)
 {
-    EXPECT_THAT(error_of({"-t", "TCP_STREAM"}), HasSubstr("'TCP_STREAM' is not modelled"));
-    EXPECT_THAT(error_of({"-H", "10.0.0.2"}), HasSubstr("'-H'"));
-    EXPECT_THAT(error_of({"-l", "0"}), HasSubstr("'-l'"));
-    EXPECT_THAT(error_of({"-l", "ten"}), HasSubstr("'-l'"));
-    EXPECT_THAT(error_of({"--instances", "0"}), HasSubstr("'--instances'"));
-    EXPECT_THAT(error_of({"-T", "0,1"}), HasSubstr("'-T' is not modelled"));
-    EXPECT_THAT(error_of({"--", "-k", "THROUGHPUT,LOCAL_CPU_UTIL"}),
+    EXPECT_THAT(netperf_error({"-t", "TCP_STREAM"}), HasSubstr("'TCP_STREAM' is not modelled"));
+    EXPECT_THAT(netperf_error({"-H", "10.0.0.2"}), HasSubstr("'-H'"));
+    EXPECT_THAT(netperf_error({"-l", "0"}), HasSubstr("'-l'"));
+    EXPECT_THAT(netperf_error({"-l", "ten"}), HasSubstr("'-l'"));
+    EXPECT_THAT(netperf_error({"--instances", "0"}), HasSubstr("'--instances'"));
+    EXPECT_THAT(netperf_error({"-T", "0,1"}), HasSubstr("'-T' is not modelled"));
+    EXPECT_THAT(netperf_error({"--", "-k", "THROUGHPUT,LOCAL_CPU_UTIL"}),
                 HasSubstr("output selector 'LOCAL_CPU_UTIL' is not modelled"));
-    EXPECT_THAT(error_of({"--", "-o", "p50_latency,p95_latency"}),
+    EXPECT_THAT(netperf_error({"--", "-o", "p50_latency,p95_latency"}),
                 HasSubstr("option '-o': output selector 'p95_latency'"));
-    EXPECT_THAT(error_of({"--", "-O", ",;"}), HasSubstr("option '-O': no output selector"));
-    EXPECT_THAT(error_of({"--", "-o", "MIN_LATENCY", "-k", "MAX_LATENCY"}), HasSubstr("give one"));
-    EXPECT_THAT(error_of({"-t", "UDP_RR", "--", "-r", "70000"}), HasSubstr("'-r'"));
-    EXPECT_THAT(error_of({"--", "-r", "0"}), HasSubstr("'-r'"));
-    EXPECT_THAT(error_of({"--bogus"}), HasSubstr("'--bogus'"));
+    EXPECT_THAT(netperf_error({"--", "-O", ",;"}), HasSubstr("option '-O': no output selector"));
+    EXPECT_THAT(netperf_error({"--", "-o", "MIN_LATENCY", "-k", "MAX_LATENCY"}), HasSubstr("give one"));
+    EXPECT_THAT(netperf_error({"-t", "UDP_RR", "--", "-r", "70000"}), HasSubstr("'-r'"));
+    EXPECT_THAT(netperf_error({"--", "-r", "0"}), HasSubstr("'-r'"));
+    EXPECT_THAT(netperf_error({"--bogus"}), HasSubstr("'--bogus'"));
 }
 
 TEST(netperf_options, output_selectors_in_any_case_split_by_commas_and_semicolons)

@@ -12,14 +12,8 @@
 namespace schedlab {
 namespace {
 
+using testing::no_jitter;
 using testing::test_env;
-
-cost_params no_jitter()
-{
-    cost_params c;
-    c.jitter_pct = 0;
-    return c;
-}
 
 TEST(program_loop, nested_loops_repeat_their_bodies_and_zero_count_loops_are_skipped)
 {

@@ -19,7 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string error_of(const std::vector<std::string>& argv)
+std::string registry_error(const std::vector<std::string>& argv)
 {
     return test_support::error_of([&] { make_workload(argv); }, "(accepted)");
 }
@@ -49,13 +49,13 @@ TEST(make_workload, hackbench_is_an_alias_of_perf_messaging)
 
 TEST(make_workload, unknown_workloads_list_the_known_ones)
 {
-    const std::string e = error_of({"perf", "bench", "sched", "mesaging", "-g", "4"});
+    const std::string e = registry_error({"perf", "bench", "sched", "mesaging", "-g", "4"});
     EXPECT_THAT(e, HasSubstr("unknown workload 'perf bench sched mesaging'"));
     EXPECT_THAT(e, HasSubstr("did you mean 'perf bench sched messaging'"));
     EXPECT_THAT(e, HasSubstr("perf bench sched pipe"));
     EXPECT_THAT(e, HasSubstr("hackbench"));
-    EXPECT_THAT(error_of({}), HasSubstr("unknown workload"));
-    EXPECT_THAT(error_of({"perf", "bench", "sched", "pipe", "--bogus"}), HasSubstr("'--bogus'"));
+    EXPECT_THAT(registry_error({}), HasSubstr("unknown workload"));
+    EXPECT_THAT(registry_error({"perf", "bench", "sched", "pipe", "--bogus"}), HasSubstr("'--bogus'"));
 }
 
 TEST(make_workload, every_known_workload_runs_to_completion)

@@ -51,7 +51,7 @@ TEST(plat_histogram, percentiles_walk_the_buckets_as_schbench_does)
     EXPECT_EQ(h.max(), 100u);
 }
 
-std::string error_of(const std::vector<std::string>& args)
+std::string schbench_error(const std::vector<std::string>& args)
 {
     return test_support::error_of([&] { parse_schbench_options(args); }, "(accepted)");
 }
@@ -84,16 +84,16 @@ TEST(schbench_options, each_version_has_its_defaults_and_meanings)
 
 TEST(schbench_options, bad_and_unmodelled_options_are_rejected_by_name)
 {
-    EXPECT_THAT(error_of({"--variant=2019"}), HasSubstr("'--variant'"));
-    EXPECT_THAT(error_of({"-p", "4096"}), HasSubstr("'-p' is not modelled"));
-    EXPECT_THAT(error_of({"-A", "90"}), HasSubstr("'-A' is not modelled"));
-    EXPECT_THAT(error_of({"-M", "auto"}), HasSubstr("'-M' is not modelled"));
-    EXPECT_THAT(error_of({"-r", "0"}), HasSubstr("'-r'"));
-    EXPECT_THAT(error_of({"-m", "0"}), HasSubstr("'-m'"));
-    EXPECT_THAT(error_of({"-F", "x"}), HasSubstr("'-F'"));
-    EXPECT_THAT(error_of({"--variant=old", "-R", "100"}), HasSubstr("'-R' is not modelled"));
-    EXPECT_THAT(error_of({"--variant=old", "-F", "64"}), HasSubstr("'-F'"));
-    EXPECT_THAT(error_of({"--bogus"}), HasSubstr("'--bogus'"));
+    EXPECT_THAT(schbench_error({"--variant=2019"}), HasSubstr("'--variant'"));
+    EXPECT_THAT(schbench_error({"-p", "4096"}), HasSubstr("'-p' is not modelled"));
+    EXPECT_THAT(schbench_error({"-A", "90"}), HasSubstr("'-A' is not modelled"));
+    EXPECT_THAT(schbench_error({"-M", "auto"}), HasSubstr("'-M' is not modelled"));
+    EXPECT_THAT(schbench_error({"-r", "0"}), HasSubstr("'-r'"));
+    EXPECT_THAT(schbench_error({"-m", "0"}), HasSubstr("'-m'"));
+    EXPECT_THAT(schbench_error({"-F", "x"}), HasSubstr("'-F'"));
+    EXPECT_THAT(schbench_error({"--variant=old", "-R", "100"}), HasSubstr("'-R' is not modelled"));
+    EXPECT_THAT(schbench_error({"--variant=old", "-F", "64"}), HasSubstr("'-F'"));
+    EXPECT_THAT(schbench_error({"--bogus"}), HasSubstr("'--bogus'"));
 }
 
 struct sb_run {

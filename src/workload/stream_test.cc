@@ -20,7 +20,7 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using testing::test_env;
 
-std::string error_of(const std::vector<std::string>& argv)
+std::string stream_error(const std::vector<std::string>& argv)
 {
     return test_support::error_of([&] { make_workload(argv); }, "(accepted)");
 }
@@ -34,12 +34,12 @@ TEST(stream_options, defaults_the_omp_environment_and_rejections)
     auto w = make_workload({"OMP_NUM_THREADS=16", "stream", "--ntimes", "3"});
     EXPECT_EQ(w->command_line(), "stream --threads 16 --array-size 10000000 --ntimes 3 --core-bw 20 "
                                  "--llc-bw 40 --node-bw 100");
-    EXPECT_THAT(error_of({"OMP_PROC_BIND=true", "stream"}), HasSubstr("'OMP_PROC_BIND=true'"));
-    EXPECT_THAT(error_of({"OMP_NUM_THREADS=2", "tbench", "2"}), HasSubstr("OMP_NUM_THREADS"));
-    EXPECT_THAT(error_of({"stream", "--ntimes", "1"}), HasSubstr("'--ntimes'"));
-    EXPECT_THAT(error_of({"stream", "--node-bw", "0"}), HasSubstr("'--node-bw'"));
-    EXPECT_THAT(error_of({"stream", "--array-size", "-5"}), HasSubstr("'--array-size'"));
-    EXPECT_THAT(error_of({"stream", "-t", "4"}), HasSubstr("'-t'"));
+    EXPECT_THAT(stream_error({"OMP_PROC_BIND=true", "stream"}), HasSubstr("'OMP_PROC_BIND=true'"));
+    EXPECT_THAT(stream_error({"OMP_NUM_THREADS=2", "tbench", "2"}), HasSubstr("OMP_NUM_THREADS"));
+    EXPECT_THAT(stream_error({"stream", "--ntimes", "1"}), HasSubstr("'--ntimes'"));
+    EXPECT_THAT(stream_error({"stream", "--node-bw", "0"}), HasSubstr("'--node-bw'"));
+    EXPECT_THAT(stream_error({"stream", "--array-size", "-5"}), HasSubstr("'--array-size'"));
+    EXPECT_THAT(stream_error({"stream", "-t", "4"}), HasSubstr("'-t'"));
 }
 
 struct st_run {

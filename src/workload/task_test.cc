@@ -17,14 +17,8 @@
 namespace schedlab {
 namespace {
 
+using testing::no_jitter;
 using testing::test_env;
-
-cost_params no_jitter()
-{
-    cost_params c;
-    c.jitter_pct = 0;
-    return c;
-}
 
 task_struct& spawn_code(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
                         int cpu = 0)

@@ -20,7 +20,7 @@ using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using testing::test_env;
 
-std::string error_of(const std::vector<std::string>& args)
+std::string tbench_error(const std::vector<std::string>& args)
 {
     return test_support::error_of([&] { parse_tbench_options(args); }, "(accepted)");
 }
@@ -43,18 +43,18 @@ TEST(tbench_options, clients_time_loadfile_and_server)
 
 TEST(tbench_options, bad_and_unmodelled_options_are_rejected_by_name)
 {
-    EXPECT_THAT(error_of({}), HasSubstr("NPROCS"));
-    EXPECT_THAT(error_of({"0"}), HasSubstr("NPROCS"));
-    EXPECT_THAT(error_of({"x"}), HasSubstr("NPROCS"));
-    EXPECT_THAT(error_of({"4", "10.1.1.1"}), HasSubstr("'10.1.1.1' is not modelled"));
-    EXPECT_THAT(error_of({"4", "127.0.0.1", "extra"}), HasSubstr("'extra'"));
-    EXPECT_THAT(error_of({"-t", "0", "4"}), HasSubstr("'-t'"));
-    EXPECT_THAT(error_of({"-t", "-3", "4"}), HasSubstr("'-t'"));
-    EXPECT_THAT(error_of({"-c", "nfs.txt", "4"}), HasSubstr("'nfs.txt' is not modelled"));
-    EXPECT_THAT(error_of({"-R", "10", "4"}), HasSubstr("'-R' is not modelled"));
-    EXPECT_THAT(error_of({"--clients-per-process", "2", "4"}),
+    EXPECT_THAT(tbench_error({}), HasSubstr("NPROCS"));
+    EXPECT_THAT(tbench_error({"0"}), HasSubstr("NPROCS"));
+    EXPECT_THAT(tbench_error({"x"}), HasSubstr("NPROCS"));
+    EXPECT_THAT(tbench_error({"4", "10.1.1.1"}), HasSubstr("'10.1.1.1' is not modelled"));
+    EXPECT_THAT(tbench_error({"4", "127.0.0.1", "extra"}), HasSubstr("'extra'"));
+    EXPECT_THAT(tbench_error({"-t", "0", "4"}), HasSubstr("'-t'"));
+    EXPECT_THAT(tbench_error({"-t", "-3", "4"}), HasSubstr("'-t'"));
+    EXPECT_THAT(tbench_error({"-c", "nfs.txt", "4"}), HasSubstr("'nfs.txt' is not modelled"));
+    EXPECT_THAT(tbench_error({"-R", "10", "4"}), HasSubstr("'-R' is not modelled"));
+    EXPECT_THAT(tbench_error({"--clients-per-process", "2", "4"}),
                 HasSubstr("'--clients-per-process'"));
-    EXPECT_THAT(error_of({"--bogus", "4"}), HasSubstr("'--bogus'"));
+    EXPECT_THAT(tbench_error({"--bogus", "4"}), HasSubstr("'--bogus'"));
 }
 
 TEST(tbench_loadfile, is_fixed_and_follows_the_op_mix_and_sockio_sizes)

@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 using testing::test_env;
 
-std::string error_of(const std::vector<std::string>& args)
+std::string wis_error(const std::vector<std::string>& args)
 {
     return test_support::error_of([&] { parse_wis_options(args, false); }, "(accepted)");
 }
@@ -34,11 +34,11 @@ TEST(context_switch1_options, defaults_and_rejections)
     EXPECT_EQ(wp.binding, wis_binding::smt);
     EXPECT_EQ(wp.warmup, 5u);
     EXPECT_EQ(parse_wis_options({"-n"}, false).binding, wis_binding::none);
-    EXPECT_THAT(error_of({"-s", "0"}), HasSubstr("'-s'"));
-    EXPECT_THAT(error_of({"-t", "0"}), HasSubstr("'-t'"));
-    EXPECT_THAT(error_of({"-m", "-n"}), HasSubstr("'-m' and '-n'"));
-    EXPECT_THAT(error_of({"--interval", "0"}), HasSubstr("'--interval'"));
-    EXPECT_THAT(error_of({"-x"}), HasSubstr("'-x'"));
+    EXPECT_THAT(wis_error({"-s", "0"}), HasSubstr("'-s'"));
+    EXPECT_THAT(wis_error({"-t", "0"}), HasSubstr("'-t'"));
+    EXPECT_THAT(wis_error({"-m", "-n"}), HasSubstr("'-m' and '-n'"));
+    EXPECT_THAT(wis_error({"--interval", "0"}), HasSubstr("'--interval'"));
+    EXPECT_THAT(wis_error({"-x"}), HasSubstr("'-x'"));
 }
 
 TEST(context_switch1_binding, copies_take_cores_in_hwloc_order_or_single_threads_with_m)

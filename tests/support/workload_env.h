@@ -43,6 +43,14 @@ inline cost_params without_hardware_costs(cost_params c)
     return c;
 }
 
+/// The default costs without their random jitter, so that a test can check exact times.
+inline cost_params no_jitter()
+{
+    cost_params c;
+    c.jitter_pct = 0;
+    return c;
+}
+
 struct test_env {
     explicit test_env(int cores, u64 seed = 1, const std::string& profile = "6.6",
                       cost_params costs = {})
