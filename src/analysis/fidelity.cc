@@ -451,7 +451,8 @@ fidelity_table score_table(const fidelity_benchmark& b, const reference_table& r
     return t;
 }
 
-std::optional<newidle_measurement> measured_newidle(const comparison& c)
+std::optional<newidle_measurement> measured_newidle(const comparison& c,
+                                                    const std::vector<run_result>& runs)
 {
     auto arm_with_column = [&](const char* col) {
         for (std::size_t a = 0; a < c.arms.size(); ++a)
@@ -477,12 +478,28 @@ std::optional<newidle_measurement> measured_newidle(const comparison& c)
     newidle_measurement m;
     m.without_arm = c.arms[without];
     m.with_arm = c.arms[with];
+    // CPUs x simulated seconds of the runs that carry the counters, mean over them: the
+    // counters run from the start of the run to its end, as a schedstat delta around the
+    // whole benchmark does.
+    auto cpu_seconds = [&](const std::string& arm, const std::string& load) {
+        double sum = 0;
+        int n = 0;
+        for (const run_result& r : runs)
+            if (r.finished && r.schedstat && r.arm_label() == arm &&
+                (r.load.empty() ? "-" : r.load) == (load.empty() ? "-" : load)) {
+                sum += static_cast<double>(r.provenance.nr_cpus) *
+                       static_cast<double>(r.summary.simulated_ns) / 1e9;
+                ++n;
+            }
+        return n ? sum / n : 0.0;
+    };
     for (const schedstat_row& r : c.schedstat) {
         if (r.idle_type != "newly_idle" || r.counter != "lb_count")
             continue;
         if (std::isnan(r.mean[without]) || std::isnan(r.mean[with]))
             continue;
-        m.cells.push_back({r.domain, r.load, r.mean[without], r.mean[with]});
+        m.cells.push_back({r.domain, r.load, r.mean[without], r.mean[with],
+                           cpu_seconds(m.without_arm, r.load), cpu_seconds(m.with_arm, r.load)});
     }
     if (m.cells.empty())
         return std::nullopt;
@@ -492,26 +509,42 @@ std::optional<newidle_measurement> measured_newidle(const comparison& c)
 std::vector<newidle_row> match_newidle(const std::vector<newidle_reference_row>& ref,
                                        const newidle_measurement& ours)
 {
+    auto rate = [](double count, double cpu_s) -> std::optional<double> {
+        if (cpu_s <= 0)
+            return std::nullopt;
+        return count / cpu_s;
+    };
+    auto ours_into = [&](newidle_row& row, const newidle_measurement::cell& o) {
+        row.ours_without = o.without;
+        row.ours_with = o.with;
+        row.ours_without_rate = rate(o.without, o.without_cpu_s);
+        row.ours_with_rate = rate(o.with, o.with_cpu_s);
+    };
     std::vector<newidle_row> out;
     std::vector<bool> used(ours.cells.size(), false);
     for (const newidle_reference_row& r : ref) {
-        newidle_row row{r.domain, r.clients, r.no_shared_runq, r.shared_runq, {}, {}};
+        newidle_row row;
+        row.domain = r.domain;
+        row.clients = r.clients;
+        row.ref_without = r.no_shared_runq;
+        row.ref_with = r.shared_runq;
+        row.ref_without_rate = r.no_shared_runq / published_newidle_run_s;
+        row.ref_with_rate = r.shared_runq / published_newidle_run_s;
         for (std::size_t i = 0; i < ours.cells.size(); ++i)
             if (ours.cells[i].domain == r.domain && ours.cells[i].clients == r.clients) {
-                row.ours_without = ours.cells[i].without;
-                row.ours_with = ours.cells[i].with;
+                ours_into(row, ours.cells[i]);
                 used[i] = true;
             }
         out.push_back(std::move(row));
     }
     for (std::size_t i = 0; i < ours.cells.size(); ++i)
-        if (!used[i])
-            out.push_back({ours.cells[i].domain,
-                           ours.cells[i].clients,
-                           {},
-                           {},
-                           ours.cells[i].without,
-                           ours.cells[i].with});
+        if (!used[i]) {
+            newidle_row row;
+            row.domain = ours.cells[i].domain;
+            row.clients = ours.cells[i].clients;
+            ours_into(row, ours.cells[i]);
+            out.push_back(std::move(row));
+        }
     return out;
 }
 
@@ -649,7 +682,7 @@ fidelity_report score_fidelity(const reference_data& ref, const std::vector<resu
             measured[i] = measured_from_comparison(c, b, where);
             measured_by[i] = fmt::format("{} ({})", c.benchmark, where);
             if (std::string(b.workload) == "tbench")
-                if (auto nm = measured_newidle(c)) {
+                if (auto nm = measured_newidle(c, g.runs)) {
                     rep.newidle = match_newidle(ref.newidle, *nm);
                     rep.newidle_ours = std::move(nm);
                 }
@@ -719,10 +752,21 @@ nlohmann::ordered_json fidelity_to_json(const fidelity_report& r)
                                 {"published_ratio", opt(newidle_ratio(n.ref_without, n.ref_with))},
                                 {"ours_without", opt(n.ours_without)},
                                 {"ours_with", opt(n.ours_with)},
-                                {"ours_ratio", opt(newidle_ratio(n.ours_without, n.ours_with))}});
-        j["newidle_lb_count"] = json{{"without_arm", r.newidle_ours->without_arm},
-                                     {"with_arm", r.newidle_ours->with_arm},
-                                     {"rows", rows}};
+                                {"ours_ratio", opt(newidle_ratio(n.ours_without, n.ours_with))},
+                                {"published_no_shared_runq_per_cpu_s", opt(n.ref_without_rate)},
+                                {"published_shared_runq_per_cpu_s", opt(n.ref_with_rate)},
+                                {"ours_without_per_cpu_s", opt(n.ours_without_rate)},
+                                {"ours_with_per_cpu_s", opt(n.ours_with_rate)},
+                                {"ours_over_published_without",
+                                 opt(newidle_ratio(n.ref_without_rate, n.ours_without_rate))}});
+        j["newidle_lb_count"] =
+            json{{"without_arm", r.newidle_ours->without_arm},
+                 {"with_arm", r.newidle_ours->with_arm},
+                 {"published_counts", "per-CPU mean over one run (sched-scoreboard all_cpus "
+                                      "(avg))"},
+                 {"published_run_s", published_newidle_run_s},
+                 {"ours_counts", "summed over CPUs over the whole run, mean of runs"},
+                 {"rows", rows}};
     } else {
         j["newidle_lb_count"] = nullptr;
     }

@@ -62,12 +62,31 @@ struct reference_table {
 /// Throws config_error("where:line", ...) for a malformed header or row.
 reference_table parse_reference_table(const std::string& text, const std::string& where);
 
-/// One row of newidle_lb_counts.csv: tbench newly-idle lb_count at one domain level.
+/// One row of newidle_lb_counts.csv: tbench newly-idle lb_count at one domain level,
+/// a per-CPU mean over one run (published_newidle_run_s), not a sum over CPUs.
 struct newidle_reference_row {
     std::string domain;  ///< "SMT", "MC", "DIE", "NUMA"
     std::string clients; ///< the tbench load, e.g. "128"
     double no_shared_runq = 0, shared_runq = 0;
 };
+
+/*
+ * What a count of newidle_lb_counts.csv is. Gautham Shenoy's counts
+ * (ZOc7i7wM0x4hF4vL@BLR-5CG11610CF.amd.com, "collect the newidle balance counts via
+ * schedstat") are the lb_count[CPU_NEWLY_IDLE] field of /proc/schedstat as his
+ * sched-scoreboard reports it at system level ("cpu: all_cpus (avg)", "domain: DIE
+ * cpus = all_cpus (avg)" in ZN3dW5Gvcb0LFWjs@BLR-5CG11610CF.amd.com): the difference
+ * of two snapshots around the benchmark, summed over the CPUs and divided by their
+ * number (AMDESE/sched-scoreboard schedstat_parser.py, scaler_div by the CPU count).
+ * So a published count is a per-CPU mean over one run; AMD's tbench runs are
+ * `tbench -c client.txt -t 60` (7daee7bc-bf4c-ab24-dbf2-467371ee72e1@amd.com, the same
+ * team's command lines; the mail with the counts gives no duration). The same mail's
+ * funccount figures agree with this reading: at 128 clients without SHARED_RUNQ
+ * find_busiest_group() runs 2-4 M times a second on the machine, where the counts read
+ * per CPU over 60 s give 3.5 M newly-idle load_balance() calls a second and read as a
+ * sum over CPUs would give 6.9 k.
+ */
+inline constexpr double published_newidle_run_s = 60;
 
 /// Parses newidle_lb_counts.csv; throws config_error("where:line", ...).
 std::vector<newidle_reference_row> parse_newidle_reference(const std::string& text,
@@ -139,7 +158,10 @@ struct newidle_measurement {
     std::string without_arm, with_arm; ///< the arm labels compared
     struct cell {
         std::string domain, clients;
-        double without = 0, with = 0;
+        double without = 0, with = 0; ///< lb_count summed over CPUs, whole run
+        /// CPU-seconds the counts cover: CPUs x simulated seconds of the whole run, mean
+        /// over the arm's runs at that load (0: the runs carry no duration)
+        double without_cpu_s = 0, with_cpu_s = 0;
     };
     std::vector<cell> cells;
 };
@@ -147,11 +169,17 @@ struct newidle_measurement {
 /// From a tbench comparison carrying schedstat: "with" is the v3_tgfix_noopt arm
 /// (the kernel newidle_lb_counts.csv measured), else v3; "without" is that arm
 /// with +NO_SHARED_RUNQ when present, else tip. None when no such arms or counters.
-std::optional<newidle_measurement> measured_newidle(const comparison& c);
+/// `runs` are the compared runs: their CPU count and simulated time give cpu_s.
+std::optional<newidle_measurement> measured_newidle(const comparison& c,
+                                                    const std::vector<run_result>& runs);
 
 struct newidle_row {
     std::string domain, clients;
-    std::optional<double> ref_without, ref_with, ours_without, ours_with;
+    std::optional<double> ref_without, ref_with; ///< published: per-CPU mean over a run
+    std::optional<double> ours_without, ours_with; ///< ours: summed over CPUs, whole run
+    /// both sides per CPU per second: the published count / published_newidle_run_s,
+    /// ours / (CPUs x simulated seconds)
+    std::optional<double> ref_without_rate, ref_with_rate, ours_without_rate, ours_with_rate;
 };
 
 /// Published rows in file order, then our rows the reference lacks.

@@ -277,6 +277,7 @@ run_result sample_run(const std::string& arm, const std::string& load, double va
     r.run_index = index;
     r.finished = true;
     r.metrics = {{"throughput", "MB/s", value, true}, {"max_latency", "ms", 1, false}};
+    r.summary.simulated_ns = 2'000'000'000; // -t 2
     // newly-idle lb_count grows with the load, tenfold with SHARED_RUNQ
     const double scale = arm == "tip-2023-08" ? 1 : 10;
     r.schedstat = std::vector<schedstat_counter>{
@@ -320,8 +321,9 @@ TEST(fidelity_runs, measured_table_reuses_the_comparisons_amd_cells)
 
 TEST(fidelity_newidle, tip_against_v3_and_the_published_counts)
 {
-    const comparison c = compare_runs(tbench_runs({"tip-2023-08", "tip-2023-08+shared_runq_v3"}));
-    const auto m = measured_newidle(c);
+    const std::vector<run_result> runs = tbench_runs({"tip-2023-08", "tip-2023-08+shared_runq_v3"});
+    const comparison c = compare_runs(runs);
+    const auto m = measured_newidle(c, runs);
     ASSERT_TRUE(m.has_value());
     EXPECT_EQ(m->without_arm, "tip-2023-08");
     EXPECT_EQ(m->with_arm, "tip-2023-08+shared_runq_v3");
@@ -343,16 +345,86 @@ TEST(fidelity_newidle, tip_against_v3_and_the_published_counts)
     EXPECT_FALSE(newidle_ratio(0.0, 5.0).has_value());
 
     // the published counts are of v3_tgfix_noopt with and without the feature: preferred when run
-    const comparison g =
-        compare_runs(tbench_runs({"tip-2023-08", "tip-2023-08+shared_runq_v3",
-                                  "tip-2023-08+shared_runq_v3_noopt+tg_ratelimit",
-                                  "tip-2023-08+tg_ratelimit+shared_runq_v3_noopt+NO_SHARED_RUNQ"}));
-    const auto n = measured_newidle(g);
+    const std::vector<run_result> four =
+        tbench_runs({"tip-2023-08", "tip-2023-08+shared_runq_v3",
+                     "tip-2023-08+shared_runq_v3_noopt+tg_ratelimit",
+                     "tip-2023-08+tg_ratelimit+shared_runq_v3_noopt+NO_SHARED_RUNQ"});
+    const auto n = measured_newidle(compare_runs(four), four);
     ASSERT_TRUE(n.has_value());
     EXPECT_EQ(n->with_arm, "tip-2023-08+shared_runq_v3_noopt+tg_ratelimit");
     EXPECT_EQ(n->without_arm, "tip-2023-08+tg_ratelimit+shared_runq_v3_noopt+NO_SHARED_RUNQ");
 
-    EXPECT_FALSE(measured_newidle(compare_runs(tbench_runs({"tip-2023-08"}))).has_value());
+    const std::vector<run_result> tip = tbench_runs({"tip-2023-08"});
+    EXPECT_FALSE(measured_newidle(compare_runs(tip), tip).has_value());
+}
+
+/*
+ * The published counts are per-CPU means over a 60 s run (sched-scoreboard's
+ * "all_cpus (avg)", ZOc7i7wM0x4hF4vL@BLR-5CG11610CF.amd.com); ours are sums over the
+ * CPUs over the simulated run. Compared, both are per CPU per second. The scorer before
+ * this compared the two raw numbers, which differ by the CPU count (512) times the
+ * ratio of the durations (here 60 s against 2 s).
+ */
+TEST(fidelity_newidle, both_sides_become_per_cpu_per_second)
+{
+    std::vector<run_result> runs = tbench_runs({"tip-2023-08", "tip-2023-08+shared_runq_v3"});
+    for (run_result& r : runs)
+        if (r.run_index == 1)
+            r.summary.simulated_ns = 4'000'000'000; // runs of 2 s and 4 s: 3 s on average
+    const auto m = measured_newidle(compare_runs(runs), runs);
+    ASSERT_TRUE(m.has_value());
+    ASSERT_FALSE(m->cells.empty());
+    EXPECT_EQ(m->cells[0].domain + "/" + m->cells[0].clients, "MC/64");
+    EXPECT_DOUBLE_EQ(m->cells[0].without_cpu_s, 512.0 * 3);
+    EXPECT_DOUBLE_EQ(m->cells[0].with_cpu_s, 512.0 * 3);
+
+    // the published SMT count at 128 clients without SHARED_RUNQ: 219570 per CPU in 60 s
+    const reference_data ref =
+        read_reference_dir(SCHEDLAB_REFERENCE_DIR "/shared-runq-v3-bergamo-2s");
+    const std::vector<newidle_row> rows = match_newidle(ref.newidle, *m);
+    const auto at = [&](const std::string& d, const std::string& n) {
+        for (const newidle_row& r : rows)
+            if (r.domain == d && r.clients == n)
+                return r;
+        ADD_FAILURE() << d << "/" << n;
+        return newidle_row{};
+    };
+    const newidle_row smt128 = at("SMT", "128");
+    EXPECT_DOUBLE_EQ(*smt128.ref_without, 219570);
+    EXPECT_NEAR(*smt128.ref_without_rate, 3659.5, 1e-9);
+    EXPECT_NEAR(*smt128.ref_with_rate, 649880.0 / 60, 1e-9);
+    EXPECT_FALSE(smt128.ours_without_rate.has_value()); // we ran no SMT counters
+
+    // ours at MC/64: tip's mean count 96 over 1536 CPU-seconds, v3's 960
+    const newidle_row mc64 = at("MC", "64");
+    EXPECT_DOUBLE_EQ(*mc64.ours_without, 96);
+    EXPECT_DOUBLE_EQ(*mc64.ours_without_rate, 96.0 / 1536);
+    EXPECT_DOUBLE_EQ(*mc64.ours_with_rate, 960.0 / 1536);
+    EXPECT_DOUBLE_EQ(*mc64.ref_without_rate, 181406.0 / 60);
+
+    // runs that carry no duration give no rate, not a division by zero
+    for (run_result& r : runs)
+        r.summary.simulated_ns = 0;
+    const auto z = measured_newidle(compare_runs(runs), runs);
+    ASSERT_TRUE(z.has_value());
+    EXPECT_FALSE(match_newidle(ref.newidle, *z).front().ours_without_rate.has_value());
+
+    const nlohmann::ordered_json j = [&] {
+        fidelity_report r;
+        r.newidle_ours = m;
+        r.newidle = rows;
+        return fidelity_to_json(r);
+    }();
+    EXPECT_EQ(j["newidle_lb_count"]["published_run_s"], 60);
+    bool seen = false;
+    for (const auto& row : j["newidle_lb_count"]["rows"])
+        if (row["domain"] == "MC" && row["clients"] == "64") {
+            seen = true;
+            EXPECT_DOUBLE_EQ(row["ours_without_per_cpu_s"].get<double>(), 96.0 / 1536);
+            EXPECT_DOUBLE_EQ(row["ours_over_published_without"].get<double>(),
+                             (96.0 / 1536) / (181406.0 / 60));
+        }
+    EXPECT_TRUE(seen);
 }
 
 TEST(fidelity_runs, score_fidelity_groups_files_and_rejects_unknown_benchmarks)
@@ -404,7 +476,7 @@ TEST(fidelity_runs, score_fidelity_groups_files_and_rejects_unknown_benchmarks)
     // two result sets for one table
     std::vector<run_result> other = a;
     for (run_result& x : other)
-        x.provenance.argv[3] = "3"; // -t 3
+        x.provenance.argv[3].assign(1, '3'); // -t 3 (assign("3") trips GCC 12's -Wrestrict)
     EXPECT_THAT(error_of([&] {
                     score_fidelity(ref, {{"a.json", a}, {"o.json", other}}, 5);
                 }),

@@ -22,19 +22,32 @@ std::string cell_text(const std::optional<amd_cell>& c, const char* missing)
     return fmt::format("{:>9} [{:>6}]({:>5})", num(c->norm), num(c->pct_imp), num(c->cv));
 }
 
-std::string count_text(double x)
-{
-    return std::isnan(x) ? "-" : fmt::format("{:.0f}", x);
-}
-
-std::string opt_count(const std::optional<double>& x)
-{
-    return x ? count_text(*x) : "-";
-}
 
 std::string opt_ratio(const std::optional<double>& x)
 {
     return x ? fmt::format("{:.2f}", *x) : "-";
+}
+
+/// A factor between two rates: three significant figures.
+std::string opt_factor(const std::optional<double>& x)
+{
+    if (!x)
+        return "-";
+    return *x >= 100 ? fmt::format("{:.0f}", *x) : fmt::format("{:.3g}", *x);
+}
+
+/// A rate per CPU per second: three significant figures down to 0.001.
+std::string opt_rate(const std::optional<double>& x)
+{
+    if (!x)
+        return "-";
+    if (*x >= 100)
+        return fmt::format("{:.0f}", *x);
+    if (*x >= 10)
+        return fmt::format("{:.1f}", *x);
+    if (*x >= 1)
+        return fmt::format("{:.2f}", *x);
+    return fmt::format("{:.3f}", *x);
 }
 
 } // namespace
@@ -106,20 +119,26 @@ std::string render_newidle(const fidelity_report& r)
 {
     if (!r.newidle_ours)
         return "";
-    std::string out =
-        fmt::format("tbench newly-idle lb_count per domain level (summed over CPUs, mean of runs)\n"
-                    "  ours: without = {}, with = {}\n"
-                    "  AMD:  newidle_lb_counts.csv no_shared_runq / shared_runq (v3_tgfix_noopt "
-                    "with NO_SHARED_RUNQ / SHARED_RUNQ)\n",
-                    r.newidle_ours->without_arm, r.newidle_ours->with_arm);
-    out += fmt::format("{:<6} {:>7}  {:>10} {:>10} {:>8}  {:>10} {:>10} {:>8}\n", "domain",
-                       "clients", "ours w/o", "ours with", "ratio", "AMD w/o", "AMD with", "ratio");
+    std::string out = fmt::format(
+        "tbench newly-idle load_balance() calls per domain level, per CPU per second\n"
+        "  ours: lb_count summed over CPUs / (CPUs x simulated s of the whole run), mean of "
+        "runs;\n"
+        "        without = {}, with = {}\n"
+        "  AMD:  newidle_lb_counts.csv (v3_tgfix_noopt with NO_SHARED_RUNQ / SHARED_RUNQ): "
+        "sched-scoreboard's\n"
+        "        per-CPU mean of a run's schedstat delta, / {:g} s (tbench -t {:g})\n",
+        r.newidle_ours->without_arm, r.newidle_ours->with_arm, published_newidle_run_s,
+        published_newidle_run_s);
+    out += fmt::format("{:<6} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9}\n", "domain",
+                       "clients", "ours w/o", "ours with", "ratio", "AMD w/o", "AMD with", "ratio",
+                       "w/o o/AMD");
     for (const newidle_row& n : r.newidle)
-        out += fmt::format("{:<6} {:>7}  {:>10} {:>10} {:>8}  {:>10} {:>10} {:>8}\n", n.domain,
-                           n.clients, opt_count(n.ours_without), opt_count(n.ours_with),
+        out += fmt::format("{:<6} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9}\n", n.domain,
+                           n.clients, opt_rate(n.ours_without_rate), opt_rate(n.ours_with_rate),
                            opt_ratio(newidle_ratio(n.ours_without, n.ours_with)),
-                           opt_count(n.ref_without), opt_count(n.ref_with),
-                           opt_ratio(newidle_ratio(n.ref_without, n.ref_with)));
+                           opt_rate(n.ref_without_rate), opt_rate(n.ref_with_rate),
+                           opt_ratio(newidle_ratio(n.ref_without, n.ref_with)),
+                           opt_factor(newidle_ratio(n.ref_without_rate, n.ours_without_rate)));
     return out;
 }
 

@@ -36,8 +36,10 @@ fidelity_report small_report()
     r.tables.back().name = "other";
     r.total = r.tables[0].count;
     r.newidle_ours = newidle_measurement{"tip-2023-08", "tip-2023-08+shared_runq_v3", {}};
-    r.newidle = {{"DIE", "64", 1288.0, 59596.0, 100.0, 250.0},
-                 {"NUMA", "64", 28.0, 9138.0, {}, {}}};
+    // published per CPU over 60 s; ours summed over 512 CPUs over 5 s (2560 CPU-seconds)
+    r.newidle = {{"DIE", "64", 1288.0, 59596.0, 100.0, 250.0, 1288.0 / 60, 59596.0 / 60,
+                  100.0 / 2560, 250.0 / 2560},
+                 {"NUMA", "64", 28.0, 9138.0, {}, {}, 28.0 / 60, 9138.0 / 60, {}, {}}};
     return r;
 }
 
@@ -59,12 +61,13 @@ TEST(fidelity_text, ours_above_published_with_marks_and_scores)
     EXPECT_THAT(s, HasSubstr("Ours          : not run (2 published rows)\n"));
     EXPECT_THAT(s, HasSubstr("  other      not run\n"));
     EXPECT_THAT(s, HasSubstr("  overall    sign agreement: 1 of 1 rows (100%)"));
+    EXPECT_THAT(s, HasSubstr("per CPU per second"));
     EXPECT_THAT(
         s, HasSubstr(
-               "DIE         64         100        250     2.50        1288      59596    46.27\n"));
+               "DIE         64      0.039     0.098    2.50       21.5       993   46.27    0.00182\n"));
     EXPECT_THAT(
         s, HasSubstr(
-               "NUMA        64           -          -        -          28       9138   326.36\n"));
+               "NUMA        64          -         -       -      0.467       152  326.36          -\n"));
 }
 
 TEST(fidelity_text, no_scored_rows)

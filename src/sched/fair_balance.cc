@@ -1134,6 +1134,11 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
          * and transfers, remote rq lines (cpu_charge_state::charged_ns). 5.15 takes t0
          * per domain, after update_blocked_averages() (!blocked_averages_in_cost).
          */
+        if (k.decisions().on())
+            k.decisions().log(k.now(), this_cpu, "newidle_balance",
+                              fmt::format("gate open: avg_idle={} gate {} max_newidle_lb_cost={}",
+                                          this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
+                                          gate_sd ? gate_sd->max_newidle_lb_cost : 0));
         const cpu_charge_state& charged = k.charges().cpu(this_cpu);
         u64 t0 = charged.charged_ns;
         u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
@@ -1153,8 +1158,16 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
             const bool too_costly = this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost;
             if (nl.next_balance_before_balancing || too_costly)
                 update_next(sd);
-            if (too_costly)
+            if (too_costly) {
+                if (k.decisions().on()) // format only for a kept log
+                    k.decisions().log(
+                        k.now(), this_cpu, "newidle_balance",
+                        fmt::format("{} too costly: avg_idle={} < curr_cost={} + "
+                                    "max_newidle_lb_cost={}",
+                                    sd.name, this_rq.avg_idle, curr_cost,
+                                    sd.max_newidle_lb_cost));
                 break;
+            }
             if (sd.has(SD_BALANCE_NEWIDLE)) {
                 u32 weight = 1;
                 for (const auto hook : k.patches().newidle_domain) // NI_RANDOM: by success rate
