@@ -28,23 +28,29 @@ sched_entity* __pick_first_entity(const cfs_rq& cfs)
     return cfs.tasks_timeline.empty() ? nullptr : *cfs.tasks_timeline.begin();
 }
 
-// kernel: kernel/sched/fair.c __enqueue_entity(), 6.6 (6.5: no avg_vruntime). Ordered set, not an rbtree.
+/*
+ * kernel: kernel/sched/fair.c __enqueue_entity(), 6.6 (6.5: no avg_vruntime). Ordered set, not
+ * an rbtree; the set's node for this entity is kept in se.run_node between enqueues (the
+ * kernel's rb_node is part of the entity), so only the first enqueue allocates. The node
+ * goes where a new one would: the position follows from the key alone.
+ */
 void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     if (k.policy().timeline_add)
         k.policy().timeline_add(k, cfs, se);
     se.tree_seq = ++cfs.tree_seq;
-    const bool inserted = cfs.tasks_timeline.insert(&se).second;
+    const bool inserted = se.run_node ? cfs.tasks_timeline.insert(std::move(se.run_node)).inserted
+                                      : cfs.tasks_timeline.insert(&se).second;
     SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
     for (const auto hook : k.patches().enqueue_entity) // patch sets: SHARED_RUNQ's push
         hook(k, *cfs.rq_, *se.owner);
 }
 
-// kernel: kernel/sched/fair.c __dequeue_entity(), 6.6.
+// kernel: kernel/sched/fair.c __dequeue_entity(), 6.6. The set's node stays with the entity.
 void __dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
-    const auto erased = cfs.tasks_timeline.erase(&se);
-    SIM_BUG_ON(erased != 1, "entity of pid {} not in the tree", se.owner->pid);
+    se.run_node = cfs.tasks_timeline.extract(&se);
+    SIM_BUG_ON(se.run_node.empty(), "entity of pid {} not in the tree", se.owner->pid);
     for (const auto hook : k.patches().dequeue_entity) // patch sets: SHARED_RUNQ's unlink
         hook(k, *se.owner);
     if (k.policy().timeline_sub)
@@ -120,7 +126,12 @@ void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
     task_struct& p = *se.owner;
-    p.group_node = cfs.rq_->cfs_tasks.insert(cfs.rq_->cfs_tasks.begin(), &p);
+    // list_add(&se->group_node, &rq->cfs_tasks): p's own node once it has one (no allocation)
+    std::list<task_struct*>& tasks = cfs.rq_->cfs_tasks;
+    if (p.group_node_spare.empty())
+        p.group_node = tasks.insert(tasks.begin(), &p);
+    else
+        tasks.splice(tasks.begin(), p.group_node_spare, p.group_node);
     p.on_cfs_tasks = true;
 }
 
@@ -131,7 +142,8 @@ void account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
     cfs.nr_running--;
     task_struct& p = *se.owner;
     if (p.on_cfs_tasks) {
-        cfs.rq_->cfs_tasks.erase(p.group_node);
+        // list_del_init(&se->group_node): the node is kept for the next enqueue
+        p.group_node_spare.splice(p.group_node_spare.begin(), cfs.rq_->cfs_tasks, p.group_node);
         p.on_cfs_tasks = false;
     }
 }

@@ -219,6 +219,14 @@ struct load_weight {
 };
 
 /// struct sched_entity (no group hierarchy: every entity is a task on the root cfs_rq).
+struct sched_entity;
+/// Orders a cfs_rq's timeline: vruntime (wrap-safe), then insertion sequence.
+struct entity_less {
+    bool operator()(const sched_entity* a, const sched_entity* b) const;
+};
+/// cfs_rq::tasks_timeline: an ordered set, not an rbtree.
+using entity_timeline = std::set<sched_entity*, entity_less>;
+
 struct sched_entity {
     load_weight load;
     u64 vruntime = 0;
@@ -239,6 +247,13 @@ struct sched_entity {
     /* SIS_SHORT v6 (dequeue_task_fair): CPU time between voluntary sleeps */
     u64 dur_avg = 0;
     u64 prev_sleep_sum_runtime = 0;
+    /*
+     * se->run_node: the kernel's rb_node is part of the entity, so enqueueing allocates
+     * nothing. The model's timeline is a std::set; the node it made at this entity's first
+     * enqueue is extracted at each dequeue and kept here, empty while queued, and
+     * __enqueue_entity() inserts it again (sched/fair.cc).
+     */
+    entity_timeline::node_type run_node;
 };
 
 /// A spinlock or a contended cache line, as the cost model sees it: who held it
@@ -337,6 +352,10 @@ struct task_struct {
     /* placement */
     std::list<task_struct*>::iterator group_node; ///< position in rq->cfs_tasks (se->group_node)
     bool on_cfs_tasks = false;
+    /// While off every cfs_tasks, the list node group_node names (the kernel's list_head
+    /// is part of the entity): account_entity_dequeue() splices it here and
+    /// account_entity_enqueue() back, so neither allocates (sched/fair.cc).
+    std::list<task_struct*> group_node_spare;
     struct shared_runq_shard* shard = nullptr;        ///< SHARED_RUNQ: the shard listing p, if any
     std::list<task_struct*>::iterator shard_node;     ///< p->shared_runq_node
     sim_time shard_visible = 0; ///< model: when the pushing CPU reached the push (others see p from then)
@@ -366,16 +385,13 @@ struct task_struct {
     int task_nice() const { return static_prio_nice; }
 };
 
-/// Orders a cfs_rq's timeline: vruntime (wrap-safe), then insertion sequence.
-struct entity_less {
-    bool operator()(const sched_entity* a, const sched_entity* b) const
-    {
-        const s64 d = static_cast<s64>(a->vruntime - b->vruntime);
-        if (d != 0)
-            return d < 0;
-        return a->tree_seq < b->tree_seq;
-    }
-};
+inline bool entity_less::operator()(const sched_entity* a, const sched_entity* b) const
+{
+    const s64 d = static_cast<s64>(a->vruntime - b->vruntime);
+    if (d != 0)
+        return d < 0;
+    return a->tree_seq < b->tree_seq;
+}
 
 /// struct cfs_rq (the root one of each rq; no task groups).
 struct cfs_rq {
@@ -386,7 +402,7 @@ struct cfs_rq {
     u64 min_vruntime = 0;
     s64 avg_vruntime = 0;        ///< EEVDF: sum of (v_i - min_vruntime) * w_i over the tree
     u64 avg_load = 0;            ///< EEVDF: sum of w_i over the tree
-    std::set<sched_entity*, entity_less> tasks_timeline;
+    entity_timeline tasks_timeline;
     sched_entity* curr = nullptr;
     sched_entity* next = nullptr;
     sched_entity* last = nullptr; ///< CFS LAST_BUDDY

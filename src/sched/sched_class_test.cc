@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace schedlab {
 namespace {
@@ -97,6 +100,62 @@ TEST(fair_policy, eevdf_checks_its_avg_vruntime_sums_and_cfs_keeps_none)
     EXPECT_EQ(cfs.k->cpu_rq(0).cfs.avg_vruntime, 0);
     EXPECT_EQ(cfs.k->print_rq(0).find("avg_vruntime"), std::string::npos);
     EXPECT_NE(eevdf.k->print_rq(0).find("avg_vruntime"), std::string::npos);
+}
+
+TEST(fair_class, a_requeued_task_keeps_its_timeline_and_cfs_tasks_nodes)
+{
+    /*
+     * kernel: se->run_node and se->group_node are part of struct sched_entity, so
+     * enqueue_entity() allocates nothing. The model keeps the std::set's and std::list's
+     * node of a task between its enqueues (sched.h): three tasks on one CPU that run 1 ms
+     * and sleep 5 ms are dequeued and enqueued again and again, each while the others
+     * sleep too, and each keeps one list node and one timeline node the whole run
+     * (a node freed at sleep and allocated anew at wakeup would come back as another
+     * task's, as malloc hands out the chunk freed last first).
+     */
+    sched_fixture t(small_machine(1), "6.6");
+    std::vector<task_struct*> tasks;
+    std::map<int, std::set<const void*>> list_nodes, tree_nodes;
+    int asleep_seen = 0;
+    auto sample = [&] {
+        for (const task_struct* q : tasks) {
+            list_nodes[q->pid].insert(q->on_cfs_tasks ? &*q->group_node
+                                                      : &q->group_node_spare.front());
+            if (q->on_rq)
+                continue;
+            ++asleep_seen;
+            EXPECT_FALSE(q->on_cfs_tasks);
+            ASSERT_EQ(q->group_node_spare.size(), 1u) << q->comm;
+            EXPECT_EQ(&*q->group_node, &q->group_node_spare.front()) << q->comm;
+            ASSERT_FALSE(q->se.run_node.empty()) << q->comm << " asleep without its timeline node";
+            EXPECT_EQ(q->se.run_node.value(), &q->se);
+            tree_nodes[q->pid].insert(&q->se.run_node.value());
+        }
+    };
+    for (int i = 0; i < 3; ++i) {
+        auto running = std::make_shared<bool>(false);
+        tasks.push_back(&t.spawn(fmt::format("t{}", i),
+                                 testlib::behaviour([&, running](syscalls& k, task_struct& p) {
+                                     sample();
+                                     if (!*running) {
+                                         *running = true;
+                                         return task_action::cpu(msecs(1));
+                                     }
+                                     *running = false;
+                                     k.schedule_timeout(p, msecs(5));
+                                     return task_action::sleep();
+                                 })));
+    }
+    t.run_for(msecs(200));
+    EXPECT_GT(asleep_seen, 100);
+    for (const task_struct* q : tasks) {
+        EXPECT_GT(q->nvcsw, 20u) << q->comm << " slept and woke";
+        EXPECT_EQ(list_nodes[q->pid].size(), 1u) << q->comm << "'s cfs_tasks node changed";
+        EXPECT_EQ(tree_nodes[q->pid].size(), 1u) << q->comm << "'s timeline node changed";
+    }
+    // Every queued task, the running one included, is on rq->cfs_tasks once.
+    const rq& r = t.k->cpu_rq(0);
+    EXPECT_EQ(r.cfs_tasks.size(), r.cfs.nr_running);
 }
 
 } // namespace
