@@ -10,6 +10,13 @@ function(schedlab_add_library name)
   elseif(SCHEDLAB_LIBRARY_FLAGS)
     target_compile_options(schedlab_${name} PRIVATE ${SCHEDLAB_LIBRARY_FLAGS})
   endif()
+  if(SCHEDLAB_PCH) # the libraries' precompiled header (CMakeLists.txt), made with their options
+    if(name IN_LIST SCHEDLAB_COLD_LIBRARIES)
+      target_precompile_headers(schedlab_${name} REUSE_FROM schedlab_cold_pch)
+    else()
+      target_precompile_headers(schedlab_${name} REUSE_FROM schedlab_lib_pch)
+    endif()
+  endif()
   if(SCHEDLAB_FUZZ)
     # libFuzzer's coverage counters and comparison hooks; programs linked without
     # -fsanitize=fuzzer (the test programs) get the sanitizer runtime's no-op hooks.

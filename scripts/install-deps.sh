@@ -17,6 +17,7 @@ packages=(
   libtracecmd-dev libtraceevent-dev libtracefs-dev  # reading trace-cmd .dat traces (schedlab replay)
   trace-cmd     # the test that trace-cmd report reads schedlab's --trace FILE.dat
   clang-14 libclang-rt-14-dev  # make fuzz: libFuzzer targets (tests/fuzz)
+  lld           # CI links with it (.ci/run: -DSCHEDLAB_LINKER=lld)
   help2man      # the man page, from the CLI's help
   universal-ctags  # scripts/long-functions.sh: no function in src/ over ~150 lines
   libsqlite3-dev libssl-dev  # the results store (SQLite), its keys (SHA-256, OpenSSL's libcrypto)
