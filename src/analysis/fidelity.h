@@ -77,10 +77,13 @@ struct newidle_reference_row {
  * sched-scoreboard reports it at system level ("cpu: all_cpus (avg)", "domain: DIE
  * cpus = all_cpus (avg)" in ZN3dW5Gvcb0LFWjs@BLR-5CG11610CF.amd.com): the difference
  * of two snapshots around the benchmark, summed over the CPUs and divided by their
- * number (AMDESE/sched-scoreboard schedstat_parser.py, scaler_div by the CPU count).
+ * number (sched-scoreboard at commit 4a8e830fdb9b, main() of its schedstat_parser.py:
+ * scaler_div by the CPU count).
  * So a published count is a per-CPU mean over one run; AMD's tbench runs are
  * `tbench -c client.txt -t 60` (7daee7bc-bf4c-ab24-dbf2-467371ee72e1@amd.com, the same
- * team's command lines; the mail with the counts gives no duration). The same mail's
+ * team's command lines; the mail with the counts gives no duration, and the one
+ * capture whose span ZN3dW5Gvcb0LFWjs shows lasted 39133 jiffies: 39 s at HZ=1000, 157 s
+ * at HZ=250, neither stated; so 60 s is an assumption, good to a factor of ~2.6). The same mail's
  * funccount figures agree with this reading: at 128 clients without SHARED_RUNQ
  * find_busiest_group() runs 2-4 M times a second on the machine, where the counts read
  * per CPU over 60 s give 3.5 M newly-idle load_balance() calls a second and read as a
