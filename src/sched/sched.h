@@ -263,6 +263,10 @@ struct contended_lock {
 /// unpinned fair tasks per shard of an LLC, under its own spinlock.
 struct shared_runq_shard {
     std::list<task_struct*> list;
+    /// model: the list nodes unlinked or popped off this shard, the last one first, for
+    /// its next pushes (the kernel's p->shared_runq_node is part of the task, so a push
+    /// allocates nothing; sched/fair_shared_runq.cc). Their values are stale.
+    std::list<task_struct*> spare;
     contended_lock lock;
 };
 
