@@ -68,6 +68,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
         r->cpu = cpu;
         r->rd = &rd_;
         r->cfs.rq_ = r.get();
+        r->fair_spares = &fair_spares_;
         r->sched_rnd_state = sim_.rng(fmt::format("sched_rng/{}", cpu));
         r->cfs.min_vruntime = initial_min_vruntime;
         init_rt_rq(*this, r->rt);

@@ -180,6 +180,8 @@ public:
     /// Its kernel-wide state: the shared runqueues and their counters.
     shared_runq_state& srq() { return srq_; }
     const shared_runq_state& srq() const { return srq_; }
+    /// The fair class's spare timeline and cfs_tasks nodes, every rq's (sched.h).
+    const fair_spare_nodes& fair_spares() const { return fair_spares_; }
     /// The hooks of the patch sets this kernel applies (patchset.h).
     const patchset_hooks& patches() const { return patches_; }
 
@@ -235,6 +237,7 @@ private:
     patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
     void register_patchsets();
     shared_runq_state srq_; ///< SHARED_RUNQ's (fair_shared_runq.h), if applied
+    fair_spare_nodes fair_spares_; ///< the fair class's spare nodes (sched.h), every rq's
     decision_log& decisions_; ///< the run's (run_context.h)
     lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);

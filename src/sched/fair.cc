@@ -30,27 +30,38 @@ sched_entity* __pick_first_entity(const cfs_rq& cfs)
 
 /*
  * kernel: kernel/sched/fair.c __enqueue_entity(), 6.6 (6.5: no avg_vruntime). Ordered set, not
- * an rbtree; the set's node for this entity is kept in se.run_node between enqueues (the
- * kernel's rb_node is part of the entity), so only the first enqueue allocates. The node
- * goes where a new one would: the position follows from the key alone.
+ * an rbtree; the node is the one the last dequeue on any CPU extracted (rq::fair_spares:
+ * the kernel's rb_node is part of the entity, so enqueueing allocates nothing), a new one
+ * only when there is none. The node goes where a new one would: the position follows
+ * from the key alone.
  */
 void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     if (k.policy().timeline_add)
         k.policy().timeline_add(k, cfs, se);
     se.tree_seq = ++cfs.tree_seq;
-    const bool inserted = se.run_node ? cfs.tasks_timeline.insert(std::move(se.run_node)).inserted
-                                      : cfs.tasks_timeline.insert(&se).second;
+    std::vector<entity_timeline::node_type>& spare = cfs.rq_->fair_spares->run_nodes;
+    bool inserted;
+    if (spare.empty()) {
+        inserted = cfs.tasks_timeline.insert(&se).second;
+    } else {
+        entity_timeline::node_type& node = spare.back();
+        node.value() = &se;
+        inserted = cfs.tasks_timeline.insert(std::move(node)).inserted;
+        spare.pop_back();
+    }
     SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
     for (const auto hook : k.patches().enqueue_entity) // patch sets: SHARED_RUNQ's push
         hook(k, *cfs.rq_, *se.owner);
 }
 
-// kernel: kernel/sched/fair.c __dequeue_entity(), 6.6. The set's node stays with the entity.
+// kernel: kernel/sched/fair.c __dequeue_entity(), 6.6. The set's node is kept for the next
+// enqueue on any CPU (rq::fair_spares).
 void __dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
-    se.run_node = cfs.tasks_timeline.extract(&se);
-    SIM_BUG_ON(se.run_node.empty(), "entity of pid {} not in the tree", se.owner->pid);
+    entity_timeline::node_type node = cfs.tasks_timeline.extract(&se);
+    SIM_BUG_ON(node.empty(), "entity of pid {} not in the tree", se.owner->pid);
+    cfs.rq_->fair_spares->run_nodes.push_back(std::move(node));
     for (const auto hook : k.patches().dequeue_entity) // patch sets: SHARED_RUNQ's unlink
         hook(k, *se.owner);
     if (k.policy().timeline_sub)
@@ -126,12 +137,17 @@ void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
     task_struct& p = *se.owner;
-    // list_add(&se->group_node, &rq->cfs_tasks): p's own node once it has one (no allocation)
-    std::list<task_struct*>& tasks = cfs.rq_->cfs_tasks;
-    if (p.group_node_spare.empty())
-        p.group_node = tasks.insert(tasks.begin(), &p);
-    else
-        tasks.splice(tasks.begin(), p.group_node_spare, p.group_node);
+    // list_add(&se->group_node, &rq->cfs_tasks): the node the last dequeue on any CPU took
+    // off (rq::fair_spares; no allocation), a new one only when there is none
+    rq& r = *cfs.rq_;
+    std::list<task_struct*>& spare = r.fair_spares->group_nodes;
+    if (spare.empty()) {
+        p.group_node = r.cfs_tasks.insert(r.cfs_tasks.begin(), &p);
+    } else {
+        p.group_node = spare.begin();
+        *p.group_node = &p;
+        r.cfs_tasks.splice(r.cfs_tasks.begin(), spare, p.group_node);
+    }
     p.on_cfs_tasks = true;
 }
 
@@ -142,8 +158,9 @@ void account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
     cfs.nr_running--;
     task_struct& p = *se.owner;
     if (p.on_cfs_tasks) {
-        // list_del_init(&se->group_node): the node is kept for the next enqueue
-        p.group_node_spare.splice(p.group_node_spare.begin(), cfs.rq_->cfs_tasks, p.group_node);
+        // list_del_init(&se->group_node): the node is kept for the next enqueue (rq::fair_spares)
+        std::list<task_struct*>& spare = cfs.rq_->fair_spares->group_nodes;
+        spare.splice(spare.begin(), cfs.rq_->cfs_tasks, p.group_node);
         p.on_cfs_tasks = false;
     }
 }

@@ -80,7 +80,13 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     auto pos = shard.list.end();
     while (pos != shard.list.begin() && (*std::prev(pos))->shard_visible > p.shard_visible)
         --pos;
-    p.shard_node = shard.list.insert(pos, &p);
+    if (shard.spare.empty()) {
+        p.shard_node = shard.list.insert(pos, &p);
+    } else { // the node this shard's last unlink or pop freed (shared_runq_shard::spare)
+        p.shard_node = shard.spare.begin();
+        *p.shard_node = &p;
+        shard.list.splice(pos, shard.spare, p.shard_node);
+    }
     p.shard = &shard;
     k.srq().stats.pushes++;
 }
@@ -91,7 +97,7 @@ void shared_runq_dequeue_task(kernel& k, task_struct& p)
     if (!p.shard)
         return;
     k.charges().lock_and_charge(p.shard->lock, k.smp_processor_id(), k.charges().params().shard_lock_hold);
-    p.shard->list.erase(p.shard_node);
+    p.shard->spare.splice(p.shard->spare.begin(), p.shard->list, p.shard_node);
     p.shard = nullptr;
     k.srq().stats.removals++;
 }
@@ -117,7 +123,7 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         k.charges().lock_and_charge(shard.lock, this_cpu, k.charges().params().shard_lock_hold);
         task_struct* head = shard.list.front();
         if (head->cpus_mask.test(this_cpu)) {
-            shard.list.pop_front();
+            shard.spare.splice(shard.spare.begin(), shard.list, shard.list.begin());
             head->shard = nullptr;
             p = head;
             k.srq().stats.pops++;

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace schedlab {
 namespace {
 
@@ -128,6 +130,35 @@ TEST(shared_runq_enqueue_task, v4_does_not_push_onto_an_empty_rq)
 {
     EXPECT_GT(lone_sleeper_pushes("tip-2023-08+shared_runq_v3"), 10u);
     EXPECT_EQ(lone_sleeper_pushes("tip-2023-12+shared_runq_v4"), 0u);
+}
+
+// kernel: p->shared_runq_node is part of the task, so a push allocates nothing. The model's
+// shard is a std::list: the nodes its unlinks and pops free are kept for its next pushes
+// (shared_runq_shard::spare). A lone sleeper on a 4-CPU LLC (one shard) is pushed at every
+// wakeup and unlinked at the pick right after: the shard makes one node, once, and holds
+// it, listed or spare, from then on (a node freed at the unlink would leave it none).
+TEST(shared_runq_enqueue_task, a_shard_pushes_with_the_nodes_its_unlinks_freed)
+{
+    sched_fixture t(testlib::small_machine(4), "tip-2023-08+shared_runq_v3");
+    t.spawn("sleeper", testlib::run_sleep(usecs(50), usecs(500)));
+    t.run_for(msecs(10));
+    ASSERT_EQ(t.k->cpu_rq(0).srq->shards.size(), 1u);
+    const shared_runq_shard& shard = t.k->cpu_rq(0).srq->shards[0];
+    auto held = [&] {
+        std::set<const void*> nodes;
+        for (const auto& node : shard.list)
+            nodes.insert(&node);
+        for (const auto& node : shard.spare)
+            nodes.insert(&node);
+        return nodes;
+    };
+    const u64 pushes = t.k->srq().stats.pushes;
+    EXPECT_GT(pushes, 5u);
+    const std::set<const void*> first = held();
+    EXPECT_EQ(first.size(), 1u) << "one task: one node, listed or spare";
+    t.run_for(msecs(10));
+    EXPECT_GT(t.k->srq().stats.pushes, pushes + 5);
+    EXPECT_EQ(held(), first) << "the same node at every push";
 }
 
 TEST(shared_runq_pick_next_task, skips_a_head_not_allowed_here)

@@ -247,13 +247,6 @@ struct sched_entity {
     /* SIS_SHORT v6 (dequeue_task_fair): CPU time between voluntary sleeps */
     u64 dur_avg = 0;
     u64 prev_sleep_sum_runtime = 0;
-    /*
-     * se->run_node: the kernel's rb_node is part of the entity, so enqueueing allocates
-     * nothing. The model's timeline is a std::set; the node it made at this entity's first
-     * enqueue is extracted at each dequeue and kept here, empty while queued, and
-     * __enqueue_entity() inserts it again (sched/fair.cc).
-     */
-    entity_timeline::node_type run_node;
 };
 
 /// A spinlock or a contended cache line, as the cost model sees it: who held it
@@ -270,6 +263,10 @@ struct contended_lock {
 /// unpinned fair tasks per shard of an LLC, under its own spinlock.
 struct shared_runq_shard {
     std::list<task_struct*> list;
+    /// model: the list nodes unlinked or popped off this shard, the last one first, for
+    /// its next pushes (the kernel's p->shared_runq_node is part of the task, so a push
+    /// allocates nothing; sched/fair_shared_runq.cc). Their values are stale.
+    std::list<task_struct*> spare;
     contended_lock lock;
 };
 
@@ -352,10 +349,6 @@ struct task_struct {
     /* placement */
     std::list<task_struct*>::iterator group_node; ///< position in rq->cfs_tasks (se->group_node)
     bool on_cfs_tasks = false;
-    /// While off every cfs_tasks, the list node group_node names (the kernel's list_head
-    /// is part of the entity): account_entity_dequeue() splices it here and
-    /// account_entity_enqueue() back, so neither allocates (sched/fair.cc).
-    std::list<task_struct*> group_node_spare;
     struct shared_runq_shard* shard = nullptr;        ///< SHARED_RUNQ: the shard listing p, if any
     std::list<task_struct*>::iterator shard_node;     ///< p->shared_runq_node
     sim_time shard_visible = 0; ///< model: when the pushing CPU reached the push (others see p from then)
@@ -392,6 +385,20 @@ inline bool entity_less::operator()(const sched_entity* a, const sched_entity* b
         return d < 0;
     return a->tree_seq < b->tree_seq;
 }
+
+/*
+ * model: the kernel's se->run_node and se->group_node are part of the entity, so
+ * enqueueing allocates nothing. The model's timelines are std::sets and rq->cfs_tasks
+ * std::lists: the nodes their dequeues free are kept here, one store for the whole
+ * kernel, the last one freed first, for the next enqueue on any CPU (sched/fair.cc), as
+ * malloc would hand back the chunk freed last, without malloc's work. A node carries no
+ * order (a set's position follows from the key, a list's from the splice), and its
+ * stored value is stale until it is used again.
+ */
+struct fair_spare_nodes {
+    std::vector<entity_timeline::node_type> run_nodes;
+    std::list<task_struct*> group_nodes;
+};
 
 /// struct cfs_rq (the root one of each rq; no task groups).
 struct cfs_rq {
@@ -516,6 +523,7 @@ struct rq {
     bool active_balance = false;       ///< an active balance's stopper is queued on this CPU
     int push_cpu = 0;                  ///< ... and pushes a task to this CPU
     std::list<task_struct*> cfs_tasks; ///< fair tasks on this rq, most recently run first
+    struct fair_spare_nodes* fair_spares = nullptr; ///< the kernel's (kernel::fair_spares())
     shared_runq* srq = nullptr;        ///< SHARED_RUNQ: this CPU's LLC's queue (rq->cfs.shared_runq)
     int shard_idx = 0;                 ///< and its shard (rq->cfs.shard)
     rq_schedstat stats;
