@@ -5,6 +5,7 @@
 #include "sim/config_error.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
