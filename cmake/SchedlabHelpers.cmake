@@ -17,6 +17,16 @@ function(schedlab_add_library name)
       target_precompile_headers(schedlab_${name} REUSE_FROM schedlab_lib_pch)
     endif()
   endif()
+  if(SCHEDLAB_UNITY_LIBRARIES)
+    set_target_properties(schedlab_${name} PROPERTIES
+      UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${SCHEDLAB_UNITY_BATCH})
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      # A .cc file included by a unity file is a header to GCC, which then warns of every
+      # coroutine frame holding a local type (workload/: "has a field whose type has no
+      # linkage"); the frames are local to their file's function either way.
+      target_compile_options(schedlab_${name} PRIVATE -Wno-subobject-linkage)
+    endif()
+  endif()
   if(SCHEDLAB_FUZZ)
     # libFuzzer's coverage counters and comparison hooks; programs linked without
     # -fsanitize=fuzzer (the test programs) get the sanitizer runtime's no-op hooks.

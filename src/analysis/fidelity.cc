@@ -5,6 +5,7 @@
 #include "sim/config_error.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -88,7 +89,7 @@ std::string at_line(const std::string& where, int line)
     return fmt::format("{}:{}", where, line);
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep)
+std::string join_with(const std::vector<std::string>& v, const char* sep)
 {
     std::string s;
     for (std::size_t i = 0; i < v.size(); ++i)
@@ -142,7 +143,7 @@ std::string canonical_kernel_spec(const std::string& spec)
         start = plus + 1;
     }
     std::sort(terms.begin() + 1, terms.end());
-    return join(terms, "+");
+    return join_with(terms, "+");
 }
 
 std::string reference_column_of(const std::string& arm_label)
@@ -191,7 +192,7 @@ reference_table parse_reference_table(const std::string& text, const std::string
             for (const reference_arm& a : reference_arms())
                 names.push_back(a.column);
             throw config_error(at_line(where, hline),
-                               fmt::format("unknown arm '{}' (known: {})", arm, join(names, ", ")));
+                               fmt::format("unknown arm '{}' (known: {})", arm, join_with(names, ", ")));
         }
         if (index_of(t.arms, arm) != t.arms.size())
             throw config_error(at_line(where, hline), fmt::format("arm '{}' appears twice", arm));
@@ -256,7 +257,7 @@ std::vector<newidle_reference_row> parse_newidle_reference(const std::string& te
                                                "shared_runq"};
     if (split_csv(lines.front().second) != expected)
         throw config_error(at_line(where, lines.front().first),
-                           fmt::format("expected the header '{}'", join(expected, ",")));
+                           fmt::format("expected the header '{}'", join_with(expected, ",")));
     std::vector<newidle_reference_row> out;
     for (std::size_t li = 1; li < lines.size(); ++li) {
         const auto& [n, line] = lines[li];
@@ -606,7 +607,7 @@ fidelity_report score_fidelity(const reference_data& ref, const std::vector<resu
         if (in.runs.empty())
             throw config_error(in.file, "the results file holds no runs");
         for (const run_result& r : in.runs) {
-            const std::string b = join(argv_without_load(r.provenance.argv), " ");
+            const std::string b = join_with(argv_without_load(r.provenance.argv), " ");
             auto g = std::find_if(groups.begin(), groups.end(),
                                   [&](const group& x) { return x.benchmark == b; });
             if (g == groups.end()) {
@@ -623,7 +624,7 @@ fidelity_report score_fidelity(const reference_data& ref, const std::vector<resu
     std::vector<std::optional<measured_table>> measured(benches.size());
     std::vector<std::string> measured_by(benches.size());
     for (const group& g : groups) {
-        const std::string where = join(g.files, ", ");
+        const std::string where = join_with(g.files, ", ");
         comparison c;
         try {
             c = compare_runs(g.runs);

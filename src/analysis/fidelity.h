@@ -14,7 +14,7 @@
 #include "analysis/compare.h"
 #include "experiment/run.h"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <optional>
 #include <string>

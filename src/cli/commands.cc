@@ -26,6 +26,7 @@
 #include "workload/registry.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>

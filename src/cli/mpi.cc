@@ -6,6 +6,7 @@
 #include "sim/config_error.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <cstring>

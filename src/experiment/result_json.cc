@@ -5,6 +5,7 @@
 #include "sim/file_io.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>

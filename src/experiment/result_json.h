@@ -13,7 +13,7 @@
  */
 #include "experiment/run.h"
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <string>
 #include <vector>
