@@ -140,14 +140,8 @@ void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
     // list_add(&se->group_node, &rq->cfs_tasks): the node the last dequeue on any CPU took
     // off (rq::fair_spares; no allocation), a new one only when there is none
     rq& r = *cfs.rq_;
-    std::list<task_struct*>& spare = r.fair_spares->group_nodes;
-    if (spare.empty()) {
-        p.group_node = r.cfs_tasks.insert(r.cfs_tasks.begin(), &p);
-    } else {
-        p.group_node = spare.begin();
-        *p.group_node = &p;
-        r.cfs_tasks.splice(r.cfs_tasks.begin(), spare, p.group_node);
-    }
+    p.group_node =
+        list_add_spare_node(r.cfs_tasks, r.cfs_tasks.begin(), r.fair_spares->group_nodes, &p);
     p.on_cfs_tasks = true;
 }
 

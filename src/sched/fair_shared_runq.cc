@@ -80,13 +80,8 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     auto pos = shard.list.end();
     while (pos != shard.list.begin() && (*std::prev(pos))->shard_visible > p.shard_visible)
         --pos;
-    if (shard.spare.empty()) {
-        p.shard_node = shard.list.insert(pos, &p);
-    } else { // the node this shard's last unlink or pop freed (shared_runq_shard::spare)
-        p.shard_node = shard.spare.begin();
-        *p.shard_node = &p;
-        shard.list.splice(pos, shard.spare, p.shard_node);
-    }
+    // the node this shard's last unlink or pop freed, if any (shared_runq_shard::spare)
+    p.shard_node = list_add_spare_node(shard.list, pos, shard.spare, &p);
     p.shard = &shard;
     k.srq().stats.pushes++;
 }

@@ -259,6 +259,24 @@ struct contended_lock {
     sim_dur wait_total = 0;
 };
 
+/// model: list_add of a task's list node at pos, where the kernel's node is part of the task
+/// (se->group_node, p->shared_runq_node) and so costs no allocation: the first of the
+/// list's spare nodes (the last one unlinked, its value stale) is relinked at pos and set to
+/// p, a new node allocated only when there is none. Returns p's node. rq->cfs_tasks takes
+/// its nodes from rq::fair_spares (sched/fair.cc), a SHARED_RUNQ shard from its own spares.
+inline std::list<task_struct*>::iterator list_add_spare_node(std::list<task_struct*>& list,
+                                                             std::list<task_struct*>::iterator pos,
+                                                             std::list<task_struct*>& spare,
+                                                             task_struct* p)
+{
+    if (spare.empty())
+        return list.insert(pos, p);
+    const std::list<task_struct*>::iterator node = spare.begin();
+    *node = p;
+    list.splice(pos, spare, node);
+    return node;
+}
+
 /// SHARED_RUNQ (David Vernet, 2023): one FIFO of runnable, not running,
 /// unpinned fair tasks per shard of an LLC, under its own spinlock.
 struct shared_runq_shard {
