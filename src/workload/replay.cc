@@ -990,6 +990,9 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             // trace's order: the traced block is lost (--deps keep: kept, of no length).
             const bool wake_first = c.value >= target;
             ++(wake_first ? waits_wake_first_ : waits_slept_);
+            // Two or more wakes there: wakes the trace's order never has outstanding at once
+            // (each traced dependency wake ends a block its wakee is in).
+            waits_piled_ += c.value > target;
             if (o_.keep_blocks && wake_first)
                 co_await t.sleep(1);
             co_await t.wait_for(c, target);
@@ -1079,8 +1082,8 @@ std::string replay_workload::report() const
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
                      t.causes.early);
     s += fmt::format("# dependency waits: {} slept until their wake, {} found it already there "
-                     "(its waker ran ahead){}\n",
-                     waits_slept_, waits_wake_first_,
+                     "(its waker ran ahead; {} found more wakes than that one){}\n",
+                     waits_slept_, waits_wake_first_, waits_piled_,
                      o_.keep_blocks ? "; --deps keep: those slept 1 ns, so the trace's voluntary "
                                       "switches and wakeups are kept by construction"
                                     : ": the traced block is lost");

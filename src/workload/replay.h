@@ -296,6 +296,9 @@ private:
     /// Dependency waits that slept until their wake, and ones whose wake came first (the
     /// traced block lost; --deps keep: slept 1 ns anyway).
     u64 waits_slept_ = 0, waits_wake_first_ = 0;
+    /// Of the waits whose wake came first, the ones that found later wakes of the task there
+    /// too (its counter past the wait's target: two or more wakes outstanding at once).
+    u64 waits_piled_ = 0;
     /// --deps flow: dependency wakes that waited for the wakee to pass the previous hand-off
     /// of their channel.
     u64 flow_held_ = 0;
