@@ -18,6 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <sstream>
@@ -553,6 +554,26 @@ protected:
             *nr_tasks = env.k.tasks().size();
         return summary.finish(env.sim.now());
     }
+
+    /// Replays `trace` (the tasks `comm` selects) with `--deps deps` on `nr_cpus` CPUs (6.6,
+    /// seed 1) for up to a second: each option's statistics and report, by its name.
+    void replay_each(const std::string& trace, const std::string& comm, int nr_cpus,
+                     std::initializer_list<const char*> deps,
+                     std::map<std::string, sched_summary_result>& replayed,
+                     std::map<std::string, std::string>& reports)
+    {
+        for (const char* d : deps) {
+            test_env env(nr_cpus, 1, "6.6");
+            sched_summary summary(nr_cpus);
+            env.k.add_sink(&summary);
+            auto w = make_replay_workload({trace, "--comm", comm, "--deps", d});
+            w->setup(env.k.sys());
+            env.k.run(secs(1));
+            EXPECT_TRUE(w->finished()) << d;
+            replayed[d] = summary.finish(env.sim.now());
+            reports[d] = w->report();
+        }
+    }
 };
 
 TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
@@ -760,26 +781,15 @@ TEST_F(replay_round_trip, a_wake_before_its_wait_is_lost_unless_kept)
     EXPECT_EQ(steps_of(task(r, 11)), "run 16000 wake 10 run 99000 exit");
 
     std::map<std::string, sched_summary_result> replayed;
-    for (const char* deps : {"count", "keep"}) {
-        test_env env(2, 1, "6.6");
-        sched_summary summary(2);
-        env.k.add_sink(&summary);
-        auto w = make_replay_workload({p, "--comm", "^(a|b)$", "--deps", deps});
-        w->setup(env.k.sys());
-        env.k.run(secs(1));
-        ASSERT_TRUE(w->finished()) << deps;
-        replayed[deps] = summary.finish(env.sim.now());
-        if (std::string(deps) == "keep") {
-            EXPECT_THAT(w->report(), HasSubstr("# dependency waits: 0 slept until their wake, 1 "
-                                               "found it already there (its waker ran ahead; 0 "
-                                               "found more wakes than that one); --deps keep: "
-                                               "those slept 1 ns"));
-        } else {
-            EXPECT_THAT(w->report(), HasSubstr("1 found it already there (its waker ran ahead; 0 "
-                                               "found more wakes than that one): the traced "
-                                               "block is lost"));
-        }
-    }
+    std::map<std::string, std::string> reports;
+    replay_each(p, "^(a|b)$", 2, {"count", "keep"}, replayed, reports);
+    EXPECT_THAT(reports["keep"], HasSubstr("# dependency waits: 0 slept until their wake, 1 "
+                                           "found it already there (its waker ran ahead; 0 "
+                                           "found more wakes than that one); --deps keep: "
+                                           "those slept 1 ns"));
+    EXPECT_THAT(reports["count"], HasSubstr("1 found it already there (its waker ran ahead; 0 "
+                                            "found more wakes than that one): the traced "
+                                            "block is lost"));
     EXPECT_EQ(replayed["count"].voluntary, 2u); // the two exits
     EXPECT_EQ(replayed["keep"].voluntary, 3u);  // and a's block
     EXPECT_EQ(replayed["keep"].wakeups, replayed["count"].wakeups + 1);
@@ -889,17 +899,7 @@ TEST_F(replay_round_trip, flow_holds_a_wake_until_the_previous_one_is_consumed)
 
     std::map<std::string, sched_summary_result> replayed;
     std::map<std::string, std::string> reports;
-    for (const char* deps : {"count", "flow"}) {
-        test_env env(2, 1, "6.6");
-        sched_summary summary(2);
-        env.k.add_sink(&summary);
-        auto w = make_replay_workload({p, "--comm", "^(a|b)$", "--deps", deps});
-        w->setup(env.k.sys());
-        env.k.run(secs(1));
-        ASSERT_TRUE(w->finished()) << deps;
-        replayed[deps] = summary.finish(env.sim.now());
-        reports[deps] = w->report();
-    }
+    replay_each(p, "^(a|b)$", 2, {"count", "flow"}, replayed, reports);
     // count: a's first wait finds both of b's wakes there (two outstanding, which the trace's
     // order never has); flow held the second, so a found one at each wait.
     EXPECT_THAT(reports["count"], HasSubstr("0 slept until their wake, 2 found it already there "
@@ -962,17 +962,7 @@ TEST_F(replay_round_trip, flow_holds_a_wake_until_the_wakee_passed_its_previous_
 
     std::map<std::string, sched_summary_result> replayed;
     std::map<std::string, std::string> reports;
-    for (const char* deps : {"count", "flow"}) {
-        test_env env(3, 1, "6.6");
-        sched_summary summary(3);
-        env.k.add_sink(&summary);
-        auto w = make_replay_workload({p, "--comm", "^(a|b|c)$", "--deps", deps});
-        w->setup(env.k.sys());
-        env.k.run(secs(1));
-        ASSERT_TRUE(w->finished()) << deps;
-        replayed[deps] = summary.finish(env.sim.now());
-        reports[deps] = w->report();
-    }
+    replay_each(p, "^(a|b|c)$", 3, {"count", "flow"}, replayed, reports);
     EXPECT_THAT(reports["count"], HasSubstr("0 slept until their wake, 2 found it already there "
                                             "(its waker ran ahead; 1 found more wakes than that "
                                             "one)"));
