@@ -64,6 +64,9 @@ def parse(text):
         m = re.match(r"# dependency waits: (\d+) slept until their wake, (\d+) found it", line)
         if m:
             dep["slept"], dep["first"] = int(m.group(1)), int(m.group(2))
+        m = re.search(r"; (\d+) found more wakes than that one", line)
+        if m:
+            dep["piled"] = int(m.group(1))
         m = re.match(r"# flow control \(--deps flow\): (\d+) dependency wakes", line)
         if m:
             dep["held"] = int(m.group(1))
@@ -157,8 +160,10 @@ def main():
         cells = ["-"]
         for (title, _, _), (_, dep) in zip(COLUMNS, results):
             held = f" / {dep['held']}" if "held" in dep else ""
-            cells.append(f"{dep.get('slept', '-')} / {dep.get('first', '-')}{held}")
-        print("| dependency waits: slept / wake first (/ wakes held) | " + " | ".join(cells) + " |")
+            piled = f" ({dep['piled']})" if "piled" in dep else ""
+            cells.append(f"{dep.get('slept', '-')} / {dep.get('first', '-')}{piled}{held}")
+        print("| dependency waits: slept / wake first (of them with more wakes there) "
+              "(/ wakes held) | " + " | ".join(cells) + " |")
         print()
         for (title, _, _), (rows, _) in zip(COLUMNS, results):
             summary.append((name, title, rows))

@@ -108,6 +108,9 @@ void replay_steps::push(const replay_step& s)
         put_varint(code_, s.k);
         break;
     case replay_step::wake:
+        put_varint(code_, zigzag(s.pid));
+        put_varint(code_, s.k);
+        break;
     case replay_step::fork:
     case replay_step::wake_absent:
         put_varint(code_, zigzag(s.pid));
@@ -137,6 +140,9 @@ bool replay_steps::cursor::next(replay_step& s)
         s.k = get_varint(in, at_);
         break;
     case replay_step::wake:
+        s.pid = static_cast<int>(unzigzag(get_varint(in, at_)));
+        s.k = get_varint(in, at_);
+        break;
     case replay_step::fork:
     case replay_step::wake_absent:
         s.pid = static_cast<int>(unzigzag(get_varint(in, at_)));
@@ -219,6 +225,9 @@ struct task_track {
     bool exiting = false, exited = false;
     /// Dependency wakes received, per waker pid: the target of the waker->task counter.
     std::unordered_map<int, u64> wakes;
+    /// Dependency wakes received from every waker: the index, in the trace's order, of the
+    /// next one (its wake step's k).
+    u64 dep_wakes = 0;
     /// The steps from the first that may still change (a pending block, a tentative wake)
     /// on: step `base` is open.front(). The ones before are final, in the task's steps.
     std::deque<replay_step> open;
@@ -361,6 +370,7 @@ void builder::resolve_early(task_track& k, sim_time ts)
     --t_.causes.non_blocking_wakings;
     if (k.early.waker >= 0) {
         const int waker = k.early.waker;
+        tracks_.at(waker).at(k.early.waker_step).k = ++k.dep_wakes;
         settle_tentative(k);
         resolve(k, {replay_step::wait, 0, waker, ++k.wakes[waker]}, &t_.causes.dependency);
     } else if (k.early.ctx == ftrace_context::hardirq) {
@@ -573,7 +583,7 @@ void builder::event(const ftrace_event& e)
         } else if (by_task) {
             task_track& w = track(e.curr_pid, e.ts, false);
             flush(w, e.ts);
-            push(w, {replay_step::wake, 0, e.pid, 0});
+            push(w, {replay_step::wake, 0, e.pid, ++k.dep_wakes});
             resolve(k, {replay_step::wait, 0, e.curr_pid, ++k.wakes[e.curr_pid]},
                     &t_.causes.dependency);
         } else {
@@ -868,16 +878,13 @@ counter& replay_workload::edge(std::size_t waker, std::size_t wakee)
     return *c;
 }
 
-replay_workload::flow_channel& replay_workload::flow_channel_of(std::size_t waker,
-                                                                 std::size_t wakee)
+counter& replay_workload::hold_counter(std::size_t waker)
 {
-    flow_channel& ch = flow_[{waker, wakee}];
-    if (!ch.consumed)
-        ch.consumed = &state_.make_counter(fmt::format("replay/{}->{}/consumed",
-                                                       trace_->tasks[waker].pid,
-                                                       trace_->tasks[wakee].pid),
-                                           o_.sync_wakes ? WF_SYNC : 0);
-    return ch;
+    counter*& c = hold_[waker];
+    if (!c)
+        c = &state_.make_counter(fmt::format("replay/{}/held", trace_->tasks[waker].pid),
+                                 o_.sync_wakes ? WF_SYNC : 0);
+    return *c;
 }
 
 sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p,
@@ -968,15 +975,15 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         case replay_step::wake: {
             // --deps count: one counter per wakee, every waker signals it.
             const std::size_t wakee = pid_index_.at(s.pid);
-            if (o_.flow) {
-                // The channel's window is one hand-off: the previous one must have been
-                // consumed (the wakee passed its wait for it) before this one is made.
-                flow_channel& ch = flow_channel_of(idx, wakee);
-                const u64 before = ch.issued++;
-                if (ch.consumed->value < before) {
-                    ++flow_held_;
-                    co_await t.wait_for(*ch.consumed, before);
-                }
+            if (o_.flow && s.k > 1 && passed_[wakee] < s.k - 1) {
+                // The wakee's window is one hand-off: this is its k-th dependency wake in
+                // the trace's order, made there after the wakee had passed its (k-1)-th
+                // wait; until it has here, the waker waits (its hold counter, signalled by
+                // that pass).
+                ++flow_held_;
+                holder_[{wakee, s.k - 1}] = idx;
+                counter& h = hold_counter(idx);
+                co_await t.wait_for(h, h.value + 1);
             }
             counter& c = o_.edge_deps ? edge(idx, wakee) : edge(wakee, wakee);
             co_await t.signal(c);
@@ -990,11 +997,20 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             // trace's order: the traced block is lost (--deps keep: kept, of no length).
             const bool wake_first = c.value >= target;
             ++(wake_first ? waits_wake_first_ : waits_slept_);
+            // Two or more wakes there: wakes the trace's order never has outstanding at once
+            // (each traced dependency wake ends a block its wakee is in).
+            waits_piled_ += c.value > target;
             if (o_.keep_blocks && wake_first)
                 co_await t.sleep(1);
             co_await t.wait_for(c, target);
-            if (o_.flow) // the hand-off the trace attributes to s.pid is consumed
-                co_await t.signal(*flow_channel_of(pid_index_.at(s.pid), idx).consumed);
+            if (o_.flow) { // a waker held for this pass goes on
+                const auto h = holder_.find({idx, ++passed_[idx]});
+                if (h != holder_.end()) {
+                    counter& held = hold_counter(h->second);
+                    holder_.erase(h);
+                    co_await t.signal(held);
+                }
+            }
             break;
         }
         case replay_step::sleep:
@@ -1041,6 +1057,8 @@ void replay_workload::setup(syscalls& sys)
     const auto& tasks = trace_->tasks;
     exited_ = &state_.make_counter("replay/exited");
     runtime_mark_.assign(tasks.size(), 0);
+    passed_.assign(tasks.size(), 0);
+    hold_.assign(tasks.size(), nullptr);
     for (std::size_t i = 0; i < tasks.size(); ++i)
         pid_index_[tasks[i].pid] = i;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -1079,8 +1097,8 @@ std::string replay_workload::report() const
                      t.causes.dependency, t.causes.timer, t.causes.external, t.causes.unknown,
                      t.causes.early);
     s += fmt::format("# dependency waits: {} slept until their wake, {} found it already there "
-                     "(its waker ran ahead){}\n",
-                     waits_slept_, waits_wake_first_,
+                     "(its waker ran ahead; {} found more wakes than that one){}\n",
+                     waits_slept_, waits_wake_first_, waits_piled_,
                      o_.keep_blocks ? "; --deps keep: those slept 1 ns, so the trace's voluntary "
                                       "switches and wakeups are kept by construction"
                                     : ": the traced block is lost");
@@ -1091,8 +1109,8 @@ std::string replay_workload::report() const
                      t.causes.absent_wakes, absent_wakes_run_, t.causes.absent_wakes_skipped);
     if (o_.flow)
         s += fmt::format("# flow control (--deps flow): {} dependency wakes waited for their "
-                         "wakee to consume the channel's previous hand-off (a modelled "
-                         "buffer-full wait, not in the trace)\n",
+                         "wakee to pass its previous dependency wait (a modelled buffer-full "
+                         "wait, not in the trace)\n",
                          flow_held_);
     if (t.deadline_tasks > 0)
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
@@ -1137,8 +1155,8 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "sync-wakes", &o.sync_wakes, nullptr, nullptr,
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
         {0, "deps", nullptr, nullptr, &deps,
-         "flow: as count, and a waker's wake of a task waits until the task consumed the "
-         "waker's previous one (default); count: a block waits for the task's n-th "
+         "flow: as count, and a task's k-th dependency wake (by any waker) waits until the "
+         "task has passed its (k-1)-th dependency wait (default); count: a block waits for the task's n-th "
          "dependency wake by any waker; edge: for the n-th wake by the task that ended it in "
          "the trace; keep: as count, and a wait whose wake came first still sleeps (1 ns)"},
         {0, "quiet", &o.quiet, nullptr, nullptr,

@@ -84,13 +84,18 @@ struct replay_options {
     /// wakeup path, from a timer on the task's CPU), instead of passing without a switch.
     /// The replay then has the trace's voluntary switches and wakeups by construction.
     bool keep_blocks = false;
-    /// --deps flow (the default): as count, and each waker->wakee channel is flow-controlled with a window
-    /// of one traced hand-off: the waker's j-th dependency wake of a task waits until that
-    /// task has passed its wait for the waker's (j-1)-th (a modelled "buffer full" wait; the
-    /// wakee's pass wakes it). The window is the trace's: each traced wake ends a block the
-    /// wakee is in, so a channel never has two hand-offs outstanding there. A model of the
-    /// coupling a socket's or pipe's fill makes, which the trace does not record; not the
-    /// kernel's (docs/replay.md, "Against the aim"). False for --deps count, edge and keep.
+    /// --deps flow (the default): as count, and each task's dependency wakes are
+    /// flow-controlled with a window of one traced hand-off: its k-th dependency wake in the
+    /// trace's order, by whichever waker, waits until the task has passed its (k-1)-th
+    /// dependency wait (a modelled "buffer full" wait; the wakee's pass wakes the waker). The
+    /// window is the trace's: each traced wake ends a block the wakee is in, so no task ever
+    /// has two dependency wakes outstanding there. The channel is the wakee's, shared by its
+    /// wakers, as a reader's socket or pipe is shared by its writers (perf bench messaging:
+    /// one per receiver, written by every sender of its group): a window per (waker, wakee)
+    /// pair would let each of N wakers be one hand-off ahead at once. A model
+    /// of the coupling a socket's or pipe's fill makes, which the trace does not record; not
+    /// the kernel's (docs/replay.md, "Flow control per wakee"). False for --deps count, edge
+    /// and keep.
     bool flow = true;
     /// --sync-wakes: a dependency wake is a WF_SYNC wakeup (the waker will sleep soon), as
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
@@ -109,7 +114,8 @@ struct replay_options {
 struct replay_step {
     enum kind_t : u8 {
         run,         ///< consume `ns` of CPU (before --speed)
-        wake,        ///< wake task `pid` (signal the this->pid counter): a dependency edge
+        wake,        ///< wake task `pid` (signal the this->pid counter): a dependency edge, the
+                     ///< `k`-th dependency wake of `pid` in the trace's order (from any waker)
         wait,        ///< wait until the pid->this counter reaches `k`: the k-th wake of this
                      ///< task by task `pid` that ended a block
         sleep,       ///< a timed sleep of `ns`
@@ -274,15 +280,15 @@ private:
     workload_state state_;
     /// (waker, wakee); --deps count uses (wakee, wakee) for every waker.
     std::map<std::pair<std::size_t, std::size_t>, counter*> edges_;
-    /// --deps flow, per (waker, wakee) channel: the waker's dependency wakes issued so far,
-    /// and the counter of the wakee's waits passed that the trace attributes to the waker.
-    struct flow_channel {
-        u64 issued = 0;
-        counter* consumed = nullptr;
-    };
-    std::map<std::pair<std::size_t, std::size_t>, flow_channel> flow_;
-    /// --deps flow: the channel (waker, wakee), its counter made on first use.
-    flow_channel& flow_channel_of(std::size_t waker, std::size_t wakee);
+    /// --deps flow, per task: the dependency waits it has passed (from every waker).
+    std::vector<u64> passed_;
+    /// --deps flow: the waker held until task `wakee` passes its n-th dependency wait, by
+    /// (wakee, n); one at most (the wake of index n + 1 in the wakee's traced order).
+    std::map<std::pair<std::size_t, u64>, std::size_t> holder_;
+    /// --deps flow, per task: the counter it waits on while a wake it makes is held, made on
+    /// first use (one per waker, not per hold: the run's counters stay bounded).
+    std::vector<counter*> hold_;
+    counter& hold_counter(std::size_t waker);
     std::unordered_map<int, std::size_t> pid_index_;
     /// The tasks not replayed that replayed ones woke (wake_absent steps), by traced pid:
     /// identities for the wakers' last_wakee, never queued (syscalls::record_absent_wakee).
@@ -296,8 +302,11 @@ private:
     /// Dependency waits that slept until their wake, and ones whose wake came first (the
     /// traced block lost; --deps keep: slept 1 ns anyway).
     u64 waits_slept_ = 0, waits_wake_first_ = 0;
-    /// --deps flow: dependency wakes that waited for the wakee to pass the previous hand-off
-    /// of their channel.
+    /// Of the waits whose wake came first, the ones that found later wakes of the task there
+    /// too (its counter past the wait's target: two or more wakes outstanding at once).
+    u64 waits_piled_ = 0;
+    /// --deps flow: dependency wakes that waited for the wakee to pass its previous
+    /// dependency wait.
     u64 flow_held_ = 0;
 };
 

@@ -18,6 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <sstream>
@@ -107,7 +108,7 @@ TEST(replay_steps, round_trip_compactly)
     const std::vector<replay_step> in = {
         {replay_step::run, 3'700, -1, 0},
         {replay_step::run, 0, -1, 0},
-        {replay_step::wake, 0, 4'194'304, 0},
+        {replay_step::wake, 0, 4'194'304, 300},
         {replay_step::wait, 0, 17, 123'456'789},
         {replay_step::sleep, -5, -1, 0},
         {replay_step::sleep_until, INT64_MAX, -1, 0},
@@ -134,10 +135,11 @@ TEST(replay_steps, round_trip_compactly)
             EXPECT_EQ(out[i].pid, in[i].pid);
         }
     }
-    // A short burst in 3 bytes, a pid in 4, the 8-byte extremes in 11, an absent task's pid
-    // (2333) in 3; far from the 32 of a replay_step.
+    // A short burst in 3 bytes, a pid in 4 (a wake's index in the wakee's order, 300, in 2
+    // more), the 8-byte extremes in 11, an absent task's pid (2333) in 3; far from the 32 of
+    // a replay_step.
     EXPECT_EQ(steps.bytes(),
-              3u + 2u + 5u + (1u + 1u + 4u) + 2u + 11u + 11u + 2u + 3u + 1u + 1u);
+              3u + 2u + (1u + 4u + 2u) + (1u + 1u + 4u) + 2u + 11u + 11u + 2u + 3u + 1u + 1u);
 }
 
 // Two tasks ping-pong on two CPUs; a third is woken by a timer, then from a softirq, then
@@ -552,6 +554,26 @@ protected:
             *nr_tasks = env.k.tasks().size();
         return summary.finish(env.sim.now());
     }
+
+    /// Replays `trace` (the tasks `comm` selects) with `--deps deps` on `nr_cpus` CPUs (6.6,
+    /// seed 1) for up to a second: each option's statistics and report, by its name.
+    void replay_each(const std::string& trace, const std::string& comm, int nr_cpus,
+                     std::initializer_list<const char*> deps,
+                     std::map<std::string, sched_summary_result>& replayed,
+                     std::map<std::string, std::string>& reports)
+    {
+        for (const char* d : deps) {
+            test_env env(nr_cpus, 1, "6.6");
+            sched_summary summary(nr_cpus);
+            env.k.add_sink(&summary);
+            auto w = make_replay_workload({trace, "--comm", comm, "--deps", d});
+            w->setup(env.k.sys());
+            env.k.run(secs(1));
+            EXPECT_TRUE(w->finished()) << d;
+            replayed[d] = summary.finish(env.sim.now());
+            reports[d] = w->report();
+        }
+    }
 };
 
 TEST_F(replay_round_trip, the_trace_statistics_are_the_runs_own)
@@ -759,24 +781,15 @@ TEST_F(replay_round_trip, a_wake_before_its_wait_is_lost_unless_kept)
     EXPECT_EQ(steps_of(task(r, 11)), "run 16000 wake 10 run 99000 exit");
 
     std::map<std::string, sched_summary_result> replayed;
-    for (const char* deps : {"count", "keep"}) {
-        test_env env(2, 1, "6.6");
-        sched_summary summary(2);
-        env.k.add_sink(&summary);
-        auto w = make_replay_workload({p, "--comm", "^(a|b)$", "--deps", deps});
-        w->setup(env.k.sys());
-        env.k.run(secs(1));
-        ASSERT_TRUE(w->finished()) << deps;
-        replayed[deps] = summary.finish(env.sim.now());
-        if (std::string(deps) == "keep") {
-            EXPECT_THAT(w->report(), HasSubstr("# dependency waits: 0 slept until their wake, 1 "
-                                               "found it already there (its waker ran ahead); "
-                                               "--deps keep: those slept 1 ns"));
-        } else {
-            EXPECT_THAT(w->report(), HasSubstr("1 found it already there (its waker ran ahead): "
-                                               "the traced block is lost"));
-        }
-    }
+    std::map<std::string, std::string> reports;
+    replay_each(p, "^(a|b)$", 2, {"count", "keep"}, replayed, reports);
+    EXPECT_THAT(reports["keep"], HasSubstr("# dependency waits: 0 slept until their wake, 1 "
+                                           "found it already there (its waker ran ahead; 0 "
+                                           "found more wakes than that one); --deps keep: "
+                                           "those slept 1 ns"));
+    EXPECT_THAT(reports["count"], HasSubstr("1 found it already there (its waker ran ahead; 0 "
+                                            "found more wakes than that one): the traced "
+                                            "block is lost"));
     EXPECT_EQ(replayed["count"].voluntary, 2u); // the two exits
     EXPECT_EQ(replayed["keep"].voluntary, 3u);  // and a's block
     EXPECT_EQ(replayed["keep"].wakeups, replayed["count"].wakeups + 1);
@@ -886,24 +899,81 @@ TEST_F(replay_round_trip, flow_holds_a_wake_until_the_previous_one_is_consumed)
 
     std::map<std::string, sched_summary_result> replayed;
     std::map<std::string, std::string> reports;
-    for (const char* deps : {"count", "flow"}) {
-        test_env env(2, 1, "6.6");
-        sched_summary summary(2);
-        env.k.add_sink(&summary);
-        auto w = make_replay_workload({p, "--comm", "^(a|b)$", "--deps", deps});
-        w->setup(env.k.sys());
-        env.k.run(secs(1));
-        ASSERT_TRUE(w->finished()) << deps;
-        replayed[deps] = summary.finish(env.sim.now());
-        reports[deps] = w->report();
-    }
-    EXPECT_THAT(reports["count"], HasSubstr("0 slept until their wake, 2 found it already there"));
+    replay_each(p, "^(a|b)$", 2, {"count", "flow"}, replayed, reports);
+    // count: a's first wait finds both of b's wakes there (two outstanding, which the trace's
+    // order never has); flow held the second, so a found one at each wait.
+    EXPECT_THAT(reports["count"], HasSubstr("0 slept until their wake, 2 found it already there "
+                                            "(its waker ran ahead; 1 found more wakes than that "
+                                            "one)"));
+    EXPECT_THAT(reports["flow"], HasSubstr("(its waker ran ahead; 0 found more wakes than that "
+                                           "one)"));
     EXPECT_THAT(reports["count"], Not(HasSubstr("flow control")));
     EXPECT_THAT(reports["flow"], HasSubstr("# flow control (--deps flow): 1 dependency wakes "
                                            "waited for their wakee"));
     EXPECT_EQ(replayed["count"].voluntary, 2u); // the two exits
     EXPECT_EQ(replayed["flow"].voluntary, 3u);  // and b's held wake
     EXPECT_EQ(replayed["flow"].wakeups, replayed["count"].wakeups + 1); // a's pass wakes b
+}
+
+/*
+ * --deps flow's window is the wakee's, shared by its wakers: a is woken by b, then by c (each
+ * preempted by a task not selected before its waking, so a had blocked each time). Replayed
+ * with each task on its own CPU, b and c both reach their wakes at about 16 us, long before a
+ * reaches its first wait (about 100 us). c's wake is a's second in the trace's order, made
+ * there after a had passed its first wait: flow holds it until a has (a wait of c's that the
+ * trace does not have), so a never has two wakes outstanding, as in the trace. A window per
+ * (waker, wakee) pair held neither (each was its waker's first wake of a), and a's first wait
+ * found both wakes there, as with count.
+ */
+TEST_F(replay_round_trip, flow_holds_a_wake_until_the_wakee_passed_its_previous_wait)
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:3\n";
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "b", 11));
+    t += line("<idle>-0", 2, "d..2.", 1000, sw("swapper/2", 0, "R", "c", 12));
+    t += line("b-11", 1, "d..2.", 1010, sw("b", 11, "R", "d", 13));
+    t += line("c-12", 2, "d..2.", 1010, sw("c", 12, "R", "e", 14));
+    t += line("d-13", 1, "d..2.", 1095, sw("d", 13, "S", "b", 11));
+    t += line("a-10", 0, "d..2.", 1100, sw("a", 10, "S", "swapper/0", 0));
+    t += line("b-11", 1, "d..2.", 1101, "sched_waking: comm=a pid=10 prio=120 target_cpu=000");
+    t += line("<idle>-0", 0, "d..2.", 1104, sw("swapper/0", 0, "R", "a", 10));
+    t += line("e-14", 2, "d..2.", 1195, sw("e", 14, "S", "c", 12));
+    t += line("a-10", 0, "d..2.", 1200, sw("a", 10, "S", "swapper/0", 0));
+    t += line("c-12", 2, "d..2.", 1201, "sched_waking: comm=a pid=10 prio=120 target_cpu=000");
+    t += line("<idle>-0", 0, "d..2.", 1204, sw("swapper/0", 0, "R", "a", 10));
+    for (const auto& [task, pid, cpu] :
+         {std::tuple{"a", 10, 0}, std::tuple{"b", 11, 1}, std::tuple{"c", 12, 2}}) {
+        const std::string tp = fmt::format("{}-{}", task, pid);
+        t += line(tp, cpu, "d..2.", 1300,
+                  fmt::format("sched_process_exit: comm={} pid={} prio=120 group_dead=1", task, pid));
+        t += line(tp, cpu, "d..2.", 1300, sw(task, pid, "X", fmt::format("swapper/{}", cpu), 0));
+    }
+    write("t.txt", t);
+    const std::string p = path("t.txt");
+    replay_options o;
+    o.comm_regex = "^(a|b|c)$";
+    const replay_trace r = load_replay_trace(p, o);
+    EXPECT_EQ(steps_of(task(r, 10)), "run 100000 wait 11:1 run 96000 wait 12:1 run 96000 exit");
+    EXPECT_EQ(steps_of(task(r, 11)), "run 16000 wake 10 run 199000 exit");
+    EXPECT_EQ(steps_of(task(r, 12)), "run 16000 wake 10 run 99000 exit");
+    // Each wake carries its index among a's dependency wakes in the trace's order.
+    EXPECT_EQ(task(r, 11).steps.decode().at(1).k, 1u);
+    EXPECT_EQ(task(r, 12).steps.decode().at(1).k, 2u);
+
+    std::map<std::string, sched_summary_result> replayed;
+    std::map<std::string, std::string> reports;
+    replay_each(p, "^(a|b|c)$", 3, {"count", "flow"}, replayed, reports);
+    EXPECT_THAT(reports["count"], HasSubstr("0 slept until their wake, 2 found it already there "
+                                            "(its waker ran ahead; 1 found more wakes than that "
+                                            "one)"));
+    EXPECT_THAT(reports["flow"], HasSubstr("0 slept until their wake, 2 found it already there "
+                                           "(its waker ran ahead; 0 found more wakes than that "
+                                           "one)"));
+    EXPECT_THAT(reports["flow"], HasSubstr("# flow control (--deps flow): 1 dependency wakes "
+                                           "waited for their wakee to pass its previous "
+                                           "dependency wait"));
+    EXPECT_EQ(replayed["count"].voluntary, 3u); // the three exits
+    EXPECT_EQ(replayed["flow"].voluntary, 4u);  // and c's held wake
 }
 
 /*
