@@ -930,7 +930,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         co_await t.syscall(t.costs().nanosleep);
         const sim_dur left = rt.start - t.now();
         if (left > 0)
-            co_await t.timeout(left);
+            co_await t.timeout_exact(left);
     }
     u64 nth_wait = 0; // the task's dependency waits so far
     replay_steps::cursor cur(rt.steps);
@@ -991,7 +991,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             const bool wake_first = c.value >= target;
             ++(wake_first ? waits_wake_first_ : waits_slept_);
             if (o_.keep_blocks && wake_first)
-                co_await t.sleep(1);
+                co_await t.sleep_exact(1);
             co_await t.wait_for(c, target);
             if (o_.flow) // the hand-off the trace attributes to s.pid is consumed
                 co_await t.signal(*flow_channel_of(pid_index_.at(s.pid), idx).consumed);
@@ -999,13 +999,13 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         }
         case replay_step::sleep:
             if (s.ns > 0)
-                co_await t.sleep(s.ns);
+                co_await t.sleep_exact(s.ns);
             break;
         case replay_step::sleep_until: {
             co_await t.syscall(t.costs().nanosleep);
             const sim_dur left = s.ns - t.now();
             if (left > 0)
-                co_await t.timeout(left);
+                co_await t.timeout_exact(left);
             break;
         }
         case replay_step::fork: {
