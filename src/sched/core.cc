@@ -495,6 +495,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         sim_.cancel(p.timer);
         p.timer = {};
     }
+    hrtimer_dequeue(p);
     /*
      * kernel: try_to_wake_up(), 6.6: p still on_cpu (its CPU in __schedule() with p
      * as prev, rq::in_schedule) goes on that CPU's wake list when ttwu_queue_cond()
@@ -567,13 +568,80 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
     return true;
 }
 
-void kernel::schedule_timeout(task_struct& p, sim_dur ns)
+/*
+ * kernel: kernel/time/hrtimer.c hrtimer_set_expires_range_ns() and hrtimer_start_range_ns()
+ * of a sleeper, 6.5: the soft expiry is now + ns, the hard one (the timerqueue's key, which
+ * the clock event device is programmed for) `slack` later; the timer goes on the arming
+ * CPU's base (switch_hrtimer_base(): the arming CPU is not idle). model: one base per CPU
+ * for the sleepers (rq::hrtimer_sleepers).
+ */
+void kernel::schedule_timeout(task_struct& p, sim_dur ns, sim_dur slack)
 {
-    SIM_BUG_ON(ns < 0, "negative timeout {} for pid {}", ns, p.pid);
+    SIM_BUG_ON(ns < 0 || slack < 0, "negative timeout {} + {} for pid {}", ns, slack, p.pid);
     if (p.timer.valid())
         sim_.cancel(p.timer);
-    p.timer = sim_.after(ns, event_prio::hrtimer, this, ev_arg(EV_TIMER, static_cast<u32>(p.pid)));
-    p.timer_expires = now() + ns;
+    hrtimer_dequeue(p);
+    p.timer_cpu_awake = false;
+    p.timer = sim_.after(ns + slack, event_prio::hrtimer, this,
+                         ev_arg(EV_TIMER, static_cast<u32>(p.pid)));
+    p.timer_softexpires = now() + ns;
+    p.timer_expires = p.timer_softexpires + slack;
+    p.timer_cpu = p.cpu;
+    cpu_rq(p.cpu).hrtimer_sleepers.emplace(p.timer_expires, &p);
+}
+
+/*
+ * kernel: kernel/time/hrtimer.c hrtimer_nanosleep(), 6.5: the range is current->timer_slack_ns,
+ * 0 for an rt or deadline task (dl_task() || rt_task()).
+ */
+sim_dur kernel::nanosleep_slack(const task_struct& p)
+{
+    const bool rt_or_dl =
+        p.policy == SCHED_FIFO || p.policy == SCHED_RR || p.policy == SCHED_DEADLINE;
+    return rt_or_dl ? 0 : p.timer_slack_ns;
+}
+
+// kernel: kernel/time/hrtimer.c __remove_hrtimer() of a sleeper's timer, 6.5.
+void kernel::hrtimer_dequeue(task_struct& p)
+{
+    if (p.timer_cpu < 0)
+        return;
+    auto& q = cpu_rq(p.timer_cpu).hrtimer_sleepers;
+    auto [it, end] = q.equal_range(p.timer_expires);
+    while (it != end && it->second != &p)
+        ++it;
+    SIM_BUG_ON(it == end, "pid {}'s hrtimer missing from cpu{}'s queue", p.pid, p.timer_cpu);
+    q.erase(it);
+    p.timer_cpu = -1;
+}
+
+/*
+ * kernel: kernel/time/hrtimer.c __hrtimer_run_queues(), 6.5, for the sleepers' base: in
+ * hard-expiry order, every timer whose soft expiry has passed runs (hrtimer_wakeup():
+ * wake_up_process()); the walk stops at the first one whose soft expiry has not ("we don't
+ * add extra wakeups by delaying timers that are right-of a not yet expired timer"). So an
+ * hrtimer interrupt on the CPU - the tick, another sleeper's hard expiry - also ends the
+ * sleeps within their slack. Differs: the deadline and rt classes' timers (deadline.cc,
+ * rt.cc) are not interrupts that run this queue.
+ */
+void kernel::hrtimer_run_sleepers(rq& r)
+{
+    auto& q = r.hrtimer_sleepers;
+    while (!q.empty() && q.begin()->second->timer_softexpires <= now()) {
+        task_struct& p = *q.begin()->second;
+        q.erase(q.begin());
+        p.timer_cpu = -1;
+        if (p.timer.valid()) {
+            sim_.cancel(p.timer);
+            p.timer = {};
+        }
+        p.timer_cpu_awake = false;
+        this_cpu_ = r.cpu;
+        // hrtimer_wakeup() runs in the timer interrupt: the tracepoints show hardirq context.
+        irq_ctx_ = trace_irq_ctx::hardirq;
+        try_to_wake_up(p, TASK_NORMAL, 0);
+        irq_ctx_ = trace_irq_ctx::task;
+    }
 }
 
 /*
@@ -956,6 +1024,11 @@ void kernel::sched_tick(rq& r)
     r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
     r.idle_balance = idle_cpu(r.cpu);
     trigger_load_balance(*this, r);
+    // The tick is tick_sched_timer(), an hrtimer (the CLOCK_MONOTONIC base, run before the
+    // sleepers' CLOCK_REALTIME one): its interrupt also runs the sleepers due (soft expiry
+    // passed). Differs: an idle CPU's exit latency is not charged before them either.
+    hrtimer_run_sleepers(r);
+    this_cpu_ = r.cpu;
     if (r.curr->is_idle_task() && !r.need_resched && r.nr_running == 0 && !r.ttwu_pending) {
         /*
          * kernel: kernel/sched/idle.c do_idle(), 6.5: the tick kept by the governor woke
@@ -1036,7 +1109,8 @@ void kernel::fire(u64 arg)
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);
         p->timer = {};
-        rq& tr = cpu_rq(p->cpu);
+        SIM_BUG_ON(p->timer_cpu < 0, "timer of pid {} is on no CPU's queue", v);
+        rq& tr = cpu_rq(p->timer_cpu);
         if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
             // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
             const sim_dur d = charges_.remote_notify_delay(tr, this_cpu_, cost_model::notify::timer);
@@ -1046,12 +1120,9 @@ void kernel::fire(u64 arg)
                 break;
             }
         }
-        p->timer_cpu_awake = false;
-        this_cpu_ = p->cpu;
-        // hrtimer_wakeup() runs in the timer interrupt: the tracepoints show hardirq context.
-        irq_ctx_ = trace_irq_ctx::hardirq;
-        try_to_wake_up(*p, TASK_NORMAL, 0);
-        irq_ctx_ = trace_irq_ctx::task;
+        // hrtimer_interrupt(): p's hard expiry has passed, so p runs, with every timer
+        // before it or within its slack.
+        hrtimer_run_sleepers(tr);
         break;
     }
     case EV_SOFTIRQ:

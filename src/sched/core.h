@@ -71,8 +71,11 @@ public:
     /// try_to_wake_up(): returns false if p was not in one of `state`'s sleep states.
     bool try_to_wake_up(task_struct& p, unsigned state, int wake_flags);
     bool wake_up_process(task_struct& p) { return try_to_wake_up(p, TASK_NORMAL, 0); }
-    /// Arms p's hrtimer to wake it `ns` from now (schedule_hrtimeout()); p then returns block.
-    void schedule_timeout(task_struct& p, sim_dur ns);
+    /// Arms p's hrtimer to wake it `ns` from now (schedule_hrtimeout_range()): soft expiry
+    /// now + ns, hard expiry `slack` later; p then returns block.
+    void schedule_timeout(task_struct& p, sim_dur ns, sim_dur slack = 0);
+    /// The slack hrtimer_nanosleep() gives p's timer.
+    static sim_dur nanosleep_slack(const task_struct& p);
 
     sim_time now() const { return sim_.now(); }
     int smp_processor_id() const { return this_cpu_; }
@@ -243,6 +246,8 @@ private:
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
+    void hrtimer_dequeue(task_struct& p);
+    void hrtimer_run_sleepers(rq& r);
     std::unique_ptr<scx_sched> scx_; ///< the ext class's state (ext.cc), if a policy is loaded
     check_level check_level_ = check_level::sampled;
     u64 check_interval_ = 1024;

@@ -22,6 +22,7 @@
 #include <sched.h> // glibc defines SCHED_BATCH (3) and SCHED_IDLE (5) with the uapi values
 
 #include <list>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -383,7 +384,11 @@ struct task_struct {
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
-    sim_time timer_expires = 0; ///< when `timer` was set to fire (schedule_timeout())
+    sim_time timer_expires = 0;     ///< its hard expiry: when `timer` was set to fire
+    sim_time timer_softexpires = 0; ///< its soft expiry (hrtimer_set_expires_range_ns())
+    int timer_cpu = -1;             ///< the CPU whose rq::hrtimer_sleepers holds it, -1 if none
+    /// p->timer_slack_ns: init/init_task.c's 50 us, inherited at fork (no prctl model).
+    sim_dur timer_slack_ns = 50'000;
     bool timer_cpu_awake = false; ///< the timer's CPU has been woken from idle for it
     void* wait_token = nullptr; ///< workload's wait-queue bookkeeping (opaque to sched)
     int rt_priority = 0;        ///< SCHED_FIFO/RR priority 1..99 (sched_param), 0 otherwise
@@ -551,6 +556,9 @@ struct rq {
     event_id work_event;     ///< end of the current burst (or the step() call)
     event_id resched_event;  ///< pending __schedule() for need_resched
     event_id tick_event;     ///< next scheduler tick (stopped while idle: NOHZ)
+    /// model: the hrtimer base's timerqueue of the timed sleeps armed on this CPU, by hard
+    /// expiry (equal expiries in the order armed, as timerqueue_add()'s rbtree keeps them).
+    std::multimap<sim_time, task_struct*> hrtimer_sleepers;
 
     struct rt_rq rt; ///< the rt class's runqueue
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)

@@ -78,6 +78,11 @@ void syscalls::schedule_timeout(task_struct& p, sim_dur ns)
     k_.schedule_timeout(p, ns);
 }
 
+void syscalls::hrtimer_nanosleep(task_struct& p, sim_dur ns)
+{
+    k_.schedule_timeout(p, ns, kernel::nanosleep_slack(p));
+}
+
 // kernel: kernel/sched/core.c try_to_wake_up() -> select_task_rq(), which calls the class's
 // select_task_rq only for a task with nr_cpus_allowed > 1 (v6.18.38) -> kernel/sched/fair.c
 // select_task_rq_fair(), whose WF_TTWU branch calls record_wakee(p) on `current` first,

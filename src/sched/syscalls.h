@@ -72,6 +72,8 @@ public:
     bool wake_up_process(task_struct& p) { return try_to_wake_up(p, TASK_NORMAL, 0); }
     /// Arms p's hrtimer to wake it `ns` from now (schedule_hrtimeout()); p then blocks.
     void schedule_timeout(task_struct& p, sim_dur ns);
+    /// hrtimer_nanosleep(): as schedule_timeout(), with the expiry range of p's timer slack.
+    void hrtimer_nanosleep(task_struct& p, sim_dur ns);
     /// model: try_to_wake_up(), by the current task `waker` (or an interrupt while it is
     /// current), of a fair task this run does not simulate (a replayed trace's task outside
     /// the selection), allowed on more than one CPU and not queued. `absent` stands for it

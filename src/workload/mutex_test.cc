@@ -34,8 +34,10 @@ cost_params slow_pipe()
     return c;
 }
 
+// The scenarios' start times are exact: their tasks' sleeps have no timer slack.
 task_code writer_at(task_context& t, channel& ch, sim_time start, sim_time& done)
 {
+    t.task().timer_slack_ns = 0;
     co_await t.sleep_until(start);
     co_await t.write(ch, 1);
     done = t.now();
@@ -43,6 +45,7 @@ task_code writer_at(task_context& t, channel& ch, sim_time start, sim_time& done
 
 task_code runner_at(task_context& t, sim_time start, sim_dur ns, sim_time& done)
 {
+    t.task().timer_slack_ns = 0;
     co_await t.sleep_until(start);
     co_await t.run(ns);
     done = t.now();

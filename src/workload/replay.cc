@@ -937,7 +937,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         co_await t.syscall(t.costs().nanosleep);
         const sim_dur left = rt.start - t.now();
         if (left > 0)
-            co_await t.timeout(left);
+            co_await t.timeout_exact(left);
     }
     u64 nth_wait = 0; // the task's dependency waits so far
     replay_steps::cursor cur(rt.steps);
@@ -1001,7 +1001,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             // (each traced dependency wake ends a block its wakee is in).
             waits_piled_ += c.value > target;
             if (o_.keep_blocks && wake_first)
-                co_await t.sleep(1);
+                co_await t.sleep_exact(1);
             co_await t.wait_for(c, target);
             if (o_.flow) { // a waker held for this pass goes on
                 const auto h = holder_.find({idx, ++passed_[idx]});
@@ -1015,13 +1015,13 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         }
         case replay_step::sleep:
             if (s.ns > 0)
-                co_await t.sleep(s.ns);
+                co_await t.sleep_exact(s.ns);
             break;
         case replay_step::sleep_until: {
             co_await t.syscall(t.costs().nanosleep);
             const sim_dur left = s.ns - t.now();
             if (left > 0)
-                co_await t.timeout(left);
+                co_await t.timeout_exact(left);
             break;
         }
         case replay_step::fork: {

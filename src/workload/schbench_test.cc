@@ -126,9 +126,10 @@ TEST(schbench_v1, every_request_follows_one_recorded_wakeup_and_lasts_sleep_plus
     EXPECT_GE(r.w->wakeup().nr_samples() + 2, reqs);
     EXPECT_LE(r.w->wakeup().nr_samples(), reqs + 2);
     EXPECT_EQ(r.w->request().nr_samples(), reqs);
-    // Request latency = usleep(100 us) + the math, with nothing else running.
+    // Request latency = usleep(100 us) + the math, with nothing else running; the sleep
+    // lasts up to its 50 us timer slack more.
     EXPECT_GE(r.w->request().min(), (usecs(100) + math) / 1000);
-    EXPECT_LE(r.w->request().max(), (usecs(100) + math) / 1000 + 20);
+    EXPECT_LE(r.w->request().max(), (usecs(150) + math) / 1000 + 20);
     // Message thread + 2 workers + main.
     EXPECT_EQ(r.t->k.tasks().size(), 4u);
     EXPECT_EQ(r.t->k.tasks()[1]->comm, "schbench-msg");

@@ -269,7 +269,10 @@ std::optional<task_action> timeout::step(task_context& t)
     if (waited)
         return std::nullopt;
     waited = true;
-    t.sys().schedule_timeout(t.task(), ns);
+    if (slack)
+        t.sys().hrtimer_nanosleep(t.task(), ns);
+    else
+        t.sys().schedule_timeout(t.task(), ns);
     return task_action::sleep();
 }
 
@@ -285,7 +288,10 @@ std::optional<task_action> nanosleep::step(task_context& t)
     if (until >= 0 && d <= 0)
         return std::nullopt; // the time has passed: no sleep
     waited = true;
-    t.sys().schedule_timeout(t.task(), d);
+    if (slack)
+        t.sys().hrtimer_nanosleep(t.task(), d);
+    else
+        t.sys().schedule_timeout(t.task(), d);
     return task_action::sleep();
 }
 

@@ -255,21 +255,24 @@ struct futex_wake {
     phase ph = phase::fresh;
 };
 struct timeout {
-    explicit timeout(sim_dur ns) : ns(ns) {}
+    timeout(sim_dur ns, bool slack) : ns(ns), slack(slack) {}
     std::optional<task_action> step(task_context& t);
     bool starts_with_cpu() const { return false; }
     void result() const {}
     sim_dur ns;
+    bool slack; ///< the task's timer slack applies (hrtimer_nanosleep())
     bool waited = false;
 };
 struct nanosleep {
     /// `until` >= 0: clock_nanosleep(TIMER_ABSTIME) to that time; else sleep `ns`.
-    nanosleep(sim_dur ns, sim_time until) : ns(ns), until(until) {}
+    /// `slack`: the task's timer slack applies (hrtimer_nanosleep()); else exactly `ns`.
+    nanosleep(sim_dur ns, sim_time until, bool slack) : ns(ns), until(until), slack(slack) {}
     std::optional<task_action> step(task_context& t);
     bool starts_with_cpu() const { return true; }
     void result() const {}
     sim_dur ns;
     sim_time until;
+    bool slack;
     phase ph = phase::fresh;
     bool waited = false;
 };
@@ -432,18 +435,31 @@ public:
     /// timer).
     call_awaiter<calls::nanosleep> sleep(sim_dur ns)
     {
-        return call_awaiter<calls::nanosleep>(*this, ns, -1);
+        return call_awaiter<calls::nanosleep>(*this, ns, -1, true);
+    }
+    /// model: nanosleep(ns) whose timer fires exactly `ns` after it is armed (no slack): a
+    /// replayed trace's timed sleep, whose traced length holds the real timer's slack.
+    call_awaiter<calls::nanosleep> sleep_exact(sim_dur ns)
+    {
+        return call_awaiter<calls::nanosleep>(*this, ns, -1, false);
     }
     /// clock_nanosleep(TIMER_ABSTIME) until `when`, after the entry cost; no sleep if it has
     /// passed.
     call_awaiter<calls::nanosleep> sleep_until(sim_time when)
     {
-        return call_awaiter<calls::nanosleep>(*this, 0, when);
+        return call_awaiter<calls::nanosleep>(*this, 0, when, true);
     }
-    /// The timer and sleep of a nanosleep() whose entry cost was paid already.
+    /// The timer and sleep of a nanosleep() whose entry cost was paid already (its range
+    /// is the task's timer slack, as hrtimer_nanosleep() sets it).
     call_awaiter<calls::timeout> timeout(sim_dur ns)
     {
-        return call_awaiter<calls::timeout>(*this, ns);
+        return call_awaiter<calls::timeout>(*this, ns, true);
+    }
+    /// model: a sleep of exactly `ns` (no slack): a replayed trace's sleep, whose traced
+    /// length holds the real timer's slack already.
+    call_awaiter<calls::timeout> timeout_exact(sim_dur ns)
+    {
+        return call_awaiter<calls::timeout>(*this, ns, false);
     }
     /// fork() / pthread_create() of a child running the code `factory` makes
     /// (factory(task_context&) -> task_code; opts.notify is signalled at its exit).

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -201,6 +202,118 @@ TEST(task_code, each_call_pays_its_entry_cost_before_its_effect)
     ASSERT_EQ(at.size(), 3u);
     EXPECT_EQ(at[1] - at[0], c.exec + c.gettime);
     EXPECT_GE(at[2] - at[1], c.nanosleep + usecs(100) + c.gettime);
+}
+
+/// Arms a nanosleep of `ns` and records when the timer was armed (after the syscall's
+/// entry cost) and when the task ran again; then sleeps past the test's end.
+struct timed_sleep {
+    sim_time armed = -1;
+    sim_time woke = -1;
+};
+
+task_code sleep_once(task_context& t, sim_dur ns, timed_sleep& out)
+{
+    const sim_time before = t.now();
+    co_await t.sleep(ns);
+    out.armed = before + t.costs().nanosleep;
+    out.woke = t.now();
+    co_await t.sleep(secs(10)); // off the CPU at the price of a syscall, not of an exit
+}
+
+task_struct& spawn_sleeper(test_env& e, sim_dur ns, timed_sleep& out, const std::string& comm,
+                           int policy = SCHED_NORMAL)
+{
+    task_opts o;
+    o.comm = comm;
+    o.cpu = 0;
+    o.allowed = cpumask(e.m.nr_cpus());
+    o.allowed.set(0);
+    o.policy = policy;
+    o.rt_priority = policy == SCHED_FIFO ? 50 : 0;
+    return e.k.spawn(make_task([&out, ns](task_context& t) { return sleep_once(t, ns, out); }), o);
+}
+
+// hrtimer_nanosleep(): [t, t + timer_slack_ns]; alone on its CPU the timer fires at the end.
+TEST(nanosleep, a_lone_sleepers_timer_fires_at_the_end_of_its_50_us_slack)
+{
+    test_env e(1, 1, "6.5", no_jitter());
+    timed_sleep a;
+    spawn_sleeper(e, usecs(100), a, "a");
+    e.k.run(msecs(1));
+    ASSERT_GE(a.woke, 0);
+    EXPECT_GE(a.woke - a.armed, usecs(150));
+    EXPECT_LT(a.woke - a.armed, usecs(160)) << "the wake path's costs only";
+}
+
+// __hrtimer_run_queues(): B's hard expiry (60 + 50 us) comes after A's soft one (100 us), so
+// B's interrupt also ends A's sleep, before A's own hard expiry (150 us).
+TEST(nanosleep, a_sleep_whose_soft_expiry_passed_ends_at_another_timers_interrupt)
+{
+    test_env e(1, 1, "6.5", no_jitter());
+    timed_sleep a, b;
+    spawn_sleeper(e, usecs(100), a, "a");
+    spawn_sleeper(e, usecs(60), b, "b");
+    e.k.run(msecs(1));
+    ASSERT_GE(a.woke, 0);
+    ASSERT_GE(b.woke, 0);
+    ASSERT_LT(std::abs(b.armed - a.armed), usecs(10)) << "both armed within 10 us";
+    EXPECT_GE(b.woke - b.armed, usecs(110)) << "b's own hard expiry";
+    EXPECT_GE(a.woke, b.armed + usecs(110)) << "a ran in b's interrupt";
+    EXPECT_LT(a.woke - a.armed, usecs(150)) << "before its own hard expiry";
+}
+
+// The walk in hard-expiry order stops at the first timer whose soft expiry is ahead: X (an
+// rt task: no slack, 170 us) stops A's interrupt at 150 us before Y (140 us soft, 190 us
+// hard), which then runs at X's interrupt.
+TEST(nanosleep, the_expiry_walk_stops_at_the_first_timer_not_yet_soft_expired)
+{
+    test_env e(1, 1, "6.5", no_jitter());
+    timed_sleep a, x, y;
+    spawn_sleeper(e, usecs(100), a, "a");
+    spawn_sleeper(e, usecs(140), y, "y");
+    spawn_sleeper(e, usecs(170), x, "x", SCHED_FIFO);
+    e.k.run(msecs(1));
+    ASSERT_GE(y.woke, 0);
+    ASSERT_LT(std::max({a.armed, x.armed, y.armed}) - std::min({a.armed, x.armed, y.armed}),
+              usecs(10))
+        << "the three timers are armed within 10 us";
+    EXPECT_GE(a.woke - a.armed, usecs(150));
+    EXPECT_GE(x.woke - x.armed, usecs(170));
+    EXPECT_LT(x.woke - x.armed, usecs(180)) << "an rt task's nanosleep has no slack";
+    EXPECT_GE(y.woke, x.armed + usecs(170)) << "y waited for x's interrupt";
+    EXPECT_LT(y.woke - y.armed, usecs(190)) << "before y's own hard expiry";
+}
+
+task_code hog(task_context& t)
+{
+    for (;;)
+        co_await t.run(msecs(100));
+}
+
+task_code sleep_across_tick(task_context& t, sim_dur tick, sim_time& tick_at, timed_sleep& out)
+{
+    // soft expiry 20 us before the second jiffy boundary from now, hard expiry 30 us after it
+    tick_at = (t.now() / tick + 2) * tick;
+    co_await t.sleep(tick_at - usecs(20) - t.now() - t.costs().nanosleep);
+    out.woke = t.now();
+    co_await t.sleep(secs(10));
+}
+
+// The tick is an hrtimer too: its interrupt ends a sleep whose soft expiry has passed.
+TEST(nanosleep, the_tick_ends_a_sleep_within_its_slack)
+{
+    test_env e(1, 1, "6.5", no_jitter());
+    spawn_code(e, make_task([](task_context& t) { return hog(t); }), "hog");
+    const sim_dur tick = static_cast<sim_dur>(e.k.config().params.tick_nsec());
+    sim_time tick_at = -1;
+    timed_sleep s;
+    spawn_code(e,
+               make_task([&](task_context& t) { return sleep_across_tick(t, tick, tick_at, s); }),
+               "sleeper");
+    e.k.run(3 * tick);
+    ASSERT_GE(s.woke, 0);
+    EXPECT_GE(s.woke, tick_at) << "not before the tick";
+    EXPECT_LT(s.woke, tick_at + usecs(30)) << "woken by the tick, before its hard expiry";
 }
 
 TEST(task_code, a_behaviour_of_another_kind_cannot_be_forked_with_an_exit_notification)
