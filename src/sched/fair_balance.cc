@@ -96,14 +96,16 @@ group_type group_classify(unsigned imbalance_pct, const sched_group& /*group*/,
 }
 
 /*
- * kernel: kernel/sched/fair.c adjust_numa_imbalance(), 6.x: allow a small
- * imbalance (<= 2 tasks) while the destination runs fewer than imb_numa_nr
- * tasks. 5.15 (numa_imb_nr off): allow_numa_imbalance(running, weight), below
- * a quarter of the weight (the pre-5.18 lines of 2cfb7a1b031b's diff).
+ * kernel: kernel/sched/fair.c adjust_numa_imbalance(), 5.19-6.x: allow a small
+ * imbalance (<= 2 tasks) while the destination would run at most imb_numa_nr
+ * tasks ("if (dst_running > imb_numa_nr) return imbalance;" since cb29a5c19d2d,
+ * 20220520103519.1863-4-mgorman@techsingularity.net; 5.18's allow_numa_imbalance()
+ * had "<"). 5.15 (numa_imb_nr off): allow_numa_imbalance(running, weight), below a
+ * quarter of the weight (the pre-5.18 lines of 2cfb7a1b031b's diff).
  */
 long adjust_numa_imbalance(const kernel& k, long imbalance, long dst_running, long imb_numa_nr)
 {
-    const bool allow = k.config().behaviour.numa_imb_nr ? dst_running < imb_numa_nr
+    const bool allow = k.config().behaviour.numa_imb_nr ? dst_running <= imb_numa_nr
                                                         : dst_running < (imb_numa_nr >> 2);
     if (!allow)
         return imbalance;

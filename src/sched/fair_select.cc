@@ -488,7 +488,8 @@ static bool update_pick_idlest(const sched_group* idlest, const sg_lb_stats& idl
  * kernel: kernel/sched/fair.c find_idlest_group(), 6.6: the least busy group
  * of sd (by group type, then load or idle CPUs); NULL when the local group
  * is good enough. NUMA domains keep the task local while the destination
- * would run fewer than imb_numa_nr tasks (adjust_numa_imbalance()).
+ * would run at most imb_numa_nr tasks, capped by the CPUs the task may use
+ * there, and the idle CPUs differ by at most 2 (adjust_numa_imbalance()).
  */
 const sched_group* find_idlest_group(kernel& k, const sched_domain& sd, task_struct& p,
                                      int this_cpu)
@@ -544,7 +545,12 @@ const sched_group* find_idlest_group(kernel& k, const sched_domain& sd, task_str
             if (static_cast<long>(local_sgs.sum_nr_running) < (sd.span_weight >> 2))
                 return nullptr;
         } else if (sd.has(SD_NUMA)) {
-            const long imb_numa_nr = sd.imb_numa_nr;
+            // f5b2eeb49991 (v5.19): no more than the task may use of the local node. The
+            // kernel tests p->nr_cpus_allowed != NR_CPUS, true for every task on a machine
+            // with fewer CPUs than the build's NR_CPUS, so the model always takes the min.
+            const long imb_numa_nr =
+                std::min(static_cast<long>((local->span & p.cpus_mask).weight()),
+                         static_cast<long>(sd.imb_numa_nr));
             const long imbalance =
                 std::abs(static_cast<long>(local_sgs.idle_cpus) - static_cast<long>(idlest_sgs.idle_cpus));
             if (!adjust_numa_imbalance(

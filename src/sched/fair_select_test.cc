@@ -378,6 +378,56 @@ TEST(find_idlest_group, v5_15_keeps_a_fork_local_below_a_quarter_of_the_numa_dom
     EXPECT_FALSE(stays_local(8));
 }
 
+/*
+ * kernel: fair.c find_idlest_group() and adjust_numa_imbalance(), 5.19-6.x
+ * (cb29a5c19d2d: "if (dst_running > imb_numa_nr) return imbalance;"). Two
+ * sockets of four 4-CPU LLCs, so imb_numa_nr = 4. Socket 0 runs 3 spinners (13
+ * idle CPUs), socket 1 one (15 idle). By hand: the local node would run 3 + 1 = 4,
+ * not more than imb_numa_nr, and the idle CPUs differ by 2 = NUMA_IMBALANCE_MIN,
+ * so the imbalance is allowed and the fork stays on socket 0.
+ */
+TEST(find_idlest_group, a_numa_fork_stays_local_while_the_node_would_run_imb_numa_nr_tasks)
+{
+    sched_fixture t(llc16_machine(1, 4), "tip-2023-08");
+    for (int cpu : {4, 8, 12, 16})
+        t.spawn(fmt::format("spin{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(1));
+    sched_domain* numa = fork_from_cpu0(t, p);
+    ASSERT_NE(numa, nullptr);
+    ASSERT_EQ(numa->imb_numa_nr, 4u);
+    EXPECT_EQ(find_idlest_group(*t.k, *numa, p, 0), nullptr);
+}
+
+/*
+ * kernel: fair.c find_idlest_group(), since f5b2eeb49991 (v5.19): for a task whose
+ * nr_cpus_allowed is not NR_CPUS (any task on a machine smaller than the build's
+ * NR_CPUS) the allowance is min(CPUs of the local group it may use, imb_numa_nr).
+ * p may use cpu0-1 of socket 0 and all of socket 1; socket 0 runs 2 spinners (14
+ * idle), socket 1 none (16 idle). By hand: imb_numa_nr = min(2, 4) = 2 and the local
+ * node would run 3 > 2, so the idle difference 2 stands and socket 1, with more
+ * idle CPUs, is chosen (with imb_numa_nr 4 the fork would stay).
+ */
+TEST(find_idlest_group, the_numa_allowance_is_capped_by_the_local_cpus_the_task_may_use)
+{
+    sched_fixture t(llc16_machine(1, 4), "tip-2023-08");
+    for (int cpu : {4, 8})
+        t.spawn(fmt::format("spin{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(1));
+    sched_domain* numa = fork_from_cpu0(t, p);
+    ASSERT_NE(numa, nullptr);
+    ASSERT_EQ(numa->imb_numa_nr, 4u);
+    p.cpus_mask.clear_all();
+    for (int cpu = 0; cpu < 32; ++cpu)
+        if (cpu < 2 || cpu >= 16)
+            p.cpus_mask.set(cpu);
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    const sched_group* g = find_idlest_group(*t.k, *numa, p, 0);
+    ASSERT_NE(g, nullptr);
+    EXPECT_TRUE(g->span.test(16));
+}
+
 TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
 {
     sched_fixture t(llc16_machine(), "6.6");
@@ -407,9 +457,10 @@ TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
  * - PKG of cpu29: all four LLCs have 4 idle CPUs; the local group is kept on a
  *   tie (local idle_cpus >= idlest's), whatever its three sleepers weigh; MC: the
  *   same between single CPUs. So the fork lands on cpu29 beside its sleepers.
- * Repeated at each fork, this is how tbench's clients and servers, which sleep
- * ~30 us after they start, piled on one CPU each of two LLCs of bergamo-2s
- * (docs/validation.md, "The baseline at 256 clients").
+ * Repeated at each fork, this is how tbench's clients and servers, which slept
+ * ~30 us after they started, piled on one CPU each of two LLCs of bergamo-2s
+ * (docs/validation.md, "The baseline at 256 clients") until d9c3bc4 gave each
+ * client dbench's setup exchange, whose reply wakes it beside its server.
  */
 TEST(find_idlest_cpu, a_fork_follows_the_most_recently_idled_cpu_past_sleeping_children)
 {

@@ -278,7 +278,8 @@ void tbench_workload::sig_alarm(sim_time now)
  *   until all wait on the start semaphore ("N of N processes prepared for
  *   launch"); releases them; then every second runs sig_alarm(); once the
  *   clients are flagged done it wait()s for them and prints the summary;
- * - client: connect()s, waits on the semaphore, then replays the loadfile
+ * - client: connect()s, exchanges 8 bytes each way with its server (sockio.c
+ *   sio_setup()'s do_packets(child, 8, 8)), waits on the semaphore, then replays the loadfile
  *   (rewinding at its end) until flagged done, checked before every line:
  *   send the request, read the 4-byte reply header, read the rest of the
  *   reply; finally it closes the connection and exits;
@@ -330,6 +331,11 @@ task_code tbench_workload::run_server(task_context& t, unsigned i)
     cl_[i].server = &t.task();
     channel& c2s = *conn_[i].first;
     channel& s2c = *conn_[i].second;
+    // The client's setup exchange (sockio.c sio_setup(): do_packets(child, 8, 8)), answered
+    // by server()'s loop like any request: a 4-byte length, 4 bytes, an 8-byte reply.
+    if (!co_await t.read(c2s, 4) || !co_await t.read(c2s, 4))
+        co_return;
+    co_await t.write(s2c, 8);
     for (;;) {
         for (const tbench_line& l : lines_) {
             const bool header = co_await t.read(c2s, 4);
@@ -350,6 +356,11 @@ task_code tbench_workload::run_client(task_context& t, unsigned i, counter& list
     channel& s2c = *conn_[i].second;
     client& c = cl_[i];
     co_await t.signal(listen); // connect()
+    // sockio.c sio_setup() ends with do_packets(child, 8, 8): an 8-byte request and the
+    // server's 8-byte reply, before the client waits at the start barrier.
+    co_await t.write(c2s, 8);
+    if (!co_await t.read(s2c, 4) || !co_await t.read(s2c, 4))
+        co_return;
     c.task = &t.task();
     ++nr_ready_;
     co_await t.wait_for(release, 1, &cost_params::futex_wait); // semop() on the start barrier

@@ -8,6 +8,7 @@
 #include "sim/config_error.h"
 #include "support/workload_env.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include "sim/test_support.h"
 
@@ -134,6 +135,41 @@ TEST(tbench, each_client_talks_to_its_own_forked_server_until_the_time_limit)
         EXPECT_GE(c.server->exit_time, c.task->exit_time - msecs(1));
     }
     EXPECT_THAT(r.w->report(), HasSubstr("releasing clients\n   2  cleanup   1 sec\n"));
+}
+
+/*
+ * model: sockio.c sio_setup() ends with do_packets(child, 8, 8), so before the start
+ * barrier each client sends 8 bytes and waits for its new server's 8-byte reply
+ * (tbench_srv.c server(): length, payload, reply like any request). Each direction
+ * carries those 8 bytes on top of the loadfile lines the client completed.
+ */
+TEST(tbench, each_client_exchanges_8_bytes_with_its_server_before_the_loadfile)
+{
+    const tb_run r = run_tbench({"-t", "0.5", "-c", "client-tiny.txt", "2"}, 2);
+    ASSERT_TRUE(r.w->finished());
+    const auto& lines = r.w->loadfile();
+    for (unsigned i = 0; i < 2; ++i) {
+        const auto& c = r.w->clients().at(i);
+        u64 req = 0;
+        u64 rsp = 0;
+        for (u64 k = 0; k < c.line; ++k) {
+            req += lines[k % lines.size()].req;
+            rsp += lines[k % lines.size()].rsp;
+        }
+        const channel* c2s = nullptr;
+        const channel* s2c = nullptr;
+        for (const auto& ch : r.w->state().channels()) {
+            if (ch->name() == fmt::format("client{}/c2s", i))
+                c2s = ch.get();
+            if (ch->name() == fmt::format("client{}/s2c", i))
+                s2c = ch.get();
+        }
+        ASSERT_NE(c2s, nullptr);
+        ASSERT_NE(s2c, nullptr);
+        EXPECT_EQ(c2s->stats().bytes_written, 8 + req) << "client " << i;
+        EXPECT_EQ(s2c->stats().bytes_written, 8 + rsp) << "client " << i;
+        EXPECT_EQ(s2c->stats().bytes_read, 8 + rsp) << "client " << i;
+    }
 }
 
 TEST(tbench, throughput_counts_payload_bytes_per_second_of_the_execute_window)
