@@ -298,10 +298,11 @@ void add_replay_command(CLI::App& app, int& rc)
         ->capture_default_str();
     replay
         ->add_option("--deps", rpl.deps,
-                     "flow: as count, and a waker's wake of a task waits until the task has "
-                     "consumed the waker's previous one (a window of one traced hand-off per "
-                     "channel); count: a block ended by a traced task waits for the task's "
-                     "n-th such wake by any waker; edge: for the n-th wake by the waker the "
+                     "flow: as count, and a task's k-th dependency wake (by any waker) waits "
+                     "until the task has passed its (k-1)-th dependency wait (a window of one "
+                     "traced hand-off per wakee); count: a block ended by a traced task "
+                     "waits for the task's n-th such wake by any waker; edge: for the n-th "
+                     "wake by the waker the "
                      "trace shows; keep: as count, and a wait whose wake came first still "
                      "sleeps (1 ns), so every traced block is kept")
         ->capture_default_str();
