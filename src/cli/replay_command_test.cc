@@ -21,6 +21,7 @@ namespace {
 
 using test_support::schedlab_bin;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
 const std::string schbench_trace = traces_dir + "schbench_m1_t2_r3.trace.txt.xz";
@@ -182,6 +183,30 @@ TEST(cmd_replay, bad_input_is_refused_with_the_input_named)
     EXPECT_EQ(help.status, 0);
     EXPECT_THAT(help.output, HasSubstr("--speed"));
     EXPECT_THAT(help.output, HasSubstr("--comm"));
+}
+
+// A trace whose tasks end up waiting for each other (a sched_waking whose waker the trace
+// shows asleep; src/workload/replay_test.cc has the rebuild) is bad input, exit 2 with the
+// file named, from replay and from compare: not a run cut short by --time-limit (exit 3).
+TEST_F(cmd_replay_trace, a_trace_that_stalls_is_refused_with_the_file_named)
+{
+    const std::string t = write(
+        "stall.txt",
+        "# tracer: nop\n"
+        "           c-12   [001] d..2.  1.001000: sched_switch: prev_comm=b prev_pid=11 "
+        "prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n"
+        "           b-11   [000] d..2.  1.001100: sched_waking: comm=a pid=10 prio=120 "
+        "target_cpu=001\n"
+        "           a-10   [001] d..2.  1.001200: sched_waking: comm=b pid=11 prio=120 "
+        "target_cpu=000\n");
+    const auto r = schedlab_bin("replay --machine ryzen-7950x " + t);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(t + ": the replay stalled at "));
+    EXPECT_THAT(r.output, Not(HasSubstr("--time-limit")));
+    const auto c = schedlab_bin("compare --runs 1 --machine ryzen-7950x --kernel 6.6 "
+                                "--kernel 6.18 -- replay " + t);
+    EXPECT_EQ(c.status, 2) << c.output;
+    EXPECT_THAT(c.output, HasSubstr(t + ": the replay stalled at "));
 }
 
 TEST(cmd_replay, bursts_deps_and_rt_policy_are_checked)

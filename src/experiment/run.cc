@@ -184,6 +184,9 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     }
 
     res.finished = w->finished();
+    if (!res.finished)
+        if (std::string why = w->stalled(); !why.empty())
+            throw config_error("", why);
     res.metrics = w->metrics();
     res.measured_nothing = w->measured_nothing();
     res.benchmark_output = w->report();

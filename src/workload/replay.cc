@@ -983,7 +983,9 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
                 ++flow_held_;
                 holder_[{wakee, s.k - 1}] = idx;
                 counter& h = hold_counter(idx);
+                waiting_[idx] = {replay_wait::held, &h, h.value + 1, wakee, s.k, t.now()};
                 co_await t.wait_for(h, h.value + 1);
+                waiting_[idx].kind = replay_wait::none;
             }
             counter& c = o_.edge_deps ? edge(idx, wakee) : edge(wakee, wakee);
             co_await t.signal(c);
@@ -1002,7 +1004,10 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             waits_piled_ += c.value > target;
             if (o_.keep_blocks && wake_first)
                 co_await t.sleep_exact(1);
+            waiting_[idx] = {replay_wait::dependency, &c, target, static_cast<std::size_t>(s.pid),
+                             nth_wait, t.now()};
             co_await t.wait_for(c, target);
+            waiting_[idx].kind = replay_wait::none;
             if (o_.flow) { // a waker held for this pass goes on
                 const auto h = holder_.find({idx, ++passed_[idx]});
                 if (h != holder_.end()) {
@@ -1030,6 +1035,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             fo.comm = trace_->tasks[c].comm;
             fo.notify = exited_;
             auto child = [this, c](task_context& ct) { return run_task(ct, c); };
+            life_[c] = 1;
             co_await t.fork(child, fo);
             break;
         }
@@ -1049,6 +1055,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         }
     }
     last_exit_ = std::max(last_exit_, t.sys().now());
+    life_[idx] = 2;
     co_await t.run(0); // what the task still owes (wakeups it made) before its exit
 }
 
@@ -1059,6 +1066,8 @@ void replay_workload::setup(syscalls& sys)
     runtime_mark_.assign(tasks.size(), 0);
     passed_.assign(tasks.size(), 0);
     hold_.assign(tasks.size(), nullptr);
+    waiting_.assign(tasks.size(), {});
+    life_.assign(tasks.size(), 0);
     for (std::size_t i = 0; i < tasks.size(); ++i)
         pid_index_[tasks[i].pid] = i;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -1071,6 +1080,7 @@ void replay_workload::setup(syscalls& sys)
         to.policy = rs.policy;
         to.rt_priority = rs.rt_priority;
         to.nice = rs.nice;
+        life_[i] = 1;
         sys.spawn(make_task([this, i](task_context& t) { return run_task(t, i); }, exited_), to);
     }
 }
@@ -1078,6 +1088,66 @@ void replay_workload::setup(syscalls& sys)
 bool replay_workload::finished() const
 {
     return exited_ && exited_->value >= trace_->tasks.size();
+}
+
+/*
+ * model: a replay cannot stall on a trace whose events agree with each other: every wait a
+ * task's steps make (a dependency wait, a flow-control hold) is met by a step of another
+ * task that comes earlier in the trace's order, so the steps complete in that order if in
+ * no other. A trace whose events contradict each other breaks that: a sched_waking whose
+ * waker (the TASK-PID column) the trace shows asleep, a task switched out on a CPU it was
+ * not running on, events out of order within a CPU. Its tasks can end up each waiting
+ * for another's wake; the run would then idle to --time-limit and look like a run cut short.
+ * At the end of an unfinished run: when every task forked and not exited waits on a counter
+ * below its target, nothing can signal any of them (counters are signalled only by the
+ * replayed tasks' steps), and the input is the error.
+ */
+std::string replay_workload::stalled() const
+{
+    if (finished() || waiting_.empty())
+        return "";
+    std::vector<std::size_t> stuck;
+    sim_time since = 0;
+    for (std::size_t i = 0; i < waiting_.size(); ++i) {
+        if (life_[i] != 1)
+            continue;
+        const replay_wait& w = waiting_[i];
+        if (w.kind == replay_wait::none || w.c->value >= w.target)
+            return ""; // running, runnable, on a timer, or about to go on
+        stuck.push_back(i);
+        since = std::max(since, w.since);
+    }
+    if (stuck.empty())
+        return "";
+    const auto& tasks = trace_->tasks;
+    std::string who;
+    constexpr std::size_t shown = 6;
+    for (std::size_t j = 0; j < stuck.size() && j < shown; ++j) {
+        const std::size_t i = stuck[j];
+        const replay_wait& w = waiting_[i];
+        who += j ? "; " : "";
+        if (w.kind == replay_wait::held)
+            who += fmt::format("pid {} ({}) holds its wake of pid {} until that task has passed "
+                               "its dependency wait number {} (it has passed {})",
+                               tasks[i].pid, tasks[i].comm, tasks[w.other].pid, w.n - 1,
+                               passed_[w.other]);
+        else if (o_.edge_deps)
+            who += fmt::format("pid {} ({}) waits for wake number {} of it by pid {} ({} came)",
+                               tasks[i].pid, tasks[i].comm, w.target, w.other, w.c->value);
+        else
+            who += fmt::format("pid {} ({}) waits for its dependency wake number {} ({} came; "
+                               "the trace's waker: pid {})",
+                               tasks[i].pid, tasks[i].comm, w.target, w.c->value, w.other);
+    }
+    if (stuck.size() > shown)
+        who += fmt::format("; and {} more", stuck.size() - shown);
+    return fmt::format(
+        "{}: the replay stalled at {:.6f} s: each of the {} tasks left waits for a wake that "
+        "only another of them can make ({}). A trace whose events agree never stalls a replay "
+        "(docs/replay.md, \"A replay that stalls\"): check the trace for a sched_waking whose "
+        "waker it shows asleep, a task switched out on a CPU it was not running on, or lost "
+        "events",
+        trace_->path, static_cast<double>(since) / 1e9, stuck.size(), who);
 }
 
 std::string replay_workload::report() const

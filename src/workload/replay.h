@@ -254,6 +254,9 @@ public:
     std::string content_identity() const override;
     void setup(syscalls& sys) override;
     bool finished() const override;
+    /// Every task left waits on a dependency wake or a flow-control hold that no task can
+    /// make any more (a trace whose events contradict each other: see replay.cc).
+    std::string stalled() const override;
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
 
@@ -308,6 +311,21 @@ private:
     /// --deps flow: dependency wakes that waited for the wakee to pass its previous
     /// dependency wait.
     u64 flow_held_ = 0;
+    /// model: what each task waits on now, for stalled(): a dependency wait (its counter,
+    /// the target, the traced waker's pid, the wait's number) or a flow-control hold (its
+    /// hold counter and target, the wakee's index, the wake's index k); none while it runs,
+    /// sleeps on a timer, or has not been forked or has exited.
+    struct replay_wait {
+        enum kind_t : std::uint8_t { none, dependency, held } kind = none;
+        const counter* c = nullptr;
+        u64 target = 0;
+        std::size_t other = 0; ///< dependency: the traced waker's pid; held: the wakee's index
+        u64 n = 0;             ///< dependency: the wait's number; held: the wake's k
+        sim_time since = 0;
+    };
+    std::vector<replay_wait> waiting_;
+    /// Per task: 0 not forked yet, 1 forked (spawned) and not exited, 2 exited.
+    std::vector<std::uint8_t> life_;
 };
 
 /// Parses the replay's arguments; config_error names a bad one.

@@ -977,6 +977,66 @@ TEST_F(replay_round_trip, flow_holds_a_wake_until_the_wakee_passed_its_previous_
 }
 
 /*
+ * A trace whose events contradict each other (found by mutating a recorded schbench trace:
+ * one sched_switch's prev_pid changed): b is switched out asleep at 1000 us (on a CPU whose
+ * TASK-PID column says c ran), then a
+ * sched_waking of a is made by b (the TASK-PID column) while the trace has b asleep, and a
+ * wakes b. Rebuilt, b waits for a's wake and a (its first event a wakeup: a block before
+ * it) waits for b's, each before its own wake: under every --deps mode each task waits
+ * for the other. The run is not cut short by the limit: it can never finish, and
+ * stalled() says so, naming both tasks and what each waits for. A run that the limit
+ * stops while a task still runs is not stalled.
+ */
+TEST_F(replay_round_trip, a_trace_whose_tasks_wait_for_each_other_stalls_and_says_which)
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 3/3   #P:2\n";
+    t += line("c-12", 1, "d..2.", 1000, sw("b", 11, "S", "swapper/1", 0));
+    t += line("b-11", 0, "d..2.", 1100, "sched_waking: comm=a pid=10 prio=120 target_cpu=001");
+    t += line("a-10", 1, "d..2.", 1200, "sched_waking: comm=b pid=11 prio=120 target_cpu=000");
+    write("t.txt", t);
+    const std::string p = path("t.txt");
+    for (const char* d : {"flow", "count", "edge", "keep"}) {
+        test_env env(2, 1, "6.6");
+        auto w = make_replay_workload({p, "--deps", d});
+        w->setup(env.k.sys());
+        env.k.run(secs(1));
+        EXPECT_FALSE(w->finished()) << d;
+        const std::string why = w->stalled();
+        EXPECT_THAT(why, HasSubstr(p + ": the replay stalled at 0.000")) << d;
+        EXPECT_THAT(why, HasSubstr("each of the 2 tasks left waits for a wake that only "
+                                   "another of them can make"))
+            << d;
+        if (std::string(d) == "edge") {
+            EXPECT_THAT(why, HasSubstr("pid 10 (a) waits for wake number 1 of it by pid 11 "
+                                       "(0 came)"));
+            EXPECT_THAT(why, HasSubstr("pid 11 (b) waits for wake number 1 of it by pid 10"));
+        } else {
+            EXPECT_THAT(why, HasSubstr("pid 10 (a) waits for its dependency wake number 1 (0 "
+                                       "came; the trace's waker: pid 11)"))
+                << d;
+            EXPECT_THAT(why, HasSubstr("pid 11 (b) waits for its dependency wake number 1"))
+                << d;
+        }
+    }
+
+    // The limit, not a stall: a's 5 ms burst cut at 1 ms.
+    std::string u = "# tracer: nop\n# entries-in-buffer/entries-written: 3/3   #P:1\n";
+    u += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    u += line("a-10", 0, "d..2.", 6000, "sched_process_exit: comm=a pid=10 prio=120 group_dead=1");
+    u += line("a-10", 0, "d..2.", 6000, sw("a", 10, "X", "swapper/0", 0));
+    write("u.txt", u);
+    test_env env(1, 1, "6.6");
+    auto w = make_replay_workload({path("u.txt")});
+    w->setup(env.k.sys());
+    env.k.run(msecs(1));
+    EXPECT_FALSE(w->finished());
+    EXPECT_EQ(w->stalled(), "");
+    env.k.run(secs(1));
+    EXPECT_TRUE(w->finished());
+    EXPECT_EQ(w->stalled(), "");
+}
+
+/*
  * A replay's own trace keeps its timers: a replayed timed sleep ends in the timer's hardirq
  * (hrtimer_wakeup()), which --trace prints with the 'h' flag (text) or TRACE_FLAG_HARDIRQ
  * (.dat), so reading the replay's trace back takes those blocks for timers again, not for

@@ -50,6 +50,11 @@ public:
     /// Why a finished run measured nothing ("" when it measured something): such a run is an
     /// error, not a figure of 0 (tbench whose clients were still warming up at its time limit).
     virtual std::string measured_nothing() const { return ""; }
+    /// Why an unfinished run could never have finished ("" when it could: the time limit
+    /// stopped it): every task left waits for another's wake, which bad input can make (a
+    /// replayed trace whose events contradict each other). Such a run is an error naming the
+    /// input, not a run cut short.
+    virtual std::string stalled() const { return ""; }
     /// A new instance for another run, sharing this one's immutable inputs (a replay's trace,
     /// read once however many runs replay it); nullptr (the default): the caller builds one
     /// from the argv. Must not depend on setup() having been called.
