@@ -7,35 +7,13 @@
 #include "fuzz_support.h"
 #include "workload/replay.h"
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <string>
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     using namespace schedlab;
-    // A trace-cmd .dat file goes to libtracecmd's own parser (Debian's build, not instrumented
-    // here): not this target's subject.
-    if (size >= 10 && std::memcmp(data,
-                                  "\x17\x08"
-                                  "Dtracing",
-                                  10) == 0)
+    if (fuzz::is_trace_cmd_dat(data, size))
         return 0;
-    struct scratch_file {
-        std::string path = (std::filesystem::temp_directory_path() /
-                            ("schedlab-fuzz-ftrace-" + std::to_string(getpid())))
-                               .string();
-        ~scratch_file() { std::remove(path.c_str()); }
-    };
-    static const scratch_file scratch;
-    const std::string& path = scratch.path;
-    if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
-        std::fwrite(data, 1, size, f);
-        std::fclose(f);
-    }
-    fuzz::expect_clean([&] { load_replay_trace(path, {}); });
+    static const fuzz::scratch_file scratch("ftrace");
+    scratch.write(data, size);
+    fuzz::expect_clean([&] { load_replay_trace(scratch.path, {}); });
     return 0;
 }

@@ -13,34 +13,15 @@
 #include "experiment/run.h"
 #include "fuzz_support.h"
 
-#include <unistd.h>
-
 #include <array>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     using namespace schedlab;
-    // trace-cmd .dat input goes to libtracecmd's parser (not instrumented here).
-    if (size >= 10 && std::memcmp(data,
-                                  "\x17\x08"
-                                  "Dtracing",
-                                  10) == 0)
+    if (fuzz::is_trace_cmd_dat(data, size))
         return 0;
-    struct scratch_file {
-        std::string path = (std::filesystem::temp_directory_path() /
-                            ("schedlab-fuzz-replay-run-" + std::to_string(getpid()) + ".txt"))
-                               .string();
-        ~scratch_file() { std::remove(path.c_str()); }
-    };
-    static const scratch_file scratch;
-    if (std::FILE* f = std::fopen(scratch.path.c_str(), "wb")) {
-        std::fwrite(data, 1, size, f);
-        std::fclose(f);
-    }
+    static const fuzz::scratch_file scratch("replay-run");
+    scratch.write(data, size);
     static constexpr std::array<const char*, 4> deps = {"flow", "count", "edge", "keep"};
     run_spec spec;
     spec.machine = "ryzen-7950x";

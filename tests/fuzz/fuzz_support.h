@@ -8,8 +8,13 @@
  */
 #include "sim/config_error.h"
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -34,6 +39,33 @@ template <typename F> void expect_clean(F&& f)
             __builtin_trap(); // an error must say what is wrong
     }
 }
+
+/// True for a trace-cmd .dat file's magic: libtracecmd's input (Debian's build, not
+/// instrumented here), not a fuzz target's subject.
+inline bool is_trace_cmd_dat(const std::uint8_t* data, std::size_t size)
+{
+    return size >= 10 && std::memcmp(data, "\x17\x08" "Dtracing", 10) == 0;
+}
+
+/// A file in the temporary directory named after the target and this process, removed at
+/// exit; write() replaces its contents with an input (for readers that take a path).
+struct scratch_file {
+    std::string path;
+    explicit scratch_file(const std::string& name)
+        : path((std::filesystem::temp_directory_path() /
+                ("schedlab-fuzz-" + name + "-" + std::to_string(getpid()) + ".txt"))
+                   .string())
+    {
+    }
+    ~scratch_file() { std::remove(path.c_str()); }
+    void write(const std::uint8_t* data, std::size_t size) const
+    {
+        if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
+            std::fwrite(data, 1, size, f);
+            std::fclose(f);
+        }
+    }
+};
 
 /// Splits on NUL or newline into argv-like words (empty words kept: "" is an argument too).
 inline std::vector<std::string> words_of(const std::string& text, std::size_t max_words = 64)
