@@ -285,6 +285,26 @@ TEST(task_code, exec_stays_on_its_own_cpu_when_every_other_cpu_is_busy)
     EXPECT_EQ(seen.after, 0) << "its own CPU, running only it, is the idlest";
 }
 
+/*
+ * kernel: fair.c update_sg_wakeup_stats() -> idle_cpu_without(), 6.5: the exec'ing task's own
+ * CPU counts as idle without it, so, alone on cpu0 with a spinner on cpu3 and cpus 1-2 idle,
+ * the local group ties the idlest and is kept at each level (find_idlest_group()'s
+ * "local_sgs.idle_cpus >= idlest_sgs.idle_cpus"): it stays. With idle_cpu() there (cpu0 runs
+ * p, so not idle) it moved to cpu1.
+ */
+TEST(task_code, exec_stays_on_its_own_cpu_when_it_is_alone_there)
+{
+    test_env e(4, 1, "6.5", no_jitter());
+    exec_seen seen;
+    spawn_pinned(e, make_task([](task_context& t) { return spin_forever(t); }), "spin", 3);
+    spawn_pinned(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+    e.k.run(msecs(50));
+
+    ASSERT_EQ(seen.before, 0);
+    ASSERT_GE(seen.exec_end, 0);
+    EXPECT_EQ(seen.after, 0) << "its own CPU, idle without it, is as idle as any";
+}
+
 /// Arms a nanosleep of `ns` and records when the timer was armed (after the syscall's
 /// entry cost) and when the task ran again; then sleeps past the test's end.
 struct timed_sleep {
