@@ -5,6 +5,7 @@
  * not have: it is where simulated user space runs).
  */
 #include "sched/core.h"
+#include "sched/fair.h"
 
 #include <fmt/format.h>
 
@@ -287,6 +288,72 @@ void kernel::wake_up_new_task(task_struct& p)
     wakeup_preempt(r, p, WF_FORK);
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
+}
+
+/*
+ * kernel: kernel/sched/core.c sched_exec(), 6.5 (the same call and stopper move in 5.15 and,
+ * after the 2023 scoped_guard conversion, in 6.18), from fs/exec.c bprm_execve() once the
+ * binary is open and before it is loaded: the class's select_task_rq() with WF_EXEC (fair:
+ * the slow path from the highest SD_BALANCE_EXEC domain; rt, dl and ext keep the CPU), and,
+ * when another CPU wins, stop_one_cpu(task_cpu(p), migration_cpu_stop): the stopper preempts
+ * p on its own CPU at once and moves it. Differs: no cpu_active() check (no hotplug); the
+ * stopper is an event at the same instant, like the active balance's (its two context
+ * switches are not charged); sched_core_exec() (core scheduling) is not modelled.
+ */
+void kernel::sched_exec(task_struct& p)
+{
+    SIM_BUG_ON(cpu_rq(p.cpu).curr != &p, "sched_exec() by pid {} which is not current", p.pid);
+    this_cpu_ = p.cpu;
+    const int dest_cpu = p.sched_class->select_task_rq(*this, p, p.cpu, WF_EXEC);
+    if (dest_cpu == p.cpu || !p.cpus_mask.test(dest_cpu))
+        return;
+    rq& r = cpu_rq(p.cpu);
+    SIM_BUG_ON(r.exec_migrate, "cpu{}: a second sched_exec() stopper", r.cpu);
+    r.exec_migrate = &p;
+    r.exec_dest_cpu = dest_cpu;
+    sim_.after(0, event_prio::ipi, this, ev_arg(EV_MIGRATION_STOP, static_cast<u32>(r.cpu)));
+}
+
+/*
+ * kernel: kernel/sched/core.c migration_cpu_stop() -> __migrate_task() -> move_queued_task(),
+ * 6.5, for sched_exec()'s request: on p's CPU the stopper has preempted p (put_prev_task());
+ * p, still queued, is dequeued, set on dest (is_cpu_allowed() checked), enqueued there with
+ * the wakeup-preemption check; the stopper's CPU then schedules. If p is no longer queued on
+ * this CPU, only p->wake_cpu is set (the kernel's "task_rq(p) == rq" and on_rq tests).
+ * Differs: the stopper thread is not a task (its switches are not charged), as for
+ * active_load_balance_cpu_stop().
+ */
+void kernel::migration_cpu_stop(rq& r)
+{
+    task_struct* pp = std::exchange(r.exec_migrate, nullptr);
+    const int dest_cpu = std::exchange(r.exec_dest_cpu, -1);
+    SIM_BUG_ON(!pp, "cpu{}: migration stopper without a task", r.cpu);
+    task_struct& p = *pp;
+    this_cpu_ = r.cpu;
+    const bool curr = r.curr == &p;
+    if (curr) {
+        stop_burst(r);
+        update_rq_clock(r);
+        if (p.sched_class == &fair_sched_class)
+            update_curr(*this, r.cfs);
+    }
+    if (p.cpu == r.cpu && p.on_rq && p.cpus_mask.test(dest_cpu)) {
+        if (curr)
+            p.sched_class->put_prev_task(*this, r, p);
+        update_rq_clock(r);
+        deactivate_task(r, p, DEQUEUE_NOCLOCK);
+        set_task_cpu(p, dest_cpu);
+        rq& dst = cpu_rq(dest_cpu);
+        update_rq_clock(dst);
+        activate_task(dst, p, ENQUEUE_NOCLOCK);
+        wakeup_preempt(dst, p, 0);
+    } else if (p.cpu == r.cpu) {
+        p.wake_cpu = dest_cpu;
+    }
+    if (curr) {
+        r.need_resched = true;
+        __schedule(r, true);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1056,10 +1123,10 @@ void kernel::sched_tick(rq& r)
 
 const char* kernel::event_kind_name(int kind)
 {
-    static_assert(EV_SCHED_DONE == nr_event_kinds, "one name per ev_kind");
+    static_assert(EV_MIGRATION_STOP == nr_event_kinds, "one name per ev_kind");
     static constexpr std::array<const char*, nr_event_kinds> names = {
         "burst",   "resched", "tick",      "timer",     "ttwu_ipi",
-        "softirq", "ilb",     "active_lb", "sched_done"};
+        "softirq", "ilb",     "active_lb", "sched_done", "migration_stop"};
     return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -1101,6 +1168,9 @@ void kernel::fire(u64 arg)
         irq_ctx_ = trace_irq_ctx::hardirq;
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
         irq_ctx_ = trace_irq_ctx::task;
+        break;
+    case EV_MIGRATION_STOP:
+        migration_cpu_stop(cpu_rq(static_cast<int>(v)));
         break;
     case EV_SCHED_DONE: // __schedule() to idle is done: prev is off the CPU (see __schedule())
         sched_done(cpu_rq(static_cast<int>(v)));

@@ -120,9 +120,9 @@ public:
     /// The kinds of the kernel's events; the balancing code's (softirq, ilb, active_lb)
     /// are fired by its own handler, lb_state (fair_balance.h), and counted here.
     enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
-                         EV_ILB, EV_ACTIVE_LB, EV_SCHED_DONE };
+                         EV_ILB, EV_ACTIVE_LB, EV_SCHED_DONE, EV_MIGRATION_STOP };
     /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
-    static constexpr int nr_event_kinds = 9;
+    static constexpr int nr_event_kinds = 10;
     void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
@@ -146,6 +146,10 @@ public:
     void set_task_cpu(task_struct& p, int new_cpu);
     int select_task_rq(task_struct& p, int cpu, int wake_flags);
     void wake_up_new_task(task_struct& p);
+    /// execve()'s sched_exec() by the current task p, from inside its step(): re-places p
+    /// (select_task_rq(WF_EXEC)) and queues the stopper that moves it if another CPU wins.
+    void sched_exec(task_struct& p);
+    void migration_cpu_stop(rq& r);
     void sched_tick(rq& rq);
     void update_rq_clock(rq& rq);
     /// Ends the current burst of rq's task (its work so far accounted).

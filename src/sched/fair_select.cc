@@ -426,6 +426,20 @@ int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
 /* ---- the slow path (fork / exec) ---- */
 
 /*
+ * kernel: kernel/sched/fair.c idle_cpu_without(), 6.5: idle_cpu() but for p as rq->curr, the
+ * nr_running test left to the caller (it counts without p): only sched_exec()'s p, running
+ * on its CPU, differs from idle_cpu(). model: the wake list's visibility and the switch to
+ * idle (rq::in_schedule) as kernel::idle_cpu() reads them.
+ */
+static bool idle_cpu_without(const kernel& k, const rq& r, const task_struct& p)
+{
+    if (r.curr != &p)
+        return k.idle_cpu(r.cpu);
+    return !(r.ttwu_pending &&
+             (k.now() >= r.ttwu_pending_visible || k.smp_processor_id() == r.ttwu_pending_writer));
+}
+
+/*
  * kernel: kernel/sched/fair.c update_sg_wakeup_stats(), 6.6: a group's
  * statistics as they would be without p (cpu_load_without() & co.).
  */
@@ -442,7 +456,7 @@ void update_sg_wakeup_stats(kernel& k, const sched_domain& sd, const sched_group
         sgs.sum_h_nr_running += r.cfs.h_nr_running - local;
         const unsigned nr_running = r.nr_running - local;
         sgs.sum_nr_running += nr_running;
-        if (!nr_running && k.idle_cpu(i))
+        if (!nr_running && idle_cpu_without(k, r, p))
             sgs.idle_cpus++;
     }
     sgs.group_capacity = group.capacity;

@@ -545,6 +545,8 @@ struct rq {
     bool idle_balance = false; ///< the tick found the CPU idle (rebalance as CPU_IDLE)
     bool active_balance = false;       ///< an active balance's stopper is queued on this CPU
     int push_cpu = 0;                  ///< ... and pushes a task to this CPU
+    task_struct* exec_migrate = nullptr; ///< sched_exec()'s stopper is queued here for this task
+    int exec_dest_cpu = -1;              ///< ... and moves it to this CPU (migration_arg)
     std::list<task_struct*> cfs_tasks; ///< fair tasks on this rq, most recently run first
     struct fair_spare_nodes* fair_spares = nullptr; ///< the kernel's (kernel::fair_spares())
     shared_runq* srq = nullptr;        ///< SHARED_RUNQ: this CPU's LLC's queue (rq->cfs.shared_runq)

@@ -37,6 +37,11 @@ task_struct& syscalls::spawn(std::unique_ptr<task_behaviour> b, const task_opts&
     return k_.spawn(std::move(b), o);
 }
 
+void syscalls::sched_exec(task_struct& p)
+{
+    k_.sched_exec(p);
+}
+
 task_struct& syscalls::fork(task_struct& parent, std::unique_ptr<task_behaviour> b,
                             const task_opts& o)
 {

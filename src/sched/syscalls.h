@@ -60,6 +60,8 @@ public:
     task_struct& spawn(std::unique_ptr<task_behaviour> b, const task_opts& o);
     /// fork()/clone() from the current task `parent`, from inside its step().
     task_struct& fork(task_struct& parent, std::unique_ptr<task_behaviour> b, const task_opts& o);
+    /// execve()'s sched_exec() by the current task p, from inside its step() (kernel::sched_exec()).
+    void sched_exec(task_struct& p);
     /// model: what exit() costs the task: a thread-group leader's process exit
     /// (costs().exit) or another thread's do_exit() (costs().exit_thread).
     sim_dur exit_cost(const task_struct& p) const;

@@ -191,7 +191,7 @@ task_code kbuild_workload::run_time(task_context& t)
 
 task_code kbuild_workload::run_make(task_context& t)
 {
-    co_await t.syscall(t.costs().exec);
+    co_await t.exec();
     co_await user_cpu(t, make_parse);
     unsigned link_idx = 0;
     for (std::size_t i = 0; i < dag_.size(); ++i) {
@@ -223,7 +223,7 @@ task_code kbuild_workload::run_job(task_context& t, std::size_t i)
     const kbuild_job& j = dag_[i];
     times_[i].first = t.now();
     max_running_ = std::max(max_running_, ++running_);
-    co_await t.syscall(t.costs().exec);
+    co_await t.exec();
     if (j.kind == kbuild_job::compile) {
         counter& sub = *job_chld_[i];
         const fork_opts cc1{.comm = "cc1", .thread = false, .notify = &sub};
@@ -249,7 +249,7 @@ task_code kbuild_workload::run_job(task_context& t, std::size_t i)
 // cc1, as: exec() the tool, run its user-space CPU.
 task_code kbuild_workload::run_tool(task_context& t, sim_dur cpu)
 {
-    co_await t.syscall(t.costs().exec);
+    co_await t.exec();
     co_await user_cpu(t, cpu);
 }
 

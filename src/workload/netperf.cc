@@ -500,7 +500,7 @@ task_code netperf_workload::run_shell(task_context& t, counter& listen, counter&
 task_code netperf_workload::run_netperf(task_context& t, unsigned i, counter& listen)
 {
     instance& in = inst_[i];
-    co_await t.syscall(t.costs().exec); // the exec() of the netperf binary
+    co_await t.exec(); // the exec() of the netperf binary
     co_await t.signal(listen);          // connect(): the daemon's accept() returns
     const sim_time start = co_await t.gettime();
     state_.mark(fmt::format("netperf{}/start", i), start);

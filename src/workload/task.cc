@@ -87,6 +87,21 @@ std::optional<task_action> syscall::step(task_context& t)
     return t.cpu(t.charge(base));
 }
 
+/*
+ * model: fs/exec.c bprm_execve() (6.5): sched_exec() once the binary is open, then the rest of
+ * the exec (costs().exec, all of it charged after the placement: the open before it is not
+ * split out). If the stopper moves the task, the cost runs on the new CPU: the stopper's
+ * event comes at the same instant as the burst's start and preempts it.
+ */
+std::optional<task_action> exec::step(task_context& t)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    t.sys().sched_exec(t.task());
+    return t.cpu(t.charge(t.costs().exec));
+}
+
 // model: a vDSO gettimeofday(): the time is read at the end of its cost.
 std::optional<task_action> gettime::step(task_context& t)
 {

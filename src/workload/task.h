@@ -187,6 +187,13 @@ struct run {
     sim_dur ns;
     bool started = false;
 };
+/// execve(): sched_exec() at its start (bprm_execve()), then costs().exec.
+struct exec {
+    std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
+    void result() const {}
+    bool started = false;
+};
 struct syscall {
     explicit syscall(sim_dur base) : base(base) {}
     std::optional<task_action> step(task_context& t);
@@ -401,6 +408,9 @@ public:
     {
         return call_awaiter<calls::syscall>(*this, base);
     }
+    /// execve() of a new binary: the kernel's sched_exec() (which may move the task to the
+    /// idlest CPU through the stopper) at its start, then its cost (costs().exec, jittered).
+    call_awaiter<calls::exec> exec() { return call_awaiter<calls::exec>(*this); }
     /// gettimeofday(): the time at the end of its cost.
     call_awaiter<calls::gettime> gettime() { return call_awaiter<calls::gettime>(*this); }
     /// write() of `n` bytes, blocking until all are written.

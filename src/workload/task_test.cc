@@ -204,6 +204,107 @@ TEST(task_code, each_call_pays_its_entry_cost_before_its_effect)
     EXPECT_GE(at[2] - at[1], c.nanosleep + usecs(100) + c.gettime);
 }
 
+/*
+ * kernel: core.c sched_exec(), 6.5 (docs/kernel-map.md): execve() re-places the task with
+ * select_task_rq(WF_EXEC), the fork slow path (find_idlest_cpu() from the highest
+ * SD_BALANCE_EXEC domain), and the stopper moves it if another CPU wins. The task starts
+ * pinned to cpu0 (so fork placement and the balancer leave it there), then widens its mask
+ * to every CPU (model: sched_setaffinity() to a mask holding its CPU, which leaves a running
+ * task where it is) and exec()s. With a spinner on cpu0 and cpus 1-3 idle, the exec moves it
+ * and its cost runs on the new CPU; alone on cpu0 with a spinner on every other CPU, it stays.
+ */
+struct exec_seen {
+    int before = -1;
+    int after = -1;
+    sim_time exec_start = -1;
+    sim_time exec_end = -1;
+};
+
+task_code widen_then_exec(task_context& t, exec_seen& seen)
+{
+    co_await t.run(usecs(50));
+    task_struct& p = t.task();
+    p.cpus_mask = cpumask(t.sys().nr_cpu_ids());
+    for (int cpu = 0; cpu < t.sys().nr_cpu_ids(); ++cpu)
+        p.cpus_mask.set(cpu);
+    p.nr_cpus_allowed = t.sys().nr_cpu_ids();
+    seen.before = p.cpu;
+    seen.exec_start = t.now();
+    co_await t.exec();
+    seen.exec_end = t.now();
+    seen.after = p.cpu;
+    co_await t.sleep(secs(10));
+}
+
+task_code spin_forever(task_context& t)
+{
+    for (;;)
+        co_await t.run(msecs(1));
+}
+
+task_struct& spawn_pinned(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
+                          int cpu)
+{
+    task_opts o;
+    o.comm = comm;
+    o.cpu = cpu;
+    o.allowed = cpumask(e.m.nr_cpus());
+    o.allowed.set(cpu);
+    return e.k.spawn(std::move(b), o);
+}
+
+TEST(task_code, exec_moves_the_task_off_a_busy_cpu_to_an_idle_one)
+{
+    test_env e(4, 1, "6.5", no_jitter());
+    exec_seen seen;
+    spawn_pinned(e, make_task([](task_context& t) { return spin_forever(t); }), "spin", 0);
+    spawn_pinned(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+    e.k.run(msecs(50));
+
+    ASSERT_EQ(seen.before, 0);
+    ASSERT_GE(seen.exec_end, 0) << "the exec completed";
+    EXPECT_NE(seen.after, 0) << "sched_exec() found an idle CPU and the stopper moved the task";
+    EXPECT_GE(seen.exec_end - seen.exec_start, e.k.charges().params().exec);
+    EXPECT_LT(seen.exec_end - seen.exec_start, e.k.charges().params().exec + usecs(10))
+        << "moved at the exec's start: its cost runs at once on the idle CPU, not shared "
+           "with the spinner";
+}
+
+TEST(task_code, exec_stays_on_its_own_cpu_when_every_other_cpu_is_busy)
+{
+    test_env e(4, 1, "6.5", no_jitter());
+    exec_seen seen;
+    for (int cpu = 1; cpu < e.m.nr_cpus(); ++cpu)
+        spawn_pinned(e, make_task([](task_context& t) { return spin_forever(t); }),
+                     fmt::format("spin{}", cpu), cpu);
+    spawn_pinned(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+    e.k.run(msecs(50));
+
+    ASSERT_EQ(seen.before, 0);
+    ASSERT_GE(seen.exec_end, 0);
+    EXPECT_EQ(seen.after, 0) << "its own CPU, running only it, is the idlest";
+}
+
+/*
+ * kernel: fair.c update_sg_wakeup_stats() -> idle_cpu_without(), 6.5: the exec'ing task's own
+ * CPU counts as idle without it, so, alone on cpu0 with a spinner on cpu3 and cpus 1-2 idle,
+ * the local group ties the idlest and is kept at each level (find_idlest_group()'s
+ * "local_sgs.idle_cpus >= idlest_sgs.idle_cpus"): it stays. With idle_cpu() there (cpu0 runs
+ * p, so not idle) it moved to cpu1.
+ */
+TEST(task_code, exec_stays_on_its_own_cpu_when_it_is_alone_there)
+{
+    test_env e(4, 1, "6.5", no_jitter());
+    exec_seen seen;
+    spawn_pinned(e, make_task([](task_context& t) { return spin_forever(t); }), "spin", 3);
+    spawn_pinned(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+    e.k.run(msecs(50));
+
+    ASSERT_EQ(seen.before, 0);
+    ASSERT_GE(seen.exec_end, 0);
+    EXPECT_EQ(seen.after, 0) << "its own CPU, idle without it, is as idle as any";
+}
+
 /// Arms a nanosleep of `ns` and records when the timer was armed (after the syscall's
 /// entry cost) and when the task ran again; then sleeps past the test's end.
 struct timed_sleep {
