@@ -51,19 +51,6 @@ task_code runner_at(task_context& t, sim_time start, sim_dur ns, sim_time& done)
     done = t.now();
 }
 
-task_struct& spawn_pinned(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
-                          int cpu, int policy = SCHED_NORMAL)
-{
-    task_opts o;
-    o.comm = comm;
-    o.cpu = cpu;
-    o.allowed = cpumask(e.m.nr_cpus());
-    o.allowed.set(cpu);
-    o.policy = policy;
-    o.rt_priority = policy == SCHED_FIFO ? 50 : 0;
-    return e.k.spawn(std::move(b), o);
-}
-
 /*
  * kernel: mutex_optimistic_spin(): B finds the mutex held by A, which is running on
  * its CPU, so B spins (no sleep) until A's mutex_unlock(), then takes it and holds it
@@ -76,9 +63,11 @@ TEST(pipe_mutex, a_second_writer_spins_while_the_owner_runs_then_holds_after_it)
     workload_state st;
     pipe_channel& ch = st.make_pipe("p");
     sim_time a_done = 0, b_done = 0;
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0, a_done); }), "A", 0);
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(10), b_done); }),
-                 "B", 1);
+    e.spawn_pinned(make_task([&](task_context& t) { return writer_at(t, ch, T0, a_done); }), "A",
+                   0);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(10), b_done); }), "B",
+        1);
     e.k.run(secs(1));
 
     const cost_params& c = e.k.charges().params();
@@ -112,15 +101,17 @@ TEST(pipe_mutex, a_writer_sleeps_while_the_owner_is_preempted_and_the_unlock_wak
     workload_state st;
     pipe_channel& ch = st.make_pipe("p");
     sim_time a_done = 0, b_done = 0, rt_done = 0;
-    task_struct& a = spawn_pinned(
-        e, make_task([&](task_context& t) { return writer_at(t, ch, T0, a_done); }), "A", 0);
+    task_struct& a = e.spawn_pinned(
+        make_task([&](task_context& t) { return writer_at(t, ch, T0, a_done); }), "A", 0);
     // A takes the mutex at ~T0 + 54 us and would hold it to ~T0 + 101 us.
-    spawn_pinned(e, make_task([&](task_context& t) { return runner_at(t, T0 + usecs(70), usecs(100), rt_done); }),
-                 "rt", 0, SCHED_FIFO);
+    e.spawn_pinned(make_task([&](task_context& t) {
+                       return runner_at(t, T0 + usecs(70), usecs(100), rt_done);
+                   }),
+                   "rt", 0, SCHED_FIFO);
     // B looks at ~T0 + 74 us, while A is preempted.
-    task_struct& b = spawn_pinned(
-        e, make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(20), b_done); }),
-        "B", 1);
+    task_struct& b = e.spawn_pinned(
+        make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(20), b_done); }), "B",
+        1);
     e.k.run(secs(1));
 
     ASSERT_GT(rt_done, 0);
@@ -152,18 +143,24 @@ TEST(pipe_mutex, a_first_waiter_that_loses_the_mutex_to_a_spinner_gets_it_handed
     workload_state st;
     pipe_channel& ch = st.make_pipe("p");
     sim_time a_done = 0, b_done = 0, c_done = 0, d_done = 0, rt_done = 0;
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0, a_done); }), "A", 0);
-    spawn_pinned(e, make_task([&](task_context& t) { return runner_at(t, T0 + usecs(70), usecs(100), rt_done); }),
-                 "rt", 0, SCHED_FIFO);
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(20), b_done); }),
-                 "B", 1);
+    e.spawn_pinned(make_task([&](task_context& t) { return writer_at(t, ch, T0, a_done); }), "A",
+                   0);
+    e.spawn_pinned(make_task([&](task_context& t) {
+                       return runner_at(t, T0 + usecs(70), usecs(100), rt_done);
+                   }),
+                   "rt", 0, SCHED_FIFO);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(20), b_done); }), "B",
+        1);
     // The RT task runs to ~T0 + 171 us, then its exit (costs().exit, 20 us); A runs again
     // from ~T0 + 192 us and releases at ~T0 + 224 us: C looks at ~T0 + 204 us.
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(150), c_done); }),
-                 "C", 2);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(150), c_done); }), "C",
+        2);
     // C holds from ~T0 + 224 us to ~T0 + 271 us: D looks at ~T0 + 234 us.
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(180), d_done); }),
-                 "D", 3);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return writer_at(t, ch, T0 + usecs(180), d_done); }), "D",
+        3);
     e.k.run(secs(1));
 
     ASSERT_GT(rt_done, 0);
@@ -187,7 +184,7 @@ TEST(pipe_mutex, uncontended_calls_take_it_without_waiting)
     workload_state st;
     pipe_channel& ch = st.make_pipe("p");
     sim_time done = 0;
-    spawn_pinned(e, make_task([&](task_context& t) { return writer_at(t, ch, T0, done); }), "A", 0);
+    e.spawn_pinned(make_task([&](task_context& t) { return writer_at(t, ch, T0, done); }), "A", 0);
     e.k.run(secs(1));
     const mutex_stats& ms = ch.pipe_mutex().stats();
     EXPECT_EQ(ms.acquisitions, 1u);

@@ -242,23 +242,12 @@ task_code spin_forever(task_context& t)
         co_await t.run(msecs(1));
 }
 
-task_struct& spawn_on_cpu(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
-                          int cpu)
-{
-    task_opts o;
-    o.comm = comm;
-    o.cpu = cpu;
-    o.allowed = cpumask(e.m.nr_cpus());
-    o.allowed.set(cpu);
-    return e.k.spawn(std::move(b), o);
-}
-
 TEST(task_code, exec_moves_the_task_off_a_busy_cpu_to_an_idle_one)
 {
     test_env e(4, 1, "6.5", no_jitter());
     exec_seen seen;
-    spawn_on_cpu(e, make_task([](task_context& t) { return spin_forever(t); }), "spin", 0);
-    spawn_on_cpu(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+    e.spawn_pinned(make_task([](task_context& t) { return spin_forever(t); }), "spin", 0);
+    e.spawn_pinned(make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
     e.k.run(msecs(50));
 
     ASSERT_EQ(seen.before, 0);
@@ -275,9 +264,9 @@ TEST(task_code, exec_stays_on_its_own_cpu_when_every_other_cpu_is_busy)
     test_env e(4, 1, "6.5", no_jitter());
     exec_seen seen;
     for (int cpu = 1; cpu < e.m.nr_cpus(); ++cpu)
-        spawn_on_cpu(e, make_task([](task_context& t) { return spin_forever(t); }),
-                     fmt::format("spin{}", cpu), cpu);
-    spawn_on_cpu(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+        e.spawn_pinned(make_task([](task_context& t) { return spin_forever(t); }),
+                       fmt::format("spin{}", cpu), cpu);
+    e.spawn_pinned(make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
     e.k.run(msecs(50));
 
     ASSERT_EQ(seen.before, 0);
@@ -296,8 +285,8 @@ TEST(task_code, exec_stays_on_its_own_cpu_when_it_is_alone_there)
 {
     test_env e(4, 1, "6.5", no_jitter());
     exec_seen seen;
-    spawn_on_cpu(e, make_task([](task_context& t) { return spin_forever(t); }), "spin", 3);
-    spawn_on_cpu(e, make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
+    e.spawn_pinned(make_task([](task_context& t) { return spin_forever(t); }), "spin", 3);
+    e.spawn_pinned(make_task([&](task_context& t) { return widen_then_exec(t, seen); }), "exec", 0);
     e.k.run(msecs(50));
 
     ASSERT_EQ(seen.before, 0);

@@ -81,6 +81,21 @@ struct test_env {
         return k.spawn(make_program_task(std::move(prog), st), o);
     }
 
+    /// Spawns a task of any behaviour pinned to `cpu`, with `policy` (SCHED_FIFO at
+    /// rt_priority 50).
+    task_struct& spawn_pinned(std::unique_ptr<task_behaviour> b, const std::string& comm, int cpu,
+                              int policy = SCHED_NORMAL)
+    {
+        task_opts o;
+        o.comm = comm;
+        o.cpu = cpu;
+        o.allowed = cpumask(m.nr_cpus());
+        o.allowed.set(cpu);
+        o.policy = policy;
+        o.rt_priority = policy == SCHED_FIFO ? 50 : 0;
+        return k.spawn(std::move(b), o);
+    }
+
     machine m;
     simulation sim;
     run_context ctx; ///< the kernel's cost model and decision log
