@@ -49,38 +49,28 @@ output_file open_output(const std::string& path, const std::string& flag)
     return path.empty() ? output_file{} : output_file(path, flag);
 }
 
-/*
- * The decision log, streamed to its file as the run makes decisions (a long run's log is
- * gigabytes). A write error stops the writing and is reported after the run, since no
- * error is thrown from inside a simulation.
- */
-class explain_writer final : public decision_sink {
-public:
-    explicit explain_writer(output_file& f) : f_(f) {}
-    void decision(const sched_decision& d) override
-    {
-        if (!error_.empty())
-            return;
-        try {
-            f_.write(fmt::format("{:>14.6f} cpu{:<4} {:<16} {}\n", static_cast<double>(d.ts) / 1e9,
-                                 d.cpu, d.what, d.text));
-        } catch (const config_error& e) {
-            error_ = e.what();
-        }
-    }
-    void finish()
-    {
-        if (!error_.empty())
-            throw config_error("", error_);
-        f_.commit();
-    }
-
-private:
-    output_file& f_;
-    std::string error_;
-};
-
 } // namespace
+
+explain_writer::explain_writer(output_file& f) : f_(f) {}
+
+void explain_writer::decision(const sched_decision& d)
+{
+    if (!error_.empty())
+        return;
+    try {
+        f_.write(fmt::format("{:>14.6f} cpu{:<4} {:<16} {}\n", static_cast<double>(d.ts) / 1e9,
+                             d.cpu, d.what, d.text));
+    } catch (const config_error& e) {
+        error_ = e.what();
+    }
+}
+
+void explain_writer::finish()
+{
+    if (!error_.empty())
+        throw config_error("", error_);
+    f_.commit();
+}
 
 #ifndef SCHEDLAB_VERSION
 #define SCHEDLAB_VERSION "0.0.0"

@@ -7,6 +7,7 @@
  */
 #include "analysis/compare.h"
 #include "experiment/plan.h"
+#include "sched/decision_log.h"
 #include "sched/params.h"
 #include "store/execute.h"
 #include "store/store.h"
@@ -118,6 +119,7 @@ struct replay_command_options {
     bool quiet = false;             ///< --quiet: no progress on stderr
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
     std::string json_path; ///< --json FILE: the run's result and the trace's figures
+    std::string explain_path; ///< --explain FILE: the decision log (as schedlab run --explain)
     u64 seed = 1;
     std::vector<std::string> costs;
     double time_limit_s = 600;
@@ -202,6 +204,23 @@ public:
 private:
     output_file f_;
     ftrace_exporter trace_;
+};
+
+/*
+ * The decision log (--explain of run and replay), streamed to its file as the run makes
+ * decisions (a long run's log is gigabytes). A write error stops the writing and is
+ * reported after the run (finish()), since no error is thrown from inside a simulation.
+ */
+class explain_writer final : public decision_sink {
+public:
+    explicit explain_writer(output_file& f);
+    void decision(const sched_decision& d) override;
+    /// Throws the write error if there was one, else commits the file.
+    void finish();
+
+private:
+    output_file& f_;
+    std::string error_;
 };
 
 struct replay_trace;

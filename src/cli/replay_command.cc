@@ -188,6 +188,8 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     const auto prepared = prepare_run(spec); // every user error (the trace's too) surfaces here
     trace_file_output trace(o.trace_path);
     output_file json_out = o.json_path.empty() ? output_file{} : output_file(o.json_path, "--json");
+    output_file explain_out =
+        o.explain_path.empty() ? output_file{} : output_file(o.explain_path, "--explain");
     // The trace as prepare_run() read it (once: the run replays the same one).
     const replay_trace& t =
         dynamic_cast<const replay_workload&>(prepared_workload(*prepared)).trace();
@@ -199,8 +201,13 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
     run_hooks hooks;
     if (trace_sink* ts = trace.sink())
         hooks.extra_sinks.push_back(ts);
+    explain_writer explain(explain_out);
+    if (explain_out.is_open())
+        hooks.decisions = &explain;
     const run_result r = execute_run(*prepared, hooks);
     trace.commit(r.provenance.nr_cpus);
+    if (explain_out.is_open())
+        explain.finish();
     if (!r.finished)
         return unfinished_run(err, "the replay", o.time_limit_s);
     out << r.benchmark_output;
@@ -324,6 +331,11 @@ void add_replay_command(CLI::App& app, int& rc)
                        "Write the run's result (as schedlab run --json) with the trace's side of "
                        "the table (replay_trace: switches, wakeups, latency, migrations, forks, "
                        "busy and idle time per CPU, the blocks' causes) to FILE");
+    replay->add_option("--explain", rpl.explain_path,
+                       "Write the decision log to FILE, as schedlab run --explain does: each "
+                       "placement's branch (wake_wide, wake_affine, select_idle_sibling), each "
+                       "balance attempt; with --trace T, `schedlab latency T --explain FILE` joins "
+                       "it to the wakeups");
     replay->add_option("-s,--seed", o->seed, "Random seed (0 to 2^64-1)")->capture_default_str();
     replay->add_option("--cost", rpl.costs, "Override a cost: NAME=NANOSECONDS (repeatable)")
         ->allow_extra_args(false);
@@ -363,8 +375,8 @@ void add_latency_command(CLI::App& app, int& rc)
                       "Also list every wakeup: waker, wakee, the CPU it was placed on and ran on, "
                       "its delay");
     latency->add_option("--explain", lat.explain_path,
-                        "The decision log of the run that wrote the trace (schedlab run --explain "
-                        "FILE): each wakeup's placement reason");
+                        "The decision log of the run that wrote the trace (schedlab run or replay "
+                        "--explain FILE): each wakeup's placement reason");
     latency->add_flag("--quiet", lat.quiet,
                       "No progress on stderr while the trace is read (shown only on a terminal)");
     latency->callback([o, &rc] {

@@ -71,6 +71,30 @@ TEST_F(cmd_replay_trace, the_replays_trace_replays)
     EXPECT_THAT(second, HasSubstr("unknown 0 (0 by a waking recorded before the switch out)"));
 }
 
+// --explain: the replay's decision log, as schedlab run writes it. Writing it leaves the
+// schedule as it is; `schedlab latency` joins it to the wakeups of the replay's --trace.
+TEST_F(cmd_replay_trace, explain_writes_the_decision_log_of_the_replay)
+{
+    replay_command_options o;
+    o.trace = schbench_trace;
+    o.machine = "host";
+    o.comm = "^schbench";
+    const std::string plain = replay_output(o);
+    o.explain_path = path("decisions.txt");
+    o.trace_path = path("replayed.txt");
+    EXPECT_EQ(replay_output(o), plain);
+    const std::string log = slurp(o.explain_path);
+    EXPECT_THAT(log, HasSubstr(" select_task_rq "));
+    EXPECT_THAT(log, HasSubstr("(schbench-worker) prev cpu"));
+    const auto joined =
+        schedlab_bin("latency " + o.trace_path + " --wakeups --explain " + o.explain_path);
+    EXPECT_EQ(joined.status, 0) << joined.output;
+    EXPECT_THAT(joined.output, HasSubstr("select_idle_sibling: "));
+    const auto refused = schedlab_bin("replay " + schbench_trace + " --explain /nonexistent/d/log");
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_THAT(refused.output, HasSubstr("--explain: cannot write '/nonexistent/d/log'"));
+}
+
 // --json: the run's result with forks and idle time, and the trace's side of the table. The
 // schbench trace's main thread forks its 3 threads inside the window; the replay forks them
 // again; each CPU's idle time is its span less its busy time, in the trace as in the run.

@@ -16,7 +16,13 @@
  * and its readers (update_cfs_group), who pay for the line when it moved.
  * Differs: task_h_load() is the task's own load (the group's share of the
  * root is not applied), so absolute load figures are per-task, not scaled by
- * the group's shares.
+ * the group's shares. Nor is it only a scale: the kernel's cpu_load() reads
+ * the root cfs_rq, whose load is the group entity's (weighted by
+ * calc_group_shares(), averaged while that entity is runnable), not the sum of
+ * the CPU's task loads, so wake_affine_weight()'s two sides compare differently
+ * (a CPU full of blocked tasks weighs the sum of their loads here): where the
+ * replays of the messaging traces gather their groups (docs/replay.md, "Where
+ * replayed wakeups land").
  */
 #include "sched/core.h"
 
