@@ -901,7 +901,8 @@ void kernel::__schedule(rq& r, bool preempt)
             const sim_time next_timer =
                 prev->timer.valid() && prev->cpu == r.cpu ? prev->timer_expires : -1;
             const cost_model::idle_choice idle_choice =
-                charges_.cpuidle_enter(r, tick, (now() / tick + 1) * tick, next_timer);
+                charges_.cpuidle_enter(r, kc_.behaviour.menu, tick, (now() / tick + 1) * tick,
+                                       next_timer);
             const u8 idle_state = idle_choice.state;
             update_idle_core(*this, r); // pick_next_task_idle() -> update_idle_core()
             /*
@@ -1106,7 +1107,7 @@ void kernel::sched_tick(rq& r)
          */
         lb_.nohz.idle_ticks++;
         const cost_model::idle_choice c =
-            charges_.cpuidle_tick(r, static_cast<s64>(kc_.params.tick_nsec()));
+            charges_.cpuidle_tick(r, kc_.behaviour.menu, static_cast<s64>(kc_.params.tick_nsec()));
         for (auto* s : sinks_) {
             s->cpu_idle({now(), PWR_EVENT_EXIT, r.cpu});
             s->cpu_idle({now(), c.state, r.cpu});
