@@ -912,8 +912,9 @@ void kernel::__schedule(rq& r, bool preempt)
              * stop_tick says so; else tick_nohz_idle_retain_tick() and the idle CPU keeps
              * ticking (sched_tick() below). tick_nohz_next_event()'s own refusal (a timer
              * due within a tick) needs no model of its own: menu's prediction is capped by
-             * that timer, so it keeps the tick then. The timer known is the timed sleep of
-             * the task leaving (cost_model::idle_select_tick).
+             * that timer (or is under RESIDENCY_THRESHOLD_NS where the timer is not read),
+             * so it keeps the tick then. The timer known is the timed sleep of the task
+             * leaving (cpu_charges::cpuidle_enter(), menu_gov::menu_select()).
              */
             if (idle_choice.stop_tick) {
                 if (r.tick_event.valid()) {
