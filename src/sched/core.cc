@@ -901,7 +901,8 @@ void kernel::__schedule(rq& r, bool preempt)
             const sim_time next_timer =
                 prev->timer.valid() && prev->cpu == r.cpu ? prev->timer_expires : -1;
             const cost_model::idle_choice idle_choice =
-                charges_.cpuidle_enter(r, tick, (now() / tick + 1) * tick, next_timer);
+                charges_.cpuidle_enter(r, kc_.behaviour.menu, tick, (now() / tick + 1) * tick,
+                                       next_timer);
             const u8 idle_state = idle_choice.state;
             update_idle_core(*this, r); // pick_next_task_idle() -> update_idle_core()
             /*
@@ -911,8 +912,9 @@ void kernel::__schedule(rq& r, bool preempt)
              * stop_tick says so; else tick_nohz_idle_retain_tick() and the idle CPU keeps
              * ticking (sched_tick() below). tick_nohz_next_event()'s own refusal (a timer
              * due within a tick) needs no model of its own: menu's prediction is capped by
-             * that timer, so it keeps the tick then. The timer known is the timed sleep of
-             * the task leaving (cost_model::idle_select_tick).
+             * that timer (or is under RESIDENCY_THRESHOLD_NS where the timer is not read),
+             * so it keeps the tick then. The timer known is the timed sleep of the task
+             * leaving (cpu_charges::cpuidle_enter(), menu_gov::menu_select()).
              */
             if (idle_choice.stop_tick) {
                 if (r.tick_event.valid()) {
@@ -1106,7 +1108,7 @@ void kernel::sched_tick(rq& r)
          */
         lb_.nohz.idle_ticks++;
         const cost_model::idle_choice c =
-            charges_.cpuidle_tick(r, static_cast<s64>(kc_.params.tick_nsec()));
+            charges_.cpuidle_tick(r, kc_.behaviour.menu, static_cast<s64>(kc_.params.tick_nsec()));
         for (auto* s : sinks_) {
             s->cpu_idle({now(), PWR_EVENT_EXIT, r.cpu});
             s->cpu_idle({now(), c.state, r.cpu});

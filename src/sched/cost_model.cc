@@ -37,6 +37,17 @@ cost_model::cost_model(const machine& m, const cost_params& p) : m_(m), p_(p)
     core_footprint_clock_.assign(static_cast<std::size_t>(max_core) + 1, 0);
     core_data_bytes_.assign(static_cast<std::size_t>(max_core) + 1, 0);
     llc_footprint_clock_.assign(static_cast<std::size_t>(max_llc) + 1, 0);
+    /*
+     * kernel: the idle driver's states as menu reads them (struct cpuidle_state): state 0
+     * is the POLL state of intel_idle / acpi_idle (CPUIDLE_FLAG_POLLING, no exit latency
+     * or residency), then C1 and the deep state from the machine's table (cstate_*).
+     */
+    idle_driver_.state_count = 3;
+    idle_driver_.states[0] = {0, 0, true};
+    idle_driver_.states[1] = {static_cast<u64>(p_.cstate_c1_exit),
+                              static_cast<u64>(p_.cstate_c1_residency), false};
+    idle_driver_.states[2] = {static_cast<u64>(p_.cstate_deep_exit),
+                              static_cast<u64>(p_.cstate_deep_residency), false};
 }
 
 /* ---- cache lines and locks ---- */
@@ -177,12 +188,9 @@ void cost_model::task_arrives(const task_struct& p, int cpu)
 /* ---- C-states and the idle governor ---- */
 
 /*
- * model: the cpuidle governor picks the deepest state whose target residency
- * fits the predicted idle length: an EWMA of the CPU's recent idle periods,
- * measured up to the wakeup's arrival (not counting the exit latency), and
- * long (10 ms, i.e. the next timer) before any history (remote_notify keeps
- * the EWMA). The menu governor also weighs timers and a performance
- * multiplier, not modelled.
+ * model: the deepest state whose target residency fits an idle of `predicted`: the state
+ * a CPU idle since before the run sits in (cpu_charges' constructor); menu_select()
+ * (cpuidle_menu.cc) chooses every state after that.
  */
 u8 cost_model::idle_select(sim_dur predicted) const
 {
@@ -190,60 +198,6 @@ u8 cost_model::idle_select(sim_dur predicted) const
     return pred >= static_cast<u64>(p_.cstate_deep_residency) ? 2
            : pred >= static_cast<u64>(p_.cstate_c1_residency) ? 1
                                                               : 0;
-}
-
-/*
- * kernel: drivers/cpuidle/governors/menu.c menu_select(), read at torvalds/linux
- * 010e85f9e47c (its microsecond form; 6.5's nanosecond one keeps these branches):
- * with the tick running, *stop_tick is cleared when the chosen state polls or the
- * predicted idle is shorter than TICK_NSEC, and then a state whose target residency
- * outlasts delta_next (the time to the next timer event, the tick included) gives way
- * to the first shallower one within it. Differs: the prediction is the model's EWMA
- * (idle_select) capped by the next timer, not min(next timer x bucket factor, typical
- * interval); the CPU's next timer is known only as the timed sleep of the task whose
- * sleep idled it (task_struct::timer_expires): other timers queued on the CPU, and the
- * watchdog's, are not looked up; no latency_req (PM QoS and the interactivity bound);
- * the tick-already-stopped branches are not reached (a model CPU selects again only at
- * its own tick, which is running).
- */
-cost_model::idle_choice cost_model::idle_select_tick(sim_dur predicted, sim_dur tick,
-                                                     sim_dur delta_tick, sim_dur next_timer) const
-{
-    // A timer sooner than C1's residency: polling, with the tick kept.
-    if (next_timer < p_.cstate_c1_residency)
-        return {0, false};
-    // menu: the prediction never exceeds the time to the next timer.
-    predicted = std::min(predicted, next_timer);
-    idle_choice c{idle_select(predicted), true};
-    if (c.state == 0 || predicted < tick) {
-        c.stop_tick = false;
-        const sim_dur delta_next = std::min(delta_tick, next_timer);
-        const auto residency = [&](u8 st) {
-            return st == 2 ? p_.cstate_deep_residency : st == 1 ? p_.cstate_c1_residency : 0;
-        };
-        while (c.state > 0 && residency(c.state) > delta_next)
-            --c.state;
-    }
-    return c;
-}
-
-/*
- * kernel: menu.c menu_update() with data->tick_wakeup (menu_reflect():
- * tick_nohz_idle_got_tick()), read at torvalds/linux 010e85f9e47c: an idle period
- * ended by the tick, with no timer due within a tick of the selection
- * (next_timer > TICK), counts as 9/10 of MAX_INTERESTING (50 ms), "idle long (but not
- * forever)"; else the residency measured. model: the EWMA learns 45 ms, so the CPU's
- * next selection predicts more than a tick and stops it (menu's buckets and typical
- * interval can take a few ticks to get there).
- */
-void cost_model::idle_tick_wakeup(cpu_idle_state& idle, sim_dur tick, sim_time now)
-{
-    constexpr sim_dur menu_max_interesting = 50'000'000;
-    // A timer was due within a tick of the selection: menu learns the residency measured.
-    const sim_dur measured = idle.next_timer >= 0 && idle.next_timer - idle.since <= tick
-                                 ? now - idle.since
-                                 : 9 * menu_max_interesting / 10;
-    idle.predicted += (measured - idle.predicted) / 4;
 }
 
 /*
@@ -293,13 +247,20 @@ cost_model::notify_cost cost_model::remote_notify(cpu_idle_state& idle, bool cpu
 {
     const bool ipi = by == notify::ipi;
     if (cpu_idle) {
-        // The idle period ends with this wakeup: the governor learns its length
-        // (EWMA, weight 1/4; the menu governor's "typical interval" in spirit).
-        if (idle.since >= 0) {
-            const sim_dur observed = now - idle.since;
-            idle.predicted += (observed - idle.predicted) / 4;
-        }
         const sim_dur exit = idle_exit_latency(idle);
+        /*
+         * kernel: cpuidle_enter_state() measures the residency from the entry to the
+         * return from the state (the exit included) and menu_reflect() marks it for
+         * menu_update() at the next selection; tick_nohz_idle_got_tick() is false for a
+         * wakeup or the CPU's own timer. A wakeup before the CPU has entered its state
+         * (still paying the work of its switch to idle) ends no period: do_idle() never
+         * called the governor.
+         */
+        if (idle.since >= 0 && idle.selected && now >= idle.since) {
+            menu_gov::menu_reflect(idle.menu, idle.state, static_cast<u64>(now - idle.since + exit),
+                                   false);
+            idle.selected = false;
+        }
         notify_cost c{exit, 0, exit};
         wakeup_costs_.idle_exits++;
         wakeup_costs_.idle_exit_delay += c.delay;

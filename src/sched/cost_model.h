@@ -30,6 +30,7 @@
 #include "machine/costs.h"
 #include "machine/cpumask.h"
 #include "machine/machine.h"
+#include "sched/cpuidle_menu.h"
 #include "sched/sched.h"
 #include "sim/time.h"
 
@@ -51,18 +52,21 @@ struct wakeup_costs {
 };
 
 /*
- * model: one CPU's idle governor state (drivers/cpuidle: the menu governor's prediction,
- * simplified to an EWMA of the idle lengths seen; cost_model::remote_notify() ends a period).
- * The kernel keeps the prediction in its per-CPU struct menu_device; the state entered and
- * the trace flag are the model's (cpuidle_enter_state()'s index and trace_cpu_idle()).
+ * model: one CPU's idle governor state: the menu governor's per-CPU struct menu_device
+ * (cpuidle_menu.h), the idle period it is in and the state it chose. The kernel keeps the
+ * state entered in cpuidle_enter_state()'s index and the trace flag in trace_cpu_idle();
+ * here they are the cost model's, as is `since` (cost_model::remote_notify() and a kept
+ * tick end a period).
  */
 struct cpu_idle_state {
-    sim_time since = 0;             ///< when the idle task was switched in; -1 while busy
-    sim_dur predicted = 10'000'000; ///< predicted idle length (no history: long)
+    sim_time since = 0;             ///< when the CPU entered its idle state; -1 while busy
     u8 state = 0;                   ///< chosen C-state while idle: 0 poll, 1 C1, 2 deep (from
                                     ///< the start: cpu_charges' constructor)
+    bool selected = false;          ///< menu_select() chose this period's state (not so for
+                                    ///< the idle since the run began, nor once reflected)
     sim_time next_timer = -1;       ///< the CPU's next timer known at selection; -1 none
     bool traced = false;            ///< power:cpu_idle entered, its exit not yet emitted
+    menu_device menu;               ///< the menu governor's per-CPU data
 };
 
 class cost_model {
@@ -123,22 +127,17 @@ public:
 
     /* ---- C-states and the idle governor ---- */
 
-    /// The C-state an idle CPU enters (0 poll, 1 C1, 2 deep) for its predicted idle length.
+    /// The deepest C-state (0 poll, 1 C1, 2 deep) whose target residency fits an idle of
+    /// `predicted` (the state a CPU idle since before the run sits in).
     u8 idle_select(sim_dur predicted) const;
+    /// The idle driver's table as the governor reads it: POLL, C1 and the deep state, with
+    /// their declared exit latencies and target residencies (cstate_*).
+    const cpuidle_driver_desc& idle_driver() const { return idle_driver_; }
     /// The governor's choice at an idle entry: the state, and whether the tick stops.
     struct idle_choice {
         u8 state = 0;
         bool stop_tick = true;
     };
-    /// menu_select()'s state and stop_tick for a predicted idle, the tick period, the time
-    /// to the next tick and the time to the CPU's next timer (`next_timer`, a very large
-    /// value for none): the tick stays when the idle is predicted shorter than a tick, and
-    /// then the state must end by the next tick or timer.
-    idle_choice idle_select_tick(sim_dur predicted, sim_dur tick, sim_dur delta_tick,
-                                 sim_dur next_timer) const;
-    /// menu_update() after a wakeup by the CPU's own tick: the governor learns a long idle
-    /// unless a timer was due within a tick of the selection.
-    static void idle_tick_wakeup(cpu_idle_state& idle, sim_dur tick, sim_time now);
     /// Exit latency of the C-state an idle CPU is in.
     sim_dur idle_exit_latency(const cpu_idle_state& idle) const;
     /// The declared exit latency of that state (what the kernel reads through
@@ -195,6 +194,7 @@ private:
     std::vector<u64> core_data_bytes_;           ///< bytes of channel data touched per core
     std::vector<u64> llc_footprint_clock_;       ///< ... per LLC
     wakeup_costs wakeup_costs_;
+    cpuidle_driver_desc idle_driver_;
 };
 
 } // namespace schedlab

@@ -122,60 +122,6 @@ TEST(cost_model, idle_select_takes_the_deepest_state_the_prediction_fits)
     EXPECT_EQ(cm.idle_select(usecs(300)), 2);
 }
 
-TEST(cost_model, idle_select_tick_keeps_the_tick_when_the_idle_is_predicted_shorter)
-{
-    // kernel: drivers/cpuidle/governors/menu.c menu_select() (torvalds/linux 010e85f9e47c),
-    // worked by hand for POLL, C1 (target residency 2 us) and a deep state (800 us) with
-    // the tick running, HZ=250 (TICK_NSEC 4 ms).
-    cost_params c = sched_fixture::no_costs();
-    c.cstate_c1_residency = usecs(2);
-    c.cstate_deep_residency = usecs(800);
-    const machine m = testlib::small_machine(2);
-    const cost_model cm(m, c);
-    const sim_dur tick = msecs(4), none = secs(4);
-    auto pick = [&](sim_dur predicted, sim_dur delta_tick, sim_dur next_timer) {
-        const cost_model::idle_choice ch = cm.idle_select_tick(predicted, tick, delta_tick,
-                                                               next_timer);
-        return std::pair<int, bool>{ch.state, ch.stop_tick};
-    };
-    using p = std::pair<int, bool>;
-    // predicted_ns >= TICK_NSEC: the deepest state that fits, and *stop_tick stays true.
-    EXPECT_EQ(pick(msecs(5), msecs(3), none), p(2, true));
-    // Shorter than a tick: the tick is kept; the deep state's residency fits the 3 ms to the
-    // next tick, so it stays...
-    EXPECT_EQ(pick(msecs(1), msecs(3), none), p(2, false));
-    // ...but not the 500 us: the first shallower state within delta_next, C1.
-    EXPECT_EQ(pick(msecs(1), usecs(500), none), p(1, false));
-    EXPECT_EQ(pick(usecs(100), msecs(3), none), p(1, false));
-    // Under C1's residency: POLL, and a polling state keeps the tick.
-    EXPECT_EQ(pick(usecs(1), msecs(3), none), p(0, false));
-    // The prediction never exceeds the next timer: 1 ms away, a long prediction gives the
-    // deep state (800 us fits) with the tick kept (1 ms < TICK_NSEC)...
-    EXPECT_EQ(pick(msecs(10), msecs(3), msecs(1)), p(2, false));
-    // ...600 us away, C1...
-    EXPECT_EQ(pick(msecs(10), msecs(3), usecs(600)), p(1, false));
-    // ...and sooner than C1's residency, state 0 returned at once, the tick kept (POLL).
-    EXPECT_EQ(pick(msecs(10), msecs(3), usecs(1)), p(0, false));
-}
-
-TEST(cost_model, a_tick_wakeup_teaches_the_governor_a_long_idle)
-{
-    // kernel: menu.c menu_update() with tick_wakeup (torvalds/linux 010e85f9e47c): with no
-    // timer due within a tick, the period counts as 9/10 of MAX_INTERESTING (45 ms).
-    cpu_idle_state idle;
-    idle.since = 0;
-    idle.predicted = msecs(1);
-    cost_model::idle_tick_wakeup(idle, msecs(4), msecs(3));
-    EXPECT_EQ(idle.predicted, msecs(1) + (msecs(45) - msecs(1)) / 4);
-    // A timer 3.5 ms after the selection (within a tick): the residency measured, 2 ms.
-    cpu_idle_state timed;
-    timed.since = 0;
-    timed.predicted = msecs(1);
-    timed.next_timer = usecs(3500);
-    cost_model::idle_tick_wakeup(timed, msecs(4), msecs(2));
-    EXPECT_EQ(timed.predicted, msecs(1) + (msecs(2) - msecs(1)) / 4);
-}
-
 TEST(cost_model, remote_notify_prices_the_ipi_and_the_idle_exit_and_teaches_the_governor)
 {
     cost_params c = sched_fixture::no_costs();
@@ -188,15 +134,22 @@ TEST(cost_model, remote_notify_prices_the_ipi_and_the_idle_exit_and_teaches_the_
     cpu_idle_state idle;
     idle.state = 2;
     idle.since = usecs(100);
-    idle.predicted = msecs(10);
+    idle.selected = true;
     const auto woken = cm.remote_notify(idle, true, cost_model::notify::ipi, usecs(500));
     EXPECT_EQ(woken.delay, usecs(80) + usecs(5)) << "leaves the deep state, then takes the IPI";
     EXPECT_EQ(woken.sender, usecs(2));
     EXPECT_EQ(woken.idle_exit, usecs(80)) << "the idle exit, without the IPI";
-    EXPECT_EQ(idle.predicted, msecs(10) + (usecs(400) - msecs(10)) / 4) << "EWMA of idle lengths";
+    // menu_reflect(): the residency from the entry to the return, the exit included, is
+    // learnt at the next selection; a second wakeup of the same period teaches nothing.
+    EXPECT_TRUE(idle.menu.needs_update);
+    EXPECT_EQ(idle.menu.last_residency_ns, static_cast<u64>(usecs(400) + usecs(80)));
+    EXPECT_EQ(idle.menu.last_state_idx, 2);
+    EXPECT_FALSE(idle.menu.tick_wakeup);
     const auto by_timer = cm.remote_notify(idle, true, cost_model::notify::timer, usecs(600));
     EXPECT_EQ(by_timer.delay, usecs(80)) << "its own timer: no IPI";
     EXPECT_EQ(by_timer.sender, 0);
+    EXPECT_EQ(idle.menu.last_residency_ns, static_cast<u64>(usecs(400) + usecs(80)))
+        << "one period, reflected once";
     const auto running = cm.remote_notify(idle, false, cost_model::notify::ipi, usecs(700));
     EXPECT_EQ(running.delay, usecs(5));
     EXPECT_EQ(running.idle_exit, 0) << "a running CPU has no idle state to leave";

@@ -13,13 +13,17 @@ cpu_charges::cpu_charges(simulation& sim, const machine& m, const cost_params& p
 {
     /*
      * model: a CPU idle since the run began has been idle "forever" as far as its
-     * governor knows (no history: predicted long), so it sits in the state the
-     * governor picks for that, the deep one where the machine has it, as a real CPU
-     * idle since boot does. Its first wakeup pays that state's exit, and
-     * find_idlest_group_cpu() ranks it by that state's exit latency.
+     * governor knows, so it sits in the state the governor picks for that, the deep one
+     * where the machine has it, as a real CPU idle since boot does. Its first wakeup pays
+     * that state's exit, and find_idlest_group_cpu() ranks it by that state's exit
+     * latency. Its menu history is eight such idles, each ended by a timer as far off as
+     * menu sees with nothing queued (the 4 s of cpuidle_enter()'s no_timer), with unity
+     * correction factors; that first period itself is not learnt (no selection made it).
      */
-    for (cpu_charge_state& st : cpus_)
-        st.idle.state = cm_.idle_select(st.idle.predicted);
+    for (cpu_charge_state& st : cpus_) {
+        st.idle.state = cm_.idle_select(secs(4));
+        st.idle.menu.intervals.fill(4'000'000);
+    }
 }
 
 void cpu_charges::attach(const std::vector<std::unique_ptr<rq>>& rqs)
@@ -192,30 +196,49 @@ void cpu_charges::switch_to_idle(rq& r)
         st.pending[c] = 0;
     }
     st.idle_busy_until = sim_.now() + owed;
+    // cpuidle_enter() ran first: the idle state is entered once this work is done.
+    st.idle.since = st.idle_busy_until;
 }
 
-cost_model::idle_choice cpu_charges::cpuidle_enter(rq& r, sim_dur tick, sim_time next_tick,
-                                                   sim_time next_timer)
+cost_model::idle_choice cpu_charges::cpuidle_enter(rq& r, menu_version v, sim_dur tick,
+                                                   sim_time next_tick, sim_time next_timer)
 {
     cpu_idle_state& idle = state(r).idle;
     const sim_time now = sim_.now();
-    idle.since = now;
+    idle.since = std::max(now, state(r).idle_busy_until);
     idle.next_timer = next_timer > now ? next_timer : -1;
     // No timer known: as far as the governor can tell, a long way off (menu's next_timer_ns
     // is then the watchdog's, seconds away).
     constexpr sim_dur no_timer = 4'000'000'000;
-    const cost_model::idle_choice c = cm_.idle_select_tick(
-        idle.predicted, tick, next_tick - now, idle.next_timer >= 0 ? idle.next_timer - now : no_timer);
-    idle.state = c.state; // the menu governor's choice
+    /*
+     * kernel: tick_nohz_get_sleep_length(): the time to the next timer event with the
+     * tick stopped (here the CPU's one known timer), and in *delta_next the time to the
+     * next event with it running, the tick or that timer, whichever is sooner.
+     */
+    const sim_dur sleep = idle.next_timer >= 0 ? idle.next_timer - now : no_timer;
+    const menu_gov::menu_inputs in{static_cast<u64>(sleep),
+                                   static_cast<u64>(std::min(next_tick - now, sleep)),
+                                   static_cast<u64>(tick)};
+    bool stop_tick = true;
+    const int idx = menu_gov::menu_select(idle.menu, v, cm_.idle_driver(), in, &stop_tick);
+    idle.state = static_cast<u8>(idx); // the menu governor's choice
+    idle.selected = true;
     idle.traced = true;
-    return c;
+    return {idle.state, stop_tick};
 }
 
-cost_model::idle_choice cpu_charges::cpuidle_tick(rq& r, sim_dur tick)
+cost_model::idle_choice cpu_charges::cpuidle_tick(rq& r, menu_version v, sim_dur tick)
 {
     cpu_idle_state& idle = state(r).idle;
-    cost_model::idle_tick_wakeup(idle, tick, sim_.now());
-    return cpuidle_enter(r, tick, sim_.now() + tick, idle.next_timer);
+    const sim_time now = sim_.now();
+    // menu_reflect(): the period ends with the tick (tick_nohz_idle_got_tick()), measured
+    // as cpuidle_enter_state() does, from the entry to the return, the exit included.
+    if (idle.selected && now >= idle.since) {
+        menu_gov::menu_reflect(idle.menu, idle.state,
+                               static_cast<u64>(now - idle.since + cm_.idle_exit_latency(idle)), true);
+        idle.selected = false;
+    }
+    return cpuidle_enter(r, v, tick, now + tick, idle.next_timer);
 }
 
 bool cpu_charges::cpuidle_exit(rq& r)

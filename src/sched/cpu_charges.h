@@ -127,15 +127,16 @@ public:
 
     /* ---- the idle governor (cpuidle) ---- */
 
-    /// r's CPU switches to its idle task: the governor picks a C-state from its prediction
-    /// and decides whether the tick stops (cost_model::idle_select_tick: `tick` the tick
-    /// period, `next_tick` when it fires next, `next_timer` the CPU's next timer known, -1
-    /// none), and the period is traced as entered.
-    cost_model::idle_choice cpuidle_enter(rq& r, sim_dur tick, sim_time next_tick,
+    /// r's CPU switches to its idle task: the menu governor (menu_select(), version `v`)
+    /// picks a C-state and decides whether the tick stops (`tick` the tick period,
+    /// `next_tick` when it fires next, `next_timer` the CPU's next timer known, -1 none),
+    /// and the period is traced as entered. It begins once the work owed by the switch is
+    /// done (switch_to_idle()).
+    cost_model::idle_choice cpuidle_enter(rq& r, menu_version v, sim_dur tick, sim_time next_tick,
                                           sim_time next_timer);
     /// r's idle CPU is woken by its own tick (kept at cpuidle_enter()): the governor learns
-    /// of it (cost_model::idle_tick_wakeup) and selects again, for a new idle period.
-    cost_model::idle_choice cpuidle_tick(rq& r, sim_dur tick);
+    /// of it (menu_reflect() with the tick noted) and selects again, for a new idle period.
+    cost_model::idle_choice cpuidle_tick(rq& r, menu_version v, sim_dur tick);
     /// r's CPU switches away from its idle task: the period ends; true if its entry was
     /// traced (power:cpu_idle's exit is owed; CPUs start idle without an entry).
     bool cpuidle_exit(rq& r);

@@ -84,6 +84,16 @@ kernel_behaviour behaviour_of(const char* version)
     b.fair_server = v6_12;
     b.rt_overload_pushable = v6_12 || std::string(version) == "tip-2023-12";
     b.sched_ext = v6_12;
+    /*
+     * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
+     * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's
+     * pm-cpuidle-gov branch on 2023-08-17, for v6.6, so tip-2023-08 (6.5 code) has the
+     * timer-first form and tip-2023-12 (v6.7-rc) the typical-first one; 6.18 has v6.15's
+     * get_typical_interval() and state walk (cpuidle_menu.h).
+     */
+    b.menu = std::string(version) == "6.18" ? menu_version::v6_18
+             : v == "6.6"                   ? menu_version::typical_first
+                                            : menu_version::timer_first;
     return b;
 }
 

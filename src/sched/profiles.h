@@ -6,6 +6,7 @@
  * spec is "NAME" optionally followed by "+FEATURE" or "+NO_FEATURE" tokens
  * ("6.6+NO_RUN_TO_PARITY"); --features applies further toggles.
  */
+#include "sched/cpuidle_menu.h"
 #include "sched/features.h"
 #include "sched/params.h"
 
@@ -64,6 +65,9 @@ struct kernel_behaviour {
     int shared_runq_version = 0;          ///< 0 = patch absent, 3 or 4
     bool shared_runq_noopt = false;       ///< Gautham's v3 "noopt": v3's newidle gate change reverted
     int shared_runq_shard_size = 6;       ///< SHARED_RUNQ_SHARD_SZ
+    /// The menu cpuidle governor's form (cpuidle_menu.h): the next timer first up to v6.5,
+    /// the typical interval first from v6.6 (5484e31bbbff), v6.15's reworks in 6.18.
+    menu_version menu = menu_version::typical_first;
 };
 
 /// The resolved kernel an arm runs: everything a simulation needs to know.
