@@ -1038,44 +1038,82 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
 /*
  * kernel: kernel/sched/fair.c rebalance_domains() (sched_balance_domains()
  * from 6.10), 6.x; the decay of max_newidle_lb_cost by version (newidle_ops). For each domain whose
- * interval has passed, balance; then record when to come back.
+ * interval has passed, balance; then record when to come back. `idle` (and with it `busy`,
+ * which picks each interval) is read again only after a load_balance() that moved tasks,
+ * as the kernel does ("the LBF_DST_PINNED logic could have changed env->dst_cpu"); a CPU
+ * that got work otherwise keeps balancing as CPU_IDLE, and should_we_balance() (which
+ * reads idle_cpu() of every CPU, this one included) then clears continue_balancing when
+ * another CPU of the group is idle, which ends the walk (decay-only visits aside).
+ * Differs: SD_SERIALIZE's spin_trylock(&balancing) is not modelled (the NUMA level of two
+ * CPUs may balance at overlapping times).
+ *
+ * In three parts so that the softirq can run one level per event:
+ * sched_balance_domains_begin() sets the locals, sched_balance_domains_step() visits
+ * domains up to and including the next one that balances (true when the walk is over),
+ * sched_balance_domains_end() stores the result.
  */
-void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
+void sched_balance_domains_begin(kernel& k, rq& r, cpu_idle_type idle, lb_state::balance_walk& w)
 {
-    int continue_balancing = 1;
+    w.level = 0;
+    w.continue_balancing = 1;
+    w.idle = idle;
+    w.busy = idle != CPU_IDLE && !sched_idle_cpu(k, r.cpu);
+    w.next_balance = jiffies(k) + 60 * k.config().params.hz;
+    w.update_next_balance = false;
+    w.need_decay = false;
+    w.max_cost = 0;
+}
+
+bool sched_balance_domains_step(kernel& k, rq& r, lb_state::balance_walk& w)
+{
     const int cpu = r.cpu;
-    bool busy = idle != CPU_IDLE && !sched_idle_cpu(k, cpu);
-    u64 next_balance = jiffies(k) + 60 * k.config().params.hz;
-    bool update_next_balance = false;
-    bool need_decay = false;
-    u64 max_cost = 0;
-    for (auto& sdp : k.topology().cpu(cpu).domains) {
-        sched_domain& sd = *sdp;
-        k.lb().newidle().decay(k, sd, need_decay);
-        max_cost += sd.max_newidle_lb_cost;
-        if (!continue_balancing) {
-            if (need_decay)
+    auto& domains = k.topology().cpu(cpu).domains;
+    while (w.level < domains.size()) {
+        sched_domain& sd = *domains[w.level++];
+        k.lb().newidle().decay(k, sd, w.need_decay);
+        w.max_cost += sd.max_newidle_lb_cost;
+        if (!w.continue_balancing) {
+            if (w.need_decay)
                 continue;
-            break;
+            return true; // break
         }
-        unsigned long interval = get_sd_balance_interval(k, sd, busy);
+        unsigned long interval = get_sd_balance_interval(k, sd, w.busy);
+        bool balanced = false;
         if (jiffies(k) >= sd.last_balance + interval) {
-            if (sched_balance_rq(k, cpu, r, sd, idle, continue_balancing)) {
-                idle = k.idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
-                busy = idle != CPU_IDLE && !sched_idle_cpu(k, cpu);
+            if (sched_balance_rq(k, cpu, r, sd, w.idle, w.continue_balancing)) {
+                w.idle = k.idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
+                w.busy = w.idle != CPU_IDLE && !sched_idle_cpu(k, cpu);
             }
             sd.last_balance = jiffies(k);
-            interval = get_sd_balance_interval(k, sd, busy);
+            interval = get_sd_balance_interval(k, sd, w.busy);
+            balanced = true;
         }
-        if (next_balance > sd.last_balance + interval) {
-            next_balance = sd.last_balance + interval;
-            update_next_balance = true;
+        if (w.next_balance > sd.last_balance + interval) {
+            w.next_balance = sd.last_balance + interval;
+            w.update_next_balance = true;
         }
+        if (balanced)
+            return w.level >= domains.size();
     }
-    if (need_decay)
-        r.max_idle_balance_cost = std::max<u64>(k.tunables().migration_cost, max_cost);
-    if (update_next_balance)
-        r.next_balance = next_balance;
+    return true;
+}
+
+void sched_balance_domains_end(kernel& k, rq& r, lb_state::balance_walk& w)
+{
+    if (w.need_decay)
+        r.max_idle_balance_cost = std::max<u64>(k.tunables().migration_cost, w.max_cost);
+    if (w.update_next_balance)
+        r.next_balance = w.next_balance;
+}
+
+// kernel: as above, the whole walk at once (for nohz_idle_balance(), whose cost is not charged).
+void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
+{
+    lb_state::balance_walk w;
+    sched_balance_domains_begin(k, r, idle, w);
+    while (!sched_balance_domains_step(k, r, w)) {
+    }
+    sched_balance_domains_end(k, r, w);
 }
 
 /*
@@ -1219,17 +1257,55 @@ void trigger_load_balance(kernel& k, rq& r)
     nohz_balancer_kick(k, r);
 }
 
-// kernel: kernel/sched/fair.c run_rebalance_domains(), 6.5 (the SCHED_SOFTIRQ handler).
+/*
+ * kernel: kernel/sched/fair.c run_rebalance_domains(), 6.5 (the SCHED_SOFTIRQ handler),
+ * and kernel/softirq.c __do_softirq(): the handler runs to its end whatever arrives
+ * meanwhile (need_resched() only stops __do_softirq() restarting for softirqs raised
+ * again), and a task woken onto this CPU meanwhile (its enqueue, or a wakelist IPI's
+ * sched_ttwu_pending(), is a hardirq taken inside the softirq) is picked after it. model:
+ * each level's load_balance() runs when the previous level's work is done (the CPU's owed
+ * work, cpu_charges::owed_until()), its cost charged at once; the next level, or the end,
+ * is an EV_SOFTIRQ_LEVEL event then, ordered before a deferred __schedule() of that
+ * instant. The tick raising SCHED_SOFTIRQ again during a run makes one more run after it.
+ * Differs: when the CPU was running a task, a wakeup-preemption may switch tasks while
+ * the levels go on (the kernel switches after the softirq).
+ */
 void sched_balance_softirq(kernel& k, rq& r)
 {
+    lb_state::balance_walk& w = k.lb().softirq_walk(r.cpu);
+    if (w.active) {
+        w.raised = true;
+        return;
+    }
     k.set_this_cpu(r.cpu);
     const cpu_idle_type idle = r.idle_balance ? CPU_IDLE : CPU_NOT_IDLE;
     update_blocked_averages(k, r.cpu);
+    sched_balance_domains_begin(k, r, idle, w);
+    w.active = true;
+    sched_balance_softirq_level(k, r);
+}
+
+// model: the softirq's walk goes on at its next level (see sched_balance_softirq()).
+void sched_balance_softirq_level(kernel& k, rq& r)
+{
+    lb_state::balance_walk& w = k.lb().softirq_walk(r.cpu);
+    k.set_this_cpu(r.cpu);
     k.lb().last_lb_cost = 0;
-    sched_balance_domains(k, r, idle);
-    // The softirq's work delays whatever runs on this CPU.
+    const bool done = sched_balance_domains_step(k, r, w);
+    // This level's work delays whatever runs on this CPU, and the next level.
     k.charges().charge_cpu(r, k.lb().last_lb_cost, ACCT_BALANCE);
     k.lb().last_lb_cost = 0;
+    if (!done) {
+        k.sim().at(k.charges().owed_until(r), event_prio::softirq_level, &k.lb(),
+                   lb_state::EV_SOFTIRQ_LEVEL | static_cast<u32>(r.cpu));
+        return;
+    }
+    sched_balance_domains_end(k, r, w);
+    w.active = false;
+    if (w.raised) {
+        w.raised = false;
+        sched_balance_softirq(k, r);
+    }
 }
 
 /*
@@ -1350,6 +1426,7 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
     // Every CPU's part is read at the first flush(); a group is summed whole when first read.
     const cpumask empty(nr_cpus);
     masks_.assign(static_cast<std::size_t>(nr_cpus), cpu_masks{empty, empty, empty});
+    walks_.assign(static_cast<std::size_t>(nr_cpus), balance_walk{});
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
     cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
     pending_cpus_.clear();
@@ -1430,6 +1507,10 @@ void lb_state::fire(u64 arg)
     case EV_ACTIVE_LB:
         k_.count_event(kernel::EV_ACTIVE_LB);
         active_load_balance_cpu_stop(k_, k_.cpu_rq(cpu));
+        break;
+    case EV_SOFTIRQ_LEVEL:
+        k_.count_event(kernel::EV_SOFTIRQ);
+        sched_balance_softirq_level(k_, k_.cpu_rq(cpu));
         break;
     default:
         SIM_BUG_ON(true, "lb_state: unknown event {:#x}", arg);

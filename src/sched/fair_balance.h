@@ -182,6 +182,30 @@ public:
     static constexpr u64 EV_SOFTIRQ = 1ULL << 32;   ///< sched_balance_softirq() on a CPU
     static constexpr u64 EV_ILB = 2ULL << 32;       ///< nohz_idle_balance() on the kicked CPU
     static constexpr u64 EV_ACTIVE_LB = 3ULL << 32; ///< active_load_balance_cpu_stop() on a CPU
+    /// the periodic balance's next level on a CPU, once the last one's work is done
+    static constexpr u64 EV_SOFTIRQ_LEVEL = 4ULL << 32;
+
+    /*
+     * kernel: rebalance_domains()'s locals (sched_balance_domains() from 6.10), kept
+     * between the levels of one SCHED_SOFTIRQ run: the model runs each level's
+     * load_balance() at the instant the previous level's work is done
+     * (sched_balance_softirq_level()), so the loop's state waits here meanwhile.
+     * model: `active` while a run is under way on the CPU, `raised` when the tick raised
+     * SCHED_SOFTIRQ again meanwhile (the kernel's pending bit: run once more after).
+     */
+    struct balance_walk {
+        std::size_t level = 0; ///< the next domain, counted from the CPU's lowest
+        int continue_balancing = 1;
+        cpu_idle_type idle = CPU_NOT_IDLE;
+        bool busy = false;
+        u64 next_balance = 0;
+        bool update_next_balance = false;
+        bool need_decay = false;
+        u64 max_cost = 0;
+        bool active = false;
+        bool raised = false;
+    };
+    balance_walk& softirq_walk(int cpu) { return walks_[static_cast<std::size_t>(cpu)]; }
 
     /// kernel: fair.c `static struct { ... } nohz`: NOHZ idle balancing (nohz.h).
     nohz_state nohz;
@@ -240,6 +264,7 @@ private:
         cpumask load_balance, select_rq, should_we_balance_tmp;
     };
     std::vector<cpu_masks> masks_;        ///< per CPU: the working masks above
+    std::vector<balance_walk> walks_;     ///< per CPU: its SCHED_SOFTIRQ run under way
     std::vector<group_lb_sums> cpu_part_; ///< per CPU: its part of its groups' sums
     std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
     std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed
@@ -282,6 +307,10 @@ void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle);
 int sched_balance_newidle(kernel& k, rq& this_rq);
 void trigger_load_balance(kernel& k, rq& r);
 void sched_balance_softirq(kernel& k, rq& r);
+void sched_balance_softirq_level(kernel& k, rq& r);
+void sched_balance_domains_begin(kernel& k, rq& r, cpu_idle_type idle, lb_state::balance_walk& w);
+bool sched_balance_domains_step(kernel& k, rq& r, lb_state::balance_walk& w);
+void sched_balance_domains_end(kernel& k, rq& r, lb_state::balance_walk& w);
 void nohz_balance_enter_idle(kernel& k, rq& r);
 void nohz_balance_exit_idle(kernel& k, rq& r);
 void nohz_balancer_kick(kernel& k, rq& r);

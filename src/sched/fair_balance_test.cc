@@ -806,5 +806,114 @@ INSTANTIATE_TEST_SUITE_P(presets, work_conservation,
                              return s;
                          });
 
+/*
+ * The periodic balance level by level (kernel: run_rebalance_domains() ->
+ * rebalance_domains(), 6.5). A machine of 2 LLCs x 2 cores x SMT2 on one socket (cpu0's
+ * domains SMT, MC, PKG), every CPU idle for a second, every level of cpu0 due, each
+ * load_balance() priced at 10 us (lb_base; nothing else costs).
+ */
+struct rebal1_walk_case {
+    sched_fixture t;
+    static cost_params rebal1_costs()
+    {
+        cost_params c = sched_fixture::no_costs();
+        set_cost(c, "lb_base=10000", "rebal1 test");
+        return c;
+    }
+    static machine rebal1_machine()
+    {
+        symmetric_machine_spec ms;
+        ms.name = "test-2llc-smt2";
+        ms.cores_per_socket = 4;
+        ms.threads_per_core = 2;
+        ms.cores_per_llc = 2;
+        return make_symmetric_machine(ms, "test");
+    }
+    rebal1_walk_case() : t(rebal1_machine(), "6.5", 1, "", rebal1_costs())
+    {
+        t.run_for(secs(1));
+        for (auto& sd : doms()) {
+            const unsigned long interval = get_sd_balance_interval(*t.k, *sd, false);
+            EXPECT_GE(jiffies(*t.k), interval);
+            sd->last_balance = jiffies(*t.k) - interval;
+            sd->stats = {};
+        }
+        for (int cpu = 0; cpu < 8; ++cpu)
+            EXPECT_TRUE(t.k->idle_cpu(cpu));
+        rq0().idle_balance = true; // the tick found cpu0 idle
+        t.k->set_this_cpu(0);
+    }
+    rq& rq0() { return t.k->cpu_rq(0); }
+    const std::vector<std::unique_ptr<sched_domain>>& doms() { return t.k->topology().cpu(0).domains; }
+    u32 idle_count(std::size_t level) { return doms()[level]->stats.lb_count[CPU_IDLE]; }
+};
+
+/*
+ * The softirq balances a level, and the next one once that level's work is done: at
+ * the tick instant only SMT has balanced; MC at +10 us, PKG at +20 us. (The old model
+ * balanced all three at the tick instant and owed their 30 us after.)
+ */
+TEST(sched_balance_softirq, balances_each_level_when_the_last_ones_work_is_done)
+{
+    rebal1_walk_case c;
+    ASSERT_EQ(c.doms().size(), 3u);
+    const sim_time t0 = c.t.sim.now();
+    sched_balance_softirq(*c.t.k, c.rq0());
+    EXPECT_EQ(c.idle_count(0), 1u);
+    EXPECT_EQ(c.idle_count(1), 0u) << "MC waits for SMT's 10 us";
+    EXPECT_EQ(c.t.k->charges().owed_until(c.rq0()), t0 + usecs(10));
+    c.t.run_for(usecs(10) + 1);
+    EXPECT_EQ(c.idle_count(1), 1u);
+    EXPECT_EQ(c.idle_count(2), 0u) << "PKG waits for MC's 10 us";
+    c.t.run_for(usecs(10));
+    EXPECT_EQ(c.idle_count(2), 1u);
+    EXPECT_EQ(c.t.k->charges().owed_until(c.rq0()), t0 + usecs(30));
+}
+
+/*
+ * A task woken onto cpu0 after the SMT level: rebalance_domains() keeps `idle` CPU_IDLE
+ * (nothing was pulled), so MC runs as CPU_IDLE; its should_we_balance() reads cpu0 busy
+ * (nr_running 1) and cpu1, the next CPU of cpu0's group (core {0,1}), idle: not cpu0's
+ * turn, continue_balancing = 0, counted balanced, and the walk ends: PKG is not
+ * balanced (its last_balance stays). The wakee runs after MC's work, at +20 us.
+ */
+TEST(sched_balance_softirq, a_wakee_queued_mid_walk_ends_it_at_should_we_balance)
+{
+    rebal1_walk_case c;
+    ASSERT_EQ(c.doms().size(), 3u);
+    const sim_time t0 = c.t.sim.now();
+    const u64 pkg_last = c.doms()[2]->last_balance;
+    sched_balance_softirq(*c.t.k, c.rq0());
+    ASSERT_EQ(c.idle_count(0), 1u);
+    task_struct& w = c.t.spawn("rebal1-wakee", testlib::spin(), 0, 0, 0);
+    EXPECT_FALSE(c.t.k->idle_cpu(0));
+    c.t.run_for(usecs(15));
+    EXPECT_EQ(c.idle_count(1), 1u);
+    EXPECT_EQ(c.doms()[1]->stats.lb_balanced[CPU_IDLE], 1u) << "should_we_balance() said no";
+    EXPECT_NE(c.rq0().curr, &w) << "the wakee waits for the softirq";
+    c.t.run_for(usecs(100));
+    EXPECT_EQ(c.idle_count(2), 0u) << "continue_balancing cleared: PKG not balanced";
+    EXPECT_EQ(c.doms()[2]->last_balance, pkg_last);
+    EXPECT_EQ(c.rq0().curr, &w);
+    EXPECT_FALSE(c.t.k->lb().softirq_walk(0).active);
+    (void)t0;
+}
+
+/*
+ * SCHED_SOFTIRQ raised while a run is under way (its pending bit): one more run after it,
+ * which finds no level due (each was balanced this jiffy): no fourth balance.
+ */
+TEST(sched_balance_softirq, raised_again_meanwhile_runs_once_more_after)
+{
+    rebal1_walk_case c;
+    sched_balance_softirq(*c.t.k, c.rq0());
+    sched_balance_softirq(*c.t.k, c.rq0());
+    EXPECT_TRUE(c.t.k->lb().softirq_walk(0).raised);
+    c.t.run_for(usecs(100));
+    EXPECT_FALSE(c.t.k->lb().softirq_walk(0).active);
+    EXPECT_FALSE(c.t.k->lb().softirq_walk(0).raised);
+    EXPECT_EQ(c.idle_count(0) + c.idle_count(1) + c.idle_count(2), 3u);
+}
+
 } // namespace
 } // namespace schedlab

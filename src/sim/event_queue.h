@@ -33,6 +33,7 @@ enum class event_prio : s8 {
     hrtimer = 0,    ///< timer expiry (timed sleeps, hrtimers): wakes tasks before others act
     ipi = 10,       ///< remote wakeup delivery (wakelist / reschedule IPI)
     task_work = 20, ///< a running task's CPU burst completes
+    softirq_level = 23, ///< SCHED_SOFTIRQ's next level: the softirq ends before a deferred __schedule()
     resched = 25,   ///< deferred __schedule() on a CPU (need_resched handling)
     tick = 30,      ///< scheduler tick
     softirq = 40,   ///< SCHED_SOFTIRQ (periodic / nohz balancing)
