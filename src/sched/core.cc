@@ -1132,10 +1132,39 @@ const char* kernel::event_kind_name(int kind)
     return names.at(static_cast<std::size_t>(kind));
 }
 
+/*
+ * model: none (the simulator's own speed, issue 14). Every event's handler first touches
+ * its CPU's rq, and a burst's completion the charge state and rq->curr: at 512 CPUs these
+ * are last-level-cache misses (docs/performance.md). While this event's handler runs, the
+ * lines of the event due next (the queue's earliest once this one is taken) are fetched.
+ * A prefetch reads nothing the model decides on, and a wrong guess (the handler schedules
+ * an earlier event) costs only the fetch.
+ */
+void kernel::prefetch_next_event() const
+{
+    const auto nx = sim_.queue().peek_next();
+    if (nx.handler != this)
+        return;
+    const auto kind = static_cast<ev_kind>(nx.arg >> 32);
+    if (kind != EV_WORK && kind != EV_RESCHED && kind != EV_TTWU_IPI && kind != EV_SCHED_DONE)
+        return;
+    const u32 v = static_cast<u32>(nx.arg);
+    const rq* r = rqs_[v].get();
+    __builtin_prefetch(r);
+    __builtin_prefetch(&r->curr);
+    if (kind == EV_WORK) {
+        __builtin_prefetch(&charges_.cpu(static_cast<int>(v)));
+        const task_struct* p = r->curr; // waits for r's line, not for this event's handler
+        __builtin_prefetch(p);
+        __builtin_prefetch(&p->behaviour);
+    }
+}
+
 void kernel::fire(u64 arg)
 {
     const auto kind = static_cast<ev_kind>(arg >> 32);
     const u32 v = static_cast<u32>(arg);
+    prefetch_next_event();
     ++events_by_kind_[kind - 1];
     switch (kind) {
     case EV_WORK:

@@ -204,6 +204,7 @@ public:
 
 private:
     void fire(u64 arg) override;
+    void prefetch_next_event() const; ///< fetches the lines the next event will touch (core.cc)
     static u64 ev_arg(ev_kind k, u32 v) { return (static_cast<u64>(k) << 32) | v; }
 
     task_struct& new_task(std::unique_ptr<task_behaviour> b, const task_opts& o, int parent_cpu);

@@ -121,31 +121,6 @@ void event_queue::sift_up(std::size_t pos, const entry& e)
     place(pos, e);
 }
 
-/*
- * Which of four children is earliest is a coin toss to the branch predictor,
- * so a full family is decided by a tournament whose outcomes are used as
- * numbers, not jumps (the profile of issue 14 had sift_down at 13-18% of a
- * run, most of it mispredicted branches).
- */
-[[gnu::always_inline]] inline std::size_t event_queue::min_child(std::size_t pos) const
-{
-    const entry* h = heap_.data();
-    const std::size_t first = pos * arity + 1;
-    const std::size_t n = heap_.size();
-    if (first + arity <= n) {
-        const std::size_t a = first + static_cast<std::size_t>(before(h[first + 1], h[first]));
-        const std::size_t b =
-            first + 2 + static_cast<std::size_t>(before(h[first + 3], h[first + 2]));
-        const std::size_t take_b = -static_cast<std::size_t>(before(h[b], h[a])); // 0 or ~0
-        return a ^ ((a ^ b) & take_b);
-    }
-    std::size_t best = first;
-    for (std::size_t c = first + 1; c < n; ++c)
-        if (before(h[c], h[best]))
-            best = c;
-    return best;
-}
-
 void event_queue::sift_down(std::size_t pos, const entry& e)
 {
     const std::size_t n = heap_.size();

@@ -98,6 +98,30 @@ TEST(event_queue, cancelled_events_leave_the_heap_at_once)
  * vacant) must fire the same events in the same order, and report the same
  * pending set.
  */
+TEST(event_queue, peek_next_names_the_event_after_the_one_taken)
+{
+    event_queue q;
+    recorder r;
+    q.schedule(30, event_prio::tick, &r, 1);
+    q.schedule(10, event_prio::tick, &r, 2);
+    q.schedule(20, event_prio::tick, &r, 3);
+    q.schedule(20, event_prio::hrtimer, &r, 4);
+    EXPECT_EQ(q.peek_next().handler, nullptr) << "no root is vacant before take()";
+    EXPECT_EQ(q.take().arg, 2u);
+    EXPECT_EQ(q.peek_next().handler, &r);
+    EXPECT_EQ(q.peek_next().arg, 4u) << "at 20 the hrtimer fires before the tick";
+    q.schedule(15, event_prio::tick, &r, 5); // fills the root: no hint until the next take()
+    EXPECT_EQ(q.peek_next().handler, nullptr);
+    EXPECT_EQ(q.take().arg, 5u);
+    EXPECT_EQ(q.peek_next().arg, 4u);
+    EXPECT_EQ(q.take().arg, 4u);
+    EXPECT_EQ(q.peek_next().arg, 3u);
+    EXPECT_EQ(q.take().arg, 3u);
+    EXPECT_EQ(q.peek_next().arg, 1u);
+    EXPECT_EQ(q.take().arg, 1u);
+    EXPECT_EQ(q.peek_next().handler, nullptr) << "nothing left";
+}
+
 TEST(event_queue, matches_a_sorted_reference_under_random_operations)
 {
     event_queue q;
@@ -149,6 +173,15 @@ TEST(event_queue, matches_a_sorted_reference_under_random_operations)
             now = f.when;
             ref_key.erase(f.arg);
             ref.erase(first);
+            // peek_next(): while the root is vacant, the event that fires next if nothing
+            // earlier is scheduled; nothing once pop() closed the root.
+            const auto hint = q.peek_next();
+            if (op == 8 || ref.empty()) {
+                ASSERT_EQ(hint.handler, nullptr) << "step " << step;
+            } else {
+                ASSERT_EQ(hint.handler, &r) << "step " << step;
+                ASSERT_EQ(hint.arg, ref.begin()->second) << "step " << step;
+            }
         }
         ASSERT_EQ(q.size(), ref.size());
     }
