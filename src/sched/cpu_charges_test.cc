@@ -24,8 +24,8 @@ struct no_op_handler final : event_handler {
 struct charges_fixture {
     machine m;
     simulation sim{1};
-    std::vector<std::unique_ptr<task_struct>> idle;
-    std::vector<std::unique_ptr<rq>> rqs;
+    testlib::idle_rqs cpus{m};
+    std::vector<std::unique_ptr<rq>>& rqs = cpus.rqs;
     cpu_charges charges;
     task_struct task;
     no_op_handler h;
@@ -33,17 +33,6 @@ struct charges_fixture {
     explicit charges_fixture(int smt, cost_params p = {})
         : m(testlib::small_machine(2 / smt, smt)), charges(sim, m, p)
     {
-        for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
-            auto r = std::make_unique<rq>();
-            r->cpu = cpu;
-            auto t = std::make_unique<task_struct>();
-            t->pid = 0;
-            t->cpu = cpu;
-            r->idle = t.get();
-            r->curr = t.get();
-            idle.push_back(std::move(t));
-            rqs.push_back(std::move(r));
-        }
         charges.attach(rqs);
         task.pid = 1;
         task.tgid = 1;

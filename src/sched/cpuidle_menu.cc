@@ -212,6 +212,18 @@ int menu_select(menu_device& data, menu_version v, const cpuidle_driver_desc& dr
         latency_req = std::min(latency_req, predicted_ns);
 
     int idx = -1;
+    // The walk ends at state i, deeper than the prediction (both forms): a physical state
+    // rather than polling when `physical_ok` (a timer comes soon enough), else idx stays
+    // and, if the tick runs, the prediction becomes idx's residency so the next tick
+    // selects again.
+    const auto end_walk_at_deeper = [&](int i, bool physical_ok) {
+        if (drv.states[static_cast<std::size_t>(idx)].polling && physical_ok) {
+            predicted_ns = drv.states[static_cast<std::size_t>(i)].target_residency_ns;
+            idx = i;
+        } else if (predicted_ns >= tick_nsec) {
+            predicted_ns = drv.states[static_cast<std::size_t>(idx)].target_residency_ns;
+        }
+    };
     for (int i = 0; i < drv.state_count; i++) {
         const cpuidle_state_desc& s = drv.states[static_cast<std::size_t>(i)];
         if (idx == -1)
@@ -223,30 +235,14 @@ int menu_select(menu_device& data, menu_version v, const cpuidle_driver_desc& dr
                 idx = i;
                 continue;
             }
-            if (drv.states[static_cast<std::size_t>(idx)].polling &&
-                s.target_residency_ns < RESIDENCY_THRESHOLD_NS &&
-                s.target_residency_ns <= data.next_timer_ns && s.exit_latency_ns <= predicted_ns) {
-                predicted_ns = s.target_residency_ns;
-                idx = i;
-                break;
-            }
-            if (predicted_ns < tick_nsec)
-                break;
-            // The tick runs: keep the shallower state and let the next tick select again.
-            predicted_ns = drv.states[static_cast<std::size_t>(idx)].target_residency_ns;
+            end_walk_at_deeper(i, s.target_residency_ns < RESIDENCY_THRESHOLD_NS &&
+                                      s.target_residency_ns <= data.next_timer_ns &&
+                                      s.exit_latency_ns <= predicted_ns);
             break;
         }
         if (s.target_residency_ns > predicted_ns) {
-            // A physical state rather than polling, if a timer comes soon enough.
-            if (drv.states[static_cast<std::size_t>(idx)].polling &&
-                s.exit_latency_ns <= latency_req && s.target_residency_ns <= data.next_timer_ns) {
-                predicted_ns = s.target_residency_ns;
-                idx = i;
-                break;
-            }
-            if (predicted_ns < tick_nsec)
-                break;
-            predicted_ns = drv.states[static_cast<std::size_t>(idx)].target_residency_ns;
+            end_walk_at_deeper(i, s.exit_latency_ns <= latency_req &&
+                                      s.target_residency_ns <= data.next_timer_ns);
             break;
         }
         if (s.exit_latency_ns > latency_req)

@@ -172,24 +172,11 @@ struct menu_test_no_op final : event_handler {
 struct menu_test_charges {
     machine m = testlib::small_machine(2);
     simulation sim{1};
-    std::vector<std::unique_ptr<task_struct>> idle;
-    std::vector<std::unique_ptr<rq>> rqs;
+    testlib::idle_rqs cpus{m};
+    std::vector<std::unique_ptr<rq>>& rqs = cpus.rqs;
     cpu_charges charges;
 
-    explicit menu_test_charges(const cost_params& p) : charges(sim, m, p)
-    {
-        for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
-            auto r = std::make_unique<rq>();
-            r->cpu = cpu;
-            auto t = std::make_unique<task_struct>();
-            t->cpu = cpu;
-            r->idle = t.get();
-            r->curr = t.get();
-            idle.push_back(std::move(t));
-            rqs.push_back(std::move(r));
-        }
-        charges.attach(rqs);
-    }
+    explicit menu_test_charges(const cost_params& p) : charges(sim, m, p) { charges.attach(rqs); }
 };
 
 TEST(cpuidle_menu, eight_20us_idles_settle_in_c1_where_an_ewma_stayed_deep)

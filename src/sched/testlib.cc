@@ -12,6 +12,21 @@ machine small_machine(int cores, int smt)
     return make_symmetric_machine(s, "testlib");
 }
 
+idle_rqs::idle_rqs(const machine& m)
+{
+    for (int cpu = 0; cpu < m.nr_cpus(); ++cpu) {
+        auto r = std::make_unique<rq>();
+        r->cpu = cpu;
+        auto t = std::make_unique<task_struct>();
+        t->pid = 0;
+        t->cpu = cpu;
+        r->idle = t.get();
+        r->curr = t.get();
+        idle.push_back(std::move(t));
+        rqs.push_back(std::move(r));
+    }
+}
+
 cost_params sched_fixture::no_costs()
 {
     cost_params c;

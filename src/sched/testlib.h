@@ -13,11 +13,22 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace schedlab::testlib {
 
 /// A machine of `cores` cores x `smt` threads in one LLC, one socket.
 machine small_machine(int cores, int smt = 1);
+
+/// One rq per CPU of `m`, each with its own idle task (pid 0) current: what the
+/// per-CPU parts (cpu_charges, the idle governor) need without a kernel.
+struct idle_rqs {
+    std::vector<std::unique_ptr<task_struct>> idle;
+    std::vector<std::unique_ptr<rq>> rqs;
+
+    explicit idle_rqs(const machine& m);
+    rq& operator[](int cpu) { return *rqs[static_cast<std::size_t>(cpu)]; }
+};
 
 struct sched_fixture {
     machine m;
