@@ -26,6 +26,16 @@ using ::testing::Not;
 const std::string traces_dir = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
 const std::string schbench_trace = traces_dir + "schbench_m1_t2_r3.trace.txt.xz";
 
+// The schbench trace's tasks, replayed on `machine`.
+replay_command_options schbench_replay_on(const std::string& machine)
+{
+    replay_command_options o;
+    o.trace = schbench_trace;
+    o.machine = machine;
+    o.comm = "^schbench";
+    return o;
+}
+
 std::string replay_output(const replay_command_options& o)
 {
     std::ostringstream out, err;
@@ -35,10 +45,7 @@ std::string replay_output(const replay_command_options& o)
 
 TEST(cmd_replay, prints_the_summary_and_the_table_bit_identically)
 {
-    replay_command_options o;
-    o.trace = schbench_trace;
-    o.machine = "ryzen-7950x";
-    o.comm = "^schbench";
+    replay_command_options o = schbench_replay_on("ryzen-7950x");
     const std::string a = replay_output(o);
     EXPECT_THAT(a, HasSubstr("# blocks ended by: a traced task"));
     EXPECT_THAT(a, HasSubstr("replay: elapsed"));
@@ -57,10 +64,7 @@ class cmd_replay_trace : public test_support::scratch_dir {};
 // The replay's own trace (--trace) is a trace schedlab replay reads: the same tasks again.
 TEST_F(cmd_replay_trace, the_replays_trace_replays)
 {
-    replay_command_options o;
-    o.trace = schbench_trace;
-    o.machine = "ryzen-7950x";
-    o.comm = "^schbench";
+    replay_command_options o = schbench_replay_on("ryzen-7950x");
     o.trace_path = path("replayed.txt.zst");
     const std::string first = replay_output(o);
     replay_command_options again = o;
@@ -75,10 +79,7 @@ TEST_F(cmd_replay_trace, the_replays_trace_replays)
 // schedule as it is; `schedlab latency` joins it to the wakeups of the replay's --trace.
 TEST_F(cmd_replay_trace, explain_writes_the_decision_log_of_the_replay)
 {
-    replay_command_options o;
-    o.trace = schbench_trace;
-    o.machine = "host";
-    o.comm = "^schbench";
+    replay_command_options o = schbench_replay_on("host");
     const std::string plain = replay_output(o);
     o.explain_path = path("decisions.txt");
     o.trace_path = path("replayed.txt");
