@@ -538,7 +538,10 @@ task_code schbench_workload::do_work(task_context& t, thread_data& me)
         ++lock_total_.requests;
         ++lock_window_.requests;
     }
-    co_await t.run(math_ns_);
+    sim_dur math = math_ns_;
+    if (const sim_dur spread = t.costs().schbench_math_spread; spread > 0) // a probe, 0 by default
+        math += static_cast<sim_dur>(t.rng().below(static_cast<u64>(spread)));
+    co_await t.run(math);
     if (!sp_.no_locking) {
         cpu_lock_[static_cast<std::size_t>(lock_cpu)] = nullptr;
         if (t.task().cpu != lock_cpu) {

@@ -141,6 +141,36 @@ TEST(schbench_v1, every_request_follows_one_recorded_wakeup_and_lasts_sleep_plus
     EXPECT_DOUBLE_EQ(m[5].value, static_cast<double>(reqs) / 1.0);
 }
 
+// The probe knob costs.def schbench_math_spread: 0 (the default) keeps every request's math
+// the same length; a spread adds a uniform draw to each request, so the request latencies
+// (usleep + slack + math, nothing else running) fan out over it.
+TEST(schbench_v1, math_spread_cost_varies_each_request_by_a_draw_below_it)
+{
+    const auto spread_run = [](sim_dur spread) {
+        cost_params c;
+        c.schbench_math_spread = spread;
+        sb_run r;
+        r.t = std::make_unique<test_env>(4, 1, "6.6", c);
+        r.t->k.set_check_level(check_level::sampled, 64);
+        r.w = std::make_unique<schbench_workload>(
+            parse_schbench_options({"-m", "1", "-t", "2", "-r", "1", "-F", "16", "-n", "2"}));
+        r.w->setup(r.t->k.sys());
+        r.t->k.run(secs(60));
+        return r;
+    };
+    const sb_run flat = spread_run(0);
+    const sb_run spread = spread_run(usecs(400));
+    ASSERT_TRUE(flat.w->finished());
+    ASSERT_TRUE(spread.w->finished());
+    const sim_dur math = flat.w->math_ns();
+    // Without a spread the requests differ only by the sleep's 50 us of timer slack.
+    EXPECT_LE(flat.w->request().max() - flat.w->request().min(), 50u + 20u);
+    // With 400 us they cover most of it, and stay within it.
+    EXPECT_GE(spread.w->request().max() - spread.w->request().min(), 300u);
+    EXPECT_GE(spread.w->request().min(), (usecs(100) + math) / 1000);
+    EXPECT_LE(spread.w->request().max(), (usecs(150) + math + usecs(400)) / 1000 + 20);
+}
+
 TEST(schbench_v1, output_has_the_three_blocks_and_the_averages)
 {
     const sb_run r = run_schbench({"-t", "2", "-r", "1", "-i", "1", "-F", "16", "-n", "1"}, 2);
