@@ -3,13 +3,45 @@
 
 #include "sim/bug.h"
 
+#include <algorithm>
+
 namespace schedlab {
 
-u64 event_queue::next_order(u64 order_of_prio)
+event_queue::event_queue(u64 seq_limit) : seq_limit_(seq_limit)
 {
-    const u64 seq = ++seq_;
-    SIM_BUG_ON(seq >> seq_bits, "event sequence overflow after {} events", seq - 1);
-    return order_of_prio | seq;
+    SIM_BUG_ON(seq_limit < 2 || seq_limit > max_seq_limit, "event sequence limit {} out of range",
+               seq_limit);
+}
+
+u64 event_queue::next_order(u64 prio_and_slot)
+{
+    if (seq_ >= seq_limit_)
+        renumber();
+    ++scheduled_;
+    return prio_and_slot | ++seq_ << slot_bits;
+}
+
+/*
+ * The sequence field is exhausted: the pending events, in their order, take the
+ * sequences 1..n. Every comparison between two of them comes out as before, so the
+ * heap stays a heap and the order they fire in is unchanged; new events, numbered
+ * from n + 1, still come after every pending one of the same time and priority.
+ */
+void event_queue::renumber()
+{
+    std::vector<u32> by_key;
+    by_key.reserve(heap_.size());
+    for (std::size_t i = hole_ ? 1 : 0; i < heap_.size(); ++i)
+        by_key.push_back(static_cast<u32>(i));
+    std::sort(by_key.begin(), by_key.end(),
+              [this](u32 a, u32 b) { return before(heap_[a], heap_[b]); });
+    u64 seq = 0;
+    for (const u32 i : by_key)
+        heap_[i].order = (heap_[i].order & ~seq_mask) | ++seq << slot_bits;
+    SIM_BUG_ON(seq >= seq_limit_, "{} pending events exhaust the sequence limit {}", seq,
+               seq_limit_);
+    seq_ = seq;
+    ++renumbered_;
 }
 
 event_id event_queue::schedule(sim_time when, event_prio prio, event_handler* h, u64 arg)
@@ -21,15 +53,16 @@ event_id event_queue::schedule(sim_time when, event_prio prio, event_handler* h,
         idx = free_.back();
         free_.pop_back();
     } else {
-        SIM_BUG_ON(slots_.size() >= npos, "more than {} pending events", npos - 1);
+        SIM_BUG_ON(slots_.size() > slot_mask, "more than {} pending events", slot_mask);
         idx = static_cast<u32>(slots_.size());
         slots_.emplace_back();
+        index_.emplace_back();
     }
     slot& s = slots_[idx];
     s.handler = h;
     s.arg = arg;
-    const u64 order = next_order(static_cast<u64>(static_cast<u8>(prio)) << seq_bits);
-    const entry e{biased(when), order, idx};
+    const u64 order = next_order(static_cast<u64>(static_cast<u8>(prio)) << prio_shift | idx);
+    const entry e{biased(when), order};
     if (hole_) { // the root take() left: the new event sifts down from it
         hole_ = false;
         sift_down(0, e);
@@ -37,7 +70,7 @@ event_id event_queue::schedule(sim_time when, event_prio prio, event_handler* h,
         heap_.push_back(e);
         sift_up(heap_.size() - 1, e);
     }
-    return event_id{idx, s.gen};
+    return event_id{idx, index_[idx].gen};
 }
 
 bool event_queue::cancel(event_id id)
@@ -45,7 +78,7 @@ bool event_queue::cancel(event_id id)
     if (!pending(id))
         return false;
     settle();
-    const std::size_t pos = slots_[id.slot].pos;
+    const std::size_t pos = index_[id.slot].pos;
     remove_at(pos);
     free_slot(id.slot);
     ++cancelled_;
@@ -57,10 +90,10 @@ bool event_queue::reschedule(event_id id, sim_time when)
     if (!pending(id))
         return false;
     settle();
-    const std::size_t pos = slots_[id.slot].pos;
+    const std::size_t pos = index_[id.slot].pos;
     entry e = heap_[pos];
     e.when = biased(when);
-    e.order = next_order(e.order & ~((u64{1} << seq_bits) - 1));
+    e.order = next_order(e.order & ~seq_mask);
     ++rescheduled_;
     // The new key is later than the old one unless the time moved earlier.
     if (pos > 0 && before(e, heap_[(pos - 1) / arity]))
@@ -82,9 +115,9 @@ event_queue::fired event_queue::take()
     settle();
     SIM_BUG_ON(heap_.empty(), "pop() on an empty event queue");
     const entry top = heap_.front();
-    const slot& s = slots_[top.slot];
+    const slot& s = slots_[top.slot()];
     const fired f{unbiased(top.when), s.handler, s.arg};
-    free_slot(top.slot);
+    free_slot(top.slot());
     if (heap_.size() == 1)
         heap_.pop_back();
     else
@@ -103,7 +136,7 @@ void event_queue::close_hole()
 
 void event_queue::free_slot(u32 idx)
 {
-    slot& s = slots_[idx];
+    slot_index& s = index_[idx];
     s.pos = npos;
     ++s.gen;
     free_.push_back(idx);

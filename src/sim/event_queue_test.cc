@@ -122,9 +122,8 @@ TEST(event_queue, peek_next_names_the_event_after_the_one_taken)
     EXPECT_EQ(q.peek_next().handler, nullptr) << "nothing left";
 }
 
-TEST(event_queue, matches_a_sorted_reference_under_random_operations)
+void check_event_queue_against_sorted_reference(event_queue& q)
 {
-    event_queue q;
     recorder r;
     using key = std::tuple<sim_time, int, u64>;
     std::map<key, u64> ref;      // key -> arg
@@ -187,6 +186,45 @@ TEST(event_queue, matches_a_sorted_reference_under_random_operations)
     }
     for (const auto& [arg, k] : ref_key)
         EXPECT_TRUE(q.pending(ids[arg]));
+}
+
+TEST(event_queue, matches_a_sorted_reference_under_random_operations)
+{
+    event_queue q;
+    check_event_queue_against_sorted_reference(q);
+    EXPECT_EQ(q.renumbered_total(), 0u);
+}
+
+// The same, with the sequence field made to run out every few hundred insertions (249
+// renumberings): each
+// renumbering must keep the pending events' order, whatever the heap holds (a vacant
+// root after take() included).
+TEST(event_queue, matches_a_sorted_reference_when_sequences_are_renumbered)
+{
+    event_queue q(600);
+    check_event_queue_against_sorted_reference(q);
+    EXPECT_GT(q.renumbered_total(), 200u);
+}
+
+TEST(event_queue, renumbered_sequences_keep_insertion_order_at_one_instant)
+{
+    event_queue q(4); // the fifth sequence renumbers the pending events
+    recorder r;
+    std::vector<u64> order;
+    for (u64 i = 0; i < 3; ++i)
+        q.schedule(10, event_prio::tick, &r, i); // sequences 1, 2, 3
+    order.push_back(q.pop().arg);
+    q.schedule(10, event_prio::tick, &r, 3);    // sequence 4
+    q.schedule(10, event_prio::hrtimer, &r, 4); // 1, 2, 3 renumbered 1, 2, 3; then 4
+    EXPECT_EQ(q.renumbered_total(), 1u);
+    order.push_back(q.pop().arg);
+    order.push_back(q.pop().arg);
+    q.schedule(10, event_prio::tick, &r, 5); // 2, 3 renumbered 1, 2; then 3
+    EXPECT_EQ(q.renumbered_total(), 2u);
+    while (!q.empty())
+        order.push_back(q.pop().arg);
+    EXPECT_EQ(order, (std::vector<u64>{0, 4, 1, 2, 3, 5}));
+    EXPECT_EQ(q.scheduled_total(), 6u);
 }
 
 TEST(simulation, run_until_stops_at_the_limit_and_keeps_later_events)
