@@ -53,7 +53,7 @@ event_id event_queue::schedule(sim_time when, event_prio prio, event_handler* h,
         idx = free_.back();
         free_.pop_back();
     } else {
-        SIM_BUG_ON(slots_.size() > slot_mask, "more than {} pending events", slot_mask);
+        SIM_BUG_ON(slots_.size() > slot_mask, "more than {} pending events", slot_mask + 1);
         idx = static_cast<u32>(slots_.size());
         slots_.emplace_back();
         index_.emplace_back();

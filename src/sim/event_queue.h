@@ -136,7 +136,7 @@ public:
 private:
     static constexpr u32 npos = ~0u;
     static constexpr std::size_t arity = 4;
-    static constexpr int slot_bits = 25; ///< at most 2^25 - 1 events pending at once
+    static constexpr int slot_bits = 25; ///< at most 2^25 events pending at once (slots 0 .. 2^25 - 1)
     static constexpr int prio_shift = 57; ///< event_prio is 0..127: 7 bits
     static constexpr u64 slot_mask = (u64{1} << slot_bits) - 1;
     static constexpr u64 seq_mask = ((u64{1} << prio_shift) - 1) & ~slot_mask;
