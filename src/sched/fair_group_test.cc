@@ -97,6 +97,30 @@ TEST(cpu_load, reads_the_root_cfs_rq_with_autogroup_and_the_tasks_cfs_rq_without
 }
 
 /*
+ * A forked task's attach propagated to the group entity (update_tg_cfs_load()):
+ * a new task starts at load_avg 1024, so attach_entity_load_avg() gives it the
+ * full load_sum (the divider) and add_tg_cfs_propagate() passes that on; the
+ * group entity adds it to its own and clips at the root's divider: a full
+ * load_sum, load_avg = its weight. With the group only on cpu1, calc_group_shares()
+ * gives the whole 1024. Two such forks: the group's cfs_rq holds 2048, the root
+ * (cpu_load()) 1024; the flat model's cpu_load() was the 2048.
+ */
+TEST(update_tg_cfs_load, a_forked_tasks_full_load_sum_fills_the_group_entity)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    t.spawn("agrp-f0", testlib::spin(), 1, 0, 1);
+    t.spawn("agrp-f1", testlib::spin(), 1, 0, 1);
+    t.run_for(1); // the forks' enqueues, at the start
+    const rq& r = t.k->cpu_rq(1);
+    ASSERT_EQ(r.cfs.h_nr_running, 2u);
+    EXPECT_EQ(r.cfs.avg.load_avg, 2048u);
+    EXPECT_EQ(r.tg_se.weight, 1024u);
+    EXPECT_EQ(r.tg_se.avg.load_sum, get_pelt_divider(r.root_cfs.avg));
+    EXPECT_EQ(r.tg_se.avg.load_avg, 1024u);
+    EXPECT_EQ(cpu_load(r), 1024u);
+}
+
+/*
  * wake_affine_weight() at a wake-all (docs/replay.md, "Where replayed wakeups
  * land"): the waker's CPU 0 against the wakee's previous CPU 1, where its 80
  * siblings sleep (their loads summed in the group's cfs_rq: 53548) but the
