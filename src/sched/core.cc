@@ -95,6 +95,8 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
         // The runqueue's PELT was last updated as the run starts, idle since boot: its
         // sums are decayed to 0 and the first update spans only the run's own time.
         r->cfs.avg.last_update_time = SCHED_CLOCK_AT_START;
+        r->root_cfs.avg.last_update_time = SCHED_CLOCK_AT_START; // the root and the group's
+        r->tg_se.avg.last_update_time = SCHED_CLOCK_AT_START;    // entity alike
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }

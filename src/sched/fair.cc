@@ -188,7 +188,7 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     account_entity_dequeue(cfs, se);
     if (k.policy().dequeue_renorm)
         k.policy().dequeue_renorm(cfs, se, flags);
-    update_cfs_group(k, cfs, k.smp_processor_id());
+    // The group entity's level follows in dequeue_task_fair() (dequeue_task_tg_se()).
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(k, cfs);
 }
@@ -218,11 +218,12 @@ void put_prev_entity(kernel& k, cfs_rq& cfs, sched_entity& prev)
     cfs.curr = nullptr;
 }
 
-// kernel: kernel/sched/fair.c put_prev_task_fair(), 6.6 (root group: one entity).
+// kernel: kernel/sched/fair.c put_prev_task_fair(), 6.6: the task, then the group entity.
 void put_prev_task_fair(kernel& k, rq& r, task_struct& prev)
 {
     if (r.cfs.curr == &prev.se)
         put_prev_entity(k, r.cfs, prev.se);
+    put_prev_tg_se(r); // for_each_sched_entity(): the group entity on the root
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5: the policy's.
@@ -252,6 +253,7 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     r.cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
         r.cfs.idle_h_nr_running++;
+    enqueue_task_tg_se(k, r); // the autogroup's entity on the root (fair_pelt.cc)
     if (k.config().behaviour.fair_server && r.cfs.h_nr_running == 1) // 6.12: the first fair task
         dl_server_start(k, r);
     add_nr_running(r, 1);
@@ -329,6 +331,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     cfs.h_nr_running--;
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
+    dequeue_task_tg_se(k, r); // the autogroup's entity on the root (fair_pelt.cc)
     sub_nr_running(r, 1);
     if (k.config().behaviour.fair_server && !cfs.h_nr_running) // 6.12: the last fair task
         dl_server_stop(k, r);
@@ -378,6 +381,7 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
             if (&p != prev) {
                 if (prev && cfs.curr == &prev->se)
                     put_prev_entity(k, cfs, prev->se);
+                set_next_tg_se(r); // the group entity first, if it is not the root's curr yet
                 set_next_entity(k, cfs, *se);
             }
             // Keep cfs_tasks most-recently-run first (detach_tasks() takes from the tail).
@@ -389,11 +393,17 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
         if (prev && cfs.curr == &prev->se)
             put_prev_entity(k, cfs, prev->se);
         prev = nullptr;
-        if (no_more_newidle)
+        // Returning NULL, __pick_next_task() puts prev's whole hierarchy (put_prev_task()):
+        // the group entity leaves the root's curr then, after the newly-idle balance.
+        if (no_more_newidle) {
+            put_prev_tg_se(r);
             return nullptr;
+        }
         const int new_tasks = sched_balance_newidle(k, r);
-        if (new_tasks == 0)
+        if (new_tasks == 0) {
+            put_prev_tg_se(r);
             return nullptr;
+        }
         /*
          * > 0: pulled, pick again. < 0 (SHARED_RUNQ v3: a pop that did not move a
          * task): pick_next_task_fair() returns RETRY_TASK and __pick_next_task()
@@ -440,9 +450,9 @@ void task_tick_fair(kernel& k, rq& r, task_struct& curr)
                curr.pid);
     update_curr(k, cfs);
     update_load_avg(k, cfs, curr.se, UPDATE_TG);
-    update_cfs_group(k, cfs, r.cpu);
     if (k.policy().entity_tick)
         k.policy().entity_tick(k, cfs, curr.se);
+    task_tick_tg_se(k, r); // for_each_sched_entity(): the group entity's entity_tick()
 }
 
 /*

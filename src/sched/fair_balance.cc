@@ -720,7 +720,7 @@ int detach_tasks(kernel& k, lb_env& env)
         if (take) {
             switch (env.migration_type_) {
             case migrate_load: {
-                const unsigned long load = std::max<unsigned long>(task_h_load(p), 1);
+                const unsigned long load = std::max<unsigned long>(task_h_load(k, p), 1);
                 if (sched_feat_of(k, LB_MIN) && load < 16 && !env.sd->nr_balance_failed) {
                     take = false;
                     break;

@@ -746,17 +746,20 @@ TEST(calculate_imbalance, an_overloaded_node_is_pulled_from_by_util_without_the_
     EXPECT_TRUE(need_active_balance(busy)) << "migrate_task past cache_nice_tries + 2";
 }
 
-// 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est).
+// 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est),
+// of the root cfs_rq (rq->cfs: root_cfs with autogroup on; util_est is kept in rq::cfs).
 TEST(cpu_util_cfs_boost, counts_runnable_time_that_util_does_not)
 {
     sched_fixture t(testlib::small_machine(2), "6.5");
-    cfs_rq& cfs = t.k->cpu_rq(1).cfs;
-    cfs.avg.util_avg = 300;
-    cfs.avg.runnable_avg = 700;
-    cfs.avg.util_est_.enqueued = 0;
+    rq& r = t.k->cpu_rq(1);
+    ASSERT_NE(r.cfs.tg, nullptr);
+    sched_avg& root = r.root_cfs.avg;
+    root.util_avg = 300;
+    root.runnable_avg = 700;
+    r.cfs.avg.util_est_.enqueued = 0;
     EXPECT_EQ(cpu_util_cfs(*t.k, 1), 300u);
     EXPECT_EQ(cpu_util_cfs_boost(*t.k, 1), 700u);
-    cfs.avg.runnable_avg = 5000;
+    root.runnable_avg = 5000;
     EXPECT_EQ(cpu_util_cfs_boost(*t.k, 1), 1024u) << "capped at the CPU's capacity";
 }
 

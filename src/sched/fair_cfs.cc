@@ -228,9 +228,7 @@ void enqueue_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     if (!curr)
         __enqueue_entity(k, cfs, se);
     se.on_rq = true;
-    // The group entity's level, after the task's own __enqueue_entity() in the kernel
-    // (the model's cfs_rq stands for both levels): calc_group_shares() reads tg->load_avg.
-    update_cfs_group(k, cfs, k.smp_processor_id());
+    // The group entity's level follows in enqueue_task_fair() (enqueue_task_tg_se()).
 }
 
 /*

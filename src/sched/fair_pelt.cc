@@ -8,21 +8,29 @@
  * in pelt.cc.
  *
  * Task groups: every benchmark task belongs to one autogroup (the session's,
- * as when a benchmark is started from one shell with autogroup on), which
- * is the only task in the root group. Scheduling inside one group is the
- * same as flat scheduling, so the model keeps one cfs_rq per CPU and tracks
- * the group only where it matters: tg->load_avg and its update rule
- * (update_tg_load_avg), each write a transfer of one contended cache line,
- * and its readers (update_cfs_group), who pay for the line when it moved.
- * Differs: task_h_load() is the task's own load (the group's share of the
- * root is not applied), so absolute load figures are per-task, not scaled by
- * the group's shares. Nor is it only a scale: the kernel's cpu_load() reads
- * the root cfs_rq, whose load is the group entity's (weighted by
- * calc_group_shares(), averaged while that entity is runnable), not the sum of
- * the CPU's task loads, so wake_affine_weight()'s two sides compare differently
- * (a CPU full of blocked tasks weighs the sum of their loads here): where the
- * replays of the messaging traces gather their groups (docs/replay.md, "Where
- * replayed wakeups land").
+ * as when a benchmark is started from one shell with autogroup on), whose
+ * entity is the only one on each CPU's root cfs_rq. The model's rq::cfs is the
+ * group's cfs_rq on that CPU (tg->cfs_rq[cpu], where the tasks queue and pick);
+ * the root cfs_rq (rq::root_cfs) and the group's entity on it (rq::tg_se) keep
+ * what the kernel keeps there: the entity's weight (calc_group_shares() from
+ * tg->load_avg), its PELT and the root's (update_load_avg() of the group
+ * entity, with the group's attach/detach/removed load propagated by
+ * propagate_entity_load_avg()), and h_load (update_cfs_rq_h_load()). So
+ * cpu_load(), cpu_runnable() and cpu_util_cfs() read the root, and task_h_load()
+ * scales a task's load by its group's h_load, as the kernel's do under
+ * CONFIG_FAIR_GROUP_SCHED.
+ * model: the pick stays the flat pick inside the group: with one entity on the
+ * root, EEVDF's (and CFS's) choice there is always that entity, so the group
+ * entity's vruntime, deadline and lag (and reweight_entity()'s adjustment of
+ * them) are not kept, and it is never delayed (DELAY_DEQUEUE: the root's only
+ * entity is always eligible). With autogroup off (rq::cfs.tg == nullptr)
+ * rq::cfs is the root and none of this runs.
+ * tg->load_avg is written by update_tg_load_avg() (each write a transfer of
+ * one contended cache line) and read by update_cfs_group(), who pays for the
+ * line when it moved.
+ * Differs: the root's and the group entity's runnable count is h_nr_running
+ * on every profile, as for the flat cfs_rq (6.14+ counts h_nr_runnable, which
+ * leaves out delayed tasks); the group is never throttled (no bandwidth).
  */
 #include "sched/core.h"
 
@@ -32,17 +40,29 @@ namespace schedlab {
 
 namespace {
 template <typename T> void lsub_positive(T& v, T sub) { v = v > sub ? v - sub : 0; }
+// kernel: kernel/sched/fair.c add_positive(): add a signed delta, 0 if it would wrap below 0.
+template <typename T> void pelt_add_positive(T& v, long delta)
+{
+    const T res = static_cast<T>(v + static_cast<T>(delta));
+    v = (delta < 0 && res > v) ? 0 : res;
+}
+// rq->cfs, the root cfs_rq: the model's root_cfs with autogroup on, else rq::cfs itself.
+const sched_avg& root_cfs_avg(const rq& r) { return r.cfs.tg ? r.root_cfs.avg : r.cfs.avg; }
 } // namespace
 
 unsigned long capacity_of(const kernel& k, int cpu) { return k.mach().cpus[cpu].capacity; }
-unsigned long cpu_load(const rq& r) { return r.cfs.avg.load_avg; }
-unsigned long cpu_runnable(const rq& r) { return r.cfs.avg.runnable_avg; }
+// kernel: kernel/sched/fair.c cpu_load() = cfs_rq_load_avg(&rq->cfs), 6.6: the root's.
+unsigned long cpu_load(const rq& r) { return root_cfs_avg(r).load_avg; }
+// kernel: kernel/sched/fair.c cpu_runnable() = cfs_rq_runnable_avg(&rq->cfs), 6.6: the root's.
+unsigned long cpu_runnable(const rq& r) { return root_cfs_avg(r).runnable_avg; }
 
 // kernel: kernel/sched/fair.c cpu_util_cfs() -> cpu_util(cpu, NULL, -1, 0), 6.6.
+// util_avg is the root's; util_est is rq->cfs's too, kept in rq::cfs.avg (the
+// kernel's util_est_enqueue() adds every task's to the root's, whatever its group).
 unsigned long cpu_util_cfs(const kernel& k, int cpu)
 {
     const cfs_rq& cfs = k.cpu_rq(cpu).cfs;
-    unsigned long util = cfs.avg.util_avg;
+    unsigned long util = root_cfs_avg(k.cpu_rq(cpu)).util_avg;
     if (sched_feat_of(k, UTIL_EST))
         util = std::max<unsigned long>(util, cfs.avg.util_est_.enqueued);
     return std::min<unsigned long>(util, capacity_of(k, cpu));
@@ -52,19 +72,20 @@ unsigned long cpu_util_cfs(const kernel& k, int cpu)
 unsigned long cpu_util_cfs_boost(const kernel& k, int cpu)
 {
     const cfs_rq& cfs = k.cpu_rq(cpu).cfs;
-    unsigned long util = std::max<unsigned long>(cfs.avg.util_avg, cfs.avg.runnable_avg);
+    const sched_avg& root = root_cfs_avg(k.cpu_rq(cpu));
+    unsigned long util = std::max<unsigned long>(root.util_avg, root.runnable_avg);
     if (sched_feat_of(k, UTIL_EST))
         util = std::max<unsigned long>(util, cfs.avg.util_est_.enqueued);
     return std::min<unsigned long>(util, capacity_of(k, cpu));
 }
 
 // kernel: kernel/sched/fair.c cpu_load_without(), 6.6.
-unsigned long cpu_load_without(const rq& r, const task_struct& p)
+unsigned long cpu_load_without(kernel& k, const rq& r, const task_struct& p)
 {
     if (r.cpu != p.cpu || !p.se.avg.last_update_time)
         return cpu_load(r);
-    unsigned long load = r.cfs.avg.load_avg;
-    lsub_positive(load, task_h_load(p));
+    unsigned long load = cpu_load(r);
+    lsub_positive(load, task_h_load(k, p));
     return load;
 }
 
@@ -73,7 +94,7 @@ unsigned long cpu_runnable_without(const rq& r, const task_struct& p)
 {
     if (r.cpu != p.cpu || !p.se.avg.last_update_time)
         return cpu_runnable(r);
-    unsigned long runnable = r.cfs.avg.runnable_avg;
+    unsigned long runnable = cpu_runnable(r);
     lsub_positive(runnable, p.se.avg.runnable_avg);
     return runnable;
 }
@@ -84,7 +105,7 @@ unsigned long cpu_util_without(const kernel& k, int cpu, const task_struct& p)
     if (cpu != p.cpu || !p.se.avg.last_update_time)
         return cpu_util_cfs(k, cpu);
     const cfs_rq& cfs = k.cpu_rq(cpu).cfs;
-    unsigned long util = cfs.avg.util_avg;
+    unsigned long util = root_cfs_avg(k.cpu_rq(cpu)).util_avg;
     lsub_positive(util, task_util(p.se.avg));
     if (sched_feat_of(k, UTIL_EST)) {
         unsigned long estimated = cfs.avg.util_est_.enqueued;
@@ -95,8 +116,41 @@ unsigned long cpu_util_without(const kernel& k, int cpu, const task_struct& p)
     return std::min<unsigned long>(util, capacity_of(k, cpu));
 }
 
-// kernel: kernel/sched/fair.c task_h_load(), 6.6 - root group only (see the file comment).
-unsigned long task_h_load(const task_struct& p) { return p.se.avg.load_avg; }
+/*
+ * kernel: kernel/sched/fair.c update_cfs_rq_h_load(), 6.6 (== 6.18): the group's
+ * h_load, the root's load_avg times the group entity's share of it, computed at
+ * most once a jiffy (the root's h_load too, from its load_avg).
+ */
+void update_cfs_rq_h_load(kernel& k, rq& r)
+{
+    cfs_rq& gcfs = r.cfs;
+    root_cfs_rq& root = r.root_cfs;
+    const u64 now = jiffies(k);
+    if (gcfs.last_h_load_update == now)
+        return;
+    if (root.last_h_load_update != now) {
+        root.h_load = root.avg.load_avg;
+        root.last_h_load_update = now;
+    }
+    gcfs.h_load = static_cast<unsigned long>(static_cast<u64>(root.h_load) * r.tg_se.avg.load_avg /
+                                             (root.avg.load_avg + 1));
+    gcfs.last_h_load_update = now;
+}
+
+/*
+ * kernel: kernel/sched/fair.c task_h_load(), 6.6 (== 6.18) under
+ * CONFIG_FAIR_GROUP_SCHED: the task's load times its group's h_load over the
+ * group's load; with autogroup off (no group) the task's own load.
+ */
+unsigned long task_h_load(kernel& k, const task_struct& p)
+{
+    rq& r = k.cpu_rq(p.cpu);
+    if (!r.cfs.tg)
+        return p.se.avg.load_avg;
+    update_cfs_rq_h_load(k, r);
+    return static_cast<unsigned long>(static_cast<u64>(p.se.avg.load_avg) * r.cfs.h_load /
+                                      (r.cfs.avg.load_avg + 1));
+}
 
 unsigned long task_util_est(const task_struct& p)
 {
@@ -217,19 +271,22 @@ void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
     k.charges().charge_cpu(r, transfer, ACCT_LOCK_HOLD);
 }
 
-/*
- * kernel: kernel/sched/fair.c update_load_avg() with attach/detach_entity_load_avg()
- * and update_cfs_rq_load_avg(), 6.6 (no propagation: no group entities).
- */
-void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
+// kernel: kernel/sched/fair.c add_tg_cfs_propagate(), 6.6: load to push to the group entity.
+static void add_tg_cfs_propagate(cfs_rq& cfs, long runnable_sum)
 {
-    const u64 now = cfs.rq_->clock_task;
-    const bool running = cfs.curr == &se;
-    k.lb().lb_stats_changed(cfs.rq_->cpu);
-    if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
-        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
+    if (!cfs.tg) // the root's: nothing above it reads it
+        return;
+    cfs.prop_runnable_sum += runnable_sum;
+    cfs.propagate = true;
+}
 
-    // update_cfs_rq_load_avg(): first fold in load removed by migrations
+/*
+ * kernel: kernel/sched/fair.c update_cfs_rq_load_avg(), 6.6: fold in the load
+ * removed by tasks that migrated away while asleep (and, for a group's cfs_rq,
+ * queue its unweighted sum for propagation), then decay. Returns "decayed".
+ */
+static bool update_cfs_rq_load_avg(u64 now, cfs_rq& cfs)
+{
     bool decayed = false;
     if (cfs.removed.nr) {
         const u32 divider = get_pelt_divider(cfs.avg);
@@ -248,11 +305,32 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
                                            ? a.runnable_sum - cfs.removed.runnable_avg * divider
                                            : 0,
                                        static_cast<u64>(a.runnable_avg) * PELT_MIN_DIVIDER);
+        // removed_runnable is the unweighted removed load: its sum estimates load_sum's.
+        add_tg_cfs_propagate(cfs, (-static_cast<long>(cfs.removed.runnable_avg * divider)) >>
+                                      SCHED_CAPACITY_SHIFT);
         cfs.removed = {};
         decayed = true;
     }
     decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs.h_nr_running,
                                         cfs.curr != nullptr);
+    return decayed;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_load_avg() with attach/detach_entity_load_avg()
+ * and update_cfs_rq_load_avg(), 6.6, for a task's entity; a task of the
+ * autogroup attaching or detaching queues its load for the group entity
+ * (add_tg_cfs_propagate()).
+ */
+void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
+{
+    const u64 now = cfs.rq_->clock_task;
+    const bool running = cfs.curr == &se;
+    k.lb().lb_stats_changed(cfs.rq_->cpu);
+    if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
+        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
+
+    const bool decayed = update_cfs_rq_load_avg(now, cfs);
 
     if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
         // attach_entity_load_avg(): the entity starts at the cfs_rq's clock
@@ -272,6 +350,7 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         cfs.avg.util_sum += se.avg.util_sum;
         cfs.avg.runnable_avg += se.avg.runnable_avg;
         cfs.avg.runnable_sum += se.avg.runnable_sum;
+        add_tg_cfs_propagate(cfs, static_cast<long>(se.avg.load_sum));
         update_tg_load_avg(k, cfs, k.smp_processor_id());
     } else if (flags & DO_DETACH) {
         // detach_entity_load_avg()
@@ -284,15 +363,272 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         lsub_positive(cfs.avg.runnable_avg, se.avg.runnable_avg);
         lsub_positive<u64>(cfs.avg.runnable_sum, se.avg.runnable_sum);
         cfs.avg.runnable_sum = std::max<u64>(cfs.avg.runnable_sum, static_cast<u64>(cfs.avg.runnable_avg) * PELT_MIN_DIVIDER);
+        add_tg_cfs_propagate(cfs, -static_cast<long>(se.avg.load_sum));
         update_tg_load_avg(k, cfs, k.smp_processor_id());
     } else if (decayed && (flags & UPDATE_TG)) {
         update_tg_load_avg(k, cfs, k.smp_processor_id());
     }
 }
 
+/* ---- the autogroup's entity on the root cfs_rq (tg->se[cpu] on rq->cfs) ---- */
+
 /*
- * kernel: kernel/sched/fair.c update_blocked_averages(), 6.6: decay the
- * blocked load of an idle CPU's cfs_rq (root only).
+ * kernel: kernel/sched/fair.c calc_group_shares(), 6.6 (== 6.18): the group's
+ * shares (the autogroup's: nice 0, scale_load(NICE_0_LOAD)) split by this
+ * CPU's group load against tg->load_avg, this CPU's stale contribution there
+ * replaced by its load now; in [MIN_SHARES, tg->shares], scaled (<< 10).
+ */
+long calc_group_shares(const cfs_rq& gcfs)
+{
+    constexpr long tg_shares = 1024L << 10; // tg->shares
+    constexpr long min_shares = 2;          // MIN_SHARES
+    const long load = std::max<long>(static_cast<long>(gcfs.load.weight),
+                                     static_cast<long>(gcfs.avg.load_avg));
+    long tg_weight = gcfs.tg->load_avg;
+    tg_weight -= gcfs.tg_load_avg_contrib;
+    tg_weight += load;
+    long shares = tg_shares * load;
+    if (tg_weight)
+        shares /= tg_weight;
+    return std::clamp(shares, min_shares, tg_shares);
+}
+
+/*
+ * kernel: kernel/sched/fair.c reweight_entity(), 6.6 (6.18's PELT part is the
+ * same), for the group entity: its load leaves the root's sums, its load_avg
+ * is recomputed from its load_sum at the new weight, and returns.
+ * model: the entity's vruntime/deadline/lag are not kept (file comment).
+ */
+static void reweight_tg_se(rq& r, long shares)
+{
+    root_cfs_rq& root = r.root_cfs;
+    tg_sched_entity& se = r.tg_se;
+    if (se.on_rq)
+        root.load_weight -= se.weight;
+    // dequeue_load_avg()
+    lsub_positive(root.avg.load_avg, se.avg.load_avg);
+    lsub_positive<u64>(root.avg.load_sum, static_cast<u64>(se.weight) * se.avg.load_sum);
+    root.avg.load_sum = std::max<u64>(root.avg.load_sum,
+                                      static_cast<u64>(root.avg.load_avg) * PELT_MIN_DIVIDER);
+    se.shares = static_cast<unsigned long>(shares);
+    se.weight = std::max<unsigned long>(2, se.shares >> 10); // scale_load_down()
+    se.avg.load_avg = static_cast<unsigned long>(static_cast<u64>(se.weight) * se.avg.load_sum /
+                                                 get_pelt_divider(se.avg));
+    // enqueue_load_avg()
+    root.avg.load_avg += se.avg.load_avg;
+    root.avg.load_sum += static_cast<u64>(se.weight) * se.avg.load_sum;
+    if (se.on_rq)
+        root.load_weight += se.weight;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_cfs_group(), 6.6, of the group entity:
+ * the read of tg->load_avg (update_cfs_group() above: its line's cost), then
+ * reweight_entity() if calc_group_shares() moved. 6.12+ (66951e4860d3, in
+ * 6.12.y and 6.13): an empty group keeps its entity's weight, before the read.
+ */
+static void update_cfs_group_tg_se(kernel& k, rq& r, int cpu)
+{
+    cfs_rq& gcfs = r.cfs;
+    if (k.config().behaviour.empty_group_keeps_weight && gcfs.load.weight == 0)
+        return;
+    update_cfs_group(k, gcfs, cpu);
+    const long shares = calc_group_shares(gcfs);
+    if (static_cast<long>(r.tg_se.shares) != shares)
+        reweight_tg_se(r, shares);
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_tg_cfs_util(), update_tg_cfs_runnable(),
+ * update_tg_cfs_load(), 6.6 (== 6.18): the group entity takes its cfs_rq's
+ * util and runnable averages as they are; its load follows the propagated
+ * load_sum (an attach adds to the entity's runnable share, a detach or removal
+ * takes the group's per-weight load_sum as the estimate), at its own weight.
+ */
+static void update_tg_cfs_util(root_cfs_rq& root, tg_sched_entity& se, const cfs_rq& gcfs)
+{
+    const long delta_avg = static_cast<long>(gcfs.avg.util_avg) - static_cast<long>(se.avg.util_avg);
+    if (!delta_avg)
+        return;
+    const u32 divider = get_pelt_divider(root.avg);
+    se.avg.util_avg = gcfs.avg.util_avg;
+    const u32 new_sum = static_cast<u32>(se.avg.util_avg * divider);
+    const long delta_sum = static_cast<long>(new_sum) - static_cast<long>(se.avg.util_sum);
+    se.avg.util_sum = new_sum;
+    pelt_add_positive(root.avg.util_avg, delta_avg);
+    pelt_add_positive(root.avg.util_sum, delta_sum);
+    root.avg.util_sum = std::max<u32>(root.avg.util_sum, static_cast<u32>(root.avg.util_avg * PELT_MIN_DIVIDER));
+}
+
+static void update_tg_cfs_runnable(root_cfs_rq& root, tg_sched_entity& se, const cfs_rq& gcfs)
+{
+    const long delta_avg =
+        static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg);
+    if (!delta_avg)
+        return;
+    const u32 divider = get_pelt_divider(root.avg);
+    se.avg.runnable_avg = gcfs.avg.runnable_avg;
+    const u32 new_sum = static_cast<u32>(se.avg.runnable_avg * divider);
+    const long delta_sum = static_cast<long>(new_sum) - static_cast<long>(se.avg.runnable_sum);
+    se.avg.runnable_sum = new_sum;
+    pelt_add_positive(root.avg.runnable_avg, delta_avg);
+    pelt_add_positive(root.avg.runnable_sum, delta_sum);
+    root.avg.runnable_sum = std::max<u32>(static_cast<u32>(root.avg.runnable_sum),
+                                          static_cast<u32>(root.avg.runnable_avg * PELT_MIN_DIVIDER));
+}
+
+static void update_tg_cfs_load(root_cfs_rq& root, tg_sched_entity& se, cfs_rq& gcfs)
+{
+    long runnable_sum = gcfs.prop_runnable_sum;
+    if (!runnable_sum)
+        return;
+    gcfs.prop_runnable_sum = 0;
+    const u32 divider = get_pelt_divider(root.avg);
+    if (runnable_sum >= 0) {
+        runnable_sum += static_cast<long>(se.avg.load_sum);
+        runnable_sum = std::min<long>(runnable_sum, divider);
+    } else {
+        u64 load_sum = 0;
+        if (gcfs.load.weight)
+            load_sum = gcfs.avg.load_sum / gcfs.load.weight;
+        runnable_sum = static_cast<long>(std::min<u64>(se.avg.load_sum, load_sum));
+    }
+    const long running_sum = static_cast<long>(se.avg.util_sum >> SCHED_CAPACITY_SHIFT);
+    runnable_sum = std::max(runnable_sum, running_sum);
+    const u64 load_sum = static_cast<u64>(se.weight) * static_cast<u64>(runnable_sum);
+    const unsigned long load_avg = static_cast<unsigned long>(load_sum / divider);
+    const long delta_avg = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
+    if (!delta_avg)
+        return;
+    const long delta_sum =
+        static_cast<long>(load_sum) - static_cast<long>(static_cast<u64>(se.weight) * se.avg.load_sum);
+    se.avg.load_sum = static_cast<u64>(runnable_sum);
+    se.avg.load_avg = load_avg;
+    pelt_add_positive(root.avg.load_avg, delta_avg);
+    pelt_add_positive(root.avg.load_sum, delta_sum);
+    root.avg.load_sum = std::max<u32>(static_cast<u32>(root.avg.load_sum),
+                                      static_cast<u32>(root.avg.load_avg * PELT_MIN_DIVIDER));
+}
+
+// kernel: kernel/sched/fair.c propagate_entity_load_avg(), 6.6 (== 6.18), of the group entity.
+static bool propagate_entity_load_avg(rq& r)
+{
+    cfs_rq& gcfs = r.cfs;
+    if (!gcfs.propagate)
+        return false;
+    gcfs.propagate = false;
+    // add_tg_cfs_propagate(&rq->cfs, ...): the root has no entity above it to read it.
+    update_tg_cfs_util(r.root_cfs, r.tg_se, gcfs);
+    update_tg_cfs_runnable(r.root_cfs, r.tg_se, gcfs);
+    update_tg_cfs_load(r.root_cfs, r.tg_se, gcfs);
+    return true;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_load_avg(&rq->cfs, tg->se[cpu], flags), 6.6:
+ * the group entity's PELT (queued while its group has an entity queued,
+ * running while it is the root's curr, runnable by its runnable_weight, at its
+ * weight), the root's (its one entity's weight, h_nr_running, curr), then the
+ * group's propagated load. A group entity is attached once, when the group is
+ * created (never here), and update_tg_load_avg() of the root returns at once.
+ */
+static void update_load_avg_tg_se(rq& r, int flags)
+{
+    root_cfs_rq& root = r.root_cfs;
+    tg_sched_entity& se = r.tg_se;
+    const u64 now = r.clock_task;
+    if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
+        __update_load_avg_se(now, se.avg, se.weight, se.on_rq, root.curr, se.runnable_weight);
+    __update_load_avg_cfs_rq(now, root.avg, root.load_weight, root.h_nr_running, root.curr);
+    propagate_entity_load_avg(r);
+}
+
+/*
+ * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, the group entity's
+ * level, after the task's enqueue on its group's cfs_rq (h_nr_running already
+ * counts it): enqueue_entity(&rq->cfs, se) if the group had nothing queued
+ * here (update_load_avg(UPDATE_TG | DO_ATTACH), se_update_runnable(),
+ * update_cfs_group(), account_entity_enqueue()), else the second loop's
+ * update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group(); then
+ * the root's h_nr_running.
+ */
+void enqueue_task_tg_se(kernel& k, rq& r)
+{
+    if (!r.cfs.tg)
+        return;
+    tg_sched_entity& se = r.tg_se;
+    update_load_avg_tg_se(r, UPDATE_TG);
+    se.runnable_weight = r.cfs.h_nr_running;
+    update_cfs_group_tg_se(k, r, k.smp_processor_id());
+    if (!se.on_rq) {
+        se.on_rq = true;
+        r.root_cfs.load_weight += se.weight;
+    }
+    r.root_cfs.h_nr_running++;
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, the group entity's
+ * level, after a task left its group's cfs_rq: dequeue_entity(&rq->cfs, se)
+ * when the group's cfs_rq has no load.weight left (update_load_avg(UPDATE_TG),
+ * se_update_runnable(), account_entity_dequeue(), update_cfs_group()), else the
+ * second loop's update; then the root's h_nr_running. Not for a task that
+ * stays queued as delayed (6.12: dequeue_entities() returns before this level).
+ */
+void dequeue_task_tg_se(kernel& k, rq& r)
+{
+    if (!r.cfs.tg)
+        return;
+    tg_sched_entity& se = r.tg_se;
+    update_load_avg_tg_se(r, UPDATE_TG);
+    se.runnable_weight = r.cfs.h_nr_running;
+    if (r.cfs.load.weight == 0 && se.on_rq) {
+        se.on_rq = false;
+        r.root_cfs.load_weight -= se.weight;
+    }
+    update_cfs_group_tg_se(k, r, k.smp_processor_id());
+    r.root_cfs.h_nr_running--;
+}
+
+// kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(&rq->cfs, tg->se[cpu]), 6.6.
+void task_tick_tg_se(kernel& k, rq& r)
+{
+    if (!r.cfs.tg)
+        return;
+    update_load_avg_tg_se(r, UPDATE_TG);
+    update_cfs_group_tg_se(k, r, r.cpu);
+}
+
+/*
+ * kernel: kernel/sched/fair.c set_next_entity(&rq->cfs, tg->se[cpu]), 6.6: the
+ * group entity becomes the root's curr when a task of the group is set after
+ * a task of another class or idle (a pick inside the group leaves it curr).
+ */
+void set_next_tg_se(rq& r)
+{
+    if (!r.cfs.tg || r.root_cfs.curr)
+        return;
+    if (r.tg_se.on_rq)
+        update_load_avg_tg_se(r, UPDATE_TG);
+    r.root_cfs.curr = true;
+}
+
+// kernel: kernel/sched/fair.c put_prev_entity(&rq->cfs, tg->se[cpu]), 6.6, from put_prev_task_fair().
+void put_prev_tg_se(rq& r)
+{
+    if (!r.cfs.tg || !r.root_cfs.curr)
+        return;
+    if (r.tg_se.on_rq)
+        update_load_avg_tg_se(r, 0);
+    r.root_cfs.curr = false;
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_blocked_averages() -> __update_blocked_fair(),
+ * 6.6: decay the blocked load of a CPU's cfs_rqs. Autogroup off: the root only
+ * (model: without folding in removed load, as before). Autogroup on: the
+ * group's cfs_rq (removed load, decay, update_tg_load_avg()), its entity
+ * unless it has nothing to carry (skip_blocked_update()), then the root.
  */
 void update_blocked_averages(kernel& k, int cpu)
 {
@@ -302,8 +638,18 @@ void update_blocked_averages(kernel& k, int cpu)
     k.lb().lb_stats_changed(cpu);
     if (cfs.curr)
         update_curr(k, cfs);
-    __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
-                             cfs.curr != nullptr);
+    if (!cfs.tg) {
+        __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
+                                 cfs.curr != nullptr);
+        return;
+    }
+    if (update_cfs_rq_load_avg(r.clock_task, cfs))
+        update_tg_load_avg(k, cfs, k.smp_processor_id());
+    const tg_sched_entity& se = r.tg_se;
+    if (se.avg.load_avg || se.avg.util_avg || cfs.propagate)
+        update_load_avg_tg_se(r, UPDATE_TG);
+    root_cfs_rq& root = r.root_cfs;
+    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load_weight, root.h_nr_running, root.curr);
 }
 
 /*

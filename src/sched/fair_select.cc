@@ -146,12 +146,12 @@ int wake_affine_weight(kernel& k, const sched_domain& sd, task_struct& p, int th
 {
     s64 this_eff_load = static_cast<s64>(cpu_load(k.cpu_rq(this_cpu)));
     if (sync) {
-        const s64 current_load = static_cast<s64>(task_h_load(*k.current()));
+        const s64 current_load = static_cast<s64>(task_h_load(k, *k.current()));
         if (current_load > this_eff_load)
             return this_cpu;
         this_eff_load -= current_load;
     }
-    const s64 task_load = static_cast<s64>(task_h_load(p));
+    const s64 task_load = static_cast<s64>(task_h_load(k, p));
     this_eff_load += task_load;
     if (sched_feat_of(k, WA_BIAS))
         this_eff_load *= 100;
@@ -449,7 +449,7 @@ void update_sg_wakeup_stats(kernel& k, const sched_domain& sd, const sched_group
     sgs = sg_lb_stats{};
     for_each_cpu(i, group.span) {
         rq& r = k.cpu_rq(i);
-        sgs.group_load += cpu_load_without(r, p);
+        sgs.group_load += cpu_load_without(k, r, p);
         sgs.group_util += cpu_util_without(k, i, p);
         sgs.group_runnable += cpu_runnable_without(r, p);
         const unsigned local = (p.cpu == i && task_on_rq_queued(p) && r.curr == &p) ? 1 : 0;

@@ -82,6 +82,7 @@ kernel_behaviour behaviour_of(const char* version)
     // so tip-2023-12 has it.
     b.rt_bandwidth_default = !v6_12;
     b.fair_server = v6_12;
+    b.empty_group_keeps_weight = v6_12;
     b.rt_overload_pushable = v6_12 || std::string(version) == "tip-2023-12";
     b.sched_ext = v6_12;
     /*

@@ -56,6 +56,9 @@ struct kernel_behaviour {
     /// the fair server (a dl_server) instead.
     bool rt_bandwidth_default = true;
     bool fair_server = false;             ///< v6.12+: the fair server (not modelled, docs/classes.md)
+    /// v6.13, in 6.12.y (66951e4860d3, 20250110115720.GA17405@noisy.programming.kicks-ass.net):
+    /// update_cfs_group() keeps an empty group's entity weight (for DELAY_DEQUEUE).
+    bool empty_group_keeps_weight = false;
     /// v6.7+ (612f769edd06): rd->rto_mask follows rt_rq->pushable_tasks; before, a CPU is
     /// RT-overloaded with two queued RT tasks one of which may migrate (update_rt_migration).
     bool rt_overload_pushable = false;

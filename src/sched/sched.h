@@ -219,7 +219,7 @@ struct load_weight {
     u32 weight = NICE_0_LOAD;
 };
 
-/// struct sched_entity (no group hierarchy: every entity is a task on the root cfs_rq).
+/// struct sched_entity of a task (the autogroup's entity on the root is tg_sched_entity).
 struct sched_entity;
 /// Orders a cfs_rq's timeline: vruntime (wrap-safe), then insertion sequence.
 struct entity_less {
@@ -423,7 +423,7 @@ struct fair_spare_nodes {
     std::list<task_struct*> group_nodes;
 };
 
-/// struct cfs_rq (the root one of each rq; no task groups).
+/// struct cfs_rq where the tasks queue: the autogroup's on this CPU (the root with autogroup off).
 struct cfs_rq {
     load_weight load{0};         ///< sum of queued weights, curr included
     unsigned nr_running = 0;     ///< queued entities, curr included
@@ -448,6 +448,35 @@ struct cfs_rq {
     long tg_load_avg_contrib = 0;       ///< this cfs_rq's share last added to tg->load_avg
     u64 tg_load_avg_seen = ~0ULL;       ///< the line's write count when this CPU last read it
     u64 last_update_tg_load_avg = 0;    ///< ns: for the tg load_avg ratelimit
+    // CONFIG_FAIR_GROUP_SCHED, this cfs_rq being the group's (tg != nullptr):
+    bool propagate = false;             ///< cfs_rq->propagate: load to push to the group entity
+    long prop_runnable_sum = 0;         ///< cfs_rq->prop_runnable_sum (unweighted load_sum)
+    unsigned long h_load = 0;           ///< cfs_rq->h_load (update_cfs_rq_h_load())
+    u64 last_h_load_update = ~0ULL;     ///< jiffies of h_load; ~0: never
+};
+
+/*
+ * The autogroup's entity on one CPU (tg->se[cpu]) and the root cfs_rq it is
+ * queued on (the kernel's rq->cfs; the model's rq::cfs is the group's
+ * tg->cfs_rq[cpu], where the tasks are). The root holds this one entity, so
+ * only its PELT, weight and h_load are kept (fair_pelt.cc); with autogroup off
+ * (rq::cfs.tg == nullptr) neither is used and rq::cfs is the root.
+ */
+struct tg_sched_entity {
+    unsigned long shares = 1024UL << 10; ///< se->load.weight, scaled (init_tg_cfs_entry(): NICE_0_LOAD)
+    unsigned long weight = 1024;         ///< se_weight(se): scale_load_down(shares)
+    sched_avg avg;
+    bool on_rq = false;
+    unsigned long runnable_weight = 0;   ///< se->runnable_weight: the group's h_nr_running
+};
+
+struct root_cfs_rq {
+    sched_avg avg;                   ///< rq->cfs.avg: what cpu_load() and cpu_util_cfs() read
+    unsigned long load_weight = 0;   ///< rq->cfs.load.weight: the entity's while it is queued
+    unsigned h_nr_running = 0;       ///< rq->cfs.h_nr_running (the group's tasks)
+    bool curr = false;               ///< rq->cfs.curr == the group's entity
+    unsigned long h_load = 0;        ///< rq->cfs.h_load
+    u64 last_h_load_update = ~0ULL;  ///< jiffies; ~0: never
 };
 
 /// Per-CPU schedstat counters (/proc/schedstat v15 "cpu" line).
@@ -515,7 +544,9 @@ struct rq {
     unsigned nr_running = 0;
     root_domain* rd = nullptr; ///< the root domain this CPU is attached to (the kernel's one)
     u64 nr_switches = 0;
-    cfs_rq cfs;
+    cfs_rq cfs;                   ///< with autogroup on, the group's (tg->cfs_rq[cpu])
+    root_cfs_rq root_cfs;         ///< with autogroup on, rq->cfs (the root), fair_pelt.cc
+    tg_sched_entity tg_se;        ///< with autogroup on, tg->se[cpu] on root_cfs
     task_struct* curr = nullptr;
     task_struct* idle = nullptr;
     u64 clock = SCHED_CLOCK_AT_START;      ///< sched_clock_at(now()) at the last update_rq_clock()
