@@ -325,7 +325,7 @@ void add_replay_command(CLI::App& app, int& rc)
     replay
         ->add_option("--wakee-flips", rpl.wakee_flips,
                      "The wakee_flips (record_wakee()'s count, read by wake_wide()) each task "
-                     "that existed before the trace starts with: not traced; a child forked "
+                     "not forked by a replayed task starts with (not traced); a child forked "
                      "in the replay inherits its parent's, as in the kernel")
         ->capture_default_str();
     replay->add_flag("--quiet", rpl.quiet,

@@ -1239,7 +1239,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
          "fifo: tasks traced at an RT prio replay as SCHED_FIFO (default); rr: as SCHED_RR "
          "(a trace cannot tell them apart)"},
         {0, "wakee-flips", nullptr, nullptr, &wakee_flips,
-         "the wakee_flips each task that existed before the trace starts with (not traced; "
+         "the wakee_flips each task not forked by a replayed task starts with (not traced; "
          "default 0); a forked child inherits its parent's"},
     };
     parse_options(args, specs, "replay", &positional);
