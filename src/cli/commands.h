@@ -116,6 +116,7 @@ struct replay_command_options {
     std::string deps = "flow";    ///< --deps flow|count|edge|keep (validated likewise)
     bool sync_wakes = false;      ///< --sync-wakes
     std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
+    std::string wakee_flips = "0";  ///< --wakee-flips N (validated with the workload's options)
     bool quiet = false;             ///< --quiet: no progress on stderr
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
     std::string json_path; ///< --json FILE: the run's result and the trace's figures

@@ -174,7 +174,8 @@ nlohmann::ordered_json replay_trace_json(const replay_trace& t)
 int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_options& o)
 {
     std::vector<std::string> argv = {"replay", o.trace,  "--speed", o.speed,     "--bursts",
-                                     o.bursts, "--deps", o.deps,    "--rt-policy", o.rt_policy};
+                                     o.bursts, "--deps", o.deps,    "--rt-policy", o.rt_policy,
+                                     "--wakee-flips", o.wakee_flips};
     if (o.sync_wakes)
         argv.push_back("--sync-wakes");
     if (o.quiet)
@@ -320,6 +321,12 @@ void add_replay_command(CLI::App& app, int& rc)
         ->add_option("--rt-policy", rpl.rt_policy,
                      "fifo: tasks traced at an RT prio (0-98) replay as SCHED_FIFO at "
                      "rt_priority 99 - prio; rr: as SCHED_RR (a trace cannot tell them apart)")
+        ->capture_default_str();
+    replay
+        ->add_option("--wakee-flips", rpl.wakee_flips,
+                     "The wakee_flips (record_wakee()'s count, read by wake_wide()) each task "
+                     "not forked by a replayed task starts with (not traced); a child forked "
+                     "in the replay inherits its parent's, as in the kernel")
         ->capture_default_str();
     replay->add_flag("--quiet", rpl.quiet,
                      "No progress on stderr while the trace is read (shown only on a terminal)");

@@ -254,6 +254,16 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
         co.allowed = parent.cpus_mask;
     task_struct& p = new_task(std::move(b), co, parent.cpu);
     p.parent_pid = parent.pid;
+    // kernel: kernel/fork.c dup_task_struct() -> arch_dup_task_struct() copies the parent's
+    // task_struct whole, and kernel/sched/core.c __sched_fork() resets the entities, on_rq,
+    // dl/rt state, numa and wake_entry but not record_wakee()'s fields (read in the 5.x body
+    // and in the v6.17+ patch contexts of __sched_fork(u64 clone_flags, ...), e.g. Message-ID
+    // 20260424071113.1199600-1-quzicheng@huawei.com, a 6.18-stable fix of its se resets):
+    // the child starts with its parent's wakee_flips, their decay stamp and last_wakee, which
+    // wake_wide() reads at the child's first wakeups (by it and of it).
+    p.wakee_flips = parent.wakee_flips;
+    p.wakee_flip_decay_ts = parent.wakee_flip_decay_ts;
+    p.last_wakee = parent.last_wakee;
     if (o.thread)
         p.tgid = parent.tgid;
     for (auto* s : sinks_)

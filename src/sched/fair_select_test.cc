@@ -9,6 +9,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace schedlab {
 namespace {
@@ -750,6 +751,58 @@ TEST(select_task_rq_fair, a_waker_with_twice_the_wakees_flips_leaves_it_on_its_b
         EXPECT_EQ(select_task_rq_fair(*t.k, m, 1, WF_TTWU), c.cpu) << c.waker_flips << " flips";
         EXPECT_STREQ(t.k->decisions().last_select_branch(), c.branch) << c.waker_flips << " flips";
         EXPECT_STREQ(t.k->decisions().last_sis_branch(), "no idle cpu found: target (stacking)");
+    }
+}
+
+/*
+ * fork() copies the parent's task_struct (kernel/fork.c dup_task_struct()) and
+ * __sched_fork() leaves record_wakee()'s fields as copied, so a child starts
+ * with its parent's wakee_flips, decay stamp and last_wakee. Worked by hand,
+ * the wake-all of perf bench sched messaging (docs/replay.md, "The wake-all's
+ * turn is wake_wide()"): a parent with 3 flips forks four children, which
+ * sleep; then it wakes them one by one. record_wakee() runs first, so the
+ * parent's flips at its i-th wakee are 3 + i (each wakee another task) against
+ * each child's 3; wake_wide() with the LLC's 2 CPUs as factor: slave 3 >= 2,
+ * and wide once 3 + i >= 3 * 2, i.e. from the third wakee on. Children that
+ * started with 0 flips (the model before) never go wide: slave 0 < 2.
+ */
+TEST(record_wakee, a_forked_child_starts_with_its_parents_flips_and_a_wake_all_turns_wide)
+{
+    sched_fixture t(testlib::small_machine(2), "6.18");
+    std::vector<task_struct*> kids;
+    task_struct* parent_last_wakee = nullptr;
+    task_struct& parent =
+        t.spawn("parent", testlib::behaviour([&](syscalls& s, task_struct& p) {
+                    if (!kids.empty())
+                        return task_action::cpu(msecs(10));
+                    p.wakee_flips = 3;
+                    p.wakee_flip_decay_ts = jiffies(*t.k);
+                    parent_last_wakee = p.last_wakee;
+                    for (int i = 0; i < 4; ++i) {
+                        task_opts o;
+                        o.comm = fmt::format("kid{}", i);
+                        kids.push_back(&s.fork(p, testlib::run_sleep(usecs(10), secs(10)), o));
+                    }
+                    return task_action::cpu(msecs(10));
+                }),
+                0);
+    t.run_for(msecs(20)); // the kids start, run 10 us and sleep
+    ASSERT_EQ(kids.size(), 4u);
+    for (const task_struct* c : kids) {
+        EXPECT_EQ(c->wakee_flips, 3u) << c->comm;
+        EXPECT_EQ(c->wakee_flip_decay_ts, parent.wakee_flip_decay_ts) << c->comm;
+        EXPECT_EQ(c->last_wakee, parent_last_wakee) << c->comm;
+        EXPECT_FALSE(c->on_rq) << c->comm << " sleeps";
+    }
+    t.k->set_this_cpu(parent.cpu);
+    ASSERT_EQ(t.k->current(), &parent);
+    ASSERT_EQ(t.k->topology().cpu(parent.cpu).sd_llc_size, 2);
+    ASSERT_EQ(parent.wakee_flips, 3u) << "forks are not wakeups: no record_wakee()";
+    const int expect_wide[] = {0, 0, 1, 1}; // master 4, 5, 6, 7 against slave 3
+    for (std::size_t i = 0; i < kids.size(); ++i) {
+        record_wakee(*t.k, *kids[i]);
+        EXPECT_EQ(parent.wakee_flips, 4u + i);
+        EXPECT_EQ(wake_wide(*t.k, *kids[i]), expect_wide[i]) << "wakee " << i + 1;
     }
 }
 

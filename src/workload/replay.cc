@@ -853,6 +853,8 @@ std::string replay_workload::options_text() const
         s += " --sync-wakes";
     if (o_.rt_rr)
         s += " --rt-policy rr";
+    if (o_.root_wakee_flips)
+        s += fmt::format(" --wakee-flips {}", o_.root_wakee_flips);
     return s;
 }
 
@@ -939,6 +941,8 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         if (left > 0)
             co_await t.timeout_exact(left);
     }
+    if (rt.parent < 0)
+        t.task().wakee_flips = o_.root_wakee_flips; // --wakee-flips: its flips before the trace
     u64 nth_wait = 0; // the task's dependency waits so far
     replay_steps::cursor cur(rt.steps);
     replay_step s;
@@ -1212,7 +1216,7 @@ std::vector<workload_metric> replay_workload::metrics() const
 std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& args)
 {
     replay_options o;
-    std::string speed, bursts, deps, rt_policy;
+    std::string speed, bursts, deps, rt_policy, wakee_flips;
     std::vector<std::string> positional;
     const std::vector<option_spec> specs = {
         {0, "comm", nullptr, nullptr, &o.comm_regex,
@@ -1234,6 +1238,9 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         {0, "rt-policy", nullptr, nullptr, &rt_policy,
          "fifo: tasks traced at an RT prio replay as SCHED_FIFO (default); rr: as SCHED_RR "
          "(a trace cannot tell them apart)"},
+        {0, "wakee-flips", nullptr, nullptr, &wakee_flips,
+         "the wakee_flips each task not forked by a replayed task starts with (not traced; "
+         "default 0); a forked child inherits its parent's"},
     };
     parse_options(args, specs, "replay", &positional);
     if (positional.size() != 1)
@@ -1242,7 +1249,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
                                              "[--deps flow|count|edge|keep] [--sync-wakes] "
-                                             "[--rt-policy fifo|rr]")
+                                             "[--rt-policy fifo|rr] [--wakee-flips N]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
         std::size_t used = 0;
@@ -1274,6 +1281,19 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         if (rt_policy != "fifo" && rt_policy != "rr")
             throw config_error("--rt-policy", fmt::format("'{}' is not fifo or rr", rt_policy));
         o.rt_rr = rt_policy == "rr";
+    }
+    if (!wakee_flips.empty()) {
+        std::size_t used = 0;
+        unsigned long v = 0;
+        try {
+            v = std::stoul(wakee_flips, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != wakee_flips.size() || wakee_flips[0] == '-' || v > 1000000)
+            throw config_error("--wakee-flips",
+                               fmt::format("'{}' is not a whole number in [0, 1000000]", wakee_flips));
+        o.root_wakee_flips = static_cast<u32>(v);
     }
     auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));
     return std::make_unique<replay_workload>(std::move(t), std::move(o));

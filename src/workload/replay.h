@@ -105,6 +105,12 @@ struct replay_options {
     /// SCHED_FIFO (the default): sched_switch and sched_waking print p->prio only, the same
     /// 99 - rt_priority for either policy, so a trace cannot tell them apart.
     bool rt_rr = false;
+    /// --wakee-flips N: the wakee_flips (record_wakee()'s count, which wake_wide() reads) each
+    /// replayed task that the trace does not show forked by a replayed task starts with: its
+    /// flips from before the trace, which no tracepoint records. A child forked in the replay
+    /// inherits its parent's (kernel::fork(), as dup_task_struct() copies them). Default 0.
+    /// docs/replay.md, "The wake-all's turn is wake_wide()".
+    u32 root_wakee_flips = 0;
     /// --quiet: no progress on stderr while the trace is read (shown only on a terminal).
     /// Not part of the run's identity.
     bool quiet = false;

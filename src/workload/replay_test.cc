@@ -864,6 +864,65 @@ TEST_F(replay_round_trip, wakings_of_tasks_not_replayed_count_as_the_wakers_flip
 }
 
 /*
+ * --wakee-flips N: a task that existed before the trace (a root of the replay) starts with N
+ * flips, and a child it forks inherits them (kernel::fork(), as dup_task_struct() copies
+ * record_wakee()'s fields). sh (a root) forks app, which wakes sh once and exits. By hand:
+ * with --wakee-flips 5, sh starts at 5 and wakes no one: 5; app starts with sh's 5 and sh's
+ * last_wakee (none), so its wake of sh is a flip: 6. Default (0): sh 0, app 1. Before
+ * (the model's fork gave a child 0 flips, and no option): app 1 whatever sh had.
+ */
+TEST_F(replay_round_trip, a_roots_flips_from_before_the_trace_pass_to_its_children)
+{
+    std::string t = header;
+    t += line("sh-20", 0, ".....", 2000,
+              "sched_process_fork: comm=sh pid=20 child_comm=app child_pid=21");
+    t += line("sh-20", 0, "d..2.", 2001,
+              "sched_wakeup_new: comm=app pid=21 prio=120 target_cpu=001");
+    t += line("sh-20", 0, "d..2.", 2002, sw("sh", 20, "S", "swapper/0", 0));
+    t += line("<idle>-0", 1, "d..2.", 2003, sw("swapper/1", 0, "R", "app", 21));
+    t += line("app-21", 1, "d..3.", 2020, waking("sh", 20, 0));
+    t += line("app-21", 1, "d..2.", 2022,
+              "sched_process_exit: comm=app pid=21 prio=120 group_dead=1");
+    t += line("app-21", 1, "d..2.", 2022, sw("app", 21, "X", "swapper/1", 0));
+    t += line("<idle>-0", 0, "d..2.", 2025, sw("swapper/0", 0, "R", "sh", 20));
+    t += line("sh-20", 0, "d..2.", 2100,
+              "sched_process_exit: comm=sh pid=20 prio=120 group_dead=1");
+    t += line("sh-20", 0, "d..2.", 2100, sw("sh", 20, "X", "swapper/0", 0));
+    const std::string p = write("t.txt", t);
+    for (const auto& [flips, sh_flips, app_flips] :
+         {std::tuple{"", 0u, 1u}, std::tuple{"5", 5u, 6u}}) {
+        test_env env(2, 1, "6.18");
+        std::vector<std::string> args = {p};
+        if (*flips) {
+            args.emplace_back("--wakee-flips");
+            args.emplace_back(flips);
+        }
+        auto w = make_replay_workload(args);
+        w->setup(env.k.sys());
+        env.k.run(secs(1));
+        ASSERT_TRUE(w->finished()) << flips;
+        const task_struct* sh = nullptr;
+        const task_struct* app = nullptr;
+        for (const auto& task_ptr : env.k.tasks())
+            (task_ptr->comm == "sh" ? sh : app) = task_ptr.get();
+        ASSERT_TRUE(sh && app && app->comm == "app") << flips;
+        EXPECT_EQ(sh->wakee_flips, sh_flips) << "--wakee-flips " << flips;
+        EXPECT_EQ(app->wakee_flips, app_flips) << "--wakee-flips " << flips;
+    }
+    EXPECT_THAT(make_replay_workload({p, "--wakee-flips", "5"})->command_line(),
+                HasSubstr("--wakee-flips 5"));
+    EXPECT_THAT(make_replay_workload({p, "--wakee-flips", "0"})->command_line(),
+                Not(HasSubstr("--wakee-flips")));
+    for (const char* bad : {"-1", "x", "1.5", "2000000"})
+        try {
+            make_replay_workload({p, "--wakee-flips", bad});
+            ADD_FAILURE() << bad << ": no error";
+        } catch (const config_error& e) {
+            EXPECT_EQ(e.where(), "--wakee-flips") << bad;
+        }
+}
+
+/*
  * --deps flow: b wakes a twice; in the trace b was preempted by c (not selected) before each
  * waking, so a had blocked each time. Replayed with each task on its own CPU, b reaches its
  * second wake at about 31 us, long before a has passed its first wait (about 100 us). --deps
