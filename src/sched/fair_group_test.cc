@@ -158,5 +158,61 @@ TEST(wake_affine_weight, compares_the_group_entities_on_the_roots_at_a_wake_all)
               std::numeric_limits<int>::max()); // nr_cpumask_bits: "no CPU"
 }
 
+/*
+ * wake_affine_weight() for a sync wakeup of a tbench pair at 256 clients on
+ * bergamo-2s (one autogroup over 512 CPUs; issue 21, docs/validation.md "tip at
+ * 256 clients with the group entity"): calc_group_shares() leaves each CPU's group
+ * entity a few units (MIN_SHARES' 2 at the floor), so update_cfs_rq_h_load() gives
+ * h_load = 2 * 2 / (2 + 1) = 1, and task_h_load() = load_avg * 1 / (grq load_avg + 1)
+ * is 0 for any task whose CPU's group holds more than its own load: the waker's
+ * 284 * 1 / 1027 = 0 and the wakee's 773 * 1 / 1442 = 0. Both drop out; WA_BIAS
+ * compares the two roots alone (MC: 100 against 108, sync's +1; capacities 1024):
+ * - roots 2 and 2: 2 * 100 * 1024 = 204800 < 2 * 108 * 1024 + 1 = 221185: affine;
+ * - the waker's root at 3 (h_load 3 * 3 / 4 = 2; the waker's 284 * 2 / 1027 = 0):
+ *   307200 >= 221185: prev.
+ * Per-task loads (the flat readers before 5863bae) would weigh (1026 - 284 + 773) *
+ * 100 against (1441 - 773) * 108 and send the first wakeup to prev as well.
+ * kernel: kernel/sched/fair.c wake_affine_weight(), task_h_load(),
+ * update_cfs_rq_h_load(), v6.6 (the same in v6.5).
+ */
+TEST(wake_affine_weight, a_sync_pair_of_tiny_group_entities_compares_the_roots_alone)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    task_struct& waker = t.spawn("tg256-waker", testlib::spin(), 0, 0, 0);
+    task_struct& p = t.spawn("tg256-wakee", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+    t.run_for(msecs(2));
+    ASSERT_EQ(p.cpu, 1);
+    ASSERT_EQ(waker.cpu, 0);
+    sched_domain* sd = t.k->topology().cpu(0).sd_llc;
+    ASSERT_NE(sd, nullptr);
+    ASSERT_EQ(sd->imbalance_pct, 117u);
+    ASSERT_EQ(capacity_of(*t.k, 0), 1024u);
+    ASSERT_EQ(capacity_of(*t.k, 1), 1024u);
+    t.k->set_this_cpu(0);
+    ASSERT_EQ(t.k->current(), &waker);
+    rq& r0 = t.k->cpu_rq(0);
+    rq& r1 = t.k->cpu_rq(1);
+    auto tg256_set = [](rq& r, unsigned long root, unsigned long grq) {
+        r.root_cfs.avg.load_avg = root;
+        r.tg_se.avg.load_avg = root; // the root's only entity
+        r.cfs.avg.load_avg = grq;
+        r.cfs.last_h_load_update = r.root_cfs.last_h_load_update = ~0ULL; // recompute
+    };
+    waker.se.avg.load_avg = 284;
+    p.se.avg.load_avg = 773;
+    tg256_set(r0, 2, 1026);
+    tg256_set(r1, 2, 1441);
+    EXPECT_EQ(task_h_load(*t.k, waker), 0u);
+    EXPECT_EQ(r0.cfs.h_load, 1u);
+    EXPECT_EQ(task_h_load(*t.k, p), 0u);
+    EXPECT_EQ(r1.cfs.h_load, 1u);
+    EXPECT_EQ(wake_affine_weight(*t.k, *sd, p, 0, 1, /*sync=*/1), 0);
+    tg256_set(r0, 3, 1026);
+    EXPECT_EQ(task_h_load(*t.k, waker), 0u);
+    EXPECT_EQ(r0.cfs.h_load, 2u);
+    EXPECT_EQ(wake_affine_weight(*t.k, *sd, p, 0, 1, /*sync=*/1),
+              std::numeric_limits<int>::max()); // nr_cpumask_bits: "no CPU"
+}
+
 } // namespace
 } // namespace schedlab
