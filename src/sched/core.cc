@@ -91,6 +91,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
         idle->sched_class = &idle_sched_class; // init_idle()
         r->idle = idle.get();
         r->curr = idle.get();
+        curr_hint_.push_back(r->curr);
         r->idle_stamp = 0;
         // The runqueue's PELT was last updated as the run starts, idle since boot: its
         // sums are decayed to 0 and the first update spans only the run's own time.
@@ -878,6 +879,7 @@ void kernel::__schedule(rq& r, bool preempt)
         prev->on_cpu = false;
         next->on_cpu = true;
         r.curr = next;
+        curr_hint_[static_cast<std::size_t>(r.cpu)] = next;
         if (prev->is_idle_task() != next->is_idle_task()) { // SMT sibling state (smt_rate_pct)
             charges_.cm().core_busy_changed(r.cpu, !next->is_idle_task());
             lb_.lb_stats_changed(r.cpu); // idle_cpu()
@@ -1166,7 +1168,8 @@ void kernel::prefetch_next_event() const
     __builtin_prefetch(&r->curr);
     if (kind == EV_WORK) {
         __builtin_prefetch(&charges_.cpu(static_cast<int>(v)));
-        const task_struct* p = r->curr; // waits for r's line, not for this event's handler
+        // r->curr from the dense copy: loading it from r would wait for r's line.
+        const task_struct* p = curr_hint_[v];
         __builtin_prefetch(p);
         __builtin_prefetch(&p->behaviour);
     }
@@ -1277,6 +1280,8 @@ void kernel::check_rq(const rq& r, std::string& errs) const
         errs += fmt::format("cpu{}: ", r.cpu) + fmt::vformat(f, fmt::make_format_args(args...)) +
                 "\n";
     };
+    if (curr_hint_[static_cast<std::size_t>(r.cpu)] != r.curr)
+        err("curr_hint_ is not rq->curr");
     unsigned n = 0;
     u64 load = 0;
     const sched_entity* prev = nullptr;

@@ -226,6 +226,10 @@ private:
     sched_tunables tun_;
     sched_topology topo_;
     std::vector<std::unique_ptr<rq>> rqs_;
+    /// model: none (the simulator's speed). curr_hint_[cpu] == rqs_[cpu]->curr, written where
+    /// rq->curr is (the constructor, __schedule()); dense, so prefetch_next_event() finds the
+    /// next burst's task without waiting for that CPU's rq line. Read by nothing else.
+    std::vector<const task_struct*> curr_hint_;
     cpu_charges& charges_; ///< the run's (run_context.h), attached to rqs_ by the constructor
     std::vector<std::unique_ptr<task_struct>> idle_tasks_;
     std::vector<std::unique_ptr<task_struct>> tasks_; ///< tasks_[i]->pid == i + 1

@@ -538,8 +538,11 @@ struct root_domain {
     int dlo_count = 0;
 };
 
-/// struct rq: one per CPU.
-struct rq {
+/// struct rq: one per CPU. Cache-line aligned as the kernel's per-CPU runqueues are
+/// (DEFINE_PER_CPU_SHARED_ALIGNED): every rq then splits into lines at the same offsets, so
+/// fields read together (curr, idle, clock, ttwu_pending) share one line on every CPU;
+/// malloc's 16-byte alignment put them on two lines on most (docs/performance.md, speed9).
+struct alignas(64) rq {
     int cpu = 0;
     unsigned nr_running = 0;
     root_domain* rd = nullptr; ///< the root domain this CPU is attached to (the kernel's one)
