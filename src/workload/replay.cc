@@ -1282,19 +1282,9 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
             throw config_error("--rt-policy", fmt::format("'{}' is not fifo or rr", rt_policy));
         o.rt_rr = rt_policy == "rr";
     }
-    if (!wakee_flips.empty()) {
-        std::size_t used = 0;
-        unsigned long v = 0;
-        try {
-            v = std::stoul(wakee_flips, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used != wakee_flips.size() || wakee_flips[0] == '-' || v > 1000000)
-            throw config_error("--wakee-flips",
-                               fmt::format("'{}' is not a whole number in [0, 1000000]", wakee_flips));
-        o.root_wakee_flips = static_cast<u32>(v);
-    }
+    if (!wakee_flips.empty())
+        o.root_wakee_flips = static_cast<u32>(
+            parse_integer(wakee_flips, "--wakee-flips", "--wakee-flips", 0, 1000000));
     auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));
     return std::make_unique<replay_workload>(std::move(t), std::move(o));
 }
