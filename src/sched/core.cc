@@ -1195,6 +1195,10 @@ void kernel::fire(u64 arg)
          * PELT starts counting it as running, after that work. The model's idle CPU owes
          * that work until its cpu_charge_state::idle_busy_until: it switches then.
          */
+        // An idle CPU woken in its idle loop first finds its way out of do_idle()
+        // (cpu_charges::charge_do_idle_exit()).
+        if (r.need_resched && r.curr->is_idle_task())
+            charges_.charge_do_idle_exit(r);
         const sim_time owed_until = charges_.cpu(r.cpu).idle_busy_until;
         if (r.need_resched && r.curr->is_idle_task() && owed_until > now()) {
             r.resched_event = sim_.at(owed_until, event_prio::resched, this, arg);

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -451,6 +452,132 @@ TEST(idle_work, a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cp
         EXPECT_EQ(after.idle_exits - before.idle_exits, 0u) << "no C-state was entered";
         EXPECT_GE(*w->ran, 3) << "it ran again";
     }
+}
+
+/// For the do_idle_exit tests: a task's sched_waking, sched_wakeup and switch from idle on
+/// its CPU, in order.
+struct wake_steps final : trace_sink {
+    int pid = -1;
+    std::vector<sim_time> waking, wakeup, switched_in;
+    void sched_waking(const trace_sched_wakeup& w) override
+    {
+        if (w.pid == pid)
+            waking.push_back(w.ts);
+    }
+    void sched_wakeup(const trace_sched_wakeup& w) override
+    {
+        if (w.pid == pid)
+            wakeup.push_back(w.ts);
+    }
+    void sched_switch(const trace_sched_switch& s) override
+    {
+        if (s.next_pid == pid && s.prev_pid == 0)
+            switched_in.push_back(s.ts);
+    }
+};
+
+TEST(idle_work, an_idle_cpu_woken_by_its_own_timer_reprograms_it_and_leaves_do_idle_before_the_switch)
+{
+    // kernel: kernel/time/hrtimer.c hrtimer_interrupt() and kernel/sched/idle.c do_idle(),
+    // 6.18, as tracefs shows the path on a 6.18.44 guest (docs/replay.md, lane replay9):
+    // the timer's handler wakes the sleeper (sched_waking, sched_wakeup), then programs
+    // the clockevent for the next expiry; the CPU leaves the handler, then do_idle()
+    // (tick_nohz_idle_exit()), and schedule_idle() switches. So the switch comes
+    // hrtimer_interrupt_reprogram + do_idle_exit after the wakeup (7 us here), the C1
+    // exit (1 us) before the waking; with both costs 0, at the wakeup, as before.
+    for (const sim_dur exit : {sim_dur{0}, usecs(4)}) {
+        SCOPED_TRACE(fmt::format("do_idle_exit={}", exit));
+        cost_params c = sched_fixture::no_costs();
+        c.cstate_c1_exit = c.cstate_deep_exit = usecs(1);
+        c.cstate_polls = 0;
+        c.do_idle_exit = exit;
+        c.hrtimer_interrupt_reprogram = exit == 0 ? 0 : usecs(3);
+        sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+        wake_steps rec;
+        t.k->add_sink(&rec);
+        auto starts = std::make_shared<std::vector<sim_time>>();
+        rec.pid = t.spawn("sleeper", run_10us_then_sleep(starts, msecs(1)), 0, 0, 1).pid;
+        t.run_for(msecs(5));
+        ASSERT_GE(rec.switched_in.size(), 3u);
+        ASSERT_GE(rec.waking.size(), 2u); // the first switch-in is the new task's
+        const std::size_t n = rec.switched_in.size() - 1;
+        const std::size_t w = rec.waking.size() - 1;
+        EXPECT_EQ(rec.wakeup[w], rec.waking[w]) << "the wakeup is in the handler";
+        EXPECT_EQ(rec.switched_in[n] - rec.wakeup[w], exit == 0 ? 0 : usecs(7))
+            << "reprogramming, then the way out of do_idle()";
+        // The sleep's timer expired 1 ms after the previous run's end; the C1 exit comes
+        // before the handler's waking.
+        EXPECT_EQ(starts->back() - rec.switched_in[n], 0);
+    }
+}
+
+TEST(idle_work, an_idle_cpu_woken_by_the_wake_list_ipi_leaves_do_idle_without_reprogramming)
+{
+    // kernel: as above, for a wakeup by another CPU: the wake-list IPI's handler
+    // (sched_ttwu_pending(): sched_wakeup on the wakee's CPU, in hardirq context) sets
+    // need_resched; no clockevent write in the handler, so only do_idle_exit lies between
+    // the wakeup and the switch (4 us), the C1 exit (3 us) and the IPI (5 us) before the
+    // wakeup. A CPU woken while still in __schedule() to idle never entered do_idle()'s
+    // loop and owes nothing (the last check).
+    cost_params c = sched_fixture::no_costs();
+    c.cstate_c1_exit = c.cstate_deep_exit = usecs(3);
+    c.ipi_wakeup = usecs(5);
+    c.cstate_polls = 0;
+    c.do_idle_exit = usecs(4);
+    c.hrtimer_interrupt_reprogram = usecs(50); // not the timer's handler: never charged
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+    wake_steps rec;
+    t.k->add_sink(&rec);
+    auto phase = std::make_shared<int>(0);
+    task_struct& sleeper = t.spawn("sleeper", testlib::behaviour([](syscalls&, task_struct&) {
+                                       return task_action::sleep();
+                                   }),
+                                   1, 0, 1);
+    rec.pid = sleeper.pid;
+    t.spawn("waker", testlib::behaviour([=, &sleeper](syscalls& k, task_struct& p) {
+                if (*phase == 0) {
+                    *phase = 1;
+                    return task_action::cpu(usecs(10));
+                }
+                *phase = 0;
+                k.wake_up_process(sleeper);
+                k.schedule_timeout(p, msecs(1));
+                return task_action::sleep();
+            }),
+            0, 0, 0);
+    t.run_for(msecs(5));
+    ASSERT_GE(rec.switched_in.size(), 3u);
+    const std::size_t n = rec.switched_in.size() - 1;
+    const std::size_t w = rec.waking.size() - 1;
+    EXPECT_EQ(rec.wakeup[w] - rec.waking[w], usecs(3) + usecs(5)) << "the exit, the IPI";
+    EXPECT_EQ(rec.switched_in[n] - rec.wakeup[w], usecs(4)) << "do_idle()'s way out only";
+}
+
+TEST(idle_work, a_cpu_woken_in_schedule_to_idle_owes_no_way_out_of_do_idle)
+{
+    // The scene of a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cpu_takes:
+    // cpu1 is woken while it pays its switch to idle (20 us of rq lock), before do_idle()'s
+    // loop: the switch back to the sleeper comes when that work is done, with no
+    // do_idle_exit (80 us here, which would show) after the IPI's wakeup.
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    c.cstate_polls = 0;
+    c.ipi_wakeup = usecs(5);
+    c.do_idle_exit = usecs(80);
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+    wake_steps rec;
+    t.k->add_sink(&rec);
+    const auto w = wake_prev_in_schedule_to_idle(t, 1, [] {});
+    rec.pid = w->sleeper->pid;
+    t.run_for(usecs(300));
+    ASSERT_TRUE(w->woke);
+    ASSERT_EQ(rec.wakeup.size(), 1u);
+    // The switch from idle back to the sleeper, after its wakeup (the earlier ones are its
+    // first run's).
+    const auto back = std::find_if(rec.switched_in.begin(), rec.switched_in.end(),
+                                   [&](sim_time ts) { return ts >= rec.wakeup[0]; });
+    ASSERT_NE(back, rec.switched_in.end());
+    EXPECT_LT(*back - rec.wakeup[0], usecs(80));
 }
 
 TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_lines)

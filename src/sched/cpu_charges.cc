@@ -88,6 +88,10 @@ sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::noti
                "cpu{} notified by its own timer while running pid {}", r.cpu, r.curr->pid);
     const cost_model::notify_cost c = cm_.remote_notify(st.idle, cpu_idle, by, sim_.now());
     st.acct.idle_exit += c.idle_exit;
+    if (cpu_idle) {
+        st.do_idle_exit_owed = true;
+        st.by_own_timer |= by == cost_model::notify::timer;
+    }
     charge_cpu(*(*rqs_)[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
     return c.delay;
 }
@@ -241,8 +245,46 @@ cost_model::idle_choice cpu_charges::cpuidle_tick(rq& r, menu_version v, sim_dur
     return cpuidle_enter(r, v, tick, now + tick, idle.next_timer);
 }
 
+/*
+ * kernel: kernel/sched/idle.c do_idle(), 6.18: an interrupt that wakes a task onto a CPU in
+ * its idle loop (the CPU's own timer: hrtimer_wakeup(); the wake-list IPI:
+ * sched_ttwu_pending(); a reschedule IPI) sets need_resched in the handler; the CPU then
+ * finishes the handler and irq_exit(), returns to do_idle(), leaves its loop,
+ * tick_nohz_idle_exit() (the idle time's accounting, the tick's restart if it was stopped),
+ * flush_smp_call_function_queue(), and only then schedule_idle() -> __schedule() reaches
+ * sched_switch. Its own timer's handler, hrtimer_interrupt() (kernel/time/hrtimer.c), also
+ * programs the clockevent device for the next expiry after the expired timers ran
+ * (tick_program_event()); an IPI's handler does not. Seen on 6.18.44 with tracefs
+ * (docs/replay.md, lane replay9): local_timer_entry, hrtimer_expire_entry(hrtimer_wakeup),
+ * sched_waking, sched_wakeup, hrtimer_expire_exit, write_msr 6e0 (TSC deadline),
+ * local_timer_exit, cpu_idle exit, hrtimer_start(tick_nohz_handler) and write_msr 6e0 (the
+ * tick's restart), sched_switch. model: that way is do_idle_exit, plus
+ * hrtimer_interrupt_reprogram when the CPU's own timer woke it, charged as idle work when the
+ * switch is due (EV_RESCHED), so the switch waits for it; the C-state's exit latency is
+ * charged before the handler (remote_notify()), as the hardware spends it. A CPU notified
+ * while still in __schedule() to idle never entered the loop and owes nothing.
+ * Differs: one figure whether or not the tick was stopped (a restart is a clockevent write
+ * more) and whatever else the interrupt did.
+ */
+bool cpu_charges::charge_do_idle_exit(rq& r)
+{
+    cpu_charge_state& st = state(r);
+    if (!st.do_idle_exit_owed)
+        return false;
+    const sim_dur ns =
+        cm_.params().do_idle_exit + (st.by_own_timer ? cm_.params().hrtimer_interrupt_reprogram : 0);
+    st.do_idle_exit_owed = false;
+    st.by_own_timer = false;
+    if (ns <= 0)
+        return false;
+    charge_cpu(r, ns, ACCT_CONTEXT_SWITCH);
+    return true;
+}
+
 bool cpu_charges::cpuidle_exit(rq& r)
 {
+    state(r).do_idle_exit_owed = false;
+    state(r).by_own_timer = false;
     cpu_idle_state& idle = state(r).idle;
     idle.since = -1;
     const bool traced = idle.traced;

@@ -54,6 +54,12 @@ struct cpu_charge_state {
     sim_dur seg_cat[ACCT_NR] = {}; ///< the segment's overhead by category
     sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
     cpu_idle_state idle;           ///< the idle governor's (cost_model.h)
+    /// notified in its idle loop (remote_notify_delay()): the way out of do_idle() to the
+    /// switch (do_idle_exit) is owed once a task is to run
+    bool do_idle_exit_owed = false;
+    /// ... and one of those notifications was its own timer: hrtimer_interrupt()'s
+    /// reprogramming (hrtimer_interrupt_reprogram) is owed too
+    bool by_own_timer = false;
     cpu_time_accounting acct;
 };
 
@@ -140,6 +146,10 @@ public:
     /// r's CPU switches away from its idle task: the period ends; true if its entry was
     /// traced (power:cpu_idle's exit is owed; CPUs start idle without an entry).
     bool cpuidle_exit(rq& r);
+    /// r's idle CPU is to switch to a task (need_resched): if an interrupt woke it in its
+    /// idle loop (remote_notify_delay()), it first pays the way out of do_idle() to the
+    /// switch (do_idle_exit), once, as idle work. True if it charged (the switch waits).
+    bool charge_do_idle_exit(rq& r);
 
     /* ---- the context switch (__schedule()) ---- */
 
