@@ -397,6 +397,28 @@ TEST(idle_work, a_cpu_in_schedule_to_idle_is_not_idle_and_keeps_its_prev)
     EXPECT_EQ(kk.nr_migrations(), 0u);
 }
 
+/// For the wake-path tests below: a task's sched_waking, sched_wakeup and switch from idle on
+/// its CPU, in order.
+struct wake_steps final : trace_sink {
+    int pid = -1;
+    std::vector<sim_time> waking, wakeup, switched_in;
+    void sched_waking(const trace_sched_wakeup& w) override
+    {
+        if (w.pid == pid)
+            waking.push_back(w.ts);
+    }
+    void sched_wakeup(const trace_sched_wakeup& w) override
+    {
+        if (w.pid == pid)
+            wakeup.push_back(w.ts);
+    }
+    void sched_switch(const trace_sched_switch& s) override
+    {
+        if (s.next_pid == pid && s.prev_pid == 0)
+            switched_in.push_back(s.ts);
+    }
+};
+
 TEST(idle_work, a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cpu_takes)
 {
     // kernel: kernel/sched/idle.c do_idle() and kernel/sched/core.c
@@ -423,20 +445,7 @@ TEST(idle_work, a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cp
         c.cstate_deep_residency = usecs(300);
         sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
         kernel& kk = *t.k;
-        struct wakes final : trace_sink {
-            int pid = -1;
-            std::vector<sim_time> waking, wakeup;
-            void sched_waking(const trace_sched_wakeup& w) override
-            {
-                if (w.pid == pid)
-                    waking.push_back(w.ts);
-            }
-            void sched_wakeup(const trace_sched_wakeup& w) override
-            {
-                if (w.pid == pid)
-                    wakeup.push_back(w.ts);
-            }
-        } rec;
+        wake_steps rec;
         kk.add_sink(&rec);
         wakeup_costs before;
         const auto w = wake_prev_in_schedule_to_idle(
@@ -454,27 +463,27 @@ TEST(idle_work, a_wakeup_of_a_cpu_in_schedule_to_idle_sends_the_ipi_a_running_cp
     }
 }
 
-/// For the do_idle_exit tests: a task's sched_waking, sched_wakeup and switch from idle on
-/// its CPU, in order.
-struct wake_steps final : trace_sink {
-    int pid = -1;
-    std::vector<sim_time> waking, wakeup, switched_in;
-    void sched_waking(const trace_sched_wakeup& w) override
-    {
-        if (w.pid == pid)
-            waking.push_back(w.ts);
-    }
-    void sched_wakeup(const trace_sched_wakeup& w) override
-    {
-        if (w.pid == pid)
-            wakeup.push_back(w.ts);
-    }
-    void sched_switch(const trace_sched_switch& s) override
-    {
-        if (s.next_pid == pid && s.prev_pid == 0)
-            switched_in.push_back(s.ts);
-    }
-};
+/// For the IPI tests: spawns "waker" on cpu0, which runs 10 us, then wakes `sleeper`
+/// (calling `before_wake` with the time first, when given) and sleeps 1 ms, over and over.
+void spawn_periodic_waker(sched_fixture& t, task_struct& sleeper,
+                          std::function<void(sim_time)> before_wake = {})
+{
+    auto phase = std::make_shared<int>(0);
+    t.spawn("waker", testlib::behaviour([=, &sleeper](syscalls& k, task_struct& p) {
+                if (*phase == 0) {
+                    *phase = 1;
+                    return task_action::cpu(usecs(10));
+                }
+                *phase = 0;
+                if (before_wake)
+                    before_wake(k.now());
+                k.wake_up_process(sleeper);
+                k.schedule_timeout(p, msecs(1));
+                return task_action::sleep();
+            }),
+            0, 0, 0);
+}
+
 
 TEST(idle_work, an_idle_cpu_woken_by_its_own_timer_reprograms_it_and_leaves_do_idle_before_the_switch)
 {
@@ -528,23 +537,12 @@ TEST(idle_work, an_idle_cpu_woken_by_the_wake_list_ipi_leaves_do_idle_without_re
     sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
     wake_steps rec;
     t.k->add_sink(&rec);
-    auto phase = std::make_shared<int>(0);
     task_struct& sleeper = t.spawn("sleeper", testlib::behaviour([](syscalls&, task_struct&) {
                                        return task_action::sleep();
                                    }),
                                    1, 0, 1);
     rec.pid = sleeper.pid;
-    t.spawn("waker", testlib::behaviour([=, &sleeper](syscalls& k, task_struct& p) {
-                if (*phase == 0) {
-                    *phase = 1;
-                    return task_action::cpu(usecs(10));
-                }
-                *phase = 0;
-                k.wake_up_process(sleeper);
-                k.schedule_timeout(p, msecs(1));
-                return task_action::sleep();
-            }),
-            0, 0, 0);
+    spawn_periodic_waker(t, sleeper);
     t.run_for(msecs(5));
     ASSERT_GE(rec.switched_in.size(), 3u);
     const std::size_t n = rec.switched_in.size() - 1;
@@ -646,19 +644,7 @@ TEST(remote_notify, an_idle_cpu_that_halts_needs_the_ipi_and_its_sender_pays_for
                         return task_action::sleep();
                     }),
                     1, 0, 1);
-        auto phase = std::make_shared<int>(0);
-        t.spawn("waker", testlib::behaviour([=, &sleeper](syscalls& k, task_struct& p) {
-                    if (*phase == 0) {
-                        *phase = 1;
-                        return task_action::cpu(usecs(10));
-                    }
-                    *phase = 0;
-                    *woken_at = k.now();
-                    k.wake_up_process(sleeper);
-                    k.schedule_timeout(p, msecs(1));
-                    return task_action::sleep();
-                }),
-                0, 0, 0);
+        spawn_periodic_waker(t, sleeper, [=](sim_time now) { *woken_at = now; });
         t.run_for(msecs(20));
         EXPECT_GT(latencies->size(), 10u);
         const cpu_time_accounting a = t.k->charges().cpu_accounting(t.k->cpu_rq(0));
