@@ -484,8 +484,8 @@ void spawn_periodic_waker(sched_fixture& t, task_struct& sleeper,
             0, 0, 0);
 }
 
-
-TEST(idle_work, an_idle_cpu_woken_by_its_own_timer_reprograms_it_and_leaves_do_idle_before_the_switch)
+TEST(idle_work,
+     an_idle_cpu_woken_by_its_own_timer_reprograms_it_and_leaves_do_idle_before_the_switch)
 {
     // kernel: kernel/time/hrtimer.c hrtimer_interrupt() and kernel/sched/idle.c do_idle(),
     // 6.18, as tracefs shows the path on a 6.18.44 guest (docs/replay.md, lane replay9):
@@ -537,10 +537,9 @@ TEST(idle_work, an_idle_cpu_woken_by_the_wake_list_ipi_leaves_do_idle_without_re
     sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
     wake_steps rec;
     t.k->add_sink(&rec);
-    task_struct& sleeper = t.spawn("sleeper", testlib::behaviour([](syscalls&, task_struct&) {
-                                       return task_action::sleep();
-                                   }),
-                                   1, 0, 1);
+    task_struct& sleeper = t.spawn(
+        "sleeper", testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
+        1, 0, 1);
     rec.pid = sleeper.pid;
     spawn_periodic_waker(t, sleeper);
     t.run_for(msecs(5));

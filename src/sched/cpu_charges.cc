@@ -271,8 +271,8 @@ bool cpu_charges::charge_do_idle_exit(rq& r)
     cpu_charge_state& st = state(r);
     if (!st.do_idle_exit_owed)
         return false;
-    const sim_dur ns =
-        cm_.params().do_idle_exit + (st.by_own_timer ? cm_.params().hrtimer_interrupt_reprogram : 0);
+    const sim_dur ns = cm_.params().do_idle_exit +
+                       (st.by_own_timer ? cm_.params().hrtimer_interrupt_reprogram : 0);
     st.do_idle_exit_owed = false;
     st.by_own_timer = false;
     if (ns <= 0)
