@@ -1033,7 +1033,8 @@ double mm_ring_once(int n, int laps, bool processes)
         std::vector<double> times(static_cast<std::size_t>(n), -1);
         std::vector<std::thread> members;
         for (int i = 1; i < n; ++i)
-            members.emplace_back([&, i] { times[static_cast<std::size_t>(i)] = mm_ring_member(i, n, laps, ring); });
+            members.emplace_back(
+                [&, i] { times[static_cast<std::size_t>(i)] = mm_ring_member(i, n, laps, ring); });
         times[0] = mm_ring_member(0, n, laps, ring);
         if (times[0] < 0) // the others wait for a token: end their reads (EOF) instead
             for (auto& p : ring)
