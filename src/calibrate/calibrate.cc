@@ -427,6 +427,23 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw,
     }
 
     derive_creation_and_exit_costs(raw, d);
+    if (raw.mm_ring_process && raw.mm_ring_thread) {
+        const double proc = raw.mm_ring_process->median, thr = raw.mm_ring_thread->median;
+        if (proc > thr)
+            d.add("switch_mm_flush", rounded(proc - thr, 1),
+                  fmt::format("a ring of {} tasks passing a byte through pipes on CPU {}, each hop "
+                              "a context switch: {:.0f} ns of CPU time per hop with processes "
+                              "({}), {:.0f} ns with threads of one process ({}); the difference: "
+                              "with more mms than the CPU's six dynamic ASIDs, every switch "
+                              "between processes takes a new one and flushes the TLB",
+                              raw.mm_ring_tasks, raw.cpu, proc, runs_of(*raw.mm_ring_process, "ns"),
+                              thr, runs_of(*raw.mm_ring_thread, "ns")));
+        else
+            d.notes.push_back(fmt::format("switch_mm_flush: not set; a ring of {} processes "
+                                          "({:.0f} ns per hop) was not slower than one of {} "
+                                          "threads ({:.0f} ns)",
+                                          raw.mm_ring_tasks, proc, raw.mm_ring_tasks, thr));
+    }
     derive_memory_costs(raw, d);
     if (raw.smt_share)
         d.add("smt_pct", std::clamp<long long>(std::llround(raw.smt_share->median), 1, 100),
@@ -709,6 +726,14 @@ void host_probes::probe_tasks(const options& o)
     attempt("AF_UNIX socket write/read", notes, progress, [&] {
         raw.sockets = probe_socket_syscalls(first, raw.socket_channels, raw.socket_depth,
                                             raw.socket_bytes, p.syscalls);
+    });
+
+    /* Eight members: more mms than TLB_NR_DYN_ASIDS (6), so as processes every switch
+     * flushes; ~2 us of work per hop, so 500 laps are ~10 ms a run. */
+    raw.mm_ring_tasks = 8;
+    attempt("pipe ring of processes and of threads", notes, progress, [&] {
+        raw.mm_ring_process = probe_mm_ring(first, raw.mm_ring_tasks, 500, true, p.syscalls);
+        raw.mm_ring_thread = probe_mm_ring(first, raw.mm_ring_tasks, 500, false, p.syscalls);
     });
 
     attempt("thread and process creation", notes, progress, [&] {

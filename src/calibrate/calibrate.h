@@ -18,6 +18,9 @@
  *                                                           refill_remote_per_kib
  *   - sequential reads by every CPU of an LLC / a node   -> mem_bw_llc_mbs, mem_bw_node_mbs
  *   - two busy SMT siblings against one                  -> smt_pct
+ *   - a pipe ring of 8 processes on one CPU against     -> switch_mm_flush
+ *     8 threads, CPU time per hop (more mms than x86's
+ *     six dynamic ASIDs: every process switch flushes)
  *   - pthread_create() and fork(), as CPU time of the    -> fork_thread, fork_process,
  *     creator and of the new task until it starts           start_thread, start_process,
  *     (the thread on the creator's CPU and on another)      start_remote
@@ -105,6 +108,9 @@ struct raw_measurements {
     /// time (getrusage); absent when not read
     std::optional<double> perf_exit_cpu_share;
     long long exit_thread_ns = 0; ///< the machine's exit_thread, which the difference adds to
+    /// probe_mm_ring() on raw.cpu, as processes and as threads: CPU time per hop (ns)
+    std::optional<stats> mm_ring_process, mm_ring_thread;
+    int mm_ring_tasks = 0;
 };
 
 struct measured_cost {

@@ -128,6 +128,19 @@ TEST(probes, thread_and_process_creation)
     EXPECT_THROW(probe_task_creation(cpus.front(), 65000, 2, quick), probe_error);
 }
 
+TEST(probes, a_ring_of_processes_and_of_threads)
+{
+    const int cpu = allowed_cpus().front();
+    const budget quick{2, 2, 0.0};
+    for (const bool processes : {true, false}) {
+        const stats s = probe_mm_ring(cpu, 3, 20, processes, quick);
+        expect_sane(s, 2);
+        EXPECT_EQ(s.runs, 2);
+    }
+    EXPECT_THROW(probe_mm_ring(65000, 3, 20, true, quick), probe_error);
+    EXPECT_THROW(probe_mm_ring(cpu, 1, 20, true, quick), probe_error) << "a ring needs two";
+}
+
 TEST(probes, across_two_cpus)
 {
     const auto cpus = allowed_cpus();
@@ -583,6 +596,31 @@ TEST(derive_costs, task_creation_gives_fork_and_start_costs)
     v = derived(raw, notes);
     EXPECT_EQ(v.count("start_remote"), 0u);
     EXPECT_EQ(v.at("start_thread"), 4500);
+}
+
+TEST(derive_costs, a_slower_ring_of_processes_gives_switch_mm_flush)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cpu = 0;
+    raw.mm_ring_tasks = 8;
+    raw.mm_ring_process = fixed(3952);
+    raw.mm_ring_thread = fixed(3309);
+    std::vector<std::string> notes;
+    auto v = derived(raw, notes);
+    EXPECT_EQ(v.at("switch_mm_flush"), 643) << "3952 - 3309 ns per hop";
+    EXPECT_TRUE(notes.empty());
+
+    raw.mm_ring_process = fixed(3300); // no dearer than threads: nothing to set
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("switch_mm_flush"), 0u);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("switch_mm_flush: not set"), std::string::npos);
+    raw.mm_ring_thread.reset(); // the thread ring failed
+    notes.clear();
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("switch_mm_flush"), 0u);
+    EXPECT_TRUE(notes.empty());
 }
 
 TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)

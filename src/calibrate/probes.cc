@@ -966,6 +966,105 @@ task_creation probe_task_creation(int cpu_a, int cpu_b, int creations, const bud
     });
 }
 
+namespace {
+
+/* One member of the mm ring: a warm-up lap, then `laps` timed ones; member 0 starts
+ * each lap. Its CPU time over the timed laps, or -1 if a pipe failed. Only
+ * async-signal-safe calls: in a forked child of this multi-threaded process too. */
+double mm_ring_member(int i, int n, int laps, const std::vector<std::unique_ptr<pipe_pair>>& ring)
+{
+    const int in = ring[static_cast<std::size_t>(i)]->fd[0];
+    const int out = ring[static_cast<std::size_t>((i + 1) % n)]->fd[1];
+    char c = 'x';
+    double t0 = 0;
+    for (int k = 0; k <= laps; ++k) {
+        if (k == 1)
+            t0 = cputime_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (i == 0 && ::write(out, &c, 1) != 1)
+            return -1;
+        if (::read(in, &c, 1) != 1)
+            return -1;
+        if (i != 0 && ::write(out, &c, 1) != 1)
+            return -1;
+    }
+    return cputime_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+double mm_ring_once(int n, int laps, bool processes)
+{
+    std::vector<std::unique_ptr<pipe_pair>> ring;
+    for (int i = 0; i < n; ++i)
+        ring.push_back(std::make_unique<pipe_pair>());
+    double total = 0;
+    bool failed = false;
+    if (processes) {
+        pipe_pair report; // each child's CPU time, one double (< PIPE_BUF: one write)
+        std::vector<pid_t> children;
+        for (int i = 1; i < n; ++i) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                const double t = mm_ring_member(i, n, laps, ring);
+                _exit(::write(report.fd[1], &t, sizeof t) == sizeof t && t >= 0 ? 0 : 1);
+            }
+            if (pid < 0) {
+                // The members forked so far wait for a token that never comes: end them.
+                for (const pid_t c : children)
+                    ::kill(c, SIGKILL);
+                for (const pid_t c : children)
+                    ::waitpid(c, nullptr, 0);
+                throw probe_error(fmt::format("fork: {}", std::strerror(errno)));
+            }
+            children.push_back(pid);
+        }
+        const double own = mm_ring_member(0, n, laps, ring);
+        failed = own < 0;
+        total += own;
+        for (std::size_t i = 0; i < children.size() && !failed; ++i) {
+            double t = -1;
+            failed = ::read(report.fd[0], &t, sizeof t) != sizeof t || t < 0;
+            total += t;
+        }
+        if (failed)
+            for (const pid_t c : children)
+                ::kill(c, SIGKILL);
+        for (const pid_t c : children)
+            ::waitpid(c, nullptr, 0);
+    } else {
+        std::vector<double> times(static_cast<std::size_t>(n), -1);
+        std::vector<std::thread> members;
+        for (int i = 1; i < n; ++i)
+            members.emplace_back(
+                [&, i] { times[static_cast<std::size_t>(i)] = mm_ring_member(i, n, laps, ring); });
+        times[0] = mm_ring_member(0, n, laps, ring);
+        if (times[0] < 0) // the others wait for a token: end their reads (EOF) instead
+            for (auto& p : ring)
+                close_fd(p->fd[1]);
+        for (auto& t : members)
+            t.join();
+        for (const double t : times) {
+            failed = failed || t < 0;
+            total += t;
+        }
+    }
+    if (failed)
+        throw probe_error(fmt::format("mm ring of {}: pipe read or write failed", n));
+    return total / (static_cast<double>(n) * laps);
+}
+
+} // namespace
+
+stats probe_mm_ring(int cpu, int tasks, int laps, bool processes, const budget& b)
+{
+    if (tasks < 2 || laps < 1)
+        throw probe_error(fmt::format("mm ring of {} tasks, {} laps: needs 2 and 1", tasks, laps));
+    return on_thread([&] {
+        block_sigpipe();
+        const one_cpu_set on(cpu);
+        on.pin_or_throw(); // members inherit this thread's affinity (clone, fork)
+        return repeat(b, [&] { return mm_ring_once(tasks, laps, processes); });
+    });
+}
+
 std::optional<double> perf_bench_pipe_usecs(int loops, std::string& why)
 {
     const std::string cmd =

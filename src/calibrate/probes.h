@@ -157,6 +157,17 @@ stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const bud
  * `creations` threads are alive at once (each waits for the batch to end), as
  * perf bench's workers are; processes are created and reaped one by one.
  */
+/*
+ * A ring of `tasks` members on `cpu` passing one byte round through pipes, `laps`
+ * times after a warm-up lap, as processes (this thread and forked children) or as
+ * threads of this process: nanoseconds of the members' CPU time (each its own
+ * CLOCK_THREAD_CPUTIME_ID over the timed laps, summed) per hop. Every hop is a
+ * context switch to the next member; with more members than x86's six dynamic ASIDs
+ * per CPU (TLB_NR_DYN_ASIDS), each switch between processes loads an mm whose ASID
+ * was taken and flushes, which a switch between threads of one process never does.
+ */
+stats probe_mm_ring(int cpu, int tasks, int laps, bool processes, const budget& b);
+
 struct task_creation {
     stats thread_create, thread_start, process_fork, process_start;
     std::optional<stats> thread_start_remote;

@@ -187,7 +187,51 @@ void cpu_charges::switch_in(rq& r, task_struct& next)
 {
     cpu_charge_state& st = state(r);
     st.pending[ACCT_CONTEXT_SWITCH] += jittered(next, cm_.params().context_switch);
+    /*
+     * kernel: kernel/sched/core.c context_switch() (read in the context of 6.x-era patch
+     * mails; not checked against each profile's tag): a task with an mm gets
+     * switch_mm_irqs_off(prev->active_mm, next->mm); a kernel thread or the idle task
+     * borrows prev's active_mm (enter_lazy_tlb()) and switches nothing. model: every
+     * task but idle has an mm, its tgid; the idle task never gets here (switch_to_idle()),
+     * so the CPU's loaded mm stays the last task's across an idle period, as lazy TLB
+     * keeps it. The jitter is drawn only when there is a cost, so a machine without it
+     * (the default) schedules as before.
+     */
+    if (switch_mm(r, next.tgid) && cm_.params().switch_mm_flush > 0)
+        st.pending[ACCT_CONTEXT_SWITCH] += jittered(next, cm_.params().switch_mm_flush);
     st.pending[ACCT_CACHE_REFILL] += cm_.cache_refill_cost(next, r.cpu, sim_.now());
+}
+
+bool cpu_charges::switch_mm(rq& r, int mm)
+{
+    /*
+     * kernel: arch/x86/mm/tlb.c switch_mm_irqs_off() and choose_new_asid() (unchanged in
+     * this rule from 4.16, torvalds/linux 016c4d92, to a 6.16+ tree, CachyOS/linux
+     * 0ebd1b80): the loaded mm again (real_prev == next) does nothing; otherwise the
+     * ASID slot whose ctxs[].ctx_id is next's is reused without a flush, and with no
+     * such slot the next one round robin (next_asid, wrapping to 0 after
+     * TLB_NR_DYN_ASIDS) is taken and CR3 loaded with a flush. So up to six processes
+     * alternating on a CPU keep their TLB entries and a seventh makes every switch in
+     * the cycle flush. Differs: X86_FEATURE_PCID assumed (without it every mm change
+     * flushes); no tlb_gen (the model unmaps nothing, so a held slot is never stale);
+     * no global ASIDs (6.15+, INVLPGB: processes with threads on more than 3 CPUs);
+     * no PTI user ASIDs; no leave_mm() on idle states that lose the TLB, and an exec()
+     * keeps its tgid's mm.
+     */
+    cpu_charge_state& st = state(r);
+    if (mm == st.loaded_mm)
+        return false;
+    st.loaded_mm = mm;
+    for (const int held : st.asid_mm)
+        if (held == mm)
+            return false;
+    u16 asid = st.next_asid++;
+    if (asid >= cpu_charge_state::TLB_NR_DYN_ASIDS) {
+        asid = 0;
+        st.next_asid = 1;
+    }
+    st.asid_mm[asid] = mm;
+    return true;
 }
 
 void cpu_charges::switch_to_idle(rq& r)

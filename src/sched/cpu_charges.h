@@ -28,6 +28,7 @@
 #include "sched/sched.h"
 #include "sim/simulation.h"
 
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -61,6 +62,16 @@ struct cpu_charge_state {
     /// reprogramming (hrtimer_interrupt_reprogram) is owed too
     bool by_own_timer = false;
     cpu_time_accounting acct;
+    /*
+     * kernel: arch/x86's per-CPU struct tlb_state (cpu_tlbstate): loaded_mm, next_asid and
+     * ctxs[TLB_NR_DYN_ASIDS], the mm each dynamic ASID (PCID) was last given to. model: an
+     * mm is its tgid (threads share it; the idle task borrows the last one, lazy TLB), 0
+     * being init_mm, loaded at boot into ASID 0 (initialize_tlbstate_and_flush()).
+     */
+    static constexpr int TLB_NR_DYN_ASIDS = 6;
+    int loaded_mm = 0;
+    u16 next_asid = 1;
+    std::array<int, TLB_NR_DYN_ASIDS> asid_mm = {0, -1, -1, -1, -1, -1};
 };
 
 class cpu_charges {
@@ -153,9 +164,13 @@ public:
 
     /* ---- the context switch (__schedule()) ---- */
 
-    /// r's CPU switches to a task: it owes next's context switch (jittered) and the refill
-    /// of next's working set there.
+    /// r's CPU switches to a task: it owes next's context switch (jittered), the refill
+    /// of next's working set there, and switch_mm_flush when next's mm must take a new
+    /// ASID on this CPU (switch_mm()).
     void switch_in(rq& r, task_struct& next);
+    /// kernel: switch_mm_irqs_off() and choose_new_asid() (arch/x86/mm/tlb.c): r's CPU
+    /// loads the mm of tgid `mm`; true if that takes a flush (a new ASID slot).
+    bool switch_mm(rq& r, int mm);
     /// r's CPU switches to its idle task: the kernel work owed (charged during this
     /// __schedule()) keeps it busy, as idle work. (Its C-state: cpuidle_enter().)
     void switch_to_idle(rq& r);

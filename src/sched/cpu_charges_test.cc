@@ -132,6 +132,141 @@ TEST(cpu_charges, a_task_s_prices_follow_its_kind)
     EXPECT_EQ(f.charges.jittered(f.task, 1234), 1234) << "no jitter at jitter_pct 0";
 }
 
+/*
+ * switch_mm_irqs_off() / choose_new_asid() (arch/x86/mm/tlb.c), worked by hand: CPU 0
+ * boots with init_mm in ASID 0 and next_asid 1. Each mm not holding a slot takes
+ * next_asid's (1, 2, ... 5, then 0 with next_asid reset to 1) and pays switch_mm_flush;
+ * the loaded mm again, or an mm still holding a slot, pays nothing more than
+ * context_switch.
+ */
+struct switch_mm_fixture {
+    cost_params p = flush_costs();
+    charges_fixture f{1, p};
+    rq& r = *f.rqs[0];
+    std::vector<task_struct> tasks = std::vector<task_struct>(10);
+
+    static cost_params flush_costs()
+    {
+        cost_params c = testlib::sched_fixture::no_costs();
+        c.context_switch = 1000;
+        c.switch_mm_flush = 700;
+        return c;
+    }
+    // What switching CPU 0 to a task of tgid `mm` (pid `pid`) adds to its context-switch
+    // time.
+    sim_dur switch_to(int pid, int mm)
+    {
+        task_struct& t = tasks.at(static_cast<std::size_t>(pid));
+        t.pid = pid;
+        t.tgid = mm;
+        const sim_dur before = f.charges.cpu(0).pending[ACCT_CONTEXT_SWITCH];
+        f.charges.switch_in(r, t);
+        return f.charges.cpu(0).pending[ACCT_CONTEXT_SWITCH] - before;
+    }
+};
+
+TEST(switch_mm, a_switch_between_processes_flushes_only_when_the_next_mm_has_no_asid)
+{
+    switch_mm_fixture s;
+    EXPECT_EQ(s.switch_to(1, 1), 1700) << "process 1's first run on the CPU: ASID 1, flushed";
+    EXPECT_EQ(s.switch_to(2, 2), 1700) << "process 2: ASID 2, flushed";
+    EXPECT_EQ(s.switch_to(1, 1), 1000) << "process 1 still holds ASID 1: CR3 without a flush";
+    EXPECT_EQ(s.switch_to(2, 2), 1000);
+    EXPECT_EQ(s.switch_to(1, 1), 1000);
+}
+
+TEST(switch_mm, threads_of_one_process_share_its_mm)
+{
+    switch_mm_fixture s;
+    EXPECT_EQ(s.switch_to(1, 1), 1700) << "the process's first run: a new ASID";
+    EXPECT_EQ(s.switch_to(2, 1), 1000) << "another thread of it: real_prev == next";
+    EXPECT_EQ(s.switch_to(3, 1), 1000);
+    EXPECT_EQ(s.switch_to(1, 1), 1000);
+}
+
+TEST(switch_mm, the_idle_task_keeps_the_last_mm_loaded)
+{
+    switch_mm_fixture s;
+    EXPECT_EQ(s.switch_to(1, 1), 1700);
+    // To idle: no switch_mm (lazy TLB); the idle task's own switch charges no context switch.
+    s.f.charges.switch_to_idle(s.r);
+    EXPECT_EQ(s.f.charges.cpu(0).idle_busy_until, 1700) << "only process 1's switch owed";
+    EXPECT_EQ(s.switch_to(1, 1), 1000) << "back from idle to the borrowed mm: nothing to load";
+    s.f.charges.switch_to_idle(s.r);
+    EXPECT_EQ(s.switch_to(2, 2), 1700) << "from idle to another process: a new ASID";
+}
+
+TEST(switch_mm, six_processes_keep_their_asids_and_a_seventh_makes_every_switch_flush)
+{
+    switch_mm_fixture s;
+    // Six processes round robin: each takes a slot once (ASIDs 1-5, then 0 over init_mm).
+    for (int mm = 1; mm <= 6; ++mm)
+        EXPECT_EQ(s.switch_to(mm, mm), 1700) << "process " << mm << "'s first run";
+    for (int lap = 0; lap < 2; ++lap)
+        for (int mm = 1; mm <= 6; ++mm)
+            EXPECT_EQ(s.switch_to(mm, mm), 1000) << "process " << mm << " holds its ASID";
+    // A seventh takes ASID 1 from process 1, which then takes ASID 2 from process 2, ...:
+    // the cycle of seven always finds its next mm evicted.
+    for (int lap = 0; lap < 2; ++lap)
+        for (int mm = 7; mm <= 13; ++mm) {
+            const int pid = mm == 7 ? 7 : mm - 7;
+            EXPECT_EQ(s.switch_to(pid, pid), 1700) << "process " << pid << " in a cycle of 7";
+        }
+}
+
+TEST(switch_mm, costs_nothing_and_draws_no_jitter_by_default)
+{
+    cost_params p; // switch_mm_flush 0, context_switch jittered
+    ASSERT_EQ(p.switch_mm_flush, 0);
+    charges_fixture f(1, p);
+    task_struct t1, t2;
+    t1.pid = t1.tgid = 1;
+    t2.pid = t2.tgid = 2;
+    t1.rng = rng_stream(7, "task/1");
+    t2.rng = rng_stream(7, "task/2");
+    rng_stream r1(7, "task/1"), r2(7, "task/2");
+    // Alternating processes take new ASIDs (flushes), yet each switch costs only its
+    // jittered context_switch, one draw from the task's stream, as before the model.
+    sim_dur expected = 0;
+    for (int i = 0; i < 4; ++i) {
+        f.charges.switch_in(*f.rqs[0], i % 2 ? t2 : t1);
+        expected += (i % 2 ? r2 : r1).jitter(p.context_switch, static_cast<u32>(p.jitter_pct));
+    }
+    EXPECT_EQ(f.charges.cpu(0).pending[ACCT_CONTEXT_SWITCH], expected);
+    EXPECT_EQ(t1.rng.next_u64(), r1.next_u64()) << "no extra draw from the task's stream";
+    EXPECT_EQ(t2.rng.next_u64(), r2.next_u64());
+}
+
+TEST(switch_mm, a_kernel_charges_it_at_its_context_switches)
+{
+    // Seven spinners on one CPU: as processes each switch is to an evicted mm; as threads
+    // of one process only the first run loads it.
+    for (const bool threads : {false, true}) {
+        cost_params p = testlib::sched_fixture::no_costs();
+        p.switch_mm_flush = 700;
+        testlib::sched_fixture t(testlib::small_machine(1), "6.6", 1, "", p);
+        int first = -1;
+        for (int i = 0; i < 7; ++i) {
+            task_struct& task = t.spawn("s" + std::to_string(i), testlib::spin(), 0);
+            if (first < 0)
+                first = task.pid;
+            if (threads)
+                task.tgid = first;
+        }
+        t.run_for(msecs(200));
+        const rq& r = t.k->cpu_rq(0);
+        // Spent, in the segment in progress, or still owed: every ns charged so far.
+        const cpu_charge_state& st = t.ctx->charges.cpu(0);
+        const sim_dur charged = st.acct.spent[ACCT_CONTEXT_SWITCH] +
+                                st.seg_cat[ACCT_CONTEXT_SWITCH] + st.pending[ACCT_CONTEXT_SWITCH];
+        ASSERT_GT(r.nr_switches, 14u) << "the spinners take turns";
+        if (threads)
+            EXPECT_EQ(charged, 700) << "one mm: loaded once";
+        else
+            EXPECT_EQ(charged, 700 * static_cast<sim_dur>(r.nr_switches)) << "every switch flushes";
+    }
+}
+
 struct counting_sink final : decision_sink {
     int select_task_rq = 0;
     void decision(const sched_decision& d) override
