@@ -148,16 +148,6 @@ stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const b
 stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const budget& b);
 
 /*
- * What creating a task costs, as CPU time (CLOCK_*_CPUTIME_ID), so preemption
- * between the creator and the child does not count: the creator's around
- * pthread_create() (the child pinned to the creator's CPU) and around fork();
- * the new thread's own at the first line of its start routine, created onto
- * the creator's CPU (`thread_start`) and onto cpu_b (`thread_start_remote`,
- * absent when cpu_b < 0); the forked child's own when fork() returns in it.
- * `creations` threads are alive at once (each waits for the batch to end), as
- * perf bench's workers are; processes are created and reaped one by one.
- */
-/*
  * A ring of `tasks` members on `cpu` passing one byte round through pipes, `laps`
  * times after a warm-up lap, as processes (this thread and forked children) or as
  * threads of this process: nanoseconds of the members' CPU time (each its own
@@ -168,6 +158,16 @@ stats probe_pair_share(int cpu_a, int cpu_b, double seconds_per_phase, const bud
  */
 stats probe_mm_ring(int cpu, int tasks, int laps, bool processes, const budget& b);
 
+/*
+ * What creating a task costs, as CPU time (CLOCK_*_CPUTIME_ID), so preemption
+ * between the creator and the child does not count: the creator's around
+ * pthread_create() (the child pinned to the creator's CPU) and around fork();
+ * the new thread's own at the first line of its start routine, created onto
+ * the creator's CPU (`thread_start`) and onto cpu_b (`thread_start_remote`,
+ * absent when cpu_b < 0); the forked child's own when fork() returns in it.
+ * `creations` threads are alive at once (each waits for the batch to end), as
+ * perf bench's workers are; processes are created and reaped one by one.
+ */
 struct task_creation {
     stats thread_create, thread_start, process_fork, process_start;
     std::optional<stats> thread_start_remote;
