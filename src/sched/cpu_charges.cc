@@ -194,10 +194,11 @@ void cpu_charges::switch_in(rq& r, task_struct& next)
      * borrows prev's active_mm (enter_lazy_tlb()) and switches nothing. model: every
      * task but idle has an mm, its tgid; the idle task never gets here (switch_to_idle()),
      * so the CPU's loaded mm stays the last task's across an idle period, as lazy TLB
-     * keeps it. The jitter is drawn only when there is a cost, so a machine without it
-     * (the default) schedules as before.
+     * keeps it. Without the cost (the default) nothing is tracked, charged or drawn from
+     * the jitter stream, so such a machine schedules as before and the context switch's
+     * hot path skips the ASID search; the cost is fixed for a run.
      */
-    if (switch_mm(r, next.tgid) && cm_.params().switch_mm_flush > 0)
+    if (cm_.params().switch_mm_flush > 0 && switch_mm(r, next.tgid))
         st.pending[ACCT_CONTEXT_SWITCH] += jittered(next, cm_.params().switch_mm_flush);
     st.pending[ACCT_CACHE_REFILL] += cm_.cache_refill_cost(next, r.cpu, sim_.now());
 }
