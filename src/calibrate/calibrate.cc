@@ -453,6 +453,20 @@ std::vector<measured_cost> derive_costs(const raw_measurements& raw,
     return d.out;
 }
 
+std::string tracepoint_note(const raw_measurements& raw)
+{
+    const tracepoint_cost& t = *raw.tracepoint;
+    return fmt::format(
+        "sched_tracepoint: {} ns an event (median of {} pairs of runs, {:.0f}-{:.0f}): the pipe "
+        "ping-pong on CPU {} took {:.2f} us a round trip untraced and {:.2f} us with the sched "
+        "events of a trace recording enabled in tracefs, {:.2f} events a round trip. Not "
+        "written to the machine file (a kernel runs untraced); for a replay of a trace recorded "
+        "on this machine: --cost sched_tracepoint={}",
+        rounded(t.per_event_ns.median, 0), t.per_event_ns.runs, t.per_event_ns.min,
+        t.per_event_ns.max, raw.cpu, t.untraced_ns.median / 1000, t.traced_ns.median / 1000,
+        t.events_per_round_trip, rounded(t.per_event_ns.median, 0));
+}
+
 namespace {
 
 std::string today_utc()
@@ -866,6 +880,13 @@ result run(const options& o, std::ostream& progress)
         }
     }
 
+    if (o.tracefs) {
+        attempt("sched tracepoints (tracefs)", notes, progress, [&] {
+            raw.tracepoint = probe_tracepoint_cost(first, p.pipe_iters, p.pipe);
+        });
+        if (raw.tracepoint)
+            notes.push_back(tracepoint_note(raw));
+    }
     h.perf_cross_check(o);
     res.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -25,6 +25,9 @@
  *     creator and of the new task until it starts           start_thread, start_process,
  *     (the thread on the creator's CPU and on another)      start_remote
  *   - `perf bench sched pipe`, when perf runs            -> a cross-check, reported only
+ *   - the one-CPU ping-pong with a trace recording's     -> sched_tracepoint, reported
+ *     sched events enabled in tracefs, against without     only (a traced kernel's cost:
+ *     (root, tracefs unused)                                not written to the file)
  * Each is the median of repeated short runs within a time budget (about
  * 10 s in all, 2 s with --quick).
  */
@@ -43,6 +46,8 @@ struct options {
     std::string output; ///< "" = default_host_machine_path() (where the host preset looks)
     bool quick = false; ///< shorter runs: about 2 s instead of 10
     bool perf = true;   ///< if perf works: time its children's exit, cross-check with its pipe
+    /// if tracefs is writable and unused: the sched tracepoints' cost (reported, not written)
+    bool tracefs = true;
 };
 
 /// Pairs of real CPU numbers at each distance, as far as this machine and affinity allow.
@@ -111,6 +116,8 @@ struct raw_measurements {
     /// probe_mm_ring() on raw.cpu, as processes and as threads: CPU time per hop (ns)
     std::optional<stats> mm_ring_process, mm_ring_thread;
     int mm_ring_tasks = 0;
+    /// probe_tracepoint_cost() on raw.cpu
+    std::optional<tracepoint_cost> tracepoint;
 };
 
 struct measured_cost {
@@ -121,6 +128,10 @@ struct measured_cost {
 
 /// Turns the raw numbers into costs with sources; `notes` gets what could not be derived.
 std::vector<measured_cost> derive_costs(const raw_measurements& raw, std::vector<std::string>& notes);
+
+/// The note that reports sched_tracepoint (raw.tracepoint), which is not written to the
+/// machine file: it is a traced kernel's cost, for the replay of a trace recorded here.
+std::string tracepoint_note(const raw_measurements& raw);
 
 struct result {
     machine m; ///< the host from sysfs, with the measured costs set

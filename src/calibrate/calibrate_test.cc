@@ -639,6 +639,72 @@ TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)
     EXPECT_NE(notes[1].find("ipi_wakeup: not set"), std::string::npos);
 }
 
+TEST(ring_buffer_stats, entries_and_overrun_from_a_cpus_stats_file)
+{
+    // The head of a tracefs per_cpu/cpu0/stats (6.18).
+    const ring_buffer_counts c = parse_ring_buffer_stats(
+        "entries: 435410\noverrun: 0\ncommit overrun: 0\nbytes: 0\noldest event ts:  9159.1\n");
+    EXPECT_EQ(c.entries, 435410);
+    EXPECT_EQ(c.overrun, 0);
+    EXPECT_EQ(parse_ring_buffer_stats("entries: 7\noverrun: 12\n").overrun, 12);
+    try {
+        parse_ring_buffer_stats("entries: 7\n");
+        FAIL() << "no overrun line";
+    } catch (const probe_error& e) {
+        EXPECT_NE(std::string(e.what()).find("overrun"), std::string::npos) << e.what();
+    }
+}
+
+TEST(probe_tracepoint_cost, a_tracefs_that_is_not_there_is_skipped_untouched)
+{
+    const fs::path dir = temp_dir("no-tracefs");
+    try {
+        probe_tracepoint_cost(allowed_cpus().front(), 100, budget{1, 1, 0.01}, (dir / "tracing").string());
+        FAIL() << "no tracefs there";
+    } catch (const probe_error& e) {
+        EXPECT_NE(std::string(e.what()).find((dir / "tracing" / "tracing_on").string()),
+                  std::string::npos)
+            << e.what();
+    }
+    // A tracefs in use (tracing on, or events enabled) is not touched either: a directory
+    // standing in for one.
+    fs::create_directories(dir / "tracing");
+    for (const auto& [on, events] : {std::pair{"1\n", ""}, std::pair{"0\n", "sched:sched_switch\n"}}) {
+        std::ofstream(dir / "tracing" / "tracing_on") << on;
+        std::ofstream(dir / "tracing" / "set_event") << events;
+        try {
+            probe_tracepoint_cost(allowed_cpus().front(), 100, budget{1, 1, 0.01},
+                                  (dir / "tracing").string());
+            FAIL() << "tracefs in use";
+        } catch (const probe_error& e) {
+            EXPECT_NE(std::string(e.what()).find("in use"), std::string::npos) << e.what();
+        }
+        std::ifstream in(dir / "tracing" / "tracing_on");
+        std::string left;
+        in >> left;
+        EXPECT_EQ(left + "\n", on) << "left as it was";
+    }
+    fs::remove_all(dir);
+}
+
+TEST(tracepoint_note, reports_the_cost_and_how_to_give_it_to_a_replay)
+{
+    raw_measurements raw;
+    raw.cpu = 0;
+    tracepoint_cost t;
+    t.per_event_ns = {361.4, 353, 372, 7};
+    t.untraced_ns = {3842, 3794, 3961, 7};
+    t.traced_ns = {5399, 5344, 8053, 7};
+    t.events_per_round_trip = 4.31;
+    raw.tracepoint = t;
+    const std::string n = tracepoint_note(raw);
+    EXPECT_NE(n.find("sched_tracepoint: 361 ns an event"), std::string::npos) << n;
+    EXPECT_NE(n.find("3.84 us"), std::string::npos) << n;
+    EXPECT_NE(n.find("5.40 us"), std::string::npos) << n;
+    EXPECT_NE(n.find("4.31 events"), std::string::npos) << n;
+    EXPECT_NE(n.find("--cost sched_tracepoint=361"), std::string::npos) << n;
+}
+
 TEST(cmd_calibrate, quick_writes_a_host_file_the_host_preset_then_uses)
 {
     const fs::path dir = temp_dir("quick");
@@ -647,6 +713,7 @@ TEST(cmd_calibrate, quick_writes_a_host_file_the_host_preset_then_uses)
     options o;
     o.quick = true;
     o.perf = false;
+    o.tracefs = false; // the machine's tracefs is left to its user (tests run in parallel)
     std::ostringstream out, err;
     ASSERT_EQ(cmd_calibrate(out, err, o), 0);
     ASSERT_TRUE(fs::exists(file)) << out.str() << err.str();

@@ -182,7 +182,8 @@ void drain_sigpipe()
 
 double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters,
                             bool waking_write = false, bool batch_child = false,
-                            bool settle = false)
+                            bool settle = false,
+                            const std::function<void(bool)>& around_timed = {})
 {
     pipe_pair to_child, to_parent;
     a.pin_or_throw();
@@ -212,6 +213,8 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
         // mean (typical_per_op()).
         std::vector<double> samples;
         samples.reserve(static_cast<std::size_t>(iters));
+        if (around_timed)
+            around_timed(true);
         for (int i = 0; i < iters; ++i) {
             if (settle) {
                 // Let the partner finish blocking first: a wakeup that finds it still
@@ -231,6 +234,8 @@ double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_
             if (!waking_write)
                 samples.push_back(ns_between(t0, clock_type::now()));
         }
+        if (around_timed)
+            around_timed(false);
         ns = typical_per_op(samples, 1);
     } catch (const probe_error& e) {
         failure = e.what();
@@ -558,6 +563,135 @@ stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bo
         return repeat(b, [&] {
             return pipe_round_trip_once(a, bset, cpu_b, iters, waking_write, waking_write);
         });
+    });
+}
+
+ring_buffer_counts parse_ring_buffer_stats(const std::string& text)
+{
+    ring_buffer_counts c;
+    bool entries = false, overrun = false;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        long long v = 0;
+        if (std::sscanf(line.c_str(), "entries: %lld", &v) == 1)
+            c.entries = v, entries = true;
+        else if (std::sscanf(line.c_str(), "overrun: %lld", &v) == 1)
+            c.overrun = v, overrun = true;
+    }
+    if (!entries || !overrun)
+        throw probe_error(fmt::format("the ring buffer's stats have no `{}:` line",
+                                      entries ? "overrun" : "entries"));
+    return c;
+}
+
+const char* const traced_sched_events[7] = {
+    "sched:sched_switch",       "sched:sched_waking",       "sched:sched_wakeup",
+    "sched:sched_wakeup_new",   "sched:sched_migrate_task", "sched:sched_process_fork",
+    "sched:sched_process_exit"};
+
+namespace {
+
+std::string read_text(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw probe_error(fmt::format("cannot read {}", path));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/* Writes `text` to a tracefs file (truncating it unless `append`). */
+void write_text(const std::string& path, const std::string& text, bool append = false)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+    if (fd < 0)
+        throw probe_error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    const int err = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(text.size()))
+        throw probe_error(fmt::format("cannot write '{}' to {}: {}", text, path, std::strerror(err)));
+}
+
+std::string first_word(const std::string& s)
+{
+    std::istringstream in(s);
+    std::string w;
+    in >> w;
+    return w;
+}
+
+} // namespace
+
+tracepoint_cost probe_tracepoint_cost(int cpu, int iters, const budget& b, const std::string& tracefs)
+{
+    const std::string on_path = tracefs + "/tracing_on";
+    if (::access(on_path.c_str(), W_OK) != 0)
+        throw probe_error(fmt::format("{} is not writable ({}): tracefs needs root and a mount",
+                                      on_path, std::strerror(errno)));
+    if (first_word(read_text(on_path)) != "0")
+        throw probe_error(fmt::format("{} is 1: tracing is in use, not touched", on_path));
+    if (!first_word(read_text(tracefs + "/set_event")).empty())
+        throw probe_error(fmt::format("{}/set_event lists enabled events: tracing is in use, "
+                                      "not touched",
+                                      tracefs));
+    const std::string cpu_dir = fmt::format("{}/per_cpu/cpu{}", tracefs, cpu);
+    const std::string tracer = first_word(read_text(tracefs + "/current_tracer"));
+    const std::string buffer_kb = first_word(read_text(cpu_dir + "/buffer_size_kb"));
+    struct restore {
+        const std::string &tracefs, &cpu_dir, &tracer, &buffer_kb;
+        ~restore()
+        {
+            try {
+                write_text(tracefs + "/tracing_on", "0");
+                write_text(tracefs + "/set_event", "");
+                write_text(tracefs + "/trace", "");
+                write_text(tracefs + "/current_tracer", tracer);
+                write_text(cpu_dir + "/buffer_size_kb", buffer_kb);
+            } catch (const probe_error&) {
+            }
+        }
+    } restore_after{tracefs, cpu_dir, tracer, buffer_kb};
+    write_text(tracefs + "/current_tracer", "nop");
+    // About 5 events of ~50 bytes a round trip (with the warm-up), twice over.
+    write_text(cpu_dir + "/buffer_size_kb",
+               std::to_string(std::max<long long>(1024, 2LL * (iters + 600) * 5 * 64 / 1024)));
+
+    return on_thread([&] {
+        block_sigpipe();
+        const one_cpu_set a(cpu);
+        std::vector<double> untraced, traced, per_event, per_trip;
+        const auto start = clock_type::now();
+        while (static_cast<int>(per_event.size()) < b.max_runs) {
+            write_text(tracefs + "/set_event", "");
+            untraced.push_back(pipe_round_trip_once(a, a, cpu, iters));
+            for (const char* e : traced_sched_events)
+                write_text(tracefs + "/set_event", std::string(e) + "\n", true);
+            write_text(tracefs + "/trace", "");
+            traced.push_back(pipe_round_trip_once(a, a, cpu, iters, false, false, false,
+                                                  [&](bool on) { write_text(on_path, on ? "1" : "0"); }));
+            const ring_buffer_counts c = parse_ring_buffer_stats(read_text(cpu_dir + "/stats"));
+            if (c.overrun > 0)
+                throw probe_error(fmt::format("CPU {}'s ring buffer overran ({} events lost)", cpu,
+                                              c.overrun));
+            const double events = static_cast<double>(c.entries) / iters;
+            if (events < 1)
+                throw probe_error(fmt::format("{} events in CPU {}'s ring buffer for {} round "
+                                              "trips: the events were not recorded",
+                                              c.entries, cpu, iters));
+            per_trip.push_back(events);
+            per_event.push_back((traced.back() - untraced.back()) / events);
+            if (static_cast<int>(per_event.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+                break;
+        }
+        tracepoint_cost r;
+        r.untraced_ns = summarise(untraced);
+        r.traced_ns = summarise(traced);
+        r.per_event_ns = summarise(per_event);
+        r.events_per_round_trip = summarise(per_trip).median;
+        return r;
     });
 }
 

@@ -108,6 +108,34 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const budget& b,
                             bool busy_target = false, bool waking_write = false);
 
+/// A tracefs per_cpu/cpuN/stats text's `entries:` and `overrun:` counts; throws probe_error
+/// naming the missing one.
+struct ring_buffer_counts {
+    long long entries = 0, overrun = 0;
+};
+ring_buffer_counts parse_ring_buffer_stats(const std::string& text);
+
+/// The event set of a trace recording (../shared/traces/record_tracefs.sh, docs/replay.md).
+extern const char* const traced_sched_events[7];
+
+/*
+ * What one enabled sched tracepoint costs the CPU that emits it (sched_tracepoint): the
+ * pipe ping-pong of probe_pipe_round_trip() on one CPU, run after run without and with
+ * traced_sched_events enabled in the tracefs at `tracefs` (tracing on during the timed
+ * round trips only, into that CPU's ring buffer, sized for them), the events counted from
+ * that CPU's ring-buffer stats (other tasks' events there included: a few). Per pair of
+ * runs: (traced - untraced) / events per round trip. Throws probe_error, touching
+ * nothing, when tracefs is not writable (not root, not mounted) or already in use (tracing
+ * on, or events enabled); restores the tracer, the events, that CPU's buffer size and
+ * tracing_on (off) after.
+ */
+struct tracepoint_cost {
+    stats untraced_ns, traced_ns, per_event_ns;
+    double events_per_round_trip = 0;
+};
+tracepoint_cost probe_tracepoint_cost(int cpu, int iters, const budget& b,
+                                      const std::string& tracefs = "/sys/kernel/tracing");
+
 /*
  * The write() that wakes a SCHED_BATCH partner (whose wakeup never preempts),
  * timed alone: `local` with the partner on the writer's CPU cpu_a, `remote`

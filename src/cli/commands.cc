@@ -680,6 +680,7 @@ void add_calibrate_command(CLI::App& app, int& rc)
     struct options {
         calibrate::options cal;
         bool no_perf = false;
+        bool no_tracefs = false;
     };
     auto o = std::make_shared<options>();
     auto* calibrate_cmd = app.add_subcommand(
@@ -693,8 +694,12 @@ void add_calibrate_command(CLI::App& app, int& rc)
     calibrate_cmd->add_flag("--no-perf", o->no_perf,
                             "Do not run perf bench: no exit cost of its child processes, no "
                             "`perf bench sched pipe` cross-check");
+    calibrate_cmd->add_flag("--no-tracefs", o->no_tracefs,
+                            "Do not time the sched tracepoints in tracefs (it is left alone anyway "
+                            "when not writable or in use)");
     calibrate_cmd->callback([o, &rc] {
         o->cal.perf = !o->no_perf;
+        o->cal.tracefs = !o->no_tracefs;
         rc = calibrate::cmd_calibrate(std::cout, std::cerr, o->cal);
     });
 }

@@ -241,7 +241,7 @@ task_struct& kernel::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o
     for (auto* s : sinks_)
         s->sched_process_fork({now(), cpu, p.pid, 0, &p.comm, p.prio});
     sched_cgroup_fork(p);
-    wake_up_new_task(p);
+    wake_up_new_task(p, false);
     return p;
 }
 
@@ -269,6 +269,7 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
         p.tgid = parent.tgid;
     for (auto* s : sinks_)
         s->sched_process_fork({now(), this_cpu_, p.pid, parent.pid, &p.comm, p.prio});
+    charges_.charge_tracepoint(cpu_rq(this_cpu_)); // model: tracing's write (sched_tracepoint)
     sched_cgroup_fork(p);
     wake_up_new_task(p);
     // model: the child's first burst is its own start-up (cpu_charges::start_cost()), on the
@@ -285,7 +286,7 @@ void kernel::sched_cgroup_fork(task_struct& p)
 }
 
 // kernel: kernel/sched/core.c wake_up_new_task(), 6.6. No balance callbacks yet.
-void kernel::wake_up_new_task(task_struct& p)
+void kernel::wake_up_new_task(task_struct& p, bool forked)
 {
     p.__state = TASK_RUNNING;
     p.recent_used_cpu = p.cpu;
@@ -298,6 +299,8 @@ void kernel::wake_up_new_task(task_struct& p)
     activate_task(r, p, ENQUEUE_NOCLOCK);
     for (auto* s : sinks_)
         s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu, p.prio});
+    if (forked)
+        charges_.charge_tracepoint(cpu_rq(this_cpu_));
     wakeup_preempt(r, p, WF_FORK);
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
@@ -431,6 +434,7 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
         return;
     for (auto* s : sinks_)
         s->sched_migrate_task({now(), p.pid, &p.comm, p.cpu, new_cpu, p.prio});
+    charges_.charge_tracepoint(cpu_rq(this_cpu_)); // on the CPU running the move
     if (p.sched_class->migrate_task_rq)
         p.sched_class->migrate_task_rq(*this, p, new_cpu);
     ++p.se.nr_migrations;
@@ -497,6 +501,10 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
     for (auto* s : sinks_)
         s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
+    // model: its write on the CPU that enqueues, after wakeup_preempt() as in
+    // ttwu_do_wakeup(): a reschedule IPI that sent is not delayed by it, a local
+    // preemption's switch is (EV_RESCHED).
+    charges_.charge_tracepoint(cpu_rq(this_cpu_));
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
 
@@ -549,6 +557,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         return false;
     for (auto* s : sinks_)
         s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu, p.prio, irq_ctx_});
+    charges_.charge_tracepoint(cpu_rq(this_cpu_)); // model: tracing's write (sched_tracepoint)
 
     rq& this_rq = cpu_rq(this_cpu_);
     if (p.on_rq) {
@@ -564,6 +573,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
                 wakeup_preempt(r, p, wake_flags);
             for (auto* s : sinks_)
                 s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
+            charges_.charge_tracepoint(cpu_rq(this_cpu_));
         }
         p.__state = TASK_RUNNING;
         this_rq.stats.ttwu_count++;
@@ -634,10 +644,12 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             r.ttwu_pending_visible = now() + charges_.params().wakeup;
             r.ttwu_pending_writer = this_cpu_;
             lb_.lb_stats_changed(cpu);
-            // An idle target must leave its C-state first (and may need the IPI too).
+            // An idle target must leave its C-state first (and may need the IPI too); the
+            // waker sends it after its path's tracepoint writes (sched_tracepoint).
             r.ttwu_ipi_event =
-                sim_.after(charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi), event_prio::ipi, this,
-                           ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
+                sim_.after(charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi) +
+                               charges_.tracepoint_owed(cpu_rq(this_cpu_)),
+                           event_prio::ipi, this, ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
         }
         return true;
     }
@@ -736,7 +748,11 @@ void kernel::resched_curr(rq& r)
     r.need_resched = true;
     // The CPU running this code is awake already (an idle one is handling a wake-list
     // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
-    const sim_dur delay = r.cpu == this_cpu_ ? 0 : charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi);
+    // A remote one is sent after this CPU's tracepoint writes so far (sched_tracepoint); a
+    // local one waits for them at EV_RESCHED.
+    const sim_dur delay = r.cpu == this_cpu_ ? 0
+                                             : charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi) +
+                                                   charges_.tracepoint_owed(cpu_rq(this_cpu_));
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
@@ -895,6 +911,8 @@ void kernel::__schedule(rq& r, bool preempt)
         for (auto* s : sinks_)
             s->sched_switch({now(), r.cpu, prev->pid, &prev->comm, trace_state(*prev), preempted,
                              next->pid, &next->comm, prev->prio, next->prio});
+        // model: its write delays next (or, to idle, the end of this __schedule()).
+        charges_.charge_tracepoint(r);
         digest_mix(digest_, static_cast<u64>(now()));
         digest_mix(digest_, static_cast<u64>(r.cpu));
         digest_mix(digest_, static_cast<u64>(prev->pid));
@@ -1053,6 +1071,7 @@ void kernel::do_exit(rq& r, task_struct& p)
 {
     for (auto* s : sinks_)
         s->sched_process_exit({now(), r.cpu, p.pid, p.parent_pid, &p.comm, p.prio});
+    charges_.charge_tracepoint(r);
     p.__state = TASK_DEAD;
     p.exit_time = now();
     --nr_alive_;
@@ -1078,6 +1097,8 @@ const char* acct_cat_name(acct_cat c)
         return "idle-cpu scans";
     case ACCT_IPI:
         return "sending IPIs";
+    case ACCT_TRACEPOINT:
+        return "tracepoints";
     case ACCT_CARRIED:
         return "carried idle work";
     case ACCT_NR:
@@ -1202,6 +1223,15 @@ void kernel::fire(u64 arg)
         const sim_time owed_until = charges_.cpu(r.cpu).idle_busy_until;
         if (r.need_resched && r.curr->is_idle_task() && owed_until > now()) {
             r.resched_event = sim_.at(owed_until, event_prio::resched, this, arg);
+            break;
+        }
+        /*
+         * model: a busy CPU reaches the switch once its path's tracepoint writes are done
+         * (sched_tracepoint: a local wakeup's sched_waking and sched_wakeup lie between
+         * resched_curr() and the preemption point).
+         */
+        if (r.need_resched && !r.curr->is_idle_task() && charges_.tracepoint_owed(r) > 0) {
+            r.resched_event = sim_.after(charges_.tracepoint_owed(r), event_prio::resched, this, arg);
             break;
         }
         if (r.need_resched)

@@ -145,7 +145,9 @@ public:
     task_struct* pick_next_task(rq& rq, task_struct* prev);
     void set_task_cpu(task_struct& p, int new_cpu);
     int select_task_rq(task_struct& p, int cpu, int wake_flags);
-    void wake_up_new_task(task_struct& p);
+    /// `forked`: by fork() (its tracepoint is charged, sched_tracepoint); spawn()'s tasks
+    /// are the run's setup, as if there before it began.
+    void wake_up_new_task(task_struct& p, bool forked = true);
     /// execve()'s sched_exec() by the current task p, from inside its step(): re-places p
     /// (select_task_rq(WF_EXEC)) and queues the stopper that moves it if another CPU wins.
     void sched_exec(task_struct& p);

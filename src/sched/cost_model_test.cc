@@ -577,6 +577,123 @@ TEST(idle_work, a_cpu_woken_in_schedule_to_idle_owes_no_way_out_of_do_idle)
     EXPECT_LT(*back - rec.wakeup[0], usecs(80));
 }
 
+TEST(sched_tracepoint, a_local_preemption_switches_after_the_wakings_and_wakeups_writes)
+{
+    // kernel: kernel/sched/core.c try_to_wake_up() and ttwu_do_activate() -> ttwu_do_wakeup()
+    // (6.18): sched_waking at the start, then (here the wakee's CPU is the waker's) the
+    // enqueue, wakeup_preempt() (an RT wakee over a fair curr: resched_curr()), and
+    // sched_wakeup; the CPU reaches its preemption point after the path, so the switch to
+    // the wakee comes after both ring-buffer writes (2 us here); with the cost 0 (tracing
+    // off) at the waking, as before.
+    for (const sim_dur tp : {sim_dur{0}, usecs(1)}) {
+        SCOPED_TRACE(fmt::format("sched_tracepoint={}", tp));
+        cost_params c = sched_fixture::no_costs();
+        c.sched_tracepoint = tp;
+        sched_fixture t(testlib::small_machine(1), "6.18", 1, "", c);
+        wake_steps rec;
+        t.k->add_sink(&rec);
+        std::vector<sim_time> preempted; // the waker's switches to the RT task
+        struct preemptions final : trace_sink {
+            std::vector<sim_time>* out;
+            explicit preemptions(std::vector<sim_time>* o) : out(o) {}
+            void sched_switch(const trace_sched_switch& s) override
+            {
+                if (s.prev_preempted)
+                    out->push_back(s.ts);
+            }
+        } pre(&preempted);
+        t.k->add_sink(&pre);
+        task_opts o;
+        o.comm = "rt";
+        o.policy = SCHED_FIFO;
+        o.rt_priority = 50;
+        task_struct& rt = t.k->spawn(
+            testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }), o);
+        rec.pid = rt.pid;
+        auto woke = std::make_shared<bool>(false);
+        t.spawn("waker", testlib::behaviour([woke, &rt](syscalls& k, task_struct&) {
+                    if (k.now() >= usecs(50) && !*woke) {
+                        *woke = true;
+                        k.wake_up_process(rt);
+                    }
+                    return task_action::cpu(usecs(10));
+                }),
+                0);
+        t.run_for(usecs(200));
+        ASSERT_EQ(rec.waking.size(), 1u);
+        ASSERT_EQ(rec.wakeup.size(), 1u);
+        ASSERT_EQ(preempted.size(), 1u);
+        EXPECT_EQ(preempted[0] - rec.waking[0], 2 * tp) << "sched_waking's and sched_wakeup's";
+    }
+}
+
+TEST(sched_tracepoint, the_waker_sends_the_wake_list_ipi_after_its_waking_write)
+{
+    // kernel: as above, for a wakee whose CPU is idle (TTWU_QUEUE): the waker writes
+    // sched_waking, then queues the wakee and sends the IPI (1 us later here); the
+    // target leaves C1 (3 us), takes the IPI (5 us) and in its handler enqueues and
+    // writes sched_wakeup, after which it switches (1 us more). With the cost 0 the wakeup
+    // comes 8 us after the waking and the switch at the wakeup (the first check's scene
+    // in idle_work.an_idle_cpu_woken_by_the_wake_list_ipi_leaves_do_idle_without_reprogramming).
+    for (const sim_dur tp : {sim_dur{0}, usecs(1)}) {
+        SCOPED_TRACE(fmt::format("sched_tracepoint={}", tp));
+        cost_params c = sched_fixture::no_costs();
+        c.cstate_c1_exit = c.cstate_deep_exit = usecs(3);
+        c.ipi_wakeup = usecs(5);
+        c.cstate_polls = 0;
+        c.sched_tracepoint = tp;
+        sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+        wake_steps rec;
+        t.k->add_sink(&rec);
+        task_struct& sleeper =
+            t.spawn("sleeper",
+                    testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
+                    1, 0, 1);
+        rec.pid = sleeper.pid;
+        spawn_periodic_waker(t, sleeper);
+        t.run_for(msecs(5));
+        ASSERT_GE(rec.switched_in.size(), 3u);
+        const std::size_t n = rec.switched_in.size() - 1;
+        const std::size_t w = rec.waking.size() - 1;
+        EXPECT_EQ(rec.wakeup[w] - rec.waking[w], tp + usecs(3) + usecs(5))
+            << "the waking's write, the exit, the IPI";
+        EXPECT_EQ(rec.switched_in[n] - rec.wakeup[w], tp) << "the wakeup's write";
+    }
+}
+
+TEST(sched_tracepoint, every_tracepoint_the_run_emits_is_charged_once_to_a_cpu)
+{
+    // Every sched_switch, sched_waking, sched_wakeup, sched_migrate_task and
+    // sched_process_exit of a run (tasks spawned as the run's setup emit no charged fork or
+    // sched_wakeup_new) costs sched_tracepoint once, on some CPU: the accounting's
+    // "tracepoints", busy or idle, is the count times the cost.
+    cost_params c = sched_fixture::no_costs();
+    c.sched_tracepoint = 300;
+    c.context_switch = 1000;
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+    struct counter final : trace_sink {
+        u64 n = 0;
+        void sched_switch(const trace_sched_switch&) override { ++n; }
+        void sched_waking(const trace_sched_wakeup&) override { ++n; }
+        void sched_wakeup(const trace_sched_wakeup&) override { ++n; }
+        void sched_migrate_task(const trace_sched_migrate_task&) override { ++n; }
+        void sched_process_exit(const trace_sched_process&) override { ++n; }
+    } rec;
+    t.k->add_sink(&rec);
+    for (int i = 0; i < 5; ++i)
+        t.spawn(fmt::format("t{}", i), testlib::run_sleep(usecs(50 + 30 * i), usecs(40), 200), 0);
+    t.run_for(secs(1));
+    ASSERT_TRUE(t.k->all_exited());
+    EXPECT_GT(t.k->nr_migrations(), 0u) << "the scene has migrations";
+    sim_dur charged = 0;
+    for (int cpu = 0; cpu < 2; ++cpu) {
+        const cpu_time_accounting a = t.k->charges().cpu_accounting(t.k->cpu_rq(cpu));
+        charged += a.spent[ACCT_TRACEPOINT] + a.idle_work[ACCT_TRACEPOINT];
+    }
+    EXPECT_GT(rec.n, 1000u);
+    EXPECT_EQ(charged, static_cast<sim_dur>(rec.n) * 300);
+}
+
 TEST(wakeup_remote_lines, a_waker_enqueueing_on_a_busy_cpu_pulls_its_runqueue_lines)
 {
     // cpu0 wakes a sleeper pinned to cpu1, which a spinner keeps busy (so the waker enqueues

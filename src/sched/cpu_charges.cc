@@ -53,6 +53,23 @@ void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
     }
 }
 
+/*
+ * kernel: include/trace/events/sched.h's tracepoints, written by trace_event_buffer_reserve()
+ * and trace_event_buffer_commit() (kernel/trace/trace_events.c) into the emitting CPU's ring
+ * buffer, with the CPU's own time: the write is in the path that emits it, before what
+ * follows it there. model: one cost per event, whatever its fields (sched_switch's are the
+ * most); the writes of one CPU follow each other (tracepoint_until).
+ */
+void cpu_charges::charge_tracepoint(rq& r)
+{
+    const sim_dur c = cm_.params().sched_tracepoint;
+    if (c <= 0)
+        return;
+    charge_cpu(r, c, ACCT_TRACEPOINT);
+    cpu_charge_state& st = state(r);
+    st.tracepoint_until = std::max(st.tracepoint_until, sim_.now()) + c;
+}
+
 void cpu_charges::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
 {
     const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());

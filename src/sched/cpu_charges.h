@@ -61,6 +61,9 @@ struct cpu_charge_state {
     /// ... and one of those notifications was its own timer: hrtimer_interrupt()'s
     /// reprogramming (hrtimer_interrupt_reprogram) is owed too
     bool by_own_timer = false;
+    /// the end of the tracepoint writes charged to this CPU so far (charge_tracepoint()):
+    /// a local preemption's switch and the IPIs its path sends come after them
+    sim_time tracepoint_until = 0;
     cpu_time_accounting acct;
     /*
      * kernel: arch/x86's per-CPU struct tlb_state (cpu_tlbstate): loaded_mm, next_asid and
@@ -122,6 +125,17 @@ public:
 
     /// Charges kernel time to a CPU: it delays the CPU's current or next task.
     void charge_cpu(rq& r, sim_dur ns, acct_cat category);
+    /// model: r's CPU emits one enabled sched tracepoint (sched_tracepoint, 0 when tracing
+    /// is off): its ring-buffer write, charged to it at once (it delays the CPU's task, or
+    /// its switch when idle), and the end of that CPU's writes moves on by it.
+    void charge_tracepoint(rq& r);
+    /// The tracepoint writes r's CPU still has to finish from now (0 if none): what its
+    /// path does after them (an IPI it sends, a local preemption's switch) waits that long.
+    sim_dur tracepoint_owed(const rq& r) const
+    {
+        const sim_time until = state(r).tracepoint_until;
+        return until > sim_.now() ? until - sim_.now() : 0;
+    }
     /// Takes a lock (cost_model::lock_acquire) and charges the time to `cpu`
     /// (lock_spin / lock_hold).
     void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);

@@ -504,6 +504,7 @@ enum acct_cat : int {
     ACCT_BALANCE,     ///< load balancing: scans and moves (periodic, newly idle, NOHZ)
     ACCT_IDLE_SCAN,   ///< select_idle_cpu() probes of the wakeup path
     ACCT_IPI,         ///< sending IPIs (wake lists, reschedules, idle wakeups)
+    ACCT_TRACEPOINT,  ///< tracepoints' ring-buffer writes (sched_tracepoint: a traced kernel)
     ACCT_CARRIED,     ///< kernel work begun while idle, finished after a task was picked
     ACCT_NR,
 };
