@@ -60,6 +60,7 @@ public:
             ++cpus_of_[static_cast<std::size_t>(m.cpus[static_cast<std::size_t>(c)].node)];
         }
         since_.assign(node_of_.size(), -1);
+        nbf_seen_.assign(node_of_.size(), 0);
         cur_.assign(static_cast<std::size_t>(nodes_), node_counts{});
         prev_lb_ = read_lb();
         fmt::print("# interval {:.3f} s; per node N: busy% (task current), queued (sum of "
@@ -118,12 +119,29 @@ public:
             cpu_of_[static_cast<std::size_t>(e.pid)] = -1;
     }
 
-    /// The last, partial interval.
+    /// The last, partial interval, then the CPUs whose periodic (CPU_IDLE) NUMA-level passes
+    /// reached find_busiest_group(): should_we_balance() let them balance.
     void finish(sim_time end)
     {
         tick(end);
         if (end > next_ - interval_)
             emit(end);
+        fmt::print("# NUMA-level CPU_IDLE passes per CPU that reached find_busiest_group() "
+                   "(cpu: passes, of them balancing, failed, gained; the largest "
+                   "nr_balance_failed seen at an interval's end):\n#");
+        int shown = 0;
+        for (int c = 0; c < static_cast<int>(node_of_.size()); ++c) {
+            const sched_domain* sd = numa_sd(*k_, c);
+            if (!sd || sd->stats.fbg_count[CPU_IDLE] == 0)
+                continue;
+            const sd_schedstat& st = sd->stats;
+            fmt::print(" cpu{}:{},{},{},{},{}", c, st.lb_count[CPU_IDLE], st.fbg_count[CPU_IDLE],
+                       st.lb_failed[CPU_IDLE], st.lb_gained[CPU_IDLE],
+                       nbf_seen_[static_cast<std::size_t>(c)]);
+            if (++shown % 6 == 0)
+                fmt::print("\n#");
+        }
+        fmt::print("\n");
     }
 
 private:
@@ -207,6 +225,8 @@ private:
                 queued += k_->cpu_rq(c).nr_running;
                 if (const sched_domain* sd = numa_sd(*k_, c)) {
                     nbf_max = std::max(nbf_max, sd->nr_balance_failed);
+                    u32& seen = nbf_seen_[static_cast<std::size_t>(c)];
+                    seen = std::max(seen, sd->nr_balance_failed);
                     if (sd->nr_balance_failed > sd->cache_nice_tries)
                         ++nbf_over;
                 }
@@ -236,6 +256,7 @@ private:
     int nodes_ = 0;
     std::vector<int> node_of_, cpus_of_, cpu_of_;
     std::vector<sim_time> since_;
+    std::vector<u32> nbf_seen_;
     std::vector<node_counts> cur_;
     lb_snapshot prev_lb_;
     int waking_pid_ = -1;
