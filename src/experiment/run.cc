@@ -171,6 +171,8 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     w->setup(k.sys());
     if (hooks.progress)
         sim.on_progress(hooks.progress_every, hooks.progress);
+    if (hooks.before_run)
+        hooks.before_run(k);
     k.run(static_cast<sim_time>(spec.time_limit_s * 1e9));
     if (const scx_sched* scx = k.scx(); scx && scx->exit.kind != 0) {
         // An ext policy that broke the contract or stalled a task was ejected (its tasks ran

@@ -166,6 +166,9 @@ struct run_hooks {
     /// also see every tracepoint (e.g. the ftrace exporter, the HTML timeline's recorder)
     std::vector<trace_sink*> extra_sinks;
     std::function<void(const kernel&)> after_run; ///< inspects the kernel once the run has stopped
+    /// Sees the kernel once it is built and its sinks attached, before the first event (a
+    /// sampler in extra_sinks keeps it to read the kernel's state as the run goes; reads only).
+    std::function<void(const kernel&)> before_run;
     decision_sink* decisions = nullptr;           ///< the decision log, if wanted (--explain)
     /// Called every progress_every events during the run (run_progress_line); reads only.
     std::function<void(const simulation&)> progress;

@@ -6,6 +6,7 @@
 #include "sim/config_error.h"
 #include "sim/simulation.h"
 #include "sim/test_support.h"
+#include "trace/tracepoints.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -119,6 +120,38 @@ TEST(execute_run, a_progress_hook_is_called_and_changes_nothing)
     EXPECT_EQ(watched.schedule_digest, plain.schedule_digest);
     EXPECT_EQ(watched.events_fired, plain.events_fired);
     EXPECT_EQ(watched.benchmark_output, plain.benchmark_output);
+}
+
+// before_run sees the kernel built, with the extra sinks attached, before the first event: a
+// sink that keeps it (bench/node_timeline.cc) reads the state as the run goes, and the
+// schedule is the one without it.
+TEST(execute_run, before_run_sees_the_kernel_before_the_first_event_and_changes_nothing)
+{
+    const compare_plan p = plan_compare(small_compare());
+    const run_result plain = execute_run(p.runs[0]);
+    struct reader final : trace_sink {
+        const kernel* k = nullptr;
+        u64 switches = 0, read_with_kernel = 0;
+        void sched_switch(const trace_sched_switch& e) override
+        {
+            ++switches;
+            if (k && k->cpu_rq(e.cpu).cpu == e.cpu && k->now() == e.ts)
+                ++read_with_kernel;
+        }
+    } sink;
+    run_hooks hooks;
+    hooks.extra_sinks.push_back(&sink);
+    u64 events_at_before = 1;
+    hooks.before_run = [&](const kernel& k) {
+        sink.k = &k;
+        events_at_before = k.sim().events_fired();
+    };
+    const run_result watched = execute_run(p.runs[0], hooks);
+    EXPECT_EQ(events_at_before, 0u);
+    ASSERT_GT(sink.switches, 100u);
+    EXPECT_EQ(sink.read_with_kernel, sink.switches);
+    EXPECT_EQ(watched.schedule_digest, plain.schedule_digest);
+    EXPECT_EQ(watched.events_fired, plain.events_fired);
 }
 
 TEST(format_progress, bar_with_eta_on_a_terminal_and_plain_lines_otherwise)
