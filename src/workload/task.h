@@ -377,13 +377,10 @@ public:
     sim_dur wake_cost(int nr) const;
     /// CPU time `ns` plus what earlier calls owed (wakeups made before a block)
     /// and the tail of the call before (see tail()).
-    task_action cpu(sim_dur ns)
-    {
-        ns += owed_ + tail_;
-        owed_ = 0;
-        tail_ = 0;
-        return task_action::cpu(ns);
-    }
+    /// `user`: the burst is user-mode work (calls::run); else a system call's kernel part.
+    /// With a preemption model (syscalls::preempt_points()) what is owed and the tail run as
+    /// a kernel burst of their own, ended by the return to user mode, and `ns` after it.
+    task_action cpu(sim_dur ns, bool user = false);
     /// Adds CPU time the task pays at its next CPU burst (wakeups it made
     /// inside a call that then blocked, or in user-space code).
     void owe(sim_dur ns) { owed_ += ns; }
@@ -532,6 +529,10 @@ private:
     task_struct* p_ = nullptr;
     sim_dur owed_ = 0;
     sim_dur tail_ = 0;
+    /// A call completed: a return to user mode lies after its tail (preemption models).
+    bool ret_pending_ = false;
+    /// The burst after a split-off tail (cpu()), returned at the next step.
+    std::optional<task_action> next_;
     pending_call* call_ = nullptr;    ///< the system call in progress
     std::coroutine_handle<> current_; ///< the innermost running coroutine
     std::function<void()> at_exit_;
