@@ -1040,6 +1040,13 @@ void kernel::cpu_work_done(rq& r)
     charges_.burst_done(r);
     r.work_event = {};
     p.work_left = 0;
+    if (r.resched_deferred && p.burst_might_resched &&
+        kc_.behaviour.preempt == preempt_model::voluntary) {
+        // might_resched() at the burst's end: the task switches before its next step.
+        p.burst_might_resched = false;
+        __schedule(r, true);
+        return;
+    }
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 1'000'000, "pid {} ({}) made no progress in 1e6 steps", p.pid, p.comm);
         in_task_step_ = true;
@@ -1051,6 +1058,7 @@ void kernel::cpu_work_done(rq& r)
                 continue;
             p.work_left = a.ns;
             p.burst_user = a.user;
+            p.burst_might_resched = a.might_resched_after;
             if (r.resched_deferred && preempt_point(r, a)) {
                 // The deferred reschedule's preemption point: curr switches before the burst,
                 // which it runs when it is picked again (work_left).
@@ -1097,9 +1105,11 @@ void kernel::cpu_work_done(rq& r)
  * is deferred (rq::resched_deferred) to the next burst boundary that is a preemption point:
  * a return to user in every model; any boundary for full when the reschedule came from
  * curr's own wakeup path (the waker's wakeup cost is its own burst: the end of its
- * preempt-disabled section) and for voluntary (a call's inner boundaries, e.g. before
- * mutex_lock(), stand for its might_resched() points). Differs: voluntary's points inside
- * one burst (might_fault() in a copy) are not modelled; a reschedule that arrives while
+ * preempt-disabled section); for voluntary, also the end of a burst the task layer marks
+ * as ending at a might_resched() (task_action::might_resched_after: the part of a pipe
+ * call before its mutex_lock(), whose might_sleep() is one). Differs: voluntary's other
+ * points (might_fault() in a copy, cond_resched() in long loops) are not modelled, nor
+ * full's preempt_enable() points other than the waker's; a reschedule that arrives while
  * one is deferred (need_resched already set) does not shorten the deferral; the tick's
  * and the IPI's resched on a task in kernel code under full act at once, as the model
  * had (irqentry_exit_cond_resched()); the stopper (migration) preempts at once.
@@ -1116,10 +1126,9 @@ bool kernel::preempt_defers(const rq& r) const
 
 bool kernel::preempt_point(const rq& r, const task_action& a) const
 {
-    const preempt_model m = kc_.behaviour.preempt;
     if (a.from_user || a.user)
         return true;
-    return m == preempt_model::voluntary || (m == preempt_model::full && r.resched_own);
+    return kc_.behaviour.preempt == preempt_model::full && r.resched_own;
 }
 
 // kernel: kernel/exit.c do_exit() -> do_task_dead(), 6.6: TASK_DEAD then a final __schedule().

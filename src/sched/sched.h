@@ -139,6 +139,9 @@ struct task_action {
      */
     bool user = true;
     bool from_user = true;
+    /// The burst ends at a might_resched() (e.g. mutex_lock()'s might_sleep()): a preemption
+    /// point under voluntary, before the task's next step.
+    bool might_resched_after = false;
 
     static task_action cpu(sim_dur ns) { return {run, ns}; }
     static task_action sleep() { return {block, 0}; }
@@ -392,6 +395,7 @@ struct task_struct {
     std::unique_ptr<task_behaviour> behaviour;
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
     bool burst_user = false;   ///< the current burst is user-mode work (task_action::user)
+    bool burst_might_resched = false; ///< it ends at a might_resched() (task_action)
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
     sim_time timer_expires = 0;     ///< its hard expiry: when `timer` was set to fire

@@ -58,7 +58,7 @@ sim_dur task_context::charge(sim_dur base) const
  * is a kernel-mode burst of its own and the next burst starts past the return to user
  * (task_action::from_user), where exit_to_user_mode_loop() acts on need_resched.
  */
-task_action task_context::cpu(sim_dur ns, bool user)
+task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
 {
     const sim_dur prefix = owed_ + tail_;
     owed_ = 0;
@@ -68,6 +68,7 @@ task_action task_context::cpu(sim_dur ns, bool user)
     task_action a = task_action::cpu(ns);
     a.user = user;
     a.from_user = user || ret_pending_;
+    a.might_resched_after = might_resched_after;
     if (prefix > 0) {
         task_action k = task_action::cpu(prefix);
         k.user = false;
@@ -187,7 +188,8 @@ task_action start_call(task_context& t, const mutex* m, sim_dur base, sim_dur lo
     }
     hold = locked_share(total, base, locked);
     ph = phase::lock;
-    return t.cpu(total - hold);
+    // kernel: mutex_lock() begins with might_sleep(), a might_resched() point (voluntary).
+    return t.cpu(total - hold, false, true);
 }
 
 /// phase::lock: mutex_lock(), then the held part; nullopt once the call may act.

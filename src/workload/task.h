@@ -380,7 +380,8 @@ public:
     /// `user`: the burst is user-mode work (calls::run); else a system call's kernel part.
     /// With a preemption model (syscalls::preempt_points()) what is owed and the tail run as
     /// a kernel burst of their own, ended by the return to user mode, and `ns` after it.
-    task_action cpu(sim_dur ns, bool user = false);
+    /// `might_resched_after`: the burst ends at a might_resched() (task_action).
+    task_action cpu(sim_dur ns, bool user = false, bool might_resched_after = false);
     /// Adds CPU time the task pays at its next CPU burst (wakeups it made
     /// inside a call that then blocked, or in user-space code).
     void owe(sim_dur ns) { owed_ += ns; }

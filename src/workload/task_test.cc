@@ -579,7 +579,7 @@ TEST(preempt_model, a_call_that_blocks_switches_when_it_blocks_under_none)
 /*
  * voluntary against none: the remote wakeup lands in the part of a pipe write() before its
  * mutex_lock() (pipe_write 400 us, half of it held): voluntary switches at mutex_lock()'s
- * might_resched() (the model: the boundary before the held part), none at the call's return.
+ * might_resched() (its might_sleep(), before it takes the mutex), none at the call's return.
  */
 task_code long_writer(task_context& t, channel& ch)
 {
@@ -587,7 +587,15 @@ task_code long_writer(task_context& t, channel& ch)
     co_await t.run(usecs(10));
 }
 
-sim_time remote_wakeup_in_a_write(const std::string& kernel)
+task_code fifo_wakee_sees_mutex(task_context& t, counter& c, preempt_scene& s,
+                                 const pipe_channel& ch, bool& held)
+{
+    co_await t.wait_for(c, 1);
+    s.woken_run = t.now();
+    held = ch.pipe_mutex().owner() != nullptr;
+}
+
+sim_time remote_wakeup_in_a_write(const std::string& kernel, bool* mutex_held = nullptr)
 {
     cost_params c = no_jitter();
     c.pipe_write = usecs(400);
@@ -596,20 +604,27 @@ sim_time remote_wakeup_in_a_write(const std::string& kernel)
     pipe_channel ch("pipe");
     counter done;
     preempt_scene s;
-    e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }), "fifo", 0,
-                   SCHED_FIFO);
+    bool held = false;
+    e.spawn_pinned(make_task([&](task_context& t) {
+                       return fifo_wakee_sees_mutex(t, done, s, ch, held);
+                   }),
+                   "fifo", 0, SCHED_FIFO);
     e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "writer", 0);
     e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }), "waker",
                    1);
     e.k.run(secs(1));
     EXPECT_TRUE(e.k.all_exited());
+    if (mutex_held)
+        *mutex_held = held;
     return s.woken_run;
 }
 
 TEST(preempt_model, voluntary_switches_at_the_writes_mutex_lock_none_at_its_return)
 {
     const sim_time full = remote_wakeup_in_a_write("6.6+preempt=full");
-    const sim_time vol = remote_wakeup_in_a_write("6.6+preempt=voluntary");
+    bool held = true;
+    const sim_time vol = remote_wakeup_in_a_write("6.6+preempt=voluntary", &held);
+    EXPECT_FALSE(held) << "voluntary: might_sleep() comes before the mutex is taken";
     const sim_time none = remote_wakeup_in_a_write("6.6+preempt=none");
     EXPECT_LT(full, usecs(110));
     EXPECT_GE(vol, usecs(200)) << "at the end of the part before mutex_lock()";
