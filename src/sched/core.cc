@@ -1057,7 +1057,7 @@ void kernel::cpu_work_done(rq& r)
             if (a.ns <= 0)
                 continue;
             p.work_left = a.ns;
-            p.burst_user = a.user;
+            p.burst_user = a.user || a.spin;
             p.burst_might_resched = a.might_resched_after;
             if (r.resched_deferred && preempt_point(r, a)) {
                 // The deferred reschedule's preemption point: curr switches before the burst,
@@ -1109,10 +1109,14 @@ void kernel::cpu_work_done(rq& r)
  * as ending at a might_resched() (task_action::might_resched_after: the part of a pipe
  * call before its mutex_lock(), whose might_sleep() is one). Differs: voluntary's other
  * points (might_fault() in a copy, cond_resched() in long loops) are not modelled, nor
- * full's preempt_enable() points other than the waker's; a reschedule that arrives while
- * one is deferred (need_resched already set) does not shorten the deferral; the tick's
- * and the IPI's resched on a task in kernel code under full act at once, as the model
- * had (irqentry_exit_cond_resched()); the stopper (migration) preempts at once.
+ * full's preempt_enable() points other than the waker's. A mutex spinner's burst
+ * (task_action::spin) is preempted at once in every model, as the default did: it stands
+ * for mutex_spin_on_owner() leaving on need_resched() (the kernel's spinner then sleeps
+ * on the wait list; the model's is preempted and stays in the OSQ). A reschedule that
+ * arrives while one is deferred (need_resched already set) does not shorten the
+ * deferral; the tick's and the IPI's resched on a task in kernel code under full act at
+ * once, as the model had (irqentry_exit_cond_resched()); the stopper (migration)
+ * preempts at once.
  */
 bool kernel::preempt_defers(const rq& r) const
 {
@@ -1126,7 +1130,7 @@ bool kernel::preempt_defers(const rq& r) const
 
 bool kernel::preempt_point(const rq& r, const task_action& a) const
 {
-    if (a.from_user || a.user)
+    if (a.from_user || a.user || a.spin)
         return true;
     return kc_.behaviour.preempt == preempt_model::full && r.resched_own;
 }

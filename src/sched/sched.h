@@ -139,6 +139,9 @@ struct task_action {
      */
     bool user = true;
     bool from_user = true;
+    /// A mutex's optimistic spin (mutex_spin_on_owner()): the kernel's spinner leaves on
+    /// need_resched() in every model; the model preempts the burst at once, as user work.
+    bool spin = false;
     /// The burst ends at a might_resched() (e.g. mutex_lock()'s might_sleep()): a preemption
     /// point under voluntary, before the task's next step.
     bool might_resched_after = false;

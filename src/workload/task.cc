@@ -165,8 +165,14 @@ std::optional<task_action> lock_step(task_context& t, mutex& m, mutex_waiter& w,
     switch (m.lock(t.sys(), t.task(), w, hold, spin)) {
     case mutex::lock_result::acquired:
         return std::nullopt;
-    case mutex::lock_result::spin:
-        return t.cpu(spin);
+    case mutex::lock_result::spin: {
+        task_action a = t.cpu(spin);
+        if (!t.next_pending())
+            a.spin = true; // else `a` is what was owed, before the spin (next_)
+        else
+            t.mark_next_spin();
+        return a;
+    }
     case mutex::lock_result::sleep:
         break;
     }

@@ -396,6 +396,10 @@ public:
      * the time at its end, as that code would.
      */
     void add_tail(sim_dur ns) { tail_ += ns; }
+    /// cpu() split off what was owed and holds the burst asked for, returned next.
+    bool next_pending() const { return next_.has_value(); }
+    /// That held burst is a mutex spin (task_action::spin).
+    void mark_next_spin() { next_->spin = true; }
     sim_dur tail() const { return tail_; }
 
     /* ---- system calls (co_await them) ---- */

@@ -633,6 +633,45 @@ TEST(preempt_model, voluntary_switches_at_the_writes_mutex_lock_none_at_its_retu
     EXPECT_LT(none, usecs(410));
 }
 
+/*
+ * A mutex spinner leaves on need_resched() in every model (kernel/locking/mutex.c
+ * mutex_spin_on_owner(): `if (!owner_on_cpu(owner) || need_resched())` ends the spin): the
+ * model preempts its spin burst at once. cpu1's writer holds the pipe mutex from 0 to
+ * ~400 us; cpu0's writer spins on it from 10 us; the remote wakeup of cpu0's SCHED_FIFO
+ * task lands at 100 us (from cpu2). Under none the wakee runs then, not after the spinner
+ * took the mutex, held it and returned to user mode (~800 us).
+ */
+task_code short_then_write(task_context& t, channel& ch)
+{
+    co_await t.run(usecs(10));
+    co_await t.write(ch, 4);
+}
+
+TEST(preempt_model, a_mutex_spinner_is_preempted_at_once_under_none)
+{
+    for (const char* k : {"6.6", "6.6+preempt=none"}) {
+        cost_params c = no_jitter();
+        c.pipe_write = usecs(400);
+        c.pipe_lock_pct = 100;
+        test_env e(3, 1, k, c);
+        pipe_channel ch("pipe", 64);
+        counter done;
+        preempt_scene s;
+        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }),
+                       "fifo", 0, SCHED_FIFO);
+        e.spawn_pinned(make_task([&](task_context& t) { return short_then_write(t, ch); }),
+                       "spinner", 0);
+        e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "holder",
+                       1);
+        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }),
+                       "waker", 2);
+        e.k.run(secs(1));
+        EXPECT_TRUE(e.k.all_exited()) << k;
+        EXPECT_GT(ch.pipe_mutex().stats().spins, 0u) << k << ": the scene has a spinner";
+        EXPECT_LT(s.woken_run, usecs(110)) << k;
+    }
+}
+
 TEST(task_code, a_behaviour_of_another_kind_cannot_be_forked_with_an_exit_notification)
 {
     test_env e(1);
