@@ -540,8 +540,9 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
             continue;
         }
         if (t.rfind("preempt=", 0) == 0) {
-            // kernel: the preempt= boot parameter of CONFIG_PREEMPT_DYNAMIC
-            // (kernel/sched/core.c sched_dynamic_mode(), 6.6 and 6.18).
+            // kernel: the preempt= boot parameter of CONFIG_PREEMPT_DYNAMIC (kernel/sched/
+            // core.c sched_dynamic_mode(); its none/voluntary/full names as documented in
+            // Documentation/admin-guide/kernel-parameters.txt; not read in a 6.6/6.18 tree).
             if (seen_preempt)
                 throw config_error(where, fmt::format("two preempt= terms in kernel spec '{}'; "
                                                       "give one",

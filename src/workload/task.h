@@ -46,6 +46,9 @@
  * to its next system call's effect (the rest of try_to_wake_up(), the return to
  * user space, the user-space code, the next call's entry and copy) is one
  * stretch of CPU time that no other CPU can observe: one burst, not two.
+ * With a preemption model (the `+preempt=` kernel term) the tail is a kernel-mode
+ * burst of its own, ended by the return to user mode, so that a reschedule waiting for
+ * that return acts between the two (task_context::cpu(), sched/core.cc preempt_defers()).
  * Differs: user-space code with effects of its own (a workload's counters)
  * runs at the stretch's start, up to a wakeup cost early. A syscall
  * that must block queues the task and sleeps; when woken it retries where it
