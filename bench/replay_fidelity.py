@@ -121,6 +121,8 @@ def main():
     ap.add_argument("--baseline", default="host")
     ap.add_argument("--traces", default="data/traces")
     ap.add_argument("--out", help="a directory for each replay's output")
+    ap.add_argument("--kernel", help="a kernel spec passed to every replay on --machine "
+                    "(e.g. 6.18+preempt=none; default: replay's own, the traces' 6.18)")
     ap.add_argument("--default-only", action="store_true",
                     help="only the default column on --machine (to compare calibrations)")
     a = ap.parse_args()
@@ -135,6 +137,8 @@ def main():
         for i, (title, extra, which) in enumerate(COLUMNS):
             machine = a.machine if which == "m" else a.baseline
             out = os.path.join(a.out, f"{name}.{i}.txt") if a.out else None
+            if a.kernel and which == "m":
+                extra = extra + ["--kernel", a.kernel]
             results.append(run(a.schedlab, a.traces, machine, trace, comm, extra, out))
         print(f"### {name}\n")
         print("| | trace | " + " | ".join(c[0] for c in COLUMNS) + " |")

@@ -148,6 +148,8 @@ int cmd_kernels(std::ostream& out)
     }
     out << "\nA profile may be followed by +delta and +FEATURE / +NO_FEATURE terms, deltas "
            "first: --kernel 6.6+NO_RUN_TO_PARITY, --kernel tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
+           "A +preempt=none|voluntary|full term picks the preemption model (the preempt= boot "
+           "parameter); without it a reschedule acts at once, wherever the task is. "
            "docs/kernels.md gives the sources.\n";
     return 0;
 }
@@ -720,7 +722,8 @@ void add_run_command(CLI::App& app, int& rc)
         ->capture_default_str();
     run->add_option(
            "-k,--kernel", ro.kernel,
-           "Kernel profile with optional +FEATURE/+NO_FEATURE terms, e.g. 6.6+NO_RUN_TO_PARITY")
+           "Kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
+           "+preempt=none|voluntary|full terms, e.g. 6.6+NO_RUN_TO_PARITY, 6.18+preempt=none")
         ->capture_default_str();
     run->add_option("-f,--features", ro.features,
                     "Feature toggles in the kernel's spelling, comma separated (NO_X turns X off)");
@@ -814,7 +817,8 @@ void add_compare_command(CLI::App& app, int& rc, std::string command_line)
         ->capture_default_str();
     compare
         ->add_option("-k,--kernel", co.spec.arms,
-                     "An arm: kernel profile with optional +FEATURE/+NO_FEATURE terms "
+                     "An arm: kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
+                     "+preempt=none|voluntary|full terms "
                      "(repeatable; the first is the baseline)")
         ->required()
         ->allow_extra_args(false); // one value per --kernel, so "--kernel B -- bench" works

@@ -288,7 +288,8 @@ void add_replay_command(CLI::App& app, int& rc)
         ->capture_default_str();
     replay
         ->add_option("-k,--kernel", rpl.kernel,
-                     "Kernel profile with optional +FEATURE/+NO_FEATURE terms (default: 6.18, "
+                     "Kernel profile with optional +FEATURE/+NO_FEATURE and "
+                     "+preempt=none|voluntary|full terms (default: 6.18, "
                      "the shared traces' kernel)")
         ->capture_default_str();
     replay->add_option("--comm", rpl.comm,

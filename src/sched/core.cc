@@ -746,6 +746,7 @@ void kernel::resched_curr(rq& r)
     if (r.need_resched)
         return;
     r.need_resched = true;
+    r.resched_own = r.cpu == this_cpu_ && in_task_step_;
     // The CPU running this code is awake already (an idle one is handling a wake-list
     // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
     // A remote one is sent after this CPU's tracepoint writes so far (sched_tracepoint); a
@@ -863,6 +864,7 @@ void kernel::__schedule(rq& r, bool preempt)
     stop_burst(r);
     update_rq_clock(r);
     r.need_resched = false;
+    r.resched_deferred = false;
     if (r.resched_event.valid()) {
         sim_.cancel(r.resched_event);
         r.resched_event = {};
@@ -1038,14 +1040,31 @@ void kernel::cpu_work_done(rq& r)
     charges_.burst_done(r);
     r.work_event = {};
     p.work_left = 0;
+    if (r.resched_deferred && p.burst_might_resched &&
+        kc_.behaviour.preempt == preempt_model::voluntary) {
+        // might_resched() at the burst's end: the task switches before its next step.
+        p.burst_might_resched = false;
+        __schedule(r, true);
+        return;
+    }
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 1'000'000, "pid {} ({}) made no progress in 1e6 steps", p.pid, p.comm);
+        in_task_step_ = true;
         const task_action a = p.behaviour->step(sys_, p);
+        in_task_step_ = false;
         switch (a.kind) {
         case task_action::run:
             if (a.ns <= 0)
                 continue;
             p.work_left = a.ns;
+            p.burst_user = a.user || a.spin;
+            p.burst_might_resched = a.might_resched_after;
+            if (r.resched_deferred && preempt_point(r, a)) {
+                // The deferred reschedule's preemption point: curr switches before the burst,
+                // which it runs when it is picked again (work_left).
+                __schedule(r, true);
+                return;
+            }
             start_burst(r);
             return;
         case task_action::block:
@@ -1064,6 +1083,56 @@ void kernel::cpu_work_done(rq& r)
             return;
         }
     }
+}
+
+/*
+ * The preemption models (kernel_behaviour::preempt, the `+preempt=` kernel term).
+ * kernel: v6.6 and v6.18 (kernel/sched/core.c resched_curr(), preempt_schedule(),
+ * __schedule()'s callers; kernel/entry/common.c exit_to_user_mode_loop(), irqentry_exit()
+ * and its irqentry_exit_cond_resched(); include/linux/kernel.h might_resched()):
+ *  - resched_curr() only sets TIF_NEED_RESCHED (and sends the IPI to a remote CPU);
+ *    the switch happens at a preemption point of the CPU's current task;
+ *  - every model: at the return to user mode (exit_to_user_mode_loop()), including an
+ *    interrupt's return to a task in user mode, and when the task blocks (schedule());
+ *  - full (CONFIG_PREEMPT / preempt=full): also at preempt_enable() (preempt_schedule()),
+ *    so a waker switches at the end of its try_to_wake_up() / wake-up path's locked
+ *    section, and at an interrupt's return to kernel code (irqentry_exit_cond_resched());
+ *  - voluntary: also at might_resched() (might_sleep(), cond_resched()) in kernel code;
+ *  - none: only the points every model has (cond_resched() too, which the model's system
+ *    calls do not reach: they are short).
+ * model: the task layer marks each burst user or kernel mode and where a return to user
+ * lies (task_action::user, from_user); a reschedule that finds curr in a kernel-mode burst
+ * is deferred (rq::resched_deferred) to the next burst boundary that is a preemption point:
+ * a return to user in every model; any boundary for full when the reschedule came from
+ * curr's own wakeup path (the waker's wakeup cost is its own burst: the end of its
+ * preempt-disabled section); for voluntary, also the end of a burst the task layer marks
+ * as ending at a might_resched() (task_action::might_resched_after: the part of a pipe
+ * call before its mutex_lock(), whose might_sleep() is one). Differs: voluntary's other
+ * points (might_fault() in a copy, cond_resched() in long loops) are not modelled, nor
+ * full's preempt_enable() points other than the waker's. A mutex spinner's burst
+ * (task_action::spin) is preempted at once in every model, as the default did: it stands
+ * for mutex_spin_on_owner() leaving on need_resched() (the kernel's spinner then sleeps
+ * on the wait list; the model's is preempted and stays in the OSQ). A reschedule that
+ * arrives while one is deferred (need_resched already set) does not shorten the
+ * deferral; the tick's and the IPI's resched on a task in kernel code under full act at
+ * once, as the model had (irqentry_exit_cond_resched()); the stopper (migration)
+ * preempts at once.
+ */
+bool kernel::preempt_defers(const rq& r) const
+{
+    const preempt_model m = kc_.behaviour.preempt;
+    if (m == preempt_model::instant || r.curr->burst_user)
+        return false; // the default; or curr in user mode: the interrupt's return switches
+    if (m == preempt_model::full && !r.resched_own)
+        return false; // irqentry_exit_cond_resched(): kernel code is preemptible
+    return true;
+}
+
+bool kernel::preempt_point(const rq& r, const task_action& a) const
+{
+    if (a.from_user || a.user || a.spin)
+        return true;
+    return kc_.behaviour.preempt == preempt_model::full && r.resched_own;
 }
 
 // kernel: kernel/exit.c do_exit() -> do_task_dead(), 6.6: TASK_DEAD then a final __schedule().
@@ -1232,6 +1301,10 @@ void kernel::fire(u64 arg)
          */
         if (r.need_resched && !r.curr->is_idle_task() && charges_.tracepoint_owed(r) > 0) {
             r.resched_event = sim_.after(charges_.tracepoint_owed(r), event_prio::resched, this, arg);
+            break;
+        }
+        if (r.need_resched && !r.curr->is_idle_task() && preempt_defers(r)) {
+            r.resched_deferred = true; // acted on at curr's next preemption point
             break;
         }
         if (r.need_resched)

@@ -212,6 +212,10 @@ private:
     task_struct& new_task(std::unique_ptr<task_behaviour> b, const task_opts& o, int parent_cpu);
     void sched_cgroup_fork(task_struct& p);
     void cpu_work_done(rq& rq);
+    /// The preemption model keeps r's need_resched for curr's next preemption point.
+    bool preempt_defers(const rq& r) const;
+    /// At a burst boundary of curr: a deferred reschedule acts before `a` (preempt_defers()).
+    bool preempt_point(const rq& r, const task_action& a) const;
     void start_burst(rq& rq);
     void do_exit(rq& rq, task_struct& p);
     void start_tick(rq& rq);
@@ -240,6 +244,8 @@ private:
     /// The context the wakeup tracepoints are emitted in (a timer's or the wake-list IPI's
     /// hardirq, else task): tracing only, no scheduling decision reads it.
     trace_irq_ctx irq_ctx_ = trace_irq_ctx::task;
+    /// A task's behaviour is stepping (its own kernel path runs: cpu_work_done()).
+    bool in_task_step_ = false;
     u64 nr_alive_ = 0;
     u64 digest_ = 0xcbf29ce484222325ULL;
     u64 nr_migrations_ = 0;

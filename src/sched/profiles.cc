@@ -456,6 +456,21 @@ const char* posted_base(const std::string& delta)
     return nullptr;
 }
 
+const char* preempt_model_name(preempt_model m)
+{
+    switch (m) {
+    case preempt_model::instant:
+        return "instant";
+    case preempt_model::none:
+        return "none";
+    case preempt_model::voluntary:
+        return "voluntary";
+    case preempt_model::full:
+        return "full";
+    }
+    return "?";
+}
+
 kernel_config make_kernel_config(const std::string& spec_in, const std::string& where)
 {
     // Blanks around the spec and its terms are ignored, as --features ignores them.
@@ -507,6 +522,7 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
     // Deltas first (lower case), whatever their position, then the feature toggles.
     std::vector<std::string> toggles;
     std::vector<const delta_def*> applied;
+    bool seen_preempt = false;
     for (std::size_t i = 1; i < parts.size(); ++i) {
         const std::string& t = parts[i];
         if (t.empty())
@@ -521,6 +537,29 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
                                                       "is v6.12+): '{}' needs 6.12 or later",
                                                       kc.base, t));
             kc.ext = load_ext_policy(trimmed(t.substr(4)), where);
+            continue;
+        }
+        if (t.rfind("preempt=", 0) == 0) {
+            // kernel: the preempt= boot parameter of CONFIG_PREEMPT_DYNAMIC (kernel/sched/
+            // core.c sched_dynamic_mode(); its none/voluntary/full names as documented in
+            // Documentation/admin-guide/kernel-parameters.txt; not read in a 6.6/6.18 tree).
+            if (seen_preempt)
+                throw config_error(where, fmt::format("two preempt= terms in kernel spec '{}'; "
+                                                      "give one",
+                                                      spec));
+            seen_preempt = true;
+            const std::string m = trimmed(t.substr(8));
+            if (m == "none")
+                kc.behaviour.preempt = preempt_model::none;
+            else if (m == "voluntary")
+                kc.behaviour.preempt = preempt_model::voluntary;
+            else if (m == "full")
+                kc.behaviour.preempt = preempt_model::full;
+            else
+                throw config_error(where, fmt::format("unknown preemption model '{}' in kernel "
+                                                      "spec '{}': give preempt=none, "
+                                                      "preempt=voluntary or preempt=full",
+                                                      m, spec));
             continue;
         }
         if (std::none_of(t.begin(), t.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {

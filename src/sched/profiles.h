@@ -35,7 +35,23 @@ struct kernel_delta_info {
 };
 
 /// Version differences that are code changes rather than feature bits (docs/kernels.md).
+/*
+ * The kernel's preemption model: CONFIG_PREEMPT_DYNAMIC's `preempt=` boot choice (kernel
+ * term `+preempt=none|voluntary|full`, docs/kernels.md). `instant` is not a kernel's: it is
+ * schedlab's historical behaviour and the default (a reschedule acts at its resched_curr()
+ * or IPI, wherever the current task is, even before a waker's own wakeup cost).
+ */
+enum class preempt_model : u8 {
+    instant,   ///< the default: no preemption model (every reschedule acts at once)
+    none,      ///< PREEMPT_NONE: kernel code runs to its return to user mode (or blocks)
+    voluntary, ///< PREEMPT_VOLUNTARY: none plus might_resched() at the call's inner points
+    full,      ///< PREEMPT (full): preemptible kernel, a waker at its preempt_enable()
+};
+const char* preempt_model_name(preempt_model m);
+
 struct kernel_behaviour {
+    /// The preemption model (`+preempt=`); instant: the default (see preempt_model).
+    preempt_model preempt = preempt_model::instant;
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
     bool wa_idle_sync_skips_delayed = false; ///< v6.15+: wake_affine_idle()'s sync test leaves sched-delayed tasks out of nr_running

@@ -52,6 +52,27 @@ TEST(make_kernel_config, rejects_an_unknown_profile_with_a_hint)
     EXPECT_THAT(error_of([] { make_kernel_config("6.66"); }), HasSubstr("did you mean '6.6'"));
 }
 
+TEST(make_kernel_config, takes_the_preemption_model_as_a_preempt_term)
+{
+    EXPECT_EQ(make_kernel_config("6.18").behaviour.preempt, preempt_model::instant)
+        << "the default: no preemption model";
+    EXPECT_EQ(make_kernel_config("6.18+preempt=none").behaviour.preempt, preempt_model::none);
+    EXPECT_EQ(make_kernel_config("6.6+preempt=voluntary").behaviour.preempt,
+              preempt_model::voluntary);
+    EXPECT_EQ(make_kernel_config("5.15+preempt=full+NO_TTWU_QUEUE").behaviour.preempt,
+              preempt_model::full);
+    try {
+        make_kernel_config("6.18+preempt=lazy", "--kernel");
+        FAIL() << "lazy is not modelled";
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("--kernel"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("preemption model 'lazy'"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(make_kernel_config("6.18+preempt=none+preempt=full"), config_error);
+    EXPECT_THROW(make_kernel_config("6.18+preempt="), config_error);
+}
+
 TEST(apply_features, rejects_unknown_names_with_a_hint)
 {
     kernel_config kc = make_kernel_config("6.6");

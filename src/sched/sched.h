@@ -130,6 +130,21 @@ struct task_action {
         yield, ///< sched_yield()
     } kind;
     sim_dur ns = 0;
+    /*
+     * Where the burst runs, for the preemption models (kernel_behaviour::preempt; ignored
+     * by the default `instant`): `user`: user-mode work (a compute burst), preemptible at
+     * once in every model; else kernel code (a system call's part). `from_user`: the task
+     * passed through its return to user mode (exit_to_user_mode_loop()) between its previous
+     * burst and this one: a preemption point before this burst in every model.
+     */
+    bool user = true;
+    bool from_user = true;
+    /// A mutex's optimistic spin (mutex_spin_on_owner()): the kernel's spinner leaves on
+    /// need_resched() in every model; the model preempts the burst at once, as user work.
+    bool spin = false;
+    /// The burst ends at a might_resched() (e.g. mutex_lock()'s might_sleep()): a preemption
+    /// point under voluntary, before the task's next step.
+    bool might_resched_after = false;
 
     static task_action cpu(sim_dur ns) { return {run, ns}; }
     static task_action sleep() { return {block, 0}; }
@@ -382,6 +397,8 @@ struct task_struct {
     /* the simulated user-space program */
     std::unique_ptr<task_behaviour> behaviour;
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
+    bool burst_user = false;   ///< the current burst is user-mode work (task_action::user)
+    bool burst_might_resched = false; ///< it ends at a might_resched() (task_action)
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
     sim_time timer_expires = 0;     ///< its hard expiry: when `timer` was set to fire
@@ -556,6 +573,10 @@ struct alignas(64) rq {
     u64 clock = SCHED_CLOCK_AT_START;      ///< sched_clock_at(now()) at the last update_rq_clock()
     u64 clock_task = SCHED_CLOCK_AT_START; ///< clock less IRQ and steal time (none modelled)
     bool need_resched = false;   ///< TIF_NEED_RESCHED of rq->curr
+    /// need_resched waits for curr's next preemption point (kernel_behaviour::preempt)
+    bool resched_deferred = false;
+    /// the reschedule was asked by curr's own path (a waker's try_to_wake_up()), not an IRQ
+    bool resched_own = false;
     u64 next_balance = 0;
     bool ttwu_pending = false;
     /// model: when the waker's write of ttwu_pending becomes visible to other CPUs,

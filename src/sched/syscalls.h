@@ -54,6 +54,9 @@ public:
     int nr_cpu_ids() const;
     const machine& mach() const;
     const cost_params& costs() const;
+    /// The kernel has a preemption model (`+preempt=`): the task layer splits a burst where
+    /// a system call returns to user mode and marks each burst's mode (task_action::user).
+    bool preempt_points() const;
 
     /* ---- tasks ---- */
     /// Creates a task as if forked by init and wakes it (wake_up_new_task()).

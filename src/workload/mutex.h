@@ -35,8 +35,11 @@
  * owner only at the end of each burst (a spinner whose owner left its CPU mid-burst
  * notices at the burst's end); the OSQ's own queueing cost and its need_resched()
  * exits are not modelled; the wait_lock spinlock is not a contended lock here.
- * A mutex holder is preempted like any running task (the model has no
- * PREEMPT_NONE/VOLUNTARY: kernel code is preemptible everywhere).
+ * A mutex holder is preempted like any running task in kernel code: by default (no
+ * `+preempt=` kernel term) anywhere, at once; under preempt=none/voluntary only at the
+ * call's return to user mode (voluntary also at mutex_lock()'s might_sleep(), before the
+ * mutex is taken: task.cc start_call()); under preempt=full at once by an IPI or the tick
+ * (sched/core.cc preempt_defers()).
  */
 #include "sched/sched.h"
 #include "sim/time.h"

@@ -51,6 +51,38 @@ sim_dur task_context::charge(sim_dur base) const
     return sys_->charge(*p_, base);
 }
 
+/*
+ * model: the return to user mode of a system call lies after its tail (the wakeups' cost
+ * and the return path; see add_tail()), before the user-space code and the next call. The
+ * default joins them in one burst; with a preemption model the tail (with what is owed)
+ * is a kernel-mode burst of its own and the next burst starts past the return to user
+ * (task_action::from_user), where exit_to_user_mode_loop() acts on need_resched.
+ */
+task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
+{
+    const sim_dur prefix = owed_ + tail_;
+    owed_ = 0;
+    tail_ = 0;
+    if (!sys_->preempt_points())
+        return task_action::cpu(ns + prefix);
+    task_action a = task_action::cpu(ns);
+    a.user = user;
+    a.from_user = user || ret_pending_;
+    a.might_resched_after = might_resched_after;
+    if (prefix > 0) {
+        task_action k = task_action::cpu(prefix);
+        k.user = false;
+        k.from_user = false;
+        if (ns <= 0)
+            return k; // the return to user comes after it (ret_pending_ kept)
+        ret_pending_ = false;
+        next_ = a;
+        return k;
+    }
+    ret_pending_ = false;
+    return a;
+}
+
 sim_dur task_context::wake_cost(int nr) const
 {
     return nr > 0 ? sys_->charge(*p_, sys_->costs().wakeup * nr) : 0;
@@ -75,7 +107,7 @@ std::optional<task_action> run::step(task_context& t)
         return std::nullopt;
     started = true;
     if (ns > 0 || t.owed() > 0 || t.tail() > 0)
-        return t.cpu(ns);
+        return t.cpu(ns, true);
     return std::nullopt;
 }
 
@@ -133,8 +165,14 @@ std::optional<task_action> lock_step(task_context& t, mutex& m, mutex_waiter& w,
     switch (m.lock(t.sys(), t.task(), w, hold, spin)) {
     case mutex::lock_result::acquired:
         return std::nullopt;
-    case mutex::lock_result::spin:
-        return t.cpu(spin);
+    case mutex::lock_result::spin: {
+        task_action a = t.cpu(spin);
+        if (!t.next_pending())
+            a.spin = true; // else `a` is what was owed, before the spin (next_)
+        else
+            t.mark_next_spin();
+        return a;
+    }
     case mutex::lock_result::sleep:
         break;
     }
@@ -156,7 +194,8 @@ task_action start_call(task_context& t, const mutex* m, sim_dur base, sim_dur lo
     }
     hold = locked_share(total, base, locked);
     ph = phase::lock;
-    return t.cpu(total - hold);
+    // kernel: mutex_lock() begins with might_sleep(), a might_resched() point (voluntary).
+    return t.cpu(total - hold, false, true);
 }
 
 /// phase::lock: mutex_lock(), then the held part; nullopt once the call may act.
@@ -461,6 +500,12 @@ task_action coroutine_task::step(syscalls& sys, task_struct& p)
         ctx_.call_ = nullptr; // abandon the call in progress (the workload dequeued the task)
         code_.reset();
     }
+    if (ctx_.next_ && !ctx_.killed_) {
+        const task_action a = *ctx_.next_;
+        ctx_.next_.reset();
+        return a;
+    }
+    ctx_.next_.reset();
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 10'000'000, "pid {} ({}): its code made no progress", p.pid, p.comm);
         if (ctx_.call_) {
@@ -470,6 +515,7 @@ task_action coroutine_task::step(syscalls& sys, task_struct& p)
             if (const std::optional<task_action> a = ctx_.call_->step(ctx_))
                 return *a;
             ctx_.call_ = nullptr;
+            ctx_.ret_pending_ = true; // the call returns to user mode (after its tail)
         }
         if (code_.done())
             return exit_step();

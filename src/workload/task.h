@@ -46,6 +46,9 @@
  * to its next system call's effect (the rest of try_to_wake_up(), the return to
  * user space, the user-space code, the next call's entry and copy) is one
  * stretch of CPU time that no other CPU can observe: one burst, not two.
+ * With a preemption model (the `+preempt=` kernel term) the tail is a kernel-mode
+ * burst of its own, ended by the return to user mode, so that a reschedule waiting for
+ * that return acts between the two (task_context::cpu(), sched/core.cc preempt_defers()).
  * Differs: user-space code with effects of its own (a workload's counters)
  * runs at the stretch's start, up to a wakeup cost early. A syscall
  * that must block queues the task and sleeps; when woken it retries where it
@@ -377,13 +380,11 @@ public:
     sim_dur wake_cost(int nr) const;
     /// CPU time `ns` plus what earlier calls owed (wakeups made before a block)
     /// and the tail of the call before (see tail()).
-    task_action cpu(sim_dur ns)
-    {
-        ns += owed_ + tail_;
-        owed_ = 0;
-        tail_ = 0;
-        return task_action::cpu(ns);
-    }
+    /// `user`: the burst is user-mode work (calls::run); else a system call's kernel part.
+    /// With a preemption model (syscalls::preempt_points()) what is owed and the tail run as
+    /// a kernel burst of their own, ended by the return to user mode, and `ns` after it.
+    /// `might_resched_after`: the burst ends at a might_resched() (task_action).
+    task_action cpu(sim_dur ns, bool user = false, bool might_resched_after = false);
     /// Adds CPU time the task pays at its next CPU burst (wakeups it made
     /// inside a call that then blocked, or in user-space code).
     void owe(sim_dur ns) { owed_ += ns; }
@@ -398,6 +399,10 @@ public:
      * the time at its end, as that code would.
      */
     void add_tail(sim_dur ns) { tail_ += ns; }
+    /// cpu() split off what was owed and holds the burst asked for, returned next.
+    bool next_pending() const { return next_.has_value(); }
+    /// That held burst is a mutex spin (task_action::spin).
+    void mark_next_spin() { next_->spin = true; }
     sim_dur tail() const { return tail_; }
 
     /* ---- system calls (co_await them) ---- */
@@ -532,6 +537,10 @@ private:
     task_struct* p_ = nullptr;
     sim_dur owed_ = 0;
     sim_dur tail_ = 0;
+    /// A call completed: a return to user mode lies after its tail (preemption models).
+    bool ret_pending_ = false;
+    /// The burst after a split-off tail (cpu()), returned at the next step.
+    std::optional<task_action> next_;
     pending_call* call_ = nullptr;    ///< the system call in progress
     std::coroutine_handle<> current_; ///< the innermost running coroutine
     std::function<void()> at_exit_;

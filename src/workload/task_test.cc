@@ -406,6 +406,272 @@ TEST(nanosleep, the_tick_ends_a_sleep_within_its_slack)
     EXPECT_LT(s.woke, tick_at + usecs(30)) << "woken by the tick, before its hard expiry";
 }
 
+/*
+ * The preemption models (kernel term +preempt=, core.cc preempt_defers()).
+ * kernel (v6.6 / v6.18): resched_curr() sets TIF_NEED_RESCHED; the switch comes at a
+ * preemption point of the current task: its return to user mode (exit_to_user_mode_loop(),
+ * also an interrupt's return to user mode) and its blocking in every model; with full
+ * preemption also preempt_enable() (a waker's, at the end of its wake-up path) and an
+ * interrupt's return to kernel code (irqentry_exit_cond_resched()); with voluntary also
+ * might_resched() (mutex_lock()'s might_sleep()). The default `instant` is not a kernel's:
+ * the switch at the resched_curr() itself.
+ */
+struct preempt_scene {
+    sim_time woken_run = -1; ///< when the SCHED_FIFO wakee ran after its wakeup
+    sim_time waker_t0 = -1;  ///< the waker's time just before its waking call
+};
+
+/// The wakee: sleeps until `c` is signalled, records when it runs again.
+task_code fifo_wakee(task_context& t, counter& c, preempt_scene& s)
+{
+    co_await t.wait_for(c, 1);
+    s.woken_run = t.now();
+}
+
+/// A waker inside a write(): a pipe write wakes the SCHED_FIFO reader on the waker's CPU.
+task_code pipe_reader(task_context& t, channel& ch, preempt_scene& s)
+{
+    const bool got = co_await t.read(ch, 4);
+    if (got)
+        s.woken_run = t.now();
+}
+
+task_code pipe_writer(task_context& t, channel& ch, preempt_scene& s)
+{
+    co_await t.run(usecs(50));
+    s.waker_t0 = t.now();
+    co_await t.write(ch, 4);
+    co_await t.run(usecs(50));
+}
+
+preempt_scene local_write_wakeup(const std::string& kernel, u64& writer_nivcsw)
+{
+    test_env e(1, 1, kernel, no_jitter());
+    pipe_channel ch("pipe");
+    preempt_scene s;
+    e.spawn_pinned(make_task([&](task_context& t) { return pipe_reader(t, ch, s); }), "reader",
+                   0, SCHED_FIFO);
+    task_struct& w = e.spawn_pinned(
+        make_task([&](task_context& t) { return pipe_writer(t, ch, s); }), "writer", 0);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited());
+    writer_nivcsw = w.nivcsw;
+    return s;
+}
+
+TEST(preempt_model, a_wakee_preempting_a_writer_on_its_cpu_waits_for_the_writers_wakeup_path)
+{
+    // pipe_write() wakes the reader after __pipe_unlock(), the last thing before its return:
+    // under none and voluntary the writer switches at its return to user mode, under full at
+    // the preempt_enable() ending the wake-up (its wakeup cost, the model's tail, either way);
+    // the default switches at the wakeup itself, before the waker's wakeup cost.
+    const cost_params c = no_jitter();
+    u64 nivcsw = 0;
+    const preempt_scene instant = local_write_wakeup("6.6", nivcsw);
+    EXPECT_EQ(nivcsw, 1u);
+    for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.6+preempt=full"}) {
+        const preempt_scene m = local_write_wakeup(k, nivcsw);
+        EXPECT_EQ(nivcsw, 1u) << k << ": the writer is preempted once";
+        EXPECT_EQ(m.waker_t0, instant.waker_t0) << k;
+        EXPECT_EQ(m.woken_run - instant.woken_run, c.wakeup)
+            << k << ": the reader runs one wakeup cost later, after the writer's wake-up path";
+    }
+}
+
+/*
+ * A remote wakeup: a SCHED_FIFO task pinned to cpu0 is woken from cpu1 at 100 us (the
+ * wake list's IPI, free in the test's costs); cpu0's task is either in user-mode work or
+ * in a 1 ms system call from time 0. In user mode the IPI's return switches at once in
+ * every model; in kernel code only full preemption switches then (irqentry_exit_cond_resched());
+ * none and voluntary wait for the call's return to user mode.
+ */
+task_code remote_waker(task_context& t, counter& c)
+{
+    co_await t.run(usecs(100));
+    co_await t.signal(c);
+}
+
+task_code victim(task_context& t, bool in_syscall)
+{
+    if (in_syscall)
+        co_await t.syscall(msecs(1));
+    else
+        co_await t.run(msecs(1));
+    co_await t.run(usecs(10));
+}
+
+sim_time remote_wakeup_runs_at(const std::string& kernel, bool in_syscall)
+{
+    test_env e(2, 1, kernel, no_jitter());
+    counter c;
+    preempt_scene s;
+    e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), "fifo", 0,
+                   SCHED_FIFO);
+    e.spawn_pinned(make_task([&](task_context& t) { return victim(t, in_syscall); }), "victim",
+                   0);
+    e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited());
+    return s.woken_run;
+}
+
+TEST(preempt_model, a_remote_reschedule_in_user_work_switches_at_once_in_every_model)
+{
+    const sim_time instant = remote_wakeup_runs_at("6.6", false);
+    EXPECT_LT(instant, usecs(110));
+    for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.6+preempt=full"})
+        EXPECT_EQ(remote_wakeup_runs_at(k, false), instant) << k;
+}
+
+TEST(preempt_model, a_remote_reschedule_in_a_syscall_waits_for_its_return_to_user_unless_full)
+{
+    const sim_time instant = remote_wakeup_runs_at("6.6", true);
+    EXPECT_LT(instant, usecs(110)) << "the default switches when the IPI lands";
+    EXPECT_EQ(remote_wakeup_runs_at("6.6+preempt=full", true), instant)
+        << "full: the IPI's return to kernel code preempts";
+    for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary"}) {
+        const sim_time t = remote_wakeup_runs_at(k, true);
+        EXPECT_GE(t, msecs(1)) << k << ": after the 1 ms call's return to user mode";
+        EXPECT_LT(t, msecs(1) + usecs(10)) << k << ": at that return, not after the next burst";
+    }
+}
+
+/*
+ * Blocking inside the call switches at once in every model: cpu0's task is in a futex_wait()
+ * whose entry costs 500 us when the remote wakeup lands at 100 us; the futex's value is
+ * its expected one, so the call sleeps at the entry's end. Under none the wakee runs then
+ * (a voluntary switch of the sleeper: nvcsw, not nivcsw), not at any later return to user.
+ */
+task_code futex_sleeper(task_context& t, futex& fx)
+{
+    co_await t.futex_wait(fx, 0);
+}
+
+TEST(preempt_model, a_call_that_blocks_switches_when_it_blocks_under_none)
+{
+    cost_params c = no_jitter();
+    c.futex_wait = usecs(500);
+    for (const char* k : {"6.6", "6.6+preempt=none", "6.6+preempt=full"}) {
+        test_env e(2, 1, k, c);
+        counter done;
+        futex fx;
+        preempt_scene s;
+        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }),
+                       "fifo", 0, SCHED_FIFO);
+        task_struct& v = e.spawn_pinned(
+            make_task([&](task_context& t) { return futex_sleeper(t, fx); }), "sleeper", 0);
+        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }),
+                       "waker", 1);
+        e.k.run(msecs(50));
+        const bool none = std::string(k).find("none") != std::string::npos;
+        if (none) {
+            EXPECT_GE(s.woken_run, usecs(500)) << k << ": at the futex_wait()'s sleep";
+            EXPECT_LT(s.woken_run, usecs(510)) << k;
+            EXPECT_EQ(v.nivcsw, 0u) << k << ": the sleeper was never preempted";
+        } else {
+            EXPECT_LT(s.woken_run, usecs(110)) << k << ": when the IPI lands";
+            EXPECT_EQ(v.nivcsw, 1u) << k;
+        }
+        e.k.check_all();
+    }
+}
+
+/*
+ * voluntary against none: the remote wakeup lands in the part of a pipe write() before its
+ * mutex_lock() (pipe_write 400 us, half of it held): voluntary switches at mutex_lock()'s
+ * might_resched() (its might_sleep(), before it takes the mutex), none at the call's return.
+ */
+task_code long_writer(task_context& t, channel& ch)
+{
+    co_await t.write(ch, 4);
+    co_await t.run(usecs(10));
+}
+
+task_code fifo_wakee_sees_mutex(task_context& t, counter& c, preempt_scene& s,
+                                 const pipe_channel& ch, bool& held)
+{
+    co_await t.wait_for(c, 1);
+    s.woken_run = t.now();
+    held = ch.pipe_mutex().owner() != nullptr;
+}
+
+sim_time remote_wakeup_in_a_write(const std::string& kernel, bool* mutex_held = nullptr)
+{
+    cost_params c = no_jitter();
+    c.pipe_write = usecs(400);
+    c.pipe_lock_pct = 50;
+    test_env e(2, 1, kernel, c);
+    pipe_channel ch("pipe");
+    counter done;
+    preempt_scene s;
+    bool held = false;
+    e.spawn_pinned(make_task([&](task_context& t) {
+                       return fifo_wakee_sees_mutex(t, done, s, ch, held);
+                   }),
+                   "fifo", 0, SCHED_FIFO);
+    e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "writer", 0);
+    e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }), "waker",
+                   1);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited());
+    if (mutex_held)
+        *mutex_held = held;
+    return s.woken_run;
+}
+
+TEST(preempt_model, voluntary_switches_at_the_writes_mutex_lock_none_at_its_return)
+{
+    const sim_time full = remote_wakeup_in_a_write("6.6+preempt=full");
+    bool held = true;
+    const sim_time vol = remote_wakeup_in_a_write("6.6+preempt=voluntary", &held);
+    EXPECT_FALSE(held) << "voluntary: might_sleep() comes before the mutex is taken";
+    const sim_time none = remote_wakeup_in_a_write("6.6+preempt=none");
+    EXPECT_LT(full, usecs(110));
+    EXPECT_GE(vol, usecs(200)) << "at the end of the part before mutex_lock()";
+    EXPECT_LT(vol, usecs(210));
+    EXPECT_GE(none, usecs(400)) << "at the write's return to user mode";
+    EXPECT_LT(none, usecs(410));
+}
+
+/*
+ * A mutex spinner leaves on need_resched() in every model (kernel/locking/mutex.c
+ * mutex_spin_on_owner(): `if (!owner_on_cpu(owner) || need_resched())` ends the spin): the
+ * model preempts its spin burst at once. cpu1's writer holds the pipe mutex from 0 to
+ * ~400 us; cpu0's writer spins on it from 10 us; the remote wakeup of cpu0's SCHED_FIFO
+ * task lands at 100 us (from cpu2). Under none the wakee runs then, not after the spinner
+ * took the mutex, held it and returned to user mode (~800 us).
+ */
+task_code short_then_write(task_context& t, channel& ch)
+{
+    co_await t.run(usecs(10));
+    co_await t.write(ch, 4);
+}
+
+TEST(preempt_model, a_mutex_spinner_is_preempted_at_once_under_none)
+{
+    for (const char* k : {"6.6", "6.6+preempt=none"}) {
+        cost_params c = no_jitter();
+        c.pipe_write = usecs(400);
+        c.pipe_lock_pct = 100;
+        test_env e(3, 1, k, c);
+        pipe_channel ch("pipe", 64);
+        counter done;
+        preempt_scene s;
+        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }),
+                       "fifo", 0, SCHED_FIFO);
+        e.spawn_pinned(make_task([&](task_context& t) { return short_then_write(t, ch); }),
+                       "spinner", 0);
+        e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "holder",
+                       1);
+        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }),
+                       "waker", 2);
+        e.k.run(secs(1));
+        EXPECT_TRUE(e.k.all_exited()) << k;
+        EXPECT_GT(ch.pipe_mutex().stats().spins, 0u) << k << ": the scene has a spinner";
+        EXPECT_LT(s.woken_run, usecs(110)) << k;
+    }
+}
+
 TEST(task_code, a_behaviour_of_another_kind_cannot_be_forked_with_an_exit_notification)
 {
     test_env e(1);
