@@ -62,6 +62,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
 {
     topo_ = build_sched_domains(m_, topology_params_of(kc_));
     lb_.init(topo_, m_.nr_cpus());
+    sys_.preempt_points_ = kc_.behaviour.preempt != preempt_model::instant;
 
     const u64 initial_min_vruntime = static_cast<u64>(-(1LL << 20)); // as init_cfs_rq(): exercise wrap
     for (int cpu = 0; cpu < m_.nr_cpus(); ++cpu) {

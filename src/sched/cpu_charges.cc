@@ -60,11 +60,9 @@ void cpu_charges::charge_cpu(rq& r, sim_dur ns, acct_cat category)
  * follows it there. model: one cost per event, whatever its fields (sched_switch's are the
  * most); the writes of one CPU follow each other (tracepoint_until).
  */
-void cpu_charges::charge_tracepoint(rq& r)
+void cpu_charges::charge_tracepoint_write(rq& r)
 {
     const sim_dur c = cm_.params().sched_tracepoint;
-    if (c <= 0)
-        return;
     charge_cpu(r, c, ACCT_TRACEPOINT);
     cpu_charge_state& st = state(r);
     st.tracepoint_until = std::max(st.tracepoint_until, sim_.now()) + c;

@@ -128,11 +128,17 @@ public:
     /// model: r's CPU emits one enabled sched tracepoint (sched_tracepoint, 0 when tracing
     /// is off): its ring-buffer write, charged to it at once (it delays the CPU's task, or
     /// its switch when idle), and the end of that CPU's writes moves on by it.
-    void charge_tracepoint(rq& r);
+    void charge_tracepoint(rq& r)
+    {
+        if (cm_.params().sched_tracepoint > 0) // tracing off (0) on every hot path but replay's
+            charge_tracepoint_write(r);
+    }
     /// The tracepoint writes r's CPU still has to finish from now (0 if none): what its
     /// path does after them (an IPI it sends, a local preemption's switch) waits that long.
     sim_dur tracepoint_owed(const rq& r) const
     {
+        if (cm_.params().sched_tracepoint <= 0)
+            return 0; // tracing off: no per-CPU state to read on the IPI and resched paths
         const sim_time until = state(r).tracepoint_until;
         return until > sim_.now() ? until - sim_.now() : 0;
     }
@@ -205,6 +211,7 @@ public:
     void update_smt_rates(int cpu);
 
 private:
+    void charge_tracepoint_write(rq& r);
     cpu_charge_state& state(const rq& r) { return cpus_[static_cast<std::size_t>(r.cpu)]; }
     const cpu_charge_state& state(const rq& r) const
     {

@@ -181,7 +181,7 @@ TEST(dl_class, sched_yield_gives_up_the_rest_of_the_instance)
                               testlib::behaviour([ran](syscalls&, task_struct&) {
                                   *ran = !*ran;
                                   return *ran ? task_action::cpu(msecs(1))
-                                              : task_action{task_action::yield, 0};
+                                              : task_action::do_yield();
                               }));
     t.run_for(msecs(990));
     EXPECT_EQ(p.se.sum_exec_runtime, static_cast<u64>(msecs(10)));

@@ -117,7 +117,7 @@ TEST(rt_class, sched_yield_sends_a_fifo_task_to_the_tail_of_its_priority)
         auto ran = std::make_shared<bool>(false);
         return testlib::behaviour([ran](syscalls&, task_struct&) {
             *ran = !*ran;
-            return *ran ? task_action::cpu(msecs(1)) : task_action{task_action::yield, 0};
+            return *ran ? task_action::cpu(msecs(1)) : task_action::do_yield();
         });
     };
     sched_fixture t(small_machine(1), "6.6");

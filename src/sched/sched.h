@@ -128,8 +128,14 @@ struct task_action {
         block, ///< the task has queued itself on a wait queue: sleep until woken
         exit,  ///< do_exit()
         yield, ///< sched_yield()
-    } kind;
+    };
+    /*
+     * `ns` first, then the one-byte fields: 16 bytes, so a step() returns it in two
+     * registers (a 24-byte task_action went through memory on every step). Build it with the
+     * factories below; a positional brace-init fails to compile on `kind`.
+     */
     sim_dur ns = 0;
+    kind_t kind = run;
     /*
      * Where the burst runs, for the preemption models (kernel_behaviour::preempt; ignored
      * by the default `instant`): `user`: user-mode work (a compute burst), preemptible at
@@ -146,10 +152,19 @@ struct task_action {
     /// point under voluntary, before the task's next step.
     bool might_resched_after = false;
 
-    static task_action cpu(sim_dur ns) { return {run, ns}; }
-    static task_action sleep() { return {block, 0}; }
-    static task_action do_exit() { return {exit, 0}; }
+    static task_action make(kind_t k, sim_dur ns = 0)
+    {
+        task_action a;
+        a.kind = k;
+        a.ns = ns;
+        return a;
+    }
+    static task_action cpu(sim_dur ns) { return make(run, ns); }
+    static task_action sleep() { return make(block); }
+    static task_action do_exit() { return make(exit); }
+    static task_action do_yield() { return make(yield); }
 };
+static_assert(sizeof(task_action) == 16, "task_action is returned in registers");
 
 /*
  * A task's user-space behaviour, implemented by the workload layer. step()

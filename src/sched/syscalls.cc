@@ -32,11 +32,6 @@ const cost_params& syscalls::costs() const
     return k_.charges().params();
 }
 
-bool syscalls::preempt_points() const
-{
-    return k_.config().behaviour.preempt != preempt_model::instant;
-}
-
 task_struct& syscalls::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o)
 {
     return k_.spawn(std::move(b), o);

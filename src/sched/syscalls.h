@@ -56,7 +56,7 @@ public:
     const cost_params& costs() const;
     /// The kernel has a preemption model (`+preempt=`): the task layer splits a burst where
     /// a system call returns to user mode and marks each burst's mode (task_action::user).
-    bool preempt_points() const;
+    bool preempt_points() const { return preempt_points_; }
 
     /* ---- tasks ---- */
     /// Creates a task as if forked by init and wakes it (wake_up_new_task()).
@@ -108,6 +108,10 @@ public:
     void data_touch(int cpu, u64 bytes);
 
 private:
+    friend class kernel;
+    /// set once by kernel's constructor (sys_ is built before the kernel's config): read on
+    /// every burst of every task, so not a call into the kernel
+    bool preempt_points_ = false;
     kernel& k_;
 };
 

@@ -441,7 +441,7 @@ std::optional<task_action> yield::step(task_context&)
     if (started)
         return std::nullopt;
     started = true;
-    return task_action{task_action::yield, 0};
+    return task_action::do_yield();
 }
 
 std::optional<task_action> sleep_on::step(task_context& t)
