@@ -484,6 +484,19 @@ void spawn_periodic_waker(sched_fixture& t, task_struct& sleeper,
             0, 0, 0);
 }
 
+/// The IPI tests' scene: "sleeper" on cpu1, which spawn_periodic_waker()'s waker on cpu0
+/// wakes over and over, run 5 ms with `rec` recording the sleeper's steps.
+void run_woken_sleeper(sched_fixture& t, wake_steps& rec)
+{
+    t.k->add_sink(&rec);
+    task_struct& sleeper = t.spawn(
+        "sleeper", testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
+        1, 0, 1);
+    rec.pid = sleeper.pid;
+    spawn_periodic_waker(t, sleeper);
+    t.run_for(msecs(5));
+}
+
 TEST(idle_work,
      an_idle_cpu_woken_by_its_own_timer_reprograms_it_and_leaves_do_idle_before_the_switch)
 {
@@ -536,13 +549,7 @@ TEST(idle_work, an_idle_cpu_woken_by_the_wake_list_ipi_leaves_do_idle_without_re
     c.hrtimer_interrupt_reprogram = usecs(50); // not the timer's handler: never charged
     sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
     wake_steps rec;
-    t.k->add_sink(&rec);
-    task_struct& sleeper = t.spawn(
-        "sleeper", testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
-        1, 0, 1);
-    rec.pid = sleeper.pid;
-    spawn_periodic_waker(t, sleeper);
-    t.run_for(msecs(5));
+    run_woken_sleeper(t, rec);
     ASSERT_GE(rec.switched_in.size(), 3u);
     const std::size_t n = rec.switched_in.size() - 1;
     const std::size_t w = rec.waking.size() - 1;
@@ -644,14 +651,7 @@ TEST(sched_tracepoint, the_waker_sends_the_wake_list_ipi_after_its_waking_write)
         c.sched_tracepoint = tp;
         sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
         wake_steps rec;
-        t.k->add_sink(&rec);
-        task_struct& sleeper =
-            t.spawn("sleeper",
-                    testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
-                    1, 0, 1);
-        rec.pid = sleeper.pid;
-        spawn_periodic_waker(t, sleeper);
-        t.run_for(msecs(5));
+        run_woken_sleeper(t, rec);
         ASSERT_GE(rec.switched_in.size(), 3u);
         const std::size_t n = rec.switched_in.size() - 1;
         const std::size_t w = rec.waking.size() - 1;
