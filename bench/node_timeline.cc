@@ -173,7 +173,8 @@ private:
             const sched_domain* sd = numa_sd(*k_, c);
             if (!sd)
                 continue;
-            node_counts& n = s.per_node[static_cast<std::size_t>(node_of_[static_cast<std::size_t>(c)])];
+            node_counts& n =
+                s.per_node[static_cast<std::size_t>(node_of_[static_cast<std::size_t>(c)])];
             const sd_schedstat& st = sd->stats;
             for (int t = 0; t < nr_types; ++t) {
                 n.lb_count[t] += st.lb_count[t];
@@ -233,14 +234,13 @@ private:
             }
             const double span = static_cast<double>(end - begin) * cpus_of_[i];
             line += fmt::format(" | n{} {:5.1f}% q{:4} t{:4} in {}/{}", nd,
-                                span > 0 ? 100.0 * static_cast<double>(n.busy) / span : 0.0,
-                                queued, tasks[i], n.in_wake, n.in_other);
+                                span > 0 ? 100.0 * static_cast<double>(n.busy) / span : 0.0, queued,
+                                tasks[i], n.in_wake, n.in_other);
             for (int t = 0; t < nr_types; ++t)
-                line += fmt::format(" {} {}/{}/{}/{}({})", type_name[t],
-                                    a.lb_count[t] - p.lb_count[t],
-                                    a.lb_balanced[t] - p.lb_balanced[t],
-                                    a.lb_failed[t] - p.lb_failed[t],
-                                    a.lb_gained[t] - p.lb_gained[t], a.lb_hot[t] - p.lb_hot[t]);
+                line += fmt::format(
+                    " {} {}/{}/{}/{}({})", type_name[t], a.lb_count[t] - p.lb_count[t],
+                    a.lb_balanced[t] - p.lb_balanced[t], a.lb_failed[t] - p.lb_failed[t],
+                    a.lb_gained[t] - p.lb_gained[t], a.lb_hot[t] - p.lb_hot[t]);
             line += fmt::format(" alb {}/{} nbf {}:{}", a.alb_count - p.alb_count,
                                 a.alb_pushed - p.alb_pushed, nbf_max, nbf_over);
         }

@@ -881,9 +881,8 @@ result run(const options& o, std::ostream& progress)
     }
 
     if (o.tracefs) {
-        attempt("sched tracepoints (tracefs)", notes, progress, [&] {
-            raw.tracepoint = probe_tracepoint_cost(first, p.pipe_iters, p.pipe);
-        });
+        attempt("sched tracepoints (tracefs)", notes, progress,
+                [&] { raw.tracepoint = probe_tracepoint_cost(first, p.pipe_iters, p.pipe); });
         if (raw.tracepoint)
             notes.push_back(tracepoint_note(raw));
     }

@@ -659,7 +659,8 @@ TEST(probe_tracepoint_cost, a_tracefs_that_is_not_there_is_skipped_untouched)
 {
     const fs::path dir = temp_dir("no-tracefs");
     try {
-        probe_tracepoint_cost(allowed_cpus().front(), 100, budget{1, 1, 0.01}, (dir / "tracing").string());
+        probe_tracepoint_cost(allowed_cpus().front(), 100, budget{1, 1, 0.01},
+                              (dir / "tracing").string());
         FAIL() << "no tracefs there";
     } catch (const probe_error& e) {
         EXPECT_NE(std::string(e.what()).find((dir / "tracing" / "tracing_on").string()),
@@ -669,7 +670,8 @@ TEST(probe_tracepoint_cost, a_tracefs_that_is_not_there_is_skipped_untouched)
     // A tracefs in use (tracing on, or events enabled) is not touched either: a directory
     // standing in for one.
     fs::create_directories(dir / "tracing");
-    for (const auto& [on, events] : {std::pair{"1\n", ""}, std::pair{"0\n", "sched:sched_switch\n"}}) {
+    for (const auto& [on, events] :
+         {std::pair{"1\n", ""}, std::pair{"0\n", "sched:sched_switch\n"}}) {
         std::ofstream(dir / "tracing" / "tracing_on") << on;
         std::ofstream(dir / "tracing" / "set_event") << events;
         try {

@@ -182,8 +182,7 @@ void drain_sigpipe()
 
 double pipe_round_trip_once(const one_cpu_set& a, const one_cpu_set& b, int cpu_b, int iters,
                             bool waking_write = false, bool batch_child = false,
-                            bool settle = false,
-                            const std::function<void(bool)>& around_timed = {})
+                            bool settle = false, const std::function<void(bool)>& around_timed = {})
 {
     pipe_pair to_child, to_parent;
     a.pin_or_throw();
@@ -585,10 +584,10 @@ ring_buffer_counts parse_ring_buffer_stats(const std::string& text)
     return c;
 }
 
-const char* const traced_sched_events[7] = {
-    "sched:sched_switch",       "sched:sched_waking",       "sched:sched_wakeup",
-    "sched:sched_wakeup_new",   "sched:sched_migrate_task", "sched:sched_process_fork",
-    "sched:sched_process_exit"};
+const char* const traced_sched_events[7] = {"sched:sched_switch",       "sched:sched_waking",
+                                            "sched:sched_wakeup",       "sched:sched_wakeup_new",
+                                            "sched:sched_migrate_task", "sched:sched_process_fork",
+                                            "sched:sched_process_exit"};
 
 namespace {
 
@@ -612,7 +611,8 @@ void write_text(const std::string& path, const std::string& text, bool append = 
     const int err = errno;
     ::close(fd);
     if (n != static_cast<ssize_t>(text.size()))
-        throw probe_error(fmt::format("cannot write '{}' to {}: {}", text, path, std::strerror(err)));
+        throw probe_error(
+            fmt::format("cannot write '{}' to {}: {}", text, path, std::strerror(err)));
 }
 
 std::string first_word(const std::string& s)
@@ -625,7 +625,8 @@ std::string first_word(const std::string& s)
 
 } // namespace
 
-tracepoint_cost probe_tracepoint_cost(int cpu, int iters, const budget& b, const std::string& tracefs)
+tracepoint_cost probe_tracepoint_cost(int cpu, int iters, const budget& b,
+                                      const std::string& tracefs)
 {
     const std::string on_path = tracefs + "/tracing_on";
     if (::access(on_path.c_str(), W_OK) != 0)
@@ -670,12 +671,13 @@ tracepoint_cost probe_tracepoint_cost(int cpu, int iters, const budget& b, const
             for (const char* e : traced_sched_events)
                 write_text(tracefs + "/set_event", std::string(e) + "\n", true);
             write_text(tracefs + "/trace", "");
-            traced.push_back(pipe_round_trip_once(a, a, cpu, iters, false, false, false,
-                                                  [&](bool on) { write_text(on_path, on ? "1" : "0"); }));
+            traced.push_back(
+                pipe_round_trip_once(a, a, cpu, iters, false, false, false,
+                                     [&](bool on) { write_text(on_path, on ? "1" : "0"); }));
             const ring_buffer_counts c = parse_ring_buffer_stats(read_text(cpu_dir + "/stats"));
             if (c.overrun > 0)
-                throw probe_error(fmt::format("CPU {}'s ring buffer overran ({} events lost)", cpu,
-                                              c.overrun));
+                throw probe_error(
+                    fmt::format("CPU {}'s ring buffer overran ({} events lost)", cpu, c.overrun));
             const double events = static_cast<double>(c.entries) / iters;
             if (events < 1)
                 throw probe_error(fmt::format("{} events in CPU {}'s ring buffer for {} round "
@@ -683,7 +685,8 @@ tracepoint_cost probe_tracepoint_cost(int cpu, int iters, const budget& b, const
                                               c.entries, cpu, iters));
             per_trip.push_back(events);
             per_event.push_back((traced.back() - untraced.back()) / events);
-            if (static_cast<int>(per_event.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+            if (static_cast<int>(per_event.size()) >= b.min_runs &&
+                seconds_since(start) >= b.seconds)
                 break;
         }
         tracepoint_cost r;

@@ -147,7 +147,8 @@ int cmd_kernels(std::ostream& out)
                            feats, d.source);
     }
     out << "\nA profile may be followed by +delta and +FEATURE / +NO_FEATURE terms, deltas "
-           "first: --kernel 6.6+NO_RUN_TO_PARITY, --kernel tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
+           "first: --kernel 6.6+NO_RUN_TO_PARITY, --kernel "
+           "tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
            "A +preempt=none|voluntary|full term picks the preemption model (the preempt= boot "
            "parameter); without it a reschedule acts at once, wherever the task is. "
            "docs/kernels.md gives the sources.\n";

@@ -752,9 +752,10 @@ void kernel::resched_curr(rq& r)
     // IPI or a timer it anticipated); any other learns of it after an IPI or its idle exit.
     // A remote one is sent after this CPU's tracepoint writes so far (sched_tracepoint); a
     // local one waits for them at EV_RESCHED.
-    const sim_dur delay = r.cpu == this_cpu_ ? 0
-                                             : charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi) +
-                                                   charges_.tracepoint_owed(cpu_rq(this_cpu_));
+    const sim_dur delay =
+        r.cpu == this_cpu_ ? 0
+                           : charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi) +
+                                 charges_.tracepoint_owed(cpu_rq(this_cpu_));
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
 }
 
@@ -1301,7 +1302,8 @@ void kernel::fire(u64 arg)
          * resched_curr() and the preemption point).
          */
         if (r.need_resched && !r.curr->is_idle_task() && charges_.tracepoint_owed(r) > 0) {
-            r.resched_event = sim_.after(charges_.tracepoint_owed(r), event_prio::resched, this, arg);
+            r.resched_event =
+                sim_.after(charges_.tracepoint_owed(r), event_prio::resched, this, arg);
             break;
         }
         if (r.need_resched && !r.curr->is_idle_task() && preempt_defers(r)) {

@@ -531,13 +531,13 @@ struct rq_schedstat {
 enum acct_cat : int {
     ACCT_CONTEXT_SWITCH = 0,
     ACCT_CACHE_REFILL,
-    ACCT_LOCK_SPIN,   ///< waiting for contended locks and cache lines
-    ACCT_LOCK_HOLD,   ///< holding them, cache-line transfers included
-    ACCT_BALANCE,     ///< load balancing: scans and moves (periodic, newly idle, NOHZ)
-    ACCT_IDLE_SCAN,   ///< select_idle_cpu() probes of the wakeup path
-    ACCT_IPI,         ///< sending IPIs (wake lists, reschedules, idle wakeups)
-    ACCT_TRACEPOINT,  ///< tracepoints' ring-buffer writes (sched_tracepoint: a traced kernel)
-    ACCT_CARRIED,     ///< kernel work begun while idle, finished after a task was picked
+    ACCT_LOCK_SPIN,  ///< waiting for contended locks and cache lines
+    ACCT_LOCK_HOLD,  ///< holding them, cache-line transfers included
+    ACCT_BALANCE,    ///< load balancing: scans and moves (periodic, newly idle, NOHZ)
+    ACCT_IDLE_SCAN,  ///< select_idle_cpu() probes of the wakeup path
+    ACCT_IPI,        ///< sending IPIs (wake lists, reschedules, idle wakeups)
+    ACCT_TRACEPOINT, ///< tracepoints' ring-buffer writes (sched_tracepoint: a traced kernel)
+    ACCT_CARRIED,    ///< kernel work begun while idle, finished after a task was picked
     ACCT_NR,
 };
 const char* acct_cat_name(acct_cat c);

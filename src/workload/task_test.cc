@@ -449,8 +449,8 @@ preempt_scene local_write_wakeup(const std::string& kernel, u64& writer_nivcsw)
     test_env e(1, 1, kernel, no_jitter());
     pipe_channel ch("pipe");
     preempt_scene s;
-    e.spawn_pinned(make_task([&](task_context& t) { return pipe_reader(t, ch, s); }), "reader",
-                   0, SCHED_FIFO);
+    e.spawn_pinned(make_task([&](task_context& t) { return pipe_reader(t, ch, s); }), "reader", 0,
+                   SCHED_FIFO);
     task_struct& w = e.spawn_pinned(
         make_task([&](task_context& t) { return pipe_writer(t, ch, s); }), "writer", 0);
     e.k.run(secs(1));
@@ -507,8 +507,7 @@ sim_time remote_wakeup_runs_at(const std::string& kernel, bool in_syscall)
     preempt_scene s;
     e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), "fifo", 0,
                    SCHED_FIFO);
-    e.spawn_pinned(make_task([&](task_context& t) { return victim(t, in_syscall); }), "victim",
-                   0);
+    e.spawn_pinned(make_task([&](task_context& t) { return victim(t, in_syscall); }), "victim", 0);
     e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
     e.k.run(secs(1));
     EXPECT_TRUE(e.k.all_exited());
@@ -556,12 +555,12 @@ TEST(preempt_model, a_call_that_blocks_switches_when_it_blocks_under_none)
         counter done;
         futex fx;
         preempt_scene s;
-        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }),
-                       "fifo", 0, SCHED_FIFO);
+        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }), "fifo",
+                       0, SCHED_FIFO);
         task_struct& v = e.spawn_pinned(
             make_task([&](task_context& t) { return futex_sleeper(t, fx); }), "sleeper", 0);
-        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }),
-                       "waker", 1);
+        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }), "waker",
+                       1);
         e.k.run(msecs(50));
         const bool none = std::string(k).find("none") != std::string::npos;
         if (none) {
@@ -588,7 +587,7 @@ task_code long_writer(task_context& t, channel& ch)
 }
 
 task_code fifo_wakee_sees_mutex(task_context& t, counter& c, preempt_scene& s,
-                                 const pipe_channel& ch, bool& held)
+                                const pipe_channel& ch, bool& held)
 {
     co_await t.wait_for(c, 1);
     s.woken_run = t.now();
@@ -605,13 +604,11 @@ sim_time remote_wakeup_in_a_write(const std::string& kernel, bool* mutex_held = 
     counter done;
     preempt_scene s;
     bool held = false;
-    e.spawn_pinned(make_task([&](task_context& t) {
-                       return fifo_wakee_sees_mutex(t, done, s, ch, held);
-                   }),
-                   "fifo", 0, SCHED_FIFO);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return fifo_wakee_sees_mutex(t, done, s, ch, held); }),
+        "fifo", 0, SCHED_FIFO);
     e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "writer", 0);
-    e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }), "waker",
-                   1);
+    e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }), "waker", 1);
     e.k.run(secs(1));
     EXPECT_TRUE(e.k.all_exited());
     if (mutex_held)
@@ -657,14 +654,13 @@ TEST(preempt_model, a_mutex_spinner_is_preempted_at_once_under_none)
         pipe_channel ch("pipe", 64);
         counter done;
         preempt_scene s;
-        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }),
-                       "fifo", 0, SCHED_FIFO);
+        e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, s); }), "fifo",
+                       0, SCHED_FIFO);
         e.spawn_pinned(make_task([&](task_context& t) { return short_then_write(t, ch); }),
                        "spinner", 0);
-        e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "holder",
-                       1);
-        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }),
-                       "waker", 2);
+        e.spawn_pinned(make_task([&](task_context& t) { return long_writer(t, ch); }), "holder", 1);
+        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, done); }), "waker",
+                       2);
         e.k.run(secs(1));
         EXPECT_TRUE(e.k.all_exited()) << k;
         EXPECT_GT(ch.pipe_mutex().stats().spins, 0u) << k << ": the scene has a spinner";
