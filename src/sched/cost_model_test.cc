@@ -485,8 +485,13 @@ void spawn_periodic_waker(sched_fixture& t, task_struct& sleeper,
 }
 
 /// The IPI tests' scene: "sleeper" on cpu1, which spawn_periodic_waker()'s waker on cpu0
-/// wakes over and over, run 5 ms with `rec` recording the sleeper's steps.
-void run_woken_sleeper(sched_fixture& t, wake_steps& rec)
+/// wakes over and over, run 5 ms with `rec` (which must outlive t's runs) recording the
+/// sleeper's steps; its last wakeup, step by step.
+struct last_wakeup {
+    sim_dur waking_to_wakeup = -1; ///< sched_waking (waker's CPU) to sched_wakeup (cpu1)
+    sim_dur wakeup_to_switch = -1; ///< sched_wakeup to the switch to the sleeper
+};
+last_wakeup run_woken_sleeper(sched_fixture& t, wake_steps& rec)
 {
     t.k->add_sink(&rec);
     task_struct& sleeper = t.spawn(
@@ -495,6 +500,15 @@ void run_woken_sleeper(sched_fixture& t, wake_steps& rec)
     rec.pid = sleeper.pid;
     spawn_periodic_waker(t, sleeper);
     t.run_for(msecs(5));
+    if (rec.switched_in.size() < 3 || rec.waking.empty() ||
+        rec.wakeup.size() != rec.waking.size()) {
+        ADD_FAILURE() << "the sleeper was woken " << rec.waking.size() << " times, switched in "
+                      << rec.switched_in.size();
+        return {};
+    }
+    const std::size_t n = rec.switched_in.size() - 1;
+    const std::size_t w = rec.waking.size() - 1;
+    return {rec.wakeup[w] - rec.waking[w], rec.switched_in[n] - rec.wakeup[w]};
 }
 
 TEST(idle_work,
@@ -549,12 +563,9 @@ TEST(idle_work, an_idle_cpu_woken_by_the_wake_list_ipi_leaves_do_idle_without_re
     c.hrtimer_interrupt_reprogram = usecs(50); // not the timer's handler: never charged
     sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
     wake_steps rec;
-    run_woken_sleeper(t, rec);
-    ASSERT_GE(rec.switched_in.size(), 3u);
-    const std::size_t n = rec.switched_in.size() - 1;
-    const std::size_t w = rec.waking.size() - 1;
-    EXPECT_EQ(rec.wakeup[w] - rec.waking[w], usecs(3) + usecs(5)) << "the exit, the IPI";
-    EXPECT_EQ(rec.switched_in[n] - rec.wakeup[w], usecs(4)) << "do_idle()'s way out only";
+    const last_wakeup last = run_woken_sleeper(t, rec);
+    EXPECT_EQ(last.waking_to_wakeup, usecs(3) + usecs(5)) << "the exit, the IPI";
+    EXPECT_EQ(last.wakeup_to_switch, usecs(4)) << "do_idle()'s way out only";
 }
 
 TEST(idle_work, a_cpu_woken_in_schedule_to_idle_owes_no_way_out_of_do_idle)
@@ -651,13 +662,10 @@ TEST(sched_tracepoint, the_waker_sends_the_wake_list_ipi_after_its_waking_write)
         c.sched_tracepoint = tp;
         sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
         wake_steps rec;
-        run_woken_sleeper(t, rec);
-        ASSERT_GE(rec.switched_in.size(), 3u);
-        const std::size_t n = rec.switched_in.size() - 1;
-        const std::size_t w = rec.waking.size() - 1;
-        EXPECT_EQ(rec.wakeup[w] - rec.waking[w], tp + usecs(3) + usecs(5))
+        const last_wakeup last = run_woken_sleeper(t, rec);
+        EXPECT_EQ(last.waking_to_wakeup, tp + usecs(3) + usecs(5))
             << "the waking's write, the exit, the IPI";
-        EXPECT_EQ(rec.switched_in[n] - rec.wakeup[w], tp) << "the wakeup's write";
+        EXPECT_EQ(last.wakeup_to_switch, tp) << "the wakeup's write";
     }
 }
 
