@@ -453,5 +453,68 @@ TEST(autogroup, task_h_load_scales_each_task_by_its_own_groups_h_load)
     EXPECT_EQ(gb.h_load, 255u);
 }
 
+
+/*
+ * 6.5 sched_slice(): for_each_sched_entity(), slice = __sched_period(nr) * w / W at each
+ * level. One CPU (sysctl_sched_latency 6 ms, factor 1 + ilog2(1) = 1; ALT_PERIOD: nr is
+ * the rq's h_nr_running, 3, so the period stays 6 ms), a alone in its group, b and c in
+ * another, all queued, both group entities at the full 1024: a's slice is 6 ms * 1024 /
+ * 1024 * 1024 / 2048 = 3 ms, b's 6 ms * 1024 / 2048 * 1024 / 2048 = 1.5 ms (one flat
+ * group: 6 ms * 1024 / 3072 = 2 ms each).
+ */
+TEST(autogroup, sched_slice_walks_the_task_level_then_the_group_entity_on_the_root_cfs)
+{
+    sched_fixture t(testlib::small_machine(1), "6.5");
+    task_struct& a = t.spawn("a", testlib::spin(msecs(1)));
+    task_struct* c = nullptr;
+    task_struct& b = agrp_spawn_session(t, "b", testlib::behaviour([&](syscalls& sys, task_struct& p) {
+        if (!c) {
+            task_opts o;
+            o.comm = "c";
+            c = &sys.fork(p, testlib::spin(msecs(1)), o);
+        }
+        return task_action::cpu(msecs(1));
+    }));
+    t.run_for(msecs(50));
+    rq& r = t.k->cpu_rq(0);
+    ASSERT_EQ(t.k->tunables().latency, msecs(6));
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(a.se.on_rq && b.se.on_rq && c->se.on_rq);
+    ASSERT_EQ(task_cfs_rq(r, a).nr_running, 1u);
+    ASSERT_EQ(task_cfs_rq(r, b).nr_running, 2u);
+    ASSERT_EQ(r.root_cfs.load.weight, 2048u);
+    EXPECT_EQ(sched_slice(*t.k, task_cfs_rq(r, a), a.se), msecs(3));
+    EXPECT_EQ(sched_slice(*t.k, task_cfs_rq(r, b), b.se), usecs(1500));
+}
+
+/*
+ * v6.6 reweight_entity() of an entity whose weight changes 1024 -> 512 (the body in
+ * d2929762cc3f): queued, "deadline = div_s64(deadline * old_weight, weight)" of the
+ * deadline relative to the vruntime, so 3000 ns of virtual request become 6000; not
+ * queued, "se->vlag = div_s64(se->vlag * old_weight, weight)": -300 -> -600 (truncated
+ * toward zero: -301 * 1024 / 1536 = -200.67 -> -200). CFS (6.5) changes neither.
+ */
+TEST(autogroup, reweight_rescales_the_relative_deadline_or_the_lag_as_6_6_does)
+{
+    ASSERT_NE(eevdf_policy.reweight_entity, nullptr);
+    EXPECT_EQ(cfs_policy.reweight_entity, nullptr);
+    sched_entity se;
+    se.on_rq = true;
+    se.vruntime = 1000;
+    se.deadline = 4000;
+    se.load.weight = 512;
+    eevdf_policy.reweight_entity(se, 1024);
+    EXPECT_EQ(se.vruntime, 1000u);
+    EXPECT_EQ(se.deadline, 7000u);
+    se.on_rq = false;
+    se.vlag = -300;
+    eevdf_policy.reweight_entity(se, 1024);
+    EXPECT_EQ(se.vlag, -600);
+    se.vlag = -301;
+    se.load.weight = 1536;
+    eevdf_policy.reweight_entity(se, 1024);
+    EXPECT_EQ(se.vlag, -200);
+}
+
 } // namespace
 } // namespace schedlab
