@@ -77,8 +77,17 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
         r->avg_idle = 2 * tun_.migration_cost;
         r->max_idle_balance_cost = tun_.migration_cost;
 
-        if (kc_.params.autogroup)
+        if (kc_.params.autogroup) {
             r->cfs.tg = &autogroup_;
+            r->cfs.my_se = &r->tg_se;
+            r->root_cfs.rq_ = r.get();
+            r->root_cfs.min_vruntime = initial_min_vruntime;
+            r->tg_se.se.my_q = &r->cfs;
+            r->tg_se.se.cfs_rq_ = &r->root_cfs;
+            r->tg_se.se.slice = tun_.base_slice;
+            autogroup_.cfs_rq_.push_back(&r->cfs);
+            autogroup_.se_.push_back(&r->tg_se);
+        }
         r->wake_avg_idle = r->avg_idle / 2;
         auto idle = std::make_unique<task_struct>();
         idle->pid = 0;
@@ -102,6 +111,8 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
         idle_tasks_.push_back(std::move(idle));
         rqs_.push_back(std::move(r));
     }
+    if (kc_.params.autogroup)
+        task_groups_.push_back(&autogroup_);
     charges_.attach(rqs_);
     cpupri_init(*this);
     init_dl(*this);
@@ -178,6 +189,38 @@ task_struct& kernel::task_of(sched_entity& se)
 /* ------------------------------------------------------------------------ */
 /* Task creation                                                              */
 
+task_group* kernel::autogroup_create()
+{
+    if (!kc_.params.autogroup)
+        return nullptr;
+    auto owned = std::make_unique<task_group>();
+    task_group& tg = *owned;
+    tg.name = fmt::format("autogroup-{}", task_groups_.size() + 1); // ag->id, autogroup_seq_nr
+    const u64 initial_min_vruntime = static_cast<u64>(-(1LL << 20)); // init_cfs_rq()
+    for (auto& r : rqs_) {
+        auto cfs = std::make_unique<cfs_rq>();
+        auto se = std::make_unique<tg_sched_entity>();
+        cfs->rq_ = r.get();
+        cfs->tg = &tg;
+        cfs->my_se = se.get();
+        cfs->min_vruntime = initial_min_vruntime;
+        se->se.my_q = cfs.get();
+        se->se.cfs_rq_ = &r->root_cfs;
+        se->se.slice = tun_.base_slice;
+        // model: the group's averages start when it is created (online_fair_sched_group()
+        // attaches its entities then), empty.
+        cfs->avg.last_update_time = r->clock_task;
+        se->avg.last_update_time = r->clock_task;
+        tg.cfs_rq_.push_back(cfs.get());
+        tg.se_.push_back(se.get());
+        tg.own_cfs_rq.push_back(std::move(cfs));
+        tg.own_se.push_back(std::move(se));
+    }
+    task_groups_.push_back(&tg);
+    own_groups_.push_back(std::move(owned));
+    return &tg;
+}
+
 // kernel: kernel/fork.c copy_process() + kernel/sched/core.c sched_fork(), 6.6. No mm/files model.
 task_struct& kernel::new_task(std::unique_ptr<task_behaviour> b, const task_opts& o, int parent_cpu)
 {
@@ -239,6 +282,9 @@ task_struct& kernel::spawn(std::unique_ptr<task_behaviour> b, const task_opts& o
     SIM_BUG_ON(cpu >= nr_cpu_ids(), "spawn on cpu{} of a {}-CPU machine", cpu, nr_cpu_ids());
     this_cpu_ = cpu;
     task_struct& p = new_task(std::move(b), o, cpu);
+    // The benchmark's session (one shell), or a session of its own (setsid()).
+    p.sched_task_group = o.setsid ? autogroup_create()
+                                  : (task_groups_.empty() ? nullptr : &autogroup_);
     for (auto* s : sinks_)
         s->sched_process_fork({now(), cpu, p.pid, 0, &p.comm, p.prio});
     sched_cgroup_fork(p);
@@ -256,6 +302,12 @@ task_struct& kernel::fork(task_struct& parent, std::unique_ptr<task_behaviour> b
         co.allowed = parent.cpus_mask;
     task_struct& p = new_task(std::move(b), co, parent.cpu);
     p.parent_pid = parent.pid;
+    // kernel: kernel/sched/autogroup.c sched_autogroup_fork(), 6.6: the child's signal
+    // struct takes its parent's autogroup; a child that calls setsid() at once gets a new
+    // one (ksys_setsid() -> sched_autogroup_create_attach()).
+    // model: the setsid() child is placed on its new group's cfs_rq at fork (the kernel
+    // places it in its parent's group, then moves it: sched_move_task()).
+    p.sched_task_group = o.setsid ? autogroup_create() : parent.sched_task_group;
     // kernel: kernel/fork.c dup_task_struct() -> arch_dup_task_struct() copies the parent's
     // task_struct whole, and kernel/sched/core.c __sched_fork() resets the entities, on_rq,
     // dl/rt state, numa and wake_entry but not record_wakee()'s fields (read in the 5.x body
@@ -352,7 +404,7 @@ void kernel::migration_cpu_stop(rq& r)
         stop_burst(r);
         update_rq_clock(r);
         if (p.sched_class == &fair_sched_class)
-            update_curr(*this, r.cfs);
+            update_curr(*this, task_cfs_rq(r, p));
     }
     if (p.cpu == r.cpu && p.on_rq && p.cpus_mask.test(dest_cpu)) {
         if (curr)
@@ -812,7 +864,7 @@ task_struct* kernel::pick_next_task(rq& r, task_struct* prev)
 {
     const bool scx_on = scx_enabled(*this); // 6.12: if (scx_enabled()) goto restart;
     if (!scx_on && !sched_class_above(prev->sched_class, &fair_sched_class) &&
-        r.nr_running == r.cfs.h_nr_running) {
+        r.nr_running == rq_root_cfs(r).h_nr_running) {
         if (prev->is_idle_task()) // pick_next_task_fair() -> put_prev_task(prev)
             idle_sched_class.put_prev_task(*this, r, *prev);
         if (task_struct* p = fair_sched_class.pick_next_task(*this, r, prev))
@@ -1385,60 +1437,111 @@ void kernel::maybe_check(rq& r)
 
 void kernel::check_rq(const rq& r, std::string& errs) const
 {
-    const cfs_rq& cfs = r.cfs;
     auto err = [&](fmt::string_view f, auto&&... args) {
         errs += fmt::format("cpu{}: ", r.cpu) + fmt::vformat(f, fmt::make_format_args(args...)) +
                 "\n";
     };
     if (curr_hint_[static_cast<std::size_t>(r.cpu)] != r.curr)
         err("curr_hint_ is not rq->curr");
-    unsigned n = 0;
-    u64 load = 0;
-    const sched_entity* prev = nullptr;
-    for (const sched_entity* se : cfs.tasks_timeline) {
-        ++n;
-        load += se->load.weight;
-        if (prev && entity_less{}(se, prev))
-            err("tree out of order at vruntime {}", se->vruntime);
-        if (!se->on_rq)
-            err("entity in the tree with on_rq == 0");
-        if (se == cfs.curr)
-            err("curr is in the tree");
-        const task_struct& p = *se->owner;
-        if (p.cpu != r.cpu)
-            err("pid {} queued here but task_cpu is {}", p.pid, p.cpu);
-        if (!task_on_rq_queued(p))
-            err("pid {} in the tree but on_rq={}", p.pid, p.on_rq);
-        prev = se;
+    // A cfs_rq's timeline and sums: a group's (or the root's with autogroup off) holds
+    // tasks, the root's with autogroup on the group entities.
+    auto check_cfs = [&](const cfs_rq& cfs, const char* name) {
+        const bool root_of_groups = cfs.tg == nullptr && r.cfs.tg != nullptr;
+        unsigned n = 0;
+        u64 load = 0;
+        const sched_entity* prev = nullptr;
+        for (const sched_entity* se : cfs.tasks_timeline) {
+            ++n;
+            load += se->load.weight;
+            if (prev && entity_less{}(se, prev))
+                err("{}: tree out of order at vruntime {}", name, se->vruntime);
+            if (!se->on_rq)
+                err("{}: entity in the tree with on_rq == 0", name);
+            if (se == cfs.curr)
+                err("{}: curr is in the tree", name);
+            if (se->cfs_rq_ != &cfs)
+                err("{}: an entity in the tree has another cfs_rq", name);
+            if (root_of_groups) {
+                if (!se->my_q || se->owner)
+                    err("{}: a task's entity on the root of the groups", name);
+            } else {
+                if (!se->owner) {
+                    err("{}: a group entity on a group's cfs_rq", name);
+                } else {
+                    const task_struct& p = *se->owner;
+                    if (p.cpu != r.cpu)
+                        err("pid {} queued here but task_cpu is {}", p.pid, p.cpu);
+                    if (!task_on_rq_queued(p))
+                        err("pid {} in the tree but on_rq={}", p.pid, p.on_rq);
+                }
+            }
+            prev = se;
+        }
+        if (cfs.curr && cfs.curr->on_rq) {
+            ++n;
+            load += cfs.curr->load.weight;
+        }
+        if (n != cfs.nr_running)
+            err("{}: cfs_rq nr_running {} but {} entities queued", name, cfs.nr_running, n);
+        if (load != cfs.load.weight)
+            err("{}: cfs_rq load {} but queued weights sum to {}", name, cfs.load.weight, load);
+        if (!root_of_groups && cfs.h_nr_running != cfs.nr_running)
+            err("{}: h_nr_running {} but nr_running {}", name, cfs.h_nr_running, cfs.nr_running);
+        if (policy_->check_cfs_rq)
+            policy_->check_cfs_rq(*this, cfs, errs);
+    };
+    const cfs_rq& root = rq_root_cfs(r);
+    const task_struct* fair_curr = r.curr->sched_class == &fair_sched_class ? r.curr : nullptr;
+    if (!r.cfs.tg) {
+        check_cfs(r.cfs, "/");
+        if (!fair_curr && r.cfs.curr)
+            err("rq->curr pid {} is of the {} class but cfs_rq->curr is set", r.curr->pid,
+                r.curr->sched_class->name);
+        else if (fair_curr && r.cfs.curr != &fair_curr->se)
+            err("rq->curr pid {} is not cfs_rq->curr", r.curr->pid);
+    } else {
+        // model: check_rq() of the hierarchy: each group's cfs_rq as above; on the root,
+        // a group's entity is queued iff its cfs_rq has weight queued, the root's
+        // h_nr_running is the sum of its groups', and rq->curr's group entity is the
+        // root's curr.
+        check_cfs(root, "/");
+        unsigned h = 0, idle_h = 0;
+        for (const task_group* tg : task_groups_) {
+            const cfs_rq& g = *tg->cfs_rq_[static_cast<std::size_t>(r.cpu)];
+            const sched_entity& gse = tg->se_[static_cast<std::size_t>(r.cpu)]->se;
+            check_cfs(g, tg->name.c_str());
+            h += g.h_nr_running;
+            idle_h += g.idle_h_nr_running;
+            if (gse.on_rq != (g.load.weight != 0))
+                err("/{}: group entity on_rq {} but the group's load {}", tg->name, gse.on_rq,
+                    g.load.weight);
+            if (gse.load.weight != std::max<unsigned long>(2, tg->se_[static_cast<std::size_t>(r.cpu)]->shares >> 10))
+                err("/{}: group entity weight {} is not its shares'", tg->name, gse.load.weight);
+            const bool is_currs = fair_curr && fair_curr->sched_task_group == tg;
+            if (g.curr && !is_currs)
+                err("/{}: cfs_rq->curr set but rq->curr pid {} is not of the group", tg->name,
+                    r.curr->pid);
+            if (is_currs && g.curr != &fair_curr->se)
+                err("rq->curr pid {} is not its group's cfs_rq->curr", r.curr->pid);
+            if (is_currs && root.curr != &gse)
+                err("rq->curr pid {}'s group entity is not the root's curr", r.curr->pid);
+            if (root.curr == &gse && !is_currs)
+                err("/{}: the root's curr but rq->curr pid {} is not of the group", tg->name,
+                    r.curr->pid);
+        }
+        if (h != root.h_nr_running || idle_h != root.idle_h_nr_running)
+            err("root h_nr_running {} / idle {} but its groups' sum to {} / {}", root.h_nr_running,
+                root.idle_h_nr_running, h, idle_h);
     }
-    if (cfs.curr && cfs.curr->on_rq) {
-        ++n;
-        load += cfs.curr->load.weight;
-    }
-    if (n != cfs.nr_running)
-        err("cfs_rq nr_running {} but {} entities queued", cfs.nr_running, n);
     const unsigned rt_queued = r.rt.rt_queued ? r.rt.rt_nr_running : 0;
     const unsigned dl_tasks = r.dl.dl_nr_running - (r.fair_server.on_rq ? 1 : 0);
-    if (cfs.h_nr_running != cfs.nr_running ||
-        r.nr_running != cfs.h_nr_running + rt_queued + dl_tasks + r.scx.nr_running)
-        err("nr_running {} / h_nr_running {} / cfs nr_running {} / rt queued {} / dl {} / ext {} "
-            "disagree",
-            r.nr_running, cfs.h_nr_running, cfs.nr_running, rt_queued, dl_tasks, r.scx.nr_running);
+    if (r.nr_running != root.h_nr_running + rt_queued + dl_tasks + r.scx.nr_running)
+        err("nr_running {} / h_nr_running {} / rt queued {} / dl {} / ext {} disagree",
+            r.nr_running, root.h_nr_running, rt_queued, dl_tasks, r.scx.nr_running);
     if (scx_)
         check_scx_rq(*this, r, errs);
     check_rt_rq(*this, r, errs);
     check_dl_rq(*this, r, errs);
-    if (load != cfs.load.weight)
-        err("cfs_rq load {} but queued weights sum to {}", cfs.load.weight, load);
-    if (policy_->check_cfs_rq)
-        policy_->check_cfs_rq(*this, cfs, errs);
-    if (r.curr->sched_class != &fair_sched_class) {
-        if (cfs.curr)
-            err("rq->curr pid {} is of the {} class but cfs_rq->curr is set", r.curr->pid,
-                r.curr->sched_class->name);
-    } else if (cfs.curr != &r.curr->se) {
-        err("rq->curr pid {} is not cfs_rq->curr", r.curr->pid);
-    }
     if (!r.curr->is_idle_task() && r.curr->cpu != r.cpu)
         err("rq->curr pid {} has task_cpu {}", r.curr->pid, r.curr->cpu);
     // ext tasks may wait in a shared DSQ or with the policy while a CPU idles; not in its local DSQ

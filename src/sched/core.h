@@ -194,9 +194,17 @@ public:
     /// The hooks of the patch sets this kernel applies (patchset.h).
     const patchset_hooks& patches() const { return patches_; }
 
-    /// The autogroup whose tg->load_avg the PELT updates keep (fair_pelt.cc).
+    /// The first autogroup (the benchmark's session: the tasks spawn() creates), whose
+    /// per-CPU cfs_rq and entity are rq::cfs and rq::tg_se (fair_pelt.cc).
     const task_group& autogroup() const { return autogroup_; }
     task_group& autogroup() { return autogroup_; }
+    /// Every autogroup, the first one first, then in the order created (setsid()).
+    const std::vector<task_group*>& task_groups() const { return task_groups_; }
+    /// kernel: kernel/sched/autogroup.c autogroup_create(), 6.6: a new session's
+    /// autogroup, a task group under the root with nice-0 shares, its cfs_rq and entity
+    /// on every CPU (sched_create_group(), sched_online_group()). With autogroup off,
+    /// null: a new session's tasks stay in the root group (autogroup_task_group()).
+    task_group* autogroup_create();
 
     /// The run's decision log (decision_log.h, run_context.h): off unless a sink is set.
     decision_log& decisions() { return decisions_; }
@@ -254,6 +262,8 @@ private:
     rt_state rt_{*this}; ///< the rt class's (rt.h)
     std::unique_ptr<dl_state> dl_; ///< the deadline class's (deadline.h)
     task_group autogroup_{"autogroup-1"};
+    std::vector<task_group*> task_groups_; ///< &autogroup_ first (with autogroup on), then autogroup_create()'s
+    std::vector<std::unique_ptr<task_group>> own_groups_; ///< autogroup_create()'s
     patchset_hooks patches_; ///< the hooks of the patch sets this kernel applies (patchset.h)
     void register_patchsets();
     shared_runq_state srq_; ///< SHARED_RUNQ's (fair_shared_runq.h), if applied

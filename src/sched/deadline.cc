@@ -373,7 +373,7 @@ void replenish_dl_entity(kernel& k, sched_dl_entity& dl_se)
     }
     if (dl_se.dl_defer && !dl_se.dl_defer_running &&
         dl_time_before(r.clock, dl_se.deadline - static_cast<u64>(dl_se.runtime)) &&
-        r.cfs.nr_running) { // server_has_tasks(): fair_server_has_tasks()
+        rq_root_cfs(r).nr_running) { // server_has_tasks(): fair_server_has_tasks()
         dl_se.dl_defer_armed = true;
         dl_se.dl_throttled = true;
         if (!start_dl_timer(k, dl_se)) {
@@ -1052,7 +1052,7 @@ void dl_state::fire(u64 arg)
         if (!dl_se.dl_throttled || !dl_se.dl_runtime)
             return;
         k_.update_rq_clock(r);
-        if (!r.cfs.nr_running) { // !server_has_tasks()
+        if (!rq_root_cfs(r).nr_running) { // !server_has_tasks()
             replenish_dl_entity(k_, dl_se);
             return;
         }

@@ -14,31 +14,52 @@ namespace schedlab {
 std::string kernel::print_rq(int cpu) const
 {
     const rq& r = cpu_rq(cpu);
-    const cfs_rq& cfs = r.cfs;
     std::string s = fmt::format(
         "cpu#{}\n  .nr_running : {}\n  .nr_switches : {}\n  .curr->pid : {} ({})\n"
         "  .clock : {}\n  .need_resched : {}\n  .avg_idle : {}\n",
         cpu, r.nr_running, r.nr_switches, r.curr->pid, r.curr->comm, r.clock, r.need_resched,
         r.avg_idle);
-    s += fmt::format("cfs_rq[{}]:/\n  .nr_running : {}\n  .h_nr_running : {}\n  .load : {}\n"
-                     "  .min_vruntime : {}\n",
-                     cpu, cfs.nr_running, cfs.h_nr_running, cfs.load.weight,
-                     static_cast<s64>(cfs.min_vruntime));
-    if (policy_->print_cfs_rq)
-        policy_->print_cfs_rq(*this, cfs, s);
-    s += "runnable tasks:\n   S  task   PID   vruntime   deadline   vlag   slice   "
-         "sum-exec   switches  eligible\n";
-    auto line = [&](const sched_entity& se, char state) {
-        const task_struct& p = *se.owner;
-        s += fmt::format(" {} {:>6} {:>5} {:>12} {:>12} {:>8} {:>8} {:>12} {:>8} {}\n", state,
-                         p.comm, p.pid, static_cast<s64>(se.vruntime), static_cast<s64>(se.deadline),
-                         se.vlag, se.slice, se.sum_exec_runtime, p.nvcsw + p.nivcsw,
-                         policy_->eligible(*this, cfs, se));
+    auto print_cfs = [&](const cfs_rq& cfs, const std::string& path) {
+        s += fmt::format("cfs_rq[{}]:{}\n  .nr_running : {}\n  .h_nr_running : {}\n  .load : {}\n"
+                         "  .min_vruntime : {}\n",
+                         cpu, path, cfs.nr_running, cfs.h_nr_running, cfs.load.weight,
+                         static_cast<s64>(cfs.min_vruntime));
+        if (policy_->print_cfs_rq)
+            policy_->print_cfs_rq(*this, cfs, s);
+        s += "runnable tasks:\n   S  task   PID   vruntime   deadline   vlag   slice   "
+             "sum-exec   switches  eligible\n";
+        auto line = [&](const sched_entity& se, char state) {
+            const task_struct& p = *se.owner;
+            s += fmt::format(" {} {:>6} {:>5} {:>12} {:>12} {:>8} {:>8} {:>12} {:>8} {}\n", state,
+                             p.comm, p.pid, static_cast<s64>(se.vruntime),
+                             static_cast<s64>(se.deadline), se.vlag, se.slice, se.sum_exec_runtime,
+                             p.nvcsw + p.nivcsw, policy_->eligible(*this, cfs, se));
+        };
+        if (cfs.curr)
+            line(*cfs.curr, '>');
+        for (const sched_entity* se : cfs.tasks_timeline)
+            line(*se, ' ');
     };
-    if (cfs.curr)
-        line(*cfs.curr, '>');
-    for (const sched_entity* se : cfs.tasks_timeline)
-        line(*se, ' ');
+    // One autogroup (every run but those with a session of their own): its cfs_rq as "/",
+    // as before the hierarchy; more: each group's, and the root's group entities.
+    if (task_groups_.size() <= 1) {
+        print_cfs(r.cfs, "/");
+    } else {
+        const cfs_rq& root = r.root_cfs;
+        s += fmt::format("cfs_rq[{}]:/\n  .nr_running : {}\n  .h_nr_running : {}\n  .load : {}\n"
+                         "  .min_vruntime : {}\n",
+                         cpu, root.nr_running, root.h_nr_running, root.load.weight,
+                         static_cast<s64>(root.min_vruntime));
+        for (const task_group* tg : task_groups_) {
+            const tg_sched_entity& gse = *tg->se_[static_cast<std::size_t>(cpu)];
+            s += fmt::format("  se /{}: on_rq {} curr {} weight {} vruntime {} deadline {} vlag {}\n",
+                             tg->name, gse.se.on_rq, root.curr == &gse.se, gse.se.load.weight,
+                             static_cast<s64>(gse.se.vruntime), static_cast<s64>(gse.se.deadline),
+                             gse.se.vlag);
+        }
+        for (const task_group* tg : task_groups_)
+            print_cfs(*tg->cfs_rq_[static_cast<std::size_t>(cpu)], "/" + tg->name);
+    }
     if (scx_) { // kernel: ext.c's sched_debug lines (print_scx_info / scx_rq), own layout
         s += fmt::format("scx_rq[{}]:\n  .nr_running : {}\n  .local_dsq.nr : {}\n  .runnable : {}\n",
                          cpu, r.scx.nr_running, r.scx.local_dsq.nr, r.scx.runnable_list.size());

@@ -1451,8 +1451,10 @@ void scx_ops_disable(scx_sched& s)
             p.se.slice = k.tunables().base_slice; // __sched_fork()
         if (queued)
             k.enqueue_task(r, p, ENQUEUE_RESTORE | ENQUEUE_MOVE | ENQUEUE_NOCLOCK);
-        if (running)
-            set_next_entity(k, r.cfs, p.se);
+        if (running) { // set_next_task_fair(): for_each_sched_entity(), the group's first
+            set_next_group_entity(k, r, task_cfs_rq(r, p));
+            set_next_entity(k, task_cfs_rq(r, p), p.se);
+        }
         if (queued) { // switched_to_fair()
             if (running)
                 k.resched_curr(r);

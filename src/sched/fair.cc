@@ -5,8 +5,11 @@
  * fair_eevdf.cc, behind the hooks of fair_policy.h, called (policy()) where the
  * two kernels' versions of a function differ.
  *
- * PELT is driven from here and fair_pelt.cc. Not modelled: task-group
- * hierarchies (see fair_pelt.cc), bandwidth control.
+ * PELT is driven from here and fair_pelt.cc. Task groups: autogroups one
+ * level under the root (fair_pelt.cc); the entity-level functions here serve a
+ * task's entity on its group's cfs_rq and a group's entity on the root alike,
+ * as the kernel's do (entity_is_task()). Not modelled: deeper hierarchies,
+ * bandwidth control.
  */
 #include "sched/core.h"
 
@@ -50,9 +53,10 @@ void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
         inserted = cfs.tasks_timeline.insert(std::move(node)).inserted;
         spare.pop_back();
     }
-    SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner->pid);
-    for (const auto hook : k.patches().enqueue_entity) // patch sets: SHARED_RUNQ's push
-        hook(k, *cfs.rq_, *se.owner);
+    SIM_BUG_ON(!inserted, "entity of pid {} inserted twice", se.owner ? se.owner->pid : -1);
+    if (se.owner)
+        for (const auto hook : k.patches().enqueue_entity) // patch sets: SHARED_RUNQ's push
+            hook(k, *cfs.rq_, *se.owner);
 }
 
 // kernel: kernel/sched/fair.c __dequeue_entity(), 6.6. The set's node is kept for the next
@@ -60,10 +64,11 @@ void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 void __dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     entity_timeline::node_type node = cfs.tasks_timeline.extract(&se);
-    SIM_BUG_ON(node.empty(), "entity of pid {} not in the tree", se.owner->pid);
+    SIM_BUG_ON(node.empty(), "entity of pid {} not in the tree", se.owner ? se.owner->pid : -1);
     cfs.rq_->fair_spares->run_nodes.push_back(std::move(node));
-    for (const auto hook : k.patches().dequeue_entity) // patch sets: SHARED_RUNQ's unlink
-        hook(k, *se.owner);
+    if (se.owner)
+        for (const auto hook : k.patches().dequeue_entity) // patch sets: SHARED_RUNQ's unlink
+            hook(k, *se.owner);
     if (k.policy().timeline_sub)
         k.policy().timeline_sub(k, cfs, se);
 }
@@ -100,7 +105,9 @@ void update_min_vruntime(kernel& k, cfs_rq& cfs)
     }
 }
 
-// kernel: kernel/sched/fair.c update_curr(), 6.6 (6.5: without update_deadline). No cgroup/bandwidth.
+// kernel: kernel/sched/fair.c update_curr(), 6.6 (6.5: without update_deadline), of a task's
+// or a group's entity; 6.12 charges the fair server for a task's runtime only
+// (entity_is_task()). No bandwidth.
 void update_curr(kernel& k, cfs_rq& cfs)
 {
     sched_entity* curr = cfs.curr;
@@ -116,7 +123,7 @@ void update_curr(kernel& k, cfs_rq& cfs)
     if (k.policy().update_curr)
         k.policy().update_curr(k, cfs, *curr); // 6.6: update_deadline()
     update_min_vruntime(k, cfs);
-    if (k.config().behaviour.fair_server) // 6.12: whether or not it runs on the server's behalf
+    if (k.config().behaviour.fair_server && curr->owner) // 6.12: on the server's behalf or not
         dl_server_update(k, *cfs.rq_, delta_exec);
 }
 
@@ -131,11 +138,14 @@ void clear_buddies(cfs_rq& cfs, sched_entity& se)
         cfs.skip = nullptr;
 }
 
-// kernel: kernel/sched/fair.c account_entity_enqueue(), 6.6 (root group: se is a task's).
+// kernel: kernel/sched/fair.c account_entity_enqueue(), 6.6: a task's entity also joins
+// rq->cfs_tasks (entity_is_task()).
 void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
 {
     cfs.load.weight += se.load.weight;
     cfs.nr_running++;
+    if (!se.owner)
+        return;
     task_struct& p = *se.owner;
     // list_add(&se->group_node, &rq->cfs_tasks): the node the last dequeue on any CPU took
     // off (rq::fair_spares; no allocation), a new one only when there is none
@@ -150,6 +160,8 @@ void account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
 {
     cfs.load.weight -= se.load.weight;
     cfs.nr_running--;
+    if (!se.owner)
+        return;
     task_struct& p = *se.owner;
     if (p.on_cfs_tasks) {
         // list_del_init(&se->group_node): the node is kept for the next enqueue (rq::fair_spares)
@@ -172,13 +184,17 @@ void enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 /*
  * kernel: kernel/sched/fair.c dequeue_entity(), 6.6 and 6.5.
  * 6.6 records the lag (update_entity_lag); 6.5 makes a non-sleep dequeue's
- * vruntime relative to min_vruntime so it can be renormalised elsewhere.
+ * vruntime relative to min_vruntime so it can be renormalised elsewhere (a
+ * group entity's dequeue is always a sleep: dequeue_task_fair() adds
+ * DEQUEUE_SLEEP above the task's level).
  */
 void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
     update_curr(k, cfs);
     update_load_avg(k, cfs, se,
-                    UPDATE_TG | (se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH : 0));
+                    UPDATE_TG | (se.owner && se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH
+                                                                                   : 0));
+    se_update_runnable(se);
     clear_buddies(cfs, se);
     if (k.policy().dequeue_lag)
         k.policy().dequeue_lag(k, cfs, se);
@@ -188,7 +204,8 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     account_entity_dequeue(cfs, se);
     if (k.policy().dequeue_renorm)
         k.policy().dequeue_renorm(cfs, se, flags);
-    // The group entity's level follows in dequeue_task_fair() (dequeue_task_tg_se()).
+    update_cfs_group_se(k, se, k.smp_processor_id());
+    // A task's group entity's level follows in dequeue_task_fair().
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(k, cfs);
 }
@@ -218,12 +235,55 @@ void put_prev_entity(kernel& k, cfs_rq& cfs, sched_entity& prev)
     cfs.curr = nullptr;
 }
 
-// kernel: kernel/sched/fair.c put_prev_task_fair(), 6.6: the task, then the group entity.
+// kernel: kernel/sched/fair.c put_prev_task_fair(), 6.6: the task, then its group entity.
 void put_prev_task_fair(kernel& k, rq& r, task_struct& prev)
 {
-    if (r.cfs.curr == &prev.se)
-        put_prev_entity(k, r.cfs, prev.se);
-    put_prev_tg_se(r); // for_each_sched_entity(): the group entity on the root
+    cfs_rq& cfs = task_cfs_rq(r, prev);
+    if (cfs.curr == &prev.se)
+        put_prev_entity(k, cfs, prev.se);
+    put_prev_group_entity(k, r); // for_each_sched_entity(): the group entity on the root
+}
+
+/*
+ * kernel: kernel/sched/fair.c put_prev_entity(&rq->cfs, se) of the root's curr, 6.6:
+ * the group entity that was running stops being the root's curr (a task of another
+ * class or idle follows, or a task of another group: pick_next_task_fair()).
+ */
+void put_prev_group_entity(kernel& k, rq& r)
+{
+    if (!r.cfs.tg || !r.root_cfs.curr)
+        return;
+    put_prev_entity(k, r.root_cfs, *r.root_cfs.curr);
+}
+
+/*
+ * kernel: kernel/sched/fair.c set_next_entity(&rq->cfs, tg->se[cpu]), 6.6, in
+ * pick_next_task_fair(): the group entity of the task picked becomes the
+ * root's curr, after the group entity that was (put_prev_entity() at the
+ * common ancestor, the root). Nothing if it is curr already (a pick inside
+ * the group) or with autogroup off.
+ */
+void set_next_group_entity(kernel& k, rq& r, cfs_rq& gcfs)
+{
+    sched_entity* gse = parent_entity(gcfs);
+    if (!gse || r.root_cfs.curr == gse)
+        return;
+    put_prev_group_entity(k, r);
+    set_next_entity(k, r.root_cfs, *gse);
+}
+
+/*
+ * kernel: kernel/sched/fair.c set_next_buddy(), 6.6 (6.5 the same): the wakee's
+ * entity is the next buddy on every level, unless it is an idle entity
+ * (se_is_idle()). The task's level is set by the policy's check_preempt_wakeup();
+ * this sets the group entity's on the root (an autogroup is never idle).
+ */
+void set_next_buddy(cfs_rq& cfs, sched_entity& se)
+{
+    if (se.owner && se.owner->policy == SCHED_IDLE)
+        return;
+    if (sched_entity* gse = parent_entity(cfs))
+        gse->cfs_rq_->next = gse;
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6 / 6.5: the policy's.
@@ -235,9 +295,34 @@ sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr)
 /* ---- class hooks ---- */
 
 /*
- * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, for a task of the root group only;
+ * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, above the task's level of a
+ * depth-1 hierarchy: the group entity is enqueued on the root if it was not queued
+ * (enqueue_entity() with ENQUEUE_WAKEUP, as every level above the task's), else the
+ * second loop's update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group();
+ * then the root's h_nr_running (and idle_h_nr_running).
+ */
+static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
+{
+    sched_entity& gse = gcfs.my_se->se;
+    cfs_rq& root = r.root_cfs;
+    if (!gse.on_rq) {
+        enqueue_entity(k, root, gse, ENQUEUE_WAKEUP);
+    } else {
+        update_load_avg(k, root, gse, UPDATE_TG);
+        se_update_runnable(gse);
+        update_cfs_group_se(k, gse, k.smp_processor_id());
+    }
+    root.h_nr_running++;
+    if (idle)
+        root.idle_h_nr_running++;
+}
+
+/*
+ * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6: the task's entity on its
+ * group's cfs_rq (task_cfs_rq()), then the group's entity on the root;
  * 6.12: a delayed entity's wakeup (ENQUEUE_DELAYED) only requeues it in place, and a
  * delayed task's utilisation estimate stays out of the rq's while it moves.
+ * util_est is the root's (kept in rq::cfs whatever the task's group).
  */
 void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 {
@@ -245,17 +330,19 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (sched_feat_of(k, UTIL_EST) &&
         !(p.se.sched_delayed && (p.on_rq == TASK_ON_RQ_MIGRATING || (flags & ENQUEUE_RESTORE))))
         util_est_enqueue(r.cfs.avg.util_est_, p.se.avg);
+    cfs_rq& cfs = task_cfs_rq(r, p);
     if (flags & ENQUEUE_DELAYED) {
-        requeue_delayed_entity(k, r.cfs, p.se);
+        requeue_delayed_entity(k, cfs, p.se);
         return;
     }
-    enqueue_entity(k, r.cfs, p.se, flags);
-    r.cfs.h_nr_running++;
+    enqueue_entity(k, cfs, p.se, flags);
+    cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
-        r.cfs.idle_h_nr_running++;
-    enqueue_task_tg_se(k, r); // the autogroup's entity on the root (fair_pelt.cc)
-    if (k.config().behaviour.fair_server && r.cfs.h_nr_running == 1) // 6.12: the first fair task
-        dl_server_start(k, r);
+        cfs.idle_h_nr_running++;
+    if (cfs.my_se) // the group's entity on the root
+        enqueue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE);
+    if (k.config().behaviour.fair_server && rq_root_cfs(r).h_nr_running == 1) // 6.12: the first
+        dl_server_start(k, r);                                                 // fair task
     add_nr_running(r, 1);
 }
 
@@ -299,7 +386,33 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 }
 
 /*
- * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, root group only.
+ * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, above the task's level of a
+ * depth-1 hierarchy: the group entity leaves the root when its cfs_rq has no
+ * load.weight left (dequeue_entity() with DEQUEUE_SLEEP, as every level above the
+ * task's), else the second loop's update_load_avg(UPDATE_TG), se_update_runnable(),
+ * update_cfs_group(); then the root's h_nr_running. Not for a task that stays queued
+ * as delayed (6.12: dequeue_entities() returns before this level).
+ * model: a group entity is never delayed itself (6.12 delays an ineligible one).
+ */
+static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
+{
+    sched_entity& gse = gcfs.my_se->se;
+    cfs_rq& root = r.root_cfs;
+    if (gcfs.load.weight == 0 && gse.on_rq) {
+        dequeue_entity(k, root, gse, DEQUEUE_SLEEP);
+    } else {
+        update_load_avg(k, root, gse, UPDATE_TG);
+        se_update_runnable(gse);
+        update_cfs_group_se(k, gse, k.smp_processor_id());
+    }
+    root.h_nr_running--;
+    if (idle)
+        root.idle_h_nr_running--;
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6: the task's entity, then its
+ * group's on the root.
  * SIS_SHORT v6 1/2 (Chen Yu, Feb 2023) adds dur_avg: on a sleep, the CPU time
  * since the previous sleep enters a 1/8 EWMA (update_avg), whatever the feature bit.
  * 6.12 DELAY_DEQUEUE (dequeue_entity()): a task that sleeps while not eligible
@@ -312,10 +425,10 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 {
     const bool task_sleep = flags & DEQUEUE_SLEEP;
-    cfs_rq& cfs = r.cfs;
+    cfs_rq& cfs = task_cfs_rq(r, p);
     k.lb().lb_stats_changed(r.cpu);
     if (sched_feat_of(k, UTIL_EST) && !p.se.sched_delayed)
-        util_est_dequeue(cfs.avg.util_est_, p.se.avg);
+        util_est_dequeue(r.cfs.avg.util_est_, p.se.avg); // the root's (kept in rq::cfs)
     if (task_sleep && !(flags & (DEQUEUE_DELAYED | DEQUEUE_SPECIAL)) &&
         k.policy().delay_dequeue && k.policy().delay_dequeue(k, r, p))
         return false;
@@ -331,10 +444,11 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     cfs.h_nr_running--;
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
-    dequeue_task_tg_se(k, r); // the autogroup's entity on the root (fair_pelt.cc)
+    if (cfs.my_se) // the group's entity on the root
+        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE);
     sub_nr_running(r, 1);
-    if (k.config().behaviour.fair_server && !cfs.h_nr_running) // 6.12: the last fair task
-        dl_server_stop(k, r);
+    if (k.config().behaviour.fair_server && !rq_root_cfs(r).h_nr_running) // 6.12: the last
+        dl_server_stop(k, r);                                              // fair task
     if (sched_feat_of(k, UTIL_EST) && !was_delayed)
         util_est_update(p.se.avg.util_est_, p.se.avg, task_sleep, capacity_of(k, r.cpu),
                         sched_feat_of(k, UTIL_EST_FASTUP) ||
@@ -350,28 +464,44 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
 
 /*
  * kernel: kernel/sched/fair.c pick_next_task_fair(), 6.6, the
- * CONFIG_FAIR_GROUP_SCHED path distribution kernels run: curr stays
- * cfs_rq->curr during the pick (so RUN_TO_PARITY and the CFS curr
- * comparison see it) and is put back only if another entity wins.
+ * CONFIG_FAIR_GROUP_SCHED path distribution kernels run: from the root down,
+ * each level's curr stays cfs_rq->curr during the pick (update_curr() first;
+ * so RUN_TO_PARITY and the CFS curr comparison see it) and the policy's
+ * pick_next_entity() chooses there, a group entity's pick continuing in its
+ * cfs_rq (group_cfs_rq()). If the task differs from prev, prev's entities are
+ * put back and the new ones set up to their common ancestor: prev's task
+ * entity, then (another group's task) prev's group entity on the root and the
+ * new one; the new task's entity last.
  * When nothing is runnable it runs sched_balance_newidle() and retries.
+ * Differs: the walk's order puts prev's task entity back before setting the
+ * new group entity, where the kernel sets the new task's entity first; the
+ * two levels' state is disjoint, so the outcome is the same.
  */
 task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
 {
-    cfs_rq& cfs = r.cfs;
+    cfs_rq& top = rq_root_cfs(r);
     int retries = 0;
     bool restarted = false;       // a newly-idle pass returned < 0 (RETRY_TASK)
     bool no_more_newidle = false; // balance_fair()'s pass after the restart ran
     for (;;) {
-        if (cfs.nr_running) {
-            sched_entity* curr = cfs.curr;
-            if (curr) {
-                if (curr->on_rq)
-                    update_curr(k, cfs);
-                else
-                    curr = nullptr;
+        if (top.nr_running) {
+            cfs_rq* cfs = &top;
+            sched_entity* se = nullptr;
+            for (;;) {
+                sched_entity* curr = cfs->curr;
+                if (curr) {
+                    if (curr->on_rq)
+                        update_curr(k, *cfs);
+                    else
+                        curr = nullptr;
+                }
+                se = pick_next_entity(k, *cfs, curr);
+                SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu,
+                           cfs->nr_running);
+                if (!se->my_q)
+                    break;
+                cfs = se->my_q; // group_cfs_rq(se)
             }
-            sched_entity* se = pick_next_entity(k, cfs, curr);
-            SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu, cfs.nr_running);
             if (se->sched_delayed) {
                 // 6.12: a delayed entity that wins the pick leaves instead; pick again.
                 block_delayed_task(k, r, k.task_of(*se));
@@ -379,10 +509,13 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
             }
             task_struct& p = k.task_of(*se);
             if (&p != prev) {
-                if (prev && cfs.curr == &prev->se)
-                    put_prev_entity(k, cfs, prev->se);
-                set_next_tg_se(r); // the group entity first, if it is not the root's curr yet
-                set_next_entity(k, cfs, *se);
+                if (prev) {
+                    cfs_rq& pcfs = task_cfs_rq(r, *prev);
+                    if (pcfs.curr == &prev->se)
+                        put_prev_entity(k, pcfs, prev->se);
+                }
+                set_next_group_entity(k, r, *cfs); // its group entity first, if not the root's curr
+                set_next_entity(k, *cfs, *se);
             }
             // Keep cfs_tasks most-recently-run first (detach_tasks() takes from the tail).
             if (p.on_cfs_tasks)
@@ -390,18 +523,21 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
             return &p;
         }
         // idle: put prev back first (it is not on the rq any more), then try to pull.
-        if (prev && cfs.curr == &prev->se)
-            put_prev_entity(k, cfs, prev->se);
+        if (prev) {
+            cfs_rq& pcfs = task_cfs_rq(r, *prev);
+            if (pcfs.curr == &prev->se)
+                put_prev_entity(k, pcfs, prev->se);
+        }
         prev = nullptr;
         // Returning NULL, __pick_next_task() puts prev's whole hierarchy (put_prev_task()):
         // the group entity leaves the root's curr then, after the newly-idle balance.
         if (no_more_newidle) {
-            put_prev_tg_se(r);
+            put_prev_group_entity(k, r);
             return nullptr;
         }
         const int new_tasks = sched_balance_newidle(k, r);
         if (new_tasks == 0) {
-            put_prev_tg_se(r);
+            put_prev_group_entity(k, r);
             return nullptr;
         }
         /*
@@ -445,14 +581,25 @@ void migrate_task_rq_fair(kernel& k, task_struct& p, int /*new_cpu*/)
 // kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(), 6.6 / 6.5 (no hrtick).
 void task_tick_fair(kernel& k, rq& r, task_struct& curr)
 {
-    cfs_rq& cfs = r.cfs;
+    cfs_rq& cfs = task_cfs_rq(r, curr);
     SIM_BUG_ON(cfs.curr != &curr.se, "cpu{}: tick for pid {} which is not cfs_rq->curr", r.cpu,
                curr.pid);
     update_curr(k, cfs);
     update_load_avg(k, cfs, curr.se, UPDATE_TG);
     if (k.policy().entity_tick)
         k.policy().entity_tick(k, cfs, curr.se);
-    task_tick_tg_se(k, r); // for_each_sched_entity(): the group entity's entity_tick()
+    // for_each_sched_entity(): the group entity's entity_tick() on the root (update_curr(),
+    // update_load_avg(UPDATE_TG), update_cfs_group(), the policy's tick check)
+    if (sched_entity* gse = parent_entity(cfs)) {
+        cfs_rq& root = r.root_cfs;
+        SIM_BUG_ON(root.curr != gse, "cpu{}: tick for pid {} whose group is not the root's curr",
+                   r.cpu, curr.pid);
+        update_curr(k, root);
+        update_load_avg_tg_se(cfs, UPDATE_TG);
+        update_cfs_group_se(k, *gse, r.cpu);
+        if (k.policy().entity_tick)
+            k.policy().entity_tick(k, root, *gse);
+    }
 }
 
 /*
@@ -464,7 +611,7 @@ void task_tick_fair(kernel& k, rq& r, task_struct& curr)
 void task_fork_fair(kernel& k, task_struct& p)
 {
     rq& r = k.cpu_rq(p.cpu);
-    cfs_rq& cfs = r.cfs;
+    cfs_rq& cfs = task_cfs_rq(r, p);
     k.update_rq_clock(r);
     sched_entity* curr = cfs.curr;
     if (curr)
@@ -480,7 +627,7 @@ void task_fork_fair(kernel& k, task_struct& p)
 // kernel: kernel/sched/fair.c yield_task_fair(), 6.6 (EEVDF: deadline += slice) / 6.5 (skip buddy).
 void yield_task_fair(kernel& k, rq& r)
 {
-    cfs_rq& cfs = r.cfs;
+    cfs_rq& cfs = task_cfs_rq(r, *r.curr);
     if (r.nr_running == 1 || !cfs.curr)
         return;
     k.update_rq_clock(r);

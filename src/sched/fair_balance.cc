@@ -271,7 +271,7 @@ group_lb_sums cpu_lb_contrib(const kernel& k, int cpu)
     c.load = cpu_load(r);
     c.util = cpu_util_cfs(k, cpu);
     c.runnable = cpu_runnable(r);
-    c.h_nr_running = r.cfs.h_nr_running;
+    c.h_nr_running = rq_root_cfs(r).h_nr_running;
     c.nr_running = r.nr_running;
     c.nr_overloaded = r.nr_running > 1 ? 1 : 0;
     if (!r.nr_running && r.curr == r.idle) {
@@ -350,7 +350,7 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(k, i);
         sgs.group_runnable += cpu_runnable(r);
-        sgs.sum_h_nr_running += r.cfs.h_nr_running;
+        sgs.sum_h_nr_running += rq_root_cfs(r).h_nr_running;
         const unsigned nr_running = r.nr_running;
         sgs.sum_nr_running += nr_running;
         if (nr_running > 1)
@@ -595,7 +595,7 @@ rq* find_busiest_queue(kernel& k, lb_env& env, const sched_group& group)
         if (!env.cpus->test(i))
             continue;
         rq& r = k.cpu_rq(i);
-        const unsigned nr_running = r.cfs.h_nr_running;
+        const unsigned nr_running = rq_root_cfs(r).h_nr_running;
         if (!nr_running)
             continue;
         const unsigned long capacity = capacity_of(k, i);
@@ -649,7 +649,7 @@ int task_hot(kernel& k, task_struct& p, lb_env& env)
         return 0;
     if (env.sd->has(SD_SHARE_CPUCAPACITY))
         return 0;
-    const cfs_rq& cfs = env.src_rq->cfs;
+    const cfs_rq& cfs = task_cfs_rq(*env.src_rq, p); // cfs_rq_of(&p->se)
     if (sched_feat_of(k, CACHE_HOT_BUDDY) && env.dst_rq->nr_running &&
         (cfs.next == &p.se || cfs.last == &p.se))
         return 1;
@@ -961,7 +961,7 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
     busiest.active_balance = false;
     k.set_this_cpu(busiest.cpu);
     // "Is there any task to move?": the kernel's nr_running <= 1 counts the stopper.
-    if (busiest.cfs.h_nr_running < 1)
+    if (rq_root_cfs(busiest).h_nr_running < 1)
         return;
     sched_domain* sd = nullptr;
     for (auto& tmp : k.topology().cpu(push_cpu).domains)
@@ -977,7 +977,7 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
     if (curr) {
         k.stop_burst(busiest);
         k.update_rq_clock(busiest);
-        update_curr(k, busiest.cfs);
+        update_curr(k, task_cfs_rq(busiest, *curr));
     }
     lb_env env;
     env.sd = sd;
@@ -1013,7 +1013,7 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
         return;
     }
     if (p == curr)
-        put_prev_entity(k, busiest.cfs, p->se);
+        put_prev_entity(k, task_cfs_rq(busiest, *p), p->se);
     // detach_task()
     k.deactivate_task(busiest, *p, DEQUEUE_NOCLOCK);
     k.set_task_cpu(*p, push_cpu);
@@ -1237,7 +1237,7 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
             this_rq.max_idle_balance_cost = curr_cost;
         k.charges().charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
     }
-    if (this_rq.cfs.h_nr_running && !pulled_task)
+    if (rq_root_cfs(this_rq).h_nr_running && !pulled_task)
         pulled_task = 1;
     if (this_rq.next_balance > next_balance)
         this_rq.next_balance = next_balance;

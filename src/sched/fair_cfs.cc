@@ -22,23 +22,27 @@ inline bool entity_before(const sched_entity& a, const sched_entity& b)
 /*
  * kernel: kernel/sched/fair.c sched_slice() + __sched_period(), 6.5.
  * period = latency for up to nr_latency tasks, else nr * min_granularity;
- * slice = period * w / W (W counting se if it is not queued yet); with
- * BASE_SLICE at least min_granularity.
+ * slice = period * w / W at each level up to the root (W counting the entity
+ * if it is not queued yet; for_each_sched_entity(): a task of an autogroup,
+ * then its group entity on the root); with BASE_SLICE at least min_granularity.
  */
 u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
 {
     unsigned nr_running = cfs.nr_running;
     if (sched_feat_of(k, ALT_PERIOD))
-        nr_running = cfs.rq_->cfs.h_nr_running;
+        nr_running = rq_root_cfs(*cfs.rq_).h_nr_running;
     nr_running += se.on_rq ? 0 : 1;
     u64 slice = nr_running > k.tunables().nr_latency ? nr_running * k.tunables().min_granularity
                                                      : k.tunables().latency;
 
-    u64 load = cfs.load.weight;
-    if (!se.on_rq)
-        load += se.load.weight;
-    if (load)
-        slice = static_cast<u64>(static_cast<unsigned __int128>(slice) * se.load.weight / load);
+    const cfs_rq* q = &cfs;
+    for (const sched_entity* s = &se; s; s = parent_entity(*q), q = &q->rq_->root_cfs) {
+        u64 load = q->load.weight;
+        if (!s->on_rq)
+            load += s->load.weight;
+        if (load)
+            slice = static_cast<u64>(static_cast<unsigned __int128>(slice) * s->load.weight / load);
+    }
     if (sched_feat_of(k, BASE_SLICE))
         slice = std::max<u64>(slice, k.tunables().min_granularity); // no SCHED_IDLE-entity variant
     return slice;
@@ -174,15 +178,15 @@ sched_entity* pick_next_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity* curr)
 void check_preempt_wakeup_cfs(kernel& k, rq& r, task_struct& p, int wake_flags)
 {
     task_struct& curr = *r.curr;
-    cfs_rq& cfs = r.cfs;
-    sched_entity& se = curr.se;
-    sched_entity& pse = p.se;
-    if (&se == &pse)
+    cfs_rq& cfs = task_cfs_rq(r, curr);
+    cfs_rq& pcfs = task_cfs_rq(r, p);
+    if (&curr.se == &p.se)
         return;
     const bool scale = cfs.nr_running >= k.tunables().nr_latency;
     bool next_buddy_marked = false;
     if (sched_feat_of(k, NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
-        cfs.next = &pse;
+        pcfs.next = &p.se; // set_next_buddy(): every level
+        set_next_buddy(pcfs, p.se);
         next_buddy_marked = true;
     }
     if (r.need_resched)
@@ -193,16 +197,31 @@ void check_preempt_wakeup_cfs(kernel& k, rq& r, task_struct& p, int wake_flags)
     }
     if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
-    update_curr(k, cfs);
-    if (wakeup_preempt_entity(k, se, pse) != 1)
+    // find_matching_se(): curr's and p's entities on the cfs_rq their hierarchies share
+    sched_entity* se = &curr.se;
+    sched_entity* pse = &p.se;
+    cfs_rq* match = &cfs;
+    if (&cfs != &pcfs) {
+        se = parent_entity(cfs);
+        pse = parent_entity(pcfs);
+        match = &r.root_cfs;
+    }
+    update_curr(k, *match);
+    if (wakeup_preempt_entity(k, *se, *pse) != 1)
         return;
-    if (!next_buddy_marked)
-        cfs.next = &pse;
+    if (!next_buddy_marked) { // set_next_buddy(pse): from the matched level up
+        match->next = pse;
+        if (match == &pcfs)
+            set_next_buddy(pcfs, *pse);
+    }
     k.resched_curr(r);
-    if (!se.on_rq)
+    if (!se->on_rq)
         return;
-    if (sched_feat_of(k, LAST_BUDDY) && scale)
-        cfs.last = &se;
+    if (sched_feat_of(k, LAST_BUDDY) && scale && se->owner) { // set_last_buddy(): a task's,
+        cfs.last = se;                                        // every level
+        if (sched_entity* gse = parent_entity(cfs))
+            r.root_cfs.last = gse;
+    }
 }
 
 /*
@@ -222,13 +241,15 @@ void enqueue_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     if (renorm && !curr)
         se.vruntime += cfs.min_vruntime;
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
+    se_update_runnable(se);
+    update_cfs_group_se(k, se, k.smp_processor_id());
     account_entity_enqueue(cfs, se);
     if (flags & ENQUEUE_WAKEUP)
         place_entity_cfs(k, cfs, se, false);
     if (!curr)
         __enqueue_entity(k, cfs, se);
     se.on_rq = true;
-    // The group entity's level follows in enqueue_task_fair() (enqueue_task_tg_se()).
+    // A task's group entity's level follows in enqueue_task_fair().
 }
 
 /*
@@ -259,7 +280,7 @@ const fair_policy_ops cfs_policy = {
     // becomes relative to the old min_vruntime.
     .migrate_task_rq = [](kernel& k, task_struct& p) {
         if (p.__state == TASK_WAKING)
-            p.se.vruntime -= k.cpu_rq(p.cpu).cfs.min_vruntime;
+            p.se.vruntime -= task_cfs_rq(k.cpu_rq(p.cpu), p).min_vruntime;
     },
     // kernel: kernel/sched/fair.c pick_next_entity(), 6.5, and the clear_buddies() of
     // pick_next_task_fair()'s pick.
@@ -269,8 +290,13 @@ const fair_policy_ops cfs_policy = {
             clear_buddies(cfs, *se);
         return se;
     },
-    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy.
-    .yield_task = [](kernel& /*k*/, cfs_rq& cfs) { cfs.skip = cfs.curr; },
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy, on every level
+    // (set_skip_buddy(): the task's group entity on the root too).
+    .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
+        cfs.skip = cfs.curr;
+        if (sched_entity* gse = parent_entity(cfs))
+            gse->cfs_rq_->skip = gse;
+    },
     .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {
         check_preempt_wakeup_cfs(k, r, p, wake_flags);
     },

@@ -80,7 +80,8 @@ bool entity_eligible(const cfs_rq& cfs, const sched_entity& se)
 // kernel: kernel/sched/fair.c update_entity_lag(), 6.6: lag clamped to max(2 slice, tick) of virtual time.
 void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
-    SIM_BUG_ON(!se.on_rq, "update_entity_lag on a dequeued entity (pid {})", se.owner->pid);
+    SIM_BUG_ON(!se.on_rq, "update_entity_lag on a dequeued entity (pid {})",
+               se.owner ? se.owner->pid : -1);
     const s64 lag = static_cast<s64>(avg_vruntime(cfs) - se.vruntime);
     const s64 limit = static_cast<s64>(
         calc_delta_fair(std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), se));
@@ -173,18 +174,24 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
 /*
  * kernel: kernel/sched/fair.c check_preempt_wakeup(), v6.6.0 naming (later
  * 6.6 stable: check_preempt_wakeup_fair). Preempt iff pick_eevdf() would
- * choose the wakee now.
+ * choose the wakee now, on the cfs_rq where curr's and the wakee's
+ * hierarchies meet (find_matching_se()): their own if they share a group,
+ * else the root, between their group entities (never idle entities: an
+ * autogroup's is not).
  */
 void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags)
 {
     task_struct& curr = *r.curr;
-    cfs_rq& cfs = r.cfs;
-    sched_entity& se = curr.se;
-    sched_entity& pse = p.se;
-    if (&se == &pse)
+    cfs_rq& cfs = task_cfs_rq(r, curr);
+    cfs_rq& pcfs = task_cfs_rq(r, p);
+    sched_entity* se = &curr.se;
+    sched_entity* pse = &p.se;
+    if (se == pse)
         return;
-    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK))
-        cfs.next = &pse; // set_next_buddy()
+    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK)) {
+        pcfs.next = pse; // set_next_buddy(): every level
+        set_next_buddy(pcfs, *pse);
+    }
     if (r.need_resched)
         return;
     const bool cse_is_idle = curr.policy == SCHED_IDLE;
@@ -198,8 +205,14 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
     if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
-    update_curr(k, cfs);
-    if (pick_eevdf(k, cfs) == &pse)
+    cfs_rq* match = &cfs;
+    if (&cfs != &pcfs) { // find_matching_se(): one level up, to the root
+        se = parent_entity(cfs);
+        pse = parent_entity(pcfs);
+        match = &r.root_cfs;
+    }
+    update_curr(k, *match);
+    if (pick_eevdf(k, *match) == pse)
         k.resched_curr(r);
 }
 
@@ -225,13 +238,15 @@ void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         place_entity_eevdf(k, cfs, se, flags);
     update_curr(k, cfs);
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
+    se_update_runnable(se);
+    update_cfs_group_se(k, se, k.smp_processor_id());
     if (!curr)
         place_entity_eevdf(k, cfs, se, flags);
     account_entity_enqueue(cfs, se);
     if (!curr)
         __enqueue_entity(k, cfs, se);
     se.on_rq = true;
-    // The group entity's level follows in enqueue_task_fair() (enqueue_task_tg_se()).
+    // A task's group entity's level follows in enqueue_task_fair().
 }
 
 /*
@@ -243,7 +258,7 @@ bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p)
 {
     if (!sched_feat_of(k, DELAY_DEQUEUE))
         return false;
-    cfs_rq& cfs = r.cfs;
+    cfs_rq& cfs = task_cfs_rq(r, p);
     update_curr(k, cfs);
     if (entity_eligible(cfs, p.se))
         return false;
@@ -299,6 +314,24 @@ const fair_policy_ops eevdf_policy = {
     // kernel: kernel/sched/fair.c avg_vruntime_update(), 6.6.
     .min_vruntime_advanced = [](cfs_rq& cfs, s64 delta) {
         cfs.avg_vruntime -= static_cast<s64>(cfs.avg_load) * delta;
+    },
+    /*
+     * kernel: kernel/sched/fair.c reweight_entity(), v6.6 (88c56cfeaec4's successor
+     * tag, read at v6.6): a queued entity keeps its vruntime and its deadline's distance
+     * from it is rescaled by old/new weight; an unqueued one's vlag is rescaled so that
+     * its weighted lag stays. Differs from 6.7+ (eab03c23c2a1, "sched/eevdf: Fix
+     * vruntime adjustment on reweight": the vruntime moves to keep the lag) and 6.12+
+     * (re-placed by place_entity()): not followed by the later profiles (a group
+     * entity's reweight only; no task's weight changes while queued in the model).
+     */
+    .reweight_entity = [](sched_entity& se, u32 old_weight) {
+        if (!se.on_rq) {
+            se.vlag = se.vlag * static_cast<s64>(old_weight) / static_cast<s64>(se.load.weight);
+        } else {
+            const s64 rel = static_cast<s64>(se.deadline - se.vruntime);
+            se.deadline = se.vruntime + static_cast<u64>(rel * static_cast<s64>(old_weight) /
+                                                         static_cast<s64>(se.load.weight));
+        }
     },
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* /*curr*/) {
         return pick_next_entity_eevdf(k, cfs);

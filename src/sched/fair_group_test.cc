@@ -114,7 +114,7 @@ TEST(update_tg_cfs_load, a_forked_tasks_full_load_sum_fills_the_group_entity)
     const rq& r = t.k->cpu_rq(1);
     ASSERT_EQ(r.cfs.h_nr_running, 2u);
     EXPECT_EQ(r.cfs.avg.load_avg, 2048u);
-    EXPECT_EQ(r.tg_se.weight, 1024u);
+    EXPECT_EQ(r.tg_se.weight(), 1024u);
     EXPECT_EQ(r.tg_se.avg.load_sum, get_pelt_divider(r.root_cfs.avg));
     EXPECT_EQ(r.tg_se.avg.load_avg, 1024u);
     EXPECT_EQ(cpu_load(r), 1024u);
@@ -212,6 +212,308 @@ TEST(wake_affine_weight, a_sync_pair_of_tiny_group_entities_compares_the_roots_a
     EXPECT_EQ(r0.cfs.h_load, 2u);
     EXPECT_EQ(wake_affine_weight(*t.k, *sd, p, 0, 1, /*sync=*/1),
               std::numeric_limits<int>::max()); // nr_cpumask_bits: "no CPU"
+}
+
+
+/* ---- more than one autogroup (lane agrp2): sessions, the root's pick, find_matching_se ---- */
+
+/// spawn() in a session of its own (setsid()): a new autogroup with autogroup on.
+task_struct& agrp_spawn_session(sched_fixture& t, const std::string& comm,
+                                std::unique_ptr<task_behaviour> b, int cpu = 0)
+{
+    task_opts o;
+    o.comm = comm;
+    o.cpu = cpu;
+    o.setsid = true;
+    return t.k->spawn(std::move(b), o);
+}
+
+/*
+ * kernel/sched/autogroup.c (6.6, the same in mainline 0410c6121529):
+ * sched_autogroup_fork() gives a child its parent's autogroup; ksys_setsid()
+ * -> sched_autogroup_create_attach() -> autogroup_create() makes a new one, a
+ * task group under the root. With kernel.sched_autogroup_enabled=0 every task
+ * stays in the root group (autogroup_task_group()).
+ */
+TEST(autogroup, fork_inherits_the_parents_autogroup_and_setsid_makes_a_new_one)
+{
+    sched_fixture t(testlib::small_machine(2), "6.6");
+    task_struct* c1 = nullptr;
+    task_struct* c2 = nullptr;
+    task_struct* g = nullptr;
+    bool forked = false;
+    task_struct& parent = t.spawn("parent", testlib::behaviour([&](syscalls& sys, task_struct& p) {
+        if (forked)
+            return task_action::sleep();
+        forked = true;
+        task_opts o;
+        o.comm = "c1";
+        c1 = &sys.fork(p, testlib::run_then_exit(msecs(1)), o);
+        o.comm = "c2";
+        o.setsid = true;
+        c2 = &sys.fork(p, testlib::behaviour([&](syscalls& sys2, task_struct& self) {
+            if (g)
+                return task_action::sleep();
+            task_opts go;
+            go.comm = "g";
+            g = &sys2.fork(self, testlib::run_then_exit(msecs(1)), go);
+            return task_action::cpu(msecs(1));
+        }), o);
+        return task_action::cpu(msecs(1));
+    }));
+    t.run_for(msecs(20));
+    ASSERT_TRUE(c1 && c2 && g);
+    EXPECT_EQ(parent.sched_task_group, &t.k->autogroup()) << "spawn(): the benchmark's session";
+    EXPECT_EQ(c1->sched_task_group, parent.sched_task_group) << "fork inherits";
+    ASSERT_NE(c2->sched_task_group, nullptr);
+    EXPECT_NE(c2->sched_task_group, parent.sched_task_group) << "setsid(): a new autogroup";
+    EXPECT_EQ(c2->sched_task_group->name, "autogroup-2");
+    EXPECT_EQ(g->sched_task_group, c2->sched_task_group) << "its child inherits the new one";
+    ASSERT_EQ(t.k->task_groups().size(), 2u);
+    EXPECT_EQ(t.k->task_groups()[1], c2->sched_task_group);
+
+    kernel_config kc = make_kernel_config("6.6");
+    kc.params.autogroup = false;
+    sched_fixture off(testlib::small_machine(2), kc);
+    task_struct& s = agrp_spawn_session(off, "s", testlib::run_then_exit(msecs(1)));
+    EXPECT_EQ(s.sched_task_group, nullptr) << "autogroup off: the root group";
+    EXPECT_TRUE(off.k->task_groups().empty());
+}
+
+/*
+ * The autogroup's purpose (Documentation/scheduler/sched-design-CFS.rst, group
+ * scheduling): one CPU, task a alone in one session, b and c in another, all
+ * always runnable. Each group's entity on the root gets calc_group_shares() =
+ * tg->shares * load / tg_weight, and with the group on this CPU only tg_weight is
+ * its own load: the full 1024 each. Equal weights on the root share the CPU
+ * equally (EEVDF and CFS alike), so a runs half the time and b and c a quarter
+ * each (in one group, as before: a third each).
+ */
+void agrp_two_groups_share_one_cpu(const char* kernel_spec)
+{
+    SCOPED_TRACE(kernel_spec);
+    sched_fixture t(testlib::small_machine(1), kernel_spec);
+    task_struct& a = t.spawn("a", testlib::spin(msecs(1)));
+    task_struct* c = nullptr;
+    task_struct& b = agrp_spawn_session(t, "b", testlib::behaviour([&](syscalls& sys, task_struct& p) {
+        if (!c) {
+            task_opts o;
+            o.comm = "c";
+            c = &sys.fork(p, testlib::spin(msecs(1)), o);
+        }
+        return task_action::cpu(msecs(1));
+    }));
+    t.run_for(msecs(2000));
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(c->sched_task_group, b.sched_task_group);
+    ASSERT_NE(a.sched_task_group, b.sched_task_group);
+    const double ta = static_cast<double>(a.se.sum_exec_runtime);
+    const double tb = static_cast<double>(b.se.sum_exec_runtime);
+    const double tc = static_cast<double>(c->se.sum_exec_runtime);
+    const double total = ta + tb + tc;
+    EXPECT_GT(total, 1.99e9);
+    EXPECT_NEAR(ta / total, 0.50, 0.01);
+    EXPECT_NEAR(tb / total, 0.25, 0.01);
+    EXPECT_NEAR(tc / total, 0.25, 0.01);
+    const rq& r = t.k->cpu_rq(0);
+    EXPECT_EQ(r.root_cfs.nr_running, 2u) << "two group entities on the root";
+    EXPECT_EQ(r.root_cfs.h_nr_running, 3u);
+    EXPECT_EQ(r.tg_se.se.load.weight, 1024u) << "the full shares: the group is on this CPU only";
+    EXPECT_EQ(b.sched_task_group->se_[0]->se.load.weight, 1024u);
+}
+
+TEST(autogroup, two_groups_on_one_cpu_get_half_of_it_each_eevdf)
+{
+    agrp_two_groups_share_one_cpu("6.6");
+}
+
+TEST(autogroup, two_groups_on_one_cpu_get_half_of_it_each_cfs)
+{
+    agrp_two_groups_share_one_cpu("6.5");
+}
+
+/// One CPU: a (the benchmark's session) spins, b (a session of its own) ran once and
+/// sleeps; b is woken, then the wakeup check runs again on values set by the test.
+struct agrp_wakeup_case {
+    sched_fixture t;
+    task_struct* a;
+    task_struct* b;
+    sched_entity* ga; ///< a's group entity on the root, the root's curr
+    sched_entity* gb; ///< b's, queued on the root
+    explicit agrp_wakeup_case(const char* spec) : t(testlib::small_machine(1), spec)
+    {
+        a = &t.spawn("a", testlib::spin(msecs(1)));
+        bool ran = false;
+        b = &agrp_spawn_session(t, "b", testlib::behaviour([ran](syscalls&, task_struct&) mutable {
+            if (ran)
+                return task_action::sleep();
+            ran = true;
+            return task_action::cpu(usecs(100));
+        }));
+        t.run_for(msecs(10));
+        rq& r = t.k->cpu_rq(0);
+        EXPECT_EQ(r.curr, a);
+        EXPECT_FALSE(task_on_rq_queued(*b));
+        t.k->wake_up_process(*b);
+        r.need_resched = false; // the test's own check follows
+        ga = &r.tg_se.se;
+        gb = &b->sched_task_group->se_[0]->se;
+        EXPECT_EQ(r.root_cfs.curr, ga);
+        EXPECT_TRUE(gb->on_rq);
+        EXPECT_EQ(gb->load.weight, 1024u);
+        EXPECT_EQ(ga->load.weight, 1024u);
+    }
+    rq& r() { return t.k->cpu_rq(0); }
+    /// Moves b's group entity in the root's tree (its key and EEVDF's sums follow).
+    void set_gb(u64 vruntime, u64 deadline)
+    {
+        __dequeue_entity(*t.k, r().root_cfs, *gb);
+        gb->vruntime = vruntime;
+        gb->deadline = deadline;
+        __enqueue_entity(*t.k, r().root_cfs, *gb);
+    }
+};
+
+/*
+ * 6.5 check_preempt_wakeup(): find_matching_se() takes curr's and the wakee's
+ * entities up to the cfs_rq they share, the root, and wakeup_preempt_entity()
+ * compares the group entities: preempt when curr's group entity's vruntime is more
+ * than wakeup_gran() ahead, gran = sysctl_sched_wakeup_granularity (1 ms on one
+ * CPU: 1 + ilog2(1) = 1) in the wakee's group entity's virtual time (weight 1024:
+ * 1 ms). The tasks' own vruntimes (b 100 ms behind a) do not count.
+ */
+TEST(autogroup, a_wakeup_across_groups_preempts_by_the_group_entities_cfs)
+{
+    agrp_wakeup_case w("6.5");
+    ASSERT_EQ(w.t.k->tunables().wakeup_granularity, msecs(1));
+    w.b->se.vruntime = w.a->se.vruntime - msecs(100);
+    w.ga->vruntime = w.gb->vruntime + usecs(500); // 0.5 ms ahead: within the granularity
+    check_preempt_wakeup_cfs(*w.t.k, w.r(), *w.b, 0);
+    EXPECT_FALSE(w.r().need_resched);
+    w.ga->vruntime = w.gb->vruntime + msecs(2); // 2 ms ahead: beyond it
+    check_preempt_wakeup_cfs(*w.t.k, w.r(), *w.b, 0);
+    EXPECT_TRUE(w.r().need_resched);
+    EXPECT_EQ(w.r().root_cfs.next, w.gb) << "set_next_buddy(pse): the group entity";
+    EXPECT_EQ(w.r().root_cfs.last, nullptr) << "set_last_buddy() only for a task's entity";
+}
+
+/*
+ * 6.6 check_preempt_wakeup(): find_matching_se() as above, then "if
+ * (pick_eevdf(cfs_rq) == pse) goto preempt" on the root. Both group entities
+ * weigh 1024 and sit at one vruntime v, so V = v and both are eligible; the
+ * earlier virtual deadline wins. (curr's stashed deadline is cleared so that
+ * RUN_TO_PARITY does not keep it.) The tasks' own deadlines point the other way.
+ */
+TEST(autogroup, a_wakeup_across_groups_preempts_by_the_group_entities_eevdf)
+{
+    agrp_wakeup_case w("6.6");
+    const u64 v = w.ga->vruntime;
+    w.ga->deadline = v + msecs(3);
+    w.ga->vlag = 0;
+    w.a->se.deadline = w.b->se.deadline - msecs(100); // a's own request ends far earlier
+    w.set_gb(v, v + msecs(1));
+    ASSERT_TRUE(entity_eligible(w.r().root_cfs, *w.gb));
+    ASSERT_TRUE(entity_eligible(w.r().root_cfs, *w.ga));
+    check_preempt_wakeup_eevdf(*w.t.k, w.r(), *w.b, 0);
+    EXPECT_TRUE(w.r().need_resched) << "b's group entity has the earlier deadline";
+    w.r().need_resched = false;
+    w.a->se.deadline = w.b->se.deadline + msecs(100); // now b's own request ends earlier
+    w.set_gb(v, v + msecs(5));
+    check_preempt_wakeup_eevdf(*w.t.k, w.r(), *w.b, 0);
+    EXPECT_FALSE(w.r().need_resched) << "a's group entity has the earlier deadline";
+}
+
+/*
+ * task_h_load() of a task in each of two groups on one CPU: root load 1024, of
+ * which a's group entity carries 768 and b's 256; a's group's cfs_rq 2047 (a:
+ * 1024), b's 511 (b: 512). h_load(a's group) = 1024 * 768 / 1025 = 767,
+ * task_h_load(a) = 1024 * 767 / 2048 = 383; h_load(b's group) = 1024 * 256 / 1025
+ * = 255, task_h_load(b) = 512 * 255 / 512 = 255.
+ */
+TEST(autogroup, task_h_load_scales_each_task_by_its_own_groups_h_load)
+{
+    sched_fixture t(testlib::small_machine(1), "6.6");
+    task_struct& a = t.spawn("a", testlib::spin(msecs(1)));
+    task_struct& b = agrp_spawn_session(t, "b", testlib::spin(msecs(1)));
+    t.run_for(msecs(5));
+    rq& r = t.k->cpu_rq(0);
+    cfs_rq& gb = *b.sched_task_group->cfs_rq_[0];
+    ASSERT_NE(&gb, &r.cfs);
+    r.root_cfs.avg.load_avg = 1024;
+    r.tg_se.avg.load_avg = 768;
+    gb.my_se->avg.load_avg = 256;
+    r.cfs.avg.load_avg = 2047;
+    gb.avg.load_avg = 511;
+    a.se.avg.load_avg = 1024;
+    b.se.avg.load_avg = 512;
+    r.cfs.last_h_load_update = gb.last_h_load_update = r.root_cfs.last_h_load_update = ~0ULL;
+    EXPECT_EQ(task_h_load(*t.k, a), 383u);
+    EXPECT_EQ(r.cfs.h_load, 767u);
+    EXPECT_EQ(task_h_load(*t.k, b), 255u);
+    EXPECT_EQ(gb.h_load, 255u);
+}
+
+
+/*
+ * 6.5 sched_slice(): for_each_sched_entity(), slice = __sched_period(nr) * w / W at each
+ * level. One CPU (sysctl_sched_latency 6 ms, factor 1 + ilog2(1) = 1; ALT_PERIOD: nr is
+ * the rq's h_nr_running, 3, so the period stays 6 ms), a alone in its group, b and c in
+ * another, all queued, both group entities at the full 1024: a's slice is 6 ms * 1024 /
+ * 1024 * 1024 / 2048 = 3 ms, b's 6 ms * 1024 / 2048 * 1024 / 2048 = 1.5 ms (one flat
+ * group: 6 ms * 1024 / 3072 = 2 ms each).
+ */
+TEST(autogroup, sched_slice_walks_the_task_level_then_the_group_entity_on_the_root_cfs)
+{
+    sched_fixture t(testlib::small_machine(1), "6.5");
+    task_struct& a = t.spawn("a", testlib::spin(msecs(1)));
+    task_struct* c = nullptr;
+    task_struct& b = agrp_spawn_session(t, "b", testlib::behaviour([&](syscalls& sys, task_struct& p) {
+        if (!c) {
+            task_opts o;
+            o.comm = "c";
+            c = &sys.fork(p, testlib::spin(msecs(1)), o);
+        }
+        return task_action::cpu(msecs(1));
+    }));
+    t.run_for(msecs(50));
+    rq& r = t.k->cpu_rq(0);
+    ASSERT_EQ(t.k->tunables().latency, msecs(6));
+    ASSERT_NE(c, nullptr);
+    ASSERT_TRUE(a.se.on_rq && b.se.on_rq && c->se.on_rq);
+    ASSERT_EQ(task_cfs_rq(r, a).nr_running, 1u);
+    ASSERT_EQ(task_cfs_rq(r, b).nr_running, 2u);
+    ASSERT_EQ(r.root_cfs.load.weight, 2048u);
+    EXPECT_EQ(sched_slice(*t.k, task_cfs_rq(r, a), a.se), msecs(3));
+    EXPECT_EQ(sched_slice(*t.k, task_cfs_rq(r, b), b.se), usecs(1500));
+}
+
+/*
+ * v6.6 reweight_entity() of an entity whose weight changes 1024 -> 512 (the body in
+ * d2929762cc3f): queued, "deadline = div_s64(deadline * old_weight, weight)" of the
+ * deadline relative to the vruntime, so 3000 ns of virtual request become 6000; not
+ * queued, "se->vlag = div_s64(se->vlag * old_weight, weight)": -300 -> -600 (truncated
+ * toward zero: -301 * 1024 / 1536 = -200.67 -> -200). CFS (6.5) changes neither.
+ */
+TEST(autogroup, reweight_rescales_the_relative_deadline_or_the_lag_as_6_6_does)
+{
+    ASSERT_NE(eevdf_policy.reweight_entity, nullptr);
+    EXPECT_EQ(cfs_policy.reweight_entity, nullptr);
+    sched_entity se;
+    se.on_rq = true;
+    se.vruntime = 1000;
+    se.deadline = 4000;
+    se.load.weight = 512;
+    eevdf_policy.reweight_entity(se, 1024);
+    EXPECT_EQ(se.vruntime, 1000u);
+    EXPECT_EQ(se.deadline, 7000u);
+    se.on_rq = false;
+    se.vlag = -300;
+    eevdf_policy.reweight_entity(se, 1024);
+    EXPECT_EQ(se.vlag, -600);
+    se.vlag = -301;
+    se.load.weight = 1536;
+    eevdf_policy.reweight_entity(se, 1024);
+    EXPECT_EQ(se.vlag, -200);
 }
 
 } // namespace

@@ -7,24 +7,27 @@
  * and balancing code uses (cpu_load, cpu_util_cfs, ...). The arithmetic is
  * in pelt.cc.
  *
- * Task groups: every benchmark task belongs to one autogroup (the session's,
- * as when a benchmark is started from one shell with autogroup on), whose
- * entity is the only one on each CPU's root cfs_rq. The model's rq::cfs is the
- * group's cfs_rq on that CPU (tg->cfs_rq[cpu], where the tasks queue and pick);
- * the root cfs_rq (rq::root_cfs) and the group's entity on it (rq::tg_se) keep
- * what the kernel keeps there: the entity's weight (calc_group_shares() from
- * tg->load_avg), its PELT and the root's (update_load_avg() of the group
- * entity, with the group's attach/detach/removed load propagated by
- * propagate_entity_load_avg()), and h_load (update_cfs_rq_h_load()). So
- * cpu_load(), cpu_runnable() and cpu_util_cfs() read the root, and task_h_load()
- * scales a task's load by its group's h_load, as the kernel's do under
- * CONFIG_FAIR_GROUP_SCHED.
- * model: the pick stays the flat pick inside the group: with one entity on the
- * root, EEVDF's (and CFS's) choice there is always that entity, so the group
- * entity's vruntime, deadline and lag (and reweight_entity()'s adjustment of
- * them) are not kept, and it is never delayed (DELAY_DEQUEUE: the root's only
- * entity is always eligible). With autogroup off (rq::cfs.tg == nullptr)
- * rq::cfs is the root and none of this runs.
+ * Task groups: every task belongs to its session's autogroup
+ * (task_struct::sched_task_group; a benchmark started from one shell is one
+ * session, a daemon that called setsid() another), one level under the root.
+ * Each autogroup has a cfs_rq per CPU (tg->cfs_rq[cpu], where its tasks queue
+ * and pick; the first autogroup's is rq::cfs) and an entity per CPU on the
+ * root cfs_rq (tg->se[cpu], rq::root_cfs; the first autogroup's is rq::tg_se).
+ * The group entities queue, are placed, picked and preempt on the root by the
+ * same code as task entities (fair.c's enqueue_entity(), dequeue_entity(),
+ * set_next_entity(), put_prev_entity(), pick_next_entity() of the policy,
+ * fair.cc); this file keeps what is the group entity's own: its weight
+ * (calc_group_shares() from tg->load_avg, reweight_entity()), its PELT and the
+ * root's (update_load_avg() of the group entity, with the group's
+ * attach/detach/removed load propagated by propagate_entity_load_avg()), and
+ * h_load (update_cfs_rq_h_load()). So cpu_load(), cpu_runnable() and
+ * cpu_util_cfs() read the root, and task_h_load() scales a task's load by its
+ * group's h_load, as the kernel's do under CONFIG_FAIR_GROUP_SCHED.
+ * model: the hierarchy is one level deep (autogroups under the root, no
+ * cgroups). A group entity is never delayed (6.12's dequeue_entities() can
+ * delay an ineligible group entity whose cfs_rq empties; the model dequeues
+ * it). With autogroup off (rq::cfs.tg == nullptr) rq::cfs is the root and
+ * none of this runs.
  * tg->load_avg is written by update_tg_load_avg() (each write a transfer of
  * one contended cache line) and read by update_cfs_group(), who pays for the
  * line when it moved.
@@ -47,7 +50,7 @@ template <typename T> void pelt_add_positive(T& v, long delta)
     v = (delta < 0 && res > v) ? 0 : res;
 }
 // rq->cfs, the root cfs_rq: the model's root_cfs with autogroup on, else rq::cfs itself.
-const sched_avg& root_cfs_avg(const rq& r) { return r.cfs.tg ? r.root_cfs.avg : r.cfs.avg; }
+const sched_avg& root_cfs_avg(const rq& r) { return rq_root_cfs(r).avg; }
 } // namespace
 
 unsigned long capacity_of(const kernel& k, int cpu) { return k.mach().cpus[cpu].capacity; }
@@ -117,14 +120,13 @@ unsigned long cpu_util_without(const kernel& k, int cpu, const task_struct& p)
 }
 
 /*
- * kernel: kernel/sched/fair.c update_cfs_rq_h_load(), 6.6 (== 6.18): the group's
- * h_load, the root's load_avg times the group entity's share of it, computed at
- * most once a jiffy (the root's h_load too, from its load_avg).
+ * kernel: kernel/sched/fair.c update_cfs_rq_h_load(), 6.6 (== 6.18): a group's
+ * h_load on one CPU, the root's load_avg times the group entity's share of it,
+ * computed at most once a jiffy (the root's h_load too, from its load_avg).
  */
-void update_cfs_rq_h_load(kernel& k, rq& r)
+void update_cfs_rq_h_load(kernel& k, cfs_rq& gcfs)
 {
-    cfs_rq& gcfs = r.cfs;
-    root_cfs_rq& root = r.root_cfs;
+    cfs_rq& root = gcfs.rq_->root_cfs;
     const u64 now = jiffies(k);
     if (gcfs.last_h_load_update == now)
         return;
@@ -132,24 +134,26 @@ void update_cfs_rq_h_load(kernel& k, rq& r)
         root.h_load = root.avg.load_avg;
         root.last_h_load_update = now;
     }
-    gcfs.h_load = static_cast<unsigned long>(static_cast<u64>(root.h_load) * r.tg_se.avg.load_avg /
-                                             (root.avg.load_avg + 1));
+    gcfs.h_load = static_cast<unsigned long>(static_cast<u64>(root.h_load) *
+                                             gcfs.my_se->avg.load_avg / (root.avg.load_avg + 1));
     gcfs.last_h_load_update = now;
 }
 
 /*
  * kernel: kernel/sched/fair.c task_h_load(), 6.6 (== 6.18) under
  * CONFIG_FAIR_GROUP_SCHED: the task's load times its group's h_load over the
- * group's load; with autogroup off (no group) the task's own load.
+ * group's load (task_cfs_rq(p): p's autogroup's on its CPU); with autogroup off
+ * (no group) the task's own load.
  */
 unsigned long task_h_load(kernel& k, const task_struct& p)
 {
     rq& r = k.cpu_rq(p.cpu);
     if (!r.cfs.tg)
         return p.se.avg.load_avg;
-    update_cfs_rq_h_load(k, r);
-    return static_cast<unsigned long>(static_cast<u64>(p.se.avg.load_avg) * r.cfs.h_load /
-                                      (r.cfs.avg.load_avg + 1));
+    cfs_rq& gcfs = task_cfs_rq(r, p);
+    update_cfs_rq_h_load(k, gcfs);
+    return static_cast<unsigned long>(static_cast<u64>(p.se.avg.load_avg) * gcfs.h_load /
+                                      (gcfs.avg.load_avg + 1));
 }
 
 unsigned long task_util_est(const task_struct& p)
@@ -239,7 +243,7 @@ void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
     task_group& tg = *cfs.tg;
     contended_lock& line = tg.load_avg_line;
     tg.load_avg_reads++;
-    u64& seen = k.cpu_rq(cpu).cfs.tg_load_avg_seen; // this CPU's cached copy
+    u64& seen = tg.cfs_rq_[static_cast<std::size_t>(cpu)]->tg_load_avg_seen; // this CPU's copy
     if (seen == line.acquisitions || line.last_cpu == cpu || line.last_cpu < 0)
         return;
     seen = line.acquisitions;
@@ -318,12 +322,16 @@ static bool update_cfs_rq_load_avg(u64 now, cfs_rq& cfs)
 
 /*
  * kernel: kernel/sched/fair.c update_load_avg() with attach/detach_entity_load_avg()
- * and update_cfs_rq_load_avg(), 6.6, for a task's entity; a task of the
+ * and update_cfs_rq_load_avg(), 6.6, for a task's entity; a task of an
  * autogroup attaching or detaching queues its load for the group entity
- * (add_tg_cfs_propagate()).
+ * (add_tg_cfs_propagate()). A group entity's: update_load_avg_tg_se() below.
  */
 void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
+    if (se.my_q) {
+        update_load_avg_tg_se(*se.my_q, flags);
+        return;
+    }
     const u64 now = cfs.rq_->clock_task;
     const bool running = cfs.curr == &se;
     k.lb().lb_stats_changed(cfs.rq_->cpu);
@@ -370,13 +378,14 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     }
 }
 
-/* ---- the autogroup's entity on the root cfs_rq (tg->se[cpu] on rq->cfs) ---- */
+/* ---- an autogroup's entity on the root cfs_rq (tg->se[cpu] on rq->cfs) ---- */
 
 /*
  * kernel: kernel/sched/fair.c calc_group_shares(), 6.6 (== 6.18): the group's
- * shares (the autogroup's: nice 0, scale_load(NICE_0_LOAD)) split by this
- * CPU's group load against tg->load_avg, this CPU's stale contribution there
- * replaced by its load now; in [MIN_SHARES, tg->shares], scaled (<< 10).
+ * shares (an autogroup's: nice 0, scale_load(NICE_0_LOAD); autogroup.c
+ * autogroup_create() -> sched_create_group()) split by this CPU's group load
+ * against tg->load_avg, this CPU's stale contribution there replaced by its
+ * load now; in [MIN_SHARES, tg->shares], scaled (<< 10).
  */
 long calc_group_shares(const cfs_rq& gcfs)
 {
@@ -395,47 +404,76 @@ long calc_group_shares(const cfs_rq& gcfs)
 
 /*
  * kernel: kernel/sched/fair.c reweight_entity(), 6.6 (6.18's PELT part is the
- * same), for the group entity: its load leaves the root's sums, its load_avg
- * is recomputed from its load_sum at the new weight, and returns.
- * model: the entity's vruntime/deadline/lag are not kept (file comment).
+ * same), for a group entity on the root: a queued entity's weight leaves the
+ * root's load (curr: its runtime committed by update_curr() first; else out of
+ * the avg_vruntime sums), its load_avg is recomputed from its load_sum at the
+ * new weight, the policy adjusts its virtual times (fair_policy_ops::
+ * reweight_entity), and it re-enters the sums.
  */
-static void reweight_tg_se(rq& r, long shares)
+static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
 {
-    root_cfs_rq& root = r.root_cfs;
-    tg_sched_entity& se = r.tg_se;
-    if (se.on_rq)
-        root.load_weight -= se.weight;
+    cfs_rq& root = tse.se.cfs_rq_->rq_->root_cfs;
+    sched_entity& se = tse.se;
+    const bool curr = root.curr == &se;
+    if (se.on_rq) {
+        if (curr)
+            update_curr(k, root);
+        else if (k.policy().timeline_sub)
+            k.policy().timeline_sub(k, root, se);
+        root.load.weight -= se.load.weight;
+    }
     // dequeue_load_avg()
-    lsub_positive(root.avg.load_avg, se.avg.load_avg);
-    lsub_positive<u64>(root.avg.load_sum, static_cast<u64>(se.weight) * se.avg.load_sum);
+    lsub_positive(root.avg.load_avg, tse.avg.load_avg);
+    lsub_positive<u64>(root.avg.load_sum, static_cast<u64>(tse.weight()) * tse.avg.load_sum);
     root.avg.load_sum = std::max<u64>(root.avg.load_sum,
                                       static_cast<u64>(root.avg.load_avg) * PELT_MIN_DIVIDER);
-    se.shares = static_cast<unsigned long>(shares);
-    se.weight = std::max<unsigned long>(2, se.shares >> 10); // scale_load_down()
-    se.avg.load_avg = static_cast<unsigned long>(static_cast<u64>(se.weight) * se.avg.load_sum /
-                                                 get_pelt_divider(se.avg));
+    const u32 old_weight = se.load.weight;
+    tse.shares = static_cast<unsigned long>(shares);
+    se.load.weight = static_cast<u32>(std::max<unsigned long>(2, tse.shares >> 10)); // scale_load_down()
+    if (k.policy().reweight_entity)
+        k.policy().reweight_entity(se, old_weight);
+    tse.avg.load_avg = static_cast<unsigned long>(static_cast<u64>(tse.weight()) * tse.avg.load_sum /
+                                                  get_pelt_divider(tse.avg));
     // enqueue_load_avg()
-    root.avg.load_avg += se.avg.load_avg;
-    root.avg.load_sum += static_cast<u64>(se.weight) * se.avg.load_sum;
-    if (se.on_rq)
-        root.load_weight += se.weight;
+    root.avg.load_avg += tse.avg.load_avg;
+    root.avg.load_sum += static_cast<u64>(tse.weight()) * tse.avg.load_sum;
+    if (se.on_rq) {
+        root.load.weight += se.load.weight;
+        if (!curr && k.policy().timeline_add)
+            k.policy().timeline_add(k, root, se);
+    }
 }
 
 /*
- * kernel: kernel/sched/fair.c update_cfs_group(), 6.6, of the group entity:
+ * kernel: kernel/sched/fair.c update_cfs_group(), 6.6, of a group entity:
  * the read of tg->load_avg (update_cfs_group() above: its line's cost), then
  * reweight_entity() if calc_group_shares() moved. 6.12+ (66951e4860d3, in
  * 6.12.y and 6.13): an empty group keeps its entity's weight, before the read.
  */
-static void update_cfs_group_tg_se(kernel& k, rq& r, int cpu)
+static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
 {
-    cfs_rq& gcfs = r.cfs;
     if (k.config().behaviour.empty_group_keeps_weight && gcfs.load.weight == 0)
         return;
     update_cfs_group(k, gcfs, cpu);
     const long shares = calc_group_shares(gcfs);
-    if (static_cast<long>(r.tg_se.shares) != shares)
-        reweight_tg_se(r, shares);
+    if (static_cast<long>(gcfs.my_se->shares) != shares)
+        reweight_tg_se(k, *gcfs.my_se, shares);
+}
+
+// kernel: kernel/sched/fair.c se_update_runnable(), 6.6: a group entity's runnable
+// weight is its cfs_rq's h_nr_running; nothing for a task's entity.
+void se_update_runnable(sched_entity& se)
+{
+    if (se.my_q)
+        se.my_q->my_se->runnable_weight = se.my_q->h_nr_running;
+}
+
+// kernel: kernel/sched/fair.c update_cfs_group(se), 6.6: nothing for a task's entity, a
+// group entity's weight from its group's shares (update_cfs_group_tg_se()).
+void update_cfs_group_se(kernel& k, sched_entity& se, int cpu)
+{
+    if (se.my_q)
+        update_cfs_group_tg_se(k, *se.my_q, cpu);
 }
 
 /*
@@ -445,7 +483,7 @@ static void update_cfs_group_tg_se(kernel& k, rq& r, int cpu)
  * load_sum (an attach adds to the entity's runnable share, a detach or removal
  * takes the group's per-weight load_sum as the estimate), at its own weight.
  */
-static void update_tg_cfs_util(root_cfs_rq& root, tg_sched_entity& se, const cfs_rq& gcfs)
+static void update_tg_cfs_util(cfs_rq& root, tg_sched_entity& se, const cfs_rq& gcfs)
 {
     const long delta_avg = static_cast<long>(gcfs.avg.util_avg) - static_cast<long>(se.avg.util_avg);
     if (!delta_avg)
@@ -460,7 +498,7 @@ static void update_tg_cfs_util(root_cfs_rq& root, tg_sched_entity& se, const cfs
     root.avg.util_sum = std::max<u32>(root.avg.util_sum, static_cast<u32>(root.avg.util_avg * PELT_MIN_DIVIDER));
 }
 
-static void update_tg_cfs_runnable(root_cfs_rq& root, tg_sched_entity& se, const cfs_rq& gcfs)
+static void update_tg_cfs_runnable(cfs_rq& root, tg_sched_entity& se, const cfs_rq& gcfs)
 {
     const long delta_avg =
         static_cast<long>(gcfs.avg.runnable_avg) - static_cast<long>(se.avg.runnable_avg);
@@ -477,7 +515,7 @@ static void update_tg_cfs_runnable(root_cfs_rq& root, tg_sched_entity& se, const
                                           static_cast<u32>(root.avg.runnable_avg * PELT_MIN_DIVIDER));
 }
 
-static void update_tg_cfs_load(root_cfs_rq& root, tg_sched_entity& se, cfs_rq& gcfs)
+static void update_tg_cfs_load(cfs_rq& root, tg_sched_entity& se, cfs_rq& gcfs)
 {
     long runnable_sum = gcfs.prop_runnable_sum;
     if (!runnable_sum)
@@ -495,13 +533,13 @@ static void update_tg_cfs_load(root_cfs_rq& root, tg_sched_entity& se, cfs_rq& g
     }
     const long running_sum = static_cast<long>(se.avg.util_sum >> SCHED_CAPACITY_SHIFT);
     runnable_sum = std::max(runnable_sum, running_sum);
-    const u64 load_sum = static_cast<u64>(se.weight) * static_cast<u64>(runnable_sum);
+    const u64 load_sum = static_cast<u64>(se.weight()) * static_cast<u64>(runnable_sum);
     const unsigned long load_avg = static_cast<unsigned long>(load_sum / divider);
     const long delta_avg = static_cast<long>(load_avg) - static_cast<long>(se.avg.load_avg);
     if (!delta_avg)
         return;
     const long delta_sum =
-        static_cast<long>(load_sum) - static_cast<long>(static_cast<u64>(se.weight) * se.avg.load_sum);
+        static_cast<long>(load_sum) - static_cast<long>(static_cast<u64>(se.weight()) * se.avg.load_sum);
     se.avg.load_sum = static_cast<u64>(runnable_sum);
     se.avg.load_avg = load_avg;
     pelt_add_positive(root.avg.load_avg, delta_avg);
@@ -510,17 +548,17 @@ static void update_tg_cfs_load(root_cfs_rq& root, tg_sched_entity& se, cfs_rq& g
                                       static_cast<u32>(root.avg.load_avg * PELT_MIN_DIVIDER));
 }
 
-// kernel: kernel/sched/fair.c propagate_entity_load_avg(), 6.6 (== 6.18), of the group entity.
-static bool propagate_entity_load_avg(rq& r)
+// kernel: kernel/sched/fair.c propagate_entity_load_avg(), 6.6 (== 6.18), of a group entity.
+static bool propagate_entity_load_avg(cfs_rq& gcfs)
 {
-    cfs_rq& gcfs = r.cfs;
     if (!gcfs.propagate)
         return false;
     gcfs.propagate = false;
     // add_tg_cfs_propagate(&rq->cfs, ...): the root has no entity above it to read it.
-    update_tg_cfs_util(r.root_cfs, r.tg_se, gcfs);
-    update_tg_cfs_runnable(r.root_cfs, r.tg_se, gcfs);
-    update_tg_cfs_load(r.root_cfs, r.tg_se, gcfs);
+    cfs_rq& root = gcfs.rq_->root_cfs;
+    update_tg_cfs_util(root, *gcfs.my_se, gcfs);
+    update_tg_cfs_runnable(root, *gcfs.my_se, gcfs);
+    update_tg_cfs_load(root, *gcfs.my_se, gcfs);
     return true;
 }
 
@@ -528,107 +566,31 @@ static bool propagate_entity_load_avg(rq& r)
  * kernel: kernel/sched/fair.c update_load_avg(&rq->cfs, tg->se[cpu], flags), 6.6:
  * the group entity's PELT (queued while its group has an entity queued,
  * running while it is the root's curr, runnable by its runnable_weight, at its
- * weight), the root's (its one entity's weight, h_nr_running, curr), then the
- * group's propagated load. A group entity is attached once, when the group is
- * created (never here), and update_tg_load_avg() of the root returns at once.
+ * weight), the root's (its queued entities' weight, h_nr_running, curr), then
+ * the group's propagated load. A group entity is attached once, when the group
+ * is created (never here), and update_tg_load_avg() of the root returns at once.
  */
-static void update_load_avg_tg_se(rq& r, int flags)
+void update_load_avg_tg_se(cfs_rq& gcfs, int flags)
 {
-    root_cfs_rq& root = r.root_cfs;
-    tg_sched_entity& se = r.tg_se;
-    const u64 now = r.clock_task;
+    cfs_rq& root = gcfs.rq_->root_cfs;
+    tg_sched_entity& se = *gcfs.my_se;
+    const u64 now = gcfs.rq_->clock_task;
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
-        __update_load_avg_se(now, se.avg, se.weight, se.on_rq, root.curr, se.runnable_weight);
-    __update_load_avg_cfs_rq(now, root.avg, root.load_weight, root.h_nr_running, root.curr);
-    propagate_entity_load_avg(r);
-}
-
-/*
- * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, the group entity's
- * level, after the task's enqueue on its group's cfs_rq (h_nr_running already
- * counts it): enqueue_entity(&rq->cfs, se) if the group had nothing queued
- * here (update_load_avg(UPDATE_TG | DO_ATTACH), se_update_runnable(),
- * update_cfs_group(), account_entity_enqueue()), else the second loop's
- * update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group(); then
- * the root's h_nr_running.
- */
-void enqueue_task_tg_se(kernel& k, rq& r)
-{
-    if (!r.cfs.tg)
-        return;
-    tg_sched_entity& se = r.tg_se;
-    update_load_avg_tg_se(r, UPDATE_TG);
-    se.runnable_weight = r.cfs.h_nr_running;
-    update_cfs_group_tg_se(k, r, k.smp_processor_id());
-    if (!se.on_rq) {
-        se.on_rq = true;
-        r.root_cfs.load_weight += se.weight;
-    }
-    r.root_cfs.h_nr_running++;
-}
-
-/*
- * kernel: kernel/sched/fair.c dequeue_task_fair(), 6.6, the group entity's
- * level, after a task left its group's cfs_rq: dequeue_entity(&rq->cfs, se)
- * when the group's cfs_rq has no load.weight left (update_load_avg(UPDATE_TG),
- * se_update_runnable(), account_entity_dequeue(), update_cfs_group()), else the
- * second loop's update; then the root's h_nr_running. Not for a task that
- * stays queued as delayed (6.12: dequeue_entities() returns before this level).
- */
-void dequeue_task_tg_se(kernel& k, rq& r)
-{
-    if (!r.cfs.tg)
-        return;
-    tg_sched_entity& se = r.tg_se;
-    update_load_avg_tg_se(r, UPDATE_TG);
-    se.runnable_weight = r.cfs.h_nr_running;
-    if (r.cfs.load.weight == 0 && se.on_rq) {
-        se.on_rq = false;
-        r.root_cfs.load_weight -= se.weight;
-    }
-    update_cfs_group_tg_se(k, r, k.smp_processor_id());
-    r.root_cfs.h_nr_running--;
-}
-
-// kernel: kernel/sched/fair.c task_tick_fair() -> entity_tick(&rq->cfs, tg->se[cpu]), 6.6.
-void task_tick_tg_se(kernel& k, rq& r)
-{
-    if (!r.cfs.tg)
-        return;
-    update_load_avg_tg_se(r, UPDATE_TG);
-    update_cfs_group_tg_se(k, r, r.cpu);
-}
-
-/*
- * kernel: kernel/sched/fair.c set_next_entity(&rq->cfs, tg->se[cpu]), 6.6: the
- * group entity becomes the root's curr when a task of the group is set after
- * a task of another class or idle (a pick inside the group leaves it curr).
- */
-void set_next_tg_se(rq& r)
-{
-    if (!r.cfs.tg || r.root_cfs.curr)
-        return;
-    if (r.tg_se.on_rq)
-        update_load_avg_tg_se(r, UPDATE_TG);
-    r.root_cfs.curr = true;
-}
-
-// kernel: kernel/sched/fair.c put_prev_entity(&rq->cfs, tg->se[cpu]), 6.6, from put_prev_task_fair().
-void put_prev_tg_se(rq& r)
-{
-    if (!r.cfs.tg || !r.root_cfs.curr)
-        return;
-    if (r.tg_se.on_rq)
-        update_load_avg_tg_se(r, 0);
-    r.root_cfs.curr = false;
+        __update_load_avg_se(now, se.avg, se.weight(), se.se.on_rq, root.curr == &se.se,
+                             se.runnable_weight);
+    __update_load_avg_cfs_rq(now, root.avg, root.load.weight, root.h_nr_running,
+                             root.curr != nullptr);
+    propagate_entity_load_avg(gcfs);
 }
 
 /*
  * kernel: kernel/sched/fair.c update_blocked_averages() -> __update_blocked_fair(),
  * 6.6: decay the blocked load of a CPU's cfs_rqs. Autogroup off: the root only
- * (model: without folding in removed load, as before). Autogroup on: the
+ * (model: without folding in removed load, as before). Autogroup on: each
  * group's cfs_rq (removed load, decay, update_tg_load_avg()), its entity
  * unless it has nothing to carry (skip_blocked_update()), then the root.
+ * model: every autogroup's cfs_rq in the order the groups were created (the
+ * kernel walks its leaf list, which holds those with load, children first).
  */
 void update_blocked_averages(kernel& k, int cpu)
 {
@@ -636,20 +598,26 @@ void update_blocked_averages(kernel& k, int cpu)
     k.update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
     k.lb().lb_stats_changed(cpu);
-    if (cfs.curr)
-        update_curr(k, cfs);
     if (!cfs.tg) {
+        if (cfs.curr)
+            update_curr(k, cfs);
         __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
                                  cfs.curr != nullptr);
         return;
     }
-    if (update_cfs_rq_load_avg(r.clock_task, cfs))
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
-    const tg_sched_entity& se = r.tg_se;
-    if (se.avg.load_avg || se.avg.util_avg || cfs.propagate)
-        update_load_avg_tg_se(r, UPDATE_TG);
-    root_cfs_rq& root = r.root_cfs;
-    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load_weight, root.h_nr_running, root.curr);
+    for (task_group* tg : k.task_groups()) {
+        cfs_rq& gcfs = *tg->cfs_rq_[static_cast<std::size_t>(cpu)];
+        if (gcfs.curr)
+            update_curr(k, gcfs);
+        if (update_cfs_rq_load_avg(r.clock_task, gcfs))
+            update_tg_load_avg(k, gcfs, k.smp_processor_id());
+        const tg_sched_entity& se = *gcfs.my_se;
+        if (se.avg.load_avg || se.avg.util_avg || gcfs.propagate)
+            update_load_avg_tg_se(gcfs, UPDATE_TG);
+    }
+    cfs_rq& root = r.root_cfs;
+    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load.weight, root.h_nr_running,
+                             root.curr != nullptr);
 }
 
 /*
@@ -659,7 +627,7 @@ void update_blocked_averages(kernel& k, int cpu)
  */
 void remove_entity_load_avg(kernel& k, sched_entity& se)
 {
-    cfs_rq& cfs = k.cpu_rq(se.owner->cpu).cfs;
+    cfs_rq& cfs = task_cfs_rq(k.cpu_rq(se.owner->cpu), *se.owner);
     __update_load_avg_blocked_se(cfs.avg.last_update_time, se.avg, se.load.weight);
     cfs.removed.nr++;
     cfs.removed.util_avg += se.avg.util_avg;
@@ -678,7 +646,7 @@ void post_init_entity_util_avg(kernel& k, task_struct& p)
     sched_entity& se = p.se;
     se.avg = sched_avg{};
     se.avg.load_avg = se.load.weight;
-    cfs_rq& cfs = k.cpu_rq(p.cpu).cfs;
+    cfs_rq& cfs = task_cfs_rq(k.cpu_rq(p.cpu), p); // cfs_rq_of(se)
     const long cap =
         (static_cast<long>(capacity_of(k, p.cpu)) - static_cast<long>(cpu_util_cfs(k, p.cpu))) / 2;
     if (cap > 0) {

@@ -44,6 +44,9 @@ struct fair_policy_ops {
     void (*timeline_sub)(kernel& k, cfs_rq& cfs, const sched_entity& se);
     /// update_min_vruntime(): min_vruntime moved forward by delta (optional).
     void (*min_vruntime_advanced)(cfs_rq& cfs, s64 delta);
+    /// reweight_entity(): se's load.weight has just changed from old_weight, se out of the
+    /// avg sums if queued: adjust its virtual times (optional; a group entity's only).
+    void (*reweight_entity)(sched_entity& se, u32 old_weight);
 
     /* pick */
     /// pick_next_task_fair(): the entity to run (curr: cfs_rq->curr if still queued).

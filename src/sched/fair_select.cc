@@ -44,7 +44,7 @@ bool sched_idle_cpu(const kernel& k, int cpu)
 {
     // kernel: fair.c sched_idle_cpu(): every runnable task is SCHED_IDLE.
     const rq& r = k.cpu_rq(cpu);
-    return r.nr_running && r.nr_running == r.cfs.idle_h_nr_running;
+    return r.nr_running && r.nr_running == rq_root_cfs(r).idle_h_nr_running;
 }
 
 /*
@@ -101,7 +101,7 @@ int wake_wide(kernel& k, task_struct& p)
 static bool runs_one_task_besides_delayed(const rq& r)
 {
     // Tasks of other classes are never delayed.
-    unsigned others = r.nr_running > r.cfs.h_nr_running ? r.nr_running - r.cfs.h_nr_running : 0;
+    unsigned others = r.nr_running > rq_root_cfs(r).h_nr_running ? r.nr_running - rq_root_cfs(r).h_nr_running : 0;
     for (const task_struct* p : r.cfs_tasks) {
         if (!p->se.sched_delayed && ++others > 1)
             return false;
@@ -453,7 +453,7 @@ void update_sg_wakeup_stats(kernel& k, const sched_domain& sd, const sched_group
         sgs.group_util += cpu_util_without(k, i, p);
         sgs.group_runnable += cpu_runnable_without(r, p);
         const unsigned local = (p.cpu == i && task_on_rq_queued(p) && r.curr == &p) ? 1 : 0;
-        sgs.sum_h_nr_running += r.cfs.h_nr_running - local;
+        sgs.sum_h_nr_running += rq_root_cfs(r).h_nr_running - local;
         const unsigned nr_running = r.nr_running - local;
         sgs.sum_nr_running += nr_running;
         if (!nr_running && idle_cpu_without(k, r, p))

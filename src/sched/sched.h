@@ -5,10 +5,12 @@
  * include/linux/sched.h: task_struct, sched_entity, cfs_rq, rq. Fields keep
  * their kernel names so this file reads side by side with the kernel's.
  *
- * Not modelled (yet): task groups / cgroups (every task is a child of the
- * root cfs_rq; one autogroup's tg->load_avg, fair_pelt.cc), the stop
- * class. The rt class's structures are in rt.h, the deadline class's
- * in deadline.h, the ext class's in ext.h.
+ * Task groups: autogroups only (no cgroups), one level under the root: each
+ * session's autogroup has a cfs_rq and a group entity per CPU, the group
+ * entities queue on the root cfs_rq (fair.cc, fair_pelt.cc). Not
+ * modelled: cgroup hierarchies, bandwidth control, the stop class. The rt
+ * class's structures are in rt.h, the deadline class's in deadline.h, the ext
+ * class's in ext.h.
  */
 #include "machine/cpumask.h"
 #include "sched/deadline.h"
@@ -249,7 +251,7 @@ struct load_weight {
     u32 weight = NICE_0_LOAD;
 };
 
-/// struct sched_entity of a task (the autogroup's entity on the root is tg_sched_entity).
+/// struct sched_entity: a task's (owner set) or an autogroup's on the root (my_q set).
 struct sched_entity;
 /// Orders a cfs_rq's timeline: vruntime (wrap-safe), then insertion sequence.
 struct entity_less {
@@ -273,8 +275,9 @@ struct sched_entity {
     bool sched_delayed = false;
     cfs_rq* cfs_rq_ = nullptr; ///< cfs_rq_of(se); trailing _ only to avoid the type's name
     u64 tree_seq = 0;         ///< insertion order: breaks vruntime ties FIFO, deterministically
-    task_struct* owner = nullptr; ///< container_of(se, task_struct, se)
-    sched_avg avg;                ///< PELT
+    task_struct* owner = nullptr; ///< container_of(se, task_struct, se); null for a group's
+    cfs_rq* my_q = nullptr;       ///< se->my_q: a group entity's own cfs_rq (null for a task's)
+    sched_avg avg;                ///< PELT (a group entity's is in tg_sched_entity::avg)
     /* SIS_SHORT v6 (dequeue_task_fair): CPU time between voluntary sleeps */
     u64 dur_avg = 0;
     u64 prev_sleep_sum_runtime = 0;
@@ -335,8 +338,16 @@ struct shared_runq_stats {
 
 /// struct task_group, reduced to what the model reads: the group's global
 /// load_avg, updated from each CPU's cfs_rq by update_tg_load_avg().
+struct tg_sched_entity;
 struct task_group {
     std::string name;
+    /// tg->cfs_rq[cpu] and tg->se[cpu]: the group's queue and entity on each CPU. The
+    /// first autogroup's are part of each rq (rq::cfs, rq::tg_se); a later one owns its
+    /// own (kernel::autogroup_create()).
+    std::vector<cfs_rq*> cfs_rq_;
+    std::vector<tg_sched_entity*> se_;
+    std::vector<std::unique_ptr<cfs_rq>> own_cfs_rq;
+    std::vector<std::unique_ptr<tg_sched_entity>> own_se;
     long load_avg = 0;        ///< atomic_long_t tg->load_avg
     u64 load_avg_updates = 0; ///< writes to tg->load_avg
     u64 load_avg_reads = 0;       ///< update_cfs_group() reads of tg->load_avg
@@ -394,6 +405,9 @@ struct task_struct {
     sim_time start_time = 0;
     sim_time exit_time = -1;
     int parent_pid = 0;
+    /// p->sched_task_group: the task's autogroup (its session's, signal->autogroup), null
+    /// with autogroup off (the root group). Inherited at fork; setsid() makes a new one.
+    task_group* sched_task_group = nullptr;
 
     /* placement */
     std::list<task_struct*>::iterator group_node; ///< position in rq->cfs_tasks (se->group_node)
@@ -455,7 +469,8 @@ struct fair_spare_nodes {
     std::list<task_struct*> group_nodes;
 };
 
-/// struct cfs_rq where the tasks queue: the autogroup's on this CPU (the root with autogroup off).
+/// struct cfs_rq: an autogroup's on one CPU (tasks queue there), or a CPU's root (rq::root_cfs
+/// with autogroup on, where the group entities queue; rq::cfs with autogroup off).
 struct cfs_rq {
     load_weight load{0};         ///< sum of queued weights, curr included
     unsigned nr_running = 0;     ///< queued entities, curr included
@@ -476,7 +491,8 @@ struct cfs_rq {
         int nr = 0;
         unsigned long load_avg = 0, util_avg = 0, runnable_avg = 0;
     } removed;                          ///< load of tasks that migrated away while asleep
-    task_group* tg = nullptr;           ///< the group whose per-CPU queue this is
+    task_group* tg = nullptr;           ///< the group whose per-CPU queue this is (null: a root)
+    tg_sched_entity* my_se = nullptr;   ///< tg->se[cpu]: the group's entity on the root (null: a root)
     long tg_load_avg_contrib = 0;       ///< this cfs_rq's share last added to tg->load_avg
     u64 tg_load_avg_seen = ~0ULL;       ///< the line's write count when this CPU last read it
     u64 last_update_tg_load_avg = 0;    ///< ns: for the tg load_avg ratelimit
@@ -488,27 +504,22 @@ struct cfs_rq {
 };
 
 /*
- * The autogroup's entity on one CPU (tg->se[cpu]) and the root cfs_rq it is
- * queued on (the kernel's rq->cfs; the model's rq::cfs is the group's
- * tg->cfs_rq[cpu], where the tasks are). The root holds this one entity, so
- * only its PELT, weight and h_load are kept (fair_pelt.cc); with autogroup off
- * (rq::cfs.tg == nullptr) neither is used and rq::cfs is the root.
+ * An autogroup's entity on one CPU (tg->se[cpu]), queued on the root cfs_rq
+ * (rq::root_cfs) while its group has a task queued on this CPU. `se` is the
+ * entity the root's timeline holds (vruntime, deadline, lag, load.weight:
+ * the shares scaled down), placed and picked by the policy's code for task entities
+ * (fair.cc); its PELT, shares and runnable weight are kept here
+ * (fair_pelt.cc). With autogroup off (rq::cfs.tg == nullptr) none is used and
+ * rq::cfs is the root.
  */
 struct tg_sched_entity {
     unsigned long shares = 1024UL << 10; ///< se->load.weight, scaled (init_tg_cfs_entry(): NICE_0_LOAD)
-    unsigned long weight = 1024;         ///< se_weight(se): scale_load_down(shares)
     sched_avg avg;
-    bool on_rq = false;
     unsigned long runnable_weight = 0;   ///< se->runnable_weight: the group's h_nr_running
-};
-
-struct root_cfs_rq {
-    sched_avg avg;                   ///< rq->cfs.avg: what cpu_load() and cpu_util_cfs() read
-    unsigned long load_weight = 0;   ///< rq->cfs.load.weight: the entity's while it is queued
-    unsigned h_nr_running = 0;       ///< rq->cfs.h_nr_running (the group's tasks)
-    bool curr = false;               ///< rq->cfs.curr == the group's entity
-    unsigned long h_load = 0;        ///< rq->cfs.h_load
-    u64 last_h_load_update = ~0ULL;  ///< jiffies; ~0: never
+    /// The entity on the root's timeline (se.my_q: the group's cfs_rq): se.load.weight is
+    /// se_weight(se), scale_load_down(shares); se.on_rq whether it is queued on the root.
+    sched_entity se;
+    unsigned long weight() const { return se.load.weight; }
 };
 
 /// Per-CPU schedstat counters (/proc/schedstat v15 "cpu" line).
@@ -580,9 +591,9 @@ struct alignas(64) rq {
     unsigned nr_running = 0;
     root_domain* rd = nullptr; ///< the root domain this CPU is attached to (the kernel's one)
     u64 nr_switches = 0;
-    cfs_rq cfs;                   ///< with autogroup on, the group's (tg->cfs_rq[cpu])
-    root_cfs_rq root_cfs;         ///< with autogroup on, rq->cfs (the root), fair_pelt.cc
-    tg_sched_entity tg_se;        ///< with autogroup on, tg->se[cpu] on root_cfs
+    cfs_rq cfs;                   ///< with autogroup on, the first autogroup's (tg->cfs_rq[cpu])
+    cfs_rq root_cfs;              ///< with autogroup on, rq->cfs (the root): the group entities'
+    tg_sched_entity tg_se;        ///< with autogroup on, the first autogroup's tg->se[cpu]
     task_struct* curr = nullptr;
     task_struct* idle = nullptr;
     u64 clock = SCHED_CLOCK_AT_START;      ///< sched_clock_at(now()) at the last update_rq_clock()
@@ -642,6 +653,23 @@ struct alignas(64) rq {
     sched_dl_entity fair_server;  ///< v6.12+: the fair class's dl_server (deadline.cc)
     struct scx_rq scx; ///< the ext class's (rq->scx); last: the fair path's fields keep their offsets
 };
+
+/// rq->cfs, the root cfs_rq: rq::root_cfs with autogroup on (the group entities queue
+/// there), rq::cfs with autogroup off (the tasks queue there).
+inline cfs_rq& rq_root_cfs(rq& r) { return r.cfs.tg ? r.root_cfs : r.cfs; }
+inline const cfs_rq& rq_root_cfs(const rq& r) { return r.cfs.tg ? r.root_cfs : r.cfs; }
+
+/// kernel: kernel/sched/sched.h task_cfs_rq() on the rq of task_cpu(p): p's autogroup's
+/// cfs_rq on r's CPU (rq::cfs for the first autogroup and with autogroup off).
+inline cfs_rq& task_cfs_rq(rq& r, const task_struct& p)
+{
+    task_group* tg = p.sched_task_group;
+    return tg ? *tg->cfs_rq_[static_cast<std::size_t>(r.cpu)] : r.cfs;
+}
+
+/// kernel: kernel/sched/fair.c parent_entity(): a task's group entity on the root (null
+/// for a task of the root and for a group entity, the hierarchy being one level deep).
+inline sched_entity* parent_entity(const cfs_rq& cfs) { return cfs.my_se ? &cfs.my_se->se : nullptr; }
 
 // kernel: kernel/sched/sched.h add_nr_running(), 6.6: a second runnable task sets rd->overload.
 inline void add_nr_running(rq& r, unsigned count)

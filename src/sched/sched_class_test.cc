@@ -126,6 +126,8 @@ TEST(fair_class, enqueues_reuse_the_timeline_and_cfs_tasks_nodes_that_dequeues_f
             list_held.insert(&node);
         for (const auto& node : r.cfs.tasks_timeline)
             tree_held.insert(&node);
+        for (const auto& node : r.root_cfs.tasks_timeline) // the autogroup's entity on the root
+            tree_held.insert(&node);
         for (const auto& node : t.k->fair_spares().run_nodes) {
             ASSERT_FALSE(node.empty());
             tree_held.insert(&node.value());
@@ -159,7 +161,7 @@ TEST(fair_class, enqueues_reuse_the_timeline_and_cfs_tasks_nodes_that_dequeues_f
     EXPECT_GE(list_nodes.size(), 2u);
     EXPECT_LE(list_nodes.size(), 3u) << "no more cfs_tasks nodes than tasks";
     EXPECT_GE(tree_nodes.size(), 1u);
-    EXPECT_LE(tree_nodes.size(), 3u) << "no more timeline nodes than tasks";
+    EXPECT_LE(tree_nodes.size(), 4u) << "no more timeline nodes than tasks and the group entity";
     // Every queued task, the running one included, is on rq->cfs_tasks once.
     const rq& r = t.k->cpu_rq(0);
     EXPECT_EQ(r.cfs_tasks.size(), r.cfs.nr_running);

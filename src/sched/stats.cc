@@ -163,15 +163,32 @@ std::string format_feature_stats(const kernel& k)
     if (k.config().has_feature(__SCHED_FEAT_COUPLE_WAKEE_FLIPS) &&
         k.feats().test(__SCHED_FEAT_COUPLE_WAKEE_FLIPS))
         s += fmt::format("# COUPLE_WAKEE_FLIPS: flips given to wakees of heavy wakers {}\n", coupled);
-    const task_group& tg = k.autogroup();
-    if (tg.load_avg_updates)
-        s += fmt::format("# task group load_avg: {} updates, {} waited for the line ({:.3f} ms); "
-                         "{} reads, {} fetched the line, {} a copy in their LLC ({:.3f} ms "
-                         "waited)\n",
-                         tg.load_avg_updates, tg.load_avg_line.contended,
-                         static_cast<double>(tg.load_avg_line.wait_total) / 1e6,
-                         tg.load_avg_reads, tg.load_avg_read_misses - tg.load_avg_llc_hits,
-                         tg.load_avg_llc_hits, static_cast<double>(tg.load_avg_read_wait) / 1e6);
+    // The autogroups' tg->load_avg lines: their sums (the one group's figures when there is
+    // one), then, when there are more, one line per group.
+    task_group sum;
+    for (const task_group* g : k.task_groups()) {
+        sum.load_avg_updates += g->load_avg_updates;
+        sum.load_avg_line.contended += g->load_avg_line.contended;
+        sum.load_avg_line.wait_total += g->load_avg_line.wait_total;
+        sum.load_avg_reads += g->load_avg_reads;
+        sum.load_avg_read_misses += g->load_avg_read_misses;
+        sum.load_avg_llc_hits += g->load_avg_llc_hits;
+        sum.load_avg_read_wait += g->load_avg_read_wait;
+    }
+    auto tg_line = [&](const task_group& tg, const std::string& name) {
+        if (tg.load_avg_updates)
+            s += fmt::format("# task group {}load_avg: {} updates, {} waited for the line ({:.3f} "
+                             "ms); {} reads, {} fetched the line, {} a copy in their LLC ({:.3f} "
+                             "ms waited)\n",
+                             name, tg.load_avg_updates, tg.load_avg_line.contended,
+                             static_cast<double>(tg.load_avg_line.wait_total) / 1e6,
+                             tg.load_avg_reads, tg.load_avg_read_misses - tg.load_avg_llc_hits,
+                             tg.load_avg_llc_hits, static_cast<double>(tg.load_avg_read_wait) / 1e6);
+    };
+    tg_line(sum, "");
+    if (k.task_groups().size() > 1)
+        for (const task_group* g : k.task_groups())
+            tg_line(*g, g->name + " ");
     return s;
 }
 

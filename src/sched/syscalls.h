@@ -40,6 +40,11 @@ struct task_opts {
     int cpu = -1;           ///< spawn only: the CPU the creating context runs on (default 0)
     bool thread = false;    ///< share the parent's tgid (CLONE_THREAD)
     u32 footprint_kib = 16; ///< hot working set per run, for the cache-refill cost
+    /// The task calls setsid() before anything else: a session of its own, so with
+    /// autogroup on an autogroup of its own (kernel/sys.c ksys_setsid() ->
+    /// sched_autogroup_create_attach()). Else it stays in its parent's session (fork:
+    /// sched_autogroup_fork()), or, for spawn(), the benchmark's (the first autogroup).
+    bool setsid = false;
 };
 
 /// The system calls of one kernel instance (kernel::sys()).

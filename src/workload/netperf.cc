@@ -228,6 +228,11 @@ void parse_netperf_global(const std::vector<std::string>& global, netperf_params
         {.long_name = "instances",
          .uinteger = &np.instances,
          .help = "schedlab only: run N netperf processes concurrently"},
+        {.long_name = "netserver-foreground",
+         .flag = &np.netserver_foreground,
+         .help = "schedlab only: netserver was started with -D (no daemonize(), so in the "
+                 "shell's session and autogroup); default: daemonized (setsid(), an "
+                 "autogroup of its own)"},
     };
     parse_options(global, gspecs, where_netperf);
     np.cpu_util = local_cpu || remote_cpu;
@@ -362,6 +367,8 @@ std::string netperf_workload::command_line() const
                     np_.udp ? "UDP_RR" : "TCP_RR", np_.host,
                     np_.transactions ? fmt::format("{}", -static_cast<long long>(np_.transactions))
                                      : fmt::format("{}", static_cast<double>(np_.duration) / 1e9));
+    if (np_.netserver_foreground)
+        s += " --netserver-foreground";
     if (!np_.banner)
         s += " -P 0";
     s += fmt::format(" -- -r {},{}", np_.req, np_.rsp);
@@ -407,9 +414,12 @@ double netperf_workload::instance::rate() const
 /*
  * model: netperf's send_tcp_rr()/send_udp_rr() and netserver's
  * recv_tcp_rr()/recv_udp_rr() (nettest_bsd.c), task by task:
- * - netserver (a daemon started before the run, on CPU 0): accept()s each
- *   test connection and fork()s a child that serves it, then (model) exits
- *   once it has accepted `instances` connections instead of listening on;
+ * - netserver (a daemon started before the run, on CPU 0, in a session of its
+ *   own: daemonize()'s setsid(), so its own autogroup; with
+ *   --netserver-foreground, `netserver -D`, in the shell's): accept()s each
+ *   test connection and fork()s a child that serves it (in its session), then
+ *   (model) exits once it has accepted `instances` connections instead of
+ *   listening on;
  * - sh (the shell loop of the evaluations): fork()+exec()s `instances`
  *   netperf processes, then wait()s for them;
  * - netperf: connect()s (the daemon wakes), takes its start time, then
@@ -455,6 +465,7 @@ void netperf_workload::setup(syscalls& sys)
     task_opts dopt;
     dopt.comm = "netserver";
     dopt.cpu = 0;
+    dopt.setsid = !np_.netserver_foreground; // daemonize(): setsid()
     sys.spawn(make_task([&](task_context& t) { return run_netserver(t, listen); }), dopt);
     task_opts sopt;
     sopt.comm = "sh";

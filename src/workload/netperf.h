@@ -12,6 +12,14 @@
  * Chen Yu's SIS_SHORT v6 cover, cover.1677069490.git.yu.c.chen@intel.com). Each instance prints netperf's own table; a
  * "# schedlab:" line then sums them.
  *
+ * netserver: started before the run, by default it daemonizes (netserver.c
+ * daemonize(): fork(), then setsid() in the child, HewlettPackard/netperf
+ * afc51ff9764741da4ed6702651fba9d9c23f8557), so it and the children it forks
+ * per connection (spawn_child()) are a session of their own: with autogroup on
+ * an autogroup apart from the netperf processes' (the shell's session).
+ * `--netserver-foreground` (schedlab's) stands for `netserver -D`, which skips
+ * daemonize(): netserver stays in the shell's session and autogroup.
+ *
  * Not modelled: the control connection and netserver's per-test set-up
  * traffic, confidence intervals (-i/-I), interim results (-D), CPU
  * utilisation (-c/-C are accepted, and noted, but print no columns), output
@@ -82,6 +90,9 @@ struct netperf_params {
     u64 req = 1;               ///< test-specific -r req[,rsp] (netperf's default 1,1)
     u64 rsp = 1;
     unsigned instances = 1;    ///< --instances (schedlab only)
+    /// --netserver-foreground (schedlab only): netserver was started with -D, so it stayed
+    /// in the shell's session; by default it daemonized (setsid()), a session of its own.
+    bool netserver_foreground = false;
     bool banner = true;        ///< -P 0 suppresses the "MIGRATED ... TEST" line
     bool cpu_util = false;     ///< -c / -C given (accepted, not modelled)
     bool nodelay = false;      ///< test-specific -D (TCP_NODELAY; no effect on one message in flight)

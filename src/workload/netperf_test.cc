@@ -161,6 +161,39 @@ TEST(netperf, every_instance_has_its_own_forked_netserver_child)
     EXPECT_EQ(servers.size(), 3u);
 }
 
+/*
+ * netserver daemonizes unless started with -D (src/netserver.c daemonize(): fork(), then
+ * setsid() in the child; HewlettPackard/netperf afc51ff9764741da4ed6702651fba9d9c23f8557),
+ * and setsid() gives the session a new autogroup (ksys_setsid() ->
+ * sched_autogroup_create_attach()); its per-connection children inherit it (fork:
+ * sched_autogroup_fork()). The netperf processes are the shell's, the first autogroup.
+ * --netserver-foreground (netserver -D): one autogroup for all.
+ */
+TEST(netperf, netserver_is_a_session_and_an_autogroup_of_its_own_unless_in_the_foreground)
+{
+    const np_run d = run_netperf({"-l", "-50", "--instances", "2"}, 2);
+    ASSERT_TRUE(d.w->finished());
+    const task_group* shell = &d.t->k.autogroup();
+    const task_struct& daemon = *d.t->k.tasks()[0];
+    ASSERT_EQ(daemon.comm, "netserver");
+    ASSERT_NE(daemon.sched_task_group, nullptr);
+    EXPECT_NE(daemon.sched_task_group, shell);
+    EXPECT_EQ(d.t->k.task_groups().size(), 2u);
+    for (const auto& in : d.w->instances()) {
+        EXPECT_EQ(in.server->sched_task_group, daemon.sched_task_group);
+        EXPECT_EQ(in.client->sched_task_group, shell);
+    }
+    EXPECT_EQ(d.w->command_line().find("--netserver-foreground"), std::string::npos);
+
+    const np_run f = run_netperf({"-l", "-50", "--instances", "2", "--netserver-foreground"}, 2);
+    ASSERT_TRUE(f.w->finished());
+    EXPECT_EQ(f.t->k.tasks()[0]->sched_task_group, &f.t->k.autogroup());
+    EXPECT_EQ(f.t->k.task_groups().size(), 1u);
+    for (const auto& in : f.w->instances())
+        EXPECT_EQ(in.server->sched_task_group, in.client->sched_task_group);
+    EXPECT_NE(f.w->command_line().find("--netserver-foreground"), std::string::npos);
+}
+
 TEST(netperf, udp_rr_runs_over_datagrams_without_drops)
 {
     const np_run r = run_netperf({"-t", "UDP_RR", "-l", "-200"});
