@@ -78,7 +78,7 @@ bench: build
 # profiles do not need), the training runs of scripts/pgo-train.sh, then the same directory
 # rebuilt with the profiles (-DSCHEDLAB_PGO=use, with LTO unless CMAKE_FLAGS has
 # -DSCHEDLAB_LTO=OFF) and its golden digests
-# checked. Run ./$(PGO_BUILD)/src/cli/schedlab, or ./$(PGO_BUILD)/bench/schedlab_speed. Profiles
+# checked. Run $(PGO_BUILD)/src/cli/schedlab, or $(PGO_BUILD)/bench/schedlab_speed. Profiles
 # are of the sources they were made from: run `make pgo` again after an edit.
 pgo: deps
 	rm -rf $(PGO_BUILD)/pgo-profile
@@ -87,7 +87,7 @@ pgo: deps
 	./scripts/pgo-train.sh $(PGO_BUILD)
 	cmake -S . -B $(PGO_BUILD) -G Ninja $(RELEASE_CMAKE) -DSCHEDLAB_LTO=ON $(CMAKE_FLAGS) -DSCHEDLAB_PGO=use
 	cmake --build $(PGO_BUILD) -j $(JOBS) --target schedlab schedlab_speed golden_test
-	./$(PGO_BUILD)/tests/golden_test
+	$(PGO_BUILD)/tests/golden_test
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
