@@ -11,7 +11,10 @@ FUZZ_BUILD ?= $(ASAN_BUILD)
 FUZZ_TIME ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-asan bench fuzz clean format
+# make pgo: the profile-guided build's directory (docs/performance.md, "LTO and PGO").
+PGO_BUILD ?= build-pgo
+
+.PHONY: all deps build demo test test-asan bench fuzz pgo clean format
 
 all: build
 
@@ -70,8 +73,24 @@ bench: build
 	./$(BUILD)/bench/schedlab_speed
 	./$(BUILD)/bench/schedlab_bench
 
+# Profile-guided optimisation, opt-in (docs/performance.md, "LTO and PGO"): an instrumented
+# Release build of the CLI in $(PGO_BUILD) (-DSCHEDLAB_PGO=generate; without LTO, which the
+# profiles do not need), the training runs of scripts/pgo-train.sh, then the same directory
+# rebuilt with the profiles (-DSCHEDLAB_PGO=use, with LTO unless CMAKE_FLAGS has
+# -DSCHEDLAB_LTO=OFF) and its golden digests
+# checked. Run $(PGO_BUILD)/src/cli/schedlab, or $(PGO_BUILD)/bench/schedlab_speed. Profiles
+# are of the sources they were made from: run `make pgo` again after an edit.
+pgo: deps
+	rm -rf $(PGO_BUILD)/pgo-profile
+	cmake -S . -B $(PGO_BUILD) -G Ninja $(RELEASE_CMAKE) $(CMAKE_FLAGS) -DSCHEDLAB_LTO=OFF -DSCHEDLAB_PGO=generate
+	cmake --build $(PGO_BUILD) -j $(JOBS) --target schedlab
+	./scripts/pgo-train.sh $(PGO_BUILD)
+	cmake -S . -B $(PGO_BUILD) -G Ninja $(RELEASE_CMAKE) -DSCHEDLAB_LTO=ON $(CMAKE_FLAGS) -DSCHEDLAB_PGO=use
+	cmake --build $(PGO_BUILD) -j $(JOBS) --target schedlab schedlab_speed golden_test
+	$(PGO_BUILD)/tests/golden_test
+
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(PGO_BUILD) build-fuzz

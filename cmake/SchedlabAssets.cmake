@@ -69,6 +69,11 @@ function(schedlab_embed_assets)
   if(ARG_STAMP) # the build's own npm ci writes the files: depend on its stamp
     set(deps "${ARG_STAMP}")
   endif()
-  set_source_files_properties("${gen}" PROPERTIES GENERATED TRUE OBJECT_DEPENDS "${deps}")
+  # Compiled without link-time optimisation: the labels of the top-level asm above are local to
+  # this object, and an LTO link may put that asm and the table that refers to it in different
+  # partitions ("undefined reference to `schedlab_asset_0_begin'"). Kept out of unity batches
+  # for the same reason (a unity file would carry the option to other files).
+  set_source_files_properties("${gen}" PROPERTIES GENERATED TRUE OBJECT_DEPENDS "${deps}"
+    COMPILE_OPTIONS -fno-lto SKIP_UNITY_BUILD_INCLUSION ON)
   target_sources(${ARG_TARGET} PRIVATE "${gen}")
 endfunction()

@@ -5,6 +5,9 @@ function(schedlab_add_library name)
   add_library(schedlab_${name} STATIC ${ARG_SOURCES})
   target_include_directories(schedlab_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(schedlab_${name} PUBLIC ${ARG_DEPENDS})
+  # Fat LTO objects when SCHEDLAB_LTO is on (CMakeLists.txt): schedlab_lto_program's programs
+  # optimise across the libraries at link time, the others link their machine code.
+  target_compile_options(schedlab_${name} PRIVATE ${SCHEDLAB_LTO_COMPILE_OPTIONS})
   if(name IN_LIST SCHEDLAB_COLD_LIBRARIES)
     target_compile_options(schedlab_${name} PRIVATE ${SCHEDLAB_COLD_LIBRARY_FLAGS})
   elseif(SCHEDLAB_LIBRARY_FLAGS)
@@ -34,21 +37,28 @@ function(schedlab_add_library name)
   endif()
 endfunction()
 
-# schedlab_add_tests(NAME SOURCES ... DEPENDS ... [COST N]): one GoogleTest binary per layer,
-# each TEST registered with CTest. Unit tests sit next to the code they test. COST: ctest's
+# schedlab_add_tests(NAME SOURCES ... DEPENDS ... [COST N] [LTO]): one GoogleTest binary per
+# layer, each TEST registered with CTest. Unit tests sit next to the code they test. COST: ctest's
 # COST property of each of its tests; ctest starts the costliest first when it has no
-# timings of an earlier run (a clean clone in CI), so a long test is not left to the end.
+# timings of an earlier run (a clean clone in CI), so a long test is not left to the end. LTO:
+# linked with link-time optimisation when SCHEDLAB_LTO is on, as the CLI is (the others link
+# the libraries' machine code).
 function(schedlab_add_tests name)
   if(NOT SCHEDLAB_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "COST" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "LTO" "COST" "SOURCES;DEPENDS" ${ARGN})
   set(cost)
   if(ARG_COST)
     set(cost COST ${ARG_COST})
   endif()
   add_executable(${name}_test ${ARG_SOURCES})
   target_link_libraries(${name}_test PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gtest_main GTest::gmock)
+  if(ARG_LTO) # linked with link-time optimisation when SCHEDLAB_LTO is on (CMakeLists.txt)
+    schedlab_lto_program(${name}_test)
+  else()
+    schedlab_no_lto_program(${name}_test)
+  endif()
   target_compile_definitions(${name}_test PRIVATE
     SCHEDLAB_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SCHEDLAB_REFERENCE_DIR="${PROJECT_SOURCE_DIR}/data/reference")
