@@ -23,6 +23,11 @@ u64 calc_delta_fair(u64 delta, const sched_entity& se)
 {
     if (se.load.weight == NICE_0_LOAD)
         return delta;
+    // model: none (the simulator's speed): while delta * NICE_0_LOAD fits in 64 bits (delta
+    // under 2^54 ns, 208 days) the 64-bit division gives the same quotient as the 128-bit
+    // one, without the library call (__udivti3) a group entity's few-unit weight made hot.
+    if (delta <= ~0ULL / NICE_0_LOAD)
+        return delta * NICE_0_LOAD / se.load.weight;
     return static_cast<u64>(static_cast<unsigned __int128>(delta) * NICE_0_LOAD / se.load.weight);
 }
 
@@ -194,7 +199,8 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     update_load_avg(k, cfs, se,
                     UPDATE_TG | (se.owner && se.owner->on_rq == TASK_ON_RQ_MIGRATING ? DO_DETACH
                                                                                    : 0));
-    se_update_runnable(se);
+    if (se.my_q) // a group entity's (a call that returns at once for a task's)
+        se_update_runnable(se);
     clear_buddies(cfs, se);
     if (k.policy().dequeue_lag)
         k.policy().dequeue_lag(k, cfs, se);
@@ -204,7 +210,8 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     account_entity_dequeue(cfs, se);
     if (k.policy().dequeue_renorm)
         k.policy().dequeue_renorm(cfs, se, flags);
-    update_cfs_group_se(k, se, k.smp_processor_id());
+    if (se.my_q)
+        update_cfs_group_se(k, se, k.smp_processor_id());
     // A task's group entity's level follows in dequeue_task_fair().
     if ((flags & (DEQUEUE_SAVE | DEQUEUE_MOVE)) != DEQUEUE_SAVE)
         update_min_vruntime(k, cfs);

@@ -241,8 +241,10 @@ void enqueue_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     if (renorm && !curr)
         se.vruntime += cfs.min_vruntime;
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
-    se_update_runnable(se);
-    update_cfs_group_se(k, se, k.smp_processor_id());
+    if (se.my_q) { // a group entity's (calls that return at once for a task's)
+        se_update_runnable(se);
+        update_cfs_group_se(k, se, k.smp_processor_id());
+    }
     account_entity_enqueue(cfs, se);
     if (flags & ENQUEUE_WAKEUP)
         place_entity_cfs(k, cfs, se, false);

@@ -238,8 +238,10 @@ void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         place_entity_eevdf(k, cfs, se, flags);
     update_curr(k, cfs);
     update_load_avg(k, cfs, se, UPDATE_TG | DO_ATTACH);
-    se_update_runnable(se);
-    update_cfs_group_se(k, se, k.smp_processor_id());
+    if (se.my_q) { // a group entity's (calls that return at once for a task's)
+        se_update_runnable(se);
+        update_cfs_group_se(k, se, k.smp_processor_id());
+    }
     if (!curr)
         place_entity_eevdf(k, cfs, se, flags);
     account_entity_enqueue(cfs, se);
