@@ -79,6 +79,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
 
         if (kc_.params.autogroup) {
             r->cfs.tg = &autogroup_;
+            r->root_is_root_cfs = true;
             r->cfs.my_se = &r->tg_se;
             r->root_cfs.rq_ = r.get();
             r->root_cfs.min_vruntime = initial_min_vruntime;
@@ -1443,6 +1444,8 @@ void kernel::check_rq(const rq& r, std::string& errs) const
     };
     if (curr_hint_[static_cast<std::size_t>(r.cpu)] != r.curr)
         err("curr_hint_ is not rq->curr");
+    if (r.root_is_root_cfs != (r.cfs.tg != nullptr))
+        err("root_is_root_cfs {} with autogroup {}", r.root_is_root_cfs, r.cfs.tg != nullptr);
     // A cfs_rq's timeline and sums: a group's (or the root's with autogroup off) holds
     // tasks, the root's with autogroup on the group entities.
     auto check_cfs = [&](const cfs_rq& cfs, const char* name) {

@@ -590,9 +590,12 @@ struct alignas(64) rq {
     int cpu = 0;
     unsigned nr_running = 0;
     root_domain* rd = nullptr; ///< the root domain this CPU is attached to (the kernel's one)
-    u64 nr_switches = 0;
-    cfs_rq cfs;                   ///< with autogroup on, the first autogroup's (tg->cfs_rq[cpu])
+    /// model: autogroup on, so root_cfs is the root (rq_root_cfs()); kept on the first line
+    /// with nr_running and root_cfs's counters, which select_idle_cpu()'s scan reads
+    /// (sched_idle_cpu()) on every CPU it probes (docs/performance.md, lane speed11)
+    bool root_is_root_cfs = false;
     cfs_rq root_cfs;              ///< with autogroup on, rq->cfs (the root): the group entities'
+    cfs_rq cfs;                   ///< with autogroup on, the first autogroup's (tg->cfs_rq[cpu])
     tg_sched_entity tg_se;        ///< with autogroup on, the first autogroup's tg->se[cpu]
     task_struct* curr = nullptr;
     task_struct* idle = nullptr;
@@ -609,6 +612,7 @@ struct alignas(64) rq {
     /// and which CPU wrote it (it sees its own store at once); see try_to_wake_up().
     sim_time ttwu_pending_visible = 0;
     int ttwu_pending_writer = -1;
+    u64 nr_switches = 0;
     std::vector<std::pair<task_struct*, int>> wake_list; ///< TTWU_QUEUE: (task, wake_flags) awaiting the IPI
     rng_stream sched_rnd_state{0, ""}; ///< kernel: per-CPU sched_rnd_state (sched_rng(), NI_RANDOM): "sched_rng/<cpu>"
     event_id ttwu_ipi_event;
@@ -656,8 +660,14 @@ struct alignas(64) rq {
 
 /// rq->cfs, the root cfs_rq: rq::root_cfs with autogroup on (the group entities queue
 /// there), rq::cfs with autogroup off (the tasks queue there).
-inline cfs_rq& rq_root_cfs(rq& r) { return r.cfs.tg ? r.root_cfs : r.cfs; }
-inline const cfs_rq& rq_root_cfs(const rq& r) { return r.cfs.tg ? r.root_cfs : r.cfs; }
+inline cfs_rq& rq_root_cfs(rq& r)
+{
+    return r.root_is_root_cfs ? r.root_cfs : r.cfs;
+}
+inline const cfs_rq& rq_root_cfs(const rq& r)
+{
+    return r.root_is_root_cfs ? r.root_cfs : r.cfs;
+}
 
 /// kernel: kernel/sched/sched.h task_cfs_rq() on the rq of task_cpu(p): p's autogroup's
 /// cfs_rq on r's CPU (rq::cfs for the first autogroup and with autogroup off).
