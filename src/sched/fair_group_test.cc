@@ -228,6 +228,28 @@ task_struct& agrp_spawn_session(sched_fixture& t, const std::string& comm,
     return t.k->spawn(std::move(b), o);
 }
 
+/// Three always-runnable tasks on CPU 0, run for d: a in the fixture's session; b in a
+/// session of its own, which forks c into it at b's first step (c stays null if b never ran).
+struct agrp_a_b_c {
+    task_struct* a = nullptr;
+    task_struct* b = nullptr;
+    task_struct* c = nullptr;
+};
+
+void agrp_run_a_b_c(sched_fixture& t, agrp_a_b_c& s, sim_dur d)
+{
+    s.a = &t.spawn("a", testlib::spin(msecs(1)));
+    s.b = &agrp_spawn_session(t, "b", testlib::behaviour([&s](syscalls& sys, task_struct& p) {
+        if (!s.c) {
+            task_opts o;
+            o.comm = "c";
+            s.c = &sys.fork(p, testlib::spin(msecs(1)), o);
+        }
+        return task_action::cpu(msecs(1));
+    }));
+    t.run_for(d);
+}
+
 /*
  * kernel/sched/autogroup.c (6.6, the same in mainline 0410c6121529):
  * sched_autogroup_fork() gives a child its parent's autogroup; ksys_setsid()
@@ -293,23 +315,15 @@ void agrp_two_groups_share_one_cpu(const char* kernel_spec)
 {
     SCOPED_TRACE(kernel_spec);
     sched_fixture t(testlib::small_machine(1), kernel_spec);
-    task_struct& a = t.spawn("a", testlib::spin(msecs(1)));
-    task_struct* c = nullptr;
-    task_struct& b = agrp_spawn_session(t, "b", testlib::behaviour([&](syscalls& sys, task_struct& p) {
-        if (!c) {
-            task_opts o;
-            o.comm = "c";
-            c = &sys.fork(p, testlib::spin(msecs(1)), o);
-        }
-        return task_action::cpu(msecs(1));
-    }));
-    t.run_for(msecs(2000));
-    ASSERT_NE(c, nullptr);
-    ASSERT_EQ(c->sched_task_group, b.sched_task_group);
+    agrp_a_b_c tasks;
+    agrp_run_a_b_c(t, tasks, msecs(2000));
+    ASSERT_NE(tasks.c, nullptr);
+    task_struct &a = *tasks.a, &b = *tasks.b, &c = *tasks.c;
+    ASSERT_EQ(c.sched_task_group, b.sched_task_group);
     ASSERT_NE(a.sched_task_group, b.sched_task_group);
     const double ta = static_cast<double>(a.se.sum_exec_runtime);
     const double tb = static_cast<double>(b.se.sum_exec_runtime);
-    const double tc = static_cast<double>(c->se.sum_exec_runtime);
+    const double tc = static_cast<double>(c.se.sum_exec_runtime);
     const double total = ta + tb + tc;
     EXPECT_GT(total, 1.99e9);
     EXPECT_NEAR(ta / total, 0.50, 0.01);
@@ -465,21 +479,13 @@ TEST(autogroup, task_h_load_scales_each_task_by_its_own_groups_h_load)
 TEST(autogroup, sched_slice_walks_the_task_level_then_the_group_entity_on_the_root_cfs)
 {
     sched_fixture t(testlib::small_machine(1), "6.5");
-    task_struct& a = t.spawn("a", testlib::spin(msecs(1)));
-    task_struct* c = nullptr;
-    task_struct& b = agrp_spawn_session(t, "b", testlib::behaviour([&](syscalls& sys, task_struct& p) {
-        if (!c) {
-            task_opts o;
-            o.comm = "c";
-            c = &sys.fork(p, testlib::spin(msecs(1)), o);
-        }
-        return task_action::cpu(msecs(1));
-    }));
-    t.run_for(msecs(50));
+    agrp_a_b_c tasks;
+    agrp_run_a_b_c(t, tasks, msecs(50));
+    ASSERT_NE(tasks.c, nullptr);
+    task_struct &a = *tasks.a, &b = *tasks.b, &c = *tasks.c;
     rq& r = t.k->cpu_rq(0);
     ASSERT_EQ(t.k->tunables().latency, msecs(6));
-    ASSERT_NE(c, nullptr);
-    ASSERT_TRUE(a.se.on_rq && b.se.on_rq && c->se.on_rq);
+    ASSERT_TRUE(a.se.on_rq && b.se.on_rq && c.se.on_rq);
     ASSERT_EQ(task_cfs_rq(r, a).nr_running, 1u);
     ASSERT_EQ(task_cfs_rq(r, b).nr_running, 2u);
     ASSERT_EQ(r.root_cfs.load.weight, 2048u);
