@@ -39,9 +39,6 @@ struct node_counts {
     sim_dur busy = 0;
     u64 in_wake = 0;  ///< tasks set_task_cpu()'d into the node at a wakeup from the other node
     u64 in_other = 0; ///< ... otherwise (balance passes, active balance, affinity)
-    u64 lb_count[nr_types] = {}, lb_balanced[nr_types] = {}, lb_failed[nr_types] = {},
-        lb_gained[nr_types] = {}, lb_hot[nr_types] = {};
-    u64 alb_count = 0, alb_pushed = 0;
 };
 
 class node_sampler final : public trace_sink {
@@ -146,7 +143,7 @@ public:
 
 private:
     struct lb_snapshot {
-        std::vector<node_counts> per_node;
+        std::vector<sd_schedstat> per_node; ///< the NUMA domains' counters, summed per node
     };
 
     void set_cpu(int pid, int cpu)
@@ -168,24 +165,11 @@ private:
     lb_snapshot read_lb() const
     {
         lb_snapshot s;
-        s.per_node.assign(static_cast<std::size_t>(nodes_), node_counts{});
-        for (int c = 0; c < static_cast<int>(node_of_.size()); ++c) {
-            const sched_domain* sd = numa_sd(*k_, c);
-            if (!sd)
-                continue;
-            node_counts& n =
-                s.per_node[static_cast<std::size_t>(node_of_[static_cast<std::size_t>(c)])];
-            const sd_schedstat& st = sd->stats;
-            for (int t = 0; t < nr_types; ++t) {
-                n.lb_count[t] += st.lb_count[t];
-                n.lb_balanced[t] += st.lb_balanced[t];
-                n.lb_failed[t] += st.lb_failed[t];
-                n.lb_gained[t] += st.lb_gained[t];
-                n.lb_hot[t] += st.lb_hot_gained[t];
-            }
-            n.alb_count += st.alb_count;
-            n.alb_pushed += st.alb_pushed;
-        }
+        s.per_node.assign(static_cast<std::size_t>(nodes_), sd_schedstat{});
+        for (int c = 0; c < static_cast<int>(node_of_.size()); ++c)
+            if (const sched_domain* sd = numa_sd(*k_, c))
+                s.per_node[static_cast<std::size_t>(node_of_[static_cast<std::size_t>(c)])] +=
+                    sd->stats;
         return s;
     }
 
@@ -215,8 +199,8 @@ private:
         for (int nd = 0; nd < nodes_; ++nd) {
             const auto i = static_cast<std::size_t>(nd);
             const node_counts& n = cur_[i];
-            const node_counts& a = now.per_node[i];
-            const node_counts& p = prev_lb_.per_node[i];
+            const sd_schedstat& a = now.per_node[i];
+            const sd_schedstat& p = prev_lb_.per_node[i];
             unsigned queued = 0;
             u32 nbf_max = 0;
             int nbf_over = 0;
@@ -240,7 +224,7 @@ private:
                 line += fmt::format(
                     " {} {}/{}/{}/{}({})", type_name[t], a.lb_count[t] - p.lb_count[t],
                     a.lb_balanced[t] - p.lb_balanced[t], a.lb_failed[t] - p.lb_failed[t],
-                    a.lb_gained[t] - p.lb_gained[t], a.lb_hot[t] - p.lb_hot[t]);
+                    a.lb_gained[t] - p.lb_gained[t], a.lb_hot_gained[t] - p.lb_hot_gained[t]);
             line += fmt::format(" alb {}/{} nbf {}:{}", a.alb_count - p.alb_count,
                                 a.alb_pushed - p.alb_pushed, nbf_max, nbf_over);
         }

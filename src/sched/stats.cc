@@ -203,25 +203,7 @@ std::vector<level_schedstat> schedstat_per_level(const kernel& k)
                 levels.push_back({sd->name, sd->span_weight, {}});
                 it = std::prev(levels.end());
             }
-            sd_schedstat& t = it->sum;
-            const sd_schedstat& d = sd->stats;
-            for (int i = 0; i < CPU_MAX_IDLE_TYPES; ++i) {
-                t.lb_count[i] += d.lb_count[i];
-                t.lb_balanced[i] += d.lb_balanced[i];
-                t.lb_failed[i] += d.lb_failed[i];
-                t.lb_imbalance[i] += d.lb_imbalance[i];
-                t.lb_gained[i] += d.lb_gained[i];
-                t.lb_hot_gained[i] += d.lb_hot_gained[i];
-                t.lb_nobusyq[i] += d.lb_nobusyq[i];
-                t.lb_nobusyg[i] += d.lb_nobusyg[i];
-                t.fbg_count[i] += d.fbg_count[i];
-            }
-            t.alb_count += d.alb_count;
-            t.alb_failed += d.alb_failed;
-            t.alb_pushed += d.alb_pushed;
-            t.ttwu_wake_remote += d.ttwu_wake_remote;
-            t.ttwu_move_affine += d.ttwu_move_affine;
-            t.ttwu_move_balance += d.ttwu_move_balance;
+            it->sum += sd->stats;
         }
     return levels;
 }

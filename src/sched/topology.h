@@ -155,6 +155,36 @@ struct sd_schedstat {
     u64 ttwu_wake_remote = 0, ttwu_move_affine = 0, ttwu_move_balance = 0;
     /// Not in /proc/schedstat: find_busiest_group() calls per idle type (sched-scoreboard's view).
     u64 fbg_count[CPU_MAX_IDLE_TYPES] = {};
+
+    /// model: every counter added, for sums over CPUs (a level's, a node's); the kernel has
+    /// none, its readers (show_schedstat()) print each domain's.
+    sd_schedstat& operator+=(const sd_schedstat& o)
+    {
+        for (int i = 0; i < CPU_MAX_IDLE_TYPES; ++i) {
+            lb_count[i] += o.lb_count[i];
+            lb_balanced[i] += o.lb_balanced[i];
+            lb_failed[i] += o.lb_failed[i];
+            lb_imbalance[i] += o.lb_imbalance[i];
+            lb_gained[i] += o.lb_gained[i];
+            lb_hot_gained[i] += o.lb_hot_gained[i];
+            lb_nobusyq[i] += o.lb_nobusyq[i];
+            lb_nobusyg[i] += o.lb_nobusyg[i];
+            fbg_count[i] += o.fbg_count[i];
+        }
+        alb_count += o.alb_count;
+        alb_failed += o.alb_failed;
+        alb_pushed += o.alb_pushed;
+        sbe_count += o.sbe_count;
+        sbe_balanced += o.sbe_balanced;
+        sbe_pushed += o.sbe_pushed;
+        sbf_count += o.sbf_count;
+        sbf_balanced += o.sbf_balanced;
+        sbf_pushed += o.sbf_pushed;
+        ttwu_wake_remote += o.ttwu_wake_remote;
+        ttwu_move_affine += o.ttwu_move_affine;
+        ttwu_move_balance += o.ttwu_move_balance;
+        return *this;
+    }
 };
 
 /// kernel: struct sched_domain

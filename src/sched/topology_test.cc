@@ -48,6 +48,34 @@ std::vector<std::string> spans(const sched_topology& t, int cpu)
 
 using strings = std::vector<std::string>;
 
+// sd_schedstat's += (a level's or a node's sum over CPUs) adds every counter, each to its own.
+TEST(sd_schedstat, sum_adds_every_counter_to_its_own)
+{
+    sd_schedstat a, b;
+    a.lb_count[CPU_IDLE] = 1;
+    a.lb_hot_gained[CPU_NEWLY_IDLE] = 2;
+    a.alb_pushed = 3;
+    a.ttwu_move_balance = 4;
+    b.lb_count[CPU_IDLE] = 10;
+    b.lb_count[CPU_NOT_IDLE] = 20;
+    b.lb_imbalance[CPU_NEWLY_IDLE] = 30;
+    b.fbg_count[CPU_IDLE] = 40;
+    b.alb_failed = 50;
+    b.ttwu_wake_remote = 60;
+    a += b;
+    EXPECT_EQ(a.lb_count[CPU_IDLE], 11u);
+    EXPECT_EQ(a.lb_count[CPU_NOT_IDLE], 20u);
+    EXPECT_EQ(a.lb_count[CPU_NEWLY_IDLE], 0u);
+    EXPECT_EQ(a.lb_imbalance[CPU_NEWLY_IDLE], 30u);
+    EXPECT_EQ(a.lb_hot_gained[CPU_NEWLY_IDLE], 2u);
+    EXPECT_EQ(a.fbg_count[CPU_IDLE], 40u);
+    EXPECT_EQ(a.alb_failed, 50u);
+    EXPECT_EQ(a.alb_pushed, 3u);
+    EXPECT_EQ(a.ttwu_wake_remote, 60u);
+    EXPECT_EQ(a.ttwu_move_balance, 4u);
+    EXPECT_EQ(b.lb_count[CPU_IDLE], 10u) << "the right-hand side is left alone";
+}
+
 TEST(build_sched_domains, bergamo_cpu0_has_smt_mc_die_numa_spans)
 {
     const built b = build("bergamo-2s");
