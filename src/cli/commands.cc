@@ -150,7 +150,9 @@ int cmd_kernels(std::ostream& out)
            "first: --kernel 6.6+NO_RUN_TO_PARITY, --kernel "
            "tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
            "A +preempt=none|voluntary|full term picks the preemption model (the preempt= boot "
-           "parameter); without it a reschedule acts at once, wherever the task is. "
+           "parameter); the default is voluntary (x86's defconfig and the distributions' "
+           "kernels); +preempt=instant, schedlab's own, acts on a reschedule at once wherever "
+           "the task is (the schedules before the models). "
            "docs/kernels.md gives the sources.\n";
     return 0;
 }
@@ -721,10 +723,10 @@ void add_run_command(CLI::App& app, int& rc)
                "BENCHMARK ARGS...");
     run->add_option("-m,--machine", ro.machine, "Preset name, machine JSON file or lscpu -p output")
         ->capture_default_str();
-    run->add_option(
-           "-k,--kernel", ro.kernel,
-           "Kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
-           "+preempt=none|voluntary|full terms, e.g. 6.6+NO_RUN_TO_PARITY, 6.18+preempt=none")
+    run->add_option("-k,--kernel", ro.kernel,
+                    "Kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
+                    "+preempt=none|voluntary|full|instant terms (default voluntary), e.g. "
+                    "6.6+NO_RUN_TO_PARITY, 6.18+preempt=none")
         ->capture_default_str();
     run->add_option("-f,--features", ro.features,
                     "Feature toggles in the kernel's spelling, comma separated (NO_X turns X off)");
@@ -819,8 +821,8 @@ void add_compare_command(CLI::App& app, int& rc, std::string command_line)
     compare
         ->add_option("-k,--kernel", co.spec.arms,
                      "An arm: kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
-                     "+preempt=none|voluntary|full terms "
-                     "(repeatable; the first is the baseline)")
+                     "+preempt=none|voluntary|full|instant terms (default voluntary; "
+                     "repeatable; the first is the baseline)")
         ->required()
         ->allow_extra_args(false); // one value per --kernel, so "--kernel B -- bench" works
     compare->add_option("-f,--features", co.spec.features,

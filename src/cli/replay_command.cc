@@ -289,8 +289,8 @@ void add_replay_command(CLI::App& app, int& rc)
     replay
         ->add_option("-k,--kernel", rpl.kernel,
                      "Kernel profile with optional +FEATURE/+NO_FEATURE and "
-                     "+preempt=none|voluntary|full terms (default: 6.18, "
-                     "the shared traces' kernel)")
+                     "+preempt=none|voluntary|full|instant terms (default: 6.18, "
+                     "the shared traces' kernel; their guest ran +preempt=none)")
         ->capture_default_str();
     replay->add_option("--comm", rpl.comm,
                        "Replay only the tasks whose comm matches this regular expression (any "

@@ -555,10 +555,13 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
                 kc.behaviour.preempt = preempt_model::voluntary;
             else if (m == "full")
                 kc.behaviour.preempt = preempt_model::full;
+            else if (m == "instant") // schedlab's own: the schedules before the models
+                kc.behaviour.preempt = preempt_model::instant;
             else
                 throw config_error(where, fmt::format("unknown preemption model '{}' in kernel "
                                                       "spec '{}': give preempt=none, "
-                                                      "preempt=voluntary or preempt=full",
+                                                      "preempt=voluntary, preempt=full or "
+                                                      "preempt=instant (schedlab's own)",
                                                       m, spec));
             continue;
         }

@@ -37,21 +37,29 @@ struct kernel_delta_info {
 /// Version differences that are code changes rather than feature bits (docs/kernels.md).
 /*
  * The kernel's preemption model: CONFIG_PREEMPT_DYNAMIC's `preempt=` boot choice (kernel
- * term `+preempt=none|voluntary|full`, docs/kernels.md). `instant` is not a kernel's: it is
- * schedlab's historical behaviour and the default (a reschedule acts at its resched_curr()
- * or IPI, wherever the current task is, even before a waker's own wakeup cost).
+ * term `+preempt=none|voluntary|full`, docs/kernels.md). The default is `voluntary`, the
+ * model the kernels the profiles stand for are built with: x86's own defconfig sets
+ * CONFIG_PREEMPT_VOLUNTARY=y (arch/x86/configs/x86_64_defconfig, read at torvalds/linux
+ * 34069d12e239 and 05909cd9a0c8), and so does Debian 12's kernel (linux-image-6.1.0-57-amd64
+ * 6.1.192-3, /boot/config-6.1.0-57-amd64: PREEMPT_VOLUNTARY with PREEMPT_DYNAMIC). The
+ * Kconfig choice's own default, PREEMPT_NONE (kernel/Kconfig.preempt), is what a config
+ * made from scratch gets; the shared traces' guest runs it (`+preempt=none`).
+ * `instant` is not a kernel's: it is schedlab's behaviour before the models existed (a
+ * reschedule acts at its resched_curr() or IPI, wherever the current task is, even before
+ * a waker's own wakeup cost), kept as `+preempt=instant` to reproduce older schedules.
  */
 enum class preempt_model : u8 {
-    instant,   ///< the default: no preemption model (every reschedule acts at once)
+    instant,   ///< schedlab's old default: no preemption model (every reschedule acts at once)
     none,      ///< PREEMPT_NONE: kernel code runs to its return to user mode (or blocks)
-    voluntary, ///< PREEMPT_VOLUNTARY: none plus might_resched() at the call's inner points
+    voluntary, ///< PREEMPT_VOLUNTARY (the default): none plus might_resched() at the call's inner
+               ///< points
     full,      ///< PREEMPT (full): preemptible kernel, a waker at its preempt_enable()
 };
 const char* preempt_model_name(preempt_model m);
 
 struct kernel_behaviour {
-    /// The preemption model (`+preempt=`); instant: the default (see preempt_model).
-    preempt_model preempt = preempt_model::instant;
+    /// The preemption model (`+preempt=`); voluntary by default (see preempt_model).
+    preempt_model preempt = preempt_model::voluntary;
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
     bool wa_idle_sync_skips_delayed = false; ///< v6.15+: wake_affine_idle()'s sync test leaves sched-delayed tasks out of nr_running

@@ -54,8 +54,10 @@ TEST(make_kernel_config, rejects_an_unknown_profile_with_a_hint)
 
 TEST(make_kernel_config, takes_the_preemption_model_as_a_preempt_term)
 {
-    EXPECT_EQ(make_kernel_config("6.18").behaviour.preempt, preempt_model::instant)
-        << "the default: no preemption model";
+    EXPECT_EQ(make_kernel_config("6.18").behaviour.preempt, preempt_model::voluntary)
+        << "the default: x86_64_defconfig's and Debian's PREEMPT_VOLUNTARY";
+    EXPECT_EQ(make_kernel_config("tip-2023-08").behaviour.preempt, preempt_model::voluntary);
+    EXPECT_EQ(make_kernel_config("6.18+preempt=instant").behaviour.preempt, preempt_model::instant);
     EXPECT_EQ(make_kernel_config("6.18+preempt=none").behaviour.preempt, preempt_model::none);
     EXPECT_EQ(make_kernel_config("6.6+preempt=voluntary").behaviour.preempt,
               preempt_model::voluntary);

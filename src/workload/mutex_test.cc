@@ -93,11 +93,13 @@ TEST(pipe_mutex, a_second_writer_spins_while_the_owner_runs_then_holds_after_it)
  * the mutex and is preempted by an RT task on its CPU; B then finds the owner off its
  * CPU, joins the wait list and sleeps; A, back on its CPU, finishes its hold and its
  * mutex_unlock() wakes B (__mutex_unlock_slowpath(): the first waiter), which takes it.
- * Without the mutex B's write() would end before the RT task does.
+ * Without the mutex B's write() would end before the RT task does. Full preemption: the RT
+ * task's timer interrupt preempts A inside its write() (irqentry_exit_cond_resched());
+ * under none or voluntary A would keep the CPU to its return to user mode.
  */
 TEST(pipe_mutex, a_writer_sleeps_while_the_owner_is_preempted_and_the_unlock_wakes_it)
 {
-    test_env e(2, 1, "6.6", slow_pipe());
+    test_env e(2, 1, "6.6+preempt=full", slow_pipe());
     workload_state st;
     pipe_channel& ch = st.make_pipe("p");
     sim_time a_done = 0, b_done = 0, rt_done = 0;
@@ -139,7 +141,7 @@ TEST(pipe_mutex, a_writer_sleeps_while_the_owner_is_preempted_and_the_unlock_wak
  */
 TEST(pipe_mutex, a_first_waiter_that_loses_the_mutex_to_a_spinner_gets_it_handed_off_next)
 {
-    test_env e(4, 1, "6.6", slow_pipe());
+    test_env e(4, 1, "6.6+preempt=full", slow_pipe());
     workload_state st;
     pipe_channel& ch = st.make_pipe("p");
     sim_time a_done = 0, b_done = 0, c_done = 0, d_done = 0, rt_done = 0;

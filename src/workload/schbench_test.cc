@@ -258,8 +258,11 @@ TEST(schbench_v1, lock_figures_count_each_spin_episode_and_where_its_holder_was)
     std::vector<std::string> b = a;
     b.push_back("-L");
     EXPECT_EQ(run_schbench(b, 1).w->summary(), "");
-    // The window restarts at the zeroing: with -z 1 of a 2 s run it holds the second second.
-    const sb_run z = run_schbench({"-t", "6", "-r", "2", "-z", "1", "-F", "256", "-n", "1", "-s",
+    // The window restarts at the zeroing: with -z 2 of a 3 s run it holds the third second
+    // (schbench zeroes every -z seconds). Eight workers: with six, the default model's
+    // (voluntary) run has no spin episode after its first second (seven in all; eighteen
+    // under +preempt=instant).
+    const sb_run z = run_schbench({"-t", "8", "-r", "3", "-z", "2", "-F", "256", "-n", "1", "-s",
                                    "50"},
                                   1);
     EXPECT_GT(z.w->lock_window().episodes, 0u);

@@ -179,7 +179,8 @@ TEST(task_code, a_killed_task_charges_its_exit_runs_at_exit_then_notifies)
     ASSERT_EQ(order.size(), 1u);
     EXPECT_EQ(order[0], "at_exit joined=0") << "at_exit runs before the notification";
     EXPECT_EQ(joined.value, 1u);
-    EXPECT_GE(p.exit_time - killed_at, e.k.charges().params().exit) << "the exit cost is still paid";
+    EXPECT_GE(p.exit_time - killed_at, e.k.charges().params().exit)
+        << "the exit cost is still paid";
 }
 
 task_code costs_in_order(task_context& t, std::vector<sim_time>& at)
@@ -413,8 +414,8 @@ TEST(nanosleep, the_tick_ends_a_sleep_within_its_slack)
  * also an interrupt's return to user mode) and its blocking in every model; with full
  * preemption also preempt_enable() (a waker's, at the end of its wake-up path) and an
  * interrupt's return to kernel code (irqentry_exit_cond_resched()); with voluntary also
- * might_resched() (mutex_lock()'s might_sleep()). The default `instant` is not a kernel's:
- * the switch at the resched_curr() itself.
+ * might_resched() (mutex_lock()'s might_sleep()). `+preempt=instant` (the default before voluntary)
+ * is not a kernel's: the switch at the resched_curr() itself.
  */
 struct preempt_scene {
     sim_time woken_run = -1; ///< when the SCHED_FIFO wakee ran after its wakeup
@@ -467,7 +468,7 @@ TEST(preempt_model, a_wakee_preempting_a_writer_on_its_cpu_waits_for_the_writers
     // the default switches at the wakeup itself, before the waker's wakeup cost.
     const cost_params c = no_jitter();
     u64 nivcsw = 0;
-    const preempt_scene instant = local_write_wakeup("6.6", nivcsw);
+    const preempt_scene instant = local_write_wakeup("6.6+preempt=instant", nivcsw);
     EXPECT_EQ(nivcsw, 1u);
     for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.6+preempt=full"}) {
         const preempt_scene m = local_write_wakeup(k, nivcsw);
@@ -516,7 +517,7 @@ sim_time remote_wakeup_runs_at(const std::string& kernel, bool in_syscall)
 
 TEST(preempt_model, a_remote_reschedule_in_user_work_switches_at_once_in_every_model)
 {
-    const sim_time instant = remote_wakeup_runs_at("6.6", false);
+    const sim_time instant = remote_wakeup_runs_at("6.6+preempt=instant", false);
     EXPECT_LT(instant, usecs(110));
     for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.6+preempt=full"})
         EXPECT_EQ(remote_wakeup_runs_at(k, false), instant) << k;
@@ -524,7 +525,7 @@ TEST(preempt_model, a_remote_reschedule_in_user_work_switches_at_once_in_every_m
 
 TEST(preempt_model, a_remote_reschedule_in_a_syscall_waits_for_its_return_to_user_unless_full)
 {
-    const sim_time instant = remote_wakeup_runs_at("6.6", true);
+    const sim_time instant = remote_wakeup_runs_at("6.6+preempt=instant", true);
     EXPECT_LT(instant, usecs(110)) << "the default switches when the IPI lands";
     EXPECT_EQ(remote_wakeup_runs_at("6.6+preempt=full", true), instant)
         << "full: the IPI's return to kernel code preempts";
@@ -533,6 +534,9 @@ TEST(preempt_model, a_remote_reschedule_in_a_syscall_waits_for_its_return_to_use
         EXPECT_GE(t, msecs(1)) << k << ": after the 1 ms call's return to user mode";
         EXPECT_LT(t, msecs(1) + usecs(10)) << k << ": at that return, not after the next burst";
     }
+    EXPECT_EQ(remote_wakeup_runs_at("6.6", true),
+              remote_wakeup_runs_at("6.6+preempt=voluntary", true))
+        << "a profile without the term runs voluntary (x86_64_defconfig)";
 }
 
 /*
@@ -550,7 +554,7 @@ TEST(preempt_model, a_call_that_blocks_switches_when_it_blocks_under_none)
 {
     cost_params c = no_jitter();
     c.futex_wait = usecs(500);
-    for (const char* k : {"6.6", "6.6+preempt=none", "6.6+preempt=full"}) {
+    for (const char* k : {"6.6+preempt=instant", "6.6+preempt=none", "6.6+preempt=full"}) {
         test_env e(2, 1, k, c);
         counter done;
         futex fx;
@@ -646,7 +650,7 @@ task_code short_then_write(task_context& t, channel& ch)
 
 TEST(preempt_model, a_mutex_spinner_is_preempted_at_once_under_none)
 {
-    for (const char* k : {"6.6", "6.6+preempt=none"}) {
+    for (const char* k : {"6.6+preempt=instant", "6.6+preempt=none"}) {
         cost_params c = no_jitter();
         c.pipe_write = usecs(400);
         c.pipe_lock_pct = 100;
