@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Which idle state the menu governor would pick for a run's idle periods: an offline
-estimate (docs/validation.md, "schbench at 1-8 workers: v3 against tip is where the tick
-lands (lane schb7)"), not a model of the governor. Since 89f07ac the model runs menu itself
-(src/sched/cpuidle_menu.cc, docs/validation.md "The menu governor in the model"); this replay
-stays as an offline cross-check of a trace against the same rules.
+estimate (`git show 9376ffa:docs/validation.md`, "schbench at 1-8 workers: v3 against tip is
+where the tick lands (lane schb7)"), not a model of the governor. Since 89f07ac the model runs
+menu itself (src/sched/cpuidle_menu.cc; `git show 9376ffa:docs/validation.md`, "The menu governor in
+the model (lane menu1, 2026-12-04)"); this replay stays as an offline cross-check of a trace
+against the same rules.
 
     schedlab run --machine bergamo-2s --kernel K --trace T.dat -- schbench -m 2 -t 1 -r 3 -z 2
     trace-cmd report -t T.dat > T.rep

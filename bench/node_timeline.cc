@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * node_timeline: one run as `schedlab run` does it, with a table of what each NUMA node did
- * in each interval of simulated time (lane tb512l, docs/validation.md "tbench at 512 clients
- * past the start-up"). Per interval and node: the share of the node's CPU time with a task
- * current (the run summary's busy), the tasks queued (sum of rq->nr_running) at the
- * interval's end, the tasks whose task_cpu() is on the node (asleep or not), the tasks that
+ * in each interval of simulated time (lane tb512l: `git show 9376ffa:docs/validation.md`,
+ * "tbench at 512 clients past the start-up (lane tb512l, 2026-12-04)"). Per interval and node:
+ * the share of the node's CPU time with a task current (the run summary's busy), the tasks
+ * queued (sum of rq->nr_running) at the interval's end, the tasks whose task_cpu() is on the
+ * node (asleep or not), the tasks that
  * crossed into the node (set_task_cpu() at a wakeup or otherwise: a balance pass or a
  * stopper), and the NUMA-level load-balance counters of the node's CPUs (the balancing CPU's
  * node: lb_count, lb_balanced, lb_failed, lb_gained and lb_hot_gained per idle type, the

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """The message threads' wake batches of a schbench run, and the workers' cycles
-(docs/validation.md, "schbench at 16-64 workers: the wake batches (lane schb8)").
+(`git show 9376ffa:docs/validation.md`, "schbench at 16-64 workers: the wake batches (lane
+schb8)"; docs/validation.md, "schbench wakeup p99", has the current summary).
 
     schedlab run --machine bergamo-2s --kernel K --trace T.zst -- schbench -m 2 -t 16 -r 3 -z 2
     python3 bench/schbench_batches.py T.zst [--from 2.0] [--to 3.0]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Where a schbench run's workers sat, and how much of their math ran beside a busy SMT sibling
-(docs/validation.md, "schbench at 64 workers, v3 against tip (lane schb5)").
+(`git show 9376ffa:docs/validation.md`, "schbench at 64 workers, v3 against tip (lane schb5)").
 
     schedlab run --machine bergamo-2s --kernel K --trace T.zst -- schbench -m 2 -t 64 -r 3 -z 2
     python3 bench/schbench_smt.py T.zst [--from 2.0] [--to 3.0]

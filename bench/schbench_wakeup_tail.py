@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""What each of a schbench run's worker wakeups waited for (docs/validation.md,
-"schbench at 1-8 workers: v3 against tip is where the tick lands (lane schb7)").
+"""What each of a schbench run's worker wakeups waited for
+(`git show 9376ffa:docs/validation.md`, "schbench at 1-8 workers: v3 against tip is where the
+tick lands (lane schb7)").
 
     schedlab run --machine bergamo-2s --kernel K --trace T.zst -- schbench -m 2 -t 2 -r 3 -z 2
     python3 bench/schbench_wakeup_tail.py T.zst [--from 2.0] [--to 3.0] [--list N]

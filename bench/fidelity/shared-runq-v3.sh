@@ -91,15 +91,16 @@ done
 # default since masoncl/schbench 5d6ed2d, Apr 2023), so the start-up, where the forked
 # workers sit piled in a few LLCs until the load balancer spreads them (~1 s in the model
 # at 256 workers), is at most 1/30 of their samples. A 2 s run made it half of ours and
-# its stacked wakeups set every p99 from 128 workers up (docs/validation.md, "schbench:
-# the start-up transient"). -z 2 zeroes the statistics once, at the main thread's 2 s
-# tick, so the scored p99s and RPS are the third second's, the steady state.
+# its stacked wakeups set every p99 from 128 workers up
+# (`git show 9376ffa:docs/validation.md`, "schbench: the start-up transient"). -z 2 zeroes the
+# statistics once, at the main thread's 2 s tick, so the scored p99s and RPS are the third
+# second's, the steady state.
 # tbench: dbench warms up for timelimit / 5 in whole seconds and reports from its end; the
 # published -t 60 warmed up 12 s, our -t 2 not at all, so its one report was the first
 # second after the clients' release, while the forked clients still sit where fork
 # placement piled them (tip at 256 clients: 26615-46816 MB/s at -t 2, 55312-56873 at -t 6,
-# docs/validation.md "tip at 256 clients at e9a30e9"). -t 5 warms up 1 s and scores 4 s,
-# at 2.5x the CPU time.
+# `git show 9376ffa:docs/validation.md`, "tip at 256 clients at e9a30e9: the run sits on one
+# socket"). -t 5 warms up 1 s and scores 4 s, at 2.5x the CPU time.
 suite=(
     "hackbench|perf bench sched messaging -p -t -l 2000 -g $hackbench_groups" # published: -l 100000
     "tbench|tbench -t 5 $tbench_clients"                                     # published: -t 60 (see below)

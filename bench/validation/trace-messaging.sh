@@ -8,7 +8,8 @@
 #   bench/validation/trace-messaging.sh [BUILD_DIR] [MACHINE] [KERNEL] -- MESSAGING ARGS
 #   e.g. bench/validation/trace-messaging.sh build host 6.18 -- -g 4
 #
-# Needs perf with the sched tracepoints (root, tracefs). docs/validation.md shows output.
+# Needs perf with the sched tracepoints (root, tracefs). Output of earlier sittings is in
+# the git history of docs/validation.md ("This machine").
 set -euo pipefail
 build=build machine=host kernel=6.18
 [[ $# -gt 0 && $1 != -- ]] && { build=$1; shift; }

@@ -160,8 +160,9 @@ TEST(wake_affine_weight, compares_the_group_entities_on_the_roots_at_a_wake_all)
 
 /*
  * wake_affine_weight() for a sync wakeup of a tbench pair at 256 clients on
- * bergamo-2s (one autogroup over 512 CPUs; issue 21, docs/validation.md "tip at
- * 256 clients with the group entity"): calc_group_shares() leaves each CPU's group
+ * bergamo-2s (one autogroup over 512 CPUs; issue 21, `git show 9376ffa:docs/validation.md`,
+ * "tip at 256 clients with the group entity: wake_affine_weight() on roots of a few
+ * units (lane tg256, 2026-12-04)"): calc_group_shares() leaves each CPU's group
  * entity a few units (MIN_SHARES' 2 at the floor), so update_cfs_rq_h_load() gives
  * h_load = 2 * 2 / (2 + 1) = 1, and task_h_load() = load_avg * 1 / (grq load_avg + 1)
  * is 0 for any task whose CPU's group holds more than its own load: the waker's

@@ -107,8 +107,9 @@ TEST(wake_affine, a_sync_wakeup_chooses_the_wakers_cpu)
  * times 100, stays below prev's load without it times 100 + (imbalance_pct - 100) / 2.
  * Across the NUMA domain (imbalance_pct 117: 108) three spinners on prev against the
  * waker alone send the wakee to the waker's socket; the other way round it stays.
- * This is the move tbench's release makes (docs/validation.md, "tip at 256 clients at
- * e9a30e9"): clients stacked on one CPU by fork placement go to the releasing parent's CPU.
+ * This is the move tbench's release makes (`git show 9376ffa:docs/validation.md`, "tip at
+ * 256 clients at e9a30e9: the run sits on one socket"): clients stacked on one CPU by fork
+ * placement go to the releasing parent's CPU.
  */
 TEST(wake_affine, a_busy_prev_loses_the_wakee_to_a_less_loaded_waker_across_numa)
 {
@@ -460,8 +461,9 @@ TEST(find_idlest_cpu, forks_spread_across_llcs_and_sockets)
  *   same between single CPUs. So the fork lands on cpu29 beside its sleepers.
  * Repeated at each fork, this is how tbench's clients and servers, which slept
  * ~30 us after they started, piled on one CPU each of two LLCs of bergamo-2s
- * (docs/validation.md, "The baseline at 256 clients") until d9c3bc4 gave each
- * client dbench's setup exchange, whose reply wakes it beside its server.
+ * (`git show 9376ffa:docs/validation.md`, "The baseline at 256 clients: tg->load_avg's
+ * line saturated by reads") until d9c3bc4 gave each client dbench's setup exchange, whose
+ * reply wakes it beside its server.
  */
 TEST(find_idlest_cpu, a_fork_follows_the_most_recently_idled_cpu_past_sleeping_children)
 {
