@@ -244,7 +244,9 @@ u64 unix_stream_channel::truesize(u64 len) const
 bool unix_stream_channel::write(syscalls& sys, task_struct& p, io_call& c)
 {
     pull_state_lines(sys, p, UNIX_STATE_LINES);
-    const u64 max_skb = params_.sk_sndbuf / 2 > 64 ? params_.sk_sndbuf / 2 - 64 : 1;
+    // "Keep two messages in the pipe so it schedules better", then the order-0 fallback's cap.
+    const u64 max_skb =
+        std::min(params_.sk_sndbuf / 2 > 64 ? params_.sk_sndbuf / 2 - 64 : 1, params_.skb_max);
     while (c.done < c.want) {
         // sock_alloc_send_pskb(): allocation succeeds while sk_wmem_alloc < sk_sndbuf.
         if (wmem_alloc_ >= params_.sk_sndbuf) {

@@ -277,6 +277,13 @@ struct unix_stream_params {
     /// 100-byte message (estimate: 0.75-1.3 KiB by kmalloc bucket).
     u64 skb_overhead = 768;
     u64 skb_data_align = 64; ///< SMP_CACHE_BYTES
+    /// kernel: unix_stream_sendmsg() caps each skb at SKB_MAX_HEAD(0) + UNIX_SKB_FRAGS_SZ
+    /// ("allow fallback to order-0 allocations", net/unix/af_unix.c since v4.x, in 6.5/6.6):
+    /// a page less SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) of linear head, plus 32 KiB
+    /// of page frags. model: 4096 - 320 + 32768; 320 bytes is skb_shared_info on x86-64 with
+    /// MAX_SKB_FRAGS 17, estimated from the struct's fields, not read from a build (the cap
+    /// moves by a cache line with it).
+    u64 skb_max = 4096 - 320 + 32'768;
 };
 
 /*
@@ -284,7 +291,7 @@ struct unix_stream_params {
  * sending socket, the reader the peer socket.
  * kernel: net/unix/af_unix.c unix_stream_sendmsg() / unix_stream_read_generic(),
  * net/core/sock.c sock_alloc_send_pskb() / sock_wfree() / sock_def_readable(), 6.6:
- * every write of n bytes (n <= sk_sndbuf/2 - 64) is one skb charged to the
+ * every write of n bytes (n <= min(sk_sndbuf/2 - 64, skb_max)) is one skb charged to the
  * sender's sk_wmem_alloc with its truesize; a writer may allocate while
  * sk_wmem_alloc < sk_sndbuf, else it sleeps (non-exclusive, prepare_to_wait) on
  * the sending socket's wait queue; every queued skb calls sk_data_ready, which
@@ -292,10 +299,10 @@ struct unix_stream_params {
  * reader copies across skbs up to its buffer, and each fully consumed skb
  * calls unix_write_space, which wakes all the sender's sleepers (WF_SYNC) once
  * sk_wmem_alloc * 4 <= sk_sndbuf (unix_writable()).
- * model: larger writes are split into skbs of at most sk_sndbuf/2 - 64 bytes,
- * all linear (no page frags); no receive-queue limit, no MSG_WAITALL, no
- * socket lock. Cache lines, as for the pipe: a write or read on a CPU other
- * than the socket pair's last user pulls its shared state (UNIX_STATE_LINES:
+ * model: larger writes are split into skbs of at most min(sk_sndbuf/2 - 64, skb_max)
+ * bytes, as the kernel splits them, each charged as one linear buffer (no page frags); no
+ * receive-queue limit, no MSG_WAITALL, no socket lock. Cache lines, as for the pipe: a write or
+ * read on a CPU other than the socket pair's last user pulls its shared state (UNIX_STATE_LINES:
  * the receive queue's head and lock, the peer's wait queue, the sender's
  * sk_wmem_alloc); a read of an skb pulls the skb's own lines (SKB_LINES: list
  * links, len/data and UNIXCB, the shared info's refcount that consume_skb()

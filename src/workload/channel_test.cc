@@ -323,6 +323,41 @@ TEST(unix_stream, sleeping_reader_is_woken_by_the_first_skb_and_reads_across_skb
     EXPECT_EQ(sock.sk_wmem_alloc(), 0u);
 }
 
+// kernel: unix_stream_sendmsg() (6.6) takes each skb's size as the rest of the write capped
+// at sk_sndbuf / 2 - 64 and at SKB_MAX_HEAD(0) + UNIX_SKB_FRAGS_SZ (36 544 bytes here): a
+// 100 000-byte write queues 36 544 + 36 544 + 26 912 (one skb of sk_sndbuf / 2 - 64 = 106 432
+// before the second cap); with a 16 KiB sk_sndbuf the first cap (8128) is the smaller.
+void expect_skbs_of_one_write(u64 sndbuf, u64 want, const std::vector<u64>& sizes)
+{
+    test_env t(2);
+    workload_state st;
+    unix_stream_params sp;
+    sp.sk_sndbuf = sndbuf;
+    unix_stream_channel& sock = st.make_socketpair("s", sp);
+    spawn_scripted(
+        t.k,
+        [&](syscalls& k, task_struct& p, int) {
+            direct_write(k, p, sock, want);
+            return task_action::do_exit();
+        },
+        "writer");
+    t.k.run(secs(1));
+    u64 wmem = 0;
+    for (u64 n : sizes)
+        wmem += sock.truesize(n);
+    EXPECT_EQ(sock.nr_skbs(), sizes.size()) << sndbuf << " " << want;
+    EXPECT_EQ(sock.sk_wmem_alloc(), wmem) << sndbuf << " " << want;
+    EXPECT_EQ(sock.bytes_queued(), want) << sndbuf << " " << want;
+}
+
+TEST(unix_stream, a_large_write_is_split_at_the_kernels_skb_size)
+{
+    ASSERT_EQ(unix_stream_params{}.skb_max, 36'544u);
+    expect_skbs_of_one_write(212'992, 100'000, {36'544, 36'544, 26'912});
+    expect_skbs_of_one_write(212'992, 36'544, {36'544});
+    expect_skbs_of_one_write(16'384, 10'000, {8'128, 1'872});
+}
+
 TEST(futex, wait_sleeps_only_while_the_value_matches)
 {
     test_env t(2);
