@@ -1163,7 +1163,8 @@ void kernel::cpu_work_done(rq& r)
  * preempt-disabled section); for voluntary, also the end of a burst the task layer marks
  * as ending at a might_resched() (task_action::might_resched_after: the part of a pipe
  * call before its mutex_lock(), whose might_sleep() is one). Differs: voluntary's other
- * points (might_fault() in a copy, cond_resched() in long loops) are not modelled, nor
+ * points (a socket call's lock or allocation, cond_resched() in long loops; might_fault()
+ * is empty without debug configs: docs/kernels.md, lane pvaudit) are not modelled, nor
  * full's preempt_enable() points other than the waker's. A mutex spinner's burst
  * (task_action::spin) is preempted at once in every model, as the default did: it stands
  * for mutex_spin_on_owner() leaving on need_resched() (the kernel's spinner then sleeps
