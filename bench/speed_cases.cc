@@ -334,14 +334,34 @@ void print_row(const std::string& name, const case_result& r, long rss_kib)
     std::fflush(stdout);
 }
 
+constexpr const char* usage_text =
+    "usage: schedlab_speed [--repeat N] [--case SUBSTRING]...\n"
+    "       schedlab_speed [--repeat N] --machine M [--kernel K] [--name NAME] -- "
+    "BENCHMARK ARGS...\n";
+
+/// -h / --help: what the tool prints and its two forms (docs/performance.md, "How to measure").
+int help()
+{
+    std::printf("schedlab_speed: the speed table of issue 14 (docs/performance.md, \"How to "
+                "measure\").\n"
+                "Each case runs as `schedlab run` does, in a process of its own, then a bare "
+                "std::priority_queue loop\n"
+                "holding the run's mean pending events; it prints events, simulated and CPU "
+                "seconds, their rates,\n"
+                "ns per event, peak RSS, the queue's traffic and the ratio to the bare loop.\n"
+                "%s"
+                "  --repeat N        run each case N times (1-100) and keep the least CPU time\n"
+                "  --case SUBSTRING  only the cases whose name contains it (repeatable)\n"
+                "  --machine M       an ad-hoc case on preset or machine file M\n"
+                "  --kernel K        its kernel spec (default 6.6)\n"
+                "  --name NAME       its name in the table\n",
+                usage_text);
+    return 0;
+}
+
 int usage(const char* why)
 {
-    std::fprintf(stderr,
-                 "schedlab_speed: %s\n"
-                 "usage: schedlab_speed [--repeat N] [--case SUBSTRING]...\n"
-                 "       schedlab_speed [--repeat N] --machine M [--kernel K] [--name NAME] -- "
-                 "BENCHMARK ARGS...\n",
-                 why);
+    std::fprintf(stderr, "schedlab_speed: %s\n%s", why, usage_text);
     return 2;
 }
 
@@ -364,7 +384,9 @@ int main(int argc, char** argv)
             (void)flag;
             return args[++i];
         };
-        if (a == "--child") {
+        if (a == "-h" || a == "--help") {
+            return help();
+        } else if (a == "--child") {
             child = true;
         } else if (a == "--repeat") {
             const auto v = value("--repeat");
