@@ -40,10 +40,11 @@ struct kernel_delta_info {
  * term `+preempt=none|voluntary|full`, docs/kernels.md). The default is `voluntary`, the
  * model the kernels the profiles stand for are built with: x86's own defconfig sets
  * CONFIG_PREEMPT_VOLUNTARY=y (arch/x86/configs/x86_64_defconfig, read at torvalds/linux
- * 34069d12e239 and 05909cd9a0c8), and so does Debian 12's kernel (linux-image-6.1.0-57-amd64
- * 6.1.192-3, /boot/config-6.1.0-57-amd64: PREEMPT_VOLUNTARY with PREEMPT_DYNAMIC). The
- * Kconfig choice's own default, PREEMPT_NONE (kernel/Kconfig.preempt), is what a config
- * made from scratch gets; the shared traces' guest runs it (`+preempt=none`).
+ * 34069d12e239 and 05909cd9a0c8), and so does Debian 12's kernel (PREEMPT_VOLUNTARY with
+ * PREEMPT_DYNAMIC: data/reference/kernel-configs/debian12-linux-image-6.1.0-57-amd64.preempt.txt).
+ * The Kconfig choice's own default, PREEMPT_NONE (kernel/Kconfig.preempt), is what a config
+ * made from scratch gets; the shared traces' guest runs it (`+preempt=none`:
+ * data/reference/kernel-configs/guest-6.18.44-fc.preempt.txt).
  * `instant` is not a kernel's: it is schedlab's behaviour before the models existed (a
  * reschedule acts at its resched_curr() or IPI, wherever the current task is, even before
  * a waker's own wakeup cost), kept as `+preempt=instant` to reproduce older schedules.
