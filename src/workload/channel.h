@@ -278,9 +278,10 @@ struct unix_stream_params {
     u64 skb_overhead = 768;
     u64 skb_data_align = 64; ///< SMP_CACHE_BYTES
     /// kernel: unix_stream_sendmsg() caps each skb at SKB_MAX_HEAD(0) + UNIX_SKB_FRAGS_SZ
-    /// ("allow fallback to order-0 allocations", net/unix/af_unix.c since v4.x, in 6.5/6.6):
-    /// a page less SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) of linear head, plus 32 KiB
-    /// of page frags. model: 4096 - 320 + 32768; 320 bytes is skb_shared_info on x86-64 with
+    /// ("allow fallback to order-0 allocations", net/unix/af_unix.c; in the 6.5 and 6.6.87
+    /// trees lane pvaudit read, docs/kernels.md "Where each modelled call meets a preemption
+    /// point"): a page less SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) of linear head, plus 32
+    /// KiB of page frags. model: 4096 - 320 + 32768; 320 bytes is skb_shared_info on x86-64 with
     /// MAX_SKB_FRAGS 17, estimated from the struct's fields, not read from a build (the cap
     /// moves by a cache line with it).
     u64 skb_max = 4096 - 320 + 32'768;
