@@ -518,7 +518,8 @@ void builder::event(const ftrace_event& e)
         sim_time at = e.ts;
         // An inferred switch-in from idle: the CPU's last event (the wakeup on the idle CPU)
         // plus the wakeup-to-switch delay measured where such switches are recorded, capped
-        // by the event that revealed the task (docs/replay.md, "Inferred switch-ins").
+        // by the event that revealed the task (docs/replay.md, "Limits", its "Inferred
+        // switch-ins").
         if (e.inferred && e.pid == 0 && idle_switch_delay_ >= 0) {
             // Not before the task's last waking or wakeup (an idle CPU polling for
             // need_resched records no event of its own).
