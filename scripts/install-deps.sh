@@ -22,6 +22,7 @@ packages=(
   universal-ctags  # scripts/long-functions.sh: no function in src/ over ~150 lines
   libsqlite3-dev libssl-dev  # the results store (SQLite), its keys (SHA-256, OpenSSL's libcrypto)
   libtomlplusplus-dev        # sweep specs in TOML
+  libboost-dev  # Boost.Math's headers (libboost1.74-dev): Student's t in src/analysis/stats.cc
   libopenmpi-dev openmpi-bin # distributed sweeps (mpirun -np N schedlab sweep); CI runs 3 ranks
   chromium      # the HTML report test renders the charts headless
   valgrind      # bench/cachegrind.sh: instruction and cache-miss counts that do not depend on load

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "analysis/stats.h"
 
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -110,56 +113,27 @@ double best_mean(std::span<const double> x, int pct, bool higher_is_better, bool
     return harmonic ? hmean(best) : amean(best);
 }
 
+namespace {
+
 /*
- * I_x(a, b) by the continued fraction of the incomplete beta function,
- * evaluated with the modified Lentz method; for x > (a+1)/(a+b+2) the
- * symmetry I_x(a, b) = 1 - I_{1-x}(b, a) keeps the fraction convergent.
+ * Boost.Math's Student's t with errors as NaN (and overflow as +-inf) instead of
+ * exceptions: the callers check their arguments first (student_t_sf, student_t_isf), and a
+ * sample holding NaN or inf (a metric of a failed run) must give p = NaN, not abort a
+ * comparison.
  */
-double regularized_incomplete_beta(double a, double b, double x)
-{
-    if (x <= 0)
-        return 0;
-    if (x >= 1)
-        return 1;
-    if (x > (a + 1) / (a + b + 2))
-        return 1 - regularized_incomplete_beta(b, a, 1 - x);
+using nan_policy = boost::math::policies::policy<
+    boost::math::policies::domain_error<boost::math::policies::ignore_error>,
+    boost::math::policies::overflow_error<boost::math::policies::ignore_error>,
+    boost::math::policies::evaluation_error<boost::math::policies::ignore_error>>;
+using students_t = boost::math::students_t_distribution<double, nan_policy>;
 
-    const double log_front =
-        std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
-    const double front = std::exp(log_front) / a;
-
-    constexpr double tiny = 1e-300;
-    constexpr double eps = 1e-15;
-    double f = 1, c = 1, d = 0;
-    for (int i = 0; i <= 400; ++i) {
-        const int m = i / 2;
-        double numerator;
-        if (i == 0)
-            numerator = 1;
-        else if (i % 2 == 0)
-            numerator = (m * (b - m) * x) / ((a + 2 * m - 1) * (a + 2 * m));
-        else
-            numerator = -((a + m) * (a + b + m) * x) / ((a + 2 * m) * (a + 2 * m + 1));
-        d = 1 + numerator * d;
-        if (std::fabs(d) < tiny)
-            d = tiny;
-        d = 1 / d;
-        c = 1 + numerator / c;
-        if (std::fabs(c) < tiny)
-            c = tiny;
-        const double cd = c * d;
-        f *= cd;
-        if (std::fabs(1 - cd) < eps)
-            return front * (f - 1);
-    }
-    return front * (f - 1);
-}
+} // namespace
 
 double student_t_sf(double t, double df)
 {
-    // P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2)
-    const double two_sided = regularized_incomplete_beta(df / 2, 0.5, df / (df + t * t));
-    return t >= 0 ? two_sided / 2 : 1 - two_sided / 2;
+    if (std::isnan(t) || !(df > 0))
+        return std::numeric_limits<double>::quiet_NaN();
+    return boost::math::cdf(boost::math::complement(students_t(df), t));
 }
 
 t_test_result welch_t_test(std::span<const double> a, std::span<const double> b, double alpha)
@@ -184,15 +158,9 @@ t_test_result welch_t_test(std::span<const double> a, std::span<const double> b,
 
 double student_t_isf(double p, double df)
 {
-    // student_t_sf falls monotonically in t: bisect on [0, hi], hi doubled until past p.
-    double lo = 0, hi = 1;
-    while (student_t_sf(hi, df) > p && hi < 1e12)
-        hi *= 2;
-    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
-        const double mid = (lo + hi) / 2;
-        (student_t_sf(mid, df) > p ? lo : hi) = mid;
-    }
-    return (lo + hi) / 2;
+    if (!(p > 0 && p < 1) || !(df > 0))
+        return std::numeric_limits<double>::quiet_NaN();
+    return boost::math::quantile(boost::math::complement(students_t(df), p));
 }
 
 interval welch_difference_interval(std::span<const double> a, std::span<const double> b,
@@ -234,7 +202,9 @@ t_test_result mmtests_t_test(double m1, std::span<const double> a, double m2,
 
 ci_test_result mmtests_ci_test(double m_a, double s_a, double m_b, double s_b)
 {
-    constexpr double qnorm_975 = 1.959963984540054; // qnorm(0.975)
+    // qnorm(0.975) = 1.959963984540054 (R), mmtests' 1.96
+    const double qnorm_975 =
+        boost::math::quantile(boost::math::normal_distribution<double>(), 0.975);
     ci_test_result r;
     const double h = qnorm_975 * (s_a + s_b);
     r.r = h == 0 ? m_a - m_b : (m_a - m_b) / h;

@@ -5,6 +5,8 @@
  * define them (docs/compare.md, "The tables"): mmtests' Amean/Hmean/BAmean rows,
  * its two significance rules, AMD's pct imp and lkp's %change and
  * "changed" separation test. Pure functions over samples; no formatting.
+ * Student's t tail and quantile are Boost.Math's (students_t_distribution),
+ * mmtests' qnorm(0.975) its normal_distribution quantile.
  */
 #include <span>
 #include <vector>
@@ -33,9 +35,11 @@ double coeff_var(double stddev, double mean);
  */
 double best_mean(std::span<const double> x, int pct, bool higher_is_better, bool harmonic);
 
-/// I_x(a, b), the regularized incomplete beta function (continued fraction).
-double regularized_incomplete_beta(double a, double b, double x);
-/// P(T > t) for Student's t with df degrees of freedom (df may be fractional).
+/*
+ * P(T > t) for Student's t with df degrees of freedom: df may be fractional (Welch)
+ * or +inf (the standard normal); t = +-inf gives 0 and 1. NaN when t is NaN or df is
+ * not > 0. Boost.Math: cdf(complement(students_t_distribution(df), t)).
+ */
 double student_t_sf(double t, double df);
 
 struct t_test_result {
@@ -48,7 +52,11 @@ struct t_test_result {
 /// Welch's unequal-variance t-test (Welch-Satterthwaite df), two-sided; significant iff p < alpha.
 t_test_result welch_t_test(std::span<const double> a, std::span<const double> b, double alpha = 0.05);
 
-/// The t with P(T > t) = p (0 < p < 0.5) for Student's t with df > 0 degrees of freedom.
+/*
+ * The t with P(T > t) = p for Student's t with df > 0 degrees of freedom (fractional, or
+ * +inf), 0 < p < 1 (t < 0 for p > 0.5); NaN for p outside (0, 1), df not > 0 or NaN.
+ * Boost.Math: quantile(complement(students_t_distribution(df), p)).
+ */
 double student_t_isf(double p, double df);
 
 struct interval {

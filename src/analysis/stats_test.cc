@@ -2,14 +2,18 @@
 /*
  * The statistics on hand-computed samples. Expected values were computed
  * independently with python3 (statistics module; Student-t tails by numeric
- * integration of the t density) or come from printed t tables; the
- * computations are quoted next to each case.
+ * integration of the t density, or with mpmath 1.3's betainc at 30 digits),
+ * come from printed t tables or are closed forms of the t distribution; the
+ * computations are quoted next to each case. Student's t is Boost.Math's: these
+ * cases check that stats.cc calls it for the right tail, with the right df, and
+ * what it returns outside its domain.
  */
 #include "analysis/stats.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace schedlab {
@@ -66,19 +70,40 @@ TEST(student_t_sf, matches_printed_t_table_values)
     EXPECT_NEAR(student_t_sf(12.706, 1), 0.025, 1e-5);
     EXPECT_NEAR(student_t_sf(0, 7), 0.5, 1e-15);
     EXPECT_NEAR(student_t_sf(-2.228, 10), 0.975, 1e-5);
-    // Fractional df (Welch), by numeric integration of the density: 0.19066862678, 0.01982511733
-    EXPECT_NEAR(student_t_sf(1.0, 3.5), 0.19066862678194624, 1e-8);
-    EXPECT_NEAR(student_t_sf(2.5, 7.3), 0.01982511733281451, 1e-8);
+    // Fractional df (Welch), by numeric integration of the density: 0.19066862678, 0.01982511733;
+    // mpmath: betainc(df/2, 1/2, 0, df/(df+t^2), regularized=True)/2 = 0.190668626781722769,
+    // 0.0198251173328002358
+    EXPECT_NEAR(student_t_sf(1.0, 3.5), 0.190668626781722769, 1e-14);
+    EXPECT_NEAR(student_t_sf(2.5, 7.3), 0.0198251173328002358, 1e-15);
 }
 
-TEST(regularized_incomplete_beta, closed_forms)
+TEST(student_t_sf, closed_forms)
 {
-    // I_x(1, 1) = x; I_x(a, 1) = x^a; I_x(1, b) = 1 - (1 - x)^b
-    EXPECT_NEAR(regularized_incomplete_beta(1, 1, 0.3), 0.3, 1e-14);
-    EXPECT_NEAR(regularized_incomplete_beta(3, 1, 0.5), 0.125, 1e-14);
-    EXPECT_NEAR(regularized_incomplete_beta(1, 4, 0.2), 1 - 0.4096, 1e-14);
-    EXPECT_EQ(regularized_incomplete_beta(2, 3, 0), 0);
-    EXPECT_EQ(regularized_incomplete_beta(2, 3, 1), 1);
+    // df 1 (Cauchy): P(T > t) = 1/2 - atan(t)/pi: 1/4 at t = 1, 1/6 at t = sqrt(3)
+    EXPECT_NEAR(student_t_sf(1, 1), 0.25, 1e-15);
+    EXPECT_NEAR(student_t_sf(std::sqrt(3.0), 1), 1.0 / 6, 1e-15);
+    // df 2: P(T > t) = (1 - t / sqrt(2 + t^2)) / 2: (1 - 1/sqrt(3)) / 2 at t = 1
+    EXPECT_NEAR(student_t_sf(1, 2), 0.21132486540518712, 1e-15);
+    // the inverses: df 1, tan(pi (1/2 - p)) = 1 at p = 1/4; df 2, u sqrt(2 / (1 - u^2)) with
+    // u = 1 - 2p: 0.8 sqrt(2 / 0.36) = 1.8856180831641267 at p = 0.1
+    EXPECT_NEAR(student_t_isf(0.25, 1), 1, 1e-14);
+    EXPECT_NEAR(student_t_isf(0.1, 2), 1.8856180831641267, 1e-14);
+}
+
+TEST(student_t_sf, outside_the_domain_is_nan_and_infinite_df_is_the_normal)
+{
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    // Boost.Math would throw a domain_error here; the old continued fraction returned
+    // 0 (df 0 or -1 at t = 1) or NaN, neither a probability of a t distribution.
+    EXPECT_TRUE(std::isnan(student_t_sf(1, 0)));
+    EXPECT_TRUE(std::isnan(student_t_sf(1, -1)));
+    EXPECT_TRUE(std::isnan(student_t_sf(1, nan)));
+    EXPECT_TRUE(std::isnan(student_t_sf(nan, 5)));
+    EXPECT_EQ(student_t_sf(inf, 5), 0);
+    EXPECT_EQ(student_t_sf(-inf, 5), 1);
+    // df = inf: the standard normal's tail, qnorm(0.975) = 1.959963984540054
+    EXPECT_NEAR(student_t_sf(1.959963984540054, inf), 0.025, 1e-15);
+    EXPECT_NEAR(student_t_isf(0.025, inf), 1.959963984540054, 1e-14);
 }
 
 TEST(welch_t_test, unequal_sizes_and_variances)
@@ -93,12 +118,44 @@ TEST(welch_t_test, unequal_sizes_and_variances)
     EXPECT_TRUE(r.significant);
 }
 
+TEST(welch_t_test, a_sample_holding_nan_or_inf_gives_p_nan_not_significant)
+{
+    // a metric of a failed run: the statistics are NaN, which Boost.Math is never asked about
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<double> x = {10, 12, 14, 16}, y = {20, 21, std::nan("")}, z = {20, 21, inf};
+    for (const std::vector<double>* s : {&y, &z}) {
+        const t_test_result r = welch_t_test(x, *s);
+        EXPECT_TRUE(std::isnan(r.p));
+        EXPECT_FALSE(r.significant);
+        const t_test_result m = mmtests_t_test(13, x, amean(*s), *s);
+        EXPECT_TRUE(std::isnan(m.p));
+        EXPECT_FALSE(m.significant);
+        EXPECT_TRUE(std::isnan(welch_difference_interval(x, *s).lo));
+    }
+}
+
 TEST(student_t_isf, matches_tables)
 {
     // two-sided 95 % critical values of Student's t (any statistics table)
     EXPECT_NEAR(student_t_isf(0.025, 4), 2.776445105, 1e-8);
     EXPECT_NEAR(student_t_isf(0.025, 10), 2.228138852, 1e-8);
     EXPECT_NEAR(student_t_isf(0.05, 1), 6.313751515, 1e-8);
+    // the lower tail: P(T > t) = 0.975 at minus the 0.025 point
+    EXPECT_NEAR(student_t_isf(0.975, 10), -2.228138852, 1e-8);
+    EXPECT_EQ(student_t_isf(0.5, 4), 0);
+    // fractional df (mpmath findroot on betainc): P(T > t) = 0.025 at df 4.0755 (Welch's below)
+    EXPECT_NEAR(student_t_sf(student_t_isf(0.025, 4.075471698113207), 4.075471698113207), 0.025,
+                1e-15);
+}
+
+TEST(student_t_isf, outside_the_domain_is_nan)
+{
+    // Boost.Math would throw (p outside [0, 1], df <= 0) or overflow (p 0 or 1); the old
+    // bisection returned 1.1e12 for p <= 0 and 3e-61 for p >= 0.5, NaN p or df.
+    for (double p : {0.0, 1.0, -0.1, 1.5, std::nan("")})
+        EXPECT_TRUE(std::isnan(student_t_isf(p, 4))) << p;
+    for (double df : {0.0, -2.0, std::nan("")})
+        EXPECT_TRUE(std::isnan(student_t_isf(0.025, df))) << df;
 }
 
 TEST(welch_difference_interval, its_ends_are_where_welchs_test_reaches_alpha)
@@ -156,6 +213,8 @@ TEST(mmtests_ci_test, stars_only_when_the_1_96_sigma_bands_do_not_overlap)
     EXPECT_DOUBLE_EQ(mmtests_ci_test(3, 0, 2.5, 0).r, 0.5);
     EXPECT_FALSE(mmtests_ci_test(3, 0, 2.5, 0).significant);
     EXPECT_TRUE(mmtests_ci_test(5, 0, 3, 0).significant);
+    // h is qnorm(0.975) * s to the last bit of R's qnorm(0.975) = 1.959963984540054
+    EXPECT_EQ(mmtests_ci_test(1.959963984540054, 1, 0, 0).r, 1.0);
 }
 
 TEST(mmtests_pdiff, positive_always_means_better)
