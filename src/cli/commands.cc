@@ -149,9 +149,9 @@ int cmd_kernels(std::ostream& out)
     out << "\nA profile may be followed by +delta and +FEATURE / +NO_FEATURE terms, deltas "
            "first: --kernel 6.6+NO_RUN_TO_PARITY, --kernel "
            "tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
-           "A +preempt=none|voluntary|full term picks the preemption model (the preempt= boot "
-           "parameter); the default is voluntary (x86's defconfig and the distributions' "
-           "kernels); +preempt=instant, schedlab's own, acts on a reschedule at once wherever "
+           "A +preempt=none|voluntary|full|lazy term picks the preemption model (the preempt= "
+           "boot parameter; lazy, PREEMPT_LAZY, is v6.13+: 6.18 only); the default is "
+           "voluntary (x86's defconfig and the distributions' kernels); +preempt=instant, schedlab's own, acts on a reschedule at once wherever "
            "the task is (the schedules before the models). "
            "docs/kernels.md gives the sources.\n";
     return 0;
@@ -725,7 +725,7 @@ void add_run_command(CLI::App& app, int& rc)
         ->capture_default_str();
     run->add_option("-k,--kernel", ro.kernel,
                     "Kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
-                    "+preempt=none|voluntary|full|instant terms (default voluntary), e.g. "
+                    "+preempt=none|voluntary|full|lazy|instant terms (default voluntary), e.g. "
                     "6.6+NO_RUN_TO_PARITY, 6.18+preempt=none")
         ->capture_default_str();
     run->add_option("-f,--features", ro.features,
@@ -821,7 +821,7 @@ void add_compare_command(CLI::App& app, int& rc, std::string command_line)
     compare
         ->add_option("-k,--kernel", co.spec.arms,
                      "An arm: kernel profile with optional +delta, +FEATURE/+NO_FEATURE and "
-                     "+preempt=none|voluntary|full|instant terms (default voluntary; "
+                     "+preempt=none|voluntary|full|lazy|instant terms (default voluntary; "
                      "repeatable; the first is the baseline)")
         ->required()
         ->allow_extra_args(false); // one value per --kernel, so "--kernel B -- bench" works

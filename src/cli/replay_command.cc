@@ -289,7 +289,7 @@ void add_replay_command(CLI::App& app, int& rc)
     replay
         ->add_option("-k,--kernel", rpl.kernel,
                      "Kernel profile with optional +FEATURE/+NO_FEATURE and "
-                     "+preempt=none|voluntary|full|instant terms (default: 6.18, "
+                     "+preempt=none|voluntary|full|lazy|instant terms (default: 6.18, "
                      "the shared traces' kernel; their guest ran +preempt=none)")
         ->capture_default_str();
     replay->add_option("--comm", rpl.comm,

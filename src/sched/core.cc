@@ -794,11 +794,22 @@ void kernel::hrtimer_run_sleepers(rq& r)
  * kernel: kernel/sched/core.c resched_curr(), 6.6: the local CPU acts at its
  * next preemption point (now); a remote busy CPU after the reschedule IPI; an
  * idle one after leaving its C-state (and the IPI, unless it polls).
+ * 6.18's __resched_curr(rq, TIF_NEED_RESCHED) (gfunkmonk/linux-6.18.2 57dc26c98e5e) also
+ * goes on when only TIF_NEED_RESCHED_LAZY is set: it sets the full bit and sends the IPI,
+ * so a lazy reschedule (rq::resched_lazy) becomes a full one here.
  */
 void kernel::resched_curr(rq& r)
 {
-    if (r.need_resched)
+    if (r.need_resched && !r.resched_lazy)
         return;
+    if (r.resched_lazy) { // preempt=lazy: the full bit joins the lazy one
+        r.resched_lazy = false;
+        r.resched_deferred = false; // judged again at EV_RESCHED, as a full reschedule
+        if (r.resched_event.valid()) {
+            sim_.cancel(r.resched_event);
+            r.resched_event = {};
+        }
+    }
     r.need_resched = true;
     r.resched_own = r.cpu == this_cpu_ && in_task_step_;
     // The CPU running this code is awake already (an idle one is handling a wake-list
@@ -810,6 +821,49 @@ void kernel::resched_curr(rq& r)
                            : charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi) +
                                  charges_.tracepoint_owed(cpu_rq(this_cpu_));
     r.resched_event = sim_.after(delay, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
+}
+
+/*
+ * kernel: kernel/sched/core.c resched_curr_lazy() -> __resched_curr(rq, tif), v6.18
+ * (gfunkmonk/linux-6.18.2 57dc26c98e5e; PREEMPT_LAZY, "sched: Add Lazy preemption model",
+ * 20241007075055.331243614@infradead.org, merged for v6.13). The fair class's reschedules
+ * (fair.c: update_curr()'s slice end, check_preempt_wakeup_fair(), the hrtick's
+ * entity_tick()) use it; every other resched_curr() caller keeps the full bit.
+ * get_lazy_tif_bit() gives TIF_NEED_RESCHED_LAZY only with dynamic_preempt_lazy()
+ * (preempt=lazy), else TIF_NEED_RESCHED: every other model calls resched_curr().
+ * __resched_curr(): an idle curr always gets the full bit; nothing is done when either bit
+ * is set already; on the local CPU the lazy bit is set without set_preempt_need_resched(),
+ * so only a return to user mode acts on it (exit_to_user_mode_loop() tests both bits;
+ * need_resched(), preempt_schedule() and irqentry_exit_cond_resched() the full one only);
+ * on a remote CPU set_nr_and_not_polling() sets it and no IPI is sent (smp_send_reschedule()
+ * only for TIF_NEED_RESCHED).
+ * model: a local lazy reschedule goes through EV_RESCHED as resched_curr()'s does, where
+ * preempt_defers() keeps it for curr's return to user mode unless curr is in user-mode work
+ * (the interrupt that set it returns to user mode: the tick, a wake-list IPI, a timer), or
+ * its own wakeup path was followed by user-mode work. A remote one sends nothing: curr
+ * learns of it at its next return to user mode (the next burst that starts from user
+ * mode, task_action::from_user), when it blocks, or at its next tick (sched_tick()'s
+ * promotion), whichever comes first. Differs: an interrupt of another kind (a timer, a
+ * wake-list IPI for another wakee) landing on that CPU while curr is in user mode would
+ * act on the bit at its return; the model acts on it only at those points.
+ */
+void kernel::resched_curr_lazy(rq& r)
+{
+    if (kc_.behaviour.preempt != preempt_model::lazy || r.curr->is_idle_task()) {
+        resched_curr(r);
+        return;
+    }
+    if (r.need_resched)
+        return;
+    if (r.cpu == this_cpu_) {
+        resched_curr(r);
+        r.resched_lazy = true;
+        return;
+    }
+    r.need_resched = true;
+    r.resched_lazy = true;
+    r.resched_own = false;
+    r.resched_deferred = true;
 }
 
 /*
@@ -920,6 +974,7 @@ void kernel::__schedule(rq& r, bool preempt)
     update_rq_clock(r);
     r.need_resched = false;
     r.resched_deferred = false;
+    r.resched_lazy = false; // clear_tsk_need_resched(): both bits
     if (r.resched_event.valid()) {
         sim_.cancel(r.resched_event);
         r.resched_event = {};
@@ -1113,6 +1168,7 @@ void kernel::cpu_work_done(rq& r)
                 continue;
             p.work_left = a.ns;
             p.burst_user = a.user || a.spin;
+            p.burst_spin = a.spin;
             p.burst_might_resched = a.might_resched_after;
             if (r.resched_deferred && preempt_point(r, a)) {
                 // The deferred reschedule's preemption point: curr switches before the burst,
@@ -1154,7 +1210,13 @@ void kernel::cpu_work_done(rq& r)
  *    section, and at an interrupt's return to kernel code (irqentry_exit_cond_resched());
  *  - voluntary: also at might_resched() (might_sleep(), cond_resched()) in kernel code;
  *  - none: only the points every model has (cond_resched() too, which the model's system
- *    calls do not reach: they are short).
+ *    calls do not reach: they are short);
+ *  - lazy (PREEMPT_LAZY, v6.13+; read at 6.18.2, gfunkmonk/linux-6.18.2 57dc26c98e5e):
+ *    full's points for TIF_NEED_RESCHED (__sched_dynamic_update() sets lazy's static calls
+ *    as full's: cond_resched() and might_resched() return 0), but the fair class's
+ *    reschedules set TIF_NEED_RESCHED_LAZY (resched_curr_lazy()), which only
+ *    exit_to_user_mode_loop() and a blocking schedule() act on, and which sched_tick()
+ *    promotes to TIF_NEED_RESCHED; a remote lazy reschedule sends no IPI.
  * model: the task layer marks each burst user or kernel mode and where a return to user
  * lies (task_action::user, from_user); a reschedule that finds curr in a kernel-mode burst
  * is deferred (rq::resched_deferred) to the next burst boundary that is a preemption point:
@@ -1172,23 +1234,36 @@ void kernel::cpu_work_done(rq& r)
  * arrives while one is deferred (need_resched already set) does not shorten the
  * deferral; the tick's and the IPI's resched on a task in kernel code under full act at
  * once, as the model had (irqentry_exit_cond_resched()); the stopper (migration)
- * preempts at once.
+ * preempts at once. Under lazy a lazy reschedule (rq::resched_lazy) is deferred in kernel
+ * code and in a mutex spin (mutex_spin_on_owner() tests need_resched(), the full bit only)
+ * to a return to user mode, and acts at once in user-mode work only when it came from this
+ * CPU (an interrupt's return, or a waker's own path followed by user work); a remote one
+ * is deferred wherever curr is (resched_curr_lazy()). Differs: a boundary between two
+ * user-mode bursts counts as a return to user mode (the model does not know whether a
+ * kernel entry lies between them).
  */
 bool kernel::preempt_defers(const rq& r) const
 {
     const preempt_model m = kc_.behaviour.preempt;
-    if (m == preempt_model::instant || r.curr->burst_user)
-        return false; // the default; or curr in user mode: the interrupt's return switches
-    if (m == preempt_model::full && !r.resched_own)
+    if (m == preempt_model::instant)
+        return false; // the default
+    if (r.resched_lazy) // preempt=lazy's TIF_NEED_RESCHED_LAZY (resched_curr_lazy())
+        return !r.curr->burst_user || r.curr->burst_spin; // user mode: the IRQ's return
+    if (r.curr->burst_user)
+        return false; // curr in user mode: the interrupt's return switches
+    if ((m == preempt_model::full || m == preempt_model::lazy) && !r.resched_own)
         return false; // irqentry_exit_cond_resched(): kernel code is preemptible
     return true;
 }
 
 bool kernel::preempt_point(const rq& r, const task_action& a) const
 {
+    if (r.resched_lazy) // only exit_to_user_mode_loop() tests the lazy bit (and schedule())
+        return a.from_user || a.user;
     if (a.from_user || a.user || a.spin)
         return true;
-    return kc_.behaviour.preempt == preempt_model::full && r.resched_own;
+    const preempt_model m = kc_.behaviour.preempt;
+    return (m == preempt_model::full || m == preempt_model::lazy) && r.resched_own;
 }
 
 // kernel: kernel/exit.c do_exit() -> do_task_dead(), 6.6: TASK_DEAD then a final __schedule().
@@ -1245,11 +1320,20 @@ void kernel::start_tick(rq& r)
     r.tick_event = sim_.at(next, event_prio::tick, this, ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
 }
 
-// kernel: kernel/sched/core.c sched_tick() (scheduler_tick() before 6.10), 6.6.
+/*
+ * kernel: kernel/sched/core.c sched_tick() (scheduler_tick() before 6.10), 6.6.
+ * 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e): with dynamic_preempt_lazy(), a
+ * TIF_NEED_RESCHED_LAZY already set when the tick comes is promoted by resched_curr()
+ * before task_tick(); the tick's return then preempts (irqentry_exit_cond_resched(), on
+ * under lazy as under full). A lazy bit that task_tick() itself sets waits for the next tick
+ * (or a return to user mode: the tick's own when curr was in user mode).
+ */
 void kernel::sched_tick(rq& r)
 {
     this_cpu_ = r.cpu;
     update_rq_clock(r);
+    if (r.resched_lazy)
+        resched_curr(r);
     r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
     r.idle_balance = idle_cpu(r.cpu);
     trigger_load_balance(*this, r);

@@ -137,6 +137,8 @@ public:
     /* ---- core.c ---- */
     void __schedule(rq& rq, bool preempt);
     void resched_curr(rq& rq);
+    /// The fair class's reschedule: TIF_NEED_RESCHED_LAZY under preempt=lazy, else resched_curr().
+    void resched_curr_lazy(rq& rq);
     void enqueue_task(rq& rq, task_struct& p, int flags);
     bool dequeue_task(rq& rq, task_struct& p, int flags);
     void activate_task(rq& rq, task_struct& p, int flags);

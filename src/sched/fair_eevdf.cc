@@ -123,7 +123,8 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
  * kernel: kernel/sched/fair.c update_deadline(), 6.6: once an entity's
  * vruntime reaches its deadline it gets a new request of base_slice and, if
  * others are queued, the CPU is asked to reschedule. This replaces CFS's
- * check_preempt_tick().
+ * check_preempt_tick(). 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e) asks in update_curr(),
+ * with resched_curr_lazy(): TIF_NEED_RESCHED_LAZY under preempt=lazy.
  */
 void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
@@ -132,7 +133,7 @@ void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
     se.slice = k.tunables().base_slice;
     se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
     if (cfs.nr_running > 1) {
-        k.resched_curr(*cfs.rq_);
+        k.resched_curr_lazy(*cfs.rq_); // 6.18: update_curr()'s resched_curr_lazy()
         clear_buddies(cfs, se);
     }
 }
@@ -177,7 +178,9 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
  * choose the wakee now, on the cfs_rq where curr's and the wakee's
  * hierarchies meet (find_matching_se()): their own if they share a group,
  * else the root, between their group entities (never idle entities: an
- * autogroup's is not).
+ * autogroup's is not). 6.18's check_preempt_wakeup_fair() (gfunkmonk/linux-6.18.2
+ * 57dc26c98e5e) asks with resched_curr_lazy(), also for a SCHED_IDLE curr, and returns
+ * early on test_tsk_need_resched(), the full bit only; the same under every model but lazy.
  */
 void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags)
 {
@@ -192,12 +195,13 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
         pcfs.next = pse; // set_next_buddy(): every level
         set_next_buddy(pcfs, *pse);
     }
-    if (r.need_resched)
+    // test_tsk_need_resched(): TIF_NEED_RESCHED only (6.18: not the lazy bit).
+    if (r.need_resched && !r.resched_lazy)
         return;
     const bool cse_is_idle = curr.policy == SCHED_IDLE;
     const bool pse_is_idle = p.policy == SCHED_IDLE;
     if (cse_is_idle && !pse_is_idle) {
-        k.resched_curr(r);
+        k.resched_curr_lazy(r); // 6.18: `goto preempt`, resched_curr_lazy() too
         return;
     }
     if (cse_is_idle != pse_is_idle)
@@ -213,7 +217,7 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     }
     update_curr(k, *match);
     if (pick_eevdf(k, *match) == pse)
-        k.resched_curr(r);
+        k.resched_curr_lazy(r);
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6: an eligible next buddy

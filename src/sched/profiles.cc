@@ -85,6 +85,10 @@ kernel_behaviour behaviour_of(const char* version)
     b.empty_group_keeps_weight = v6_12;
     b.rt_overload_pushable = v6_12 || std::string(version) == "tip-2023-12";
     b.sched_ext = v6_12;
+    // "sched: Add Lazy preemption model" (20241007075055.331243614@infradead.org, PREEMPT_LAZY)
+    // was merged for v6.13: 6.18 has it (read at gfunkmonk/linux-6.18.2 57dc26c98e5e:
+    // kernel/Kconfig.preempt, kernel/sched/core.c sched_dynamic_mode()), 6.12 does not.
+    b.has_preempt_lazy = std::string(version) == "6.18";
     /*
      * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
      * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's
@@ -467,6 +471,8 @@ const char* preempt_model_name(preempt_model m)
         return "voluntary";
     case preempt_model::full:
         return "full";
+    case preempt_model::lazy:
+        return "lazy";
     }
     return "?";
 }
@@ -555,13 +561,23 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
                 kc.behaviour.preempt = preempt_model::voluntary;
             else if (m == "full")
                 kc.behaviour.preempt = preempt_model::full;
-            else if (m == "instant") // schedlab's own: the schedules before the models
+            else if (m == "lazy") {
+                // kernel: sched_dynamic_mode() accepts "lazy" with ARCH_HAS_PREEMPT_LAZY (x86,
+                // arm64, powerpc, riscv, s390, loongarch select it at 6.18); v6.13+ only.
+                if (!kc.behaviour.has_preempt_lazy)
+                    throw config_error(where, fmt::format("kernel {} has no lazy preemption "
+                                                          "(PREEMPT_LAZY is v6.13+): '{}' needs "
+                                                          "the 6.18 profile",
+                                                          kc.base, t));
+                kc.behaviour.preempt = preempt_model::lazy;
+            } else if (m == "instant") // schedlab's own: the schedules before the models
                 kc.behaviour.preempt = preempt_model::instant;
             else
                 throw config_error(where, fmt::format("unknown preemption model '{}' in kernel "
                                                       "spec '{}': give preempt=none, "
-                                                      "preempt=voluntary, preempt=full or "
-                                                      "preempt=instant (schedlab's own)",
+                                                      "preempt=voluntary, preempt=full, "
+                                                      "preempt=lazy (6.18) or preempt=instant "
+                                                      "(schedlab's own)",
                                                       m, spec));
             continue;
         }

@@ -37,7 +37,7 @@ struct kernel_delta_info {
 /// Version differences that are code changes rather than feature bits (docs/kernels.md).
 /*
  * The kernel's preemption model: CONFIG_PREEMPT_DYNAMIC's `preempt=` boot choice (kernel
- * term `+preempt=none|voluntary|full`, docs/kernels.md). The default is `voluntary`, the
+ * term `+preempt=none|voluntary|full|lazy`, docs/kernels.md). The default is `voluntary`, the
  * model the kernels the profiles stand for are built with: x86's own defconfig sets
  * CONFIG_PREEMPT_VOLUNTARY=y (arch/x86/configs/x86_64_defconfig, read at torvalds/linux
  * 34069d12e239 and 05909cd9a0c8), and so does Debian 12's kernel (PREEMPT_VOLUNTARY with
@@ -45,6 +45,9 @@ struct kernel_delta_info {
  * The Kconfig choice's own default, PREEMPT_NONE (kernel/Kconfig.preempt), is what a config
  * made from scratch gets; the shared traces' guest runs it (`+preempt=none`:
  * data/reference/kernel-configs/guest-6.18.44-fc.preempt.txt).
+ * `lazy` is PREEMPT_LAZY (v6.13+; the `6.18` profile only): a preemptible kernel whose fair
+ * class asks for a reschedule with TIF_NEED_RESCHED_LAZY (resched_curr_lazy()), acted on at
+ * the return to user mode and promoted to TIF_NEED_RESCHED by the next tick (core.cc).
  * `instant` is not a kernel's: it is schedlab's behaviour before the models existed (a
  * reschedule acts at its resched_curr() or IPI, wherever the current task is, even before
  * a waker's own wakeup cost), kept as `+preempt=instant` to reproduce older schedules.
@@ -55,12 +58,16 @@ enum class preempt_model : u8 {
     voluntary, ///< PREEMPT_VOLUNTARY (the default): none plus might_resched() at the call's inner
                ///< points
     full,      ///< PREEMPT (full): preemptible kernel, a waker at its preempt_enable()
+    lazy,      ///< PREEMPT_LAZY (v6.13+): full for every class but fair, whose reschedule
+               ///< waits for the return to user mode or the next tick
 };
 const char* preempt_model_name(preempt_model m);
 
 struct kernel_behaviour {
     /// The preemption model (`+preempt=`); voluntary by default (see preempt_model).
     preempt_model preempt = preempt_model::voluntary;
+    /// v6.13+: the kernel has PREEMPT_LAZY (`+preempt=lazy` is accepted)
+    bool has_preempt_lazy = false;
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
     bool wa_idle_sync_skips_delayed = false; ///< v6.15+: wake_affine_idle()'s sync test leaves sched-delayed tasks out of nr_running

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
+#include <fmt/format.h>
 
 namespace schedlab {
 namespace {
@@ -63,14 +64,24 @@ TEST(make_kernel_config, takes_the_preemption_model_as_a_preempt_term)
               preempt_model::voluntary);
     EXPECT_EQ(make_kernel_config("5.15+preempt=full+NO_TTWU_QUEUE").behaviour.preempt,
               preempt_model::full);
-    try {
-        make_kernel_config("6.18+preempt=lazy", "--kernel");
-        FAIL() << "lazy is not modelled";
-    } catch (const config_error& e) {
-        EXPECT_NE(std::string(e.what()).find("--kernel"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("preemption model 'lazy'"), std::string::npos)
-            << e.what();
+    EXPECT_EQ(make_kernel_config("6.18+preempt=lazy").behaviour.preempt, preempt_model::lazy)
+        << "PREEMPT_LAZY, v6.13+";
+    EXPECT_EQ(make_kernel_config(" 6.18 + preempt=lazy + NO_RUN_TO_PARITY").behaviour.preempt,
+              preempt_model::lazy);
+    // Kernels before v6.13 have no lazy mode: an error naming the flag and the profile.
+    for (const char* old : {"6.6", "6.12", "6.5", "5.15", "tip-2023-12"}) {
+        try {
+            make_kernel_config(std::string(old) + "+preempt=lazy", "--kernel");
+            FAIL() << old << " has no PREEMPT_LAZY";
+        } catch (const config_error& e) {
+            const std::string what = e.what();
+            EXPECT_THAT(what, HasSubstr("--kernel"));
+            EXPECT_THAT(what, HasSubstr(fmt::format("kernel {} has no lazy preemption", old)));
+            EXPECT_THAT(what, HasSubstr("v6.13+"));
+        }
     }
+    EXPECT_THAT(error_of([] { make_kernel_config("6.18+preempt=laziest", "--kernel"); }),
+                HasSubstr("unknown preemption model 'laziest'"));
     EXPECT_THROW(make_kernel_config("6.18+preempt=none+preempt=full"), config_error);
     EXPECT_THROW(make_kernel_config("6.18+preempt="), config_error);
 }

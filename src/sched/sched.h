@@ -428,6 +428,7 @@ struct task_struct {
     sim_dur work_left = 0;     ///< CPU work of the current burst not yet done
     bool burst_user = false;   ///< the current burst is user-mode work (task_action::user)
     bool burst_might_resched = false; ///< it ends at a might_resched() (task_action)
+    bool burst_spin = false;   ///< it is a mutex spin (task_action::spin)
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
     sim_time timer_expires = 0;     ///< its hard expiry: when `timer` was set to fire
@@ -606,6 +607,9 @@ struct alignas(64) rq {
     bool resched_deferred = false;
     /// the reschedule was asked by curr's own path (a waker's try_to_wake_up()), not an IRQ
     bool resched_own = false;
+    /// preempt=lazy: need_resched is TIF_NEED_RESCHED_LAZY only (resched_curr_lazy()), not
+    /// yet promoted to TIF_NEED_RESCHED (by the tick or a resched_curr())
+    bool resched_lazy = false;
     u64 next_balance = 0;
     bool ttwu_pending = false;
     /// model: when the waker's write of ttwu_pending becomes visible to other CPUs,

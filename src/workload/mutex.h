@@ -38,8 +38,9 @@
  * A mutex holder is preempted like any running task in kernel code: by default (no
  * `+preempt=` kernel term) anywhere, at once; under preempt=none/voluntary only at the
  * call's return to user mode (voluntary also at mutex_lock()'s might_sleep(), before the
- * mutex is taken: task.cc start_call()); under preempt=full at once by an IPI or the tick
- * (sched/core.cc preempt_defers()).
+ * mutex is taken: task.cc start_call()); under preempt=full at once by an IPI or the tick;
+ * under preempt=lazy as under full for a full reschedule, and at the call's return to user
+ * mode or the next tick for the fair class's lazy one (sched/core.cc preempt_defers()).
  */
 #include "sched/sched.h"
 #include "sim/time.h"

@@ -672,6 +672,171 @@ TEST(preempt_model, a_mutex_spinner_is_preempted_at_once_under_none)
     }
 }
 
+/*
+ * preempt=lazy (PREEMPT_LAZY, v6.13+), read at 6.18.2 (gfunkmonk/linux-6.18.2 57dc26c98e5e):
+ * the fair class asks with resched_curr_lazy() (fair.c: check_preempt_wakeup_fair(),
+ * update_curr()'s slice end), which sets TIF_NEED_RESCHED_LAZY: exit_to_user_mode_loop()
+ * acts on it (the return from a system call or from an interrupt taken in user mode), as
+ * schedule() does when the task blocks, but need_resched(), preempt_schedule() and
+ * irqentry_exit_cond_resched() test TIF_NEED_RESCHED only, and a remote CPU is sent no
+ * IPI (__resched_curr()); sched_tick() promotes a lazy bit it finds to TIF_NEED_RESCHED
+ * (resched_curr()) before task_tick(), and the tick's return then preempts. Every other
+ * class's reschedule is resched_curr(): full preemption. Scenes on cpu0 of two CPUs
+ * sharing an LLC (a busy target: the waker activates the wakee directly, no wake list).
+ * The fair wakee is nice -20 and RUN_TO_PARITY is off, so EEVDF's wakeup preemption
+ * fires: the wakee's deadline (its vruntime, the average, plus 1024/88761 of the slice)
+ * is earlier than the nice-0 victim's.
+ */
+task_code lazy_victim(task_context& t, bool in_syscall, sim_dur ns)
+{
+    if (in_syscall)
+        co_await t.syscall(ns);
+    else
+        co_await t.run(ns);
+    co_await t.syscall(usecs(10));
+}
+
+sim_time remote_fair_wakeup_runs_at(const std::string& kernel, bool in_syscall, sim_dur ns,
+                                    int policy = SCHED_NORMAL)
+{
+    test_env e(2, 1, kernel, no_jitter());
+    counter c;
+    preempt_scene s;
+    task_opts o;
+    o.comm = "wakee";
+    o.cpu = 0;
+    o.allowed = cpumask(e.m.nr_cpus());
+    o.allowed.set(0);
+    o.policy = policy;
+    o.rt_priority = policy == SCHED_FIFO ? 50 : 0;
+    o.nice = policy == SCHED_NORMAL ? -20 : 0;
+    e.k.spawn(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), o);
+    e.spawn_pinned(make_task([&](task_context& t) { return lazy_victim(t, in_syscall, ns); }),
+                   "victim", 0);
+    e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited()) << kernel;
+    e.k.check_all();
+    return s.woken_run;
+}
+
+TEST(preempt_lazy, a_remote_fair_wakeup_in_user_work_waits_for_the_next_tick)
+{
+    // The victim's 20 ms user-mode burst from 0; the fair wakeup at 100 us sets the lazy
+    // bit without an IPI; cpu0's tick at 4 ms (HZ 250) promotes it and preempts.
+    const std::string base = "6.18+NO_RUN_TO_PARITY";
+    const sim_dur tick = static_cast<sim_dur>(make_kernel_config(base).params.tick_nsec());
+    ASSERT_EQ(tick, msecs(4));
+    for (const char* m : {"+preempt=none", "+preempt=voluntary", "+preempt=full"}) {
+        const sim_time t = remote_fair_wakeup_runs_at(base + m, false, msecs(20));
+        EXPECT_GE(t, usecs(100)) << m;
+        EXPECT_LT(t, usecs(110)) << m << ": the IPI's return to user mode switches at once";
+    }
+    const sim_time lazy = remote_fair_wakeup_runs_at(base + "+preempt=lazy", false, msecs(20));
+    EXPECT_GE(lazy, tick) << "not at once: no IPI, nothing returns to user mode before the tick";
+    EXPECT_LT(lazy, tick + usecs(10)) << "at the first tick, not at the burst's end (20 ms)";
+}
+
+TEST(preempt_lazy, a_remote_fair_wakeup_in_a_syscall_waits_for_its_return_to_user)
+{
+    // The victim's 1 ms system call from 0: full preempts when the IPI lands; lazy sends
+    // none and switches at the call's return to user mode (before the 4 ms tick), as none.
+    const std::string base = "6.18+NO_RUN_TO_PARITY";
+    const sim_time full = remote_fair_wakeup_runs_at(base + "+preempt=full", true, msecs(1));
+    EXPECT_LT(full, usecs(110));
+    for (const char* m : {"+preempt=lazy", "+preempt=none"}) {
+        const sim_time t = remote_fair_wakeup_runs_at(base + m, true, msecs(1));
+        EXPECT_GE(t, msecs(1)) << m << ": after the call's return to user mode";
+        EXPECT_LT(t, msecs(1) + usecs(10)) << m << ": at that return";
+    }
+}
+
+TEST(preempt_lazy, an_rt_wakeup_preempts_at_once_as_under_full)
+{
+    // A SCHED_FIFO wakee: wakeup_preempt() -> resched_curr(), the full bit and the IPI.
+    const std::string base = "6.18+NO_RUN_TO_PARITY";
+    for (const bool in_syscall : {false, true}) {
+        const sim_time full =
+            remote_fair_wakeup_runs_at(base + "+preempt=full", in_syscall, msecs(1), SCHED_FIFO);
+        EXPECT_LT(full, usecs(110)) << in_syscall;
+        EXPECT_EQ(remote_fair_wakeup_runs_at(base + "+preempt=lazy", in_syscall, msecs(1),
+                                             SCHED_FIFO),
+                  full)
+            << in_syscall;
+    }
+}
+
+TEST(preempt_lazy, a_local_fair_wakeup_waits_for_the_wakers_return_to_user)
+{
+    // A pipe write() wakes a nice -20 reader on the writer's CPU: the lazy bit is acted on
+    // at the write's return to user mode (its tail: the wakeup cost and the return path),
+    // as under none, not at the wakeup itself (instant).
+    auto reader_runs_at = [](const std::string& kernel, u64& nivcsw) {
+        test_env e(1, 1, kernel, no_jitter());
+        pipe_channel ch("pipe");
+        preempt_scene s;
+        task_opts o;
+        o.comm = "reader";
+        o.cpu = 0;
+        o.nice = -20;
+        e.k.spawn(make_task([&](task_context& t) { return pipe_reader(t, ch, s); }), o);
+        task_struct& w = e.spawn_pinned(
+            make_task([&](task_context& t) { return pipe_writer(t, ch, s); }), "writer", 0);
+        e.k.run(secs(1));
+        EXPECT_TRUE(e.k.all_exited()) << kernel;
+        nivcsw = w.nivcsw;
+        return s;
+    };
+    const cost_params c = no_jitter();
+    u64 nivcsw = 0;
+    const preempt_scene instant = reader_runs_at("6.18+NO_RUN_TO_PARITY+preempt=instant", nivcsw);
+    EXPECT_EQ(nivcsw, 1u) << "the scene has a wakeup preemption";
+    const preempt_scene none = reader_runs_at("6.18+NO_RUN_TO_PARITY+preempt=none", nivcsw);
+    const preempt_scene lazy = reader_runs_at("6.18+NO_RUN_TO_PARITY+preempt=lazy", nivcsw);
+    EXPECT_EQ(nivcsw, 1u);
+    EXPECT_EQ(lazy.waker_t0, instant.waker_t0);
+    EXPECT_EQ(lazy.woken_run - instant.woken_run, c.wakeup) << "after the writer's tail";
+    EXPECT_EQ(lazy.woken_run, none.woken_run);
+}
+
+/*
+ * A slice end in a long system call: two nice-0 tasks on one CPU, the first in a 30 ms
+ * call. The tick that finds its deadline passed (update_curr()) asks for a reschedule:
+ * full preempts at that tick's return to kernel code (irqentry_exit_cond_resched());
+ * lazy's bit waits for the next tick, which promotes it (one tick later); none waits for
+ * the call's return to user mode.
+ */
+task_code then_record(task_context& t, sim_time& ran)
+{
+    ran = t.now();
+    co_await t.run(usecs(1));
+}
+
+sim_time slice_end_in_a_syscall(const std::string& kernel)
+{
+    test_env e(1, 1, kernel, no_jitter());
+    sim_time second_ran = -1;
+    e.spawn_pinned(make_task([&](task_context& t) { return lazy_victim(t, true, msecs(30)); }),
+                   "long", 0);
+    e.spawn_pinned(make_task([&](task_context& t) { return then_record(t, second_ran); }),
+                   "second", 0);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited()) << kernel;
+    return second_ran;
+}
+
+TEST(preempt_lazy, a_slice_end_in_kernel_code_is_promoted_by_the_next_tick)
+{
+    const sim_dur tick = msecs(4);
+    const sim_time full = slice_end_in_a_syscall("6.18+preempt=full");
+    const sim_time lazy = slice_end_in_a_syscall("6.18+preempt=lazy");
+    const sim_time none = slice_end_in_a_syscall("6.18+preempt=none");
+    EXPECT_LT(full, msecs(30)) << "full: at a tick inside the call";
+    EXPECT_LT(full % tick, usecs(10)) << "at a tick";
+    EXPECT_EQ(lazy, full + tick) << "lazy: the next tick promotes the bit";
+    EXPECT_GE(none, msecs(30)) << "none: at the call's return to user mode";
+}
+
 TEST(task_code, a_behaviour_of_another_kind_cannot_be_forked_with_an_exit_notification)
 {
     test_env e(1);
