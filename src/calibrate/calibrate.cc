@@ -359,6 +359,22 @@ void derive_memory_costs(const raw_measurements& raw, derived_costs& d)
               fmt::format("one load per line, shuffled, of a warm {} buffer (in the LLC, larger "
                           "than L2), CPU {}; {}",
                           mib(raw.refill_llc_bytes), raw.cpu, runs_of(*raw.refill_llc, "ns/KiB")));
+    if (raw.chase_llc && raw.chase_l2) {
+        const double extra = raw.chase_llc->median - raw.chase_l2->median;
+        if (extra >= 0.5)
+            d.add("llc_hit", rounded(extra, 1),
+                  fmt::format("a pointer chase (one dependent load per line, shuffled) on CPU {}: "
+                              "{:.1f} ns per load in a warm {} buffer (in the LLC, larger than "
+                              "L2), {:.1f} ns in a {} one (in L2); the difference, what a line "
+                              "costs more from the LLC than from the private caches; {}; {}",
+                              raw.cpu, raw.chase_llc->median, mib(raw.refill_llc_bytes),
+                              raw.chase_l2->median, fmt::format("{} KiB", raw.chase_l2_bytes >> 10),
+                              runs_of(*raw.chase_llc, "ns"), runs_of(*raw.chase_l2, "ns")));
+        else
+            d.notes.push_back(fmt::format("llc_hit: not set (a load from the LLC buffer, {:.1f} "
+                                          "ns, was not slower than one from L2, {:.1f} ns)",
+                                          raw.chase_llc->median, raw.chase_l2->median));
+    }
     if (raw.refill_mem)
         d.add("refill_mem_per_kib", rounded(raw.refill_mem->median, 1),
               fmt::format("one load per line, shuffled within 2 MiB windows, of a {} buffer, CPU "
@@ -678,6 +694,11 @@ void host_probes::probe_memory()
         attempt("shuffled reads from the LLC", notes, progress, [&] {
             raw.refill_llc = probe_random_read(first, first, raw.refill_llc_bytes, true,
                                                p.refill_llc);
+        });
+        raw.chase_l2_bytes = std::max<std::size_t>(l2 / 4, 64u << 10);
+        attempt("a pointer chase in the LLC and in L2", notes, progress, [&] {
+            raw.chase_llc = probe_pointer_chase(first, raw.refill_llc_bytes, p.refill_llc);
+            raw.chase_l2 = probe_pointer_chase(first, raw.chase_l2_bytes, p.refill_llc);
         });
     } else {
         notes.push_back("refill_llc_per_kib: not measured (the LLC is not larger than L2)");

@@ -183,6 +183,14 @@ TEST(probes, reads_and_bandwidth)
     expect_sane(probe_stream_read(allowed_cpus(), 8u << 20, tiny));
 }
 
+TEST(probes, a_pointer_chase)
+{
+    const int cpu = allowed_cpus().front();
+    expect_sane(probe_pointer_chase(cpu, 64u << 10, tiny));
+    expect_sane(probe_pointer_chase(cpu, 1000, tiny)); // rounded up to 64 KiB
+    EXPECT_THROW(probe_pointer_chase(65000, 64u << 10, tiny), probe_error);
+}
+
 TEST(probes, two_threads_on_one_cpu_share_it)
 {
     /* Time-sliced, each thread gets about half (50). The probe compares a phase alone with a
@@ -620,6 +628,32 @@ TEST(derive_costs, a_slower_ring_of_processes_gives_switch_mm_flush)
     notes.clear();
     v = derived(raw, notes);
     EXPECT_EQ(v.count("switch_mm_flush"), 0u);
+    EXPECT_TRUE(notes.empty());
+}
+
+TEST(derive_costs, llc_hit_is_the_chase_in_the_llc_less_the_chase_in_l2)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cpu = 0;
+    raw.refill_llc_bytes = 4u << 20;
+    raw.chase_l2_bytes = 256u << 10;
+    raw.chase_llc = fixed(11.4);
+    raw.chase_l2 = fixed(5.6);
+    std::vector<std::string> notes;
+    auto v = derived(raw, notes);
+    EXPECT_EQ(v.at("llc_hit"), 6) << "11.4 - 5.6 ns, rounded";
+    EXPECT_TRUE(notes.empty());
+
+    raw.chase_llc = fixed(5.7); // no slower than L2 (an LLC the VM's sysfs overstates)
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("llc_hit"), 0u);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("llc_hit: not set"), std::string::npos);
+    raw.chase_l2.reset(); // the L2 chase failed: nothing to subtract
+    notes.clear();
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("llc_hit"), 0u);
     EXPECT_TRUE(notes.empty());
 }
 

@@ -843,6 +843,40 @@ stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool w
     });
 }
 
+stats probe_pointer_chase(int cpu, std::size_t bytes, const budget& b)
+{
+    constexpr std::size_t line_words = 64 / sizeof(std::uint64_t);
+    bytes = std::min<std::size_t>(std::max<std::size_t>(bytes, 64 * 1024), 1u << 30) / 64 * 64;
+    const std::size_t lines = bytes / 64;
+    const big_buffer buf(bytes);
+    // Best effort: where THP is off the chase also pays 4 KiB TLB misses, which the
+    // kernel's slab objects (in the direct map's large pages) do not.
+    (void)::madvise(buf.data(), bytes, MADV_HUGEPAGE);
+    const std::vector<std::uint32_t> order = shuffled(static_cast<std::uint32_t>(lines));
+    return on_thread([&] {
+        const one_cpu_set where(cpu);
+        where.pin_or_throw();
+        std::uint64_t* p = buf.data();
+        // One cycle through every line: order[i] -> order[i + 1], the last back to the first.
+        for (std::size_t i = 0; i < lines; ++i)
+            p[order[i] * line_words] = order[(i + 1) % lines] * line_words;
+        constexpr std::size_t steps = 1u << 20;
+        std::uint64_t at = 0;
+        auto chase = [&](std::size_t n) {
+            for (std::size_t i = 0; i < n; ++i)
+                at = p[at];
+        };
+        chase(lines); // warm: every line once, into whatever cache holds the buffer
+        const stats s = repeat(b, [&] {
+            const auto t0 = clock_type::now();
+            chase(steps);
+            return ns_between(t0, clock_type::now()) / static_cast<double>(steps);
+        });
+        sink.store(at, std::memory_order_relaxed);
+        return s;
+    });
+}
+
 stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const budget& b)
 {
     if (cpus.empty())

@@ -164,6 +164,16 @@ stats probe_line_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const
 stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool warm,
                         const budget& b);
 
+/*
+ * Nanoseconds per load of a pointer chase on `cpu`: a warm `bytes` buffer (rounded down to
+ * whole 64-byte lines, at least 64 KiB) whose lines are linked into one cycle in a shuffled
+ * order, each load's address read by the one before it, so no two overlap and no prefetcher
+ * guesses the next: the load-to-use latency of the cache level the buffer fits in (a buffer
+ * larger than L2 and inside the LLC: an LLC hit). Transparent huge pages are asked for
+ * (madvise, where allowed), as the kernel's own objects sit in its direct map's large pages.
+ */
+stats probe_pointer_chase(int cpu, std::size_t bytes, const budget& b);
+
 /// MB/s (10^6 bytes/s) of a sequential read of `bytes` split across threads pinned to `cpus`.
 stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const budget& b);
 
