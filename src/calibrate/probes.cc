@@ -860,17 +860,24 @@ stats probe_pointer_chase(int cpu, std::size_t bytes, const budget& b)
         // One cycle through every line: order[i] -> order[i + 1], the last back to the first.
         for (std::size_t i = 0; i < lines; ++i)
             p[order[i] * line_words] = order[(i + 1) % lines] * line_words;
-        constexpr std::size_t steps = 1u << 20;
+        constexpr int chunk = 1 << 14, chunks = 64; // ~0.2 ms a chunk from the LLC
         std::uint64_t at = 0;
         auto chase = [&](std::size_t n) {
             for (std::size_t i = 0; i < n; ++i)
                 at = p[at];
         };
         chase(lines); // warm: every line once, into whatever cache holds the buffer
+        // A run's figure is its median chunk (typical_per_op()): a chunk into which another
+        // task's slice fell finds the buffer partly evicted.
         const stats s = repeat(b, [&] {
-            const auto t0 = clock_type::now();
-            chase(steps);
-            return ns_between(t0, clock_type::now()) / static_cast<double>(steps);
+            std::vector<double> chunk_ns;
+            chunk_ns.reserve(chunks);
+            for (int c = 0; c < chunks; ++c) {
+                const auto t0 = clock_type::now();
+                chase(chunk);
+                chunk_ns.push_back(ns_between(t0, clock_type::now()));
+            }
+            return typical_per_op(chunk_ns, chunk);
         });
         sink.store(at, std::memory_order_relaxed);
         return s;

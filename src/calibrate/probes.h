@@ -171,6 +171,7 @@ stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool w
  * guesses the next: the load-to-use latency of the cache level the buffer fits in (a buffer
  * larger than L2 and inside the LLC: an LLC hit). Transparent huge pages are asked for
  * (madvise, where allowed), as the kernel's own objects sit in its direct map's large pages.
+ * A run's figure is its median chunk of 16384 loads (typical_per_op()).
  */
 stats probe_pointer_chase(int cpu, std::size_t bytes, const budget& b);
 
