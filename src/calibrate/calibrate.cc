@@ -375,6 +375,23 @@ void derive_memory_costs(const raw_measurements& raw, derived_costs& d)
                                           "ns, was not slower than one from L2, {:.1f} ns)",
                                           raw.chase_llc->median, raw.chase_l2->median));
     }
+    if (raw.socket_cross) {
+        // The lines the model counts for one such read (unix_stream_channel::read() in
+        // workload/channel.cc): SKB_LINES (3) and one per 64 bytes of the message.
+        const int lines = 3 + (raw.socket_bytes + 63) / 64;
+        const auto& x = *raw.socket_cross;
+        const double extra = x.remote.median - x.local.median;
+        d.add("line_data_llc", rounded(extra / lines, 1),
+              fmt::format("read() of {}-byte messages that a thread on CPU {} wrote into {} AF_UNIX "
+                          "stream socket pairs, {} deep, drained on CPU {} ({}): {:.1f} ns, "
+                          "against {:.1f} ns when CPU {} wrote them; the difference over the {} "
+                          "lines the model counts for such a read (an skb's 3 and one per 64 "
+                          "bytes), at least 1 ns; {}; {}",
+                          raw.socket_bytes, raw.cross_pair.second, raw.socket_cross_channels,
+                          raw.socket_cross_depth, raw.cross_pair.first, raw.cross_kind,
+                          x.remote.median, x.local.median, raw.cross_pair.first, lines,
+                          runs_of(x.remote, "ns"), runs_of(x.local, "ns")));
+    }
     if (raw.refill_mem)
         d.add("refill_mem_per_kib", rounded(raw.refill_mem->median, 1),
               fmt::format("one load per line, shuffled within 2 MiB windows, of a {} buffer, CPU "
@@ -762,6 +779,19 @@ void host_probes::probe_tasks(const options& o)
         raw.sockets = probe_socket_syscalls(first, raw.socket_channels, raw.socket_depth,
                                             raw.socket_bytes, p.syscalls);
     });
+
+    if (raw.cross_pair.first >= 0 && raw.cross_kind == "same LLC") {
+        // Ten deep: 200 skbs stay in the writer's L2, so the reads take lines from its core.
+        raw.socket_cross_channels = 20;
+        raw.socket_cross_depth = 10;
+        attempt("AF_UNIX socket reads of another core's messages", notes, progress, [&] {
+            raw.socket_cross = probe_socket_cross_read(
+                raw.cross_pair.first, raw.cross_pair.second, raw.socket_cross_channels,
+                raw.socket_cross_depth, raw.socket_bytes, p.syscalls);
+        });
+    } else {
+        notes.push_back("line_data_llc: not measured (no two CPUs of one LLC this process may use)");
+    }
 
     /* Eight members: more mms than TLB_NR_DYN_ASIDS (6), so as processes every switch
      * flushes; ~2 us of work per hop, so 500 laps are ~10 ms a run. */

@@ -14,6 +14,8 @@
  *   - a cache line bounced between two pinned threads    -> line_smt / line_llc /
  *                                                           line_pkg / line_remote
  *   - a pointer chase in the LLC less one in L2          -> llc_hit
+ *   - socket reads of messages another core of the LLC  -> line_data_llc
+ *     wrote, less reads of the reader's own
  *   - shuffled reads of a buffer in the LLC / in DRAM    -> refill_llc_per_kib /
  *     (/ in another node's DRAM)                            refill_mem_per_kib /
  *                                                           refill_remote_per_kib
@@ -108,6 +110,10 @@ struct raw_measurements {
     std::optional<remote_wakeup> remote_wake; ///< on raw.cross_pair
     std::optional<socket_syscalls> sockets;
     int socket_channels = 0, socket_depth = 0, socket_bytes = 0;
+    /// probe_socket_cross_read() on raw.cross_pair (socket_cross_channels x socket_cross_depth
+    /// messages of socket_bytes), when it is a same-LLC pair
+    std::optional<socket_cross_read> socket_cross;
+    int socket_cross_channels = 0, socket_cross_depth = 0;
     std::optional<task_creation> creation;
     std::pair<int, int> creation_cpus{-1, -1}; ///< the creator's CPU, the remote child's (or -1)
     /// `perf bench sched messaging -g 4 -l 1` on one CPU in process and in thread mode

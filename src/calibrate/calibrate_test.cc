@@ -191,6 +191,15 @@ TEST(probes, a_pointer_chase)
     EXPECT_THROW(probe_pointer_chase(65000, 64u << 10, tiny), probe_error);
 }
 
+TEST(probes, socket_reads_of_another_cpus_messages)
+{
+    const auto cpus = allowed_cpus();
+    const socket_cross_read x = probe_socket_cross_read(cpus.front(), cpus.back(), 4, 5, 100, tiny);
+    expect_sane(x.local);
+    expect_sane(x.remote);
+    EXPECT_THROW(probe_socket_cross_read(cpus.front(), 65000, 4, 5, 100, tiny), probe_error);
+}
+
 TEST(probes, two_threads_on_one_cpu_share_it)
 {
     /* Time-sliced, each thread gets about half (50). The probe compares a phase alone with a
@@ -654,6 +663,26 @@ TEST(derive_costs, llc_hit_is_the_chase_in_the_llc_less_the_chase_in_l2)
     notes.clear();
     v = derived(raw, notes);
     EXPECT_EQ(v.count("llc_hit"), 0u);
+    EXPECT_TRUE(notes.empty());
+}
+
+TEST(derive_costs, line_data_llc_is_the_extra_read_time_over_the_lines_the_model_counts)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cpu = 0;
+    raw.cross_pair = {0, 1};
+    raw.cross_kind = "same LLC";
+    raw.socket_bytes = 100;
+    raw.socket_cross_channels = 20;
+    raw.socket_cross_depth = 10;
+    raw.socket_cross = socket_cross_read{fixed(713), fixed(748)};
+    std::vector<std::string> notes;
+    auto v = derived(raw, notes);
+    EXPECT_EQ(v.at("line_data_llc"), 7) << "35 ns over 3 + 2 lines";
+    raw.socket_cross = socket_cross_read{fixed(717), fixed(713)}; // not slower
+    v = derived(raw, notes);
+    EXPECT_EQ(v.at("line_data_llc"), 1) << "at least 1 ns: 0 would mean line_llc";
     EXPECT_TRUE(notes.empty());
 }
 

@@ -498,6 +498,65 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
     });
 }
 
+socket_cross_read probe_socket_cross_read(int cpu_a, int cpu_b, int channels, int depth,
+                                          int bytes, const budget& b)
+{
+    channels = std::clamp(channels, 1, 256);
+    depth = std::clamp(depth, 1, 200); // fits the sndbuf: the writer never blocks
+    bytes = std::clamp(bytes, 1, 256);
+    struct socket_pair {
+        int fd[2] = {-1, -1};
+        ~socket_pair()
+        {
+            close_fd(fd[0]);
+            close_fd(fd[1]);
+        }
+    };
+    std::vector<socket_pair> socks(static_cast<std::size_t>(channels));
+    for (auto& sp : socks)
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp.fd) != 0)
+            throw probe_error(fmt::format("socketpair: {}", std::strerror(errno)));
+    const auto n = static_cast<double>(channels) * depth;
+    auto fill = [&](int cpu) {
+        on_thread([&] {
+            const one_cpu_set where(cpu);
+            where.pin_or_throw();
+            std::vector<char> buf(static_cast<std::size_t>(bytes), 'x');
+            for (int d = 0; d < depth; ++d)
+                for (auto& sp : socks)
+                    if (::write(sp.fd[1], buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+                        throw probe_error(fmt::format("socket write: {}", std::strerror(errno)));
+            return 0;
+        });
+    };
+    return on_thread([&] {
+        const one_cpu_set reader(cpu_a);
+        reader.pin_or_throw();
+        std::vector<char> buf(static_cast<std::size_t>(bytes));
+        auto drain = [&] {
+            const auto t0 = clock_type::now();
+            for (int d = 0; d < depth; ++d)
+                for (auto& sp : socks)
+                    if (::read(sp.fd[0], buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+                        throw probe_error(fmt::format("socket read: {}", std::strerror(errno)));
+            return ns_between(t0, clock_type::now()) / n;
+        };
+        fill(cpu_a); // warm-up
+        drain();
+        std::vector<double> local, remote;
+        const auto start = clock_type::now();
+        while (static_cast<int>(local.size()) < b.max_runs) {
+            fill(cpu_a);
+            local.push_back(drain());
+            fill(cpu_b);
+            remote.push_back(drain());
+            if (static_cast<int>(local.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+                break;
+        }
+        return socket_cross_read{summarise(local), summarise(remote)};
+    });
+}
+
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bool busy_target,
                             bool waking_write)
 {

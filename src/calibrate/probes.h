@@ -93,6 +93,18 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
                                       const budget& b);
 
 /*
+ * The read() side of probe_socket_syscalls() on cpu_a when a thread on cpu_b wrote the
+ * messages (`remote`) and when a thread on cpu_a did (`local`), runs alternating: `channels`
+ * socket pairs filled `depth` deep by the writer, which has finished before the reads start
+ * (no waiters, no wakeups). The difference is what reading data another core wrote costs.
+ */
+struct socket_cross_read {
+    stats local, remote;
+};
+socket_cross_read probe_socket_cross_read(int cpu_a, int cpu_b, int channels, int depth,
+                                          int bytes, const budget& b);
+
+/*
  * Round trip of a 1-byte pipe ping-pong between this process (pinned to
  * cpu_a) and a forked child (pinned to cpu_b), as `perf bench sched pipe`
  * does in its default process mode: nanoseconds per round trip. A short
