@@ -359,6 +359,47 @@ void derive_memory_costs(const raw_measurements& raw, derived_costs& d)
               fmt::format("one load per line, shuffled, of a warm {} buffer (in the LLC, larger "
                           "than L2), CPU {}; {}",
                           mib(raw.refill_llc_bytes), raw.cpu, runs_of(*raw.refill_llc, "ns/KiB")));
+    if (raw.chase_llc && raw.chase_l2) {
+        const double extra = raw.chase_llc->median - raw.chase_l2->median;
+        if (extra >= 0.5)
+            d.add("llc_hit", rounded(extra, 1),
+                  fmt::format("a pointer chase (one dependent load per line, shuffled) on CPU {}: "
+                              "{:.1f} ns per load in a warm {} buffer (in the LLC, larger than "
+                              "L2), {:.1f} ns in a {} one (in L2); the difference, what a line "
+                              "costs more from the LLC than from the private caches; {}; {}",
+                              raw.cpu, raw.chase_llc->median, mib(raw.refill_llc_bytes),
+                              raw.chase_l2->median, fmt::format("{} KiB", raw.chase_l2_bytes >> 10),
+                              runs_of(*raw.chase_llc, "ns"), runs_of(*raw.chase_l2, "ns")));
+        else
+            d.notes.push_back(fmt::format("llc_hit: not set (a load from the LLC buffer, {:.1f} "
+                                          "ns, was not slower than one from L2, {:.1f} ns)",
+                                          raw.chase_llc->median, raw.chase_l2->median));
+    }
+    if (raw.socket_cross) {
+        // The lines the model counts for one such read (unix_stream_channel::read() in
+        // workload/channel.cc): SKB_LINES (3) and one per 64 bytes of the message.
+        // The first read of each socket also takes its state lines from the writer's core,
+        // which the model charges apart (UNIX_STATE_LINES, 4, at line_llc): once per socket.
+        const int lines = 3 + (raw.socket_bytes + 63) / 64;
+        const auto& x = *raw.socket_cross;
+        const auto llc = std::find_if(raw.lines.begin(), raw.lines.end(),
+                                      [](const auto& l) { return l.cost == "line_llc"; });
+        const double state = llc == raw.lines.end() || raw.socket_cross_depth <= 0
+                                 ? 0.0
+                                 : 4 * llc->round_trip.median / 2 / raw.socket_cross_depth;
+        const double extra = x.remote.median - x.local.median - state;
+        d.add("line_data_llc", rounded(extra / lines, 1),
+              fmt::format("read() of {}-byte messages that a thread on CPU {} wrote into {} AF_UNIX "
+                          "stream socket pairs, {} deep, drained on CPU {} ({}): {:.1f} ns, "
+                          "against {:.1f} ns when CPU {} wrote them; the difference, less the "
+                          "socket's 4 state lines at line_llc once per socket ({:.1f} ns a read), "
+                          "over the {} lines the model counts for such a read (an skb's 3 and one "
+                          "per 64 bytes), at least 1 ns; {}; {}",
+                          raw.socket_bytes, raw.cross_pair.second, raw.socket_cross_channels,
+                          raw.socket_cross_depth, raw.cross_pair.first, raw.cross_kind,
+                          x.remote.median, x.local.median, raw.cross_pair.first, state, lines,
+                          runs_of(x.remote, "ns"), runs_of(x.local, "ns")));
+    }
     if (raw.refill_mem)
         d.add("refill_mem_per_kib", rounded(raw.refill_mem->median, 1),
               fmt::format("one load per line, shuffled within 2 MiB windows, of a {} buffer, CPU "
@@ -679,6 +720,11 @@ void host_probes::probe_memory()
             raw.refill_llc = probe_random_read(first, first, raw.refill_llc_bytes, true,
                                                p.refill_llc);
         });
+        raw.chase_l2_bytes = std::max<std::size_t>(l2 / 4, 64u << 10);
+        attempt("a pointer chase in the LLC and in L2", notes, progress, [&] {
+            raw.chase_llc = probe_pointer_chase(first, raw.refill_llc_bytes, p.refill_llc);
+            raw.chase_l2 = probe_pointer_chase(first, raw.chase_l2_bytes, p.refill_llc);
+        });
     } else {
         notes.push_back("refill_llc_per_kib: not measured (the LLC is not larger than L2)");
     }
@@ -741,6 +787,19 @@ void host_probes::probe_tasks(const options& o)
         raw.sockets = probe_socket_syscalls(first, raw.socket_channels, raw.socket_depth,
                                             raw.socket_bytes, p.syscalls);
     });
+
+    if (raw.cross_pair.first >= 0 && raw.cross_kind == "same LLC") {
+        // Ten deep: 200 skbs stay in the writer's L2, so the reads take lines from its core.
+        raw.socket_cross_channels = 20;
+        raw.socket_cross_depth = 10;
+        attempt("AF_UNIX socket reads of another core's messages", notes, progress, [&] {
+            raw.socket_cross = probe_socket_cross_read(
+                raw.cross_pair.first, raw.cross_pair.second, raw.socket_cross_channels,
+                raw.socket_cross_depth, raw.socket_bytes, p.syscalls);
+        });
+    } else {
+        notes.push_back("line_data_llc: not measured (no two CPUs of one LLC this process may use)");
+    }
 
     /* Eight members: more mms than TLB_NR_DYN_ASIDS (6), so as processes every switch
      * flushes; ~2 us of work per hop, so 500 laps are ~10 ms a run. */

@@ -13,6 +13,9 @@
  *     spinners), and across two idle CPUs                -> cstate_c1_exit (the difference)
  *   - a cache line bounced between two pinned threads    -> line_smt / line_llc /
  *                                                           line_pkg / line_remote
+ *   - a pointer chase in the LLC less one in L2          -> llc_hit
+ *   - socket reads of messages another core of the LLC  -> line_data_llc
+ *     wrote, less reads of the reader's own
  *   - shuffled reads of a buffer in the LLC / in DRAM    -> refill_llc_per_kib /
  *     (/ in another node's DRAM)                            refill_mem_per_kib /
  *                                                           refill_remote_per_kib
@@ -94,6 +97,10 @@ struct raw_measurements {
     std::vector<line> lines;
     std::optional<stats> refill_llc, refill_mem, refill_remote;
     std::size_t refill_llc_bytes = 0, refill_mem_bytes = 0;
+    /// probe_pointer_chase() on raw.cpu: ns per load in the refill_llc buffer (an LLC hit)
+    /// and in one a quarter of L2 (an L2 hit)
+    std::optional<stats> chase_llc, chase_l2;
+    std::size_t chase_l2_bytes = 0;
     std::optional<stats> bw_llc, bw_node;
     int bw_llc_cpus = 0, bw_node_cpus = 0;
     bool bw_llc_is_node = false; ///< one measurement gives both
@@ -103,6 +110,10 @@ struct raw_measurements {
     std::optional<remote_wakeup> remote_wake; ///< on raw.cross_pair
     std::optional<socket_syscalls> sockets;
     int socket_channels = 0, socket_depth = 0, socket_bytes = 0;
+    /// probe_socket_cross_read() on raw.cross_pair (socket_cross_channels x socket_cross_depth
+    /// messages of socket_bytes), when it is a same-LLC pair
+    std::optional<socket_cross_read> socket_cross;
+    int socket_cross_channels = 0, socket_cross_depth = 0;
     std::optional<task_creation> creation;
     std::pair<int, int> creation_cpus{-1, -1}; ///< the creator's CPU, the remote child's (or -1)
     /// `perf bench sched messaging -g 4 -l 1` on one CPU in process and in thread mode

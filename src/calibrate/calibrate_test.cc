@@ -183,6 +183,23 @@ TEST(probes, reads_and_bandwidth)
     expect_sane(probe_stream_read(allowed_cpus(), 8u << 20, tiny));
 }
 
+TEST(probes, a_pointer_chase)
+{
+    const int cpu = allowed_cpus().front();
+    expect_sane(probe_pointer_chase(cpu, 64u << 10, tiny));
+    expect_sane(probe_pointer_chase(cpu, 1000, tiny)); // rounded up to 64 KiB
+    EXPECT_THROW(probe_pointer_chase(65000, 64u << 10, tiny), probe_error);
+}
+
+TEST(probes, socket_reads_of_another_cpus_messages)
+{
+    const auto cpus = allowed_cpus();
+    const socket_cross_read x = probe_socket_cross_read(cpus.front(), cpus.back(), 4, 5, 100, tiny);
+    expect_sane(x.local);
+    expect_sane(x.remote);
+    EXPECT_THROW(probe_socket_cross_read(cpus.front(), 65000, 4, 5, 100, tiny), probe_error);
+}
+
 TEST(probes, two_threads_on_one_cpu_share_it)
 {
     /* Time-sliced, each thread gets about half (50). The probe compares a phase alone with a
@@ -621,6 +638,55 @@ TEST(derive_costs, a_slower_ring_of_processes_gives_switch_mm_flush)
     v = derived(raw, notes);
     EXPECT_EQ(v.count("switch_mm_flush"), 0u);
     EXPECT_TRUE(notes.empty());
+}
+
+TEST(derive_costs, llc_hit_is_the_chase_in_the_llc_less_the_chase_in_l2)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cpu = 0;
+    raw.refill_llc_bytes = 4u << 20;
+    raw.chase_l2_bytes = 256u << 10;
+    raw.chase_llc = fixed(11.4);
+    raw.chase_l2 = fixed(5.6);
+    std::vector<std::string> notes;
+    auto v = derived(raw, notes);
+    EXPECT_EQ(v.at("llc_hit"), 6) << "11.4 - 5.6 ns, rounded";
+    EXPECT_TRUE(notes.empty());
+
+    raw.chase_llc = fixed(5.7); // no slower than L2 (an LLC the VM's sysfs overstates)
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("llc_hit"), 0u);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("llc_hit: not set"), std::string::npos);
+    raw.chase_l2.reset(); // the L2 chase failed: nothing to subtract
+    notes.clear();
+    v = derived(raw, notes);
+    EXPECT_EQ(v.count("llc_hit"), 0u);
+    EXPECT_TRUE(notes.empty());
+}
+
+TEST(derive_costs, line_data_llc_is_the_extra_read_time_over_the_lines_the_model_counts)
+{
+    raw_measurements raw;
+    raw.stamp = "measured";
+    raw.cpu = 0;
+    raw.cross_pair = {0, 1};
+    raw.cross_kind = "same LLC";
+    raw.socket_bytes = 100;
+    raw.socket_cross_channels = 20;
+    raw.socket_cross_depth = 10;
+    raw.socket_cross = socket_cross_read{fixed(713), fixed(748)};
+    std::vector<std::string> notes;
+    auto v = derived(raw, notes);
+    EXPECT_EQ(v.at("line_data_llc"), 7) << "35 ns over 3 + 2 lines (no line_llc measured)";
+    raw.lines.push_back({"line_llc", 0, 1, fixed(380)}); // 190 ns a transfer
+    raw.socket_cross = socket_cross_read{fixed(730), fixed(956)};
+    v = derived(raw, notes);
+    EXPECT_EQ(v.at("line_data_llc"), 30) << "(226 - 4 x 190 / 10 deep) / 5 lines";
+    raw.socket_cross = socket_cross_read{fixed(717), fixed(713)}; // not slower
+    v = derived(raw, notes);
+    EXPECT_EQ(v.at("line_data_llc"), 1) << "at least 1 ns: 0 would mean line_llc";
 }
 
 TEST(derive_costs, leaves_out_what_the_numbers_do_not_support)

@@ -498,6 +498,65 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
     });
 }
 
+socket_cross_read probe_socket_cross_read(int cpu_a, int cpu_b, int channels, int depth,
+                                          int bytes, const budget& b)
+{
+    channels = std::clamp(channels, 1, 256);
+    depth = std::clamp(depth, 1, 200); // fits the sndbuf: the writer never blocks
+    bytes = std::clamp(bytes, 1, 256);
+    struct socket_pair {
+        int fd[2] = {-1, -1};
+        ~socket_pair()
+        {
+            close_fd(fd[0]);
+            close_fd(fd[1]);
+        }
+    };
+    std::vector<socket_pair> socks(static_cast<std::size_t>(channels));
+    for (auto& sp : socks)
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp.fd) != 0)
+            throw probe_error(fmt::format("socketpair: {}", std::strerror(errno)));
+    const auto n = static_cast<double>(channels) * depth;
+    auto fill = [&](int cpu) {
+        on_thread([&] {
+            const one_cpu_set where(cpu);
+            where.pin_or_throw();
+            std::vector<char> buf(static_cast<std::size_t>(bytes), 'x');
+            for (int d = 0; d < depth; ++d)
+                for (auto& sp : socks)
+                    if (::write(sp.fd[1], buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+                        throw probe_error(fmt::format("socket write: {}", std::strerror(errno)));
+            return 0;
+        });
+    };
+    return on_thread([&] {
+        const one_cpu_set reader(cpu_a);
+        reader.pin_or_throw();
+        std::vector<char> buf(static_cast<std::size_t>(bytes));
+        auto drain = [&] {
+            const auto t0 = clock_type::now();
+            for (int d = 0; d < depth; ++d)
+                for (auto& sp : socks)
+                    if (::read(sp.fd[0], buf.data(), buf.size()) != static_cast<ssize_t>(buf.size()))
+                        throw probe_error(fmt::format("socket read: {}", std::strerror(errno)));
+            return ns_between(t0, clock_type::now()) / n;
+        };
+        fill(cpu_a); // warm-up
+        drain();
+        std::vector<double> local, remote;
+        const auto start = clock_type::now();
+        while (static_cast<int>(local.size()) < b.max_runs) {
+            fill(cpu_a);
+            local.push_back(drain());
+            fill(cpu_b);
+            remote.push_back(drain());
+            if (static_cast<int>(local.size()) >= b.min_runs && seconds_since(start) >= b.seconds)
+                break;
+        }
+        return socket_cross_read{summarise(local), summarise(remote)};
+    });
+}
+
 stats probe_pipe_round_trip(int cpu_a, int cpu_b, int iters, const budget& b, bool busy_target,
                             bool waking_write)
 {
@@ -840,6 +899,47 @@ stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool w
             pass();
             return ns_between(t0, clock_type::now()) / (static_cast<double>(read_lines) * 64 / 1024);
         });
+    });
+}
+
+stats probe_pointer_chase(int cpu, std::size_t bytes, const budget& b)
+{
+    constexpr std::size_t line_words = 64 / sizeof(std::uint64_t);
+    bytes = std::min<std::size_t>(std::max<std::size_t>(bytes, 64 * 1024), 1u << 30) / 64 * 64;
+    const std::size_t lines = bytes / 64;
+    const big_buffer buf(bytes);
+    // Best effort: where THP is off the chase also pays 4 KiB TLB misses, which the
+    // kernel's slab objects (in the direct map's large pages) do not.
+    (void)::madvise(buf.data(), bytes, MADV_HUGEPAGE);
+    const std::vector<std::uint32_t> order = shuffled(static_cast<std::uint32_t>(lines));
+    return on_thread([&] {
+        const one_cpu_set where(cpu);
+        where.pin_or_throw();
+        std::uint64_t* p = buf.data();
+        // One cycle through every line: order[i] -> order[i + 1], the last back to the first.
+        for (std::size_t i = 0; i < lines; ++i)
+            p[order[i] * line_words] = order[(i + 1) % lines] * line_words;
+        constexpr int chunk = 1 << 14, chunks = 64; // ~0.2 ms a chunk from the LLC
+        std::uint64_t at = 0;
+        auto chase = [&](std::size_t n) {
+            for (std::size_t i = 0; i < n; ++i)
+                at = p[at];
+        };
+        chase(lines); // warm: every line once, into whatever cache holds the buffer
+        // A run's figure is its median chunk (typical_per_op()): a chunk into which another
+        // task's slice fell finds the buffer partly evicted.
+        const stats s = repeat(b, [&] {
+            std::vector<double> chunk_ns;
+            chunk_ns.reserve(chunks);
+            for (int c = 0; c < chunks; ++c) {
+                const auto t0 = clock_type::now();
+                chase(chunk);
+                chunk_ns.push_back(ns_between(t0, clock_type::now()));
+            }
+            return typical_per_op(chunk_ns, chunk);
+        });
+        sink.store(at, std::memory_order_relaxed);
+        return s;
     });
 }
 

@@ -93,6 +93,18 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
                                       const budget& b);
 
 /*
+ * The read() side of probe_socket_syscalls() on cpu_a when a thread on cpu_b wrote the
+ * messages (`remote`) and when a thread on cpu_a did (`local`), runs alternating: `channels`
+ * socket pairs filled `depth` deep by the writer, which has finished before the reads start
+ * (no waiters, no wakeups). The difference is what reading data another core wrote costs.
+ */
+struct socket_cross_read {
+    stats local, remote;
+};
+socket_cross_read probe_socket_cross_read(int cpu_a, int cpu_b, int channels, int depth,
+                                          int bytes, const budget& b);
+
+/*
  * Round trip of a 1-byte pipe ping-pong between this process (pinned to
  * cpu_a) and a forked child (pinned to cpu_b), as `perf bench sched pipe`
  * does in its default process mode: nanoseconds per round trip. A short
@@ -163,6 +175,17 @@ stats probe_line_round_trip(int cpu_a, int cpu_b, int round_trips_per_run, const
  */
 stats probe_random_read(int reader_cpu, int owner_cpu, std::size_t bytes, bool warm,
                         const budget& b);
+
+/*
+ * Nanoseconds per load of a pointer chase on `cpu`: a warm `bytes` buffer (rounded down to
+ * whole 64-byte lines, at least 64 KiB) whose lines are linked into one cycle in a shuffled
+ * order, each load's address read by the one before it, so no two overlap and no prefetcher
+ * guesses the next: the load-to-use latency of the cache level the buffer fits in (a buffer
+ * larger than L2 and inside the LLC: an LLC hit). Transparent huge pages are asked for
+ * (madvise, where allowed), as the kernel's own objects sit in its direct map's large pages.
+ * A run's figure is its median chunk of 16384 loads (typical_per_op()).
+ */
+stats probe_pointer_chase(int cpu, std::size_t bytes, const budget& b);
 
 /// MB/s (10^6 bytes/s) of a sequential read of `bytes` split across threads pinned to `cpus`.
 stats probe_stream_read(const std::vector<int>& cpus, std::size_t bytes, const budget& b);

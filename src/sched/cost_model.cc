@@ -70,10 +70,17 @@ std::optional<sim_dur> cost_model::data_lines_cost(int from, u64 stamp, int to, 
         return std::nullopt;
     const cpu_distance d = m_.distance(from, to);
     const bool private_to_reader = d == cpu_distance::same || d == cpu_distance::smt;
-    if (!private_to_reader)
+    if (!private_to_reader) {
+        // Read by another core of the LLC: the measured per-line figure of such reads, if any.
+        if (d == cpu_distance::llc && p_.line_data_llc > 0)
+            return static_cast<sim_dur>(lines) * p_.line_data_llc;
         return static_cast<sim_dur>(lines) * line_cost(from, to);
-    if (data_stamp(from) - stamp >= static_cast<u64>(p_.l2_kib) * 1024)
-        return static_cast<sim_dur>(lines) * p_.line_llc; // lost: from the LLC
+    }
+    if (data_stamp(from) - stamp >= static_cast<u64>(p_.l2_kib) * 1024) {
+        // Lost from the private caches: the LLC serves each line (llc_hit), no other core.
+        const sim_dur per_line = p_.llc_hit > 0 ? p_.llc_hit : p_.line_llc;
+        return static_cast<sim_dur>(lines) * per_line;
+    }
     if (d == cpu_distance::smt)
         return static_cast<sim_dur>(lines) * p_.line_smt;
     return std::nullopt;

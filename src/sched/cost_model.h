@@ -104,9 +104,11 @@ public:
      * data itself. data_stamp() is that core's traffic so far in bytes;
      * data_touch() adds to it; data_lines_cost() is what reading `lines` lines
      * stamped `stamp` on CPU `from` costs on CPU `to`: a transfer by distance
-     * from another CPU, an LLC hit per line (line_llc) once `from`'s private
-     * caches (l2_kib) have seen more than their size since; nullopt when the
-     * lines are still in the reader's private caches (nothing moves).
+     * from another CPU (within an LLC line_data_llc, when set, else line_llc),
+     * an LLC hit per line (llc_hit, or line_llc when that is
+     * 0) once `from`'s private caches (l2_kib) have seen more than their size
+     * since; nullopt when the lines are still in the reader's private caches
+     * (nothing moves).
      */
     u64 data_stamp(int cpu) const;
     void data_touch(int cpu, u64 bytes);

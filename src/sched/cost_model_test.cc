@@ -77,6 +77,48 @@ TEST(data_lines_cost, data_stays_warm_where_it_was_written_until_the_private_cac
     EXPECT_EQ(cm.data_stamp(8), cm.data_stamp(0)) << "one clock per core";
 }
 
+TEST(data_lines_cost, lines_lost_from_the_private_caches_cost_an_llc_hit_not_a_transfer)
+{
+    // A line the reader's own core wrote and lost from L2 comes from the LLC: no other
+    // core holds it, so it costs the LLC's load latency (llc_hit), not line_llc, the
+    // bounce of a line between two cores (190 against ~11 ns on this project's guest).
+    cost_params c = sched_fixture::no_costs();
+    c.line_llc = 190;
+    c.llc_hit = 11;
+    c.l2_kib = 1024;
+    const machine m = two_llc_machine(2);
+    cost_model cm(m, c);
+    const u64 stamp = cm.data_stamp(0);
+    cm.data_touch(0, 1024 * 1024);
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 0, 5), 5 * 11) << "lost on the writer's own core";
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 8, 5), 5 * 11) << "... or read by its SMT sibling";
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 1, 5), 5 * 190) << "another core: still a transfer";
+    c.llc_hit = 0; // no figure (every preset): the transfer, as before llc_hit existed
+    cost_model unset(m, c);
+    const u64 s2 = unset.data_stamp(0);
+    unset.data_touch(0, 1024 * 1024);
+    EXPECT_EQ(unset.data_lines_cost(0, s2, 0, 5), 5 * 190);
+}
+
+TEST(data_lines_cost, data_read_on_another_core_of_the_llc_costs_line_data_llc_when_measured)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.line_smt = 5;
+    c.line_llc = 190;
+    c.line_pkg = 300;
+    c.line_data_llc = 7;
+    c.l2_kib = 1024;
+    const machine m = two_llc_machine(2);
+    const cost_model cm(m, c);
+    const u64 stamp = cm.data_stamp(0);
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 1, 5), 5 * 7) << "another core of the LLC";
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 8, 5), 5 * 5) << "the SMT sibling: line_smt";
+    EXPECT_EQ(cm.data_lines_cost(0, stamp, 4, 5), 5 * 300) << "another LLC: line_pkg";
+    c.line_data_llc = 0; // no figure (every preset): line_llc, as before
+    const cost_model unset(m, c);
+    EXPECT_EQ(unset.data_lines_cost(0, stamp, 1, 5), 5 * 190);
+}
+
 TEST(lock_acquire, a_cpu_never_spins_on_its_own_earlier_hold)
 {
     cost_params c = sched_fixture::no_costs();
