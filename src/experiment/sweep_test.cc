@@ -107,6 +107,9 @@ TEST(sweep_spec, errors_name_the_file_line_and_key)
                  "'runs': expected an integer, found a string");
     expect_error(base + "seed = -1\n" + bench, true, "'seed': -1 is out of range");
     expect_error(base + "time_limit = 0\n" + bench, true, "'time_limit'");
+    // run --time-limit's bound, at the spec's line (the spec checked (0, 1e9] before)
+    expect_error(base + "time_limit = 1000001\n" + bench, true,
+                 "s.toml:3: 'time_limit': 1000001 is not a number of seconds in (0, 1000000]");
     expect_error(base + "check = \"always\"\n" + bench, true, "'check'");
     expect_error(base + "runs = [\n", true, "s.toml:");
     expect_error(base, true, "no benchmarks");
