@@ -15,9 +15,11 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 namespace schedlab {
 
@@ -84,8 +86,25 @@ spec_doc parse_doc(const std::string& text, const std::string& file, bool toml_s
                 std::string(e.description()));
         }
     } else {
+        // A key given twice in one object is refused, as toml++ refuses it in TOML: nlohmann
+        // keeps the last one silently ({"machines": [A], "machines": [B]} swept only B).
+        std::vector<std::set<std::string>> keys; // one set per open object
+        const auto refuse_repeats = [&](int, ojson::parse_event_t ev, ojson& parsed) {
+            if (ev == ojson::parse_event_t::object_start) {
+                keys.emplace_back();
+            } else if (ev == ojson::parse_event_t::object_end) {
+                keys.pop_back();
+            } else if (ev == ojson::parse_event_t::key && !keys.empty()) {
+                const std::string k = parsed.get<std::string>();
+                if (!keys.back().insert(k).second)
+                    throw config_error(file, fmt::format("'{}': a key given twice in one object "
+                                                         "(JSON would keep the last silently)",
+                                                         k));
+            }
+            return true;
+        };
         try {
-            d.j = ojson::parse(text);
+            d.j = ojson::parse(text, refuse_repeats);
         } catch (const ojson::exception& e) {
             // parse errors, and out_of_range for a number beyond a double's range (1e400)
             throw config_error(file, fmt::format("not valid JSON: {}", e.what()));
