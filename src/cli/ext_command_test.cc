@@ -42,6 +42,16 @@ TEST(ext_command, a_policy_that_cannot_run_is_refused_naming_the_kernel_flag)
     auto r = schedlab_bin("run --kernel 6.12+ext:/nonexistent/policy.so" + bench);
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_THAT(r.output, HasSubstr("--kernel: cannot load ext policy '/nonexistent/policy.so'"));
+    // A directory escaped as std::ios_failure (terminate, exit 134) and /dev/zero was read
+    // until memory ran out (std::bad_alloc) before both went through read_input_file().
+    r = schedlab_bin("run --kernel 6.12+ext:/tmp" + bench);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_THAT(r.output,
+                HasSubstr("--kernel: cannot load ext policy '/tmp': '/tmp' is a directory"));
+    r = schedlab_bin("run --kernel 6.12+ext:/dev/zero" + bench);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--kernel: cannot load ext policy '/dev/zero': the shared "
+                                    "object '/dev/zero' is larger than the 64 MiB limit"));
     r = schedlab_bin("run --kernel 6.6+ext:simple" + bench);
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_THAT(r.output, HasSubstr("kernel 6.6 has no sched_ext"));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "experiment/sweep.h"
 
+#include "experiment/run.h"
+
 #include "sim/config_error.h"
 #include "sim/file_io.h"
 #include "workload/registry.h"
@@ -13,9 +15,11 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 namespace schedlab {
 
@@ -82,8 +86,25 @@ spec_doc parse_doc(const std::string& text, const std::string& file, bool toml_s
                 std::string(e.description()));
         }
     } else {
+        // A key given twice in one object is refused, as toml++ refuses it in TOML: nlohmann
+        // keeps the last one silently ({"machines": [A], "machines": [B]} swept only B).
+        std::vector<std::set<std::string>> keys; // one set per open object
+        const auto refuse_repeats = [&](int, ojson::parse_event_t ev, ojson& parsed) {
+            if (ev == ojson::parse_event_t::object_start) {
+                keys.emplace_back();
+            } else if (ev == ojson::parse_event_t::object_end) {
+                keys.pop_back();
+            } else if (ev == ojson::parse_event_t::key && !keys.empty()) {
+                const std::string k = parsed.get<std::string>();
+                if (!keys.back().insert(k).second)
+                    throw config_error(file, fmt::format("'{}': a key given twice in one object "
+                                                         "(JSON would keep the last silently)",
+                                                         k));
+            }
+            return true;
+        };
         try {
-            d.j = ojson::parse(text);
+            d.j = ojson::parse(text, refuse_repeats);
         } catch (const ojson::exception& e) {
             // parse errors, and out_of_range for a number beyond a double's range (1e400)
             throw config_error(file, fmt::format("not valid JSON: {}", e.what()));
@@ -284,9 +305,12 @@ sweep_spec parse_sweep_spec(const std::string& text, const std::string& file, bo
             if (!v.is_number())
                 d.fail(key, fmt::format("expected seconds, found {}", type_name(v)));
             s.time_limit_s = v.get<double>();
-            if (!(s.time_limit_s > 0) || !std::isfinite(s.time_limit_s) || s.time_limit_s > 1e9)
-                d.fail(key,
-                       fmt::format("{} is not a number of seconds in (0, 1e9]", s.time_limit_s));
+            // The bound of run --time-limit (max_time_limit_s): a spec allowed up to 1e9 s and
+            // a value past 10^6 failed only later, at planning, without the spec's line.
+            if (!(s.time_limit_s > 0) || !std::isfinite(s.time_limit_s) ||
+                s.time_limit_s > max_time_limit_s)
+                d.fail(key, fmt::format("{} is not a number of seconds in (0, {}]",
+                                        s.time_limit_s, max_time_limit_s));
         } else if (key == "check") {
             s.check = get_string(d, v, key);
             if (s.check != "sampled" && s.check != "every")

@@ -107,6 +107,9 @@ TEST(sweep_spec, errors_name_the_file_line_and_key)
                  "'runs': expected an integer, found a string");
     expect_error(base + "seed = -1\n" + bench, true, "'seed': -1 is out of range");
     expect_error(base + "time_limit = 0\n" + bench, true, "'time_limit'");
+    // run --time-limit's bound, at the spec's line (the spec checked (0, 1e9] before)
+    expect_error(base + "time_limit = 1000001\n" + bench, true,
+                 "s.toml:3: 'time_limit': 1000001 is not a number of seconds in (0, 1000000]");
     expect_error(base + "check = \"always\"\n" + bench, true, "'check'");
     expect_error(base + "runs = [\n", true, "s.toml:");
     expect_error(base, true, "no benchmarks");
@@ -137,6 +140,13 @@ TEST(sweep_spec, errors_name_the_file_line_and_key)
     // (fuzz_sweep_spec's first finding in CI: it escaped as an uncaught exception).
     expect_error(R"({"machines": ["skylake-18c"], "runs": 1e99999})", false,
                  "not valid JSON: [json.exception.out_of_range.406] number overflow");
+    // A repeated key: nlohmann kept the last one silently (TOML's parser refuses it).
+    expect_error(R"({"machines": ["skylake-18c"], "machines": ["ryzen-7950x"], "kernels": ["6.6"],
+                     "benchmarks": [{"command": "perf bench sched pipe"}]})",
+                 false, "s.toml: 'machines': a key given twice in one object");
+    expect_error(R"({"machines": ["skylake-18c"], "kernels": ["6.6"], "benchmarks":
+                     [{"command": "perf bench sched pipe", "command": "tbench"}]})",
+                 false, "'command': a key given twice in one object");
     // Nesting is refused before nlohmann's parser recurses into it, whoever calls the parser.
     expect_error(std::string(100'000, '[') + std::string(100'000, ']'), false, "deep");
     expect_error(base + "runs = 100000\n[[benchmarks]]\ncommand = \"tbench\"\nloads = " +

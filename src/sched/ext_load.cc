@@ -13,13 +13,12 @@
 #include <fmt/format.h>
 
 #include "sim/config_error.h"
+#include "sim/file_io.h"
 #include "sim/sha256.h"
 
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 
 namespace schedlab {
 
@@ -90,11 +89,15 @@ std::shared_ptr<const ext_policy_handle> load_ext_policy(const std::string& name
                                               name, names));
     }
     {
-        std::ifstream f(name, std::ios::binary);
-        if (!f)
-            throw config_error(where, fmt::format("cannot load ext policy '{}': cannot open it",
-                                                  name));
-        const std::string bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        // Read through read_input_file(): a directory or a device (ext:/tmp, ext:/dev/zero)
+        // is refused by name instead of escaping as std::ios_failure or exhausting memory.
+        std::string bytes;
+        try {
+            bytes = read_input_file(name, "", max_ext_policy_bytes, "shared object");
+        } catch (const config_error& e) {
+            throw config_error(where, fmt::format("cannot load ext policy '{}': {}", name,
+                                                  e.what()));
+        }
         h->sha256 = sha256_hex(bytes);
     }
     void* dl = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -6,6 +6,7 @@
 #include "trace/export_ftrace.h"
 #include "trace/ftrace_parse.h"
 
+#include "sim/config_error.h"
 #include "sim/scratch_dir_test_support.h"
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -90,6 +92,35 @@ TEST_F(export_dat, libtracecmd_reads_the_events_of_the_text)
     for (const auto& [cpu, v] : dat)
         n += v.size();
     EXPECT_EQ(n, x.nr_events());
+}
+
+// A .dat cut short past its headers: tracecmd_open() cleaned up its failed
+// tracecmd_init_data() with a tracecmd_close() that crashed inside libtracecmd 3.1.6
+// (SIGSEGV, `schedlab replay` exit 139); it is an error naming the file now.
+TEST_F(export_dat, a_dat_file_cut_short_after_its_headers_is_an_error)
+{
+    sample().write_file(path("t.dat"), 2);
+    std::ifstream in(path("t.dat"), std::ios::binary);
+    const std::string full{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    ASSERT_GT(full.size(), 3u * 4096);
+    for (const std::size_t keep : {full.size() - 4096, full.size() - 1}) {
+        {
+            std::ofstream out(path("cut.dat"), std::ios::binary | std::ios::trunc);
+            out << full.substr(0, keep);
+        }
+        try {
+            ftrace_reader r(path("cut.dat"));
+            ftrace_event e;
+            while (r.next(e)) {
+            }
+            ADD_FAILURE() << "a .dat cut to " << keep << " of " << full.size() << " bytes was read";
+        } catch (const config_error& err) {
+            EXPECT_EQ(std::string(err.what()),
+                      path("cut.dat") + ": libtracecmd cannot read the CPU data of this "
+                                        "trace-cmd .dat file: it is truncated or corrupt")
+                << keep;
+        }
+    }
 }
 
 /*

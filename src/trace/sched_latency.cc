@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <system_error>
 
 namespace schedlab {
 
@@ -25,6 +28,13 @@ class decision_reader {
 public:
     explicit decision_reader(const std::string& path) : path_(path), in_(path)
     {
+        // An ifstream opens a directory and then reads nothing: that was an empty log,
+        // silently (every wakeup without its placement).
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec))
+            throw config_error("--explain", fmt::format("'{}' is a directory, not a decision "
+                                                        "log (schedlab run --explain FILE)",
+                                                        path));
         if (!in_)
             throw config_error("--explain", fmt::format("cannot read '{}'", path));
     }
@@ -50,12 +60,41 @@ public:
 private:
     static constexpr sim_dur slack = 1000; // the logs' microsecond rounding
 
+    /// The longest decision log line read; the log's lines are under 1 KiB (a reason and a
+    /// few numbers), so a longer one is not a log (a binary file, /dev/zero), refused before
+    /// it is held whole.
+    static constexpr std::size_t max_line_bytes = 65536;
+
     void read_until(sim_time ts)
     {
         std::string line;
-        while (last_ts_ <= ts && std::getline(in_, line)) {
+        while (last_ts_ <= ts && next_line(line)) {
             ++line_no_;
             parse(line);
+        }
+    }
+
+    /// std::getline() with a bound: false at the end of the file; config_error on a line
+    /// longer than max_line_bytes or a read error (std::getline() turned std::bad_alloc on
+    /// /dev/zero into a silent end of the log).
+    bool next_line(std::string& line)
+    {
+        line.clear();
+        std::streambuf* buf = in_.rdbuf();
+        bool any = false;
+        while (true) {
+            const int ch = buf->sbumpc();
+            if (ch == std::char_traits<char>::eof())
+                return any;
+            any = true;
+            if (ch == '\n')
+                return true;
+            if (line.size() == max_line_bytes)
+                throw config_error(fmt::format("{}:{}", path_, line_no_ + 1),
+                                   fmt::format("a line longer than {} bytes: not a decision log "
+                                               "(schedlab run --explain FILE)",
+                                               max_line_bytes));
+            line.push_back(static_cast<char>(ch));
         }
     }
 

@@ -160,6 +160,37 @@ TEST_F(sched_latency_test, wakeups_with_their_placement_reasons)
     EXPECT_THROW(sched_latency(path("t.txt"), o), config_error);
 }
 
+// A directory was read as an empty log and /dev/zero until std::getline's allocation failed,
+// which it reports as the end of the log: both gave every wakeup without its placement, exit 0.
+TEST_F(sched_latency_test, an_explain_log_that_is_not_a_file_of_lines_is_refused)
+{
+    latency_options o;
+    o.wakeups = true;
+    const std::string trace = write("t.txt", small_trace());
+    o.explain_path = path("");
+    try {
+        sched_latency(trace, o);
+        ADD_FAILURE() << "a directory was read as a decision log";
+    } catch (const config_error& e) {
+        EXPECT_EQ(e.where(), "--explain");
+        EXPECT_THAT(e.what(), HasSubstr("is a directory, not a decision log"));
+    }
+    o.explain_path = write("long.txt", std::string(65537, '0'));
+    try {
+        sched_latency(trace, o);
+        ADD_FAILURE() << "a 65537-byte line was read";
+    } catch (const config_error& e) {
+        EXPECT_THAT(e.where(), HasSubstr("long.txt:1"));
+        EXPECT_THAT(e.what(), HasSubstr("a line longer than 65536 bytes: not a decision log"));
+    }
+    o.explain_path = "/dev/zero";
+    EXPECT_THROW(sched_latency(trace, o), config_error);
+    // A last line without its newline is still read.
+    o.explain_path = write("nonl.txt", "      0.001005 cpu0    select_task_rq   pid 12 (w) prev "
+                                       "cpu1 -> cpu1: wake_affine: prev cpu");
+    EXPECT_EQ(sched_latency(trace, o).explained, 1u);
+}
+
 // With a sink, the rows come as they complete, in time order, holding at most the window:
 // the same rows as collected; a window too small for the rows waiting gives some without
 // their delay, counted, never out of order or lost.

@@ -53,7 +53,9 @@ void set_value(const option_spec& s, const std::string& shown, const std::string
     if (!ok || v > UINT_MAX)
         throw config_error(
             where,
-            fmt::format("option '{}' expects a non-negative integer, got '{}'", shown, value));
+            fmt::format("option '{}' expects an integer from 0 to {} (perf's OPT_UINTEGER, an "
+                        "unsigned int), got '{}'",
+                        shown, UINT_MAX, value));
     *s.uinteger = static_cast<unsigned>(v);
 }
 

@@ -11,6 +11,7 @@
 #include "sim/file_io.h"
 #include "sim/test_support.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -87,6 +88,24 @@ TEST(benchmark_sizes, seconds_too_long_to_sum_are_refused_naming_the_option)
                 HasSubstr("option '-t' expects a number of seconds, got '" + many + "'"));
     EXPECT_THAT(error_of_command({"tbench", "8", "-t", "1000000001"}),
                 HasSubstr("option '-t' expects a number of seconds"));
+}
+
+} // namespace
+} // namespace schedlab
+
+namespace schedlab {
+namespace {
+
+// perf's OPT_UINTEGER options take an unsigned int: 2^32 and 10^18 are refused, and the
+// message said only "a non-negative integer", which they are; it now gives the range.
+TEST(benchmark_sizes, unsigned_options_past_an_unsigned_int_name_the_range)
+{
+    EXPECT_NO_THROW(make_workload({"hackbench", "-l", "4294967295"})); // UINT_MAX itself
+    for (const char* v : {"4294967296", "1000000000000000000", "-1", "1e3"})
+        EXPECT_EQ(error_of_command({"hackbench", "-l", v}),
+                  fmt::format("perf bench sched messaging: option '-l' expects an integer from 0 "
+                              "to 4294967295 (perf's OPT_UINTEGER, an unsigned int), got '{}'",
+                              v));
 }
 
 } // namespace

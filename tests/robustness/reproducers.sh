@@ -157,6 +157,18 @@ if [ -f t.gz ] && ! gzip -t t.gz 2>/dev/null; then echo "FAIL t.gz is not gzip";
 try 20 2 "--trace t.xz" -- run "${M[@]}" --trace t.xz -- perf bench sched pipe -l 100
 echo "# 21: compare without a load list"
 try 120 0 "compare -- rt-app FILE" -- compare "${M[@]}" --kernel 6.6 --kernel 6.5 --runs 2 -- rt-app one.json
+echo "# 22: re-check of 2026-12-05 (lane rob2, docs/testing.md)"
+try 20 2 "--kernel 6.12+ext:/tmp (a directory)" -- run "${M[@]}" --kernel 6.12+ext:/tmp -- perf bench sched pipe -l 10
+try 20 2 "--kernel 6.12+ext:/dev/zero" -- run "${M[@]}" --kernel 6.12+ext:/dev/zero -- perf bench sched pipe -l 10
+try 60 0 "run --trace t.dat (for the trace inputs)" -- run "${M[@]}" --trace t.dat -- perf bench sched messaging -g 1 -l 5
+head -c $(($(stat -c %s t.dat) / 2)) t.dat > half.dat
+try 20 2 "replay of a .dat cut in half" -- replay --quiet half.dat
+try 20 2 "latency of a .dat cut in half" -- latency --quiet half.dat
+try 20 2 "latency --explain /tmp (a directory)" -- latency --quiet --wakeups --explain /tmp t.dat
+try 20 2 "latency --explain /dev/zero" -- latency --quiet --wakeups --explain /dev/zero t.dat
+try 20 2 "hackbench -l 10^18 (past OPT_UINTEGER)" -- run "${M[@]}" -- hackbench -l 1000000000000000000
+printf 'machines = ["ryzen-7950x"]\nkernels = ["6.6"]\ntime_limit = 1e9\n[[benchmarks]]\ncommand = "perf bench sched pipe -l 10"\n' > tl.toml
+try 20 2 "sweep time_limit = 1e9" -- sweep --dry-run --store sw.sqlite tl.toml
 
 echo "reproducers: $pass passed, $fail failed"
 [ $fail -eq 0 ]
