@@ -88,21 +88,11 @@ spec_doc parse_doc(const std::string& text, const std::string& file, bool toml_s
     } else {
         // A key given twice in one object is refused, as toml++ refuses it in TOML: nlohmann
         // keeps the last one silently ({"machines": [A], "machines": [B]} swept only B).
-        std::vector<std::set<std::string>> keys; // one set per open object
-        const auto refuse_repeats = [&](int, ojson::parse_event_t ev, ojson& parsed) {
-            if (ev == ojson::parse_event_t::object_start) {
-                keys.emplace_back();
-            } else if (ev == ojson::parse_event_t::object_end) {
-                keys.pop_back();
-            } else if (ev == ojson::parse_event_t::key && !keys.empty()) {
-                const std::string k = parsed.get<std::string>();
-                if (!keys.back().insert(k).second)
-                    throw config_error(file, fmt::format("'{}': a key given twice in one object "
-                                                         "(JSON would keep the last silently)",
-                                                         k));
-            }
-            return true;
-        };
+        const auto refuse_repeats = refuse_repeated_keys<ojson>([&](const std::string& k) {
+            throw config_error(file, fmt::format("'{}': a key given twice in one object "
+                                                 "(JSON would keep the last silently)",
+                                                 k));
+        });
         try {
             d.j = ojson::parse(text, refuse_repeats);
         } catch (const ojson::exception& e) {

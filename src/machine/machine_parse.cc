@@ -252,7 +252,14 @@ json parse_machine_json(std::string_view text, const std::string& where)
     check_json_depth(text, max_machine_json_depth, where);
     json doc;
     try {
-        doc = json::parse(text.begin(), text.end());
+        // A key given twice (a cost, "name") is refused: nlohmann would keep the last silently.
+        doc = json::parse(text.begin(), text.end(),
+                          refuse_repeated_keys<json>([&](const std::string& k) {
+                              throw config_error(where, fmt::format("'{}': a key given twice in "
+                                                                    "one object (JSON would keep "
+                                                                    "the last silently)",
+                                                                    k));
+                          }));
     } catch (const json::parse_error& e) {
         std::string msg = e.what();
         // "[json.exception.parse_error.101] parse error at line 2, column 5: syntax error ..."

@@ -368,6 +368,19 @@ TEST(machine_from_json, binary_null_and_deeply_nested_files_are_named)
               "d.json:1:33: nested more than 32 levels deep");
 }
 
+TEST(machine_from_json, a_key_given_twice_is_refused_not_the_last_kept)
+{
+    EXPECT_EQ(
+        error_of([] { machine_from_json(R"({"name": "a", "name": "b"})", "r.json"); }),
+        "r.json: 'name': a key given twice in one object (JSON would keep the last silently)");
+    // In a nested object too (a cost given twice); the same key in two objects is fine.
+    EXPECT_EQ(error_of([] {
+                  machine_from_json(R"({"costs": {"line_llc": 5, "line_llc": 7}})", "c.json");
+              }),
+              "c.json: 'line_llc': a key given twice in one object (JSON would keep the last "
+              "silently)");
+}
+
 TEST(machine_from_json, more_cpus_than_a_kernel_supports_are_refused_before_reading_them)
 {
     std::string text = R"({"format": "schedlab-machine-v1", "cpus": [)";

@@ -16,8 +16,11 @@
  * config_error naming the flag and the path.
  */
 #include <cstddef>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace schedlab {
 
@@ -68,6 +71,28 @@ std::string read_input_file(const std::string& path, const std::string& where,
 /// (a recursive reader, or nlohmann's dump() of the value, would overflow the stack on
 /// "[[[[..."): config_error("where:line:col", ...) at the first bracket past `max_depth`.
 void check_json_depth(std::string_view text, int max_depth, const std::string& where);
+
+/// A callback for nlohmann's `Json::parse(text, callback)` that refuses a key given twice in
+/// one object, which nlohmann would keep the last of silently: it calls `on_repeat(key)`, which
+/// must throw (a config_error naming the file and the key). Objects nest; each has its own keys.
+template <class Json, class OnRepeat> auto refuse_repeated_keys(OnRepeat on_repeat)
+{
+    auto open = std::make_shared<std::vector<std::set<std::string>>>(); // one set per open object
+    return [open, on_repeat](int, typename Json::parse_event_t ev, Json& parsed) {
+        using event = typename Json::parse_event_t;
+        if (ev == event::object_start) {
+            open->emplace_back();
+        } else if (ev == event::object_end) {
+            if (!open->empty())
+                open->pop_back();
+        } else if (ev == event::key && !open->empty()) {
+            std::string key = parsed.template get<std::string>();
+            if (!open->back().insert(key).second)
+                on_repeat(key);
+        }
+        return true;
+    };
+}
 
 /// What one run may take: half of this machine's physical memory (0 if unknown).
 double memory_budget_bytes();
