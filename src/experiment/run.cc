@@ -60,6 +60,7 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
     kernel_config kc = make_kernel_config(spec.kernel, "--kernel");
     if (!spec.features.empty())
         apply_features(kc, spec.features, "--features");
+    check_cost_overrides_unique(spec.costs, "--cost");
     cost_params costs = m.costs; // the machine's costs, then the --cost overrides
     for (const auto& c : spec.costs)
         apply_cost_override(costs, c, "--cost");

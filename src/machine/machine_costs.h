@@ -31,6 +31,11 @@ void check_cost_value(const std::string& name, long long value, const std::strin
 /// smt_pct must be positive there, as in a machine file).
 void apply_cost_override(cost_params& c, const std::string& assignment, const std::string& where);
 
+/// config_error(where, ...) when two of a run's --cost NAME=VALUE assignments name the same
+/// cost: the last would win silently, which is more often a slip than a wish.
+void check_cost_overrides_unique(const std::vector<std::string>& assignments,
+                                 const std::string& where);
+
 /// Sets a cost of the machine and records why; checks it as check_cost_value() does.
 void set_machine_cost(machine& m, const std::string& name, long long value,
                       const std::string& source, const std::string& where);

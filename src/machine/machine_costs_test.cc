@@ -228,6 +228,21 @@ TEST(costs_report, applies_cost_overrides_and_names_them)
               std::string::npos);
 }
 
+TEST(check_cost_overrides_unique, a_cost_named_twice_is_refused_naming_both)
+{
+    EXPECT_NO_THROW(check_cost_overrides_unique({"line_llc=5", "line_pkg=9"}, "--cost"));
+    EXPECT_EQ(error_of([] {
+                  check_cost_overrides_unique({"line_llc=5", "x=1", "line_llc=7"}, "--cost");
+              }),
+              "--cost: 'line_llc' is given twice ('line_llc=5' and 'line_llc=7'); give each cost "
+              "once");
+    const machine m = make_machine_preset("ryzen-7950x");
+    EXPECT_NE(error_of([&] {
+                  costs_report(m, {"smt_pct=50", "smt_pct=60"});
+              }).find("given twice"),
+              std::string::npos);
+}
+
 // ---- machine files
 
 const char* tiny_generate = R"({
