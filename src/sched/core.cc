@@ -843,9 +843,9 @@ void kernel::resched_curr(rq& r)
  * its own wakeup path was followed by user-mode work. A remote one sends nothing: curr
  * learns of it at its next return to user mode (the next burst that starts from user
  * mode, task_action::from_user), when it blocks, or at its next tick (sched_tick()'s
- * promotion), whichever comes first. Differs: an interrupt of another kind (a timer, a
- * wake-list IPI for another wakee) landing on that CPU while curr is in user mode would
- * act on the bit at its return; the model acts on it only at those points.
+ * promotion), or at the return of another interrupt that lands there while curr is in
+ * user mode (a wake-list IPI for another wakee, a timer: irq_exit_to_user()), whichever
+ * comes first.
  */
 void kernel::resched_curr_lazy(rq& r)
 {
@@ -1256,6 +1256,30 @@ bool kernel::preempt_defers(const rq& r) const
     return true;
 }
 
+/*
+ * kernel: kernel/entry/common.c irqentry_exit() -> irqentry_exit_to_user_mode() ->
+ * exit_to_user_mode_prepare() -> exit_to_user_mode_loop(), v6.18 (gfunkmonk/linux-6.18.2
+ * 57dc26c98e5e; EXIT_TO_USER_MODE_WORK holds _TIF_NEED_RESCHED_LAZY since the PREEMPT_LAZY
+ * series, 20241007075055.219540785@infradead.org): an interrupt taken in user mode returns
+ * through the loop that calls schedule() on either bit, so a lazy bit another CPU set
+ * without an IPI (resched_curr_lazy()) is acted on at the return of the next interrupt of
+ * any kind that lands on the CPU while curr runs user code, not only at the tick.
+ * model: the wake-list IPI's handler (sched_ttwu_pending()) and the hrtimer interrupt's
+ * (hrtimer_run_sleepers()) end here; with a deferred lazy reschedule and curr in user-mode
+ * work (not a mutex spin, which is kernel code) the reschedule is judged again at once
+ * (EV_RESCHED, where preempt_defers() lets it act). Under every other model nothing is
+ * deferred in user-mode work, so this does nothing. Differs: the tick's own return is
+ * sched_tick()'s promotion; softirqs and other devices' interrupts are not modelled.
+ */
+void kernel::irq_exit_to_user(rq& r)
+{
+    if (!r.resched_lazy || !r.resched_deferred || r.curr->is_idle_task() || !r.curr->burst_user ||
+        r.curr->burst_spin || r.resched_event.valid())
+        return;
+    r.resched_deferred = false;
+    r.resched_event = sim_.after(0, event_prio::resched, this, ev_arg(EV_RESCHED, r.cpu));
+}
+
 bool kernel::preempt_point(const rq& r, const task_action& a) const
 {
     if (r.resched_lazy) // only exit_to_user_mode_loop() tests the lazy bit (and schedule())
@@ -1462,6 +1486,7 @@ void kernel::fire(u64 arg)
         irq_ctx_ = trace_irq_ctx::hardirq;
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
         irq_ctx_ = trace_irq_ctx::task;
+        irq_exit_to_user(cpu_rq(static_cast<int>(v)));
         break;
     case EV_MIGRATION_STOP:
         migration_cpu_stop(cpu_rq(static_cast<int>(v)));
@@ -1487,6 +1512,7 @@ void kernel::fire(u64 arg)
         // hrtimer_interrupt(): p's hard expiry has passed, so p runs, with every timer
         // before it or within its slack.
         hrtimer_run_sleepers(tr);
+        irq_exit_to_user(tr);
         break;
     }
     case EV_SOFTIRQ:

@@ -226,6 +226,9 @@ private:
     bool preempt_defers(const rq& r) const;
     /// At a burst boundary of curr: a deferred reschedule acts before `a` (preempt_defers()).
     bool preempt_point(const rq& r, const task_action& a) const;
+    /// An interrupt handled on r's CPU returns: to user mode if curr is in user-mode work,
+    /// where a pending lazy reschedule is acted on (exit_to_user_mode_loop()).
+    void irq_exit_to_user(rq& r);
     void start_burst(rq& rq);
     void do_exit(rq& rq, task_struct& p);
     void start_tick(rq& rq);

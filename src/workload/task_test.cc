@@ -737,6 +737,45 @@ TEST(preempt_lazy, a_remote_fair_wakeup_in_user_work_waits_for_the_next_tick)
     EXPECT_LT(lazy, tick + usecs(10)) << "at the first tick, not at the burst's end (20 ms)";
 }
 
+/// On the victim's CPU: arms a 1 ms timer at once and sleeps; records when it was armed.
+task_code timer_sleeper(task_context& t, sim_time& armed)
+{
+    armed = t.now();
+    co_await t.sleep_exact(msecs(1));
+}
+
+TEST(preempt_lazy, another_interrupt_in_user_work_acts_on_a_pending_lazy_bit)
+{
+    // As above (the lazy bit set at 100 us without an IPI while the victim runs a 20 ms
+    // user-mode burst), and a task on cpu0 sleeping until 1 ms: its hrtimer interrupt lands
+    // in the victim's user code and returns through exit_to_user_mode_loop(), which acts on
+    // the lazy bit: the switch comes at 1 ms, not at the 4 ms tick.
+    const std::string kernel = "6.18+NO_RUN_TO_PARITY+preempt=lazy";
+    test_env e(2, 1, kernel, no_jitter());
+    counter c;
+    preempt_scene s;
+    sim_time armed = -1;
+    task_opts o;
+    o.comm = "wakee";
+    o.cpu = 0;
+    o.allowed = cpumask(e.m.nr_cpus());
+    o.allowed.set(0);
+    o.nice = -20;
+    e.k.spawn(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), o);
+    e.spawn_pinned(make_task([&](task_context& t) { return timer_sleeper(t, armed); }), "sleeper",
+                   0);
+    e.spawn_pinned(make_task([&](task_context& t) { return lazy_victim(t, false, msecs(20)); }),
+                   "victim", 0);
+    e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited());
+    e.k.check_all();
+    ASSERT_GE(armed, 0);
+    ASSERT_LT(armed, usecs(100)) << "the timer is armed before the lazy wakeup";
+    EXPECT_GE(s.woken_run, msecs(1)) << "not before the timer's interrupt";
+    EXPECT_LT(s.woken_run, msecs(1) + usecs(50)) << "at the timer interrupt's return, not the tick";
+}
+
 TEST(preempt_lazy, a_remote_fair_wakeup_in_a_syscall_waits_for_its_return_to_user)
 {
     // The victim's 1 ms system call from 0: full preempts when the IPI lands; lazy sends
