@@ -131,6 +131,23 @@ struct pipe_pair {
     pipe_pair& operator=(const pipe_pair&) = delete;
 };
 
+/// An AF_UNIX stream socketpair (fd[1] writes, fd[0] reads), closed with its owner.
+struct socket_pair {
+    int fd[2] = {-1, -1};
+    socket_pair()
+    {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fd) != 0)
+            throw probe_error(fmt::format("socketpair: {}", std::strerror(errno)));
+    }
+    ~socket_pair()
+    {
+        close_fd(fd[0]);
+        close_fd(fd[1]);
+    }
+    socket_pair(const socket_pair&) = delete;
+    socket_pair& operator=(const socket_pair&) = delete;
+};
+
 void write_all(int fd, const char* what)
 {
     const char c = 'x';
@@ -459,18 +476,7 @@ socket_syscalls probe_socket_syscalls(int cpu, int channels, int depth, int byte
         channels = std::clamp(channels, 1, 256);
         depth = std::clamp(depth, 1, 200);   // 200 x (100 B + skb overhead) fits the 208 KiB sndbuf
         bytes = std::clamp(bytes, 1, 256);
-        struct socket_pair {
-            int fd[2] = {-1, -1};
-            ~socket_pair()
-            {
-                close_fd(fd[0]);
-                close_fd(fd[1]);
-            }
-        };
         std::vector<socket_pair> socks(static_cast<std::size_t>(channels));
-        for (auto& sp : socks)
-            if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp.fd) != 0)
-                throw probe_error(fmt::format("socketpair: {}", std::strerror(errno)));
         std::vector<char> buf(static_cast<std::size_t>(bytes), 'x');
         const auto n = static_cast<double>(channels) * depth;
         std::vector<double> writes, reads;
@@ -504,18 +510,7 @@ socket_cross_read probe_socket_cross_read(int cpu_a, int cpu_b, int channels, in
     channels = std::clamp(channels, 1, 256);
     depth = std::clamp(depth, 1, 200); // fits the sndbuf: the writer never blocks
     bytes = std::clamp(bytes, 1, 256);
-    struct socket_pair {
-        int fd[2] = {-1, -1};
-        ~socket_pair()
-        {
-            close_fd(fd[0]);
-            close_fd(fd[1]);
-        }
-    };
     std::vector<socket_pair> socks(static_cast<std::size_t>(channels));
-    for (auto& sp : socks)
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp.fd) != 0)
-            throw probe_error(fmt::format("socketpair: {}", std::strerror(errno)));
     const auto n = static_cast<double>(channels) * depth;
     auto fill = [&](int cpu) {
         on_thread([&] {
