@@ -842,10 +842,10 @@ void kernel::resched_curr(rq& r)
  * (the interrupt that set it returns to user mode: the tick, a wake-list IPI, a timer), or
  * its own wakeup path was followed by user-mode work. A remote one sends nothing: curr
  * learns of it at its next return to user mode (the next burst that starts from user
- * mode, task_action::from_user), when it blocks, or at its next tick (sched_tick()'s
- * promotion), or at the return of another interrupt that lands there while curr is in
- * user mode (a wake-list IPI for another wakee, a timer: irq_exit_to_user()), whichever
- * comes first.
+ * mode after a system call, task_action::returned), when it blocks, or at its next tick
+ * (sched_tick()'s promotion), or at the return of another interrupt that lands there while curr is
+ * in user mode (a wake-list IPI for another wakee, a timer: irq_exit_to_user()), whichever comes
+ * first.
  */
 void kernel::resched_curr_lazy(rq& r)
 {
@@ -1238,9 +1238,9 @@ void kernel::cpu_work_done(rq& r)
  * code and in a mutex spin (mutex_spin_on_owner() tests need_resched(), the full bit only)
  * to a return to user mode, and acts at once in user-mode work only when it came from this
  * CPU (an interrupt's return, or a waker's own path followed by user work); a remote one
- * is deferred wherever curr is (resched_curr_lazy()). Differs: a boundary between two
- * user-mode bursts counts as a return to user mode (the model does not know whether a
- * kernel entry lies between them).
+ * is deferred wherever curr is (resched_curr_lazy()); of curr's burst boundaries only one
+ * after a system call's return to user mode (task_action::returned) acts on it, not one
+ * between two user-mode bursts, which no kernel entry separates.
  */
 bool kernel::preempt_defers(const rq& r) const
 {
@@ -1283,7 +1283,7 @@ void kernel::irq_exit_to_user(rq& r)
 bool kernel::preempt_point(const rq& r, const task_action& a) const
 {
     if (r.resched_lazy) // only exit_to_user_mode_loop() tests the lazy bit (and schedule())
-        return a.from_user || a.user;
+        return a.returned; // a system call's return, not two user bursts back to back
     if (a.from_user || a.user || a.spin)
         return true;
     const preempt_model m = kc_.behaviour.preempt;

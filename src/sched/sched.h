@@ -147,6 +147,10 @@ struct task_action {
      */
     bool user = true;
     bool from_user = true;
+    /// The task returned from a system call to user mode right before this burst (a real
+    /// exit_to_user_mode_loop(), not a boundary between two user-mode bursts): the only
+    /// burst boundary where preempt=lazy acts on TIF_NEED_RESCHED_LAZY.
+    bool returned = false;
     /// A mutex's optimistic spin (mutex_spin_on_owner()): the kernel's spinner leaves on
     /// need_resched() in every model; the model preempts the burst at once, as user work.
     bool spin = false;

@@ -68,6 +68,7 @@ task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
     task_action a = task_action::cpu(ns);
     a.user = user;
     a.from_user = user || ret_pending_;
+    a.returned = sys_returned_; // after the tail `k` below when there is one
     a.might_resched_after = might_resched_after;
     if (prefix > 0) {
         task_action k = task_action::cpu(prefix);
@@ -76,10 +77,12 @@ task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
         if (ns <= 0)
             return k; // the return to user comes after it (ret_pending_ kept)
         ret_pending_ = false;
+        sys_returned_ = false;
         next_ = a;
         return k;
     }
     ret_pending_ = false;
+    sys_returned_ = false;
     return a;
 }
 
@@ -103,11 +106,12 @@ namespace calls {
 
 std::optional<task_action> run::step(task_context& t)
 {
-    if (started)
-        return std::nullopt;
-    started = true;
-    if (ns > 0 || t.owed() > 0 || t.tail() > 0)
-        return t.cpu(ns, true);
+    if (!started) {
+        started = true;
+        if (ns > 0 || t.owed() > 0 || t.tail() > 0)
+            return t.cpu(ns, true);
+    }
+    t.user_work_done();
     return std::nullopt;
 }
 
@@ -516,6 +520,7 @@ task_action coroutine_task::step(syscalls& sys, task_struct& p)
                 return *a;
             ctx_.call_ = nullptr;
             ctx_.ret_pending_ = true; // the call returns to user mode (after its tail)
+            ctx_.sys_returned_ = !std::exchange(ctx_.user_work_done_, false);
         }
         if (code_.done())
             return exit_step();

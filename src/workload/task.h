@@ -399,6 +399,9 @@ public:
      * the time at its end, as that code would.
      */
     void add_tail(sim_dur ns) { tail_ += ns; }
+    /// Called by calls::run as it completes: user-mode work ended, no system call, so no
+    /// return to user mode follows it.
+    void user_work_done() { user_work_done_ = true; }
     /// cpu() split off what was owed and holds the burst asked for, returned next.
     bool next_pending() const { return next_.has_value(); }
     /// That held burst is a mutex spin (task_action::spin).
@@ -539,6 +542,11 @@ private:
     sim_dur tail_ = 0;
     /// A call completed: a return to user mode lies after its tail (preemption models).
     bool ret_pending_ = false;
+    /// ... and it was a system call, not user-mode work (calls::run): a real return to user
+    /// mode (exit_to_user_mode_loop()) lies before the next burst (task_action::returned).
+    bool sys_returned_ = false;
+    /// The call that just completed was user-mode work (user_work_done()).
+    bool user_work_done_ = false;
     /// The burst after a split-off tail (cpu()), returned at the next step.
     std::optional<task_action> next_;
     pending_call* call_ = nullptr;    ///< the system call in progress

@@ -737,6 +737,43 @@ TEST(preempt_lazy, a_remote_fair_wakeup_in_user_work_waits_for_the_next_tick)
     EXPECT_LT(lazy, tick + usecs(10)) << "at the first tick, not at the burst's end (20 ms)";
 }
 
+/// Two user-mode bursts back to back (1 ms, then 19 ms), no system call between them.
+task_code two_user_bursts(task_context& t)
+{
+    co_await t.run(msecs(1));
+    co_await t.run(msecs(19));
+    co_await t.syscall(usecs(10));
+}
+
+TEST(preempt_lazy, a_boundary_between_two_user_bursts_is_no_return_to_user)
+{
+    // The lazy bit set at 100 us without an IPI: the victim's boundary at 1 ms between two
+    // user-mode bursts enters no kernel code, so nothing tests the bit there; the 4 ms tick
+    // promotes it. Under none the remote wakeup's IPI switches at once.
+    auto wakee_runs_at = [](const std::string& kernel) {
+        test_env e(2, 1, kernel, no_jitter());
+        counter c;
+        preempt_scene s;
+        task_opts o;
+        o.comm = "wakee";
+        o.cpu = 0;
+        o.allowed = cpumask(e.m.nr_cpus());
+        o.allowed.set(0);
+        o.nice = -20;
+        e.k.spawn(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), o);
+        e.spawn_pinned(make_task([](task_context& t) { return two_user_bursts(t); }), "victim", 0);
+        e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
+        e.k.run(secs(1));
+        EXPECT_TRUE(e.k.all_exited()) << kernel;
+        e.k.check_all();
+        return s.woken_run;
+    };
+    EXPECT_LT(wakee_runs_at("6.18+NO_RUN_TO_PARITY+preempt=none"), usecs(110));
+    const sim_time lazy = wakee_runs_at("6.18+NO_RUN_TO_PARITY+preempt=lazy");
+    EXPECT_GE(lazy, msecs(4)) << "not at the 1 ms boundary between the user bursts";
+    EXPECT_LT(lazy, msecs(4) + usecs(10)) << "at the first tick";
+}
+
 /// On the victim's CPU: arms a 1 ms timer at once and sleeps; records when it was armed.
 task_code timer_sleeper(task_context& t, sim_time& armed)
 {
