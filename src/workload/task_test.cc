@@ -696,12 +696,9 @@ task_code lazy_victim(task_context& t, bool in_syscall, sim_dur ns)
     co_await t.syscall(usecs(10));
 }
 
-sim_time remote_fair_wakeup_runs_at(const std::string& kernel, bool in_syscall, sim_dur ns,
-                                    int policy = SCHED_NORMAL)
+/// cpu0's wakee, pinned there: nice -20 (fair) or SCHED_FIFO 50; it records when it runs.
+void spawn_cpu0_wakee(test_env& e, counter& c, preempt_scene& s, int policy = SCHED_NORMAL)
 {
-    test_env e(2, 1, kernel, no_jitter());
-    counter c;
-    preempt_scene s;
     task_opts o;
     o.comm = "wakee";
     o.cpu = 0;
@@ -711,6 +708,15 @@ sim_time remote_fair_wakeup_runs_at(const std::string& kernel, bool in_syscall, 
     o.rt_priority = policy == SCHED_FIFO ? 50 : 0;
     o.nice = policy == SCHED_NORMAL ? -20 : 0;
     e.k.spawn(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), o);
+}
+
+sim_time remote_fair_wakeup_runs_at(const std::string& kernel, bool in_syscall, sim_dur ns,
+                                    int policy = SCHED_NORMAL)
+{
+    test_env e(2, 1, kernel, no_jitter());
+    counter c;
+    preempt_scene s;
+    spawn_cpu0_wakee(e, c, s, policy);
     e.spawn_pinned(make_task([&](task_context& t) { return lazy_victim(t, in_syscall, ns); }),
                    "victim", 0);
     e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
@@ -754,13 +760,7 @@ TEST(preempt_lazy, a_boundary_between_two_user_bursts_is_no_return_to_user)
         test_env e(2, 1, kernel, no_jitter());
         counter c;
         preempt_scene s;
-        task_opts o;
-        o.comm = "wakee";
-        o.cpu = 0;
-        o.allowed = cpumask(e.m.nr_cpus());
-        o.allowed.set(0);
-        o.nice = -20;
-        e.k.spawn(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), o);
+        spawn_cpu0_wakee(e, c, s);
         e.spawn_pinned(make_task([](task_context& t) { return two_user_bursts(t); }), "victim", 0);
         e.spawn_pinned(make_task([&](task_context& t) { return remote_waker(t, c); }), "waker", 1);
         e.k.run(secs(1));
@@ -792,13 +792,7 @@ TEST(preempt_lazy, another_interrupt_in_user_work_acts_on_a_pending_lazy_bit)
     counter c;
     preempt_scene s;
     sim_time armed = -1;
-    task_opts o;
-    o.comm = "wakee";
-    o.cpu = 0;
-    o.allowed = cpumask(e.m.nr_cpus());
-    o.allowed.set(0);
-    o.nice = -20;
-    e.k.spawn(make_task([&](task_context& t) { return fifo_wakee(t, c, s); }), o);
+    spawn_cpu0_wakee(e, c, s);
     e.spawn_pinned(make_task([&](task_context& t) { return timer_sleeper(t, armed); }), "sleeper",
                    0);
     e.spawn_pinned(make_task([&](task_context& t) { return lazy_victim(t, false, msecs(20)); }),
