@@ -151,8 +151,9 @@ int cmd_kernels(std::ostream& out)
            "tip-2023-08+shared_runq_v3+NO_SHARED_RUNQ. "
            "A +preempt=none|voluntary|full|lazy term picks the preemption model (the preempt= "
            "boot parameter; lazy, PREEMPT_LAZY, is v6.13+: 6.18 only); the default is "
-           "voluntary (x86's defconfig and the distributions' kernels); +preempt=instant, schedlab's own, acts on a reschedule at once wherever "
-           "the task is (the schedules before the models). "
+           "voluntary (x86's defconfig and the distributions' kernels); +preempt=instant, "
+           "schedlab's own, acts on a reschedule at once wherever the task is (the schedules "
+           "before the models). "
            "docs/kernels.md gives the sources.\n";
     return 0;
 }

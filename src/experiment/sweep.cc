@@ -15,7 +15,6 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_set>
