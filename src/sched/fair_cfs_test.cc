@@ -124,6 +124,56 @@ TEST(check_preempt_tick, resched_once_the_ideal_slice_is_used)
                 4e6, 0.3e6);
 }
 
+/* ---- buddies (lane cfsaudit; v6.5 fair.c at sndrzt/linux-6.5 f5744aac0f31) ---- */
+
+// Two spinning tasks of one autogroup on one CPU; x is running (cfs_rq->curr, outside
+// the tree), y queued. Both clocks are brought to now so nothing moves a vruntime set
+// by the test. Factor 1: wakeup_granularity 1 ms.
+struct cfs_buddies : ::testing::Test {
+    testlib::sched_fixture t{testlib::small_machine(1), "6.5"};
+    rq& r = t.k->cpu_rq(0);
+    task_struct* x = nullptr;
+    task_struct* y = nullptr;
+    cfs_rq* c = nullptr;
+    sched_entity* gse = nullptr;
+    void SetUp() override
+    {
+        task_struct& a = t.spawn("a", testlib::spin());
+        task_struct& b = t.spawn("b", testlib::spin());
+        t.run_for(msecs(1));
+        x = r.curr;
+        y = x == &a ? &b : &a;
+        c = &task_cfs_rq(r, *x);
+        gse = parent_entity(*c);
+        t.k->update_rq_clock(r);
+        update_curr(*t.k, *c);
+        update_curr(*t.k, r.root_cfs);
+        ASSERT_TRUE(y->se.on_rq && c->curr == &x->se && gse && r.root_cfs.curr == gse);
+        ASSERT_TRUE(!c->next && !c->last && !c->skip);
+    }
+};
+
+/*
+ * Hand-worked from 6.5's clear_buddies() and __clear_buddies_next/last(): a level's buddy
+ * that is se is cleared, and so is the next level's while it is se's ancestor (the group
+ * entity on the root); a level whose buddy is another entity ends the walk. Before: only
+ * se's own level was cleared (dequeue_entity(), check_preempt_tick(), yield).
+ */
+TEST_F(cfs_buddies, clear_buddies_walks_up_while_each_level_names_the_ancestor)
+{
+    c->next = &x->se;
+    r.root_cfs.next = gse;
+    c->last = &y->se; // another task's: x's walk does not start for last
+    r.root_cfs.last = gse;
+    clear_buddies(*c, x->se);
+    EXPECT_EQ(c->next, nullptr);
+    EXPECT_EQ(r.root_cfs.next, nullptr) << "the group entity's next buddy goes with x's";
+    EXPECT_EQ(c->last, &y->se);
+    EXPECT_EQ(r.root_cfs.last, gse) << "no walk: x was not the last buddy on its level";
+    c->last = nullptr;
+    r.root_cfs.last = nullptr;
+}
+
 /* ---- SCALE_WAKEUP_GRAN (Mel Gorman, 20220124100312.32573-1-mgorman@techsingularity.net) ---- */
 
 // Eight CPUs: factor 4, so wakeup_granularity 4 ms and min_granularity 3 ms.
