@@ -225,13 +225,16 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 }
 
 // kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash).
+// The policy's hook: 6.6's stash; 6.5's clear_buddies() (the kernel's first step; the
+// order does not matter here). EEVDF clears none here; whether 6.6 does was not read
+// in the CFS audit (eevdf1's part).
 void set_next_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     if (se.on_rq) {
         __dequeue_entity(k, cfs, se);
         update_load_avg(k, cfs, se, UPDATE_TG);
         if (k.policy().set_next_entity)
-            k.policy().set_next_entity(k, cfs, se); // 6.6: the RUN_TO_PARITY stash
+            k.policy().set_next_entity(k, cfs, se); // 6.6: the stash; 6.5: clear_buddies()
     }
     se.exec_start = cfs.rq_->clock_task; // update_stats_curr_start()
     cfs.curr = &se;

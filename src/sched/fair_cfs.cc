@@ -284,13 +284,16 @@ const fair_policy_ops cfs_policy = {
         if (p.__state == TASK_WAKING)
             p.se.vruntime -= task_cfs_rq(k.cpu_rq(p.cpu), p).min_vruntime;
     },
-    // kernel: kernel/sched/fair.c pick_next_entity(), 6.5, and the clear_buddies() of
-    // pick_next_task_fair()'s pick.
+    // kernel: kernel/sched/fair.c pick_next_entity(), 6.5 (5.15 and 6.1 the same): it
+    // clears no buddy; set_next_entity() does, so a pick that keeps prev (no
+    // set_next_entity() at that level) leaves prev's buddies set.
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* curr) {
-        sched_entity* se = pick_next_entity_cfs(k, cfs, curr);
-        if (se)
-            clear_buddies(cfs, *se);
-        return se;
+        return pick_next_entity_cfs(k, cfs, curr);
+    },
+    // kernel: kernel/sched/fair.c set_next_entity(), 6.5 (5.15 and 6.1 the same): its
+    // first step, clear_buddies(cfs_rq, se).
+    .set_next_entity = [](kernel& /*k*/, cfs_rq& cfs, sched_entity& se) {
+        clear_buddies(cfs, se);
     },
     // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy, on every level
     // (set_skip_buddy(): the task's group entity on the root too).

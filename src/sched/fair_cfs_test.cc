@@ -174,6 +174,28 @@ TEST_F(cfs_buddies, clear_buddies_walks_up_while_each_level_names_the_ancestor)
     r.root_cfs.last = nullptr;
 }
 
+/*
+ * Hand-worked from 6.5's pick_next_task_fair(), pick_next_entity() and set_next_entity():
+ * x yields (skip = x on both levels); x is 2 ms of vruntime left of y, so the pick's
+ * skip test (second = y, wakeup_preempt_entity(y, x) = 1: 2 ms > 1 ms) keeps x, and with
+ * p == prev no set_next_entity() runs: the skip buddy stays. Once x is within 1 ms of
+ * y, the still-set skip hands the CPU to y (wakeup_preempt_entity(y, x) = 0).
+ * Before: the pick cleared the picked entity's buddies, so the second pick kept x.
+ */
+TEST_F(cfs_buddies, a_pick_that_keeps_prev_leaves_its_skip_buddy_set)
+{
+    x->se.vruntime = y->se.vruntime - msecs(2);
+    yield_task_fair(*t.k, r);
+    ASSERT_EQ(c->skip, &x->se);
+    ASSERT_EQ(r.root_cfs.skip, gse);
+    EXPECT_EQ(pick_next_task_fair(*t.k, r, x), x);
+    EXPECT_EQ(c->skip, &x->se) << "6.5 clears buddies in set_next_entity(), not in the pick";
+    EXPECT_EQ(r.root_cfs.skip, gse) << "the root's pick kept the group entity too";
+    x->se.vruntime = y->se.vruntime - usecs(500);
+    EXPECT_EQ(pick_next_task_fair(*t.k, r, x), y) << "the kept skip buddy still counts";
+    EXPECT_EQ(c->skip, &x->se) << "set_next_entity(y) clears y's buddies only";
+}
+
 /* ---- SCALE_WAKEUP_GRAN (Mel Gorman, 20220124100312.32573-1-mgorman@techsingularity.net) ---- */
 
 // Eight CPUs: factor 4, so wakeup_granularity 4 ms and min_granularity 3 ms.
