@@ -295,9 +295,12 @@ const fair_policy_ops cfs_policy = {
     .set_next_entity = [](kernel& /*k*/, cfs_rq& cfs, sched_entity& se) {
         clear_buddies(cfs, se);
     },
-    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy, on every level
-    // (set_skip_buddy(): the task's group entity on the root too).
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5 (5.15 and 6.1 the same):
+    // clear_buddies() of curr, then the skip buddy on every level (set_skip_buddy(): the
+    // task's group entity on the root too). update_curr() is the caller's (skipped by
+    // the kernel for SCHED_BATCH, whose vruntime the pick's update_curr() then catches up).
     .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
+        clear_buddies(cfs, *cfs.curr);
         cfs.skip = cfs.curr;
         if (sched_entity* gse = parent_entity(cfs))
             gse->cfs_rq_->skip = gse;

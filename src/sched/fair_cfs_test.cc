@@ -196,6 +196,22 @@ TEST_F(cfs_buddies, a_pick_that_keeps_prev_leaves_its_skip_buddy_set)
     EXPECT_EQ(c->skip, &x->se) << "set_next_entity(y) clears y's buddies only";
 }
 
+/*
+ * Hand-worked from 6.5's yield_task_fair(): clear_buddies(cfs_rq, se) first, whose
+ * __clear_buddies_last() walks up while each level's last buddy is se's ancestor, then
+ * set_skip_buddy() on every level. Before: the last buddy stayed on both levels.
+ */
+TEST_F(cfs_buddies, yield_clears_currs_buddies_on_every_level_before_marking_it_skip)
+{
+    c->last = &x->se;
+    r.root_cfs.last = gse;
+    yield_task_fair(*t.k, r);
+    EXPECT_EQ(c->last, nullptr);
+    EXPECT_EQ(r.root_cfs.last, nullptr) << "__clear_buddies_last() walks up to the root";
+    EXPECT_EQ(c->skip, &x->se);
+    EXPECT_EQ(r.root_cfs.skip, gse);
+}
+
 /* ---- SCALE_WAKEUP_GRAN (Mel Gorman, 20220124100312.32573-1-mgorman@techsingularity.net) ---- */
 
 // Eight CPUs: factor 4, so wakeup_granularity 4 ms and min_granularity 3 ms.
