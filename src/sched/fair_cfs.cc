@@ -185,7 +185,8 @@ void check_preempt_wakeup_cfs(kernel& k, rq& r, task_struct& p, int wake_flags)
     const bool scale = cfs.nr_running >= k.tunables().nr_latency;
     bool next_buddy_marked = false;
     if (sched_feat_of(k, NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
-        pcfs.next = &p.se; // set_next_buddy(): every level
+        if (p.policy != SCHED_IDLE) // set_next_buddy(): every level, none for an idle entity
+            pcfs.next = &p.se;
         set_next_buddy(pcfs, p.se);
         next_buddy_marked = true;
     }

@@ -212,6 +212,40 @@ TEST_F(cfs_buddies, yield_clears_currs_buddies_on_every_level_before_marking_it_
     EXPECT_EQ(r.root_cfs.skip, gse);
 }
 
+/*
+ * Hand-worked from 6.5's check_preempt_wakeup() and set_next_buddy() (5.15 and 6.1 the
+ * same), with NEXT_BUDDY on: eight spinners on one CPU (scale: nr_running 8 >=
+ * sched_nr_latency 8); a queued SCHED_IDLE task is woken (no WF_FORK): set_next_buddy()
+ * returns at once for an idle entity (se_is_idle()), so no level gets a next buddy, and
+ * the non-NORMAL wakee then returns before any preemption test. Before: the model marked
+ * its task level. (The idle-curr path needs nothing: the model's idle-policy preemption
+ * returns before the last buddy, as set_last_buddy()'s idle return does.)
+ */
+TEST(check_preempt_wakeup_cfs, a_sched_idle_wakee_is_never_the_next_buddy)
+{
+    testlib::sched_fixture t(testlib::small_machine(1), "6.5+NEXT_BUDDY");
+    for (int i = 0; i < 8; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin());
+    t.run_for(msecs(1));
+    rq& r = t.k->cpu_rq(0);
+    task_struct& x = *r.curr;
+    cfs_rq& c = task_cfs_rq(r, x);
+    ASSERT_EQ(c.nr_running, 8u);
+    task_struct* p = nullptr;
+    for (sched_entity* se : c.tasks_timeline)
+        p = se->owner;
+    ASSERT_TRUE(p && p != &x);
+    p->policy = SCHED_IDLE; // set_next_buddy()'s idle test reads only the policy
+    r.need_resched = false;
+    c.next = nullptr;
+    r.root_cfs.next = nullptr;
+    check_preempt_wakeup_cfs(*t.k, r, *p, 0);
+    EXPECT_EQ(c.next, nullptr);
+    EXPECT_EQ(r.root_cfs.next, nullptr);
+    EXPECT_FALSE(r.need_resched) << "an idle-policy wakee never preempts a normal curr";
+    p->policy = SCHED_NORMAL;
+}
+
 /* ---- SCALE_WAKEUP_GRAN (Mel Gorman, 20220124100312.32573-1-mgorman@techsingularity.net) ---- */
 
 // Eight CPUs: factor 4, so wakeup_granularity 4 ms and min_granularity 3 ms.
