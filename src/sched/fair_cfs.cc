@@ -60,6 +60,8 @@ u64 sched_vslice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
  * latency (halved by GENTLE_FAIR_SLEEPERS) of credit below min_vruntime, but
  * never moves backwards - unless it slept so long that its vruntime is stale
  * (entity_is_long_sleeper(), new in 6.5: about 104 days of vruntime).
+ * 6.1 and 6.5 (not 5.15): an idle entity's threshold is min_granularity instead of
+ * latency (se_is_idle(): a SCHED_IDLE task; an autogroup's entity is never idle).
  */
 void place_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, bool initial)
 {
@@ -67,7 +69,9 @@ void place_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, bool initial)
     if (initial && sched_feat_of(k, START_DEBIT))
         vruntime += sched_vslice(k, cfs, se);
     if (!initial) {
-        u64 thresh = k.tunables().latency;
+        const bool idle = k.config().behaviour.cfs_idle_entity_gran && se.owner &&
+                          se.owner->policy == SCHED_IDLE;
+        u64 thresh = idle ? k.tunables().min_granularity : k.tunables().latency;
         if (sched_feat_of(k, GENTLE_FAIR_SLEEPERS))
             thresh >>= 1;
         vruntime -= thresh;

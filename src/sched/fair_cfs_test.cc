@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace schedlab {
 namespace {
 
@@ -65,6 +67,27 @@ TEST_F(cfs, without_gentle_fair_sleepers_the_credit_is_the_whole_latency)
     a.se.vruntime = gc.min_vruntime - msecs(100);
     place_entity_cfs(*g.k, gc, a.se, false);
     EXPECT_EQ(static_cast<s64>(a.se.vruntime - gc.min_vruntime), -msecs(6));
+}
+
+/*
+ * Hand-worked from place_entity() (lane cfsaudit): 6.5 and 6.1 take an idle entity's
+ * (se_is_idle(): SCHED_IDLE) threshold from sysctl_sched_min_granularity, halved by
+ * GENTLE_FAIR_SLEEPERS: 0.75 ms / 2 at factor 1; 5.15.0 has no such branch: 6 ms / 2.
+ * Before: 3 ms on every profile.
+ */
+TEST_F(cfs, a_waking_sched_idle_sleeper_gets_half_the_min_granularity_from_6_1)
+{
+    a.policy = SCHED_IDLE;
+    for (const char* kernel : {"6.5", "6.1", "tip-2023-08", "5.15", "5.15-rc3"}) {
+        testlib::sched_fixture f{testlib::small_machine(1), kernel};
+        cfs_rq& fc = f.k->cpu_rq(0).cfs;
+        a.se.vruntime = fc.min_vruntime - msecs(100);
+        place_entity_cfs(*f.k, fc, a.se, false);
+        const bool v5_15 = std::string(kernel).starts_with("5.15");
+        EXPECT_EQ(static_cast<s64>(a.se.vruntime - fc.min_vruntime),
+                  v5_15 ? -msecs(3) : -usecs(375))
+            << kernel;
+    }
 }
 
 TEST_F(cfs, a_forked_task_starts_one_vslice_late_with_start_debit)
