@@ -596,7 +596,8 @@ void kernel::sched_ttwu_pending(rq& r)
 /*
  * kernel: kernel/sched/core.c try_to_wake_up(), 6.6: select a CPU, migrate,
  * then activate directly or - with TTWU_QUEUE, for a target outside the
- * waker's LLC or an idle one inside it - through the target's wake list,
+ * waker's LLC or an idle one inside it (5.15: outside it only, or an on_cpu
+ * wakee's CPU running at most one task) - through the target's wake list,
  * activated when the IPI arrives (costs.def: ipi_wakeup, later), with
  * rq->ttwu_pending set meanwhile so other wakers see the CPU as busy.
  * A task still queued takes ttwu_runnable() instead; from 6.12 that includes
@@ -647,11 +648,26 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
      * Differs: otherwise the waker would spin until p->on_cpu clears; here it
      * selects at once.
      */
+    /*
+     * kernel: ttwu_queue_wakelist() -> ttwu_queue_cond(), 6.1-6.6: another LLC's CPU, or
+     * an idle CPU of this LLC other than the waker's, and p allowed there. 5.15
+     * (kernel_behaviour::ttwu_queue_idle_cpu false): another LLC's CPU, or inside the
+     * LLC only an on_cpu wakee (WF_ON_CPU) whose CPU runs at most one task; never the
+     * waker's own CPU (its WARN_ON_ONCE() returns false); no affinity test.
+     */
+    const auto ttwu_queue_cond = [&](int cpu, bool wf_on_cpu) {
+        if (!sched_feat(TTWU_QUEUE))
+            return false;
+        if (!kc_.behaviour.ttwu_queue_idle_cpu)
+            return cpu != this_cpu_ && (!topo_.cpus_share_cache(this_cpu_, cpu) ||
+                                        (wf_on_cpu && cpu_rq(cpu).nr_running <= 1));
+        return p.cpus_mask.test(cpu) &&
+               (!topo_.cpus_share_cache(this_cpu_, cpu) ||
+                (cpu != this_cpu_ && cpu_rq(cpu).nr_running == 0));
+    };
     const rq& prev_rq = cpu_rq(p.cpu);
-    const bool on_cpu_queue = sched_feat(TTWU_QUEUE) && prev_rq.in_schedule &&
-                              prev_rq.in_schedule_prev == p.pid && p.cpus_mask.test(p.cpu) &&
-                              (!topo_.cpus_share_cache(this_cpu_, p.cpu) ||
-                               (p.cpu != this_cpu_ && prev_rq.nr_running == 0));
+    const bool on_cpu_queue = prev_rq.in_schedule && prev_rq.in_schedule_prev == p.pid &&
+                              ttwu_queue_cond(p.cpu, true);
     const int cpu = on_cpu_queue ? p.cpu : select_task_rq(p, p.wake_cpu, wake_flags | WF_TTWU);
     if (decisions_.on())
         decisions_.log(now(), this_cpu_, "select_task_rq",
@@ -679,9 +695,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 
     // ttwu_queue(): ttwu_queue_cond() decides between the wake list and a direct activation.
     rq& r = cpu_rq(cpu);
-    const bool queue = sched_feat(TTWU_QUEUE) && p.cpus_mask.test(cpu) &&
-                       (!topo_.cpus_share_cache(this_cpu_, cpu) ||
-                        (cpu != this_cpu_ && r.nr_running == 0));
+    const bool queue = ttwu_queue_cond(cpu, false);
     if (queue) {
         r.wake_list.emplace_back(&p, wake_flags);
         if (!r.ttwu_pending) {

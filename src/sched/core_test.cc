@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace schedlab {
 namespace {
 
@@ -230,6 +232,36 @@ TEST(kernel, builds_the_topology_its_profile_has)
     EXPECT_GT(levels("6.6").second, 0u);
     EXPECT_EQ(levels("5.15").second, 0u) << "no imb_numa_nr before v5.18";
     EXPECT_EQ(levels("5.15-rc3").second, 0u);
+}
+
+/*
+ * Hand-worked from ttwu_queue_cond() of each version (lane cfsaudit): cpu0 wakes p, whose
+ * previous CPU, cpu3 of the same LLC, is idle, so select_task_rq() keeps cpu3.
+ * 6.1 (krr-io/linux-6.1.0 2a410d07ec5e) and 6.5 (sndrzt/linux-6.5 f5744aac0f31): cpus
+ * share the cache, cpu3 is not the waker's and runs nothing -> the wake list; p is not
+ * queued until the IPI. 5.15 (sndrzt/linux-5.15 75c6ad16ec64): inside the LLC only an
+ * on_cpu wakee (WF_ON_CPU) may be queued -> ttwu_queue() activates p on cpu3 at once.
+ * Before: every profile took 6.1's rule.
+ */
+TEST(try_to_wake_up, v5_15_queues_a_wakee_for_an_idle_cpu_of_its_llc_directly)
+{
+    for (const char* kernel : {"5.15", "5.15-rc3", "6.1", "tip-2023-02", "6.5", "tip-2023-08"}) {
+        sched_fixture t(small_machine(4), kernel);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 3);
+        t.run_for(msecs(1)); // p ran on cpu3 and sleeps; cpu3 idles
+        p.cpus_mask.set_all();
+        p.nr_cpus_allowed = p.cpus_mask.weight();
+        ASSERT_TRUE(t.k->idle_cpu(3)) << kernel;
+        const auto runs = p.sched_info_.pcount;
+        t.k->set_this_cpu(0);
+        ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+        ASSERT_EQ(p.cpu, 3) << kernel;
+        const bool v5_15 = std::string(kernel).starts_with("5.15");
+        EXPECT_EQ(p.on_rq != 0, v5_15) << kernel << ": activated by the waker";
+        EXPECT_EQ(t.k->cpu_rq(3).ttwu_pending, !v5_15) << kernel << ": on cpu3's wake list";
+        t.run_for(usecs(100));
+        EXPECT_EQ(p.sched_info_.pcount, runs + 1) << kernel << ": it ran either way";
+    }
 }
 
 } // namespace

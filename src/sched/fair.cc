@@ -132,15 +132,22 @@ void update_curr(kernel& k, cfs_rq& cfs)
         dl_server_update(k, *cfs.rq_, delta_exec);
 }
 
-// kernel: kernel/sched/fair.c clear_buddies(), 6.6 (6.5 also clears last).
+/*
+ * kernel: kernel/sched/fair.c clear_buddies() + __clear_buddies_last/next/skip(), 6.5
+ * (6.6 keeps only next; the others are never set there). A buddy that is se on its
+ * cfs_rq is cleared there and up the hierarchy (for_each_sched_entity()) for as long as
+ * each level's buddy is se's ancestor: a task's group entity on the root.
+ */
 void clear_buddies(cfs_rq& cfs, sched_entity& se)
 {
-    if (cfs.next == &se)
-        cfs.next = nullptr;
-    if (cfs.last == &se)
-        cfs.last = nullptr;
-    if (cfs.skip == &se)
-        cfs.skip = nullptr;
+    sched_entity* gse = parent_entity(cfs);
+    for (sched_entity* cfs_rq::*buddy : {&cfs_rq::last, &cfs_rq::next, &cfs_rq::skip}) {
+        if (cfs.*buddy != &se)
+            continue;
+        cfs.*buddy = nullptr;
+        if (gse && gse->cfs_rq_->*buddy == gse)
+            gse->cfs_rq_->*buddy = nullptr;
+    }
 }
 
 // kernel: kernel/sched/fair.c account_entity_enqueue(), 6.6: a task's entity also joins
@@ -218,13 +225,16 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 }
 
 // kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash).
+// The policy's hook: 6.6's stash; 6.5's clear_buddies() (the kernel's first step; the
+// order does not matter here). EEVDF clears none here; whether 6.6 does was not read
+// in the CFS audit (eevdf1's part).
 void set_next_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     if (se.on_rq) {
         __dequeue_entity(k, cfs, se);
         update_load_avg(k, cfs, se, UPDATE_TG);
         if (k.policy().set_next_entity)
-            k.policy().set_next_entity(k, cfs, se); // 6.6: the RUN_TO_PARITY stash
+            k.policy().set_next_entity(k, cfs, se); // 6.6: the stash; 6.5: clear_buddies()
     }
     se.exec_start = cfs.rq_->clock_task; // update_stats_curr_start()
     cfs.curr = &se;

@@ -60,6 +60,8 @@ u64 sched_vslice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
  * latency (halved by GENTLE_FAIR_SLEEPERS) of credit below min_vruntime, but
  * never moves backwards - unless it slept so long that its vruntime is stale
  * (entity_is_long_sleeper(), new in 6.5: about 104 days of vruntime).
+ * 6.1 and 6.5 (not 5.15): an idle entity's threshold is min_granularity instead of
+ * latency (se_is_idle(): a SCHED_IDLE task; an autogroup's entity is never idle).
  */
 void place_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, bool initial)
 {
@@ -67,7 +69,9 @@ void place_entity_cfs(kernel& k, cfs_rq& cfs, sched_entity& se, bool initial)
     if (initial && sched_feat_of(k, START_DEBIT))
         vruntime += sched_vslice(k, cfs, se);
     if (!initial) {
-        u64 thresh = k.tunables().latency;
+        const bool idle = k.config().behaviour.cfs_idle_entity_gran && se.owner &&
+                          se.owner->policy == SCHED_IDLE;
+        u64 thresh = idle ? k.tunables().min_granularity : k.tunables().latency;
         if (sched_feat_of(k, GENTLE_FAIR_SLEEPERS))
             thresh >>= 1;
         vruntime -= thresh;
@@ -185,7 +189,8 @@ void check_preempt_wakeup_cfs(kernel& k, rq& r, task_struct& p, int wake_flags)
     const bool scale = cfs.nr_running >= k.tunables().nr_latency;
     bool next_buddy_marked = false;
     if (sched_feat_of(k, NEXT_BUDDY) && scale && !(wake_flags & WF_FORK)) {
-        pcfs.next = &p.se; // set_next_buddy(): every level
+        if (p.policy != SCHED_IDLE) // set_next_buddy(): every level, none for an idle entity
+            pcfs.next = &p.se;
         set_next_buddy(pcfs, p.se);
         next_buddy_marked = true;
     }
@@ -284,17 +289,23 @@ const fair_policy_ops cfs_policy = {
         if (p.__state == TASK_WAKING)
             p.se.vruntime -= task_cfs_rq(k.cpu_rq(p.cpu), p).min_vruntime;
     },
-    // kernel: kernel/sched/fair.c pick_next_entity(), 6.5, and the clear_buddies() of
-    // pick_next_task_fair()'s pick.
+    // kernel: kernel/sched/fair.c pick_next_entity(), 6.5 (5.15 and 6.1 the same): it
+    // clears no buddy; set_next_entity() does, so a pick that keeps prev (no
+    // set_next_entity() at that level) leaves prev's buddies set.
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* curr) {
-        sched_entity* se = pick_next_entity_cfs(k, cfs, curr);
-        if (se)
-            clear_buddies(cfs, *se);
-        return se;
+        return pick_next_entity_cfs(k, cfs, curr);
     },
-    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5: the skip buddy, on every level
-    // (set_skip_buddy(): the task's group entity on the root too).
+    // kernel: kernel/sched/fair.c set_next_entity(), 6.5 (5.15 and 6.1 the same): its
+    // first step, clear_buddies(cfs_rq, se).
+    .set_next_entity = [](kernel& /*k*/, cfs_rq& cfs, sched_entity& se) {
+        clear_buddies(cfs, se);
+    },
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.5 (5.15 and 6.1 the same):
+    // clear_buddies() of curr, then the skip buddy on every level (set_skip_buddy(): the
+    // task's group entity on the root too). update_curr() is the caller's (skipped by
+    // the kernel for SCHED_BATCH, whose vruntime the pick's update_curr() then catches up).
     .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
+        clear_buddies(cfs, *cfs.curr);
         cfs.skip = cfs.curr;
         if (sched_entity* gse = parent_entity(cfs))
             gse->cfs_rq_->skip = gse;

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace schedlab {
 namespace {
 
@@ -65,6 +67,27 @@ TEST_F(cfs, without_gentle_fair_sleepers_the_credit_is_the_whole_latency)
     a.se.vruntime = gc.min_vruntime - msecs(100);
     place_entity_cfs(*g.k, gc, a.se, false);
     EXPECT_EQ(static_cast<s64>(a.se.vruntime - gc.min_vruntime), -msecs(6));
+}
+
+/*
+ * Hand-worked from place_entity() (lane cfsaudit): 6.5 and 6.1 take an idle entity's
+ * (se_is_idle(): SCHED_IDLE) threshold from sysctl_sched_min_granularity, halved by
+ * GENTLE_FAIR_SLEEPERS: 0.75 ms / 2 at factor 1; 5.15.0 has no such branch: 6 ms / 2.
+ * Before: 3 ms on every profile.
+ */
+TEST_F(cfs, a_waking_sched_idle_sleeper_gets_half_the_min_granularity_from_6_1)
+{
+    a.policy = SCHED_IDLE;
+    for (const char* kernel : {"6.5", "6.1", "tip-2023-08", "5.15", "5.15-rc3"}) {
+        testlib::sched_fixture f{testlib::small_machine(1), kernel};
+        cfs_rq& fc = f.k->cpu_rq(0).cfs;
+        a.se.vruntime = fc.min_vruntime - msecs(100);
+        place_entity_cfs(*f.k, fc, a.se, false);
+        const bool v5_15 = std::string(kernel).starts_with("5.15");
+        EXPECT_EQ(static_cast<s64>(a.se.vruntime - fc.min_vruntime),
+                  v5_15 ? -msecs(3) : -usecs(375))
+            << kernel;
+    }
 }
 
 TEST_F(cfs, a_forked_task_starts_one_vslice_late_with_start_debit)
@@ -122,6 +145,128 @@ TEST(check_preempt_tick, resched_once_the_ideal_slice_is_used)
     // Each run of a lasts exactly one tick period (4 ms) except the first partial one.
     EXPECT_NEAR(static_cast<double>(a.se.sum_exec_runtime) / static_cast<double>(a.nivcsw),
                 4e6, 0.3e6);
+}
+
+/* ---- buddies (lane cfsaudit; v6.5 fair.c at sndrzt/linux-6.5 f5744aac0f31) ---- */
+
+// Two spinning tasks of one autogroup on one CPU; x is running (cfs_rq->curr, outside
+// the tree), y queued. Both clocks are brought to now so nothing moves a vruntime set
+// by the test. Factor 1: wakeup_granularity 1 ms.
+struct cfs_buddies : ::testing::Test {
+    testlib::sched_fixture t{testlib::small_machine(1), "6.5"};
+    rq& r = t.k->cpu_rq(0);
+    task_struct* x = nullptr;
+    task_struct* y = nullptr;
+    cfs_rq* c = nullptr;
+    sched_entity* gse = nullptr;
+    void SetUp() override
+    {
+        task_struct& a = t.spawn("a", testlib::spin());
+        task_struct& b = t.spawn("b", testlib::spin());
+        t.run_for(msecs(1));
+        x = r.curr;
+        y = x == &a ? &b : &a;
+        c = &task_cfs_rq(r, *x);
+        gse = parent_entity(*c);
+        t.k->update_rq_clock(r);
+        update_curr(*t.k, *c);
+        update_curr(*t.k, r.root_cfs);
+        ASSERT_TRUE(y->se.on_rq && c->curr == &x->se && gse && r.root_cfs.curr == gse);
+        ASSERT_TRUE(!c->next && !c->last && !c->skip);
+    }
+};
+
+/*
+ * Hand-worked from 6.5's clear_buddies() and __clear_buddies_next/last(): a level's buddy
+ * that is se is cleared, and so is the next level's while it is se's ancestor (the group
+ * entity on the root); a level whose buddy is another entity ends the walk. Before: only
+ * se's own level was cleared (dequeue_entity(), check_preempt_tick(), yield).
+ */
+TEST_F(cfs_buddies, clear_buddies_walks_up_while_each_level_names_the_ancestor)
+{
+    c->next = &x->se;
+    r.root_cfs.next = gse;
+    c->last = &y->se; // another task's: x's walk does not start for last
+    r.root_cfs.last = gse;
+    clear_buddies(*c, x->se);
+    EXPECT_EQ(c->next, nullptr);
+    EXPECT_EQ(r.root_cfs.next, nullptr) << "the group entity's next buddy goes with x's";
+    EXPECT_EQ(c->last, &y->se);
+    EXPECT_EQ(r.root_cfs.last, gse) << "no walk: x was not the last buddy on its level";
+    c->last = nullptr;
+    r.root_cfs.last = nullptr;
+}
+
+/*
+ * Hand-worked from 6.5's pick_next_task_fair(), pick_next_entity() and set_next_entity():
+ * x yields (skip = x on both levels); x is 2 ms of vruntime left of y, so the pick's
+ * skip test (second = y, wakeup_preempt_entity(y, x) = 1: 2 ms > 1 ms) keeps x, and with
+ * p == prev no set_next_entity() runs: the skip buddy stays. Once x is within 1 ms of
+ * y, the still-set skip hands the CPU to y (wakeup_preempt_entity(y, x) = 0).
+ * Before: the pick cleared the picked entity's buddies, so the second pick kept x.
+ */
+TEST_F(cfs_buddies, a_pick_that_keeps_prev_leaves_its_skip_buddy_set)
+{
+    x->se.vruntime = y->se.vruntime - msecs(2);
+    yield_task_fair(*t.k, r);
+    ASSERT_EQ(c->skip, &x->se);
+    ASSERT_EQ(r.root_cfs.skip, gse);
+    EXPECT_EQ(pick_next_task_fair(*t.k, r, x), x);
+    EXPECT_EQ(c->skip, &x->se) << "6.5 clears buddies in set_next_entity(), not in the pick";
+    EXPECT_EQ(r.root_cfs.skip, gse) << "the root's pick kept the group entity too";
+    x->se.vruntime = y->se.vruntime - usecs(500);
+    EXPECT_EQ(pick_next_task_fair(*t.k, r, x), y) << "the kept skip buddy still counts";
+    EXPECT_EQ(c->skip, &x->se) << "set_next_entity(y) clears y's buddies only";
+}
+
+/*
+ * Hand-worked from 6.5's yield_task_fair(): clear_buddies(cfs_rq, se) first, whose
+ * __clear_buddies_last() walks up while each level's last buddy is se's ancestor, then
+ * set_skip_buddy() on every level. Before: the last buddy stayed on both levels.
+ */
+TEST_F(cfs_buddies, yield_clears_currs_buddies_on_every_level_before_marking_it_skip)
+{
+    c->last = &x->se;
+    r.root_cfs.last = gse;
+    yield_task_fair(*t.k, r);
+    EXPECT_EQ(c->last, nullptr);
+    EXPECT_EQ(r.root_cfs.last, nullptr) << "__clear_buddies_last() walks up to the root";
+    EXPECT_EQ(c->skip, &x->se);
+    EXPECT_EQ(r.root_cfs.skip, gse);
+}
+
+/*
+ * Hand-worked from 6.5's check_preempt_wakeup() and set_next_buddy() (5.15 and 6.1 the
+ * same), with NEXT_BUDDY on: eight spinners on one CPU (scale: nr_running 8 >=
+ * sched_nr_latency 8); a queued SCHED_IDLE task is woken (no WF_FORK): set_next_buddy()
+ * returns at once for an idle entity (se_is_idle()), so no level gets a next buddy, and
+ * the non-NORMAL wakee then returns before any preemption test. Before: the model marked
+ * its task level. (The idle-curr path needs nothing: the model's idle-policy preemption
+ * returns before the last buddy, as set_last_buddy()'s idle return does.)
+ */
+TEST(check_preempt_wakeup_cfs, a_sched_idle_wakee_is_never_the_next_buddy)
+{
+    testlib::sched_fixture t(testlib::small_machine(1), "6.5+NEXT_BUDDY");
+    for (int i = 0; i < 8; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin());
+    t.run_for(msecs(1));
+    rq& r = t.k->cpu_rq(0);
+    task_struct& x = *r.curr;
+    cfs_rq& c = task_cfs_rq(r, x);
+    ASSERT_EQ(c.nr_running, 8u);
+    task_struct* p = nullptr;
+    for (sched_entity* se : c.tasks_timeline)
+        p = se->owner;
+    ASSERT_TRUE(p && p != &x);
+    p->policy = SCHED_IDLE; // set_next_buddy()'s idle test reads only the policy
+    r.need_resched = false;
+    c.next = nullptr;
+    r.root_cfs.next = nullptr;
+    check_preempt_wakeup_cfs(*t.k, r, *p, 0);
+    EXPECT_EQ(c.next, nullptr);
+    EXPECT_EQ(r.root_cfs.next, nullptr);
+    EXPECT_FALSE(r.need_resched) << "an idle-policy wakee never preempts a normal curr";
+    p->policy = SCHED_NORMAL;
 }
 
 /* ---- SCALE_WAKEUP_GRAN (Mel Gorman, 20220124100312.32573-1-mgorman@techsingularity.net) ---- */

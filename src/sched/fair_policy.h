@@ -51,7 +51,8 @@ struct fair_policy_ops {
     /* pick */
     /// pick_next_task_fair(): the entity to run (curr: cfs_rq->curr if still queued).
     sched_entity* (*pick_next_entity)(kernel& k, cfs_rq& cfs, sched_entity* curr);
-    /// set_next_entity(): se, still queued, becomes cfs_rq->curr (optional).
+    /// set_next_entity(): se, still queued, becomes cfs_rq->curr (optional; EEVDF's
+    /// RUN_TO_PARITY stash, CFS's clear_buddies()).
     void (*set_next_entity)(kernel& k, cfs_rq& cfs, sched_entity& se);
     /// yield_task_fair().
     void (*yield_task)(kernel& k, cfs_rq& cfs);

@@ -52,6 +52,14 @@ kernel_behaviour behaviour_of(const char* version)
     b.numa_imb_nr = v != "5.15";
     b.newidle_5_15 = v == "5.15";
     b.cfs_tick_ideal_capped = v == "6.5";
+    // ttwu_queue_cond(): 5.15 (sndrzt/linux-5.15 75c6ad16ec64) queues inside the LLC only
+    // an on_cpu wakee (WF_ON_CPU) whose CPU runs at most one task; 6.1 (krr-io/linux-6.1.0
+    // 2a410d07ec5e, v6.1-rc7) and 6.5 (sndrzt/linux-6.5 f5744aac0f31) any wakee for an idle
+    // CPU that is not the waker's (lane cfsaudit).
+    b.ttwu_queue_idle_cpu = v != "5.15";
+    // place_entity()'s and sched_slice()'s SCHED_IDLE-entity variants: in 6.1-rc7
+    // (krr-io/linux-6.1.0 2a410d07ec5e) and 6.5, not in 5.15.0 (lane cfsaudit).
+    b.cfs_idle_entity_gran = v != "5.15";
     /*
      * Load-balancer changes of the 6.5 and 6.6 merge windows. tip-2023-08 (88c56cfeaec4,
      * 2023-08-02) is 6.5 code plus tip sched/core's 6.6 material that was in by then:

@@ -74,6 +74,8 @@ struct kernel_behaviour {
     bool numa_imb_nr = true;              ///< 6.x imb_numa_nr; false: 5.15's "< 25% busy" rule
     bool newidle_5_15 = false;            ///< 5.15 newidle gate (migration_cost) and sticky decay
     bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency
+    bool cfs_idle_entity_gran = true;     ///< 6.1+: place_entity()'s sleeper threshold and sched_slice()'s floor for a SCHED_IDLE entity; false: 5.15 (none)
+    bool ttwu_queue_idle_cpu = true;      ///< 6.1+ ttwu_queue_cond(): an idle CPU of the waker's LLC takes the wake list; false: 5.15's (on_cpu wakees only)
     bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core (b1bfeab9b002)
     bool swb_first_idle_smt_only = false; ///< v6.6-rc: only the first idle SMT sibling balances (Keisuke Nishimura's fix of b1bfeab9b002)
     bool smt_balance = false;             ///< 6.6 group_smt_balance: an idle CPU pulls from a busy SMT core (fee1759e4f04)
