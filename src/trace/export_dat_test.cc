@@ -188,6 +188,20 @@ std::string error_reading(const std::string& path)
     return "";
 }
 
+// A record's pid is what its bytes say: a .dat is held to the text's PID_MAX_LIMIT, and the
+// error names the record (a pid of 2139127808, one byte of a .dat mutated, had a replay
+// allocate 4 GB before it was refused).
+TEST_F(export_dat, a_pid_beyond_pid_max_limit_is_an_error_naming_the_record)
+{
+    ftrace_exporter x = sample();
+    x.sched_waking({3'000'000'000, 0, 4'194'305, &b, 1}); // PID_MAX_LIMIT + 1
+    x.write_file(path("t.dat"), 2);
+    EXPECT_EQ(error_reading(path("t.dat")),
+              fmt::format("{}:{}: sched_waking: pid 4194305 is beyond the kernel's "
+                          "PID_MAX_LIMIT (4194304)",
+                          path("t.dat"), x.nr_events()));
+}
+
 // libtracecmd runs in a child process (trace/ftrace_parse.cc, dat_source), one per reader:
 // reaped, its pipe closed, whether the reader reads to the end, stops early or never reads.
 TEST_F(export_dat, the_dat_reader_leaves_no_child_or_descriptor_behind)

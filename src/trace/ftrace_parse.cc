@@ -66,6 +66,9 @@ constexpr std::size_t chunk_bytes = 1 << 20;
 /// MAXSMP): larger numbers are not a real trace's, and would size per-pid and per-CPU tables.
 constexpr int pid_max_limit = 4 * 1024 * 1024;
 constexpr int nr_cpus_limit = 8192;
+/// A timestamp past this many seconds (285 years of uptime) is not a trace's; nanoseconds of
+/// it fit in an s64.
+constexpr s64 max_trace_seconds = 9'000'000'000;
 /// A line longer than this is not ftrace text (the longest scheduler event is ~200 bytes).
 constexpr std::size_t max_line_bytes = 1 << 16;
 
@@ -868,9 +871,20 @@ bool ftrace_reader::next(ftrace_event& e)
         if (!dat_->next(e))
             return false;
         ++stats_.events;
-        e.line = stats_.events;
+        e.line = line_no_ = stats_.events; // where() names the record
+        // A record's numbers are whatever its bytes say: held to the text's bounds (a pid
+        // of 2^31 had a replay allocate gigabytes; parse_timestamp()'s seconds).
+        if (e.ts < 0 || e.ts > max_trace_seconds * NSEC_PER_SEC)
+            fail(fmt::format("a timestamp of {} ns: beyond {} s, not a trace's", e.ts,
+                             max_trace_seconds));
+        if (e.curr_pid < 0 || e.curr_pid > pid_max_limit)
+            fail(fmt::format("common_pid {} is outside the kernel's pids (0 to PID_MAX_LIMIT, "
+                             "{})",
+                             e.curr_pid, pid_max_limit));
         if (e.type == ftrace_event_type::other)
             ++stats_.skipped[std::string(e.name)];
+        else
+            check_pids(e);
         if (e.ts < last_ts_)
             fail("a record before the previous one in time");
         last_ts_ = e.ts;
@@ -1006,7 +1020,7 @@ s64 ftrace_reader::parse_timestamp(std::string_view t, std::string_view stamp)
         not_ftrace(t);
     {
         const auto [p, ec] = std::from_chars(stamp.data(), stamp.data() + dot, secs);
-        if (ec != std::errc() || p != stamp.data() + dot || secs < 0 || secs > 9'000'000'000)
+        if (ec != std::errc() || p != stamp.data() + dot || secs < 0 || secs > max_trace_seconds)
             not_ftrace(t);
     }
     const std::string_view frac = stamp.substr(dot + 1);
@@ -1245,6 +1259,12 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
     case ftrace_event_type::other:
         break;
     }
+    check_pids(e);
+}
+
+/* A known event's pids within the kernel's limits (its fields, whichever the format). */
+void ftrace_reader::check_pids(const ftrace_event& e) const
+{
     for (const int p : {e.pid, e.pid2})
         if (p > pid_max_limit)
             fail(fmt::format("{}: pid {} is beyond the kernel's PID_MAX_LIMIT ({})", e.name, p,
