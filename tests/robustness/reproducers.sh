@@ -175,6 +175,8 @@ echo "# 23: .dat input in a child process (lane datiso, docs/testing.md)"
 python3 -c 'b = open("t.dat", "rb").read(); open("fmt.dat", "wb").write(b.replace(b"REC->prev_state, {", b"REC->prev_s>ate, {", 1))'
 try 20 2 "replay of a .dat libtraceevent crashes on" -- replay --quiet fmt.dat
 try 20 2 "latency of a .dat libtraceevent crashes on" -- latency --quiet fmt.dat
+printf 'machines = ["ryzen-7950x"]\nkernels = ["6.6"]\ncosts = ["line_llc=5", "line_llc=7"]\n[[benchmarks]]\ncommand = "perf bench sched pipe -l 10"\n' > cost2.toml
+try 20 2 "sweep costs: one cost given twice" -- sweep --dry-run --store sw.sqlite cost2.toml
 
 echo "reproducers: $pass passed, $fail failed"
 [ $fail -eq 0 ]
