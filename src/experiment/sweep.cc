@@ -3,6 +3,7 @@
 
 #include "experiment/run.h"
 
+#include "machine/machine_costs.h"
 #include "sim/config_error.h"
 #include "sim/file_io.h"
 #include "workload/registry.h"
@@ -283,6 +284,9 @@ sweep_spec parse_sweep_spec(const std::string& text, const std::string& file, bo
             s.features = get_string(d, v, key);
         } else if (key == "costs") {
             s.costs = get_strings(d, v, key, false);
+            // Refused here, at the repeat's line; planning would name --cost, not the spec.
+            if (auto [i, why] = repeated_cost_override(s.costs); i != std::string::npos)
+                d.fail(fmt::format("costs[{}]", i), why);
         } else if (key == "runs") {
             s.runs = static_cast<int>(get_int(d, v, key, 1, 100'000));
         } else if (key == "seed") {

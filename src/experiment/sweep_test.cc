@@ -117,6 +117,10 @@ TEST(sweep_spec, errors_name_the_file_line_and_key)
     expect_error("machines = \"skylake-18c\"\n" + bench, true, "no kernels");
     expect_error("machines = \"skylake-18c\"\nkernels = [\"6.6\", \"6.6\"]\n" + bench, true,
                  "'kernels[1]': '6.6' is given twice");
+    // A cost given twice: at its line, not as --cost (planning's check of a run's costs).
+    expect_error(base + "costs = [\"line_llc=5\",\n  \"line_llc=7\"]\n" + bench, true,
+                 "s.toml:4: 'costs[1]': 'line_llc' is given twice ('line_llc=5' and "
+                 "'line_llc=7'); give each cost once");
     expect_error(base + bench + "loads = [1, 1]\n", true,
                  "'benchmarks[0].loads[1]': '1' is given twice");
     expect_error(base + bench + "loads = [1.5]\n", true,

@@ -323,17 +323,24 @@ void apply_cost_override(cost_params& c, const std::string& assignment, const st
     check_cost_value(name, it->second, where);
 }
 
-void check_cost_overrides_unique(const std::vector<std::string>& assignments,
-                                 const std::string& where)
+std::pair<std::size_t, std::string>
+repeated_cost_override(const std::vector<std::string>& assignments)
 {
     for (std::size_t i = 0; i < assignments.size(); ++i) {
         const std::string name = assignments[i].substr(0, assignments[i].find('='));
         for (std::size_t j = 0; j < i; ++j)
             if (assignments[j].substr(0, assignments[j].find('=')) == name)
-                throw config_error(where, fmt::format("'{}' is given twice ('{}' and '{}'); give "
-                                                      "each cost once",
-                                                      name, assignments[j], assignments[i]));
+                return {i, fmt::format("'{}' is given twice ('{}' and '{}'); give each cost once",
+                                       name, assignments[j], assignments[i])};
     }
+    return {std::string::npos, ""};
+}
+
+void check_cost_overrides_unique(const std::vector<std::string>& assignments,
+                                 const std::string& where)
+{
+    if (auto [i, why] = repeated_cost_override(assignments); i != std::string::npos)
+        throw config_error(where, why);
 }
 
 std::string costs_report(const machine& base, const std::vector<std::string>& overrides)

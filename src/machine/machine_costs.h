@@ -10,6 +10,7 @@
 #include "machine/machine.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedlab {
@@ -35,6 +36,12 @@ void apply_cost_override(cost_params& c, const std::string& assignment, const st
 /// cost: the last would win silently, which is more often a slip than a wish.
 void check_cost_overrides_unique(const std::vector<std::string>& assignments,
                                  const std::string& where);
+
+/// The index of the first assignment naming a cost an earlier one named, with what is wrong
+/// ("'NAME' is given twice ('NAME=A' and 'NAME=B'); give each cost once"); npos and "" when
+/// every cost is named once. For a caller that names the place itself (a sweep spec's line).
+std::pair<std::size_t, std::string>
+repeated_cost_override(const std::vector<std::string>& assignments);
 
 /// Sets a cost of the machine and records why; checks it as check_cost_value() does.
 void set_machine_cost(machine& m, const std::string& name, long long value,

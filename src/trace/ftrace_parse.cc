@@ -16,8 +16,14 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
+#include <string.h> // sigabbrev_np (GNU)
 #include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /*
  * The libtracecmd calls used, declared as trace-cmd/trace-cmd.h (3.1) declares them: that
@@ -60,6 +66,9 @@ constexpr std::size_t chunk_bytes = 1 << 20;
 /// MAXSMP): larger numbers are not a real trace's, and would size per-pid and per-CPU tables.
 constexpr int pid_max_limit = 4 * 1024 * 1024;
 constexpr int nr_cpus_limit = 8192;
+/// A timestamp past this many seconds (285 years of uptime) is not a trace's; nanoseconds of
+/// it fit in an s64.
+constexpr s64 max_trace_seconds = 9'000'000'000;
 /// A line longer than this is not ftrace text (the longest scheduler event is ~200 bytes).
 constexpr std::size_t max_line_bytes = 1 << 16;
 
@@ -276,171 +285,226 @@ std::size_t find_key(std::string_view fields, std::string_view key, std::size_t 
 } // namespace
 
 /* ------------------------------------------------------------------------ */
-/* trace-cmd .dat files, through libtracecmd and libtraceevent               */
+/* trace-cmd .dat files: libtracecmd and libtraceevent in a child process    */
 
 /*
- * The records of a trace-cmd .dat file, merged across CPUs by timestamp (one pending record
- * per CPU, so memory does not grow with the file), as ftrace_events.
+ * libtracecmd (Debian's 3.1.6) is not hardened against corrupt files: on a .dat cut short
+ * past its headers, tracecmd_open() cleaned up its failed tracecmd_init_data() with a
+ * tracecmd_close() that walked CPU data never set up (SIGSEGV). So libtracecmd never runs in
+ * schedlab's own process. dat_source forks a child (dat_child) that opens the file with
+ * libtracecmd, merges the per-CPU records by timestamp, turns each into an ftrace_event and
+ * sends it over a pipe in the frames of `dat_wire`; the parent decodes them one at a time
+ * (a 64 KiB pipe and buffers on both sides: memory does not grow with the file). A child
+ * that dies (a signal) or exits without its end frame is a config_error naming the file; a
+ * child that finds bad input sends the error, which the parent throws as its own. The child
+ * never closes its handle: it _exit()s, and the kernel frees what it had.
+ *
+ * fork(), not posix_spawn() of /proc/self/exe with an internal subcommand: the reader is
+ * library code that every program linking schedlab_trace runs (the CLI, the test programs,
+ * the fuzz targets), and only the CLI could answer a subcommand. The child of a threaded
+ * process (compare --jobs reads traces on worker threads) has only the forking thread, and a
+ * lock another thread held at the fork stays held in it. What the child relies on: glibc's
+ * fork() resets malloc's arena locks and the stdio list lock in the child (a glibc guarantee
+ * beyond POSIX, which allows only async-signal-safe calls there); the child touches no other
+ * state a lock guards: no FILE of the parent (stdout and stderr, where libtracecmd and
+ * libtraceevent print their messages, become a stream of its own, discarded), no iostream,
+ * no locale, no dlopen() (TRACECMD_FL_LOAD_NO_PLUGINS), no thread; it throws no exception
+ * (an error is a frame, then _exit()); it never returns into the caller's code.
  */
-class dat_source {
+
+namespace {
+
+/// The .dat child's frames: a kind byte, then the kind's body, in the host's byte order.
+namespace dat_wire {
+constexpr char header = 'H'; ///< s32: the CPU count
+constexpr char record = 'R'; ///< record_head, then its strings
+constexpr char error = 'E';  ///< u32 where length, u32 what length, the two strings
+constexpr char end = 'Z';    ///< no body: every record was sent
+
+/// A record's fixed part; its five strings follow in the order of `len`.
+struct record_head {
+    s64 ts;
+    s32 cpu, curr_pid, pid, prio, pid2, prio2, target_cpu, dest_cpu;
+    u32 len[5]; ///< curr_comm, name, comm, comm2, prev_state
+    u8 ctx, type, pad[2];
+};
+static_assert(sizeof(record_head) == 64);
+} // namespace dat_wire
+
+/// The child's exit codes (the parent reports any status other than 0 after the end frame).
+constexpr int dat_child_bad_input = 2; ///< it sent an error frame
+constexpr int dat_child_no_parent = 3; ///< the parent stopped reading (a failed write)
+constexpr std::size_t dat_pipe_chunk = 64 << 10;
+
+/*
+ * The child's side: libtracecmd's handle, the merge across CPUs (one pending record per CPU)
+ * and the conversion to an ftrace_event's fields, written to the pipe in frames.
+ */
+class dat_child {
 public:
-    explicit dat_source(const std::string& path) : path_(path)
+    dat_child(const std::string& path, int fd) : path_(path), fd_(fd)
     {
-        // tracecmd_open() is tracecmd_open_head() (the headers) then tracecmd_init_data()
-        // (each CPU's first page), closing the handle when either fails; but after a failed
-        // tracecmd_init_data(), as a .dat cut short anywhere past its headers gives,
-        // tracecmd_close() walks CPU data that was never set up (SIGSEGV in libtracecmd
-        // 3.1.6, Debian's). So the two steps are called here, and a handle whose data could
-        // not be set up is never closed (abandon()): the error ends the command.
-        h_ = tracecmd_open_head(path.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS);
-        if (!h_)
-            throw config_error(path, "libtracecmd cannot read this trace-cmd .dat file");
-        if (tracecmd_init_data(h_) < 0) {
-            abandon(h_);
-            h_ = nullptr;
-            throw config_error(path, "libtracecmd cannot read the CPU data of this trace-cmd "
-                                     ".dat file: it is truncated or corrupt");
-        }
-        tep_ = tracecmd_get_tep(h_);
-        nr_cpus_ = tep_get_cpus(tep_);
-        if (nr_cpus_ <= 0 || nr_cpus_ > 8192)
-            throw config_error(path, fmt::format("a .dat file of {} CPUs", nr_cpus_));
-        next_.assign(static_cast<std::size_t>(nr_cpus_), nullptr);
-        for (int c = 0; c < nr_cpus_; ++c)
-            next_[static_cast<std::size_t>(c)] = tracecmd_read_data(h_, c);
-    }
-    /// Keeps a handle that cannot be closed (see the constructor) reachable for the rest of
-    /// the process, so that LeakSanitizer (.ci/run's ASan build) does not report it: one
-    /// handle and its file descriptor per refused file.
-    static void abandon(tracecmd_input* h)
-    {
-        static std::mutex m;
-        static auto* kept = new std::vector<tracecmd_input*>; // never freed, on purpose
-        const std::lock_guard<std::mutex> lock(m);
-        kept->push_back(h);
+        out_.reserve(dat_pipe_chunk);
     }
 
-    ~dat_source()
+    [[noreturn]] void run()
     {
-        for (tep_record* r : next_)
-            if (r)
-                tracecmd_free_record(r);
-        tracecmd_close(h_);
-    }
-    dat_source(const dat_source&) = delete;
-    dat_source& operator=(const dat_source&) = delete;
-    int nr_cpus() const { return nr_cpus_; }
-
-    /// The next record (the earliest over the CPUs); false at the end. `n` numbers the records.
-    bool next(ftrace_event& e, u64 n)
-    {
-        int best = -1;
-        for (int c = 0; c < nr_cpus_; ++c) {
-            const tep_record* r = next_[static_cast<std::size_t>(c)];
-            if (r && (best < 0 || r->ts < next_[static_cast<std::size_t>(best)]->ts))
-                best = c;
+        tracecmd_input* h = tracecmd_open_head(path_.c_str(), TRACECMD_FL_LOAD_NO_PLUGINS);
+        if (!h)
+            fail(path_, "libtracecmd cannot read this trace-cmd .dat file");
+        if (tracecmd_init_data(h) < 0)
+            fail(path_, "libtracecmd cannot read the CPU data of this trace-cmd .dat file: it "
+                        "is truncated or corrupt");
+        tep_ = tracecmd_get_tep(h);
+        const int nr_cpus = tep_get_cpus(tep_);
+        if (nr_cpus <= 0 || nr_cpus > nr_cpus_limit)
+            fail(path_, fmt::format("a .dat file of {} CPUs", nr_cpus));
+        put(&dat_wire::header, 1);
+        const s32 n32 = nr_cpus;
+        put(&n32, sizeof n32);
+        std::vector<tep_record*> next(static_cast<std::size_t>(nr_cpus), nullptr);
+        for (int c = 0; c < nr_cpus; ++c)
+            next[static_cast<std::size_t>(c)] = tracecmd_read_data(h, c);
+        for (u64 n = 1;; ++n) {
+            int best = -1;
+            for (int c = 0; c < nr_cpus; ++c) {
+                const tep_record* r = next[static_cast<std::size_t>(c)];
+                if (r && (best < 0 || r->ts < next[static_cast<std::size_t>(best)]->ts))
+                    best = c;
+            }
+            if (best < 0)
+                break;
+            tep_record* r = next[static_cast<std::size_t>(best)];
+            next[static_cast<std::size_t>(best)] = tracecmd_read_data(h, best);
+            if (r->missed_events != 0)
+                fail(fmt::format("{}:{}", path_, n), // as ftrace_reader::where() names it
+                     fmt::format("CPU {} lost events before this record: a replay would miss "
+                                 "the tasks' switches and wakeups",
+                                 best));
+            convert(r, best);
+            tracecmd_free_record(r);
         }
-        if (best < 0)
-            return false;
-        tep_record* r = next_[static_cast<std::size_t>(best)];
-        next_[static_cast<std::size_t>(best)] = tracecmd_read_data(h_, best);
-        struct free_record {
-            tep_record* r;
-            ~free_record() { tracecmd_free_record(r); }
-        } guard{r};
-        if (r->missed_events != 0)
-            throw config_error(fmt::format("{}: record {}", path_, n),
-                               fmt::format("CPU {} lost events before this record: a replay would "
-                                           "miss the tasks' switches and wakeups",
-                                           best));
-        convert(r, best, e);
-        return true;
+        put(&dat_wire::end, 1);
+        flush();
+        _exit(0); // the handle is not closed (see above)
     }
 
 private:
+    void put(const void* p, std::size_t n)
+    {
+        if (out_.size() + n > dat_pipe_chunk && !out_.empty())
+            flush();
+        out_.append(static_cast<const char*>(p), n);
+    }
+    void flush()
+    {
+        for (std::size_t off = 0; off < out_.size();) {
+            const ssize_t w = ::write(fd_, out_.data() + off, out_.size() - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                _exit(dat_child_no_parent);
+            off += static_cast<std::size_t>(w);
+        }
+        out_.clear();
+    }
+    /// Sends the error for the parent to throw as config_error(where, what), and exits.
+    [[noreturn]] void fail(const std::string& where, const std::string& what)
+    {
+        const u32 len[2] = {static_cast<u32>(where.size()), static_cast<u32>(what.size())};
+        put(&dat_wire::error, 1);
+        put(len, sizeof len);
+        put(where.data(), where.size());
+        put(what.data(), what.size());
+        flush();
+        _exit(dat_child_bad_input);
+    }
+
     long long field(tep_event* ev, tep_record* r, const char* name)
     {
         unsigned long long v = 0;
         if (tep_get_field_val(nullptr, ev, name, r, &v, 0) != 0)
-            throw config_error(path_, fmt::format("{} without its '{}' field", ev->name, name));
+            fail(path_, fmt::format("{} without its '{}' field", ev->name, name));
         return static_cast<long long>(v);
     }
-    std::string_view text(tep_event* ev, tep_record* r, const char* name, std::string& store)
+    std::string_view text(tep_event* ev, tep_record* r, const char* name)
     {
         int len = 0;
         const char* p = static_cast<const char*>(tep_get_field_raw(nullptr, ev, name, r, &len, 0));
         if (!p)
-            throw config_error(path_, fmt::format("{} without its '{}' field", ev->name, name));
-        store.assign(p, strnlen(p, static_cast<std::size_t>(std::max(len, 0))));
-        return store;
+            fail(path_, fmt::format("{} without its '{}' field", ev->name, name));
+        return {p, strnlen(p, static_cast<std::size_t>(std::max(len, 0)))};
     }
 
-    void convert(tep_record* r, int cpu, ftrace_event& e)
+    void convert(tep_record* r, int cpu)
     {
-        e.ts = static_cast<sim_time>(r->ts);
-        e.cpu = cpu;
-        e.curr_pid = tep_data_pid(tep_, r);
-        const char* cc = tep_data_comm_from_pid(tep_, e.curr_pid);
-        curr_comm_ = e.curr_pid == 0 ? "<idle>" : cc ? cc : "<...>";
-        e.curr_comm = curr_comm_;
+        dat_wire::record_head h{};
+        std::string_view s[5]; // curr_comm, name, comm, comm2, prev_state
+        h.ts = static_cast<s64>(r->ts);
+        h.cpu = cpu;
+        h.curr_pid = tep_data_pid(tep_, r);
+        const char* cc = tep_data_comm_from_pid(tep_, h.curr_pid);
+        s[0] = h.curr_pid == 0 ? "<idle>" : cc ? cc : "<...>";
         const int flags = tep_data_flags(tep_, r);
         // Bits of the common_flags field (kernel/trace/trace.h, trace_flag_type): NMI 0x40,
         // HARDIRQ 0x08, SOFTIRQ 0x10.
-        e.ctx = (flags & 0x40)   ? ftrace_context::nmi
-                : (flags & 0x08) ? ftrace_context::hardirq
-                : (flags & 0x10) ? ftrace_context::softirq
-                                 : ftrace_context::task;
-        e.pid = e.pid2 = e.target_cpu = e.dest_cpu = -1;
-        e.prio = e.prio2 = ftrace_no_prio;
-        e.comm = e.comm2 = e.prev_state = {};
-        e.inferred = false;
-        e.ts_lo = e.ts;
+        h.ctx = static_cast<u8>((flags & 0x40)   ? ftrace_context::nmi
+                                : (flags & 0x08) ? ftrace_context::hardirq
+                                : (flags & 0x10) ? ftrace_context::softirq
+                                                 : ftrace_context::task);
+        h.pid = h.pid2 = h.target_cpu = h.dest_cpu = -1;
+        h.prio = h.prio2 = ftrace_no_prio;
+        ftrace_event_type type = ftrace_event_type::other;
         tep_event* ev = tep_find_event_by_record(tep_, r);
-        name_ = ev && ev->name ? ev->name : "unknown";
-        e.name = name_;
-        e.type = ftrace_event_type::other;
-        if (!ev)
-            return;
-        const std::string_view n = e.name;
+        s[1] = ev && ev->name ? ev->name : "unknown";
+        const std::string_view n = ev ? s[1] : std::string_view();
+        const auto num = [&](const char* name) { return static_cast<s32>(field(ev, r, name)); };
         if (n == "sched_switch") {
-            e.type = ftrace_event_type::sched_switch;
-            e.comm = text(ev, r, "prev_comm", comm_);
-            e.pid = static_cast<int>(field(ev, r, "prev_pid"));
-            e.prio = static_cast<int>(field(ev, r, "prev_prio"));
-            e.prev_state = state_string(field(ev, r, "prev_state"));
-            e.comm2 = text(ev, r, "next_comm", comm2_);
-            e.pid2 = static_cast<int>(field(ev, r, "next_pid"));
-            e.prio2 = static_cast<int>(field(ev, r, "next_prio"));
+            type = ftrace_event_type::sched_switch;
+            s[2] = text(ev, r, "prev_comm");
+            h.pid = num("prev_pid");
+            h.prio = num("prev_prio");
+            s[4] = state_string(field(ev, r, "prev_state"));
+            s[3] = text(ev, r, "next_comm");
+            h.pid2 = num("next_pid");
+            h.prio2 = num("next_prio");
         } else if (n == "sched_waking" || n == "sched_wakeup" || n == "sched_wakeup_new") {
-            e.type = n == "sched_waking"   ? ftrace_event_type::sched_waking
-                     : n == "sched_wakeup" ? ftrace_event_type::sched_wakeup
-                                           : ftrace_event_type::sched_wakeup_new;
-            e.comm = text(ev, r, "comm", comm_);
-            e.pid = static_cast<int>(field(ev, r, "pid"));
-            e.prio = static_cast<int>(field(ev, r, "prio"));
-            e.target_cpu = static_cast<int>(field(ev, r, "target_cpu"));
+            type = n == "sched_waking"   ? ftrace_event_type::sched_waking
+                   : n == "sched_wakeup" ? ftrace_event_type::sched_wakeup
+                                         : ftrace_event_type::sched_wakeup_new;
+            s[2] = text(ev, r, "comm");
+            h.pid = num("pid");
+            h.prio = num("prio");
+            h.target_cpu = num("target_cpu");
         } else if (n == "sched_migrate_task") {
-            e.type = ftrace_event_type::sched_migrate_task;
-            e.comm = text(ev, r, "comm", comm_);
-            e.pid = static_cast<int>(field(ev, r, "pid"));
-            e.prio = static_cast<int>(field(ev, r, "prio"));
-            e.target_cpu = static_cast<int>(field(ev, r, "orig_cpu"));
-            e.dest_cpu = static_cast<int>(field(ev, r, "dest_cpu"));
+            type = ftrace_event_type::sched_migrate_task;
+            s[2] = text(ev, r, "comm");
+            h.pid = num("pid");
+            h.prio = num("prio");
+            h.target_cpu = num("orig_cpu");
+            h.dest_cpu = num("dest_cpu");
         } else if (n == "sched_process_fork") {
-            e.type = ftrace_event_type::sched_process_fork;
-            e.comm = text(ev, r, "parent_comm", comm_);
-            e.pid = static_cast<int>(field(ev, r, "parent_pid"));
-            e.comm2 = text(ev, r, "child_comm", comm2_);
-            e.pid2 = static_cast<int>(field(ev, r, "child_pid"));
+            type = ftrace_event_type::sched_process_fork;
+            s[2] = text(ev, r, "parent_comm");
+            h.pid = num("parent_pid");
+            s[3] = text(ev, r, "child_comm");
+            h.pid2 = num("child_pid");
         } else if (n == "sched_process_exit") {
-            e.type = ftrace_event_type::sched_process_exit;
-            e.comm = text(ev, r, "comm", comm_);
-            e.pid = static_cast<int>(field(ev, r, "pid"));
+            type = ftrace_event_type::sched_process_exit;
+            s[2] = text(ev, r, "comm");
+            h.pid = num("pid");
         } else if (n == "sched_process_exec") {
-            e.type = ftrace_event_type::sched_process_exec;
-            e.pid = static_cast<int>(field(ev, r, "pid"));
-            e.pid2 = static_cast<int>(field(ev, r, "old_pid"));
+            type = ftrace_event_type::sched_process_exec;
+            h.pid = num("pid");
+            h.pid2 = num("old_pid");
         }
+        h.type = static_cast<u8>(type);
+        for (int i = 0; i < 5; ++i)
+            h.len[i] = static_cast<u32>(s[i].size());
+        put(&dat_wire::record, 1);
+        put(&h, sizeof h);
+        for (const std::string_view v : s)
+            put(v.data(), v.size());
     }
 
     /*
@@ -465,11 +529,242 @@ private:
         return state_;
     }
 
-    std::string path_;
-    tracecmd_input* h_ = nullptr;
+    const std::string& path_;
+    int fd_;
+    std::string out_;
     tep_handle* tep_ = nullptr;
+    std::string state_;
+};
+
+/*
+ * What runs in the child between fork() and dat_child::run(): a crash signal kills it (the
+ * host's handlers, e.g. a sanitizer's or libFuzzer's, are the parent's business), it dies with
+ * the thread that forked it, it holds no descriptor but its pipe (another reader's pipe kept
+ * open here would delay that reader's end of file), and stdio goes to a stream of its own.
+ */
+[[noreturn]] void start_dat_child(const std::string& path, int fd, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(dat_child_no_parent);
+    sigset_t crash;
+    sigemptyset(&crash);
+    for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE}) {
+        struct sigaction sa {};
+        sa.sa_handler = SIG_DFL;
+        sigaction(sig, &sa, nullptr);
+        sigaddset(&crash, sig);
+    }
+    sigprocmask(SIG_UNBLOCK, &crash, nullptr);
+    if (fd > 3)
+        close_range(3, static_cast<unsigned>(fd) - 1, 0);
+    close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
+    // libtracecmd prints to stdout ("File possibly truncated") and, through libtraceevent, to
+    // stderr: a FILE of the parent's may be locked by another thread, or hold the parent's
+    // unwritten output. The child's own stream (the variables are glibc's to set) drops them.
+    char sink[4096];
+    if (std::FILE* own = fmemopen(sink, sizeof sink, "w")) {
+        stdout = own;
+        stderr = own;
+    }
+    dat_child(path, fd).run();
+}
+
+} // namespace
+
+/*
+ * The parent's side: the child's frames decoded into ftrace_events, one at a time.
+ */
+class dat_source {
+public:
+    explicit dat_source(const std::string& path) : path_(path), buf_(dat_pipe_chunk)
+    {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0)
+            throw config_error(path, fmt::format("cannot make a pipe to read it through: {}",
+                                                 std::strerror(errno)));
+        const pid_t parent = getpid();
+        pid_ = fork();
+        if (pid_ < 0) {
+            const int err = errno;
+            ::close(fds[0]);
+            ::close(fds[1]);
+            throw config_error(
+                path, fmt::format("cannot start a process to read it: {}", std::strerror(err)));
+        }
+        if (pid_ == 0)
+            start_dat_child(path_, fds[1], parent);
+        ::close(fds[1]);
+        fd_ = fds[0];
+        try {
+            if (!fill(1) || buf_[pos_] != dat_wire::header)
+                frame_not_read();
+            if (!fill(1 + sizeof(s32)))
+                frame_not_read();
+            s32 n = 0;
+            std::memcpy(&n, buf_.data() + pos_ + 1, sizeof n);
+            pos_ += 1 + sizeof n;
+            nr_cpus_ = n;
+        } catch (...) {
+            finish(true);
+            throw;
+        }
+    }
+    ~dat_source() { finish(true); }
+    dat_source(const dat_source&) = delete;
+    dat_source& operator=(const dat_source&) = delete;
+    int nr_cpus() const { return nr_cpus_; }
+
+    /// The next record (the earliest over the CPUs); false at the end.
+    bool next(ftrace_event& e)
+    {
+        if (done_)
+            return false;
+        if (!fill(1))
+            frame_not_read();
+        if (buf_[pos_] == dat_wire::end) {
+            ++pos_;
+            done_ = true;
+            finish(false);
+            if (!(WIFEXITED(status_) && WEXITSTATUS(status_) == 0) && status_ != -1)
+                child_failed();
+            return false;
+        }
+        if (buf_[pos_] != dat_wire::record)
+            frame_not_read();
+        dat_wire::record_head h;
+        if (!fill(1 + sizeof h))
+            frame_not_read();
+        std::memcpy(&h, buf_.data() + pos_ + 1, sizeof h);
+        u64 total = 0;
+        for (const u32 l : h.len)
+            total += l;
+        if (!fill(1 + sizeof h + total))
+            frame_not_read();
+        const char* p = buf_.data() + pos_ + 1 + sizeof h;
+        std::string* const store[5] = {&curr_comm_, &name_, &comm_, &comm2_, &state_};
+        for (int i = 0; i < 5; ++i) {
+            store[i]->assign(p, h.len[i]);
+            p += h.len[i];
+        }
+        pos_ += 1 + sizeof h + total;
+        e.ts = h.ts;
+        e.cpu = h.cpu;
+        e.curr_pid = h.curr_pid;
+        e.curr_comm = curr_comm_;
+        e.ctx = static_cast<ftrace_context>(h.ctx);
+        e.type = static_cast<ftrace_event_type>(h.type);
+        e.name = name_;
+        e.pid = h.pid;
+        e.prio = h.prio;
+        e.pid2 = h.pid2;
+        e.prio2 = h.prio2;
+        e.target_cpu = h.target_cpu;
+        e.dest_cpu = h.dest_cpu;
+        e.comm = h.len[2] ? std::string_view(comm_) : std::string_view();
+        e.comm2 = h.len[3] ? std::string_view(comm2_) : std::string_view();
+        e.prev_state = h.len[4] ? std::string_view(state_) : std::string_view();
+        e.inferred = false;
+        e.ts_lo = e.ts;
+        return true;
+    }
+
+private:
+    /// At least `n` unread bytes in buf_; false when the pipe ends first.
+    bool fill(std::size_t n)
+    {
+        while (end_ - pos_ < n) {
+            // Room for the frame, and for a read of a useful size: the unread bytes moved to
+            // the front, the buffer grown for a frame larger than it.
+            if (buf_.size() - pos_ < n || buf_.size() - end_ < dat_pipe_chunk / 4) {
+                std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+                end_ -= pos_;
+                pos_ = 0;
+                if (buf_.size() < n)
+                    buf_.resize(n);
+            }
+            const ssize_t got = ::read(fd_, buf_.data() + end_, buf_.size() - end_);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                const int err = errno;
+                finish(true);
+                throw config_error(path_, fmt::format("reading the records from the process "
+                                                      "that reads the file: {}",
+                                                      std::strerror(err)));
+            }
+            if (got == 0)
+                return false;
+            end_ += static_cast<std::size_t>(got);
+        }
+        return true;
+    }
+
+    /// The pipe ended before a whole frame, or the frame is the child's error: the child's
+    /// error, or how it ended.
+    [[noreturn]] void frame_not_read()
+    {
+        if (end_ > pos_ && buf_[pos_] == dat_wire::error) {
+            u32 len[2] = {0, 0};
+            if (fill(1 + sizeof len)) {
+                std::memcpy(len, buf_.data() + pos_ + 1, sizeof len);
+                if (fill(1 + sizeof len + u64{len[0]} + len[1])) {
+                    const std::size_t at = pos_ + 1 + sizeof len; // after fill() moved them
+                    std::string where(buf_.data() + at, len[0]);
+                    std::string what(buf_.data() + at + len[0], len[1]);
+                    finish(false);
+                    throw config_error(std::move(where), what);
+                }
+            }
+        }
+        finish(false);
+        child_failed();
+    }
+
+    [[noreturn]] void child_failed() const
+    {
+        std::string how;
+        if (status_ == -1)
+            how = "its exit status is unknown";
+        else if (WIFSIGNALED(status_)) {
+            const char* abbrev = sigabbrev_np(WTERMSIG(status_));
+            how = abbrev ? fmt::format("killed by SIG{}", abbrev)
+                         : fmt::format("killed by signal {}", WTERMSIG(status_));
+        } else
+            how = fmt::format("exit status {}", WEXITSTATUS(status_));
+        throw config_error(path_, fmt::format("libtracecmd could not read this trace-cmd .dat "
+                                              "file ({}): it is corrupt or truncated",
+                                              how));
+    }
+
+    /// Closes the pipe and reaps the child (killed first with `kill`: a reader stopped early).
+    /// status_ is its wait status, or -1 when it cannot be known (SIGCHLD ignored).
+    void finish(bool kill) noexcept
+    {
+        if (fd_ >= 0) {
+            ::close(fd_);
+            fd_ = -1;
+        }
+        if (pid_ > 0) {
+            if (kill)
+                ::kill(pid_, SIGKILL);
+            int st = 0;
+            pid_t r;
+            while ((r = ::waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
+            }
+            status_ = r == pid_ ? st : -1;
+            pid_ = -1;
+        }
+    }
+
+    std::string path_;
+    pid_t pid_ = -1;
+    int fd_ = -1;
+    int status_ = -1;
+    bool done_ = false;
+    std::vector<char> buf_;
+    std::size_t pos_ = 0, end_ = 0;
     int nr_cpus_ = 0;
-    std::vector<tep_record*> next_;
     std::string curr_comm_, name_, comm_, comm2_, state_;
 };
 
@@ -573,12 +868,23 @@ bool ftrace_reader::next_line(std::string_view& line)
 bool ftrace_reader::next(ftrace_event& e)
 {
     if (dat_) {
-        if (!dat_->next(e, stats_.events + 1))
+        if (!dat_->next(e))
             return false;
         ++stats_.events;
-        e.line = stats_.events;
+        e.line = line_no_ = stats_.events; // where() names the record
+        // A record's numbers are whatever its bytes say: held to the text's bounds (a pid
+        // of 2^31 had a replay allocate gigabytes; parse_timestamp()'s seconds).
+        if (e.ts < 0 || e.ts > max_trace_seconds * NSEC_PER_SEC)
+            fail(fmt::format("a timestamp of {} ns: beyond {} s, not a trace's", e.ts,
+                             max_trace_seconds));
+        if (e.curr_pid < 0 || e.curr_pid > pid_max_limit)
+            fail(fmt::format("common_pid {} is outside the kernel's pids (0 to PID_MAX_LIMIT, "
+                             "{})",
+                             e.curr_pid, pid_max_limit));
         if (e.type == ftrace_event_type::other)
             ++stats_.skipped[std::string(e.name)];
+        else
+            check_pids(e);
         if (e.ts < last_ts_)
             fail("a record before the previous one in time");
         last_ts_ = e.ts;
@@ -714,7 +1020,7 @@ s64 ftrace_reader::parse_timestamp(std::string_view t, std::string_view stamp)
         not_ftrace(t);
     {
         const auto [p, ec] = std::from_chars(stamp.data(), stamp.data() + dot, secs);
-        if (ec != std::errc() || p != stamp.data() + dot || secs < 0 || secs > 9'000'000'000)
+        if (ec != std::errc() || p != stamp.data() + dot || secs < 0 || secs > max_trace_seconds)
             not_ftrace(t);
     }
     const std::string_view frac = stamp.substr(dot + 1);
@@ -953,6 +1259,12 @@ void ftrace_reader::parse_fields(std::string_view f, ftrace_event& e)
     case ftrace_event_type::other:
         break;
     }
+    check_pids(e);
+}
+
+/* A known event's pids within the kernel's limits (its fields, whichever the format). */
+void ftrace_reader::check_pids(const ftrace_event& e) const
+{
     for (const int p : {e.pid, e.pid2})
         if (p > pid_max_limit)
             fail(fmt::format("{}: pid {} is beyond the kernel's PID_MAX_LIMIT ({})", e.name, p,

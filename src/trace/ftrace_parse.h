@@ -158,6 +158,7 @@ private:
     void accept_record(const ftrace_event& e);
     [[noreturn]] void not_ftrace(std::string_view t) const;
     void parse_fields(std::string_view fields, ftrace_event& e);
+    void check_pids(const ftrace_event& e) const;
     [[noreturn]] void fail(const std::string& what) const;
 
     std::string path_;

@@ -14,16 +14,6 @@
 #include <string>
 #include <vector>
 
-/*
- * LeakSanitizer (the ASan build): libtraceevent 1.7.1 (Debian 12) keeps a 2-byte strdup() of
- * its event-format parser after tracecmd_close(); not ours to free. Only this test binary reads
- * .dat files.
- */
-extern "C" const char* __lsan_default_suppressions()
-{
-    return "leak:libtraceevent.so\n";
-}
-
 namespace schedlab {
 namespace {
 

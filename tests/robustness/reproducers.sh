@@ -169,6 +169,14 @@ try 20 2 "latency --explain /dev/zero" -- latency --quiet --wakeups --explain /d
 try 20 2 "hackbench -l 10^18 (past OPT_UINTEGER)" -- run "${M[@]}" -- hackbench -l 1000000000000000000
 printf 'machines = ["ryzen-7950x"]\nkernels = ["6.6"]\ntime_limit = 1e9\n[[benchmarks]]\ncommand = "perf bench sched pipe -l 10"\n' > tl.toml
 try 20 2 "sweep time_limit = 1e9" -- sweep --dry-run --store sw.sqlite tl.toml
+echo "# 23: .dat input in a child process (lane datiso, docs/testing.md)"
+# One byte of sched_switch's print format: libtraceevent 1.7.1 crashes parsing it (SIGSEGV,
+# exit 139 before libtracecmd ran in a child process).
+python3 -c 'b = open("t.dat", "rb").read(); open("fmt.dat", "wb").write(b.replace(b"REC->prev_state, {", b"REC->prev_s>ate, {", 1))'
+try 20 2 "replay of a .dat libtraceevent crashes on" -- replay --quiet fmt.dat
+try 20 2 "latency of a .dat libtraceevent crashes on" -- latency --quiet fmt.dat
+printf 'machines = ["ryzen-7950x"]\nkernels = ["6.6"]\ncosts = ["line_llc=5", "line_llc=7"]\n[[benchmarks]]\ncommand = "perf bench sched pipe -l 10"\n' > cost2.toml
+try 20 2 "sweep costs: one cost given twice" -- sweep --dry-run --store sw.sqlite cost2.toml
 
 echo "reproducers: $pass passed, $fail failed"
 [ $fail -eq 0 ]
