@@ -124,18 +124,74 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
  * vruntime reaches its deadline it gets a new request of base_slice and, if
  * others are queued, the CPU is asked to reschedule. This replaces CFS's
  * check_preempt_tick(). 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e) asks in update_curr(),
- * with resched_curr_lazy(): TIF_NEED_RESCHED_LAZY under preempt=lazy.
+ * with resched_curr_lazy(): TIF_NEED_RESCHED_LAZY under preempt=lazy, and also whenever
+ * curr is no longer protected (!protect_slice(), v6.17), e.g. a curr picked again
+ * without set_next_entity() after its deadline moved.
  */
 void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
-    if (static_cast<s64>(se.vruntime - se.deadline) < 0)
-        return;
-    se.slice = k.tunables().base_slice;
-    se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
-    if (cfs.nr_running > 1) {
-        k.resched_curr_lazy(*cfs.rq_); // 6.18: update_curr()'s resched_curr_lazy()
-        clear_buddies(cfs, se);
+    const bool resched = static_cast<s64>(se.vruntime - se.deadline) >= 0;
+    if (resched) {
+        se.slice = k.tunables().base_slice;
+        se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
     }
+    if (k.config().behaviour.eevdf_protect_slice) {
+        // 6.18 update_curr(): `if (cfs_rq->nr_queued == 1) return;`
+        if (cfs.nr_running == 1 || !(resched || !protect_slice(se)))
+            return;
+    } else if (!resched || cfs.nr_running <= 1) {
+        return;
+    }
+    k.resched_curr_lazy(*cfs.rq_); // 6.18: update_curr()'s resched_curr_lazy()
+    clear_buddies(cfs, se);
+}
+
+namespace {
+// kernel: kernel/sched/fair.c cfs_rq_min_slice(), 6.18: the smallest slice of curr (if
+// queued) and the tree's entities (the tree's min_slice augmentation; a scan here).
+u64 cfs_rq_min_slice(const cfs_rq& cfs)
+{
+    u64 min_slice = ~0ULL;
+    if (cfs.curr && cfs.curr->on_rq)
+        min_slice = cfs.curr->slice;
+    for (const sched_entity* se : cfs.tasks_timeline)
+        min_slice = std::min(min_slice, se->slice);
+    return min_slice;
+}
+} // namespace
+
+/*
+ * kernel: kernel/sched/fair.c set_protect_slice(), 6.18 (v6.17): at the pick, the vruntime
+ * up to which curr is not preempted by a pick: its deadline, or with RUN_TO_PARITY the
+ * smallest slice queued, without it the normalised base slice (a minimum quantum), when
+ * shorter than its own.
+ */
+void set_protect_slice(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    u64 slice = k.config().params.base_slice_ns; // normalized_sysctl_sched_base_slice
+    u64 vprot = se.deadline;
+    if (sched_feat_of(k, RUN_TO_PARITY))
+        slice = cfs_rq_min_slice(cfs);
+    slice = std::min(slice, se.slice);
+    if (slice != se.slice) {
+        const u64 end = se.vruntime + calc_delta_fair(slice, se);
+        if (static_cast<s64>(end - vprot) < 0) // min_vruntime()
+            vprot = end;
+    }
+    se.vprot = vprot;
+}
+
+// kernel: kernel/sched/fair.c protect_slice(), 6.18: curr has not reached vprot yet.
+bool protect_slice(const sched_entity& se)
+{
+    return static_cast<s64>(se.vprot - se.vruntime) > 0;
+}
+
+// kernel: kernel/sched/fair.c cancel_protect_slice(), 6.18.
+void cancel_protect_slice(sched_entity& se)
+{
+    if (protect_slice(se))
+        se.vprot = se.vruntime;
 }
 
 /*
@@ -145,15 +201,21 @@ void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
  * so the eligible entities are a prefix of the tree; the earliest deadline
  * among them wins, the leftmost on ties. curr wins only with a strictly
  * earlier deadline, and with RUN_TO_PARITY while it still holds the deadline
- * it was picked with.
+ * it was picked with. 6.18 (v6.17's __pick_eevdf(cfs_rq, protect)): an eligible curr
+ * still short of its vprot wins, whatever RUN_TO_PARITY says (set_protect_slice()).
  */
 sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
 {
     sched_entity* curr = cfs.curr;
     if (curr && (!curr->on_rq || !entity_eligible(cfs, *curr)))
         curr = nullptr;
-    if (sched_feat_of(k, RUN_TO_PARITY) && curr && curr->vlag == static_cast<s64>(curr->deadline))
+    if (k.config().behaviour.eevdf_protect_slice) {
+        if (curr && protect_slice(*curr))
+            return curr;
+    } else if (sched_feat_of(k, RUN_TO_PARITY) && curr &&
+               curr->vlag == static_cast<s64>(curr->deadline)) {
         return curr;
+    }
 
     sched_entity* best = nullptr;
     for (sched_entity* se : cfs.tasks_timeline) {
@@ -201,6 +263,9 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     const bool cse_is_idle = curr.policy == SCHED_IDLE;
     const bool pse_is_idle = p.policy == SCHED_IDLE;
     if (cse_is_idle && !pse_is_idle) {
+        // 6.18: "don't give idle entity slice protection": cancel_protect_slice(se)
+        if (k.config().behaviour.eevdf_protect_slice)
+            cancel_protect_slice(*se);
         k.resched_curr_lazy(r); // 6.18: `goto preempt`, resched_curr_lazy() too
         return;
     }
@@ -343,9 +408,12 @@ const fair_policy_ops eevdf_policy = {
         return pick_next_entity_eevdf(k, cfs);
     },
     // kernel: kernel/sched/fair.c set_next_entity(), 6.6: "HACK, stash a copy of
-    // deadline at the point of pick in vlag" (RUN_TO_PARITY).
-    .set_next_entity = [](kernel& /*k*/, cfs_rq& /*cfs*/, sched_entity& se) {
-        se.vlag = static_cast<s64>(se.deadline);
+    // deadline at the point of pick in vlag" (RUN_TO_PARITY); 6.18: set_protect_slice().
+    .set_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se) {
+        if (k.config().behaviour.eevdf_protect_slice)
+            set_protect_slice(k, cfs, se);
+        else
+            se.vlag = static_cast<s64>(se.deadline);
     },
     // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: deadline += slice.
     .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {

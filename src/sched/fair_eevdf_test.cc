@@ -183,6 +183,94 @@ TEST_F(eevdf, update_deadline_grants_a_new_request_once_the_deadline_is_reached)
     EXPECT_TRUE(t.k->cpu_rq(0).need_resched) << "others are queued, so curr must reschedule";
 }
 
+/*
+ * 6.18 (v6.17's vprot, read at gfunkmonk/linux-6.18.2 57dc26c98e5e): set_next_entity()
+ * records vprot = the deadline at the pick (RUN_TO_PARITY, equal slices), and
+ * update_curr() reschedules whenever !protect_slice(curr), not only when the deadline
+ * is reached. Worked by hand: a picked at vruntime 0 with deadline 0.75 ms (vprot
+ * 0.75 ms); its deadline then moved to 1.5 ms without a new pick (re-picked as prev,
+ * no set_next_entity()), and it has run to 0.8 ms: the deadline is not reached, so
+ * 6.6 asks nothing, while 6.18's 0.8 ms >= vprot asks for a reschedule.
+ */
+bool unprotected_curr_reschedules(const char* spec)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    cfs_rq& c = f.k->cpu_rq(0).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice; // 0.75 ms on one CPU
+        x->se.vruntime = c.min_vruntime;
+        x->se.deadline = c.min_vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+    set_next_entity(*f.k, c, a.se);
+    a.se.deadline = c.min_vruntime + 1500000;
+    a.se.vruntime = c.min_vruntime + 800000;
+    update_deadline(*f.k, c, a.se);
+    return f.k->cpu_rq(0).need_resched;
+}
+
+TEST(update_curr_eevdf, from_6_18_an_unprotected_curr_reschedules_before_its_deadline)
+{
+    EXPECT_TRUE(unprotected_curr_reschedules("6.18"));
+    EXPECT_FALSE(unprotected_curr_reschedules("6.6"));
+}
+
+/*
+ * 6.18's set_protect_slice() without RUN_TO_PARITY still protects a minimum quantum:
+ * min(normalized base slice, se->slice). Eight CPUs, so base_slice = 4 x 0.75 ms = 3 ms
+ * and the quantum 0.75 ms. By hand: c (key 10 ms, ineligible) holds V up at ~3.4 ms, so
+ * a (key 0, deadline 3 ms) and b (key 0.1 ms, deadline 1 ms) are both eligible and b
+ * has the earlier deadline. a picked: vprot = min(3 ms, 0 + 0.75 ms) = 0.75 ms, so a
+ * stays the pick until its vruntime reaches 0.75 ms, then b wins. With RUN_TO_PARITY
+ * vprot is the deadline (3 ms): a is still the pick at 0.75 ms. 6.6 without
+ * RUN_TO_PARITY protects nothing: b at once.
+ */
+struct protect_scene {
+    testlib::sched_fixture f;
+    cfs_rq& c;
+    task_struct a, b, x;
+    explicit protect_scene(const char* spec)
+        : f{testlib::small_machine(8), spec}, c{f.k->cpu_rq(0).cfs}
+    {
+        const std::pair<task_struct*, std::pair<s64, s64>> all[] = {
+            {&a, {0, 3000000}}, {&b, {100000, 1000000}}, {&x, {10000000, 20000000}}};
+        for (const auto& [p, kd] : all) {
+            p->se.owner = p;
+            p->se.slice = f.k->tunables().base_slice;
+            p->se.vruntime = c.min_vruntime + static_cast<u64>(kd.first);
+            p->se.deadline = c.min_vruntime + static_cast<u64>(kd.second);
+            __enqueue_entity(*f.k, c, p->se);
+            p->se.on_rq = true;
+            c.nr_running++;
+        }
+        set_next_entity(*f.k, c, a.se);
+    }
+    sched_entity* pick_at(s64 a_key)
+    {
+        a.se.vruntime = c.min_vruntime + static_cast<u64>(a_key);
+        return pick_eevdf(*f.k, c);
+    }
+};
+
+TEST(pick_eevdf, from_6_18_no_run_to_parity_still_protects_a_minimum_quantum)
+{
+    protect_scene nrp("6.18+NO_RUN_TO_PARITY");
+    ASSERT_EQ(nrp.f.k->tunables().base_slice, 3000000u);
+    EXPECT_EQ(nrp.a.se.vprot, nrp.c.min_vruntime + 750000);
+    EXPECT_EQ(nrp.pick_at(0), &nrp.a.se);
+    EXPECT_EQ(nrp.pick_at(749999), &nrp.a.se);
+    EXPECT_EQ(nrp.pick_at(750000), &nrp.b.se);
+    protect_scene rtp("6.18");
+    EXPECT_EQ(rtp.a.se.vprot, rtp.a.se.deadline);
+    EXPECT_EQ(rtp.pick_at(750000), &rtp.a.se);
+    protect_scene old("6.6+NO_RUN_TO_PARITY");
+    EXPECT_EQ(old.pick_at(0), &old.b.se);
+}
+
 // The wakee b (eligible, earlier deadline) preempts curr a only when a no
 // longer holds the deadline it was picked with, or without RUN_TO_PARITY.
 bool wakeup_preempts(const char* spec, bool curr_got_new_deadline)
