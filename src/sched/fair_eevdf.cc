@@ -120,13 +120,31 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 }
 
 /*
+ * kernel: kernel/sched/fair.c did_preempt_short(), 6.12 (wishday/linux-6.12.y ff9796ed9e8b,
+ * 6.12.10): with PREEMPT_SHORT, a curr whose RUN_TO_PARITY stash no longer matches its
+ * deadline (its deadline moved since the pick, and it was picked again as prev without
+ * set_next_entity()) reschedules at update_curr() once it is not eligible. Not slice-length
+ * dependent: it acts with every task on base_slice.
+ */
+bool did_preempt_short(kernel& k, cfs_rq& cfs, const sched_entity& curr)
+{
+    if (!sched_feat_of(k, PREEMPT_SHORT))
+        return false;
+    if (curr.vlag == static_cast<s64>(curr.deadline))
+        return false;
+    return !entity_eligible(cfs, curr);
+}
+
+/*
  * kernel: kernel/sched/fair.c update_deadline(), 6.6: once an entity's
  * vruntime reaches its deadline it gets a new request of base_slice and, if
  * others are queued, the CPU is asked to reschedule. This replaces CFS's
  * check_preempt_tick(). 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e) asks in update_curr(),
  * with resched_curr_lazy(): TIF_NEED_RESCHED_LAZY under preempt=lazy, and also whenever
  * curr is no longer protected (!protect_slice(), v6.17), e.g. a curr picked again
- * without set_next_entity() after its deadline moved.
+ * without set_next_entity() after its deadline moved; 6.12 (update_curr() of v6.12)
+ * also when did_preempt_short(). Both return first with one entity queued (6.6: ask
+ * only with more than one).
  */
 void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
@@ -138,6 +156,10 @@ void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
     if (k.config().behaviour.eevdf_protect_slice) {
         // 6.18 update_curr(): `if (cfs_rq->nr_queued == 1) return;`
         if (cfs.nr_running == 1 || !(resched || !protect_slice(se)))
+            return;
+    } else if (k.config().has_feature(__SCHED_FEAT_PREEMPT_SHORT)) {
+        // 6.12 update_curr() (85e511df3cec's form): also did_preempt_short()
+        if (cfs.nr_running == 1 || !(resched || did_preempt_short(k, cfs, se)))
             return;
     } else if (!resched || cfs.nr_running <= 1) {
         return;

@@ -220,6 +220,43 @@ TEST(update_curr_eevdf, from_6_18_an_unprotected_curr_reschedules_before_its_dea
 }
 
 /*
+ * 6.12's did_preempt_short() (PREEMPT_SHORT, on by default): a curr whose deadline moved
+ * since its pick (vlag still holds the deadline it was picked with) reschedules at
+ * update_curr() once it is ineligible. By hand: a and b at vruntime 0; a picked (vlag =
+ * 0.75 ms), then its deadline moved to 1.5 ms and it ran to 0.8 ms. With b at 0, V =
+ * 0.4 ms < 0.8 ms: a is ineligible, 6.12 reschedules; with b at 2 ms, V = 1.4 ms: a
+ * is eligible, no reschedule. 6.6 and NO_PREEMPT_SHORT never ask before the deadline.
+ */
+bool moved_deadline_reschedules(const char* spec, s64 b_key)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    cfs_rq& c = f.k->cpu_rq(0).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
+        x->se.deadline = x->se.vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+    set_next_entity(*f.k, c, a.se);
+    a.se.deadline = c.min_vruntime + 1500000;
+    a.se.vruntime = c.min_vruntime + 800000;
+    update_deadline(*f.k, c, a.se);
+    return f.k->cpu_rq(0).need_resched;
+}
+
+TEST(update_curr_eevdf, in_6_12_did_preempt_short_reschedules_an_ineligible_curr_picked_again)
+{
+    EXPECT_TRUE(moved_deadline_reschedules("6.12", 0));
+    EXPECT_FALSE(moved_deadline_reschedules("6.12", 2000000));
+    EXPECT_FALSE(moved_deadline_reschedules("6.12+NO_PREEMPT_SHORT", 0));
+    EXPECT_FALSE(moved_deadline_reschedules("6.6", 0));
+}
+
+/*
  * 6.18's set_protect_slice() without RUN_TO_PARITY still protects a minimum quantum:
  * min(normalized base slice, se->slice). Eight CPUs, so base_slice = 4 x 0.75 ms = 3 ms
  * and the quantum 0.75 ms. By hand: c (key 10 ms, ineligible) holds V up at ~3.4 ms, so
