@@ -203,7 +203,7 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         se_update_runnable(se);
     clear_buddies(cfs, se);
     if (k.policy().dequeue_lag)
-        k.policy().dequeue_lag(k, cfs, se);
+        k.policy().dequeue_lag(k, cfs, se, flags);
     if (&se != cfs.curr)
         __dequeue_entity(k, cfs, se);
     se.on_rq = false;

@@ -93,7 +93,8 @@ void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se)
  * With PLACE_LAG the saved lag is inflated by (W + w) / W so that adding the
  * entity does not pull V towards it and shrink its lag; then
  * v = V - lag and vd = v + vslice (half a slice for a fork with
- * PLACE_DEADLINE_INITIAL).
+ * PLACE_DEADLINE_INITIAL); 6.12 with PLACE_REL_DEADLINE: vd = v + the relative
+ * deadline a non-sleep dequeue kept (rel_deadline).
  */
 void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
@@ -113,6 +114,13 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         lag /= load; // div_s64 truncates towards zero
     }
     se.vruntime = vruntime - static_cast<u64>(lag);
+
+    // 6.12 PLACE_REL_DEADLINE: a migrated entity keeps the deadline it had, relative.
+    if (sched_feat_of(k, PLACE_REL_DEADLINE) && se.rel_deadline) {
+        se.deadline += se.vruntime;
+        se.rel_deadline = false;
+        return;
+    }
 
     if (sched_feat_of(k, PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL))
         vslice /= 2;
@@ -393,7 +401,19 @@ const fair_policy_ops eevdf_policy = {
     .enqueue_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
         enqueue_entity_eevdf(k, cfs, se, flags);
     },
-    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se) { update_entity_lag(k, cfs, se); },
+    /*
+     * kernel: kernel/sched/fair.c dequeue_entity(), 6.12 (wishday/linux-6.12.y ff9796ed9e8b):
+     * update_entity_lag(), then with PLACE_REL_DEADLINE a dequeue that is not a sleep (a
+     * migration: the load balancer's detach, a pull, an affinity move) keeps the deadline
+     * relative to the vruntime, and place_entity() on the new cfs_rq restores it.
+     */
+    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
+        update_entity_lag(k, cfs, se);
+        if (sched_feat_of(k, PLACE_REL_DEADLINE) && !(flags & DEQUEUE_SLEEP)) {
+            se.deadline -= se.vruntime;
+            se.rel_deadline = true;
+        }
+    },
     // kernel: kernel/sched/fair.c task_fork_fair(), 6.6: placed as ENQUEUE_INITIAL.
     .task_fork = [](kernel& k, cfs_rq& cfs, sched_entity& se, sched_entity* /*curr*/) {
         place_entity_eevdf(k, cfs, se, ENQUEUE_INITIAL);

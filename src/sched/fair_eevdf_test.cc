@@ -308,6 +308,48 @@ TEST(pick_eevdf, from_6_18_no_run_to_parity_still_protects_a_minimum_quantum)
     EXPECT_EQ(old.pick_at(0), &old.b.se);
 }
 
+/*
+ * 6.12 PLACE_REL_DEADLINE (dequeue_entity() and place_entity() of 6.12.10): a dequeue that
+ * is not a sleep keeps deadline - vruntime, and the next placement restores it. Two CPUs,
+ * so base_slice = 2 x 0.75 ms. By hand: b queued on cpu0 at vruntime 0 with its deadline
+ * 0.3 ms ahead moves to the empty cpu1: placed at cpu1's V (its min_vruntime, no lag on
+ * an empty cfs_rq) with the deadline 0.3 ms ahead again. Asleep, or in 6.6 (no such
+ * feature), the deadline is a fresh slice: 1.5 ms ahead.
+ */
+s64 deadline_ahead_after_move(const char* spec, int dequeue_flags)
+{
+    testlib::sched_fixture f{testlib::small_machine(2), spec};
+    cfs_rq& c0 = f.k->cpu_rq(0).cfs;
+    cfs_rq& c1 = f.k->cpu_rq(1).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c0.min_vruntime;
+        x->se.deadline = c0.min_vruntime + (x == &b ? 300000 : 1500000);
+        __enqueue_entity(*f.k, c0, x->se);
+        x->se.on_rq = true;
+        x->se.cfs_rq_ = &c0;
+        c0.nr_running++;
+    }
+    eevdf_policy.dequeue_lag(*f.k, c0, b.se, dequeue_flags);
+    __dequeue_entity(*f.k, c0, b.se);
+    b.se.on_rq = false;
+    c0.nr_running--;
+    place_entity_eevdf(*f.k, c1, b.se, 0);
+    EXPECT_EQ(b.se.vruntime, c1.min_vruntime) << spec;
+    return static_cast<s64>(b.se.deadline - b.se.vruntime);
+}
+
+TEST(place_entity_eevdf, from_6_12_a_migrated_entity_keeps_its_relative_deadline)
+{
+    EXPECT_EQ(deadline_ahead_after_move("6.12", DEQUEUE_NOCLOCK), 300000);
+    EXPECT_EQ(deadline_ahead_after_move("6.18", DEQUEUE_NOCLOCK), 300000);
+    EXPECT_EQ(deadline_ahead_after_move("6.12", DEQUEUE_SLEEP), 1500000);
+    EXPECT_EQ(deadline_ahead_after_move("6.12+NO_PLACE_REL_DEADLINE", DEQUEUE_NOCLOCK), 1500000);
+    EXPECT_EQ(deadline_ahead_after_move("6.6", DEQUEUE_NOCLOCK), 1500000);
+}
+
 // The wakee b (eligible, earlier deadline) preempts curr a only when a no
 // longer holds the deadline it was picked with, or without RUN_TO_PARITY.
 bool wakeup_preempts(const char* spec, bool curr_got_new_deadline)
