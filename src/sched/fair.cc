@@ -400,14 +400,21 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * update_cfs_group(); then the root's h_nr_running. Not for a task that stays queued
  * as delayed (6.12: dequeue_entities() returns before this level).
  * model: a group entity is never delayed itself (6.12 delays an ineligible one).
+ * When the group stays queued and the task went to sleep, its group entity becomes the
+ * root's next buddy ("Bias pick_next to pick a task from this cfs_rq": set_next_buddy(),
+ * read in 6.6.87 and 6.18.2; an autogroup's entity is never idle). Only 6.18's pick reads
+ * it (PICK_BUDDY); so does 6.5's CFS pick_next_entity(), which the model does not give
+ * it (the CFS profiles keep their schedules; docs/kernel-map.md, lane eevdf1).
  */
-static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
+static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep)
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
     if (gcfs.load.weight == 0 && gse.on_rq) {
         dequeue_entity(k, root, gse, DEQUEUE_SLEEP);
     } else {
+        if (task_sleep && k.config().params.policy == fair_policy::eevdf)
+            root.next = &gse; // set_next_buddy(parent_entity(se))
         update_load_avg(k, root, gse, UPDATE_TG);
         se_update_runnable(gse);
         update_cfs_group_se(k, gse, k.smp_processor_id());
@@ -452,7 +459,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
     if (cfs.my_se) // the group's entity on the root
-        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE);
+        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep);
     sub_nr_running(r, 1);
     if (k.config().behaviour.fair_server && !rq_root_cfs(r).h_nr_running) // 6.12: the last
         dl_server_stop(k, r);                                              // fair task

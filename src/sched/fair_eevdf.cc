@@ -316,10 +316,15 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6: an eligible next buddy
-// (NEXT_BUDDY is off by default), else pick_eevdf().
+// (NEXT_BUDDY is off by default), else pick_eevdf(). 6.18 (and 6.12.13+): the pick asks
+// PICK_BUDDY (on) instead, so a next buddy set without NEXT_BUDDY (dequeue_task_fair()'s
+// set_next_buddy() of a sleeping task's group entity) is taken.
 sched_entity* pick_next_entity_eevdf(kernel& k, cfs_rq& cfs)
 {
-    if (sched_feat_of(k, NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
+    const bool buddy = k.config().has_feature(__SCHED_FEAT_PICK_BUDDY)
+                           ? sched_feat_of(k, PICK_BUDDY)
+                           : sched_feat_of(k, NEXT_BUDDY);
+    if (buddy && cfs.next && entity_eligible(cfs, *cfs.next))
         return cfs.next;
     return pick_eevdf(k, cfs);
 }

@@ -175,14 +175,20 @@ const std::vector<profile_def>& profile_defs()
         F(WA_BIAS, true), F(UTIL_EST, true), F(LATENCY_WARN, false)};
 
     /*
-     * 6.18.y stable from 6.18.5: 6.12's list as modelled plus NI_RANDOM, which v6.19's
-     * "sched/fair: Proportional newidle balance" (33cf66d88306) appended after
-     * LATENCY_WARN and 6.18.5 took as a backport. Not modelled: the other list changes
-     * since 6.12 (a running 6.18.44's sysctl_sched_features fits PICK_BUDDY added and
-     * DOUBLE_TICK gone; docs/kernels.md).
+     * 6.18.y stable from 6.18.5: kernel/sched/features.h of 6.18.2 (gfunkmonk/linux-6.18.2
+     * 57dc26c98e5e: 6.12's list with PICK_BUDDY added after NEXT_BUDDY and DOUBLE_TICK
+     * gone) plus NI_RANDOM, which v6.19's "sched/fair: Proportional newidle balance"
+     * (33cf66d88306) appended after LATENCY_WARN and 6.18.5 took as a backport.
      */
     static const std::vector<feat_default> v6_18 = [] {
-        std::vector<feat_default> v = v6_12;
+        std::vector<feat_default> v;
+        for (const auto& f : v6_12) {
+            if (f.id == __SCHED_FEAT_DOUBLE_TICK)
+                continue;
+            v.push_back(f);
+            if (f.id == __SCHED_FEAT_NEXT_BUDDY)
+                v.push_back(F(PICK_BUDDY, true));
+        }
         v.push_back(F(NI_RANDOM, true));
         return v;
     }();
