@@ -217,9 +217,12 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         update_min_vruntime(k, cfs);
 }
 
-// kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash).
+// kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash):
+// first clear_buddies(cfs_rq, se) (6.6.87, 6.12.10, 6.18.2; 6.5 too, where the CFS pick
+// has already cleared the same entity's buddies, so this changes nothing there).
 void set_next_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
+    clear_buddies(cfs, se);
     if (se.on_rq) {
         __dequeue_entity(k, cfs, se);
         update_load_avg(k, cfs, se, UPDATE_TG);

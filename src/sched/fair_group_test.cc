@@ -486,6 +486,19 @@ char root_pick_with_b_as_next(const char* spec)
     return se == w.ga ? 'a' : se == w.gb ? 'b' : '?';
 }
 
+/*
+ * set_next_entity() begins with clear_buddies(cfs_rq, se) (6.6.87, 6.18.2): the next buddy
+ * that is set up as curr stops being the next buddy, so PICK_BUDDY takes it once.
+ */
+TEST(autogroup, set_next_entity_clears_the_entitys_next_buddy_eevdf)
+{
+    agrp_wakeup_case w("6.18");
+    w.r().root_cfs.next = w.gb;
+    put_prev_entity(*w.t.k, w.r().root_cfs, *w.ga);
+    set_next_entity(*w.t.k, w.r().root_cfs, *w.gb);
+    EXPECT_EQ(w.r().root_cfs.next, nullptr);
+}
+
 TEST(autogroup, from_6_18_pick_buddy_takes_an_eligible_next_buddy)
 {
     EXPECT_EQ(root_pick_with_b_as_next("6.18"), 'b');
