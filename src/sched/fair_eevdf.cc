@@ -266,11 +266,12 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
 
 /*
  * kernel: kernel/sched/fair.c check_preempt_wakeup(), v6.6.0 naming (later
- * 6.6 stable: check_preempt_wakeup_fair). Preempt iff pick_eevdf() would
- * choose the wakee now, on the cfs_rq where curr's and the wakee's
- * hierarchies meet (find_matching_se()): their own if they share a group,
- * else the root, between their group entities (never idle entities: an
- * autogroup's is not). 6.18's check_preempt_wakeup_fair() (gfunkmonk/linux-6.18.2
+ * 6.6 stable: check_preempt_wakeup_fair; read at 6.6.87, 6.12.10, 6.18.2). After
+ * the next buddy and the need_resched test, nothing without WAKEUP_PREEMPTION; then
+ * find_matching_se() takes curr's and the wakee's entities to the cfs_rq where their
+ * hierarchies meet: their own if they share a group, else the root, between their
+ * group entities, which are never idle (an autogroup's is not), so SCHED_IDLE decides
+ * only between tasks of one group. Preempt iff pick_eevdf() would choose the wakee now. 6.18's check_preempt_wakeup_fair() (gfunkmonk/linux-6.18.2
  * 57dc26c98e5e) asks with resched_curr_lazy(), also for a SCHED_IDLE curr, and returns
  * early on test_tsk_need_resched(), the full bit only; the same under every model but lazy.
  */
@@ -283,15 +284,26 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     sched_entity* pse = &p.se;
     if (se == pse)
         return;
-    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK)) {
+    // 6.12+: not for a delayed wakee (none in 6.6)
+    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK) && !pse->sched_delayed) {
         pcfs.next = pse; // set_next_buddy(): every level
         set_next_buddy(pcfs, *pse);
     }
     // test_tsk_need_resched(): TIF_NEED_RESCHED only (6.18: not the lazy bit).
     if (r.need_resched && !r.resched_lazy)
         return;
-    const bool cse_is_idle = curr.policy == SCHED_IDLE;
-    const bool pse_is_idle = p.policy == SCHED_IDLE;
+    if (!sched_feat_of(k, WAKEUP_PREEMPTION))
+        return;
+    cfs_rq* match = &cfs;
+    if (&cfs != &pcfs) { // find_matching_se(): one level up, to the root
+        se = parent_entity(cfs);
+        pse = parent_entity(pcfs);
+        match = &r.root_cfs;
+    }
+    // se_is_idle() of the matched entities: a task's SCHED_IDLE; a group entity's
+    // cfs_rq_is_idle(), never for an autogroup's.
+    const bool cse_is_idle = se->owner && curr.policy == SCHED_IDLE;
+    const bool pse_is_idle = pse->owner && p.policy == SCHED_IDLE;
     if (cse_is_idle && !pse_is_idle) {
         // 6.18: "don't give idle entity slice protection": cancel_protect_slice(se)
         if (k.config().behaviour.eevdf_protect_slice)
@@ -302,14 +314,8 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     if (cse_is_idle != pse_is_idle)
         return;
     // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
-    if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
+    if (p.policy != SCHED_NORMAL)
         return;
-    cfs_rq* match = &cfs;
-    if (&cfs != &pcfs) { // find_matching_se(): one level up, to the root
-        se = parent_entity(cfs);
-        pse = parent_entity(pcfs);
-        match = &r.root_cfs;
-    }
     update_curr(k, *match);
     if (pick_eevdf(k, *match) == pse)
         k.resched_curr_lazy(r);

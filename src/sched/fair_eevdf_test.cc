@@ -352,12 +352,13 @@ TEST(place_entity_eevdf, from_6_12_a_migrated_entity_keeps_its_relative_deadline
 
 // The wakee b (eligible, earlier deadline) preempts curr a only when a no
 // longer holds the deadline it was picked with, or without RUN_TO_PARITY.
-bool wakeup_preempts(const char* spec, bool curr_got_new_deadline)
+bool wakeup_preempts(const char* spec, bool curr_got_new_deadline, int curr_policy = SCHED_NORMAL)
 {
     testlib::sched_fixture t(testlib::small_machine(1), spec);
     rq& r = t.k->cpu_rq(0);
     cfs_rq& c = r.cfs;
     task_struct a, b;
+    a.policy = curr_policy;
     a.se.owner = &a;
     b.se.owner = &b;
     a.pid = 1;
@@ -388,6 +389,19 @@ TEST(check_preempt_wakeup_eevdf, run_to_parity_protects_curr_until_its_first_dea
     EXPECT_TRUE(wakeup_preempts("6.6", true));
     EXPECT_TRUE(wakeup_preempts("6.6+NO_RUN_TO_PARITY", false));
     EXPECT_FALSE(wakeup_preempts("6.6+NO_WAKEUP_PREEMPTION", true));
+}
+
+/*
+ * check_preempt_wakeup_fair() of 6.6.87 / 6.12.10 / 6.18.2 returns on !WAKEUP_PREEMPTION
+ * before the "preempt an idle entity" test, so a SCHED_IDLE curr is not preempted by a
+ * normal wakee with the feature off; with it on, it is, whatever the deadlines (a
+ * keeps its first deadline under RUN_TO_PARITY, which would protect a normal curr).
+ */
+TEST(check_preempt_wakeup_eevdf, no_wakeup_preemption_spares_even_an_idle_curr)
+{
+    EXPECT_TRUE(wakeup_preempts("6.6", false, SCHED_IDLE));
+    EXPECT_FALSE(wakeup_preempts("6.6+NO_WAKEUP_PREEMPTION", false, SCHED_IDLE));
+    EXPECT_FALSE(wakeup_preempts("6.18+NO_WAKEUP_PREEMPTION", false, SCHED_IDLE));
 }
 
 /*

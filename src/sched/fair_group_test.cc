@@ -507,6 +507,25 @@ TEST(autogroup, from_6_18_pick_buddy_takes_an_eligible_next_buddy)
 }
 
 /*
+ * find_matching_se() comes before se_is_idle() (6.6.87, 6.18.2): across groups the matched
+ * entities are the autogroups' entities, never idle, so a SCHED_IDLE curr in another group
+ * is not preempted at once: pick_eevdf() on the root decides. By hand: both group entities
+ * at v (eligible), a's (curr) deadline v + 1 ms, b's v + 5 ms: a's wins, no preemption.
+ */
+TEST(autogroup, an_idle_curr_in_another_group_is_compared_by_the_group_entities_eevdf)
+{
+    agrp_wakeup_case w("6.6");
+    w.a->policy = SCHED_IDLE; // only the wakeup check reads it here
+    const u64 v = w.ga->vruntime;
+    w.ga->deadline = v + msecs(1);
+    w.ga->vlag = 0;
+    w.set_gb(v, v + msecs(5));
+    check_preempt_wakeup_eevdf(*w.t.k, w.r(), *w.b, 0);
+    EXPECT_FALSE(w.r().need_resched);
+    w.a->policy = SCHED_NORMAL;
+}
+
+/*
  * task_h_load() of a task in each of two groups on one CPU: root load 1024, of
  * which a's group entity carries 768 and b's 256; a's group's cfs_rq 2047 (a:
  * 1024), b's 511 (b: 512). h_load(a's group) = 1024 * 768 / 1025 = 767,
