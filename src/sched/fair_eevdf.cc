@@ -468,9 +468,21 @@ const fair_policy_ops eevdf_policy = {
         else
             se.vlag = static_cast<s64>(se.deadline);
     },
-    // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: deadline += slice.
-    .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
-        cfs.curr->deadline += calc_delta_fair(cfs.curr->slice, *cfs.curr);
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: clear_buddies(), deadline +=
+    // slice. 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e): only an eligible curr yields,
+    // its vruntime jumping to its deadline first ("Forfeit the remaining vruntime").
+    .yield_task = [](kernel& k, cfs_rq& cfs) {
+        sched_entity& se = *cfs.curr;
+        clear_buddies(cfs, se);
+        if (k.config().behaviour.yield_forfeits_vruntime) {
+            if (entity_eligible(cfs, se)) {
+                se.vruntime = se.deadline;
+                se.deadline += calc_delta_fair(se.slice, se);
+                update_min_vruntime(k, cfs);
+            }
+            return;
+        }
+        se.deadline += calc_delta_fair(se.slice, se);
     },
     .delay_dequeue = [](kernel& k, rq& r, task_struct& p) { return delay_dequeue_eevdf(k, r, p); },
     .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {

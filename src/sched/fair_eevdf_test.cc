@@ -350,6 +350,40 @@ TEST(place_entity_eevdf, from_6_12_a_migrated_entity_keeps_its_relative_deadline
     EXPECT_EQ(deadline_ahead_after_move("6.6", DEQUEUE_NOCLOCK), 1500000);
 }
 
+/*
+ * yield_task_fair() of 6.18.2: an eligible curr's vruntime jumps to its deadline, then the
+ * deadline moves one slice on; an ineligible curr keeps both. 6.6: only deadline += slice.
+ * By hand (one CPU, slice 0.75 ms): a (curr) at key 0 with deadline 0.75 ms, b at key
+ * b_key. b at 0: V = 0, a eligible. b at -0.1 ms: V = -0.05 ms, a ineligible.
+ */
+std::pair<s64, s64> after_yield(const char* spec, s64 b_key)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    cfs_rq& c = f.k->cpu_rq(0).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
+        x->se.deadline = x->se.vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+    const u64 base = c.min_vruntime;
+    set_next_entity(*f.k, c, a.se);
+    eevdf_policy.yield_task(*f.k, c);
+    return {static_cast<s64>(a.se.vruntime - base), static_cast<s64>(a.se.deadline - base)};
+}
+
+TEST(yield_task_fair, from_6_18_an_eligible_curr_forfeits_its_vruntime_to_its_deadline)
+{
+    EXPECT_EQ(after_yield("6.18", 0), (std::pair<s64, s64>{750000, 1500000}));
+    EXPECT_EQ(after_yield("6.18", -100000), (std::pair<s64, s64>{0, 750000}));
+    EXPECT_EQ(after_yield("6.6", 0), (std::pair<s64, s64>{0, 1500000}));
+    EXPECT_EQ(after_yield("6.12", -100000), (std::pair<s64, s64>{0, 1500000}));
+}
+
 // The wakee b (eligible, earlier deadline) preempts curr a only when a no
 // longer holds the deadline it was picked with, or without RUN_TO_PARITY.
 bool wakeup_preempts(const char* spec, bool curr_got_new_deadline, int curr_policy = SCHED_NORMAL)

@@ -92,6 +92,9 @@ kernel_behaviour behaviour_of(const char* version)
     // 6.17's RUN_TO_PARITY by se->vprot (read at gfunkmonk/linux-6.18.2 57dc26c98e5e:
     // set_protect_slice(), protect_slice(), update_curr(), check_preempt_wakeup_fair()).
     b.eevdf_protect_slice = std::string(version) == "6.18";
+    // yield_task_fair()'s "Forfeit the remaining vruntime" (same tree; 6.12.10 has only
+    // deadline += slice).
+    b.yield_forfeits_vruntime = std::string(version) == "6.18";
     /*
      * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
      * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's

@@ -98,6 +98,9 @@ struct kernel_behaviour {
     /// se->vprot (set_protect_slice() at the pick, protect_slice() in pick_eevdf()), and
     /// update_curr() reschedules whenever curr is no longer protected, not only at its deadline.
     bool eevdf_protect_slice = false;
+    /// 6.18 (same tree): yield_task_fair() of an eligible curr forfeits its vruntime up to
+    /// its deadline before the deadline moves one slice on; an ineligible one keeps both.
+    bool yield_forfeits_vruntime = false;
     /// v6.12+ (f0e1a0643a59): CONFIG_SCHED_CLASS_EXT, the ext class (`+ext:POLICY`).
     bool sched_ext = false;
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).
