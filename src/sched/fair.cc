@@ -132,6 +132,15 @@ void update_curr(kernel& k, cfs_rq& cfs)
         dl_server_update(k, *cfs.rq_, delta_exec);
 }
 
+// kernel: rq->cfs.h_nr_runnable (v6.14+, read at 6.18.2: update_sg_lb_stats(),
+// update_sg_wakeup_stats(), sched_balance_find_src_rq()), h_nr_running before.
+unsigned cfs_h_nr_counted(const kernel& k, const rq& r)
+{
+    const cfs_rq& root = rq_root_cfs(r);
+    return k.config().behaviour.lb_counts_runnable ? root.h_nr_running - root.h_nr_delayed
+                                                   : root.h_nr_running;
+}
+
 // kernel: kernel/sched/fair.c clear_buddies(), 6.6 (6.5 also clears last).
 void clear_buddies(cfs_rq& cfs, sched_entity& se)
 {
@@ -345,6 +354,8 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         requeue_delayed_entity(k, cfs, p.se);
         return;
     }
+    if (p.se.sched_delayed) // a delayed task the balancer moved here stays delayed
+        rq_root_cfs(r).h_nr_delayed++;
     enqueue_entity(k, cfs, p.se, flags);
     cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
@@ -392,7 +403,8 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
         }
     }
     update_load_avg(k, cfs, se, 0);
-    se.sched_delayed = false;
+    se.sched_delayed = false; // clear_delayed()
+    rq_root_cfs(*cfs.rq_).h_nr_delayed--;
 }
 
 /*
@@ -450,6 +462,8 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         k.policy().delay_dequeue && k.policy().delay_dequeue(k, r, p))
         return false;
     const bool was_delayed = p.se.sched_delayed;
+    if (was_delayed) // it leaves this rq: picked (clear_delayed()) or moved by the balancer
+        rq_root_cfs(r).h_nr_delayed--;
     dequeue_entity(k, cfs, p.se, flags);
     if (flags & DEQUEUE_DELAYED) {
         // finish_delayed_dequeue_entity()

@@ -4,6 +4,7 @@
  * entities are placed on a cfs_rq directly, without running the simulation.
  * One CPU, so the tunable factor is 1: base_slice = 0.75 ms, tick = 4 ms.
  */
+#include "sched/fair_balance.h"
 #include "sched/testlib.h"
 #include "sim/config_error.h"
 
@@ -532,6 +533,36 @@ TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
         EXPECT_FALSE(task_on_rq_queued(s)) << spec;
         EXPECT_EQ(f.k->cpu_rq(0).nr_running, 1u) << spec;
     }
+}
+
+/*
+ * 6.18 (v6.14+, read at 6.18.2): update_sg_lb_stats()'s sum_h_nr_running,
+ * update_sg_wakeup_stats()'s and sched_balance_find_src_rq()'s count are rq->cfs.h_nr_runnable,
+ * which leaves a sched_delayed task out; 6.12.10 counts rq->cfs.h_nr_running. The scene of
+ * the delayed_dequeue tests (a spinner and a nice-19 task that slept while ineligible): two
+ * fair tasks queued, one delayed, so the balancer counts 1 on 6.18 and 2 on 6.12.
+ */
+unsigned lb_count_with_a_delayed_task(const char* spec)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    int runs = 0;
+    f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
+    task_struct& s = f.spawn("sleeper", testlib::behaviour([&runs](syscalls&, task_struct&) {
+                                 return runs++ == 0 ? task_action::cpu(msecs(1))
+                                                    : task_action::sleep();
+                             }),
+                             0, 19, 0);
+    for (int i = 0; i < 200 && runs < 2; ++i)
+        f.run_for(usecs(50));
+    EXPECT_TRUE(s.se.sched_delayed) << spec;
+    EXPECT_EQ(f.k->cpu_rq(0).nr_running, 2u) << spec;
+    return cpu_lb_contrib(*f.k, 0).h_nr_running;
+}
+
+TEST(delay_dequeue_feature, from_6_18_the_balancer_leaves_delayed_tasks_out_of_its_counts)
+{
+    EXPECT_EQ(lb_count_with_a_delayed_task("6.18"), 1u);
+    EXPECT_EQ(lb_count_with_a_delayed_task("6.12"), 2u);
 }
 
 TEST(delay_dequeue_feature, exists_from_6_12_only)

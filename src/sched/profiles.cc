@@ -95,6 +95,9 @@ kernel_behaviour behaviour_of(const char* version)
     // yield_task_fair()'s "Forfeit the remaining vruntime" (same tree; 6.12.10 has only
     // deadline += slice).
     b.yield_forfeits_vruntime = std::string(version) == "6.18";
+    // update_sg_lb_stats(), update_sg_wakeup_stats(), sched_balance_find_src_rq() read
+    // rq->cfs.h_nr_runnable (same tree; 6.12.10 reads h_nr_running).
+    b.lb_counts_runnable = std::string(version) == "6.18";
     /*
      * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
      * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's

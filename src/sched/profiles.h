@@ -101,6 +101,9 @@ struct kernel_behaviour {
     /// 6.18 (same tree): yield_task_fair() of an eligible curr forfeits its vruntime up to
     /// its deadline before the deadline moves one slice on; an ineligible one keeps both.
     bool yield_forfeits_vruntime = false;
+    /// v6.14+ (read at 6.18.2): the load balancer's and find_idlest_group()'s task counts
+    /// are rq->cfs.h_nr_runnable, which leaves sched_delayed tasks out.
+    bool lb_counts_runnable = false;
     /// v6.12+ (f0e1a0643a59): CONFIG_SCHED_CLASS_EXT, the ext class (`+ext:POLICY`).
     bool sched_ext = false;
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).
