@@ -132,6 +132,15 @@ void update_curr(kernel& k, cfs_rq& cfs)
         dl_server_update(k, *cfs.rq_, delta_exec);
 }
 
+// kernel: rq->cfs.h_nr_runnable (v6.14+, read at 6.18.2: update_sg_lb_stats(),
+// update_sg_wakeup_stats(), sched_balance_find_src_rq()), h_nr_running before.
+unsigned cfs_h_nr_counted(const kernel& k, const rq& r)
+{
+    const cfs_rq& root = rq_root_cfs(r);
+    return k.config().behaviour.lb_counts_runnable ? root.h_nr_running - root.h_nr_delayed
+                                                   : root.h_nr_running;
+}
+
 /*
  * kernel: kernel/sched/fair.c clear_buddies() + __clear_buddies_last/next/skip(), 6.5
  * (6.6 keeps only next; the others are never set there). A buddy that is se on its
@@ -210,7 +219,7 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         se_update_runnable(se);
     clear_buddies(cfs, se);
     if (k.policy().dequeue_lag)
-        k.policy().dequeue_lag(k, cfs, se);
+        k.policy().dequeue_lag(k, cfs, se, flags);
     if (&se != cfs.curr)
         __dequeue_entity(k, cfs, se);
     se.on_rq = false;
@@ -224,17 +233,17 @@ void dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         update_min_vruntime(k, cfs);
 }
 
-// kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash).
-// The policy's hook: 6.6's stash; 6.5's clear_buddies() (the kernel's first step; the
-// order does not matter here). EEVDF clears none here; whether 6.6 does was not read
-// in the CFS audit (eevdf1's part).
+// kernel: kernel/sched/fair.c set_next_entity(), 6.6 (6.5: without the RUN_TO_PARITY stash):
+// first clear_buddies(cfs_rq, se) (6.5, 6.1-rc7 and 5.15.0, lane cfsaudit; 6.6.87, 6.12.10
+// and 6.18.2, lane eevdf1), then the policy's hook (EEVDF's stash).
 void set_next_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
+    clear_buddies(cfs, se);
     if (se.on_rq) {
         __dequeue_entity(k, cfs, se);
         update_load_avg(k, cfs, se, UPDATE_TG);
         if (k.policy().set_next_entity)
-            k.policy().set_next_entity(k, cfs, se); // 6.6: the stash; 6.5: clear_buddies()
+            k.policy().set_next_entity(k, cfs, se); // 6.6: the RUN_TO_PARITY stash
     }
     se.exec_start = cfs.rq_->clock_task; // update_stats_curr_start()
     cfs.curr = &se;
@@ -352,6 +361,8 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         requeue_delayed_entity(k, cfs, p.se);
         return;
     }
+    if (p.se.sched_delayed) // a delayed task the balancer moved here stays delayed
+        rq_root_cfs(r).h_nr_delayed++;
     enqueue_entity(k, cfs, p.se, flags);
     cfs.h_nr_running++;
     if (p.policy == SCHED_IDLE)
@@ -399,7 +410,8 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
         }
     }
     update_load_avg(k, cfs, se, 0);
-    se.sched_delayed = false;
+    se.sched_delayed = false; // clear_delayed()
+    rq_root_cfs(*cfs.rq_).h_nr_delayed--;
 }
 
 /*
@@ -410,14 +422,21 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * update_cfs_group(); then the root's h_nr_running. Not for a task that stays queued
  * as delayed (6.12: dequeue_entities() returns before this level).
  * model: a group entity is never delayed itself (6.12 delays an ineligible one).
+ * When the group stays queued and the task went to sleep, its group entity becomes the
+ * root's next buddy ("Bias pick_next to pick a task from this cfs_rq": set_next_buddy(),
+ * read in 6.6.87 and 6.18.2; an autogroup's entity is never idle). Only 6.18's pick reads
+ * it (PICK_BUDDY); so does 6.5's CFS pick_next_entity(), which the model does not give
+ * it (the CFS profiles keep their schedules; docs/kernel-map.md, lane eevdf1).
  */
-static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
+static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep)
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
     if (gcfs.load.weight == 0 && gse.on_rq) {
         dequeue_entity(k, root, gse, DEQUEUE_SLEEP);
     } else {
+        if (task_sleep && k.config().params.policy == fair_policy::eevdf)
+            root.next = &gse; // set_next_buddy(parent_entity(se))
         update_load_avg(k, root, gse, UPDATE_TG);
         se_update_runnable(gse);
         update_cfs_group_se(k, gse, k.smp_processor_id());
@@ -450,6 +469,8 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         k.policy().delay_dequeue && k.policy().delay_dequeue(k, r, p))
         return false;
     const bool was_delayed = p.se.sched_delayed;
+    if (was_delayed) // it leaves this rq: picked (clear_delayed()) or moved by the balancer
+        rq_root_cfs(r).h_nr_delayed--;
     dequeue_entity(k, cfs, p.se, flags);
     if (flags & DEQUEUE_DELAYED) {
         // finish_delayed_dequeue_entity()
@@ -462,7 +483,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
     if (cfs.my_se) // the group's entity on the root
-        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE);
+        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep);
     sub_nr_running(r, 1);
     if (k.config().behaviour.fair_server && !rq_root_cfs(r).h_nr_running) // 6.12: the last
         dl_server_stop(k, r);                                              // fair task

@@ -26,6 +26,12 @@ void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se);
 void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
 void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se);
 sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs);
+/// The fair tasks of r the balancer counts: rq->cfs.h_nr_running, or from 6.14 (6.18
+/// profile) rq->cfs.h_nr_runnable, without the sched_delayed ones.
+unsigned cfs_h_nr_counted(const kernel& k, const rq& r);
+void set_protect_slice(kernel& k, cfs_rq& cfs, sched_entity& se);
+bool protect_slice(const sched_entity& se);
+void cancel_protect_slice(sched_entity& se);
 void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags);
 sched_entity* pick_next_entity_eevdf(kernel& k, cfs_rq& cfs);
 void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);

@@ -271,7 +271,7 @@ group_lb_sums cpu_lb_contrib(const kernel& k, int cpu)
     c.load = cpu_load(r);
     c.util = cpu_util_cfs(k, cpu);
     c.runnable = cpu_runnable(r);
-    c.h_nr_running = rq_root_cfs(r).h_nr_running;
+    c.h_nr_running = cfs_h_nr_counted(k, r); // 6.18: h_nr_runnable
     c.nr_running = r.nr_running;
     c.nr_overloaded = r.nr_running > 1 ? 1 : 0;
     if (!r.nr_running && r.curr == r.idle) {
@@ -350,7 +350,7 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(k, i);
         sgs.group_runnable += cpu_runnable(r);
-        sgs.sum_h_nr_running += rq_root_cfs(r).h_nr_running;
+        sgs.sum_h_nr_running += cfs_h_nr_counted(k, r); // 6.18: h_nr_runnable
         const unsigned nr_running = r.nr_running;
         sgs.sum_nr_running += nr_running;
         if (nr_running > 1)
@@ -595,7 +595,7 @@ rq* find_busiest_queue(kernel& k, lb_env& env, const sched_group& group)
         if (!env.cpus->test(i))
             continue;
         rq& r = k.cpu_rq(i);
-        const unsigned nr_running = rq_root_cfs(r).h_nr_running;
+        const unsigned nr_running = cfs_h_nr_counted(k, r); // 6.18: h_nr_runnable
         if (!nr_running)
             continue;
         const unsigned long capacity = capacity_of(k, i);

@@ -295,11 +295,9 @@ const fair_policy_ops cfs_policy = {
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* curr) {
         return pick_next_entity_cfs(k, cfs, curr);
     },
-    // kernel: kernel/sched/fair.c set_next_entity(), 6.5 (5.15 and 6.1 the same): its
-    // first step, clear_buddies(cfs_rq, se).
-    .set_next_entity = [](kernel& /*k*/, cfs_rq& cfs, sched_entity& se) {
-        clear_buddies(cfs, se);
-    },
+    // set_next_entity(): 6.5's (5.15 and 6.1 the same) is fair.cc's, whose first step,
+    // clear_buddies(cfs_rq, se), is every profile's: no CFS hook.
+    .set_next_entity = nullptr,
     // kernel: kernel/sched/fair.c yield_task_fair(), 6.5 (5.15 and 6.1 the same):
     // clear_buddies() of curr, then the skip buddy on every level (set_skip_buddy(): the
     // task's group entity on the root too). update_curr() is the caller's (skipped by

@@ -93,7 +93,8 @@ void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se)
  * With PLACE_LAG the saved lag is inflated by (W + w) / W so that adding the
  * entity does not pull V towards it and shrink its lag; then
  * v = V - lag and vd = v + vslice (half a slice for a fork with
- * PLACE_DEADLINE_INITIAL).
+ * PLACE_DEADLINE_INITIAL); 6.12 with PLACE_REL_DEADLINE: vd = v + the relative
+ * deadline a non-sleep dequeue kept (rel_deadline).
  */
 void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
 {
@@ -114,9 +115,32 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     }
     se.vruntime = vruntime - static_cast<u64>(lag);
 
+    // 6.12 PLACE_REL_DEADLINE: a migrated entity keeps the deadline it had, relative.
+    if (sched_feat_of(k, PLACE_REL_DEADLINE) && se.rel_deadline) {
+        se.deadline += se.vruntime;
+        se.rel_deadline = false;
+        return;
+    }
+
     if (sched_feat_of(k, PLACE_DEADLINE_INITIAL) && (flags & ENQUEUE_INITIAL))
         vslice /= 2;
     se.deadline = se.vruntime + vslice;
+}
+
+/*
+ * kernel: kernel/sched/fair.c did_preempt_short(), 6.12 (wishday/linux-6.12.y ff9796ed9e8b,
+ * 6.12.10): with PREEMPT_SHORT, a curr whose RUN_TO_PARITY stash no longer matches its
+ * deadline (its deadline moved since the pick, and it was picked again as prev without
+ * set_next_entity()) reschedules at update_curr() once it is not eligible. Not slice-length
+ * dependent: it acts with every task on base_slice.
+ */
+bool did_preempt_short(kernel& k, cfs_rq& cfs, const sched_entity& curr)
+{
+    if (!sched_feat_of(k, PREEMPT_SHORT))
+        return false;
+    if (curr.vlag == static_cast<s64>(curr.deadline))
+        return false;
+    return !entity_eligible(cfs, curr);
 }
 
 /*
@@ -124,18 +148,80 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
  * vruntime reaches its deadline it gets a new request of base_slice and, if
  * others are queued, the CPU is asked to reschedule. This replaces CFS's
  * check_preempt_tick(). 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e) asks in update_curr(),
- * with resched_curr_lazy(): TIF_NEED_RESCHED_LAZY under preempt=lazy.
+ * with resched_curr_lazy(): TIF_NEED_RESCHED_LAZY under preempt=lazy, and also whenever
+ * curr is no longer protected (!protect_slice(), v6.17), e.g. a curr picked again
+ * without set_next_entity() after its deadline moved; 6.12 (update_curr() of v6.12)
+ * also when did_preempt_short(). Both return first with one entity queued (6.6: ask
+ * only with more than one).
  */
 void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
-    if (static_cast<s64>(se.vruntime - se.deadline) < 0)
-        return;
-    se.slice = k.tunables().base_slice;
-    se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
-    if (cfs.nr_running > 1) {
-        k.resched_curr_lazy(*cfs.rq_); // 6.18: update_curr()'s resched_curr_lazy()
-        clear_buddies(cfs, se);
+    const bool resched = static_cast<s64>(se.vruntime - se.deadline) >= 0;
+    if (resched) {
+        se.slice = k.tunables().base_slice;
+        se.deadline = se.vruntime + calc_delta_fair(se.slice, se);
     }
+    if (k.config().behaviour.eevdf_protect_slice) {
+        // 6.18 update_curr(): `if (cfs_rq->nr_queued == 1) return;`
+        if (cfs.nr_running == 1 || !(resched || !protect_slice(se)))
+            return;
+    } else if (k.config().has_feature(__SCHED_FEAT_PREEMPT_SHORT)) {
+        // 6.12 update_curr() (85e511df3cec's form): also did_preempt_short()
+        if (cfs.nr_running == 1 || !(resched || did_preempt_short(k, cfs, se)))
+            return;
+    } else if (!resched || cfs.nr_running <= 1) {
+        return;
+    }
+    k.resched_curr_lazy(*cfs.rq_); // 6.18: update_curr()'s resched_curr_lazy()
+    clear_buddies(cfs, se);
+}
+
+namespace {
+// kernel: kernel/sched/fair.c cfs_rq_min_slice(), 6.18: the smallest slice of curr (if
+// queued) and the tree's entities (the tree's min_slice augmentation; a scan here).
+u64 cfs_rq_min_slice(const cfs_rq& cfs)
+{
+    u64 min_slice = ~0ULL;
+    if (cfs.curr && cfs.curr->on_rq)
+        min_slice = cfs.curr->slice;
+    for (const sched_entity* se : cfs.tasks_timeline)
+        min_slice = std::min(min_slice, se->slice);
+    return min_slice;
+}
+} // namespace
+
+/*
+ * kernel: kernel/sched/fair.c set_protect_slice(), 6.18 (v6.17): at the pick, the vruntime
+ * up to which curr is not preempted by a pick: its deadline, or with RUN_TO_PARITY the
+ * smallest slice queued, without it the normalised base slice (a minimum quantum), when
+ * shorter than its own.
+ */
+void set_protect_slice(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    u64 slice = k.config().params.base_slice_ns; // normalized_sysctl_sched_base_slice
+    u64 vprot = se.deadline;
+    if (sched_feat_of(k, RUN_TO_PARITY))
+        slice = cfs_rq_min_slice(cfs);
+    slice = std::min(slice, se.slice);
+    if (slice != se.slice) {
+        const u64 end = se.vruntime + calc_delta_fair(slice, se);
+        if (static_cast<s64>(end - vprot) < 0) // min_vruntime()
+            vprot = end;
+    }
+    se.vprot = vprot;
+}
+
+// kernel: kernel/sched/fair.c protect_slice(), 6.18: curr has not reached vprot yet.
+bool protect_slice(const sched_entity& se)
+{
+    return static_cast<s64>(se.vprot - se.vruntime) > 0;
+}
+
+// kernel: kernel/sched/fair.c cancel_protect_slice(), 6.18.
+void cancel_protect_slice(sched_entity& se)
+{
+    if (protect_slice(se))
+        se.vprot = se.vruntime;
 }
 
 /*
@@ -145,15 +231,21 @@ void update_deadline(kernel& k, cfs_rq& cfs, sched_entity& se)
  * so the eligible entities are a prefix of the tree; the earliest deadline
  * among them wins, the leftmost on ties. curr wins only with a strictly
  * earlier deadline, and with RUN_TO_PARITY while it still holds the deadline
- * it was picked with.
+ * it was picked with. 6.18 (v6.17's __pick_eevdf(cfs_rq, protect)): an eligible curr
+ * still short of its vprot wins, whatever RUN_TO_PARITY says (set_protect_slice()).
  */
 sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
 {
     sched_entity* curr = cfs.curr;
     if (curr && (!curr->on_rq || !entity_eligible(cfs, *curr)))
         curr = nullptr;
-    if (sched_feat_of(k, RUN_TO_PARITY) && curr && curr->vlag == static_cast<s64>(curr->deadline))
+    if (k.config().behaviour.eevdf_protect_slice) {
+        if (curr && protect_slice(*curr))
+            return curr;
+    } else if (sched_feat_of(k, RUN_TO_PARITY) && curr &&
+               curr->vlag == static_cast<s64>(curr->deadline)) {
         return curr;
+    }
 
     sched_entity* best = nullptr;
     for (sched_entity* se : cfs.tasks_timeline) {
@@ -174,11 +266,12 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs)
 
 /*
  * kernel: kernel/sched/fair.c check_preempt_wakeup(), v6.6.0 naming (later
- * 6.6 stable: check_preempt_wakeup_fair). Preempt iff pick_eevdf() would
- * choose the wakee now, on the cfs_rq where curr's and the wakee's
- * hierarchies meet (find_matching_se()): their own if they share a group,
- * else the root, between their group entities (never idle entities: an
- * autogroup's is not). 6.18's check_preempt_wakeup_fair() (gfunkmonk/linux-6.18.2
+ * 6.6 stable: check_preempt_wakeup_fair; read at 6.6.87, 6.12.10, 6.18.2). After
+ * the next buddy and the need_resched test, nothing without WAKEUP_PREEMPTION; then
+ * find_matching_se() takes curr's and the wakee's entities to the cfs_rq where their
+ * hierarchies meet: their own if they share a group, else the root, between their
+ * group entities, which are never idle (an autogroup's is not), so SCHED_IDLE decides
+ * only between tasks of one group. Preempt iff pick_eevdf() would choose the wakee now. 6.18's check_preempt_wakeup_fair() (gfunkmonk/linux-6.18.2
  * 57dc26c98e5e) asks with resched_curr_lazy(), also for a SCHED_IDLE curr, and returns
  * early on test_tsk_need_resched(), the full bit only; the same under every model but lazy.
  */
@@ -191,23 +284,15 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
     sched_entity* pse = &p.se;
     if (se == pse)
         return;
-    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK)) {
+    // 6.12+: not for a delayed wakee (none in 6.6)
+    if (sched_feat_of(k, NEXT_BUDDY) && !(wake_flags & WF_FORK) && !pse->sched_delayed) {
         pcfs.next = pse; // set_next_buddy(): every level
         set_next_buddy(pcfs, *pse);
     }
     // test_tsk_need_resched(): TIF_NEED_RESCHED only (6.18: not the lazy bit).
     if (r.need_resched && !r.resched_lazy)
         return;
-    const bool cse_is_idle = curr.policy == SCHED_IDLE;
-    const bool pse_is_idle = p.policy == SCHED_IDLE;
-    if (cse_is_idle && !pse_is_idle) {
-        k.resched_curr_lazy(r); // 6.18: `goto preempt`, resched_curr_lazy() too
-        return;
-    }
-    if (cse_is_idle != pse_is_idle)
-        return;
-    // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
-    if (p.policy != SCHED_NORMAL || !sched_feat_of(k, WAKEUP_PREEMPTION))
+    if (!sched_feat_of(k, WAKEUP_PREEMPTION))
         return;
     cfs_rq* match = &cfs;
     if (&cfs != &pcfs) { // find_matching_se(): one level up, to the root
@@ -215,16 +300,37 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
         pse = parent_entity(pcfs);
         match = &r.root_cfs;
     }
+    // se_is_idle() of the matched entities: a task's SCHED_IDLE; a group entity's
+    // cfs_rq_is_idle(), never for an autogroup's.
+    const bool cse_is_idle = se->owner && curr.policy == SCHED_IDLE;
+    const bool pse_is_idle = pse->owner && p.policy == SCHED_IDLE;
+    if (cse_is_idle && !pse_is_idle) {
+        // 6.18: "don't give idle entity slice protection": cancel_protect_slice(se)
+        if (k.config().behaviour.eevdf_protect_slice)
+            cancel_protect_slice(*se);
+        k.resched_curr_lazy(r); // 6.18: `goto preempt`, resched_curr_lazy() too
+        return;
+    }
+    if (cse_is_idle != pse_is_idle)
+        return;
+    // Batch and idle tasks do not preempt non-idle tasks (that's what they're for).
+    if (p.policy != SCHED_NORMAL)
+        return;
     update_curr(k, *match);
     if (pick_eevdf(k, *match) == pse)
         k.resched_curr_lazy(r);
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity(), 6.6: an eligible next buddy
-// (NEXT_BUDDY is off by default), else pick_eevdf().
+// (NEXT_BUDDY is off by default), else pick_eevdf(). 6.18 (and 6.12.13+): the pick asks
+// PICK_BUDDY (on) instead, so a next buddy set without NEXT_BUDDY (dequeue_task_fair()'s
+// set_next_buddy() of a sleeping task's group entity) is taken.
 sched_entity* pick_next_entity_eevdf(kernel& k, cfs_rq& cfs)
 {
-    if (sched_feat_of(k, NEXT_BUDDY) && cfs.next && entity_eligible(cfs, *cfs.next))
+    const bool buddy = k.config().has_feature(__SCHED_FEAT_PICK_BUDDY)
+                           ? sched_feat_of(k, PICK_BUDDY)
+                           : sched_feat_of(k, NEXT_BUDDY);
+    if (buddy && cfs.next && entity_eligible(cfs, *cfs.next))
         return cfs.next;
     return pick_eevdf(k, cfs);
 }
@@ -271,7 +377,8 @@ bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p)
     if (cfs.next == &p.se)
         cfs.next = nullptr;
     update_load_avg(k, cfs, p.se, 0);
-    p.se.sched_delayed = true;
+    p.se.sched_delayed = true; // set_delayed()
+    rq_root_cfs(r).h_nr_delayed++;
     if (sched_feat_of(k, UTIL_EST))
         util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(k, r.cpu),
                         sched_feat_of(k, UTIL_EST_FASTUP) ||
@@ -293,6 +400,15 @@ void check_cfs_rq_eevdf(const kernel& /*k*/, const cfs_rq& cfs, std::string& err
     if (avg != cfs.avg_vruntime || avg_load != cfs.avg_load)
         errs += fmt::format("cpu{}: avg_vruntime {} / avg_load {} but the tree sums to {} / {}\n",
                             cfs.rq_->cpu, cfs.avg_vruntime, cfs.avg_load, avg, avg_load);
+    // The root's h_nr_delayed counts the rq's sched_delayed fair tasks (rq->cfs_tasks).
+    if (&cfs == &rq_root_cfs(*cfs.rq_)) {
+        unsigned delayed = 0;
+        for (const task_struct* p : cfs.rq_->cfs_tasks)
+            delayed += p->se.sched_delayed ? 1 : 0;
+        if (delayed != cfs.h_nr_delayed)
+            errs += fmt::format("cpu{}: h_nr_delayed {} but {} delayed tasks are queued\n",
+                                cfs.rq_->cpu, cfs.h_nr_delayed, delayed);
+    }
 }
 
 } // namespace
@@ -306,7 +422,19 @@ const fair_policy_ops eevdf_policy = {
     .enqueue_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
         enqueue_entity_eevdf(k, cfs, se, flags);
     },
-    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se) { update_entity_lag(k, cfs, se); },
+    /*
+     * kernel: kernel/sched/fair.c dequeue_entity(), 6.12 (wishday/linux-6.12.y ff9796ed9e8b):
+     * update_entity_lag(), then with PLACE_REL_DEADLINE a dequeue that is not a sleep (a
+     * migration: the load balancer's detach, a pull, an affinity move) keeps the deadline
+     * relative to the vruntime, and place_entity() on the new cfs_rq restores it.
+     */
+    .dequeue_lag = [](kernel& k, cfs_rq& cfs, sched_entity& se, int flags) {
+        update_entity_lag(k, cfs, se);
+        if (sched_feat_of(k, PLACE_REL_DEADLINE) && !(flags & DEQUEUE_SLEEP)) {
+            se.deadline -= se.vruntime;
+            se.rel_deadline = true;
+        }
+    },
     // kernel: kernel/sched/fair.c task_fork_fair(), 6.6: placed as ENQUEUE_INITIAL.
     .task_fork = [](kernel& k, cfs_rq& cfs, sched_entity& se, sched_entity* /*curr*/) {
         place_entity_eevdf(k, cfs, se, ENQUEUE_INITIAL);
@@ -343,13 +471,28 @@ const fair_policy_ops eevdf_policy = {
         return pick_next_entity_eevdf(k, cfs);
     },
     // kernel: kernel/sched/fair.c set_next_entity(), 6.6: "HACK, stash a copy of
-    // deadline at the point of pick in vlag" (RUN_TO_PARITY).
-    .set_next_entity = [](kernel& /*k*/, cfs_rq& /*cfs*/, sched_entity& se) {
-        se.vlag = static_cast<s64>(se.deadline);
+    // deadline at the point of pick in vlag" (RUN_TO_PARITY); 6.18: set_protect_slice().
+    .set_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity& se) {
+        if (k.config().behaviour.eevdf_protect_slice)
+            set_protect_slice(k, cfs, se);
+        else
+            se.vlag = static_cast<s64>(se.deadline);
     },
-    // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: deadline += slice.
-    .yield_task = [](kernel& /*k*/, cfs_rq& cfs) {
-        cfs.curr->deadline += calc_delta_fair(cfs.curr->slice, *cfs.curr);
+    // kernel: kernel/sched/fair.c yield_task_fair(), 6.6: clear_buddies(), deadline +=
+    // slice. 6.18 (gfunkmonk/linux-6.18.2 57dc26c98e5e): only an eligible curr yields,
+    // its vruntime jumping to its deadline first ("Forfeit the remaining vruntime").
+    .yield_task = [](kernel& k, cfs_rq& cfs) {
+        sched_entity& se = *cfs.curr;
+        clear_buddies(cfs, se);
+        if (k.config().behaviour.yield_forfeits_vruntime) {
+            if (entity_eligible(cfs, se)) {
+                se.vruntime = se.deadline;
+                se.deadline += calc_delta_fair(se.slice, se);
+                update_min_vruntime(k, cfs);
+            }
+            return;
+        }
+        se.deadline += calc_delta_fair(se.slice, se);
     },
     .delay_dequeue = [](kernel& k, rq& r, task_struct& p) { return delay_dequeue_eevdf(k, r, p); },
     .check_preempt_wakeup = [](kernel& k, rq& r, task_struct& p, int wake_flags) {

@@ -4,6 +4,7 @@
  * entities are placed on a cfs_rq directly, without running the simulation.
  * One CPU, so the tunable factor is 1: base_slice = 0.75 ms, tick = 4 ms.
  */
+#include "sched/fair_balance.h"
 #include "sched/testlib.h"
 #include "sim/config_error.h"
 
@@ -183,14 +184,216 @@ TEST_F(eevdf, update_deadline_grants_a_new_request_once_the_deadline_is_reached)
     EXPECT_TRUE(t.k->cpu_rq(0).need_resched) << "others are queued, so curr must reschedule";
 }
 
+/*
+ * 6.18 (v6.17's vprot, read at gfunkmonk/linux-6.18.2 57dc26c98e5e): set_next_entity()
+ * records vprot = the deadline at the pick (RUN_TO_PARITY, equal slices), and
+ * update_curr() reschedules whenever !protect_slice(curr), not only when the deadline
+ * is reached. Worked by hand: a picked at vruntime 0 with deadline 0.75 ms (vprot
+ * 0.75 ms); its deadline then moved to 1.5 ms without a new pick (re-picked as prev,
+ * no set_next_entity()), and it has run to 0.8 ms: the deadline is not reached, so
+ * 6.6 asks nothing, while 6.18's 0.8 ms >= vprot asks for a reschedule.
+ */
+bool unprotected_curr_reschedules(const char* spec)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    cfs_rq& c = f.k->cpu_rq(0).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice; // 0.75 ms on one CPU
+        x->se.vruntime = c.min_vruntime;
+        x->se.deadline = c.min_vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+    set_next_entity(*f.k, c, a.se);
+    a.se.deadline = c.min_vruntime + 1500000;
+    a.se.vruntime = c.min_vruntime + 800000;
+    update_deadline(*f.k, c, a.se);
+    return f.k->cpu_rq(0).need_resched;
+}
+
+TEST(update_curr_eevdf, from_6_18_an_unprotected_curr_reschedules_before_its_deadline)
+{
+    EXPECT_TRUE(unprotected_curr_reschedules("6.18"));
+    EXPECT_FALSE(unprotected_curr_reschedules("6.6"));
+}
+
+/*
+ * 6.12's did_preempt_short() (PREEMPT_SHORT, on by default): a curr whose deadline moved
+ * since its pick (vlag still holds the deadline it was picked with) reschedules at
+ * update_curr() once it is ineligible. By hand: a and b at vruntime 0; a picked (vlag =
+ * 0.75 ms), then its deadline moved to 1.5 ms and it ran to 0.8 ms. With b at 0, V =
+ * 0.4 ms < 0.8 ms: a is ineligible, 6.12 reschedules; with b at 2 ms, V = 1.4 ms: a
+ * is eligible, no reschedule. 6.6 and NO_PREEMPT_SHORT never ask before the deadline.
+ */
+bool moved_deadline_reschedules(const char* spec, s64 b_key)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    cfs_rq& c = f.k->cpu_rq(0).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
+        x->se.deadline = x->se.vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+    set_next_entity(*f.k, c, a.se);
+    a.se.deadline = c.min_vruntime + 1500000;
+    a.se.vruntime = c.min_vruntime + 800000;
+    update_deadline(*f.k, c, a.se);
+    return f.k->cpu_rq(0).need_resched;
+}
+
+TEST(update_curr_eevdf, in_6_12_did_preempt_short_reschedules_an_ineligible_curr_picked_again)
+{
+    EXPECT_TRUE(moved_deadline_reschedules("6.12", 0));
+    EXPECT_FALSE(moved_deadline_reschedules("6.12", 2000000));
+    EXPECT_FALSE(moved_deadline_reschedules("6.12+NO_PREEMPT_SHORT", 0));
+    EXPECT_FALSE(moved_deadline_reschedules("6.6", 0));
+}
+
+/*
+ * 6.18's set_protect_slice() without RUN_TO_PARITY still protects a minimum quantum:
+ * min(normalized base slice, se->slice). Eight CPUs, so base_slice = 4 x 0.75 ms = 3 ms
+ * and the quantum 0.75 ms. By hand: c (key 10 ms, ineligible) holds V up at ~3.4 ms, so
+ * a (key 0, deadline 3 ms) and b (key 0.1 ms, deadline 1 ms) are both eligible and b
+ * has the earlier deadline. a picked: vprot = min(3 ms, 0 + 0.75 ms) = 0.75 ms, so a
+ * stays the pick until its vruntime reaches 0.75 ms, then b wins. With RUN_TO_PARITY
+ * vprot is the deadline (3 ms): a is still the pick at 0.75 ms. 6.6 without
+ * RUN_TO_PARITY protects nothing: b at once.
+ */
+struct protect_scene {
+    testlib::sched_fixture f;
+    cfs_rq& c;
+    task_struct a, b, x;
+    explicit protect_scene(const char* spec)
+        : f{testlib::small_machine(8), spec}, c{f.k->cpu_rq(0).cfs}
+    {
+        const std::pair<task_struct*, std::pair<s64, s64>> all[] = {
+            {&a, {0, 3000000}}, {&b, {100000, 1000000}}, {&x, {10000000, 20000000}}};
+        for (const auto& [p, kd] : all) {
+            p->se.owner = p;
+            p->se.slice = f.k->tunables().base_slice;
+            p->se.vruntime = c.min_vruntime + static_cast<u64>(kd.first);
+            p->se.deadline = c.min_vruntime + static_cast<u64>(kd.second);
+            __enqueue_entity(*f.k, c, p->se);
+            p->se.on_rq = true;
+            c.nr_running++;
+        }
+        set_next_entity(*f.k, c, a.se);
+    }
+    sched_entity* pick_at(s64 a_key)
+    {
+        a.se.vruntime = c.min_vruntime + static_cast<u64>(a_key);
+        return pick_eevdf(*f.k, c);
+    }
+};
+
+TEST(pick_eevdf, from_6_18_no_run_to_parity_still_protects_a_minimum_quantum)
+{
+    protect_scene nrp("6.18+NO_RUN_TO_PARITY");
+    ASSERT_EQ(nrp.f.k->tunables().base_slice, 3000000u);
+    EXPECT_EQ(nrp.a.se.vprot, nrp.c.min_vruntime + 750000);
+    EXPECT_EQ(nrp.pick_at(0), &nrp.a.se);
+    EXPECT_EQ(nrp.pick_at(749999), &nrp.a.se);
+    EXPECT_EQ(nrp.pick_at(750000), &nrp.b.se);
+    protect_scene rtp("6.18");
+    EXPECT_EQ(rtp.a.se.vprot, rtp.a.se.deadline);
+    EXPECT_EQ(rtp.pick_at(750000), &rtp.a.se);
+    protect_scene old("6.6+NO_RUN_TO_PARITY");
+    EXPECT_EQ(old.pick_at(0), &old.b.se);
+}
+
+/*
+ * 6.12 PLACE_REL_DEADLINE (dequeue_entity() and place_entity() of 6.12.10): a dequeue that
+ * is not a sleep keeps deadline - vruntime, and the next placement restores it. Two CPUs,
+ * so base_slice = 2 x 0.75 ms. By hand: b queued on cpu0 at vruntime 0 with its deadline
+ * 0.3 ms ahead moves to the empty cpu1: placed at cpu1's V (its min_vruntime, no lag on
+ * an empty cfs_rq) with the deadline 0.3 ms ahead again. Asleep, or in 6.6 (no such
+ * feature), the deadline is a fresh slice: 1.5 ms ahead.
+ */
+s64 deadline_ahead_after_move(const char* spec, int dequeue_flags)
+{
+    testlib::sched_fixture f{testlib::small_machine(2), spec};
+    cfs_rq& c0 = f.k->cpu_rq(0).cfs;
+    cfs_rq& c1 = f.k->cpu_rq(1).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c0.min_vruntime;
+        x->se.deadline = c0.min_vruntime + (x == &b ? 300000 : 1500000);
+        __enqueue_entity(*f.k, c0, x->se);
+        x->se.on_rq = true;
+        x->se.cfs_rq_ = &c0;
+        c0.nr_running++;
+    }
+    eevdf_policy.dequeue_lag(*f.k, c0, b.se, dequeue_flags);
+    __dequeue_entity(*f.k, c0, b.se);
+    b.se.on_rq = false;
+    c0.nr_running--;
+    place_entity_eevdf(*f.k, c1, b.se, 0);
+    EXPECT_EQ(b.se.vruntime, c1.min_vruntime) << spec;
+    return static_cast<s64>(b.se.deadline - b.se.vruntime);
+}
+
+TEST(place_entity_eevdf, from_6_12_a_migrated_entity_keeps_its_relative_deadline)
+{
+    EXPECT_EQ(deadline_ahead_after_move("6.12", DEQUEUE_NOCLOCK), 300000);
+    EXPECT_EQ(deadline_ahead_after_move("6.18", DEQUEUE_NOCLOCK), 300000);
+    EXPECT_EQ(deadline_ahead_after_move("6.12", DEQUEUE_SLEEP), 1500000);
+    EXPECT_EQ(deadline_ahead_after_move("6.12+NO_PLACE_REL_DEADLINE", DEQUEUE_NOCLOCK), 1500000);
+    EXPECT_EQ(deadline_ahead_after_move("6.6", DEQUEUE_NOCLOCK), 1500000);
+}
+
+/*
+ * yield_task_fair() of 6.18.2: an eligible curr's vruntime jumps to its deadline, then the
+ * deadline moves one slice on; an ineligible curr keeps both. 6.6: only deadline += slice.
+ * By hand (one CPU, slice 0.75 ms): a (curr) at key 0 with deadline 0.75 ms, b at key
+ * b_key. b at 0: V = 0, a eligible. b at -0.1 ms: V = -0.05 ms, a ineligible.
+ */
+std::pair<s64, s64> after_yield(const char* spec, s64 b_key)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    cfs_rq& c = f.k->cpu_rq(0).cfs;
+    task_struct a, b;
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
+        x->se.deadline = x->se.vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+    const u64 base = c.min_vruntime;
+    set_next_entity(*f.k, c, a.se);
+    eevdf_policy.yield_task(*f.k, c);
+    return {static_cast<s64>(a.se.vruntime - base), static_cast<s64>(a.se.deadline - base)};
+}
+
+TEST(yield_task_fair, from_6_18_an_eligible_curr_forfeits_its_vruntime_to_its_deadline)
+{
+    EXPECT_EQ(after_yield("6.18", 0), (std::pair<s64, s64>{750000, 1500000}));
+    EXPECT_EQ(after_yield("6.18", -100000), (std::pair<s64, s64>{0, 750000}));
+    EXPECT_EQ(after_yield("6.6", 0), (std::pair<s64, s64>{0, 1500000}));
+    EXPECT_EQ(after_yield("6.12", -100000), (std::pair<s64, s64>{0, 1500000}));
+}
+
 // The wakee b (eligible, earlier deadline) preempts curr a only when a no
 // longer holds the deadline it was picked with, or without RUN_TO_PARITY.
-bool wakeup_preempts(const char* spec, bool curr_got_new_deadline)
+bool wakeup_preempts(const char* spec, bool curr_got_new_deadline, int curr_policy = SCHED_NORMAL)
 {
     testlib::sched_fixture t(testlib::small_machine(1), spec);
     rq& r = t.k->cpu_rq(0);
     cfs_rq& c = r.cfs;
     task_struct a, b;
+    a.policy = curr_policy;
     a.se.owner = &a;
     b.se.owner = &b;
     a.pid = 1;
@@ -221,6 +424,19 @@ TEST(check_preempt_wakeup_eevdf, run_to_parity_protects_curr_until_its_first_dea
     EXPECT_TRUE(wakeup_preempts("6.6", true));
     EXPECT_TRUE(wakeup_preempts("6.6+NO_RUN_TO_PARITY", false));
     EXPECT_FALSE(wakeup_preempts("6.6+NO_WAKEUP_PREEMPTION", true));
+}
+
+/*
+ * check_preempt_wakeup_fair() of 6.6.87 / 6.12.10 / 6.18.2 returns on !WAKEUP_PREEMPTION
+ * before the "preempt an idle entity" test, so a SCHED_IDLE curr is not preempted by a
+ * normal wakee with the feature off; with it on, it is, whatever the deadlines (a
+ * keeps its first deadline under RUN_TO_PARITY, which would protect a normal curr).
+ */
+TEST(check_preempt_wakeup_eevdf, no_wakeup_preemption_spares_even_an_idle_curr)
+{
+    EXPECT_TRUE(wakeup_preempts("6.6", false, SCHED_IDLE));
+    EXPECT_FALSE(wakeup_preempts("6.6+NO_WAKEUP_PREEMPTION", false, SCHED_IDLE));
+    EXPECT_FALSE(wakeup_preempts("6.18+NO_WAKEUP_PREEMPTION", false, SCHED_IDLE));
 }
 
 /*
@@ -317,6 +533,36 @@ TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
         EXPECT_FALSE(task_on_rq_queued(s)) << spec;
         EXPECT_EQ(f.k->cpu_rq(0).nr_running, 1u) << spec;
     }
+}
+
+/*
+ * 6.18 (v6.14+, read at 6.18.2): update_sg_lb_stats()'s sum_h_nr_running,
+ * update_sg_wakeup_stats()'s and sched_balance_find_src_rq()'s count are rq->cfs.h_nr_runnable,
+ * which leaves a sched_delayed task out; 6.12.10 counts rq->cfs.h_nr_running. The scene of
+ * the delayed_dequeue tests (a spinner and a nice-19 task that slept while ineligible): two
+ * fair tasks queued, one delayed, so the balancer counts 1 on 6.18 and 2 on 6.12.
+ */
+unsigned lb_count_with_a_delayed_task(const char* spec)
+{
+    testlib::sched_fixture f{testlib::small_machine(1), spec};
+    int runs = 0;
+    f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
+    task_struct& s = f.spawn("sleeper", testlib::behaviour([&runs](syscalls&, task_struct&) {
+                                 return runs++ == 0 ? task_action::cpu(msecs(1))
+                                                    : task_action::sleep();
+                             }),
+                             0, 19, 0);
+    for (int i = 0; i < 200 && runs < 2; ++i)
+        f.run_for(usecs(50));
+    EXPECT_TRUE(s.se.sched_delayed) << spec;
+    EXPECT_EQ(f.k->cpu_rq(0).nr_running, 2u) << spec;
+    return cpu_lb_contrib(*f.k, 0).h_nr_running;
+}
+
+TEST(delay_dequeue_feature, from_6_18_the_balancer_leaves_delayed_tasks_out_of_its_counts)
+{
+    EXPECT_EQ(lb_count_with_a_delayed_task("6.18"), 1u);
+    EXPECT_EQ(lb_count_with_a_delayed_task("6.12"), 2u);
 }
 
 TEST(delay_dequeue_feature, exists_from_6_12_only)

@@ -439,6 +439,93 @@ TEST(autogroup, a_wakeup_across_groups_preempts_by_the_group_entities_eevdf)
 }
 
 /*
+ * dequeue_task_fair() / dequeue_entities() (6.6.87, 6.18.2): when a task goes to sleep and
+ * its group's cfs_rq keeps weight, set_next_buddy(parent_entity(se)) makes the group
+ * entity the root's next buddy. One CPU, both tasks in the fixture's session: s runs
+ * 100 us and sleeps while sp spins, so the group stays queued and its entity becomes
+ * root_cfs.next (NO_DELAY_DEQUEUE: the sleep dequeues at once whatever s's lag).
+ */
+TEST(autogroup, a_sleeping_task_makes_its_staying_group_entity_the_next_buddy_eevdf)
+{
+    for (const char* spec : {"6.6", "6.18+NO_DELAY_DEQUEUE"}) {
+        sched_fixture t(testlib::small_machine(1), spec);
+        task_struct& sp = t.spawn("sp", testlib::spin(msecs(1)));
+        bool ran = false;
+        task_struct& s = t.spawn("s", testlib::behaviour([&ran](syscalls&, task_struct&) {
+            if (ran)
+                return task_action::sleep();
+            ran = true;
+            return task_action::cpu(usecs(100));
+        }));
+        t.run_for(msecs(20));
+        rq& r = t.k->cpu_rq(0);
+        ASSERT_FALSE(task_on_rq_queued(s)) << spec;
+        ASSERT_TRUE(task_on_rq_queued(sp)) << spec;
+        EXPECT_EQ(r.root_cfs.next, &r.tg_se.se) << spec;
+    }
+}
+
+/*
+ * pick_next_entity() of 6.18.2: `if (sched_feat(PICK_BUDDY) && cfs_rq->next &&
+ * entity_eligible(cfs_rq, cfs_rq->next)) return cfs_rq->next;`; 6.6 asks NEXT_BUDDY (off).
+ * By hand, on the root: both group entities at one vruntime v (so both eligible), a's
+ * (curr, unprotected) with the earlier deadline v + 1 ms, b's v + 5 ms and the next buddy:
+ * pick_eevdf() takes a's, 6.18's buddy rule b's; 6.18+NO_PICK_BUDDY a's again.
+ */
+/// Which root entity the pick takes: 'a' or 'b'.
+char root_pick_with_b_as_next(const char* spec)
+{
+    agrp_wakeup_case w(spec);
+    const u64 v = w.ga->vruntime;
+    w.ga->deadline = v + msecs(1);
+    w.ga->vlag = 0;  // 6.6: not the stashed deadline, so no RUN_TO_PARITY
+    w.ga->vprot = v; // 6.18: protect_slice() false
+    w.set_gb(v, v + msecs(5));
+    w.r().root_cfs.next = w.gb;
+    const sched_entity* se = pick_next_entity_eevdf(*w.t.k, w.r().root_cfs);
+    return se == w.ga ? 'a' : se == w.gb ? 'b' : '?';
+}
+
+/*
+ * set_next_entity() begins with clear_buddies(cfs_rq, se) (6.6.87, 6.18.2): the next buddy
+ * that is set up as curr stops being the next buddy, so PICK_BUDDY takes it once.
+ */
+TEST(autogroup, set_next_entity_clears_the_entitys_next_buddy_eevdf)
+{
+    agrp_wakeup_case w("6.18");
+    w.r().root_cfs.next = w.gb;
+    put_prev_entity(*w.t.k, w.r().root_cfs, *w.ga);
+    set_next_entity(*w.t.k, w.r().root_cfs, *w.gb);
+    EXPECT_EQ(w.r().root_cfs.next, nullptr);
+}
+
+TEST(autogroup, from_6_18_pick_buddy_takes_an_eligible_next_buddy)
+{
+    EXPECT_EQ(root_pick_with_b_as_next("6.18"), 'b');
+    EXPECT_EQ(root_pick_with_b_as_next("6.18+NO_PICK_BUDDY"), 'a');
+    EXPECT_EQ(root_pick_with_b_as_next("6.6"), 'a');
+}
+
+/*
+ * find_matching_se() comes before se_is_idle() (6.6.87, 6.18.2): across groups the matched
+ * entities are the autogroups' entities, never idle, so a SCHED_IDLE curr in another group
+ * is not preempted at once: pick_eevdf() on the root decides. By hand: both group entities
+ * at v (eligible), a's (curr) deadline v + 1 ms, b's v + 5 ms: a's wins, no preemption.
+ */
+TEST(autogroup, an_idle_curr_in_another_group_is_compared_by_the_group_entities_eevdf)
+{
+    agrp_wakeup_case w("6.6");
+    w.a->policy = SCHED_IDLE; // only the wakeup check reads it here
+    const u64 v = w.ga->vruntime;
+    w.ga->deadline = v + msecs(1);
+    w.ga->vlag = 0;
+    w.set_gb(v, v + msecs(5));
+    check_preempt_wakeup_eevdf(*w.t.k, w.r(), *w.b, 0);
+    EXPECT_FALSE(w.r().need_resched);
+    w.a->policy = SCHED_NORMAL;
+}
+
+/*
  * task_h_load() of a task in each of two groups on one CPU: root load 1024, of
  * which a's group entity carries 768 and b's 256; a's group's cfs_rq 2047 (a:
  * 1024), b's 511 (b: 512). h_load(a's group) = 1024 * 768 / 1025 = 767,

@@ -30,8 +30,9 @@ struct fair_policy_ops {
     /* entity placement */
     /// enqueue_entity(): place se (by its lag, or by min_vruntime with the sleeper credit).
     void (*enqueue_entity)(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
-    /// dequeue_entity(), before se leaves the timeline: keep its lag (optional).
-    void (*dequeue_lag)(kernel& k, cfs_rq& cfs, sched_entity& se);
+    /// dequeue_entity(), before se leaves the timeline: keep its lag (and, 6.12's
+    /// PLACE_REL_DEADLINE, a non-sleep dequeue's relative deadline) (optional).
+    void (*dequeue_lag)(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
     /// dequeue_entity(), after the accounting: a relative vruntime for a
     /// dequeue that is not a sleep, renormalised where se is enqueued again (optional).
     void (*dequeue_renorm)(cfs_rq& cfs, sched_entity& se, int flags);
@@ -52,7 +53,7 @@ struct fair_policy_ops {
     /// pick_next_task_fair(): the entity to run (curr: cfs_rq->curr if still queued).
     sched_entity* (*pick_next_entity)(kernel& k, cfs_rq& cfs, sched_entity* curr);
     /// set_next_entity(): se, still queued, becomes cfs_rq->curr (optional; EEVDF's
-    /// RUN_TO_PARITY stash, CFS's clear_buddies()).
+    /// RUN_TO_PARITY stash; clear_buddies() is fair.cc's, every profile's).
     void (*set_next_entity)(kernel& k, cfs_rq& cfs, sched_entity& se);
     /// yield_task_fair().
     void (*yield_task)(kernel& k, cfs_rq& cfs);

@@ -453,7 +453,7 @@ void update_sg_wakeup_stats(kernel& k, const sched_domain& sd, const sched_group
         sgs.group_util += cpu_util_without(k, i, p);
         sgs.group_runnable += cpu_runnable_without(r, p);
         const unsigned local = (p.cpu == i && task_on_rq_queued(p) && r.curr == &p) ? 1 : 0;
-        sgs.sum_h_nr_running += rq_root_cfs(r).h_nr_running - local;
+        sgs.sum_h_nr_running += cfs_h_nr_counted(k, r) - local; // 6.18: h_nr_runnable
         const unsigned nr_running = r.nr_running - local;
         sgs.sum_nr_running += nr_running;
         if (!nr_running && idle_cpu_without(k, r, p))

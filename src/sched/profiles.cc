@@ -97,6 +97,15 @@ kernel_behaviour behaviour_of(const char* version)
     // was merged for v6.13: 6.18 has it (read at gfunkmonk/linux-6.18.2 57dc26c98e5e:
     // kernel/Kconfig.preempt, kernel/sched/core.c sched_dynamic_mode()), 6.12 does not.
     b.has_preempt_lazy = std::string(version) == "6.18";
+    // 6.17's RUN_TO_PARITY by se->vprot (read at gfunkmonk/linux-6.18.2 57dc26c98e5e:
+    // set_protect_slice(), protect_slice(), update_curr(), check_preempt_wakeup_fair()).
+    b.eevdf_protect_slice = std::string(version) == "6.18";
+    // yield_task_fair()'s "Forfeit the remaining vruntime" (same tree; 6.12.10 has only
+    // deadline += slice).
+    b.yield_forfeits_vruntime = std::string(version) == "6.18";
+    // update_sg_lb_stats(), update_sg_wakeup_stats(), sched_balance_find_src_rq() read
+    // rq->cfs.h_nr_runnable (same tree; 6.12.10 reads h_nr_running).
+    b.lb_counts_runnable = std::string(version) == "6.18";
     /*
      * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
      * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's
@@ -180,14 +189,20 @@ const std::vector<profile_def>& profile_defs()
         F(WA_BIAS, true), F(UTIL_EST, true), F(LATENCY_WARN, false)};
 
     /*
-     * 6.18.y stable from 6.18.5: 6.12's list as modelled plus NI_RANDOM, which v6.19's
-     * "sched/fair: Proportional newidle balance" (33cf66d88306) appended after
-     * LATENCY_WARN and 6.18.5 took as a backport. Not modelled: the other list changes
-     * since 6.12 (a running 6.18.44's sysctl_sched_features fits PICK_BUDDY added and
-     * DOUBLE_TICK gone; docs/kernels.md).
+     * 6.18.y stable from 6.18.5: kernel/sched/features.h of 6.18.2 (gfunkmonk/linux-6.18.2
+     * 57dc26c98e5e: 6.12's list with PICK_BUDDY added after NEXT_BUDDY and DOUBLE_TICK
+     * gone) plus NI_RANDOM, which v6.19's "sched/fair: Proportional newidle balance"
+     * (33cf66d88306) appended after LATENCY_WARN and 6.18.5 took as a backport.
      */
     static const std::vector<feat_default> v6_18 = [] {
-        std::vector<feat_default> v = v6_12;
+        std::vector<feat_default> v;
+        for (const auto& f : v6_12) {
+            if (f.id == __SCHED_FEAT_DOUBLE_TICK)
+                continue;
+            v.push_back(f);
+            if (f.id == __SCHED_FEAT_NEXT_BUDDY)
+                v.push_back(F(PICK_BUDDY, true));
+        }
         v.push_back(F(NI_RANDOM, true));
         return v;
     }();

@@ -96,6 +96,16 @@ struct kernel_behaviour {
     /// v6.7+ (612f769edd06): rd->rto_mask follows rt_rq->pushable_tasks; before, a CPU is
     /// RT-overloaded with two queued RT tasks one of which may migrate (update_rt_migration).
     bool rt_overload_pushable = false;
+    /// v6.17+ (read at 6.18.2, gfunkmonk/linux-6.18.2 57dc26c98e5e): RUN_TO_PARITY by
+    /// se->vprot (set_protect_slice() at the pick, protect_slice() in pick_eevdf()), and
+    /// update_curr() reschedules whenever curr is no longer protected, not only at its deadline.
+    bool eevdf_protect_slice = false;
+    /// 6.18 (same tree): yield_task_fair() of an eligible curr forfeits its vruntime up to
+    /// its deadline before the deadline moves one slice on; an ineligible one keeps both.
+    bool yield_forfeits_vruntime = false;
+    /// v6.14+ (read at 6.18.2): the load balancer's and find_idlest_group()'s task counts
+    /// are rq->cfs.h_nr_runnable, which leaves sched_delayed tasks out.
+    bool lb_counts_runnable = false;
     /// v6.12+ (f0e1a0643a59): CONFIG_SCHED_CLASS_EXT, the ext class (`+ext:POLICY`).
     bool sched_ext = false;
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).

@@ -31,7 +31,7 @@ TEST(make_kernel_config, applies_plus_joined_toggles)
     EXPECT_EQ(kc.delta_string(), "NEXT_BUDDY+NO_RUN_TO_PARITY");
 }
 
-TEST(make_kernel_config, gives_6_18_the_6_12_code_and_features_plus_ni_random)
+TEST(make_kernel_config, gives_6_18_the_features_of_its_features_h_plus_ni_random)
 {
     const kernel_config k618 = make_kernel_config("6.18");
     const kernel_config k612 = make_kernel_config("6.12");
@@ -41,8 +41,15 @@ TEST(make_kernel_config, gives_6_18_the_6_12_code_and_features_plus_ni_random)
     EXPECT_TRUE(k618.behaviour.util_est_fastup_always);
     EXPECT_THAT(error_of([] { make_kernel_config("6.12+NI_RANDOM"); }), HasSubstr("NI_RANDOM"))
         << "v6.12.0 has no NI_RANDOM";
+    // 6.18.2's features.h: PICK_BUDDY (on) added, DOUBLE_TICK (off) gone.
+    EXPECT_TRUE(k618.features.test(__SCHED_FEAT_PICK_BUDDY));
+    EXPECT_TRUE(k618.has_feature(__SCHED_FEAT_PICK_BUDDY));
+    EXPECT_FALSE(k618.has_feature(__SCHED_FEAT_DOUBLE_TICK));
+    EXPECT_FALSE(k612.has_feature(__SCHED_FEAT_PICK_BUDDY)) << "v6.12.0 (6.12.13 took it)";
+    EXPECT_THAT(error_of([] { make_kernel_config("6.18+DOUBLE_TICK"); }), HasSubstr("DOUBLE_TICK"));
     auto without = k618.features;
     without.set(__SCHED_FEAT_NI_RANDOM, false);
+    without.set(__SCHED_FEAT_PICK_BUDDY, false);
     EXPECT_EQ(without, k612.features);
 }
 

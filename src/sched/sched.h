@@ -270,6 +270,11 @@ struct sched_entity {
     u64 deadline = 0;     ///< EEVDF virtual deadline
     s64 vlag = 0;         ///< EEVDF lag; with RUN_TO_PARITY also the deadline at pick time
     u64 slice = 0;        ///< EEVDF request size
+    /// v6.17+ (6.18 profile): the vruntime up to which curr is protected from a pick
+    /// (set_protect_slice(), protect_slice()); replaces the vlag stash of RUN_TO_PARITY.
+    u64 vprot = 0;
+    /// v6.12 PLACE_REL_DEADLINE: dequeued but not asleep, so deadline holds deadline - vruntime
+    bool rel_deadline = false;
     u64 exec_start = 0;
     u64 sum_exec_runtime = 0;
     u64 prev_sum_exec_runtime = 0;
@@ -481,6 +486,9 @@ struct cfs_rq {
     unsigned nr_running = 0;     ///< queued entities, curr included
     unsigned h_nr_running = 0;
     unsigned idle_h_nr_running = 0;
+    /// 6.12+ DELAY_DEQUEUE: sched_delayed tasks among h_nr_running (the kernel's
+    /// h_nr_queued - h_nr_runnable); model: kept on the CPU's root cfs_rq (rq_root_cfs()) only.
+    unsigned h_nr_delayed = 0;
     u64 min_vruntime = 0;
     s64 avg_vruntime = 0;        ///< EEVDF: sum of (v_i - min_vruntime) * w_i over the tree
     u64 avg_load = 0;            ///< EEVDF: sum of w_i over the tree
