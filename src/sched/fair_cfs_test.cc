@@ -90,6 +90,41 @@ TEST_F(cfs, a_waking_sched_idle_sleeper_gets_half_the_min_granularity_from_6_1)
     }
 }
 
+/*
+ * Hand-worked from sched_slice() and sched_idle_cfs_rq() of 6.5 (sndrzt/linux-6.5
+ * f5744aac0f31; 6.1-rc7 the same; not in 5.15.0). Eight CPUs: factor 4, so latency 24 ms
+ * and min_granularity 3 ms, while sysctl_sched_idle_min_granularity stays 0.75 ms
+ * (update_sysctl() does not scale it). A nice-0 task and a SCHED_IDLE task (weight 3) share
+ * the cfs_rq: the period is 24 ms (2 <= sched_nr_latency) and the idle task's share 24 ms *
+ * 3 / 1027 = 70 us, so BASE_SLICE's floor decides: 0.75 ms for an idle entity beside a
+ * non-idle one, 3 ms when every entity there is idle (sched_idle_cfs_rq()), and 3 ms on
+ * 5.15. Before: 3 ms in every case.
+ */
+TEST_F(cfs, a_sched_idle_tasks_slice_floor_is_the_unscaled_idle_min_granularity_from_6_1)
+{
+    for (const char* kernel : {"6.5", "6.1", "tip-2023-08", "tip-2023-02", "5.15", "5.15-rc3"}) {
+        testlib::sched_fixture f{testlib::small_machine(8), kernel};
+        ASSERT_EQ(f.k->tunables().min_granularity, 3'000'000u);
+        ASSERT_EQ(f.k->tunables().idle_min_granularity, 750'000u);
+        cfs_rq& fc = f.k->cpu_rq(0).cfs;
+        task_struct n, i;
+        n.se.owner = &n;
+        i.se.owner = &i;
+        i.policy = SCHED_IDLE;
+        n.se.on_rq = i.se.on_rq = true;
+        i.se.load.weight = 3; // WEIGHT_IDLEPRIO
+        fc.nr_running = 2;
+        fc.load.weight = 1024 + 3;
+        fc.idle_nr_running = 1;
+        const bool v5_15 = std::string(kernel).starts_with("5.15");
+        EXPECT_EQ(sched_slice(*f.k, fc, i.se), v5_15 ? 3'000'000u : 750'000u) << kernel;
+        EXPECT_EQ(sched_slice(*f.k, fc, n.se), 24'000'000ull * 1024 / 1027) << kernel;
+        n.policy = SCHED_IDLE; // every entity idle: sched_idle_cfs_rq(), the usual floor
+        fc.idle_nr_running = 2;
+        EXPECT_EQ(sched_slice(*f.k, fc, i.se), 3'000'000u) << kernel;
+    }
+}
+
 TEST_F(cfs, a_forked_task_starts_one_vslice_late_with_start_debit)
 {
     // Empty cfs_rq: slice of a lone task = latency (6 ms).

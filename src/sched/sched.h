@@ -481,6 +481,7 @@ struct cfs_rq {
     unsigned nr_running = 0;     ///< queued entities, curr included
     unsigned h_nr_running = 0;
     unsigned idle_h_nr_running = 0;
+    unsigned idle_nr_running = 0; ///< queued entities that are se_is_idle() (SCHED_IDLE tasks)
     u64 min_vruntime = 0;
     s64 avg_vruntime = 0;        ///< EEVDF: sum of (v_i - min_vruntime) * w_i over the tree
     u64 avg_load = 0;            ///< EEVDF: sum of w_i over the tree
