@@ -182,6 +182,42 @@ TEST(check_preempt_tick, resched_once_the_ideal_slice_is_used)
                 4e6, 0.3e6);
 }
 
+/*
+ * Hand-worked from check_preempt_tick(): 79ba1e607d68 ("sched/fair: Limit sched slice
+ * duration", tip sched/core 2023-01-15, v6.3) caps the ideal runtime at sysctl_sched_latency.
+ * One CPU (factor 1: latency 6 ms, min_granularity 0.75 ms), a nice -20 spinner (88761)
+ * running and eleven nice 19 ones (15) queued: the period is 12 x 0.75 = 9 ms (12 >
+ * sched_nr_latency; ALT_PERIOD counts the root's h_nr_running) and the heavy task's slice
+ * 9 ms x 88761 / 88926 = 8.98 ms. After 7 ms of running it is past the capped ideal (6 ms) but
+ * not the uncapped one, and the leftmost queued entity (a light task forked a vslice late) is
+ * ahead of it, so only the cap reschedules. 6.5 and tip-2023-02 (its base, v6.2-rc6
+ * tip:sched/core on 7c4a5b89a0b5, applied there on 2023-02-11, after the cap) have the cap;
+ * 6.1 and 5.15 do not.
+ */
+TEST(check_preempt_tick, the_ideal_is_capped_at_the_latency_from_tip_2023_02)
+{
+    for (const char* kernel : {"6.5", "tip-2023-02", "6.1", "5.15"}) {
+        testlib::sched_fixture t(testlib::small_machine(1), kernel);
+        task_struct& heavy = t.spawn("heavy", testlib::spin(), 0, -20);
+        for (int i = 0; i < 11; ++i)
+            t.spawn(fmt::format("light{}", i), testlib::spin(), 0, 19);
+        t.run_for(msecs(1));
+        rq& r = t.k->cpu_rq(0);
+        ASSERT_EQ(r.curr, &heavy) << kernel;
+        cfs_rq& c = task_cfs_rq(r, heavy);
+        t.k->update_rq_clock(r);
+        update_curr(*t.k, c);
+        ASSERT_EQ(sched_slice(*t.k, c, heavy.se), 9'000'000ull * 88761 / 88926) << kernel;
+        const sched_entity* left = __pick_first_entity(c);
+        ASSERT_TRUE(left && static_cast<s64>(heavy.se.vruntime - left->vruntime) < 0) << kernel;
+        heavy.se.prev_sum_exec_runtime = heavy.se.sum_exec_runtime - msecs(7);
+        r.need_resched = false;
+        check_preempt_tick(*t.k, c, heavy.se);
+        const bool capped = std::string(kernel) == "6.5" || std::string(kernel) == "tip-2023-02";
+        EXPECT_EQ(r.need_resched, capped) << kernel;
+    }
+}
+
 /* ---- buddies (lane cfsaudit; v6.5 fair.c at sndrzt/linux-6.5 f5744aac0f31) ---- */
 
 // Two spinning tasks of one autogroup on one CPU; x is running (cfs_rq->curr, outside
