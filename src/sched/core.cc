@@ -1577,10 +1577,12 @@ void kernel::check_rq(const rq& r, std::string& errs) const
         const bool root_of_groups = cfs.tg == nullptr && r.cfs.tg != nullptr;
         unsigned n = 0;
         u64 load = 0;
+        unsigned idle = 0;
         const sched_entity* prev = nullptr;
         for (const sched_entity* se : cfs.tasks_timeline) {
             ++n;
             load += se->load.weight;
+            idle += se->owner && se->owner->policy == SCHED_IDLE;
             if (prev && entity_less{}(se, prev))
                 err("{}: tree out of order at vruntime {}", name, se->vruntime);
             if (!se->on_rq)
@@ -1608,9 +1610,13 @@ void kernel::check_rq(const rq& r, std::string& errs) const
         if (cfs.curr && cfs.curr->on_rq) {
             ++n;
             load += cfs.curr->load.weight;
+            idle += cfs.curr->owner && cfs.curr->owner->policy == SCHED_IDLE;
         }
         if (n != cfs.nr_running)
             err("{}: cfs_rq nr_running {} but {} entities queued", name, cfs.nr_running, n);
+        if (idle != cfs.idle_nr_running)
+            err("{}: cfs_rq idle_nr_running {} but {} SCHED_IDLE entities queued", name,
+                cfs.idle_nr_running, idle);
         if (load != cfs.load.weight)
             err("{}: cfs_rq load {} but queued weights sum to {}", name, cfs.load.weight, load);
         if (!root_of_groups && cfs.h_nr_running != cfs.nr_running)

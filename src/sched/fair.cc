@@ -160,7 +160,8 @@ void clear_buddies(cfs_rq& cfs, sched_entity& se)
 }
 
 // kernel: kernel/sched/fair.c account_entity_enqueue(), 6.6: a task's entity also joins
-// rq->cfs_tasks (entity_is_task()).
+// rq->cfs_tasks (entity_is_task()); idle_nr_running counts se_is_idle() entities (5.16+; a
+// SCHED_IDLE task: the model has no idle task groups).
 void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
 {
     cfs.load.weight += se.load.weight;
@@ -168,6 +169,8 @@ void account_entity_enqueue(cfs_rq& cfs, sched_entity& se)
     if (!se.owner)
         return;
     task_struct& p = *se.owner;
+    if (p.policy == SCHED_IDLE)
+        cfs.idle_nr_running++;
     // list_add(&se->group_node, &rq->cfs_tasks): the node the last dequeue on any CPU took
     // off (rq::fair_spares; no allocation), a new one only when there is none
     rq& r = *cfs.rq_;
@@ -184,6 +187,8 @@ void account_entity_dequeue(cfs_rq& cfs, sched_entity& se)
     if (!se.owner)
         return;
     task_struct& p = *se.owner;
+    if (p.policy == SCHED_IDLE)
+        cfs.idle_nr_running--;
     if (p.on_cfs_tasks) {
         // list_del_init(&se->group_node): the node is kept for the next enqueue (rq::fair_spares)
         std::list<task_struct*>& spare = cfs.rq_->fair_spares->group_nodes;

@@ -24,7 +24,12 @@ inline bool entity_before(const sched_entity& a, const sched_entity& b)
  * period = latency for up to nr_latency tasks, else nr * min_granularity;
  * slice = period * w / W at each level up to the root (W counting the entity
  * if it is not queued yet; for_each_sched_entity(): a task of an autogroup,
- * then its group entity on the root); with BASE_SLICE at least min_granularity.
+ * then its group entity on the root); with BASE_SLICE at least min_granularity, or
+ * for an idle entity (se_is_idle(): SCHED_IDLE) on a cfs_rq that also holds non-idle
+ * ones (!sched_idle_cfs_rq()) at least sysctl_sched_idle_min_granularity, 0.75 ms unscaled
+ * (6.1-rc7 and 6.5, krr-io/linux-6.1.0 2a410d07ec5e and sndrzt/linux-6.5 f5744aac0f31;
+ * not in 5.15.0, sndrzt/linux-5.15 75c6ad16ec64). The test reads the task's own cfs_rq:
+ * the walk up the levels uses a cfs_rq of its own (qcfs_rq).
  */
 u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
 {
@@ -43,8 +48,14 @@ u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se)
         if (load)
             slice = static_cast<u64>(static_cast<unsigned __int128>(slice) * s->load.weight / load);
     }
-    if (sched_feat_of(k, BASE_SLICE))
-        slice = std::max<u64>(slice, k.tunables().min_granularity); // no SCHED_IDLE-entity variant
+    if (sched_feat_of(k, BASE_SLICE)) {
+        const bool idle_se =
+            k.config().behaviour.cfs_idle_entity_gran && se.owner && se.owner->policy == SCHED_IDLE;
+        const bool sched_idle_cfs_rq = cfs.nr_running && cfs.nr_running == cfs.idle_nr_running;
+        const u64 min_gran = idle_se && !sched_idle_cfs_rq ? k.tunables().idle_min_granularity
+                                                           : k.tunables().min_granularity;
+        slice = std::max<u64>(slice, min_gran);
+    }
     return slice;
 }
 

@@ -90,6 +90,41 @@ TEST_F(cfs, a_waking_sched_idle_sleeper_gets_half_the_min_granularity_from_6_1)
     }
 }
 
+/*
+ * Hand-worked from sched_slice() and sched_idle_cfs_rq() of 6.5 (sndrzt/linux-6.5
+ * f5744aac0f31; 6.1-rc7 the same; not in 5.15.0). Eight CPUs: factor 4, so latency 24 ms
+ * and min_granularity 3 ms, while sysctl_sched_idle_min_granularity stays 0.75 ms
+ * (update_sysctl() does not scale it). A nice-0 task and a SCHED_IDLE task (weight 3) share
+ * the cfs_rq: the period is 24 ms (2 <= sched_nr_latency) and the idle task's share 24 ms *
+ * 3 / 1027 = 70 us, so BASE_SLICE's floor decides: 0.75 ms for an idle entity beside a
+ * non-idle one, 3 ms when every entity there is idle (sched_idle_cfs_rq()), and 3 ms on
+ * 5.15. Before: 3 ms in every case.
+ */
+TEST_F(cfs, a_sched_idle_tasks_slice_floor_is_the_unscaled_idle_min_granularity_from_6_1)
+{
+    for (const char* kernel : {"6.5", "6.1", "tip-2023-08", "tip-2023-02", "5.15", "5.15-rc3"}) {
+        testlib::sched_fixture f{testlib::small_machine(8), kernel};
+        ASSERT_EQ(f.k->tunables().min_granularity, 3'000'000u);
+        ASSERT_EQ(f.k->tunables().idle_min_granularity, 750'000u);
+        cfs_rq& fc = f.k->cpu_rq(0).cfs;
+        task_struct n, i;
+        n.se.owner = &n;
+        i.se.owner = &i;
+        i.policy = SCHED_IDLE;
+        n.se.on_rq = i.se.on_rq = true;
+        i.se.load.weight = 3; // WEIGHT_IDLEPRIO
+        fc.nr_running = 2;
+        fc.load.weight = 1024 + 3;
+        fc.idle_nr_running = 1;
+        const bool v5_15 = std::string(kernel).starts_with("5.15");
+        EXPECT_EQ(sched_slice(*f.k, fc, i.se), v5_15 ? 3'000'000u : 750'000u) << kernel;
+        EXPECT_EQ(sched_slice(*f.k, fc, n.se), 24'000'000ull * 1024 / 1027) << kernel;
+        n.policy = SCHED_IDLE; // every entity idle: sched_idle_cfs_rq(), the usual floor
+        fc.idle_nr_running = 2;
+        EXPECT_EQ(sched_slice(*f.k, fc, i.se), 3'000'000u) << kernel;
+    }
+}
+
 TEST_F(cfs, a_forked_task_starts_one_vslice_late_with_start_debit)
 {
     // Empty cfs_rq: slice of a lone task = latency (6 ms).
@@ -145,6 +180,42 @@ TEST(check_preempt_tick, resched_once_the_ideal_slice_is_used)
     // Each run of a lasts exactly one tick period (4 ms) except the first partial one.
     EXPECT_NEAR(static_cast<double>(a.se.sum_exec_runtime) / static_cast<double>(a.nivcsw),
                 4e6, 0.3e6);
+}
+
+/*
+ * Hand-worked from check_preempt_tick(): 79ba1e607d68 ("sched/fair: Limit sched slice
+ * duration", tip sched/core 2023-01-15, v6.3) caps the ideal runtime at sysctl_sched_latency.
+ * One CPU (factor 1: latency 6 ms, min_granularity 0.75 ms), a nice -20 spinner (88761)
+ * running and eleven nice 19 ones (15) queued: the period is 12 x 0.75 = 9 ms (12 >
+ * sched_nr_latency; ALT_PERIOD counts the root's h_nr_running) and the heavy task's slice
+ * 9 ms x 88761 / 88926 = 8.98 ms. After 7 ms of running it is past the capped ideal (6 ms) but
+ * not the uncapped one, and the leftmost queued entity (a light task forked a vslice late) is
+ * ahead of it, so only the cap reschedules. 6.5 and tip-2023-02 (its base, v6.2-rc6
+ * tip:sched/core on 7c4a5b89a0b5, applied there on 2023-02-11, after the cap) have the cap;
+ * 6.1 and 5.15 do not.
+ */
+TEST(check_preempt_tick, the_ideal_is_capped_at_the_latency_from_tip_2023_02)
+{
+    for (const char* kernel : {"6.5", "tip-2023-02", "6.1", "5.15"}) {
+        testlib::sched_fixture t(testlib::small_machine(1), kernel);
+        task_struct& heavy = t.spawn("heavy", testlib::spin(), 0, -20);
+        for (int i = 0; i < 11; ++i)
+            t.spawn(fmt::format("light{}", i), testlib::spin(), 0, 19);
+        t.run_for(msecs(1));
+        rq& r = t.k->cpu_rq(0);
+        ASSERT_EQ(r.curr, &heavy) << kernel;
+        cfs_rq& c = task_cfs_rq(r, heavy);
+        t.k->update_rq_clock(r);
+        update_curr(*t.k, c);
+        ASSERT_EQ(sched_slice(*t.k, c, heavy.se), 9'000'000ull * 88761 / 88926) << kernel;
+        const sched_entity* left = __pick_first_entity(c);
+        ASSERT_TRUE(left && static_cast<s64>(heavy.se.vruntime - left->vruntime) < 0) << kernel;
+        heavy.se.prev_sum_exec_runtime = heavy.se.sum_exec_runtime - msecs(7);
+        r.need_resched = false;
+        check_preempt_tick(*t.k, c, heavy.se);
+        const bool capped = std::string(kernel) == "6.5" || std::string(kernel) == "tip-2023-02";
+        EXPECT_EQ(r.need_resched, capped) << kernel;
+    }
 }
 
 /* ---- buddies (lane cfsaudit; v6.5 fair.c at sndrzt/linux-6.5 f5744aac0f31) ---- */

@@ -24,6 +24,9 @@ sched_tunables scale_tunables(const sched_params& sp, int nr_cpus)
     t.latency = sp.latency_ns * factor;
     t.min_granularity = sp.min_granularity_ns * factor;
     t.wakeup_granularity = sp.wakeup_granularity_ns * factor;
+    // update_sysctl()'s SET_SYSCTL() list is min_granularity, latency and wakeup_granularity
+    // (6.1-rc7, 6.5): the SCHED_IDLE floor of sched_slice() keeps its 0.75 ms on any machine.
+    t.idle_min_granularity = sp.idle_min_granularity_ns;
     t.migration_cost = sp.migration_cost_ns;
     t.nr_latency = sp.nr_latency;
     return t;

@@ -26,6 +26,7 @@ struct sched_params {
     u64 latency_ns = 6'000'000;               ///< CFS sysctl_sched_latency (normalised)
     u64 min_granularity_ns = 750'000;         ///< CFS sysctl_sched_min_granularity (normalised)
     u64 wakeup_granularity_ns = 1'000'000;    ///< CFS sysctl_sched_wakeup_granularity (normalised)
+    u64 idle_min_granularity_ns = 750'000; ///< CFS sysctl_sched_idle_min_granularity (not scaled)
     u64 migration_cost_ns = 500'000;          ///< sysctl_sched_migration_cost (not scaled)
     u32 nr_migrate = 32;                      ///< sysctl_sched_nr_migrate
     u32 nr_latency = 8;                       ///< CFS sched_nr_latency
@@ -44,6 +45,7 @@ struct sched_tunables {
     u64 latency;          ///< sysctl_sched_latency
     u64 min_granularity;  ///< sysctl_sched_min_granularity
     u64 wakeup_granularity;
+    u64 idle_min_granularity; ///< sysctl_sched_idle_min_granularity: update_sysctl() leaves it
     u64 migration_cost;
     u32 nr_latency;
     u32 factor;           ///< 1 + ilog2(min(nr_cpus, 8)) with log scaling

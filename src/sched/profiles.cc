@@ -51,7 +51,11 @@ kernel_behaviour behaviour_of(const char* version)
     b.wf_current_cpu = v == "6.6";
     b.numa_imb_nr = v != "5.15";
     b.newidle_5_15 = v == "5.15";
-    b.cfs_tick_ideal_capped = v == "6.5";
+    // check_preempt_tick()'s cap at sysctl_sched_latency: 79ba1e607d68, applied to tip
+    // sched/core on 2023-01-15 (tip-bot Message-ID
+    // 167377360979.4906.12177832193233588440.tip-bot2@tip-bot2), v6.3; SIS_SHORT v6's base
+    // (tip-2023-02) is tip:sched/core on 7c4a5b89a0b5, applied there on 2023-02-11.
+    b.cfs_tick_ideal_capped = v == "6.5" || std::string(version) == "tip-2023-02";
     // ttwu_queue_cond(): 5.15 (sndrzt/linux-5.15 75c6ad16ec64) queues inside the LLC only
     // an on_cpu wakee (WF_ON_CPU) whose CPU runs at most one task; 6.1 (krr-io/linux-6.1.0
     // 2a410d07ec5e, v6.1-rc7) and 6.5 (sndrzt/linux-6.5 f5744aac0f31) any wakee for an idle

@@ -489,6 +489,7 @@ struct cfs_rq {
     /// 6.12+ DELAY_DEQUEUE: sched_delayed tasks among h_nr_running (the kernel's
     /// h_nr_queued - h_nr_runnable); model: kept on the CPU's root cfs_rq (rq_root_cfs()) only.
     unsigned h_nr_delayed = 0;
+    unsigned idle_nr_running = 0; ///< queued entities that are se_is_idle() (SCHED_IDLE tasks)
     u64 min_vruntime = 0;
     s64 avg_vruntime = 0;        ///< EEVDF: sum of (v_i - min_vruntime) * w_i over the tree
     u64 avg_load = 0;            ///< EEVDF: sum of w_i over the tree
