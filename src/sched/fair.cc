@@ -429,9 +429,11 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * model: a group entity is never delayed itself (6.12 delays an ineligible one).
  * When the group stays queued and the task went to sleep, its group entity becomes the
  * root's next buddy ("Bias pick_next to pick a task from this cfs_rq": set_next_buddy(),
- * read in 6.6.87 and 6.18.2; an autogroup's entity is never idle). Only 6.18's pick reads
- * it (PICK_BUDDY); so does 6.5's CFS pick_next_entity(), which the model does not give
- * it (the CFS profiles keep their schedules; docs/kernel-map.md, lane eevdf1).
+ * read in 6.6.87 and 6.18.2 by lane eevdf1, in 6.5, 6.1-rc7 and 5.15.0 by the lead; an
+ * autogroup's entity is never idle). 6.18's pick reads it (PICK_BUDDY), 6.6's and 6.12's
+ * only with NEXT_BUDDY (off), and the CFS pick_next_entity() of 5.15-6.5 without a feature
+ * test: it runs the next buddy unless it is more than a wakeup granularity right of the
+ * leftmost (wakeup_preempt_entity() < 1).
  */
 static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep)
 {
@@ -440,7 +442,7 @@ static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, 
     if (gcfs.load.weight == 0 && gse.on_rq) {
         dequeue_entity(k, root, gse, DEQUEUE_SLEEP);
     } else {
-        if (task_sleep && k.config().params.policy == fair_policy::eevdf)
+        if (task_sleep)
             root.next = &gse; // set_next_buddy(parent_entity(se))
         update_load_avg(k, root, gse, UPDATE_TG);
         se_update_runnable(gse);

@@ -439,15 +439,18 @@ TEST(autogroup, a_wakeup_across_groups_preempts_by_the_group_entities_eevdf)
 }
 
 /*
- * dequeue_task_fair() / dequeue_entities() (6.6.87, 6.18.2): when a task goes to sleep and
- * its group's cfs_rq keeps weight, set_next_buddy(parent_entity(se)) makes the group
- * entity the root's next buddy. One CPU, both tasks in the fixture's session: s runs
- * 100 us and sleeps while sp spins, so the group stays queued and its entity becomes
- * root_cfs.next (NO_DELAY_DEQUEUE: the sleep dequeues at once whatever s's lag).
+ * dequeue_task_fair() / dequeue_entities() (6.6.87, 6.18.2; 6.5, 6.1-rc7 and 5.15.0 the
+ * same: sndrzt/linux-6.5 f5744aac0f31, krr-io/linux-6.1.0 2a410d07ec5e, sndrzt/linux-5.15
+ * 75c6ad16ec64): when a task goes to sleep and its group's cfs_rq keeps weight,
+ * set_next_buddy(parent_entity(se)) makes the group entity the root's next buddy. One CPU,
+ * both tasks in the fixture's session: s runs 100 us and sleeps while sp spins, so the
+ * group stays queued and its entity becomes root_cfs.next (NO_DELAY_DEQUEUE: the sleep
+ * dequeues at once whatever s's lag). Before the lead's change of 2026-12-05 the CFS
+ * profiles set no buddy here.
  */
-TEST(autogroup, a_sleeping_task_makes_its_staying_group_entity_the_next_buddy_eevdf)
+TEST(autogroup, a_sleeping_task_makes_its_staying_group_entity_the_next_buddy)
 {
-    for (const char* spec : {"6.6", "6.18+NO_DELAY_DEQUEUE"}) {
+    for (const char* spec : {"6.6", "6.18+NO_DELAY_DEQUEUE", "6.5", "tip-2023-08", "6.1", "5.15"}) {
         sched_fixture t(testlib::small_machine(1), spec);
         task_struct& sp = t.spawn("sp", testlib::spin(msecs(1)));
         bool ran = false;
