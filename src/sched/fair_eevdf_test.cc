@@ -193,25 +193,12 @@ TEST_F(eevdf, update_deadline_grants_a_new_request_once_the_deadline_is_reached)
  * no set_next_entity()), and it has run to 0.8 ms: the deadline is not reached, so
  * 6.6 asks nothing, while 6.18's 0.8 ms >= vprot asks for a reschedule.
  */
+bool moved_deadline_reschedules(const char* spec, s64 b_key);
+
+// The scene of moved_deadline_reschedules() below with b beside a at vruntime 0.
 bool unprotected_curr_reschedules(const char* spec)
 {
-    testlib::sched_fixture f{testlib::small_machine(1), spec};
-    cfs_rq& c = f.k->cpu_rq(0).cfs;
-    task_struct a, b;
-    for (task_struct* x : {&a, &b}) {
-        x->se.owner = x;
-        x->se.slice = f.k->tunables().base_slice; // 0.75 ms on one CPU
-        x->se.vruntime = c.min_vruntime;
-        x->se.deadline = c.min_vruntime + 750000;
-        __enqueue_entity(*f.k, c, x->se);
-        x->se.on_rq = true;
-        c.nr_running++;
-    }
-    set_next_entity(*f.k, c, a.se);
-    a.se.deadline = c.min_vruntime + 1500000;
-    a.se.vruntime = c.min_vruntime + 800000;
-    update_deadline(*f.k, c, a.se);
-    return f.k->cpu_rq(0).need_resched;
+    return moved_deadline_reschedules(spec, 0);
 }
 
 TEST(update_curr_eevdf, from_6_18_an_unprotected_curr_reschedules_before_its_deadline)
