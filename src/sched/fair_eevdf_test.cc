@@ -193,6 +193,21 @@ TEST_F(eevdf, update_deadline_grants_a_new_request_once_the_deadline_is_reached)
  * no set_next_entity()), and it has run to 0.8 ms: the deadline is not reached, so
  * 6.6 asks nothing, while 6.18's 0.8 ms >= vprot asks for a reschedule.
  */
+// a and b queued on c at keys 0 and b_key (relative to min_vruntime), each with one base
+// slice (0.75 ms on one CPU) to its deadline.
+void queue_pair(testlib::sched_fixture& f, cfs_rq& c, task_struct& a, task_struct& b, s64 b_key)
+{
+    for (task_struct* x : {&a, &b}) {
+        x->se.owner = x;
+        x->se.slice = f.k->tunables().base_slice;
+        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
+        x->se.deadline = x->se.vruntime + 750000;
+        __enqueue_entity(*f.k, c, x->se);
+        x->se.on_rq = true;
+        c.nr_running++;
+    }
+}
+
 bool moved_deadline_reschedules(const char* spec, s64 b_key);
 
 // The scene of moved_deadline_reschedules() below with b beside a at vruntime 0.
@@ -220,15 +235,7 @@ bool moved_deadline_reschedules(const char* spec, s64 b_key)
     testlib::sched_fixture f{testlib::small_machine(1), spec};
     cfs_rq& c = f.k->cpu_rq(0).cfs;
     task_struct a, b;
-    for (task_struct* x : {&a, &b}) {
-        x->se.owner = x;
-        x->se.slice = f.k->tunables().base_slice;
-        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
-        x->se.deadline = x->se.vruntime + 750000;
-        __enqueue_entity(*f.k, c, x->se);
-        x->se.on_rq = true;
-        c.nr_running++;
-    }
+    queue_pair(f, c, a, b, b_key);
     set_next_entity(*f.k, c, a.se);
     a.se.deadline = c.min_vruntime + 1500000;
     a.se.vruntime = c.min_vruntime + 800000;
@@ -349,15 +356,7 @@ std::pair<s64, s64> after_yield(const char* spec, s64 b_key)
     testlib::sched_fixture f{testlib::small_machine(1), spec};
     cfs_rq& c = f.k->cpu_rq(0).cfs;
     task_struct a, b;
-    for (task_struct* x : {&a, &b}) {
-        x->se.owner = x;
-        x->se.slice = f.k->tunables().base_slice;
-        x->se.vruntime = c.min_vruntime + static_cast<u64>(x == &b ? b_key : 0);
-        x->se.deadline = x->se.vruntime + 750000;
-        __enqueue_entity(*f.k, c, x->se);
-        x->se.on_rq = true;
-        c.nr_running++;
-    }
+    queue_pair(f, c, a, b, b_key);
     const u64 base = c.min_vruntime;
     set_next_entity(*f.k, c, a.se);
     eevdf_policy.yield_task(*f.k, c);
