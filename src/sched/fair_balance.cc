@@ -735,8 +735,11 @@ int detach_tasks(kernel& k, lb_env& env)
             }
             case migrate_util: {
                 const unsigned long util = task_util_est(p);
-                // shr_bound(util, nr_balance_failed): relaxed after failures, as for load
-                const unsigned shift = std::min<unsigned>(env.sd->nr_balance_failed, 63);
+                // 6.12+: shr_bound(util, nr_balance_failed), relaxed after failures as for
+                // load; 5.15-6.6 compare the task's util itself (profile util_shr_bound).
+                const unsigned shift = k.config().behaviour.util_shr_bound
+                                           ? std::min<unsigned>(env.sd->nr_balance_failed, 63)
+                                           : 0;
                 if (static_cast<long>(util >> shift) > env.imbalance) {
                     take = false;
                     break;

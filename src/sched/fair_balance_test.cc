@@ -263,7 +263,7 @@ struct hot_case {
     sched_fixture t;
     task_struct* p;
     lb_env env;
-    explicit hot_case(machine m) : t(std::move(m), "6.6")
+    explicit hot_case(machine m, const char* profile = "6.6") : t(std::move(m), profile)
     {
         p = &t.spawn("p", testlib::spin(), 0, 0, 1);
         t.spawn("q", testlib::spin(), 0, 0, 1);
@@ -376,25 +376,46 @@ TEST(can_migrate_task, a_hot_task_moves_once_balancing_failed_cache_nice_tries_t
 }
 
 // detach_tasks() for migrate_util: shr_bound(util, nr_balance_failed) > imbalance skips a task.
-TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances)
+/*
+ * kernel: fair.c detach_tasks(), migrate_util. Read in the trees: 6.12.10 (wishday/linux-6.12.y)
+ * and 6.18.2 (gfunkmonk/linux-6.18.2) skip a task while shr_bound(util, nr_balance_failed)
+ * exceeds the imbalance, as for migrate_load; 5.15.0, 6.1-rc7, 6.5 (sndrzt/linux-6.5) and
+ * 6.6.87 skip it while util itself exceeds it, however many balances failed. By hand: the
+ * waiting task's util u > 64, the imbalance u >> 3 and nr_balance_failed 2 or 3 (above
+ * cache_nice_tries, so hotness is no obstacle): 6.12 skips at 2 (u >> 2 > u >> 3) and takes
+ * at 3 (u >> 3 fits); 6.5 and 6.6 skip at both (u > u >> 3), and take it once the imbalance
+ * is u.
+ */
+int detached_for_util(const char* profile, u32 failed, int imbalance_shift)
 {
-    auto detached = [](u32 failed) {
-        hot_case c(testlib::small_machine(2));
-        task_struct* waiting = c.env.src_rq->cfs_tasks.back();
-        EXPECT_NE(waiting, c.env.src_rq->curr);
-        const unsigned long u = task_util_est(*waiting);
-        EXPECT_GT(u, 64u);
-        c.env.migration_type_ = migrate_util;
-        c.env.imbalance = static_cast<long>(u >> 3);
-        c.env.loop_max = 2;
-        c.env.loop_break = 32;
-        c.env.sd->nr_balance_failed = failed; // above cache_nice_tries: hotness is no obstacle
-        c.t.k->set_this_cpu(0);
-        c.t.k->update_rq_clock(*c.env.src_rq);
-        return detach_tasks(*c.t.k, c.env);
-    };
-    EXPECT_EQ(detached(2), 0) << "util >> 2 is above the imbalance";
-    EXPECT_EQ(detached(3), 1) << "util >> 3 fits";
+    hot_case c(testlib::small_machine(2), profile);
+    task_struct* waiting = c.env.src_rq->cfs_tasks.back();
+    EXPECT_NE(waiting, c.env.src_rq->curr);
+    const unsigned long u = task_util_est(*waiting);
+    EXPECT_GT(u, 64u);
+    c.env.migration_type_ = migrate_util;
+    c.env.imbalance = static_cast<long>(u >> imbalance_shift);
+    c.env.loop_max = 2;
+    c.env.loop_break = 32;
+    c.env.sd->nr_balance_failed = failed;
+    c.t.k->set_this_cpu(0);
+    c.t.k->update_rq_clock(*c.env.src_rq);
+    return detach_tasks(*c.t.k, c.env);
+}
+
+TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances_from_6_12)
+{
+    EXPECT_EQ(detached_for_util("6.12", 2, 3), 0) << "util >> 2 is above the imbalance";
+    EXPECT_EQ(detached_for_util("6.12", 3, 3), 1) << "util >> 3 fits";
+}
+
+TEST(detach_tasks, migrate_util_compares_the_whole_util_up_to_6_6)
+{
+    for (const char* profile : {"6.5", "tip-2023-08", "6.6", "6.1", "5.15"}) {
+        EXPECT_EQ(detached_for_util(profile, 3, 3), 0) << profile << ": util > util >> 3";
+        EXPECT_EQ(detached_for_util(profile, 8, 3), 0) << profile << ": failures do not relax it";
+        EXPECT_EQ(detached_for_util(profile, 3, 0), 1) << profile << ": util fits an imbalance of util";
+    }
 }
 
 TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)

@@ -79,6 +79,11 @@ kernel_behaviour behaviour_of(const char* version)
     // Ricardo Neri's 5fd6d7f43958 and Dietmar Eggemann's runnable boosting: v6.5 pull.
     b.fully_busy_keeps_smt = v == "6.5" || v == "6.6";
     b.runnable_boost = v == "6.5" || v == "6.6";
+    // detach_tasks()' migrate_util test: "util > env->imbalance" in the trees of 5.15.0
+    // (sndrzt/linux-5.15), 6.1-rc7 (krr-io/linux-6.1.0), 6.5 (sndrzt/linux-6.5) and 6.6.87
+    // (Yunbaby8/linux-6.6.87-lab); shr_bound(util, nr_balance_failed) in 6.12.10
+    // (wishday/linux-6.12.y) and 6.18.2 (gfunkmonk/linux-6.18.2) (lane balaudit).
+    b.util_shr_bound = v6_12;
     b.config_preemption = true;
     b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
     b.util_est_fastup_always = v6_12;

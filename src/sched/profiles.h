@@ -81,6 +81,9 @@ struct kernel_behaviour {
     bool smt_balance = false;             ///< 6.6 group_smt_balance: an idle CPU pulls from a busy SMT core (fee1759e4f04)
     bool fully_busy_keeps_smt = false;    ///< 6.5: a fully busy SMT group stays busiest on an avg_load tie (5fd6d7f43958)
     bool runnable_boost = false;          ///< 6.5: migrate_util compares max(util, runnable) ('runnable boosting')
+    /// detach_tasks()' migrate_util bound relaxed as migrate_load's, shr_bound(util,
+    /// nr_balance_failed): in 6.12.10 and 6.18.2, not in 5.15.0, 6.1-rc7, 6.5 or 6.6.87
+    bool util_shr_bound = false;
     bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
     bool util_est_fastup_always = false;  ///< v6.8+: UTIL_EST_FASTUP's behaviour without the feature bit
