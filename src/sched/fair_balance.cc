@@ -464,7 +464,42 @@ void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds)
     update_idle_cpu_scan(k, env, sum_util);
 }
 
-// kernel: kernel/sched/fair.c calculate_imbalance(), 6.5 (symmetric capacity).
+/*
+ * kernel: kernel/sched/fair.c sibling_imbalance(), 6.6 / tip-2023-08 (7ff1693236f5, applied to
+ * tip sched/core on 2023-07-13 with fee1759e4f04; read at 6.6.87, Yunbaby8/linux-6.6.87-lab,
+ * and the same at 6.12.10 and 6.18.2, where `!env->idle` is CPU_NOT_IDLE): the tasks prefer
+ * sibling would move. A busy CPU (CPU_NOT_IDLE) gets 0, so from 6.6 only an idle CPU spreads
+ * the tasks of a group with spare capacity; groups of as many cores: the difference of their
+ * task counts; else the difference of nr_running per core, rounded, and 2 for an empty local
+ * group against a busiest with more than one task where that rounds to at most 1 (6.6, by
+ * 450e749707bc, "sched/fair: Fix SMT4 group_smt_balance handling", tip sched/urgent
+ * 2023-09-13, tip-bot Message-ID 169461068361.27769.13031358982665213840.tip-bot2@tip-bot2)
+ * or to 0 (7ff1693236f5 as applied, tip-2023-08). Profiles before 6.6 (5.15-6.5): the
+ * difference of the task counts, for every CPU (behaviour sibling_imbalance off).
+ */
+long sibling_imbalance(const kernel& k, const lb_env& env, const sd_lb_stats& sds,
+                       const sg_lb_stats& busiest, const sg_lb_stats& local)
+{
+    const auto diff = [](long a, long b) { return a > b ? a - b : 0; }; // lsub_positive()
+    if (!k.config().behaviour.sibling_imbalance)
+        return diff(static_cast<long>(busiest.sum_nr_running), static_cast<long>(local.sum_nr_running));
+    if (env.idle == CPU_NOT_IDLE || !busiest.sum_nr_running)
+        return 0;
+    const long ncores_busiest = sds.busiest->cores;
+    const long ncores_local = sds.local->cores;
+    if (ncores_busiest == ncores_local)
+        return diff(static_cast<long>(busiest.sum_nr_running), static_cast<long>(local.sum_nr_running));
+    long imbalance = diff(ncores_local * static_cast<long>(busiest.sum_nr_running),
+                          ncores_busiest * static_cast<long>(local.sum_nr_running));
+    imbalance = (2 * imbalance + ncores_local + ncores_busiest) / (ncores_local + ncores_busiest);
+    // 7ff1693236f5 (tip-2023-08): "== 0"; 6.6's fix 450e749707bc: "<= 1"
+    const bool few = k.config().behaviour.smt_balance_fix ? imbalance <= 1 : imbalance == 0;
+    if (few && local.sum_nr_running == 0 && busiest.sum_nr_running > 1)
+        imbalance = 2;
+    return imbalance;
+}
+
+// kernel: kernel/sched/fair.c calculate_imbalance(), 6.5 (symmetric capacity); 6.6's sibling_imbalance().
 void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds)
 {
     sg_lb_stats& local = sds.local_stat;
@@ -496,8 +531,7 @@ void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds)
         if (busiest.group_weight == 1 || sds.prefer_sibling) {
             // Spread the running tasks evenly over the groups.
             env.migration_type_ = migrate_task;
-            env.imbalance = std::max<long>(0, static_cast<long>(busiest.sum_nr_running) -
-                                                  static_cast<long>(local.sum_nr_running));
+            env.imbalance = sibling_imbalance(k, env, sds, busiest, local);
         } else {
             // No overload: even out the number of idle CPUs.
             env.migration_type_ = migrate_task;
@@ -566,8 +600,9 @@ const sched_group* find_busiest_group(kernel& k, lb_env& env)
             if (100 * busiest.avg_load <= env.sd->imbalance_pct * local.avg_load)
                 return nullptr;
         }
+        // 6.5: busiest's tasks > local's + 1; 6.6: sibling_imbalance() > 1 (none when busy)
         const bool force_sibling = sds.prefer_sibling && local.group_type_ == group_has_spare &&
-                                   busiest.sum_nr_running > local.sum_nr_running + 1;
+                                   sibling_imbalance(k, env, sds, busiest, local) > 1;
         if (!force_sibling && busiest.group_type_ != group_overloaded) {
             if (env.idle == CPU_NOT_IDLE)
                 return nullptr; // let an idle CPU pull instead

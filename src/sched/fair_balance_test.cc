@@ -565,6 +565,13 @@ sd_lb_stats lb_stats(kernel& k, sched_domain& domain, int dst)
     return sds;
 }
 
+// The other SMT thread of `cpu`'s core.
+int sibling_of(sched_fixture& t, int cpu)
+{
+    for_each_cpu(i, t.k->charges().cm().smt_mask(cpu)) if (i != cpu) return i;
+    return -1;
+}
+
 /*
  * 6.6's group_smt_balance (fee1759e4f04, in tip sched/core from 2023-07-13, so in
  * tip-2023-08): seen by an idle CPU, an SMT core running more than one task is
@@ -765,6 +772,106 @@ TEST(calculate_imbalance, an_overloaded_node_is_pulled_from_by_util_without_the_
     EXPECT_EQ(busy.imbalance, 0) << "adjust_numa_imbalance() allows 2 tasks";
     busy.sd->nr_balance_failed = busy.sd->cache_nice_tries + 3;
     EXPECT_TRUE(need_active_balance(busy)) << "migrate_task past cache_nice_tries + 2";
+}
+
+/*
+ * kernel: fair.c sibling_imbalance() (7ff1693236f5; read at 6.6.87, and in 6.12.10 / 6.18.2
+ * as `!env->idle`), used by find_busiest_group()'s prefer-sibling test and
+ * calculate_imbalance()'s has_spare branch from 6.6 and in tip-2023-08 (applied to tip
+ * sched/core on 2023-07-13); 6.5 (sndrzt/linux-6.5) has `busiest->sum_nr_running >
+ * local->sum_nr_running + 1` and nr_diff there. By hand, two cores x SMT2: core 0 runs
+ * three pinned spinners (two on its first CPU, one on the other), core 1 one (its first CPU
+ * c1; its sibling idle). MC seen from c1: local core 1 has_spare (1 task < 2 CPUs), busiest core 0 overloaded (3 > 2 and util
+ * ~2048 * 117 > 2048 * 100); prefer_sibling from SMT's SD_PREFER_SIBLING; both groups one
+ * core. A busy c1 (CPU_NOT_IDLE): 6.5 force-balances (3 > 1 + 1) and calculate_imbalance()
+ * asks (3 - 1) >> 1 = 1 task; 6.6 / tip-2023-08: sibling_imbalance() is 0 for CPU_NOT_IDLE,
+ * no force, busiest overloaded so on to calculate_imbalance(), whose imbalance 0 >> 1 = 0:
+ * no busiest group. The idle sibling (CPU_IDLE) is asked (3 - 1) >> 1 = 1 by every profile.
+ */
+// find_busiest_group() at MC from core 1's first CPU (idle: its sibling), as described above.
+long fbg_imbalance(const char* profile, bool from_the_idle_sibling)
+{
+    sched_fixture t(testlib::small_machine(2, 2), profile);
+    const int c0 = 0, s0 = sibling_of(t, 0);
+    int c1 = 1;
+    while (t.k->charges().cm().smt_mask(0).test(c1))
+        ++c1;
+    const int s1 = sibling_of(t, c1);
+    t.spawn("a", testlib::spin(), c0, 0, c0);
+    t.spawn("b", testlib::spin(), c0, 0, c0);
+    t.spawn("c", testlib::spin(), s0, 0, s0);
+    t.spawn("d", testlib::spin(), c1, 0, c1);
+    t.run_for(msecs(400));
+    const int dst = from_the_idle_sibling ? s1 : c1;
+    sched_domain& mc = *t.k->topology().cpu(dst).sd_llc;
+    EXPECT_TRUE(mc.child && mc.child->has(SD_PREFER_SIBLING)) << profile;
+    lb_env env;
+    env.sd = &mc;
+    env.dst_cpu = dst;
+    env.dst_rq = &t.k->cpu_rq(dst);
+    env.idle = from_the_idle_sibling ? CPU_IDLE : CPU_NOT_IDLE;
+    env.cpus = &t.k->lb().load_balance_mask(dst);
+    *env.cpus = mc.span;
+    t.k->set_this_cpu(dst);
+    const sched_group* g = find_busiest_group(*t.k, env);
+    if (!g)
+        return -1;
+    EXPECT_TRUE(g->span.test(c0)) << profile;
+    EXPECT_EQ(env.migration_type_, migrate_task) << profile;
+    return env.imbalance;
+}
+
+TEST(find_busiest_group, a_busy_cpu_spreads_a_prefer_sibling_group_before_6_6_only)
+{
+    for (const char* profile : {"6.5", "6.1", "5.15"})
+        EXPECT_EQ(fbg_imbalance(profile, false), 1) << profile;
+    for (const char* profile : {"tip-2023-08", "6.6", "6.12"})
+        EXPECT_EQ(fbg_imbalance(profile, false), -1) << profile << ": sibling_imbalance() 0";
+    for (const char* profile : {"6.5", "tip-2023-08", "6.6"})
+        EXPECT_EQ(fbg_imbalance(profile, true), 1) << profile;
+}
+
+/*
+ * sibling_imbalance() of groups with different core counts (6.6.87): nr_running per core
+ * evened, rounded: local 2 cores with 1 task, busiest 1 core with 3 tasks: (2*3 - 1*1) = 5,
+ * (2*5 + 2 + 1) / 3 = 4; an empty local group of 2 cores against 1 core with 2 tasks:
+ * (2*2 - 0) = 4, (8 + 3) / 3 = 3; local 1 core with 0 tasks against 2 cores with 2 tasks:
+ * (1*2 - 0) = 2, (4 + 3) / 3 = 2; local 1 core, 0 tasks, against 3 cores with 2 tasks: 2,
+ * (4 + 4) / 4 = 2; local 3 cores with 2 tasks against 1 core with 1 task: (3 - 2) = 1,
+ * (2 + 4) / 4 = 1, kept (local not empty); local 1 core, 0 tasks, against 4 cores with 2
+ * tasks: 2, (4 + 5) / 5 = 1, which 6.6 (450e749707bc) raises to 2 and tip-2023-08 (7ff1693236f5
+ * as applied: only a 0) keeps. Before 6.6: the task counts' difference, floored at 0.
+ */
+TEST(sibling_imbalance, evens_tasks_per_core_between_groups_of_different_sizes_from_6_6)
+{
+    sched_fixture t6(testlib::small_machine(2), "6.6");
+    sched_fixture t5(testlib::small_machine(2), "6.5");
+    sched_fixture tip(testlib::small_machine(2), "tip-2023-08");
+    sched_group gl, gb;
+    auto imb = [&](sched_fixture& t, int lcores, unsigned lnr, int bcores, unsigned bnr) {
+        gl.cores = lcores;
+        gb.cores = bcores;
+        sd_lb_stats sds;
+        sds.local = &gl;
+        sds.busiest = &gb;
+        sds.local_stat.sum_nr_running = lnr;
+        sds.busiest_stat.sum_nr_running = bnr;
+        lb_env env;
+        env.idle = CPU_IDLE;
+        return sibling_imbalance(*t.k, env, sds, sds.busiest_stat, sds.local_stat);
+    };
+    EXPECT_EQ(imb(t6, 1, 0, 4, 2), 2) << "(4 + 5) / 5 = 1, raised to 2 by 450e749707bc";
+    EXPECT_EQ(imb(tip, 1, 0, 4, 2), 1) << "tip-2023-08 raises only a 0";
+    EXPECT_EQ(imb(tip, 2, 1, 1, 3), 4);
+    EXPECT_EQ(imb(t6, 2, 1, 1, 3), 4);
+    EXPECT_EQ(imb(t6, 2, 0, 1, 2), 3);
+    EXPECT_EQ(imb(t6, 1, 0, 2, 2), 2);
+    EXPECT_EQ(imb(t6, 1, 0, 3, 2), 2);
+    EXPECT_EQ(imb(t6, 3, 2, 1, 1), 1);
+    EXPECT_EQ(imb(t6, 1, 1, 1, 4), 3);
+    EXPECT_EQ(imb(t6, 1, 4, 1, 1), 0);
+    EXPECT_EQ(imb(t5, 2, 1, 1, 3), 2);
+    EXPECT_EQ(imb(t5, 1, 4, 1, 1), 0);
 }
 
 // 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est),

@@ -76,6 +76,11 @@ kernel_behaviour behaviour_of(const char* version)
     // is in 6.6 but not in tip-2023-08.
     b.swb_first_idle_smt_only = v == "6.6";
     b.smt_balance = six_six_lb;
+    // Tim Chen's 7ff1693236f5 (sibling_imbalance()), applied to tip sched/core on 2023-07-13
+    // with fee1759e4f04 (its tip-bot mail's CommitterDate; lane balaudit).
+    b.sibling_imbalance = six_six_lb;
+    // Its fix 450e749707bc (tip sched/urgent 2023-09-13, v6.6-rc2): in 6.6, not in tip-2023-08.
+    b.smt_balance_fix = v == "6.6";
     // Ricardo Neri's 5fd6d7f43958 and Dietmar Eggemann's runnable boosting: v6.5 pull.
     b.fully_busy_keeps_smt = v == "6.5" || v == "6.6";
     b.runnable_boost = v == "6.5" || v == "6.6";
