@@ -360,7 +360,8 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
     }
 }
 
-// kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity).
+// kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity); 6.6's
+// group_smt_balance case (450e749707bc) by profile.
 bool update_sd_pick_busiest(kernel& k, lb_env& /*env*/, sd_lb_stats& sds, const sched_group& /*sg*/,
                             const sg_lb_stats& sgs)
 {
@@ -381,6 +382,11 @@ bool update_sd_pick_busiest(kernel& k, lb_env& /*env*/, sd_lb_stats& sds, const 
     case group_misfit_task:
         return false;
     case group_smt_balance:
+        // 6.6 (450e749707bc, above): either group with an idle CPU is compared as has_spare
+        if (k.config().behaviour.smt_balance_fix && (sgs.idle_cpus != 0 || busiest.idle_cpus != 0))
+            return !(sgs.idle_cpus > busiest.idle_cpus ||
+                     (sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running));
+        [[fallthrough]];
     case group_fully_busy:
         if (!k.config().behaviour.fully_busy_keeps_smt) {
             if (sgs.avg_load <= busiest.avg_load)

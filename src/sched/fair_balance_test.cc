@@ -618,6 +618,52 @@ TEST(update_sd_pick_busiest, equal_fully_busy_groups_keep_the_first_before_6_5)
 }
 
 /*
+ * kernel: fair.c update_sd_pick_busiest(), case group_smt_balance. 450e749707bc ("sched/fair:
+ * Fix SMT4 group_smt_balance handling", tip sched/urgent 2023-09-13, v6.6-rc2; read at
+ * 6.6.87): when either SMT group has an idle CPU, the has_spare rule picks (fewest idle
+ * CPUs, then most tasks); without it (fee1759e4f04 as in tip-2023-08) the case falls
+ * through to fully_busy's. By hand, three cores x SMT2 seen by an idle CPU of core 2 at MC:
+ * core 0 runs two tasks pinned to cpu0 (its sibling idle), core 1 one on each of its CPUs;
+ * both are group_smt_balance (an SMT group with more than one task, seen by an idle CPU;
+ * neither overloaded: 2 tasks on 2 CPUs). Core 0 comes first and is picked (above has_spare); for
+ * core 1, tip-2023-08 compares avg_load, 0 = 0 (computed for overloaded groups only), and
+ * keeps the busiest SMT group: core 0; 6.6 goes to has_spare as core 0 has an idle CPU:
+ * core 1 has fewer idle CPUs (0 < 1) and replaces it.
+ */
+TEST(update_sd_pick_busiest, smt_balance_groups_with_an_idle_cpu_compare_as_has_spare_from_6_6)
+{
+    auto busiest_first_cpu = [](const char* spec) {
+        sched_fixture t(testlib::small_machine(3, 2), spec);
+        const cpumask& a = t.k->charges().cm().smt_mask(0);
+        int b = 1;
+        while (a.test(b))
+            ++b;
+        int dst = b + 1;
+        while (a.test(dst) || t.k->charges().cm().smt_mask(b).test(dst))
+            ++dst;
+        t.spawn("a", testlib::spin(), 0, 0, 0);
+        t.spawn("b", testlib::spin(), 0, 0, 0);
+        t.spawn("c", testlib::spin(), b, 0, b);
+        const int sb = sibling_of(t, b);
+        t.spawn("d", testlib::spin(), sb, 0, sb);
+        t.run_for(msecs(50));
+        sched_domain& mc = *t.k->topology().cpu(dst).sd_llc;
+        // the kernel's group list starts at dst's group and wraps: core 0's group before b's
+        std::vector<int> order;
+        for (const sched_group& g : mc.groups)
+            order.push_back(g.span.first());
+        EXPECT_LT(std::find(order.begin(), order.end(), 0), std::find(order.begin(), order.end(), b))
+            << spec;
+        const sd_lb_stats sds = lb_stats(*t.k, mc, dst);
+        EXPECT_EQ(sds.busiest_stat.group_type_, group_smt_balance) << spec;
+        return sds.busiest ? (sds.busiest->span.test(0) ? 0 : 1) : -1;
+    };
+    EXPECT_EQ(busiest_first_cpu("tip-2023-08"), 0) << "core 0 kept";
+    EXPECT_EQ(busiest_first_cpu("6.6"), 1) << "the core without an idle CPU";
+    EXPECT_EQ(busiest_first_cpu("6.12"), 1);
+}
+
+/*
  * should_we_balance() with b1bfeab9b002 (tip sched/core 2023-07-13): a busy
  * group's first CPU still balances when the only idle CPU of its group has a busy
  * sibling (tip-2023-08); the fix queued after the 6.6 merge window lets only that

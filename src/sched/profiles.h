@@ -79,7 +79,7 @@ struct kernel_behaviour {
     bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core (b1bfeab9b002)
     bool swb_first_idle_smt_only = false; ///< v6.6-rc: only the first idle SMT sibling balances (Keisuke Nishimura's fix of b1bfeab9b002)
     bool sibling_imbalance = false;       ///< 6.6 sibling_imbalance() (7ff1693236f5): prefer sibling by tasks per core, none for a busy CPU
-    bool smt_balance_fix = false;         ///< v6.6-rc2 450e749707bc: sibling_imbalance()'s "<= 1"
+    bool smt_balance_fix = false;         ///< v6.6-rc2 450e749707bc: group_smt_balance with an idle CPU picked as has_spare; sibling_imbalance()'s "<= 1"
     bool smt_balance = false;             ///< 6.6 group_smt_balance: an idle CPU pulls from a busy SMT core (fee1759e4f04)
     bool fully_busy_keeps_smt = false;    ///< 6.5: a fully busy SMT group stays busiest on an avg_load tie (5fd6d7f43958)
     bool runnable_boost = false;          ///< 6.5: migrate_util compares max(util, runnable) ('runnable boosting')

@@ -165,7 +165,7 @@ const std::vector<golden_case>& cases()
          "6.6",
          {"tbench", "-t", "0.02", "64"},
          0.25,
-         0xdb79babbbd90ba66,
+         0xc84ea3700340d741,
          true},
     };
     return c;
