@@ -815,14 +815,20 @@ int detach_tasks(kernel& k, lb_env& env)
     return detached;
 }
 
-// kernel: kernel/sched/fair.c attach_tasks(), 6.5: enqueue each on dst, then the wakeup-preemption check.
+/*
+ * kernel: kernel/sched/fair.c attach_tasks(), 5.15-6.18: enqueue each on dst, then the
+ * wakeup-preemption check. detach_tasks() list_add()s each detached task at the head of
+ * env->tasks and attach_tasks() takes list_first_entry() each time, so the tasks are attached
+ * in the reverse of their detach order (read at 6.5, sndrzt/linux-6.5; the same in 5.15.0 and
+ * 6.1-rc7); env.tasks holds them in detach order.
+ */
 void attach_tasks(kernel& k, lb_env& env)
 {
     rq& r = *env.dst_rq;
     k.update_rq_clock(r);
-    for (task_struct* p : env.tasks) {
-        k.activate_task(r, *p, ENQUEUE_NOCLOCK);
-        k.wakeup_preempt(r, *p, 0);
+    for (auto it = env.tasks.rbegin(); it != env.tasks.rend(); ++it) {
+        k.activate_task(r, **it, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(r, **it, 0);
     }
     env.tasks.clear();
 }

@@ -418,6 +418,45 @@ TEST(detach_tasks, migrate_util_compares_the_whole_util_up_to_6_6)
     }
 }
 
+/*
+ * kernel: fair.c detach_tasks() / attach_tasks() (read at 6.5, sndrzt/linux-6.5; the same in
+ * 5.15.0 and 6.1-rc7): each detached task is list_add()ed at the head of env->tasks, and
+ * attach_tasks() attaches list_first_entry() until the list is empty, so the last one
+ * detached is attached first; activate_task() list_add()s each at the head of the
+ * destination's cfs_tasks. By hand: three spinners on cpu1, a periodic idle balance
+ * (CPU_IDLE: no one-task break) asks for two (migrate_task); detach_tasks() takes cfs_tasks'
+ * tail p1, then the next p2; attach_tasks() enqueues p2, then p1, so cpu0's cfs_tasks reads
+ * p1, p2 from the head.
+ */
+TEST(attach_tasks, attaches_the_last_detached_task_first)
+{
+    sched_fixture t(testlib::small_machine(2), "6.5");
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
+    t.run_for(msecs(10));
+    for (auto& task : t.k->tasks()) {
+        task->cpus_mask.set_all();
+        task->nr_cpus_allowed = task->cpus_mask.weight();
+    }
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
+    env.migration_type_ = migrate_task;
+    env.imbalance = 2;
+    env.loop_max = 3;
+    env.loop_break = 32;
+    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1; // hotness is no obstacle
+    t.k->set_this_cpu(0);
+    t.k->update_rq_clock(*env.src_rq);
+    ASSERT_EQ(detach_tasks(*t.k, env), 2);
+    ASSERT_EQ(env.tasks.size(), 2u);
+    task_struct* p1 = env.tasks[0];
+    task_struct* p2 = env.tasks[1];
+    attach_tasks(*t.k, env);
+    const std::list<task_struct*>& dst = t.k->cpu_rq(0).cfs_tasks;
+    ASSERT_EQ(dst.size(), 2u);
+    EXPECT_EQ(dst.front(), p1) << "the first detached is attached last: at the head";
+    EXPECT_EQ(dst.back(), p2);
+}
+
 TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)
 {
     // Eight spinners start on cpu0 of a 4-CPU machine; once allowed anywhere,
