@@ -544,17 +544,21 @@ void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds)
             env.imbalance = std::max<long>(0, static_cast<long>(local.idle_cpus) -
                                                   static_cast<long>(busiest.idle_cpus));
         }
-        if (env.sd->has(SD_NUMA)) {
-            // Before 5.18 (2cfb7a1b031b) the busiest group's count and weight were used.
-            if (k.config().behaviour.numa_imb_nr)
-                env.imbalance = adjust_numa_imbalance(k, env.imbalance,
-                                                      static_cast<long>(local.sum_nr_running) + 1,
-                                                      static_cast<long>(env.sd->imb_numa_nr));
-            else
+        if (!k.config().behaviour.numa_imb_nr) {
+            // 5.15.0 (sndrzt/linux-5.15): the count is halved first, and the NUMA allowance
+            // (the busiest group's count and weight, before 5.18's 2cfb7a1b031b) zeroes a
+            // halved imbalance of up to NUMA_IMBALANCE_MIN; 6.1-rc7 and 6.5 halve after it.
+            env.imbalance >>= 1;
+            if (env.sd->has(SD_NUMA))
                 env.imbalance = adjust_numa_imbalance(k, env.imbalance,
                                                       static_cast<long>(busiest.sum_nr_running),
                                                       static_cast<long>(busiest.group_weight));
+            return;
         }
+        if (env.sd->has(SD_NUMA))
+            env.imbalance = adjust_numa_imbalance(k, env.imbalance,
+                                                  static_cast<long>(local.sum_nr_running) + 1,
+                                                  static_cast<long>(env.sd->imb_numa_nr));
         env.imbalance >>= 1; // number of tasks to move
         return;
     }

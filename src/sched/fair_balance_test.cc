@@ -959,6 +959,55 @@ TEST(sibling_imbalance, evens_tasks_per_core_between_groups_of_different_sizes_f
     EXPECT_EQ(imb(t5, 1, 4, 1, 1), 0);
 }
 
+/*
+ * kernel: fair.c calculate_imbalance(), the has_spare branch at a NUMA domain. 5.15.0
+ * (sndrzt/linux-5.15) halves the count first (idle_cpus difference >> 1) and then lets
+ * adjust_numa_imbalance() zero it while it is <= NUMA_IMBALANCE_MIN (2) and the busiest node
+ * runs fewer than a quarter of its CPUs (allow_numa_imbalance()); 6.1-rc7 and 6.5 halve after
+ * the allowance. By hand, nodes of 16 CPUs (two 8-CPU LLCs), no prefer_sibling at NUMA,
+ * busiest has_spare running 3 tasks (13 idle CPUs), local none (16 idle): 5.15: (16 - 13) >>
+ * 1 = 1, 3 < 16 / 4 so allowed, 1 <= 2: 0. The model's 6.x order gave 3 > 2, kept, >> 1 = 1.
+ * With 7 tasks on busiest (9 idle; 7 >= 4, not allowed) both ask (16 - 9) >> 1 = 3.
+ */
+TEST(calculate_imbalance, v5_15_halves_before_the_numa_allowance)
+{
+    symmetric_machine_spec ms;
+    ms.name = "test-2s16";
+    ms.sockets = 2;
+    ms.cores_per_socket = 16;
+    ms.cores_per_llc = 8;
+    ms.remote_distance = 32;
+    ms.vendor = "amd";
+    sched_fixture t(make_symmetric_machine(ms, "test"), "5.15");
+    sched_domain* numa = t.k->topology().cpu(0).sd_numa;
+    ASSERT_NE(numa, nullptr);
+    auto imbalance = [&](unsigned busiest_running) {
+        lb_env env;
+        env.sd = numa;
+        env.dst_cpu = 0;
+        env.dst_rq = &t.k->cpu_rq(0);
+        env.idle = CPU_IDLE;
+        sd_lb_stats sds;
+        sds.prefer_sibling = false; // SD_NUMA clears SD_PREFER_SIBLING
+        sds.local_stat.group_type_ = group_has_spare;
+        sds.local_stat.group_capacity = 16 * SCHED_CAPACITY_SCALE;
+        sds.local_stat.group_weight = 16;
+        sds.local_stat.idle_cpus = 16;
+        sds.busiest_stat.group_type_ = group_has_spare;
+        sds.busiest_stat.group_capacity = 16 * SCHED_CAPACITY_SCALE;
+        sds.busiest_stat.group_util = busiest_running * SCHED_CAPACITY_SCALE;
+        sds.busiest_stat.group_weight = 16;
+        sds.busiest_stat.sum_nr_running = busiest_running;
+        sds.busiest_stat.sum_h_nr_running = busiest_running;
+        sds.busiest_stat.idle_cpus = 16 - busiest_running;
+        calculate_imbalance(*t.k, env, sds);
+        EXPECT_EQ(env.migration_type_, migrate_task);
+        return env.imbalance;
+    };
+    EXPECT_EQ(imbalance(3), 0) << "halved to 1, then allowed";
+    EXPECT_EQ(imbalance(7), 3) << "not allowed: 7 >= 16 / 4";
+}
+
 // 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est),
 // of the root cfs_rq (rq->cfs: root_cfs with autogroup on; util_est is kept in rq::cfs).
 TEST(cpu_util_cfs_boost, counts_runnable_time_that_util_does_not)
