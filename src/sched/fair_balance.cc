@@ -9,8 +9,9 @@
  * balancing, the root-domain overload flag and SIS_UTIL's nr_idle_scan.
  *
  * Follows 6.5 (== 6.1/6.6 for most of it); 5.15's newidle gate and decay and
- * 6.6's idle-core preference in should_we_balance() are profile behaviours.
- * Not modelled: 6.6's group_smt_balance / sibling_imbalance refinements,
+ * 6.6's idle-core preference in should_we_balance(), group_smt_balance and
+ * sibling_imbalance() are profile behaviours (docs/kernel-map.md, lane balaudit).
+ * Not modelled: 6.6's SMT-vs-non-SMT group rules (asymmetric groups),
  * misfit and asym-packing (no asymmetric capacity), NUMA balancing (fbq
  * types, migrate_degrades_locality), LBF_DST_PINNED retries on another
  * destination CPU and the sg_imbalanced() affinity flag, RT/IRQ capacity
