@@ -754,7 +754,9 @@ int detach_tasks(kernel& k, lb_env& env)
         if (env.idle != CPU_NOT_IDLE && env.src_rq->nr_running <= 1)
             break;
         env.loop++;
-        if (env.loop > env.loop_max && !(env.flags & LBF_ALL_PINNED))
+        // b0defa7ae03e (6.1-6.6): past loop_max only while every task seen was pinned away
+        if (env.loop > env.loop_max &&
+            !(k.config().behaviour.detach_pinned_retry && (env.flags & LBF_ALL_PINNED)))
             break;
         if (env.loop > env.loop_break) {
             env.loop_break += SCHED_NR_MIGRATE_BREAK;
@@ -910,7 +912,8 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                 }
                 if (env.flags & LBF_NEED_BREAK) {
                     env.flags &= ~LBF_NEED_BREAK;
-                    if (env.loop < busiest->nr_running)
+                    // b0defa7ae03e (6.1-6.6): stop once every running task was tried
+                    if (!k.config().behaviour.detach_pinned_retry || env.loop < busiest->nr_running)
                         continue;
                 }
                 break;

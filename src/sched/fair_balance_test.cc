@@ -457,6 +457,49 @@ TEST(attach_tasks, attaches_the_last_detached_task_first)
     EXPECT_EQ(dst.back(), p2);
 }
 
+/*
+ * kernel: fair.c detach_tasks()'s loop_max test. 6.1-rc7 and 6.5 (b0defa7ae03e, v6.0) break
+ * at loop > loop_max only once a task allowed on dst was seen (!LBF_ALL_PINNED); 5.15.0 and,
+ * after the revert 2feab2492deb (v6.10-rc7), 6.12 and 6.18.2 break there regardless. By hand:
+ * three spinners on cpu1, the two waiting ones at cfs_tasks' tail; the tail one is pinned to
+ * cpu1, the next allowed anywhere; loop_max 1, migrate_task 1, nr_balance_failed above
+ * cache_nice_tries (hotness no obstacle). loop 1: the tail task is pinned away, LBF_ALL_PINNED
+ * stays, it rotates to the head; loop 2 > loop_max: 6.5 goes on (all pinned so far) and
+ * detaches the allowed task; 5.15 / 6.12 stop with none.
+ */
+int detached_past_loop_max(const char* profile)
+{
+    sched_fixture t(testlib::small_machine(2), profile);
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
+    t.run_for(msecs(10));
+    std::list<task_struct*>& tasks = t.k->cpu_rq(1).cfs_tasks;
+    EXPECT_EQ(tasks.size(), 3u);
+    task_struct* allowed = *std::prev(tasks.end(), 2);
+    EXPECT_NE(allowed, t.k->cpu_rq(1).curr);
+    EXPECT_NE(tasks.back(), t.k->cpu_rq(1).curr);
+    allowed->cpus_mask.set_all();
+    allowed->nr_cpus_allowed = allowed->cpus_mask.weight();
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
+    env.migration_type_ = migrate_task;
+    env.imbalance = 1;
+    env.loop_max = 1;
+    env.loop_break = 32;
+    env.flags = LBF_ALL_PINNED;
+    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1;
+    t.k->set_this_cpu(0);
+    t.k->update_rq_clock(*env.src_rq);
+    return detach_tasks(*t.k, env);
+}
+
+TEST(detach_tasks, goes_past_loop_max_while_all_pinned_from_6_1_to_6_6)
+{
+    for (const char* profile : {"6.5", "tip-2023-08", "6.1", "6.6"})
+        EXPECT_EQ(detached_past_loop_max(profile), 1) << profile;
+    for (const char* profile : {"5.15", "6.12", "6.18"})
+        EXPECT_EQ(detached_past_loop_max(profile), 0) << profile;
+}
+
 TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)
 {
     // Eight spinners start on cpu0 of a 4-CPU machine; once allowed anywhere,

@@ -89,6 +89,11 @@ kernel_behaviour behaviour_of(const char* version)
     // (Yunbaby8/linux-6.6.87-lab); shr_bound(util, nr_balance_failed) in 6.12.10
     // (wishday/linux-6.12.y) and 6.18.2 (gfunkmonk/linux-6.18.2) (lane balaudit).
     b.util_shr_bound = v6_12;
+    // b0defa7ae03e's loop_max exception and "stop if we tried all running tasks": in 6.1-rc7
+    // and 6.5 (and v6.6.0); not yet in 5.15.0, reverted by 2feab2492deb (tip sched/urgent
+    // 2024-07-01, v6.10-rc7) before 6.12 and 6.18.2. 6.6.87's tree has the revert as a stable
+    // backport; the 6.6 profile keeps v6.6.0's form (lane balaudit).
+    b.detach_pinned_retry = !(v6_12 || v == "5.15");
     b.config_preemption = true;
     b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
     b.util_est_fastup_always = v6_12;

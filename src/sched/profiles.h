@@ -86,6 +86,10 @@ struct kernel_behaviour {
     /// detach_tasks()' migrate_util bound relaxed as migrate_load's, shr_bound(util,
     /// nr_balance_failed): in 6.12.10 and 6.18.2, not in 5.15.0, 6.1-rc7, 6.5 or 6.6.87
     bool util_shr_bound = false;
+    /// b0defa7ae03e (v6.0): detach_tasks() goes past loop_max while every task seen was pinned
+    /// away, and load_balance() repeats after LBF_NEED_BREAK only while env.loop <
+    /// busiest->nr_running; reverted by 2feab2492deb (v6.10-rc7, in 6.6.87's stable tree)
+    bool detach_pinned_retry = true;
     bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
     bool util_est_fastup_always = false;  ///< v6.8+: UTIL_EST_FASTUP's behaviour without the feature bit
