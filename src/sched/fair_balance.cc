@@ -9,8 +9,9 @@
  * balancing, the root-domain overload flag and SIS_UTIL's nr_idle_scan.
  *
  * Follows 6.5 (== 6.1/6.6 for most of it); 5.15's newidle gate and decay and
- * 6.6's idle-core preference in should_we_balance() are profile behaviours.
- * Not modelled: 6.6's group_smt_balance / sibling_imbalance refinements,
+ * 6.6's idle-core preference in should_we_balance(), group_smt_balance and
+ * sibling_imbalance() are profile behaviours (docs/kernel-map.md, lane balaudit).
+ * Not modelled: 6.6's SMT-vs-non-SMT group rules (asymmetric groups),
  * misfit and asym-packing (no asymmetric capacity), NUMA balancing (fbq
  * types, migrate_degrades_locality), LBF_DST_PINNED retries on another
  * destination CPU and the sg_imbalanced() affinity flag, RT/IRQ capacity
@@ -360,7 +361,8 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
     }
 }
 
-// kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity).
+// kernel: kernel/sched/fair.c update_sd_pick_busiest(), 6.5 (symmetric capacity); 6.6's
+// group_smt_balance case (450e749707bc) by profile.
 bool update_sd_pick_busiest(kernel& k, lb_env& /*env*/, sd_lb_stats& sds, const sched_group& /*sg*/,
                             const sg_lb_stats& sgs)
 {
@@ -381,6 +383,11 @@ bool update_sd_pick_busiest(kernel& k, lb_env& /*env*/, sd_lb_stats& sds, const 
     case group_misfit_task:
         return false;
     case group_smt_balance:
+        // 6.6 (450e749707bc, above): either group with an idle CPU is compared as has_spare
+        if (k.config().behaviour.smt_balance_fix && (sgs.idle_cpus != 0 || busiest.idle_cpus != 0))
+            return !(sgs.idle_cpus > busiest.idle_cpus ||
+                     (sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running));
+        [[fallthrough]];
     case group_fully_busy:
         if (!k.config().behaviour.fully_busy_keeps_smt) {
             if (sgs.avg_load <= busiest.avg_load)
@@ -464,7 +471,42 @@ void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds)
     update_idle_cpu_scan(k, env, sum_util);
 }
 
-// kernel: kernel/sched/fair.c calculate_imbalance(), 6.5 (symmetric capacity).
+/*
+ * kernel: kernel/sched/fair.c sibling_imbalance(), 6.6 / tip-2023-08 (7ff1693236f5, applied to
+ * tip sched/core on 2023-07-13 with fee1759e4f04; read at 6.6.87, Yunbaby8/linux-6.6.87-lab,
+ * and the same at 6.12.10 and 6.18.2, where `!env->idle` is CPU_NOT_IDLE): the tasks prefer
+ * sibling would move. A busy CPU (CPU_NOT_IDLE) gets 0, so from 6.6 only an idle CPU spreads
+ * the tasks of a group with spare capacity; groups of as many cores: the difference of their
+ * task counts; else the difference of nr_running per core, rounded, and 2 for an empty local
+ * group against a busiest with more than one task where that rounds to at most 1 (6.6, by
+ * 450e749707bc, "sched/fair: Fix SMT4 group_smt_balance handling", tip sched/urgent
+ * 2023-09-13, tip-bot Message-ID 169461068361.27769.13031358982665213840.tip-bot2@tip-bot2)
+ * or to 0 (7ff1693236f5 as applied, tip-2023-08). Profiles before 6.6 (5.15-6.5): the
+ * difference of the task counts, for every CPU (behaviour sibling_imbalance off).
+ */
+long sibling_imbalance(const kernel& k, const lb_env& env, const sd_lb_stats& sds,
+                       const sg_lb_stats& busiest, const sg_lb_stats& local)
+{
+    const auto diff = [](long a, long b) { return a > b ? a - b : 0; }; // lsub_positive()
+    if (!k.config().behaviour.sibling_imbalance)
+        return diff(static_cast<long>(busiest.sum_nr_running), static_cast<long>(local.sum_nr_running));
+    if (env.idle == CPU_NOT_IDLE || !busiest.sum_nr_running)
+        return 0;
+    const long ncores_busiest = sds.busiest->cores;
+    const long ncores_local = sds.local->cores;
+    if (ncores_busiest == ncores_local)
+        return diff(static_cast<long>(busiest.sum_nr_running), static_cast<long>(local.sum_nr_running));
+    long imbalance = diff(ncores_local * static_cast<long>(busiest.sum_nr_running),
+                          ncores_busiest * static_cast<long>(local.sum_nr_running));
+    imbalance = (2 * imbalance + ncores_local + ncores_busiest) / (ncores_local + ncores_busiest);
+    // 7ff1693236f5 (tip-2023-08): "== 0"; 6.6's fix 450e749707bc: "<= 1"
+    const bool few = k.config().behaviour.smt_balance_fix ? imbalance <= 1 : imbalance == 0;
+    if (few && local.sum_nr_running == 0 && busiest.sum_nr_running > 1)
+        imbalance = 2;
+    return imbalance;
+}
+
+// kernel: kernel/sched/fair.c calculate_imbalance(), 6.5 (symmetric capacity); 6.6's sibling_imbalance().
 void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds)
 {
     sg_lb_stats& local = sds.local_stat;
@@ -496,25 +538,28 @@ void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds)
         if (busiest.group_weight == 1 || sds.prefer_sibling) {
             // Spread the running tasks evenly over the groups.
             env.migration_type_ = migrate_task;
-            env.imbalance = std::max<long>(0, static_cast<long>(busiest.sum_nr_running) -
-                                                  static_cast<long>(local.sum_nr_running));
+            env.imbalance = sibling_imbalance(k, env, sds, busiest, local);
         } else {
             // No overload: even out the number of idle CPUs.
             env.migration_type_ = migrate_task;
             env.imbalance = std::max<long>(0, static_cast<long>(local.idle_cpus) -
                                                   static_cast<long>(busiest.idle_cpus));
         }
-        if (env.sd->has(SD_NUMA)) {
-            // Before 5.18 (2cfb7a1b031b) the busiest group's count and weight were used.
-            if (k.config().behaviour.numa_imb_nr)
-                env.imbalance = adjust_numa_imbalance(k, env.imbalance,
-                                                      static_cast<long>(local.sum_nr_running) + 1,
-                                                      static_cast<long>(env.sd->imb_numa_nr));
-            else
+        if (!k.config().behaviour.numa_imb_nr) {
+            // 5.15.0 (sndrzt/linux-5.15): the count is halved first, and the NUMA allowance
+            // (the busiest group's count and weight, before 5.18's 2cfb7a1b031b) zeroes a
+            // halved imbalance of up to NUMA_IMBALANCE_MIN; 6.1-rc7 and 6.5 halve after it.
+            env.imbalance >>= 1;
+            if (env.sd->has(SD_NUMA))
                 env.imbalance = adjust_numa_imbalance(k, env.imbalance,
                                                       static_cast<long>(busiest.sum_nr_running),
                                                       static_cast<long>(busiest.group_weight));
+            return;
         }
+        if (env.sd->has(SD_NUMA))
+            env.imbalance = adjust_numa_imbalance(k, env.imbalance,
+                                                  static_cast<long>(local.sum_nr_running) + 1,
+                                                  static_cast<long>(env.sd->imb_numa_nr));
         env.imbalance >>= 1; // number of tasks to move
         return;
     }
@@ -566,8 +611,9 @@ const sched_group* find_busiest_group(kernel& k, lb_env& env)
             if (100 * busiest.avg_load <= env.sd->imbalance_pct * local.avg_load)
                 return nullptr;
         }
+        // 6.5: busiest's tasks > local's + 1; 6.6: sibling_imbalance() > 1 (none when busy)
         const bool force_sibling = sds.prefer_sibling && local.group_type_ == group_has_spare &&
-                                   busiest.sum_nr_running > local.sum_nr_running + 1;
+                                   sibling_imbalance(k, env, sds, busiest, local) > 1;
         if (!force_sibling && busiest.group_type_ != group_overloaded) {
             if (env.idle == CPU_NOT_IDLE)
                 return nullptr; // let an idle CPU pull instead
@@ -708,7 +754,9 @@ int detach_tasks(kernel& k, lb_env& env)
         if (env.idle != CPU_NOT_IDLE && env.src_rq->nr_running <= 1)
             break;
         env.loop++;
-        if (env.loop > env.loop_max && !(env.flags & LBF_ALL_PINNED))
+        // b0defa7ae03e (6.1-6.6): past loop_max only while every task seen was pinned away
+        if (env.loop > env.loop_max &&
+            !(k.config().behaviour.detach_pinned_retry && (env.flags & LBF_ALL_PINNED)))
             break;
         if (env.loop > env.loop_break) {
             env.loop_break += SCHED_NR_MIGRATE_BREAK;
@@ -735,8 +783,11 @@ int detach_tasks(kernel& k, lb_env& env)
             }
             case migrate_util: {
                 const unsigned long util = task_util_est(p);
-                // shr_bound(util, nr_balance_failed): relaxed after failures, as for load
-                const unsigned shift = std::min<unsigned>(env.sd->nr_balance_failed, 63);
+                // 6.12+: shr_bound(util, nr_balance_failed), relaxed after failures as for
+                // load; 5.15-6.6 compare the task's util itself (profile util_shr_bound).
+                const unsigned shift = k.config().behaviour.util_shr_bound
+                                           ? std::min<unsigned>(env.sd->nr_balance_failed, 63)
+                                           : 0;
                 if (static_cast<long>(util >> shift) > env.imbalance) {
                     take = false;
                     break;
@@ -771,14 +822,20 @@ int detach_tasks(kernel& k, lb_env& env)
     return detached;
 }
 
-// kernel: kernel/sched/fair.c attach_tasks(), 6.5: enqueue each on dst, then the wakeup-preemption check.
+/*
+ * kernel: kernel/sched/fair.c attach_tasks(), 5.15-6.18: enqueue each on dst, then the
+ * wakeup-preemption check. detach_tasks() list_add()s each detached task at the head of
+ * env->tasks and attach_tasks() takes list_first_entry() each time, so the tasks are attached
+ * in the reverse of their detach order (read at 6.5, sndrzt/linux-6.5; the same in 5.15.0 and
+ * 6.1-rc7); env.tasks holds them in detach order.
+ */
 void attach_tasks(kernel& k, lb_env& env)
 {
     rq& r = *env.dst_rq;
     k.update_rq_clock(r);
-    for (task_struct* p : env.tasks) {
-        k.activate_task(r, *p, ENQUEUE_NOCLOCK);
-        k.wakeup_preempt(r, *p, 0);
+    for (auto it = env.tasks.rbegin(); it != env.tasks.rend(); ++it) {
+        k.activate_task(r, **it, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(r, **it, 0);
     }
     env.tasks.clear();
 }
@@ -855,7 +912,8 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
                 }
                 if (env.flags & LBF_NEED_BREAK) {
                     env.flags &= ~LBF_NEED_BREAK;
-                    if (env.loop < busiest->nr_running)
+                    // b0defa7ae03e (6.1-6.6): stop once every running task was tried
+                    if (!k.config().behaviour.detach_pinned_retry || env.loop < busiest->nr_running)
                         continue;
                 }
                 break;

@@ -292,6 +292,8 @@ bool update_sd_pick_busiest(kernel& k, lb_env& env, sd_lb_stats& sds, const sche
                             const sg_lb_stats& sgs);
 void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util);
 void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds);
+long sibling_imbalance(const kernel& k, const lb_env& env, const sd_lb_stats& sds,
+                       const sg_lb_stats& busiest, const sg_lb_stats& local);
 void calculate_imbalance(kernel& k, lb_env& env, sd_lb_stats& sds);
 const sched_group* find_busiest_group(kernel& k, lb_env& env);
 rq* find_busiest_queue(kernel& k, lb_env& env, const sched_group& group);

@@ -263,7 +263,7 @@ struct hot_case {
     sched_fixture t;
     task_struct* p;
     lb_env env;
-    explicit hot_case(machine m) : t(std::move(m), "6.6")
+    explicit hot_case(machine m, const char* profile = "6.6") : t(std::move(m), profile)
     {
         p = &t.spawn("p", testlib::spin(), 0, 0, 1);
         t.spawn("q", testlib::spin(), 0, 0, 1);
@@ -376,25 +376,128 @@ TEST(can_migrate_task, a_hot_task_moves_once_balancing_failed_cache_nice_tries_t
 }
 
 // detach_tasks() for migrate_util: shr_bound(util, nr_balance_failed) > imbalance skips a task.
-TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances)
+/*
+ * kernel: fair.c detach_tasks(), migrate_util. Read in the trees: 6.12.10 (wishday/linux-6.12.y)
+ * and 6.18.2 (gfunkmonk/linux-6.18.2) skip a task while shr_bound(util, nr_balance_failed)
+ * exceeds the imbalance, as for migrate_load; 5.15.0, 6.1-rc7, 6.5 (sndrzt/linux-6.5) and
+ * 6.6.87 skip it while util itself exceeds it, however many balances failed. By hand: the
+ * waiting task's util u > 64, the imbalance u >> 3 and nr_balance_failed 2 or 3 (above
+ * cache_nice_tries, so hotness is no obstacle): 6.12 skips at 2 (u >> 2 > u >> 3) and takes
+ * at 3 (u >> 3 fits); 6.5 and 6.6 skip at both (u > u >> 3), and take it once the imbalance
+ * is u.
+ */
+int detached_for_util(const char* profile, u32 failed, int imbalance_shift)
 {
-    auto detached = [](u32 failed) {
-        hot_case c(testlib::small_machine(2));
-        task_struct* waiting = c.env.src_rq->cfs_tasks.back();
-        EXPECT_NE(waiting, c.env.src_rq->curr);
-        const unsigned long u = task_util_est(*waiting);
-        EXPECT_GT(u, 64u);
-        c.env.migration_type_ = migrate_util;
-        c.env.imbalance = static_cast<long>(u >> 3);
-        c.env.loop_max = 2;
-        c.env.loop_break = 32;
-        c.env.sd->nr_balance_failed = failed; // above cache_nice_tries: hotness is no obstacle
-        c.t.k->set_this_cpu(0);
-        c.t.k->update_rq_clock(*c.env.src_rq);
-        return detach_tasks(*c.t.k, c.env);
-    };
-    EXPECT_EQ(detached(2), 0) << "util >> 2 is above the imbalance";
-    EXPECT_EQ(detached(3), 1) << "util >> 3 fits";
+    hot_case c(testlib::small_machine(2), profile);
+    task_struct* waiting = c.env.src_rq->cfs_tasks.back();
+    EXPECT_NE(waiting, c.env.src_rq->curr);
+    const unsigned long u = task_util_est(*waiting);
+    EXPECT_GT(u, 64u);
+    c.env.migration_type_ = migrate_util;
+    c.env.imbalance = static_cast<long>(u >> imbalance_shift);
+    c.env.loop_max = 2;
+    c.env.loop_break = 32;
+    c.env.sd->nr_balance_failed = failed;
+    c.t.k->set_this_cpu(0);
+    c.t.k->update_rq_clock(*c.env.src_rq);
+    return detach_tasks(*c.t.k, c.env);
+}
+
+TEST(detach_tasks, migrate_util_relaxes_its_bound_with_failed_balances_from_6_12)
+{
+    EXPECT_EQ(detached_for_util("6.12", 2, 3), 0) << "util >> 2 is above the imbalance";
+    EXPECT_EQ(detached_for_util("6.12", 3, 3), 1) << "util >> 3 fits";
+}
+
+TEST(detach_tasks, migrate_util_compares_the_whole_util_up_to_6_6)
+{
+    for (const char* profile : {"6.5", "tip-2023-08", "6.6", "6.1", "5.15"}) {
+        EXPECT_EQ(detached_for_util(profile, 3, 3), 0) << profile << ": util > util >> 3";
+        EXPECT_EQ(detached_for_util(profile, 8, 3), 0) << profile << ": failures do not relax it";
+        EXPECT_EQ(detached_for_util(profile, 3, 0), 1) << profile << ": util fits an imbalance of util";
+    }
+}
+
+/*
+ * kernel: fair.c detach_tasks() / attach_tasks() (read at 6.5, sndrzt/linux-6.5; the same in
+ * 5.15.0 and 6.1-rc7): each detached task is list_add()ed at the head of env->tasks, and
+ * attach_tasks() attaches list_first_entry() until the list is empty, so the last one
+ * detached is attached first; activate_task() list_add()s each at the head of the
+ * destination's cfs_tasks. By hand: three spinners on cpu1, a periodic idle balance
+ * (CPU_IDLE: no one-task break) asks for two (migrate_task); detach_tasks() takes cfs_tasks'
+ * tail p1, then the next p2; attach_tasks() enqueues p2, then p1, so cpu0's cfs_tasks reads
+ * p1, p2 from the head.
+ */
+TEST(attach_tasks, attaches_the_last_detached_task_first)
+{
+    sched_fixture t(testlib::small_machine(2), "6.5");
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
+    t.run_for(msecs(10));
+    for (auto& task : t.k->tasks()) {
+        task->cpus_mask.set_all();
+        task->nr_cpus_allowed = task->cpus_mask.weight();
+    }
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
+    env.migration_type_ = migrate_task;
+    env.imbalance = 2;
+    env.loop_max = 3;
+    env.loop_break = 32;
+    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1; // hotness is no obstacle
+    t.k->set_this_cpu(0);
+    t.k->update_rq_clock(*env.src_rq);
+    ASSERT_EQ(detach_tasks(*t.k, env), 2);
+    ASSERT_EQ(env.tasks.size(), 2u);
+    task_struct* p1 = env.tasks[0];
+    task_struct* p2 = env.tasks[1];
+    attach_tasks(*t.k, env);
+    const std::list<task_struct*>& dst = t.k->cpu_rq(0).cfs_tasks;
+    ASSERT_EQ(dst.size(), 2u);
+    EXPECT_EQ(dst.front(), p1) << "the first detached is attached last: at the head";
+    EXPECT_EQ(dst.back(), p2);
+}
+
+/*
+ * kernel: fair.c detach_tasks()'s loop_max test. 6.1-rc7 and 6.5 (b0defa7ae03e, v6.0) break
+ * at loop > loop_max only once a task allowed on dst was seen (!LBF_ALL_PINNED); 5.15.0 and,
+ * after the revert 2feab2492deb (v6.10-rc7), 6.12 and 6.18.2 break there regardless. By hand:
+ * three spinners on cpu1, the two waiting ones at cfs_tasks' tail; the tail one is pinned to
+ * cpu1, the next allowed anywhere; loop_max 1, migrate_task 1, nr_balance_failed above
+ * cache_nice_tries (hotness no obstacle). loop 1: the tail task is pinned away, LBF_ALL_PINNED
+ * stays, it rotates to the head; loop 2 > loop_max: 6.5 goes on (all pinned so far) and
+ * detaches the allowed task; 5.15 / 6.12 stop with none.
+ */
+int detached_past_loop_max(const char* profile)
+{
+    sched_fixture t(testlib::small_machine(2), profile);
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
+    t.run_for(msecs(10));
+    std::list<task_struct*>& tasks = t.k->cpu_rq(1).cfs_tasks;
+    EXPECT_EQ(tasks.size(), 3u);
+    task_struct* allowed = *std::prev(tasks.end(), 2);
+    EXPECT_NE(allowed, t.k->cpu_rq(1).curr);
+    EXPECT_NE(tasks.back(), t.k->cpu_rq(1).curr);
+    allowed->cpus_mask.set_all();
+    allowed->nr_cpus_allowed = allowed->cpus_mask.weight();
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
+    env.migration_type_ = migrate_task;
+    env.imbalance = 1;
+    env.loop_max = 1;
+    env.loop_break = 32;
+    env.flags = LBF_ALL_PINNED;
+    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1;
+    t.k->set_this_cpu(0);
+    t.k->update_rq_clock(*env.src_rq);
+    return detach_tasks(*t.k, env);
+}
+
+TEST(detach_tasks, goes_past_loop_max_while_all_pinned_from_6_1_to_6_6)
+{
+    for (const char* profile : {"6.5", "tip-2023-08", "6.1", "6.6"})
+        EXPECT_EQ(detached_past_loop_max(profile), 1) << profile;
+    for (const char* profile : {"5.15", "6.12", "6.18"})
+        EXPECT_EQ(detached_past_loop_max(profile), 0) << profile;
 }
 
 TEST(sched_balance_rq, periodic_balancing_spreads_pinned_then_released_tasks)
@@ -544,6 +647,13 @@ sd_lb_stats lb_stats(kernel& k, sched_domain& domain, int dst)
     return sds;
 }
 
+// The other SMT thread of `cpu`'s core.
+int sibling_of(sched_fixture& t, int cpu)
+{
+    for_each_cpu(i, t.k->charges().cm().smt_mask(cpu)) if (i != cpu) return i;
+    return -1;
+}
+
 /*
  * 6.6's group_smt_balance (fee1759e4f04, in tip sched/core from 2023-07-13, so in
  * tip-2023-08): seen by an idle CPU, an SMT core running more than one task is
@@ -587,6 +697,52 @@ TEST(update_sd_pick_busiest, equal_fully_busy_groups_keep_the_first_before_6_5)
     EXPECT_EQ(busiest_first_cpu("tip-2023-02"), 0);
     EXPECT_EQ(busiest_first_cpu("6.5"), 2);
     EXPECT_EQ(busiest_first_cpu("6.6"), 2);
+}
+
+/*
+ * kernel: fair.c update_sd_pick_busiest(), case group_smt_balance. 450e749707bc ("sched/fair:
+ * Fix SMT4 group_smt_balance handling", tip sched/urgent 2023-09-13, v6.6-rc2; read at
+ * 6.6.87): when either SMT group has an idle CPU, the has_spare rule picks (fewest idle
+ * CPUs, then most tasks); without it (fee1759e4f04 as in tip-2023-08) the case falls
+ * through to fully_busy's. By hand, three cores x SMT2 seen by an idle CPU of core 2 at MC:
+ * core 0 runs two tasks pinned to cpu0 (its sibling idle), core 1 one on each of its CPUs;
+ * both are group_smt_balance (an SMT group with more than one task, seen by an idle CPU;
+ * neither overloaded: 2 tasks on 2 CPUs). Core 0 comes first and is picked (above has_spare); for
+ * core 1, tip-2023-08 compares avg_load, 0 = 0 (computed for overloaded groups only), and
+ * keeps the busiest SMT group: core 0; 6.6 goes to has_spare as core 0 has an idle CPU:
+ * core 1 has fewer idle CPUs (0 < 1) and replaces it.
+ */
+TEST(update_sd_pick_busiest, smt_balance_groups_with_an_idle_cpu_compare_as_has_spare_from_6_6)
+{
+    auto busiest_first_cpu = [](const char* spec) {
+        sched_fixture t(testlib::small_machine(3, 2), spec);
+        const cpumask& a = t.k->charges().cm().smt_mask(0);
+        int b = 1;
+        while (a.test(b))
+            ++b;
+        int dst = b + 1;
+        while (a.test(dst) || t.k->charges().cm().smt_mask(b).test(dst))
+            ++dst;
+        t.spawn("a", testlib::spin(), 0, 0, 0);
+        t.spawn("b", testlib::spin(), 0, 0, 0);
+        t.spawn("c", testlib::spin(), b, 0, b);
+        const int sb = sibling_of(t, b);
+        t.spawn("d", testlib::spin(), sb, 0, sb);
+        t.run_for(msecs(50));
+        sched_domain& mc = *t.k->topology().cpu(dst).sd_llc;
+        // the kernel's group list starts at dst's group and wraps: core 0's group before b's
+        std::vector<int> order;
+        for (const sched_group& g : mc.groups)
+            order.push_back(g.span.first());
+        EXPECT_LT(std::find(order.begin(), order.end(), 0), std::find(order.begin(), order.end(), b))
+            << spec;
+        const sd_lb_stats sds = lb_stats(*t.k, mc, dst);
+        EXPECT_EQ(sds.busiest_stat.group_type_, group_smt_balance) << spec;
+        return sds.busiest ? (sds.busiest->span.test(0) ? 0 : 1) : -1;
+    };
+    EXPECT_EQ(busiest_first_cpu("tip-2023-08"), 0) << "core 0 kept";
+    EXPECT_EQ(busiest_first_cpu("6.6"), 1) << "the core without an idle CPU";
+    EXPECT_EQ(busiest_first_cpu("6.12"), 1);
 }
 
 /*
@@ -744,6 +900,155 @@ TEST(calculate_imbalance, an_overloaded_node_is_pulled_from_by_util_without_the_
     EXPECT_EQ(busy.imbalance, 0) << "adjust_numa_imbalance() allows 2 tasks";
     busy.sd->nr_balance_failed = busy.sd->cache_nice_tries + 3;
     EXPECT_TRUE(need_active_balance(busy)) << "migrate_task past cache_nice_tries + 2";
+}
+
+/*
+ * kernel: fair.c sibling_imbalance() (7ff1693236f5; read at 6.6.87, and in 6.12.10 / 6.18.2
+ * as `!env->idle`), used by find_busiest_group()'s prefer-sibling test and
+ * calculate_imbalance()'s has_spare branch from 6.6 and in tip-2023-08 (applied to tip
+ * sched/core on 2023-07-13); 6.5 (sndrzt/linux-6.5) has `busiest->sum_nr_running >
+ * local->sum_nr_running + 1` and nr_diff there. By hand, two cores x SMT2: core 0 runs
+ * three pinned spinners (two on its first CPU, one on the other), core 1 one (its first CPU
+ * c1; its sibling idle). MC seen from c1: local core 1 has_spare (1 task < 2 CPUs), busiest core 0 overloaded (3 > 2 and util
+ * ~2048 * 117 > 2048 * 100); prefer_sibling from SMT's SD_PREFER_SIBLING; both groups one
+ * core. A busy c1 (CPU_NOT_IDLE): 6.5 force-balances (3 > 1 + 1) and calculate_imbalance()
+ * asks (3 - 1) >> 1 = 1 task; 6.6 / tip-2023-08: sibling_imbalance() is 0 for CPU_NOT_IDLE,
+ * no force, busiest overloaded so on to calculate_imbalance(), whose imbalance 0 >> 1 = 0:
+ * no busiest group. The idle sibling (CPU_IDLE) is asked (3 - 1) >> 1 = 1 by every profile.
+ */
+// find_busiest_group() at MC from core 1's first CPU (idle: its sibling), as described above.
+long fbg_imbalance(const char* profile, bool from_the_idle_sibling)
+{
+    sched_fixture t(testlib::small_machine(2, 2), profile);
+    const int c0 = 0, s0 = sibling_of(t, 0);
+    int c1 = 1;
+    while (t.k->charges().cm().smt_mask(0).test(c1))
+        ++c1;
+    const int s1 = sibling_of(t, c1);
+    t.spawn("a", testlib::spin(), c0, 0, c0);
+    t.spawn("b", testlib::spin(), c0, 0, c0);
+    t.spawn("c", testlib::spin(), s0, 0, s0);
+    t.spawn("d", testlib::spin(), c1, 0, c1);
+    t.run_for(msecs(400));
+    const int dst = from_the_idle_sibling ? s1 : c1;
+    sched_domain& mc = *t.k->topology().cpu(dst).sd_llc;
+    EXPECT_TRUE(mc.child && mc.child->has(SD_PREFER_SIBLING)) << profile;
+    lb_env env;
+    env.sd = &mc;
+    env.dst_cpu = dst;
+    env.dst_rq = &t.k->cpu_rq(dst);
+    env.idle = from_the_idle_sibling ? CPU_IDLE : CPU_NOT_IDLE;
+    env.cpus = &t.k->lb().load_balance_mask(dst);
+    *env.cpus = mc.span;
+    t.k->set_this_cpu(dst);
+    const sched_group* g = find_busiest_group(*t.k, env);
+    if (!g)
+        return -1;
+    EXPECT_TRUE(g->span.test(c0)) << profile;
+    EXPECT_EQ(env.migration_type_, migrate_task) << profile;
+    return env.imbalance;
+}
+
+TEST(find_busiest_group, a_busy_cpu_spreads_a_prefer_sibling_group_before_6_6_only)
+{
+    for (const char* profile : {"6.5", "6.1", "5.15"})
+        EXPECT_EQ(fbg_imbalance(profile, false), 1) << profile;
+    for (const char* profile : {"tip-2023-08", "6.6", "6.12"})
+        EXPECT_EQ(fbg_imbalance(profile, false), -1) << profile << ": sibling_imbalance() 0";
+    for (const char* profile : {"6.5", "tip-2023-08", "6.6"})
+        EXPECT_EQ(fbg_imbalance(profile, true), 1) << profile;
+}
+
+/*
+ * sibling_imbalance() of groups with different core counts (6.6.87): nr_running per core
+ * evened, rounded: local 2 cores with 1 task, busiest 1 core with 3 tasks: (2*3 - 1*1) = 5,
+ * (2*5 + 2 + 1) / 3 = 4; an empty local group of 2 cores against 1 core with 2 tasks:
+ * (2*2 - 0) = 4, (8 + 3) / 3 = 3; local 1 core with 0 tasks against 2 cores with 2 tasks:
+ * (1*2 - 0) = 2, (4 + 3) / 3 = 2; local 1 core, 0 tasks, against 3 cores with 2 tasks: 2,
+ * (4 + 4) / 4 = 2; local 3 cores with 2 tasks against 1 core with 1 task: (3 - 2) = 1,
+ * (2 + 4) / 4 = 1, kept (local not empty); local 1 core, 0 tasks, against 4 cores with 2
+ * tasks: 2, (4 + 5) / 5 = 1, which 6.6 (450e749707bc) raises to 2 and tip-2023-08 (7ff1693236f5
+ * as applied: only a 0) keeps. Before 6.6: the task counts' difference, floored at 0.
+ */
+TEST(sibling_imbalance, evens_tasks_per_core_between_groups_of_different_sizes_from_6_6)
+{
+    sched_fixture t6(testlib::small_machine(2), "6.6");
+    sched_fixture t5(testlib::small_machine(2), "6.5");
+    sched_fixture tip(testlib::small_machine(2), "tip-2023-08");
+    sched_group gl, gb;
+    auto imb = [&](sched_fixture& t, int lcores, unsigned lnr, int bcores, unsigned bnr) {
+        gl.cores = lcores;
+        gb.cores = bcores;
+        sd_lb_stats sds;
+        sds.local = &gl;
+        sds.busiest = &gb;
+        sds.local_stat.sum_nr_running = lnr;
+        sds.busiest_stat.sum_nr_running = bnr;
+        lb_env env;
+        env.idle = CPU_IDLE;
+        return sibling_imbalance(*t.k, env, sds, sds.busiest_stat, sds.local_stat);
+    };
+    EXPECT_EQ(imb(t6, 1, 0, 4, 2), 2) << "(4 + 5) / 5 = 1, raised to 2 by 450e749707bc";
+    EXPECT_EQ(imb(tip, 1, 0, 4, 2), 1) << "tip-2023-08 raises only a 0";
+    EXPECT_EQ(imb(tip, 2, 1, 1, 3), 4);
+    EXPECT_EQ(imb(t6, 2, 1, 1, 3), 4);
+    EXPECT_EQ(imb(t6, 2, 0, 1, 2), 3);
+    EXPECT_EQ(imb(t6, 1, 0, 2, 2), 2);
+    EXPECT_EQ(imb(t6, 1, 0, 3, 2), 2);
+    EXPECT_EQ(imb(t6, 3, 2, 1, 1), 1);
+    EXPECT_EQ(imb(t6, 1, 1, 1, 4), 3);
+    EXPECT_EQ(imb(t6, 1, 4, 1, 1), 0);
+    EXPECT_EQ(imb(t5, 2, 1, 1, 3), 2);
+    EXPECT_EQ(imb(t5, 1, 4, 1, 1), 0);
+}
+
+/*
+ * kernel: fair.c calculate_imbalance(), the has_spare branch at a NUMA domain. 5.15.0
+ * (sndrzt/linux-5.15) halves the count first (idle_cpus difference >> 1) and then lets
+ * adjust_numa_imbalance() zero it while it is <= NUMA_IMBALANCE_MIN (2) and the busiest node
+ * runs fewer than a quarter of its CPUs (allow_numa_imbalance()); 6.1-rc7 and 6.5 halve after
+ * the allowance. By hand, nodes of 16 CPUs (two 8-CPU LLCs), no prefer_sibling at NUMA,
+ * busiest has_spare running 3 tasks (13 idle CPUs), local none (16 idle): 5.15: (16 - 13) >>
+ * 1 = 1, 3 < 16 / 4 so allowed, 1 <= 2: 0. The model's 6.x order gave 3 > 2, kept, >> 1 = 1.
+ * With 7 tasks on busiest (9 idle; 7 >= 4, not allowed) both ask (16 - 9) >> 1 = 3.
+ */
+TEST(calculate_imbalance, v5_15_halves_before_the_numa_allowance)
+{
+    symmetric_machine_spec ms;
+    ms.name = "test-2s16";
+    ms.sockets = 2;
+    ms.cores_per_socket = 16;
+    ms.cores_per_llc = 8;
+    ms.remote_distance = 32;
+    ms.vendor = "amd";
+    sched_fixture t(make_symmetric_machine(ms, "test"), "5.15");
+    sched_domain* numa = t.k->topology().cpu(0).sd_numa;
+    ASSERT_NE(numa, nullptr);
+    auto imbalance = [&](unsigned busiest_running) {
+        lb_env env;
+        env.sd = numa;
+        env.dst_cpu = 0;
+        env.dst_rq = &t.k->cpu_rq(0);
+        env.idle = CPU_IDLE;
+        sd_lb_stats sds;
+        sds.prefer_sibling = false; // SD_NUMA clears SD_PREFER_SIBLING
+        sds.local_stat.group_type_ = group_has_spare;
+        sds.local_stat.group_capacity = 16 * SCHED_CAPACITY_SCALE;
+        sds.local_stat.group_weight = 16;
+        sds.local_stat.idle_cpus = 16;
+        sds.busiest_stat.group_type_ = group_has_spare;
+        sds.busiest_stat.group_capacity = 16 * SCHED_CAPACITY_SCALE;
+        sds.busiest_stat.group_util = busiest_running * SCHED_CAPACITY_SCALE;
+        sds.busiest_stat.group_weight = 16;
+        sds.busiest_stat.sum_nr_running = busiest_running;
+        sds.busiest_stat.sum_h_nr_running = busiest_running;
+        sds.busiest_stat.idle_cpus = 16 - busiest_running;
+        calculate_imbalance(*t.k, env, sds);
+        EXPECT_EQ(env.migration_type_, migrate_task);
+        return env.imbalance;
+    };
+    EXPECT_EQ(imbalance(3), 0) << "halved to 1, then allowed";
+    EXPECT_EQ(imbalance(7), 3) << "not allowed: 7 >= 16 / 4";
 }
 
 // 6.5's runnable boosting: migrate_util compares max(util_avg, runnable_avg, util_est),

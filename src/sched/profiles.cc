@@ -76,9 +76,24 @@ kernel_behaviour behaviour_of(const char* version)
     // is in 6.6 but not in tip-2023-08.
     b.swb_first_idle_smt_only = v == "6.6";
     b.smt_balance = six_six_lb;
+    // Tim Chen's 7ff1693236f5 (sibling_imbalance()), applied to tip sched/core on 2023-07-13
+    // with fee1759e4f04 (its tip-bot mail's CommitterDate; lane balaudit).
+    b.sibling_imbalance = six_six_lb;
+    // Its fix 450e749707bc (tip sched/urgent 2023-09-13, v6.6-rc2): in 6.6, not in tip-2023-08.
+    b.smt_balance_fix = v == "6.6";
     // Ricardo Neri's 5fd6d7f43958 and Dietmar Eggemann's runnable boosting: v6.5 pull.
     b.fully_busy_keeps_smt = v == "6.5" || v == "6.6";
     b.runnable_boost = v == "6.5" || v == "6.6";
+    // detach_tasks()' migrate_util test: "util > env->imbalance" in the trees of 5.15.0
+    // (sndrzt/linux-5.15), 6.1-rc7 (krr-io/linux-6.1.0), 6.5 (sndrzt/linux-6.5) and 6.6.87
+    // (Yunbaby8/linux-6.6.87-lab); shr_bound(util, nr_balance_failed) in 6.12.10
+    // (wishday/linux-6.12.y) and 6.18.2 (gfunkmonk/linux-6.18.2) (lane balaudit).
+    b.util_shr_bound = v6_12;
+    // b0defa7ae03e's loop_max exception and "stop if we tried all running tasks": in 6.1-rc7
+    // and 6.5 (and v6.6.0); not yet in 5.15.0, reverted by 2feab2492deb (tip sched/urgent
+    // 2024-07-01, v6.10-rc7) before 6.12 and 6.18.2. 6.6.87's tree has the revert as a stable
+    // backport; the 6.6 profile keeps v6.6.0's form (lane balaudit).
+    b.detach_pinned_retry = !(v6_12 || v == "5.15");
     b.config_preemption = true;
     b.tg_load_avg_ratelimit = std::string(version) == "tip-2023-12" || v6_12;
     b.util_est_fastup_always = v6_12;

@@ -78,9 +78,18 @@ struct kernel_behaviour {
     bool ttwu_queue_idle_cpu = true;      ///< 6.1+ ttwu_queue_cond(): an idle CPU of the waker's LLC takes the wake list; false: 5.15's (on_cpu wakees only)
     bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core (b1bfeab9b002)
     bool swb_first_idle_smt_only = false; ///< v6.6-rc: only the first idle SMT sibling balances (Keisuke Nishimura's fix of b1bfeab9b002)
+    bool sibling_imbalance = false;       ///< 6.6 sibling_imbalance() (7ff1693236f5): prefer sibling by tasks per core, none for a busy CPU
+    bool smt_balance_fix = false;         ///< v6.6-rc2 450e749707bc: group_smt_balance with an idle CPU picked as has_spare; sibling_imbalance()'s "<= 1"
     bool smt_balance = false;             ///< 6.6 group_smt_balance: an idle CPU pulls from a busy SMT core (fee1759e4f04)
     bool fully_busy_keeps_smt = false;    ///< 6.5: a fully busy SMT group stays busiest on an avg_load tie (5fd6d7f43958)
     bool runnable_boost = false;          ///< 6.5: migrate_util compares max(util, runnable) ('runnable boosting')
+    /// detach_tasks()' migrate_util bound relaxed as migrate_load's, shr_bound(util,
+    /// nr_balance_failed): in 6.12.10 and 6.18.2, not in 5.15.0, 6.1-rc7, 6.5 or 6.6.87
+    bool util_shr_bound = false;
+    /// b0defa7ae03e (v6.0): detach_tasks() goes past loop_max while every task seen was pinned
+    /// away, and load_balance() repeats after LBF_NEED_BREAK only while env.loop <
+    /// busiest->nr_running; reverted by 2feab2492deb (v6.10-rc7, in 6.6.87's stable tree)
+    bool detach_pinned_retry = true;
     bool config_preemption = true;        ///< CONFIG_PREEMPTION: newidle detaches one task at most
     bool tg_load_avg_ratelimit = false;   ///< v6.7+ (tip afc1996859a2): tg->load_avg at most once per ms
     bool util_est_fastup_always = false;  ///< v6.8+: UTIL_EST_FASTUP's behaviour without the feature bit
