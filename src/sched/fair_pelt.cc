@@ -177,17 +177,21 @@ static task_group::llc_copy& tg_llc_copy(kernel& k, task_group& tg, int cpu)
  * Aaron Lu's ratelimit (v6.7: at most once per ms per cfs_rq) is a patch set
  * hooked in on entry (fair_tg_ratelimit.cc).
  */
-void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu)
+void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu, tg_write_site site)
 {
     if (!cfs.tg)
         return;
     for (const auto hook : k.patches().update_tg_load_avg) // the v6.7 ratelimit
-        if (hook(k, cfs))
+        if (hook(k, cfs)) {
+            cfs.tg->load_avg_ratelimited++;
             return;
+        }
+    cfs.tg->load_avg_site_calls[site]++;
     const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
     if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {
         cfs.tg->load_avg += delta;
         cfs.tg->load_avg_updates++;
+        cfs.tg->load_avg_site_writes[site]++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
         k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.charges().params().atomic_op);
         // The writer's LLC holds the new version; every other LLC's copy is now stale.
@@ -338,6 +342,7 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
 
+    const bool removed = cfs.removed.nr != 0; // for the statistics of update_tg_load_avg()
     const bool decayed = update_cfs_rq_load_avg(now, cfs);
 
     if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
@@ -359,7 +364,7 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         cfs.avg.runnable_avg += se.avg.runnable_avg;
         cfs.avg.runnable_sum += se.avg.runnable_sum;
         add_tg_cfs_propagate(cfs, static_cast<long>(se.avg.load_sum));
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id(), TG_WRITE_ATTACH);
     } else if (flags & DO_DETACH) {
         // detach_entity_load_avg()
         lsub_positive(cfs.avg.load_avg, se.avg.load_avg);
@@ -372,9 +377,9 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         lsub_positive<u64>(cfs.avg.runnable_sum, se.avg.runnable_sum);
         cfs.avg.runnable_sum = std::max<u64>(cfs.avg.runnable_sum, static_cast<u64>(cfs.avg.runnable_avg) * PELT_MIN_DIVIDER);
         add_tg_cfs_propagate(cfs, -static_cast<long>(se.avg.load_sum));
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id(), TG_WRITE_DETACH);
     } else if (decayed && (flags & UPDATE_TG)) {
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id(), removed ? TG_WRITE_REMOVED : TG_WRITE_DECAY);
     }
 }
 
@@ -610,7 +615,7 @@ void update_blocked_averages(kernel& k, int cpu)
         if (gcfs.curr)
             update_curr(k, gcfs);
         if (update_cfs_rq_load_avg(r.clock_task, gcfs))
-            update_tg_load_avg(k, gcfs, k.smp_processor_id());
+            update_tg_load_avg(k, gcfs, k.smp_processor_id(), TG_WRITE_BLOCKED);
         const tg_sched_entity& se = *gcfs.my_se;
         if (se.avg.load_avg || se.avg.util_avg || gcfs.propagate)
             update_load_avg_tg_se(gcfs, UPDATE_TG);
