@@ -97,6 +97,49 @@ TEST(cpu_load, reads_the_root_cfs_rq_with_autogroup_and_the_tasks_cfs_rq_without
 }
 
 /*
+ * update_blocked_averages() with autogroup off (kernel/sched/fair.c 6.5
+ * __update_blocked_fair(): the leaf list's rq->cfs through update_cfs_rq_load_avg()):
+ * the load of a task that left while asleep is folded in, without a period to decay.
+ * Worked from update_cfs_rq_load_avg(): load_avg 1500 - 600 = 900; load_sum
+ * 1500 * 47742 - 600 * divider, divider = PELT_MIN_DIVIDER + period_contrib = 46718 + 24
+ * = 46742: 71613000 - 28045200 = 43567800, above 900 * 46718 = 42046200; util_avg
+ * 400 - 100 = 300, util_sum 400 * 46742 - 100 * 46742 = 14022600; runnable_avg 500 - 200
+ * = 300, runnable_sum 23371000 - 9348400 = 14022600; removed emptied. (Before
+ * lane peltaudit the model decayed without the removed load: it stayed 1500.)
+ */
+TEST(update_blocked_averages, folds_in_removed_load_with_autogroup_off)
+{
+    kernel_config kc = make_kernel_config("6.5");
+    kc.params.autogroup = false;
+    sched_fixture t(testlib::small_machine(2), kc);
+    rq& r = t.k->cpu_rq(1);
+    ASSERT_EQ(r.cfs.tg, nullptr);
+    t.k->update_rq_clock(r);
+    sched_avg& a = r.cfs.avg;
+    a.last_update_time = r.clock_task; // no period to decay
+    a.period_contrib = 24;
+    a.load_avg = 1500;
+    a.load_sum = 1500ULL * 47742;
+    a.util_avg = 400;
+    a.util_sum = 400 * 46742;
+    a.runnable_avg = 500;
+    a.runnable_sum = 500ULL * 46742;
+    r.cfs.removed.nr = 1;
+    r.cfs.removed.load_avg = 600;
+    r.cfs.removed.util_avg = 100;
+    r.cfs.removed.runnable_avg = 200;
+    update_blocked_averages(*t.k, 1);
+    EXPECT_EQ(a.load_avg, 900u);
+    EXPECT_EQ(a.load_sum, 43567800u);
+    EXPECT_EQ(a.util_avg, 300u);
+    EXPECT_EQ(a.util_sum, 14022600u);
+    EXPECT_EQ(a.runnable_avg, 300u);
+    EXPECT_EQ(a.runnable_sum, 14022600u);
+    EXPECT_EQ(r.cfs.removed.nr, 0);
+    EXPECT_EQ(r.cfs.removed.load_avg, 0u);
+}
+
+/*
  * A forked task's attach propagated to the group entity (update_tg_cfs_load()):
  * a new task starts at load_avg 1024, so attach_entity_load_avg() gives it the
  * full load_sum (the divider) and add_tg_cfs_propagate() passes that on; the

@@ -590,10 +590,13 @@ void update_load_avg_tg_se(cfs_rq& gcfs, int flags)
 
 /*
  * kernel: kernel/sched/fair.c update_blocked_averages() -> __update_blocked_fair(),
- * 6.6: decay the blocked load of a CPU's cfs_rqs. Autogroup off: the root only
- * (model: without folding in removed load, as before). Autogroup on: each
- * group's cfs_rq (removed load, decay, update_tg_load_avg()), its entity
- * unless it has nothing to carry (skip_blocked_update()), then the root.
+ * 6.6 (6.5, 6.1-rc7 and 5.15.0 the same in these steps, lane peltaudit): decay the
+ * blocked load of a CPU's cfs_rqs, each by update_cfs_rq_load_avg(), which first
+ * folds in the load of tasks that left while asleep (removed). Autogroup off: the
+ * root only (rq->cfs, the leaf list's one cfs_rq; update_tg_load_avg() returns for
+ * the root group). Autogroup on: each group's cfs_rq (removed load, decay,
+ * update_tg_load_avg()), its entity unless it has nothing to carry
+ * (skip_blocked_update()), then the root.
  * model: every autogroup's cfs_rq in the order the groups were created (the
  * kernel walks its leaf list, which holds those with load, children first).
  */
@@ -606,8 +609,7 @@ void update_blocked_averages(kernel& k, int cpu)
     if (!cfs.tg) {
         if (cfs.curr)
             update_curr(k, cfs);
-        __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
-                                 cfs.curr != nullptr);
+        update_cfs_rq_load_avg(r.clock_task, cfs);
         return;
     }
     for (task_group* tg : k.task_groups()) {
