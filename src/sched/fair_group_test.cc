@@ -140,6 +140,33 @@ TEST(update_blocked_averages, folds_in_removed_load_with_autogroup_off)
 }
 
 /*
+ * update_blocked_averages() (kernel/sched/fair.c 6.5, the same in 6.1-rc7 and 5.15.0):
+ * rq_lock, update_blocked_load_tick(), update_rq_clock(), __update_blocked_others(),
+ * __update_blocked_fair(); no update_curr(). A running task's 100 us since its
+ * exec_start stay uncharged (sum_exec_runtime and exec_start unchanged) until its next
+ * update_curr(). Before lane peltaudit the model charged them (update_curr() of each
+ * cfs_rq with a curr), which moved min_vruntime and, on EEVDF, the deadline check.
+ */
+TEST(update_blocked_averages, leaves_curr_s_runtime_to_its_next_update_curr)
+{
+    for (const bool autogroup : {true, false}) {
+        kernel_config kc = make_kernel_config("6.5");
+        kc.params.autogroup = autogroup;
+        sched_fixture t(testlib::small_machine(2), kc);
+        task_struct& p = t.spawn("busy", testlib::spin(), 1, 0, 1);
+        t.run_for(msecs(3));
+        rq& r = t.k->cpu_rq(1);
+        ASSERT_EQ(r.curr, &p) << "autogroup " << autogroup;
+        p.se.exec_start -= usecs(100);
+        const u64 exec_start = p.se.exec_start;
+        const u64 runtime = p.se.sum_exec_runtime;
+        update_blocked_averages(*t.k, 1);
+        EXPECT_EQ(p.se.sum_exec_runtime, runtime) << "autogroup " << autogroup;
+        EXPECT_EQ(p.se.exec_start, exec_start) << "autogroup " << autogroup;
+    }
+}
+
+/*
  * A forked task's attach propagated to the group entity (update_tg_cfs_load()):
  * a new task starts at load_avg 1024, so attach_entity_load_avg() gives it the
  * full load_sum (the divider) and add_tg_cfs_propagate() passes that on; the

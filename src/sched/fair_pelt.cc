@@ -606,16 +606,14 @@ void update_blocked_averages(kernel& k, int cpu)
     k.update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
     k.lb().lb_stats_changed(cpu);
+    // No update_curr(): curr's runtime waits for its next update_curr() (the kernel's
+    // update_blocked_averages() takes the rq lock and the clock, not curr's accounting).
     if (!cfs.tg) {
-        if (cfs.curr)
-            update_curr(k, cfs);
         update_cfs_rq_load_avg(r.clock_task, cfs);
         return;
     }
     for (task_group* tg : k.task_groups()) {
         cfs_rq& gcfs = *tg->cfs_rq_[static_cast<std::size_t>(cpu)];
-        if (gcfs.curr)
-            update_curr(k, gcfs);
         if (update_cfs_rq_load_avg(r.clock_task, gcfs))
             update_tg_load_avg(k, gcfs, k.smp_processor_id(), TG_WRITE_BLOCKED);
         const tg_sched_entity& se = *gcfs.my_se;
