@@ -167,6 +167,42 @@ TEST(update_blocked_averages, leaves_curr_s_runtime_to_its_next_update_curr)
 }
 
 /*
+ * update_cfs_group() of a group entity whose shares did not move: 6.5 (fair.c
+ * update_cfs_group(): reweight_entity() unconditionally; the same in 6.1-rc7 and 5.15.0)
+ * commits the root curr's runtime (reweight_entity(): on_rq and curr -> update_curr());
+ * 6.6.87 returns (se->load.weight == shares, eab03c23c2a1). One spinning task, its group
+ * only on cpu1: shares = tg->shares = 1024 << 10 every time. The group entity's
+ * exec_start moved back 100 us: 6.5 charges at least those 100 us and restarts
+ * exec_start at the rq's clock_task; 6.6 leaves both.
+ */
+TEST(update_cfs_group, reweights_unchanged_shares_before_6_7)
+{
+    for (const char* spec : {"6.5", "tip-2023-08", "6.6"}) {
+        SCOPED_TRACE(spec);
+        sched_fixture t(testlib::small_machine(2), spec);
+        task_struct& p = t.spawn("busy", testlib::spin(), 1, 0, 1);
+        t.run_for(msecs(3));
+        rq& r = t.k->cpu_rq(1);
+        ASSERT_EQ(r.curr, &p);
+        sched_entity& gse = *parent_entity(r.cfs);
+        ASSERT_EQ(r.root_cfs.curr, &gse);
+        ASSERT_EQ(calc_group_shares(r.cfs), 1024L << 10);
+        ASSERT_EQ(static_cast<long>(r.cfs.my_se->shares), 1024L << 10);
+        gse.exec_start -= usecs(100);
+        const u64 exec_start = gse.exec_start;
+        const u64 runtime = gse.sum_exec_runtime;
+        update_cfs_group_se(*t.k, gse, 1);
+        if (std::string(spec) == "6.6") {
+            EXPECT_EQ(gse.sum_exec_runtime, runtime);
+            EXPECT_EQ(gse.exec_start, exec_start);
+        } else {
+            EXPECT_GE(gse.sum_exec_runtime, runtime + usecs(100));
+            EXPECT_EQ(gse.exec_start, r.clock_task);
+        }
+    }
+}
+
+/*
  * A forked task's attach propagated to the group entity (update_tg_cfs_load()):
  * a new task starts at load_avg 1024, so attach_entity_load_avg() gives it the
  * full load_sum (the divider) and add_tg_cfs_propagate() passes that on; the

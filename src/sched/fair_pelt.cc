@@ -452,8 +452,10 @@ static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
 /*
  * kernel: kernel/sched/fair.c update_cfs_group(), 6.6, of a group entity:
  * the read of tg->load_avg (update_cfs_group() above: its line's cost), then
- * reweight_entity() if calc_group_shares() moved. 6.12+ (66951e4860d3, in
- * 6.12.y and 6.13): an empty group keeps its entity's weight, before the read.
+ * reweight_entity() if calc_group_shares() moved; 5.15.0-6.5 reweight whatever the
+ * shares (kernel_behaviour::reweight_unchanged_shares: for a queued curr that commits
+ * its runtime, update_curr()). 6.12+ (66951e4860d3, in 6.12.y and 6.13): an empty
+ * group keeps its entity's weight, before the read.
  */
 static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
 {
@@ -461,7 +463,8 @@ static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
         return;
     update_cfs_group(k, gcfs, cpu);
     const long shares = calc_group_shares(gcfs);
-    if (static_cast<long>(gcfs.my_se->shares) != shares)
+    if (static_cast<long>(gcfs.my_se->shares) != shares ||
+        k.config().behaviour.reweight_unchanged_shares)
         reweight_tg_se(k, *gcfs.my_se, shares);
 }
 

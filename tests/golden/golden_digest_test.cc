@@ -129,7 +129,7 @@ const std::vector<golden_case>& cases()
          "5.15-rc3+stacking",
          {"perf", "bench", "sched", "messaging", "-g", "4", "-l", "100"},
          600,
-         0x4ecda9bd4491d0d2},
+         0xef65015f143dc154},
         {"messaging_threads_milan_tip_2023_12_shared_runq_v4",
          "milan-2s",
          "tip-2023-12+shared_runq_v4",
