@@ -95,7 +95,7 @@ void update_load_avg_tg_se(cfs_rq& gcfs, int flags);
 void se_update_runnable(sched_entity& se);
 void update_cfs_group_se(kernel& k, sched_entity& se, int cpu);
 unsigned long task_util_est(const task_struct& p);
-void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu);
+void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu, tg_write_site site = TG_WRITE_DECAY);
 void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu);
 void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
 void update_blocked_averages(kernel& k, int cpu);

@@ -447,5 +447,34 @@ TEST(update_tg_load_avg, the_ratelimit_allows_one_update_per_ms_per_cfs_rq)
     EXPECT_THROW(make_kernel_config("tip-2023-12+tg_ratelimit"), config_error);
 }
 
+// The statistics of update_tg_load_avg()'s callers: a call that reaches the 1/64 test
+// is counted for its caller, a write only when the change is above 1/64 of the last
+// contribution, and a call the ratelimit returns from is counted apart.
+TEST(update_tg_load_avg, counts_calls_and_writes_by_caller)
+{
+    testlib::sched_fixture f{testlib::small_machine(2), "tip-2023-08+tg_ratelimit"};
+    rq& r = f.k->cpu_rq(0);
+    cfs_rq& c = r.cfs;
+    task_group& tg = f.k->autogroup();
+    r.clock_task += msecs(10);
+    c.avg.load_avg = static_cast<unsigned long>(c.tg_load_avg_contrib) + 1024;
+    update_tg_load_avg(*f.k, c, 0, TG_WRITE_ATTACH); // +1024: written
+    r.clock_task += msecs(2);
+    c.avg.load_avg += 1; // 1/1024 of the contribution: below 1/64
+    update_tg_load_avg(*f.k, c, 0, TG_WRITE_BLOCKED);
+    c.avg.load_avg += 1024;
+    update_tg_load_avg(*f.k, c, 0, TG_WRITE_DETACH); // 2 ms after the last write
+    r.clock_task += usecs(100);
+    update_tg_load_avg(*f.k, c, 0, TG_WRITE_DECAY); // 100 us after the last write
+    EXPECT_EQ(tg.load_avg_site_calls[TG_WRITE_ATTACH], 1u);
+    EXPECT_EQ(tg.load_avg_site_writes[TG_WRITE_ATTACH], 1u);
+    EXPECT_EQ(tg.load_avg_site_calls[TG_WRITE_BLOCKED], 1u);
+    EXPECT_EQ(tg.load_avg_site_writes[TG_WRITE_BLOCKED], 0u) << "1 of 1024+: below 1/64";
+    EXPECT_EQ(tg.load_avg_site_calls[TG_WRITE_DETACH], 1u);
+    EXPECT_EQ(tg.load_avg_site_writes[TG_WRITE_DETACH], 1u);
+    EXPECT_EQ(tg.load_avg_site_calls[TG_WRITE_DECAY], 0u) << "ratelimited, not counted";
+    EXPECT_EQ(tg.load_avg_ratelimited, 1u);
+}
+
 } // namespace
 } // namespace schedlab

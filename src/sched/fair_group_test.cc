@@ -97,6 +97,112 @@ TEST(cpu_load, reads_the_root_cfs_rq_with_autogroup_and_the_tasks_cfs_rq_without
 }
 
 /*
+ * update_blocked_averages() with autogroup off (kernel/sched/fair.c 6.5
+ * __update_blocked_fair(): the leaf list's rq->cfs through update_cfs_rq_load_avg()):
+ * the load of a task that left while asleep is folded in, without a period to decay.
+ * Worked from update_cfs_rq_load_avg(): load_avg 1500 - 600 = 900; load_sum
+ * 1500 * 47742 - 600 * divider, divider = PELT_MIN_DIVIDER + period_contrib = 46718 + 24
+ * = 46742: 71613000 - 28045200 = 43567800, above 900 * 46718 = 42046200; util_avg
+ * 400 - 100 = 300, util_sum 400 * 46742 - 100 * 46742 = 14022600; runnable_avg 500 - 200
+ * = 300, runnable_sum 23371000 - 9348400 = 14022600; removed emptied. (Before
+ * lane peltaudit the model decayed without the removed load: it stayed 1500.)
+ */
+TEST(update_blocked_averages, folds_in_removed_load_with_autogroup_off)
+{
+    kernel_config kc = make_kernel_config("6.5");
+    kc.params.autogroup = false;
+    sched_fixture t(testlib::small_machine(2), kc);
+    rq& r = t.k->cpu_rq(1);
+    ASSERT_EQ(r.cfs.tg, nullptr);
+    t.k->update_rq_clock(r);
+    sched_avg& a = r.cfs.avg;
+    a.last_update_time = r.clock_task; // no period to decay
+    a.period_contrib = 24;
+    a.load_avg = 1500;
+    a.load_sum = 1500ULL * 47742;
+    a.util_avg = 400;
+    a.util_sum = 400 * 46742;
+    a.runnable_avg = 500;
+    a.runnable_sum = 500ULL * 46742;
+    r.cfs.removed.nr = 1;
+    r.cfs.removed.load_avg = 600;
+    r.cfs.removed.util_avg = 100;
+    r.cfs.removed.runnable_avg = 200;
+    update_blocked_averages(*t.k, 1);
+    EXPECT_EQ(a.load_avg, 900u);
+    EXPECT_EQ(a.load_sum, 43567800u);
+    EXPECT_EQ(a.util_avg, 300u);
+    EXPECT_EQ(a.util_sum, 14022600u);
+    EXPECT_EQ(a.runnable_avg, 300u);
+    EXPECT_EQ(a.runnable_sum, 14022600u);
+    EXPECT_EQ(r.cfs.removed.nr, 0);
+    EXPECT_EQ(r.cfs.removed.load_avg, 0u);
+}
+
+/*
+ * update_blocked_averages() (kernel/sched/fair.c 6.5, the same in 6.1-rc7 and 5.15.0):
+ * rq_lock, update_blocked_load_tick(), update_rq_clock(), __update_blocked_others(),
+ * __update_blocked_fair(); no update_curr(). A running task's 100 us since its
+ * exec_start stay uncharged (sum_exec_runtime and exec_start unchanged) until its next
+ * update_curr(). Before lane peltaudit the model charged them (update_curr() of each
+ * cfs_rq with a curr), which moved min_vruntime and, on EEVDF, the deadline check.
+ */
+TEST(update_blocked_averages, leaves_curr_s_runtime_to_its_next_update_curr)
+{
+    for (const bool autogroup : {true, false}) {
+        kernel_config kc = make_kernel_config("6.5");
+        kc.params.autogroup = autogroup;
+        sched_fixture t(testlib::small_machine(2), kc);
+        task_struct& p = t.spawn("busy", testlib::spin(), 1, 0, 1);
+        t.run_for(msecs(3));
+        rq& r = t.k->cpu_rq(1);
+        ASSERT_EQ(r.curr, &p) << "autogroup " << autogroup;
+        p.se.exec_start -= usecs(100);
+        const u64 exec_start = p.se.exec_start;
+        const u64 runtime = p.se.sum_exec_runtime;
+        update_blocked_averages(*t.k, 1);
+        EXPECT_EQ(p.se.sum_exec_runtime, runtime) << "autogroup " << autogroup;
+        EXPECT_EQ(p.se.exec_start, exec_start) << "autogroup " << autogroup;
+    }
+}
+
+/*
+ * update_cfs_group() of a group entity whose shares did not move: 6.5 (fair.c
+ * update_cfs_group(): reweight_entity() unconditionally; the same in 6.1-rc7 and 5.15.0)
+ * commits the root curr's runtime (reweight_entity(): on_rq and curr -> update_curr());
+ * 6.6.87 returns (se->load.weight == shares, eab03c23c2a1). One spinning task, its group
+ * only on cpu1: shares = tg->shares = 1024 << 10 every time. The group entity's
+ * exec_start moved back 100 us: 6.5 charges at least those 100 us and restarts
+ * exec_start at the rq's clock_task; 6.6 leaves both.
+ */
+TEST(update_cfs_group, reweights_unchanged_shares_before_6_7)
+{
+    for (const char* spec : {"6.5", "tip-2023-08", "6.6"}) {
+        SCOPED_TRACE(spec);
+        sched_fixture t(testlib::small_machine(2), spec);
+        task_struct& p = t.spawn("busy", testlib::spin(), 1, 0, 1);
+        t.run_for(msecs(3));
+        rq& r = t.k->cpu_rq(1);
+        ASSERT_EQ(r.curr, &p);
+        sched_entity& gse = *parent_entity(r.cfs);
+        ASSERT_EQ(r.root_cfs.curr, &gse);
+        ASSERT_EQ(calc_group_shares(r.cfs), 1024L << 10);
+        ASSERT_EQ(static_cast<long>(r.cfs.my_se->shares), 1024L << 10);
+        gse.exec_start -= usecs(100);
+        const u64 exec_start = gse.exec_start;
+        const u64 runtime = gse.sum_exec_runtime;
+        update_cfs_group_se(*t.k, gse, 1);
+        if (std::string(spec) == "6.6") {
+            EXPECT_EQ(gse.sum_exec_runtime, runtime);
+            EXPECT_EQ(gse.exec_start, exec_start);
+        } else {
+            EXPECT_GE(gse.sum_exec_runtime, runtime + usecs(100));
+            EXPECT_EQ(gse.exec_start, r.clock_task);
+        }
+    }
+}
+
+/*
  * A forked task's attach propagated to the group entity (update_tg_cfs_load()):
  * a new task starts at load_avg 1024, so attach_entity_load_avg() gives it the
  * full load_sum (the divider) and add_tg_cfs_propagate() passes that on; the

@@ -177,17 +177,21 @@ static task_group::llc_copy& tg_llc_copy(kernel& k, task_group& tg, int cpu)
  * Aaron Lu's ratelimit (v6.7: at most once per ms per cfs_rq) is a patch set
  * hooked in on entry (fair_tg_ratelimit.cc).
  */
-void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu)
+void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu, tg_write_site site)
 {
     if (!cfs.tg)
         return;
     for (const auto hook : k.patches().update_tg_load_avg) // the v6.7 ratelimit
-        if (hook(k, cfs))
+        if (hook(k, cfs)) {
+            cfs.tg->load_avg_ratelimited++;
             return;
+        }
+    cfs.tg->load_avg_site_calls[site]++;
     const long delta = static_cast<long>(cfs.avg.load_avg) - cfs.tg_load_avg_contrib;
     if (std::abs(delta) > cfs.tg_load_avg_contrib / 64) {
         cfs.tg->load_avg += delta;
         cfs.tg->load_avg_updates++;
+        cfs.tg->load_avg_site_writes[site]++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
         k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.charges().params().atomic_op);
         // The writer's LLC holds the new version; every other LLC's copy is now stale.
@@ -338,6 +342,7 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
 
+    const bool removed = cfs.removed.nr != 0; // for the statistics of update_tg_load_avg()
     const bool decayed = update_cfs_rq_load_avg(now, cfs);
 
     if (!se.avg.last_update_time && (flags & DO_ATTACH)) {
@@ -359,7 +364,7 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         cfs.avg.runnable_avg += se.avg.runnable_avg;
         cfs.avg.runnable_sum += se.avg.runnable_sum;
         add_tg_cfs_propagate(cfs, static_cast<long>(se.avg.load_sum));
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id(), TG_WRITE_ATTACH);
     } else if (flags & DO_DETACH) {
         // detach_entity_load_avg()
         lsub_positive(cfs.avg.load_avg, se.avg.load_avg);
@@ -372,9 +377,9 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
         lsub_positive<u64>(cfs.avg.runnable_sum, se.avg.runnable_sum);
         cfs.avg.runnable_sum = std::max<u64>(cfs.avg.runnable_sum, static_cast<u64>(cfs.avg.runnable_avg) * PELT_MIN_DIVIDER);
         add_tg_cfs_propagate(cfs, -static_cast<long>(se.avg.load_sum));
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id(), TG_WRITE_DETACH);
     } else if (decayed && (flags & UPDATE_TG)) {
-        update_tg_load_avg(k, cfs, k.smp_processor_id());
+        update_tg_load_avg(k, cfs, k.smp_processor_id(), removed ? TG_WRITE_REMOVED : TG_WRITE_DECAY);
     }
 }
 
@@ -447,8 +452,10 @@ static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
 /*
  * kernel: kernel/sched/fair.c update_cfs_group(), 6.6, of a group entity:
  * the read of tg->load_avg (update_cfs_group() above: its line's cost), then
- * reweight_entity() if calc_group_shares() moved. 6.12+ (66951e4860d3, in
- * 6.12.y and 6.13): an empty group keeps its entity's weight, before the read.
+ * reweight_entity() if calc_group_shares() moved; 5.15.0-6.5 reweight whatever the
+ * shares (kernel_behaviour::reweight_unchanged_shares: for a queued curr that commits
+ * its runtime, update_curr()). 6.12+ (66951e4860d3, in 6.12.y and 6.13): an empty
+ * group keeps its entity's weight, before the read.
  */
 static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
 {
@@ -456,7 +463,8 @@ static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
         return;
     update_cfs_group(k, gcfs, cpu);
     const long shares = calc_group_shares(gcfs);
-    if (static_cast<long>(gcfs.my_se->shares) != shares)
+    if (static_cast<long>(gcfs.my_se->shares) != shares ||
+        k.config().behaviour.reweight_unchanged_shares)
         reweight_tg_se(k, *gcfs.my_se, shares);
 }
 
@@ -585,10 +593,13 @@ void update_load_avg_tg_se(cfs_rq& gcfs, int flags)
 
 /*
  * kernel: kernel/sched/fair.c update_blocked_averages() -> __update_blocked_fair(),
- * 6.6: decay the blocked load of a CPU's cfs_rqs. Autogroup off: the root only
- * (model: without folding in removed load, as before). Autogroup on: each
- * group's cfs_rq (removed load, decay, update_tg_load_avg()), its entity
- * unless it has nothing to carry (skip_blocked_update()), then the root.
+ * 6.6 (6.5, 6.1-rc7 and 5.15.0 the same in these steps, lane peltaudit): decay the
+ * blocked load of a CPU's cfs_rqs, each by update_cfs_rq_load_avg(), which first
+ * folds in the load of tasks that left while asleep (removed). Autogroup off: the
+ * root only (rq->cfs, the leaf list's one cfs_rq; update_tg_load_avg() returns for
+ * the root group). Autogroup on: each group's cfs_rq (removed load, decay,
+ * update_tg_load_avg()), its entity unless it has nothing to carry
+ * (skip_blocked_update()), then the root.
  * model: every autogroup's cfs_rq in the order the groups were created (the
  * kernel walks its leaf list, which holds those with load, children first).
  */
@@ -598,19 +609,16 @@ void update_blocked_averages(kernel& k, int cpu)
     k.update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
     k.lb().lb_stats_changed(cpu);
+    // No update_curr(): curr's runtime waits for its next update_curr() (the kernel's
+    // update_blocked_averages() takes the rq lock and the clock, not curr's accounting).
     if (!cfs.tg) {
-        if (cfs.curr)
-            update_curr(k, cfs);
-        __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
-                                 cfs.curr != nullptr);
+        update_cfs_rq_load_avg(r.clock_task, cfs);
         return;
     }
     for (task_group* tg : k.task_groups()) {
         cfs_rq& gcfs = *tg->cfs_rq_[static_cast<std::size_t>(cpu)];
-        if (gcfs.curr)
-            update_curr(k, gcfs);
         if (update_cfs_rq_load_avg(r.clock_task, gcfs))
-            update_tg_load_avg(k, gcfs, k.smp_processor_id());
+            update_tg_load_avg(k, gcfs, k.smp_processor_id(), TG_WRITE_BLOCKED);
         const tg_sched_entity& se = *gcfs.my_se;
         if (se.avg.load_avg || se.avg.util_avg || gcfs.propagate)
             update_load_avg_tg_se(gcfs, UPDATE_TG);

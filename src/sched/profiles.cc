@@ -110,6 +110,10 @@ kernel_behaviour behaviour_of(const char* version)
     b.rt_bandwidth_default = !v6_12;
     b.fair_server = v6_12;
     b.empty_group_keeps_weight = v6_12;
+    // update_cfs_group(): reweight_entity() whatever the shares in 6.5 (sndrzt/linux-6.5
+    // 4f5cdb33, fair.c 3529-3551), 6.1-rc7 and 5.15.0 (lane peltaudit); tip-2023-08 predates
+    // eab03c23c2a1 (Nov 2023); the 6.6 profile follows 6.6.87, which has the test.
+    b.reweight_unchanged_shares = v == "5.15" || v == "6.1" || v == "6.5";
     b.rt_overload_pushable = v6_12 || std::string(version) == "tip-2023-12";
     b.sched_ext = v6_12;
     // "sched: Add Lazy preemption model" (20241007075055.331243614@infradead.org, PREEMPT_LAZY)

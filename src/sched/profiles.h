@@ -102,6 +102,11 @@ struct kernel_behaviour {
     /// v6.13, in 6.12.y (66951e4860d3, 20250110115720.GA17405@noisy.programming.kicks-ass.net):
     /// update_cfs_group() keeps an empty group's entity weight (for DELAY_DEQUEUE).
     bool empty_group_keeps_weight = false;
+    /// 5.15-6.5 (and their tip bases): update_cfs_group() calls reweight_entity() even when
+    /// the shares did not move; from "sched/eevdf: Fix vruntime adjustment on reweight"
+    /// (eab03c23c2a1, v6.7; its v2 20231115033647.80785-2-wuyun.abel@bytedance.com; in
+    /// 6.6.87) only when se->load.weight != shares.
+    bool reweight_unchanged_shares = false;
     /// v6.7+ (612f769edd06): rd->rto_mask follows rt_rq->pushable_tasks; before, a CPU is
     /// RT-overloaded with two queued RT tasks one of which may migrate (update_rt_migration).
     bool rt_overload_pushable = false;

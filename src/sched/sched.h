@@ -345,6 +345,19 @@ struct shared_runq_stats {
     u64 head_not_allowed = 0;
 };
 
+/// Who called update_tg_load_avg() (kernel/sched/fair.c, 6.5): update_load_avg() after
+/// attach_entity_load_avg() (DO_ATTACH) or detach_entity_load_avg() (DO_DETACH), or on
+/// "decayed" with UPDATE_TG (a period crossed; _REMOVED when removed load was folded in
+/// too), and __update_blocked_fair().
+enum tg_write_site {
+    TG_WRITE_ATTACH,
+    TG_WRITE_DETACH,
+    TG_WRITE_DECAY,
+    TG_WRITE_REMOVED,
+    TG_WRITE_BLOCKED,
+    TG_WRITE_SITES
+};
+
 /// struct task_group, reduced to what the model reads: the group's global
 /// load_avg, updated from each CPU's cfs_rq by update_tg_load_avg().
 struct tg_sched_entity;
@@ -363,6 +376,11 @@ struct task_group {
     u64 load_avg_read_misses = 0; ///< ... that missed (another CPU wrote since this CPU read)
     sim_dur load_avg_read_wait = 0; ///< ... waiting for a transfer in flight
     u64 load_avg_llc_hits = 0;    ///< ... of them served by a copy in the reader's LLC
+    /// update_tg_load_avg() by its caller (tg_write_site): calls that reached the 1/64
+    /// test (past the ratelimit), and the writes among them. Statistics only.
+    u64 load_avg_site_calls[TG_WRITE_SITES] = {};
+    u64 load_avg_site_writes[TG_WRITE_SITES] = {};
+    u64 load_avg_ratelimited = 0; ///< calls the v6.7 ratelimit returned from
     contended_lock load_avg_line; ///< the cache line holding tg->load_avg (writes take it)
     /// The line's version each LLC holds (by sd_llc_id): the write count when a CPU of
     /// that LLC last fetched or wrote it, and when that copy arrived there.

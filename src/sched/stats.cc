@@ -174,6 +174,11 @@ std::string format_feature_stats(const kernel& k)
         sum.load_avg_read_misses += g->load_avg_read_misses;
         sum.load_avg_llc_hits += g->load_avg_llc_hits;
         sum.load_avg_read_wait += g->load_avg_read_wait;
+        for (int i = 0; i < TG_WRITE_SITES; ++i) {
+            sum.load_avg_site_calls[i] += g->load_avg_site_calls[i];
+            sum.load_avg_site_writes[i] += g->load_avg_site_writes[i];
+        }
+        sum.load_avg_ratelimited += g->load_avg_ratelimited;
     }
     auto tg_line = [&](const task_group& tg, const std::string& name) {
         if (tg.load_avg_updates)
@@ -186,6 +191,18 @@ std::string format_feature_stats(const kernel& k)
                              tg.load_avg_llc_hits, static_cast<double>(tg.load_avg_read_wait) / 1e6);
     };
     tg_line(sum, "");
+    if (sum.load_avg_updates || sum.load_avg_ratelimited) {
+        // update_tg_load_avg()'s callers: writes of calls that reached the 1/64 test.
+        const auto& c = sum.load_avg_site_calls;
+        const auto& w = sum.load_avg_site_writes;
+        s += fmt::format("# task group load_avg writes by caller (writes/calls): attach {}/{}, "
+                         "detach {}/{}, decay {}/{}, decay with removed load {}/{}, blocked "
+                         "{}/{}; {} calls ratelimited\n",
+                         w[TG_WRITE_ATTACH], c[TG_WRITE_ATTACH], w[TG_WRITE_DETACH],
+                         c[TG_WRITE_DETACH], w[TG_WRITE_DECAY], c[TG_WRITE_DECAY],
+                         w[TG_WRITE_REMOVED], c[TG_WRITE_REMOVED], w[TG_WRITE_BLOCKED],
+                         c[TG_WRITE_BLOCKED], sum.load_avg_ratelimited);
+    }
     if (k.task_groups().size() > 1)
         for (const task_group* g : k.task_groups())
             tg_line(*g, g->name + " ");
