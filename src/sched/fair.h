@@ -36,6 +36,11 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
 sched_entity* pick_next_entity_eevdf(kernel& k, cfs_rq& cfs);
 void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
 bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p);
+/// reweight_entity() of an EEVDF entity, the profile's form (eevdf_reweight_form): before
+/// the weight changes (se queued; returns V) and after it (old_weight: the weight before).
+u64 reweight_dequeue_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se);
+void reweight_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, u32 old_weight,
+                           u64 avruntime);
 
 /* ---- fair_cfs.cc: CFS (<= 6.5) ---- */
 u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se);

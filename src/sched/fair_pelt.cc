@@ -405,21 +405,21 @@ long calc_group_shares(const cfs_rq& gcfs)
 /*
  * kernel: kernel/sched/fair.c reweight_entity(), 6.6 (6.18's PELT part is the
  * same), for a group entity on the root: a queued entity's weight leaves the
- * root's load (curr: its runtime committed by update_curr() first; else out of
- * the avg_vruntime sums), its load_avg is recomputed from its load_sum at the
- * new weight, the policy adjusts its virtual times (fair_policy_ops::
- * reweight_entity), and it re-enters the sums.
+ * root's load (its runtime committed and, EEVDF, out of the avg_vruntime sums:
+ * fair_policy_ops::reweight_dequeue; CFS: update_curr() of curr), its load_avg is
+ * recomputed from its load_sum at the new weight, the policy adjusts its virtual
+ * times and puts it back in the sums (fair_policy_ops::reweight_entity).
  */
 static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
 {
     cfs_rq& root = tse.se.cfs_rq_->rq_->root_cfs;
     sched_entity& se = tse.se;
-    const bool curr = root.curr == &se;
+    u64 avruntime = 0;
     if (se.on_rq) {
-        if (curr)
+        if (k.policy().reweight_dequeue)
+            avruntime = k.policy().reweight_dequeue(k, root, se);
+        else if (root.curr == &se)
             update_curr(k, root);
-        else if (k.policy().timeline_sub)
-            k.policy().timeline_sub(k, root, se);
         root.load.weight -= se.load.weight;
     }
     // dequeue_load_avg()
@@ -430,18 +430,17 @@ static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
     const u32 old_weight = se.load.weight;
     tse.shares = static_cast<unsigned long>(shares);
     se.load.weight = static_cast<u32>(std::max<unsigned long>(2, tse.shares >> 10)); // scale_load_down()
-    if (k.policy().reweight_entity)
-        k.policy().reweight_entity(se, old_weight);
     tse.avg.load_avg = static_cast<unsigned long>(static_cast<u64>(tse.weight()) * tse.avg.load_sum /
                                                   get_pelt_divider(tse.avg));
     // enqueue_load_avg()
     root.avg.load_avg += tse.avg.load_avg;
     root.avg.load_sum += static_cast<u64>(tse.weight()) * tse.avg.load_sum;
-    if (se.on_rq) {
+    // model: the virtual times after the PELT part (the kernel's EEVDF part is before and
+    // after it; the two touch disjoint fields)
+    if (k.policy().reweight_entity)
+        k.policy().reweight_entity(k, root, se, old_weight, avruntime);
+    if (se.on_rq)
         root.load.weight += se.load.weight;
-        if (!curr && k.policy().timeline_add)
-            k.policy().timeline_add(k, root, se);
-    }
 }
 
 /*

@@ -111,6 +111,16 @@ kernel_behaviour behaviour_of(const char* version)
     // rq->cfs.h_nr_runnable (same tree; 6.12.10 reads h_nr_running).
     b.lb_counts_runnable = std::string(version) == "6.18";
     /*
+     * reweight_entity() of a queued entity (eevdf_reweight_form): v6.6.0 keeps the vruntime;
+     * tip-2023-12 has eab03c23c2a1 and 5068d84054b7 (applied Nov 2023, in v6.8's tree);
+     * 6.12.10 (wishday/linux-6.12.y ff9796ed9e8b) has Tianchen Ding's fixes of them (v6.9);
+     * 6.18.2 (gfunkmonk/linux-6.18.2 57dc26c98e5e) re-places the entity. The 6.6 profile is
+     * the v6.6 release: 6.6.y carries the v6.9 form as a stable backport (6.6.87 has it).
+     */
+    b.eevdf_reweight = std::string(version) == "6.18"        ? eevdf_reweight_form::place_entity
+                       : std::string(version) == "6.12"      ? eevdf_reweight_form::v_before_dequeue
+                                                             : eevdf_reweight_form::keep_vruntime;
+    /*
      * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
      * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's
      * pm-cpuidle-gov branch on 2023-08-17, for v6.6, so tip-2023-08 (6.5 code) has the
