@@ -678,6 +678,21 @@ TEST(autogroup, from_6_12_reweight_keeps_the_lag_and_v_about_v)
 }
 
 /*
+ * tip-2023-12's form, eab03c23c2a1 with 5068d84054b7 (as in v6.8: sndrzt/linux-6.8 f116ff45a):
+ * a non-curr se leaves the tree before V is read, so V = 0 (a alone); lag 0 - 3000 = -3000,
+ * unclamped, scaled: -6000, v = 6000; the deadline 0 + 8000 * 2 = 16000 (Tianchen Ding's
+ * "Fix miscalculation in reweight_entity() when se is not curr" is this case). With se
+ * curr, V = 1500 includes it: 4500 and 14500, as 6.12.
+ */
+TEST(autogroup, tip_2023_12_reweight_reads_v_after_the_dequeue)
+{
+    agrp_reweight_scene s("tip-2023-12", false);
+    EXPECT_EQ(s.reweight(), std::make_pair(s64{6000}, s64{16000}));
+    agrp_reweight_scene c("tip-2023-12", true);
+    EXPECT_EQ(c.reweight(), std::make_pair(s64{4500}, s64{14500}));
+}
+
+/*
  * 6.18.2 reweight_entity() (gfunkmonk/linux-6.18.2 57dc26c98e5e): update_entity_lag(): vlag =
  * 1500 - 3000 = -1500; the deadline relative, 5000; nr_queued 1; both scaled by 1024 / 512:
  * -3000 and 10000; place_entity(). se not curr: V = 0 (a alone), the lag inflated, -3000 *
