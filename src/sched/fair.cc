@@ -137,8 +137,18 @@ void update_curr(kernel& k, cfs_rq& cfs)
 unsigned cfs_h_nr_counted(const kernel& k, const rq& r)
 {
     const cfs_rq& root = rq_root_cfs(r);
-    return k.config().behaviour.lb_counts_runnable ? root.h_nr_running - root.h_nr_delayed
-                                                   : root.h_nr_running;
+    return k.config().behaviour.lb_counts_runnable ? cfs_h_nr_runnable(root) : root.h_nr_running;
+}
+
+// kernel: kernel/sched/fair.c set_delayed() / clear_delayed(), 6.12.10 and 6.18.2: every level
+// of the task's hierarchy (for_each_sched_entity()); enqueue_task_fair() and
+// dequeue_entities() move a migrating delayed task's count the same way.
+void account_h_nr_delayed(rq& r, cfs_rq& cfs, int delta)
+{
+    cfs.h_nr_delayed += static_cast<unsigned>(delta);
+    cfs_rq& root = rq_root_cfs(r);
+    if (&root != &cfs)
+        root.h_nr_delayed += static_cast<unsigned>(delta);
 }
 
 /*
@@ -332,7 +342,7 @@ sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr)
  * second loop's update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group();
  * then the root's h_nr_running (and idle_h_nr_running).
  */
-static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
+static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool delayed)
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
@@ -346,6 +356,8 @@ static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
     root.h_nr_running++;
     if (idle)
         root.idle_h_nr_running++;
+    if (delayed) // enqueue_task_fair()'s h_nr_delayed, level by level
+        root.h_nr_delayed++;
 }
 
 /*
@@ -366,14 +378,15 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         requeue_delayed_entity(k, cfs, p.se);
         return;
     }
-    if (p.se.sched_delayed) // a delayed task the balancer moved here stays delayed
-        rq_root_cfs(r).h_nr_delayed++;
     enqueue_entity(k, cfs, p.se, flags);
     cfs.h_nr_running++;
+    const bool delayed = p.se.sched_delayed; // the balancer moved it here; it stays delayed
+    if (delayed)
+        cfs.h_nr_delayed++;
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running++;
     if (cfs.my_se) // the group's entity on the root
-        enqueue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE);
+        enqueue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, delayed);
     if (k.config().behaviour.fair_server && rq_root_cfs(r).h_nr_running == 1) // 6.12: the first
         dl_server_start(k, r);                                                 // fair task
     add_nr_running(r, 1);
@@ -416,7 +429,7 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
     }
     update_load_avg(k, cfs, se, 0);
     se.sched_delayed = false; // clear_delayed()
-    rq_root_cfs(*cfs.rq_).h_nr_delayed--;
+    account_h_nr_delayed(*cfs.rq_, cfs, -1);
 }
 
 /*
@@ -435,7 +448,8 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * test: it runs the next buddy unless it is more than a wakeup granularity right of the
  * leftmost (wakeup_preempt_entity() < 1).
  */
-static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep)
+static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep,
+                                     bool delayed)
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
@@ -451,6 +465,8 @@ static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, 
     root.h_nr_running--;
     if (idle)
         root.idle_h_nr_running--;
+    if (delayed) // dequeue_entities()'s h_nr_delayed of a migrating delayed task
+        root.h_nr_delayed--;
 }
 
 /*
@@ -476,9 +492,14 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         k.policy().delay_dequeue && k.policy().delay_dequeue(k, r, p))
         return false;
     const bool was_delayed = p.se.sched_delayed;
-    if (was_delayed) // it leaves this rq: picked (clear_delayed()) or moved by the balancer
-        rq_root_cfs(r).h_nr_delayed--;
     dequeue_entity(k, cfs, p.se, flags);
+    // It leaves this rq. Picked: clear_delayed() at the end of its dequeue_entity(), every
+    // level; moved by the balancer: dequeue_entities()'s h_nr_delayed, level by level.
+    const bool migrating_delayed = was_delayed && !(flags & DEQUEUE_DELAYED);
+    if (was_delayed && !migrating_delayed)
+        account_h_nr_delayed(r, cfs, -1);
+    else if (migrating_delayed)
+        cfs.h_nr_delayed--;
     if (flags & DEQUEUE_DELAYED) {
         // finish_delayed_dequeue_entity()
         SIM_BUG_ON(!was_delayed, "DEQUEUE_DELAYED of pid {}, which is not delayed", p.pid);
@@ -490,7 +511,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
     if (cfs.my_se) // the group's entity on the root
-        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep);
+        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep, migrating_delayed);
     sub_nr_running(r, 1);
     if (k.config().behaviour.fair_server && !rq_root_cfs(r).h_nr_running) // 6.12: the last
         dl_server_stop(k, r);                                              // fair task

@@ -29,6 +29,15 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs);
 /// The fair tasks of r the balancer counts: rq->cfs.h_nr_running, or from 6.14 (6.18
 /// profile) rq->cfs.h_nr_runnable, without the sched_delayed ones.
 unsigned cfs_h_nr_counted(const kernel& k, const rq& r);
+/// kernel: cfs_rq->h_nr_running - cfs_rq->h_nr_delayed (6.12.10's PELT, se_update_runnable()),
+/// cfs_rq->h_nr_runnable (v6.13+): the queued tasks below cfs that are not sched_delayed.
+inline unsigned cfs_h_nr_runnable(const cfs_rq& cfs)
+{
+    return cfs.h_nr_running - cfs.h_nr_delayed;
+}
+/// set_delayed() / clear_delayed() and the h_nr_delayed of enqueue_task_fair() /
+/// dequeue_entities(): a sched_delayed task counted or uncounted on its cfs_rq and the root.
+void account_h_nr_delayed(rq& r, cfs_rq& cfs, int delta);
 void set_protect_slice(kernel& k, cfs_rq& cfs, sched_entity& se);
 bool protect_slice(const sched_entity& se);
 void cancel_protect_slice(sched_entity& se);

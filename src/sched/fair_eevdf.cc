@@ -382,7 +382,7 @@ bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p)
         cfs.next = nullptr;
     update_load_avg(k, cfs, p.se, 0);
     p.se.sched_delayed = true; // set_delayed()
-    rq_root_cfs(r).h_nr_delayed++;
+    account_h_nr_delayed(r, cfs, 1);
     if (sched_feat_of(k, UTIL_EST))
         util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(k, r.cpu),
                         sched_feat_of(k, UTIL_EST_FASTUP) ||
@@ -506,11 +506,13 @@ void check_cfs_rq_eevdf(const kernel& /*k*/, const cfs_rq& cfs, std::string& err
     if (avg != cfs.avg_vruntime || avg_load != cfs.avg_load)
         errs += fmt::format("cpu{}: avg_vruntime {} / avg_load {} but the tree sums to {} / {}\n",
                             cfs.rq_->cpu, cfs.avg_vruntime, cfs.avg_load, avg, avg_load);
-    // The root's h_nr_delayed counts the rq's sched_delayed fair tasks (rq->cfs_tasks).
-    if (&cfs == &rq_root_cfs(*cfs.rq_)) {
+    // h_nr_delayed counts the sched_delayed fair tasks (rq->cfs_tasks) below cfs: the
+    // root's all of them, a group's its own.
+    {
+        const bool root = &cfs == &rq_root_cfs(*cfs.rq_);
         unsigned delayed = 0;
         for (const task_struct* p : cfs.rq_->cfs_tasks)
-            delayed += p->se.sched_delayed ? 1 : 0;
+            delayed += p->se.sched_delayed && (root || p->se.cfs_rq_ == &cfs) ? 1 : 0;
         if (delayed != cfs.h_nr_delayed)
             errs += fmt::format("cpu{}: h_nr_delayed {} but {} delayed tasks are queued\n",
                                 cfs.rq_->cpu, cfs.h_nr_delayed, delayed);

@@ -31,9 +31,9 @@
  * tg->load_avg is written by update_tg_load_avg() (each write a transfer of
  * one contended cache line) and read by update_cfs_group(), who pays for the
  * line when it moved.
- * Differs: the root's and the group entity's runnable count is h_nr_running
- * on every profile, as for the flat cfs_rq (6.14+ counts h_nr_runnable, which
- * leaves out delayed tasks); the group is never throttled (no bandwidth).
+ * The runnable counts leave sched_delayed tasks out (cfs_h_nr_runnable(), se_runnable():
+ * 6.12.10's h_nr_running - h_nr_delayed, 6.18.2's h_nr_runnable; no delayed task before
+ * 6.12). The group is never throttled (no bandwidth).
  */
 #include "sched/core.h"
 
@@ -315,7 +315,7 @@ static bool update_cfs_rq_load_avg(u64 now, cfs_rq& cfs)
         cfs.removed = {};
         decayed = true;
     }
-    decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs.h_nr_running,
+    decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs_h_nr_runnable(cfs),
                                         cfs.curr != nullptr);
     return decayed;
 }
@@ -336,7 +336,8 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     const bool running = cfs.curr == &se;
     k.lb().lb_stats_changed(cfs.rq_->cpu);
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
-        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
+        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running,
+                             se.on_rq && !se.sched_delayed ? 1 : 0); // se_runnable()
 
     const bool decayed = update_cfs_rq_load_avg(now, cfs);
 
@@ -459,12 +460,13 @@ static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
         reweight_tg_se(k, *gcfs.my_se, shares);
 }
 
-// kernel: kernel/sched/fair.c se_update_runnable(), 6.6: a group entity's runnable
-// weight is its cfs_rq's h_nr_running; nothing for a task's entity.
+// kernel: kernel/sched/sched.h se_update_runnable(), 6.6: a group entity's runnable
+// weight is its cfs_rq's h_nr_running; 6.12.10 (h_nr_running - h_nr_delayed) and 6.18.2
+// (h_nr_runnable) leave the sched_delayed tasks out; nothing for a task's entity.
 void se_update_runnable(sched_entity& se)
 {
     if (se.my_q)
-        se.my_q->my_se->runnable_weight = se.my_q->h_nr_running;
+        se.my_q->my_se->runnable_weight = cfs_h_nr_runnable(*se.my_q);
 }
 
 // kernel: kernel/sched/fair.c update_cfs_group(se), 6.6: nothing for a task's entity, a
@@ -576,8 +578,8 @@ void update_load_avg_tg_se(cfs_rq& gcfs, int flags)
     const u64 now = gcfs.rq_->clock_task;
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.weight(), se.se.on_rq, root.curr == &se.se,
-                             se.runnable_weight);
-    __update_load_avg_cfs_rq(now, root.avg, root.load.weight, root.h_nr_running,
+                             se.se.sched_delayed ? 0 : se.runnable_weight); // se_runnable()
+    __update_load_avg_cfs_rq(now, root.avg, root.load.weight, cfs_h_nr_runnable(root),
                              root.curr != nullptr);
     propagate_entity_load_avg(gcfs);
 }
@@ -600,7 +602,7 @@ void update_blocked_averages(kernel& k, int cpu)
     if (!cfs.tg) {
         if (cfs.curr)
             update_curr(k, cfs);
-        __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs.h_nr_running,
+        __update_load_avg_cfs_rq(r.clock_task, cfs.avg, cfs.load.weight, cfs_h_nr_runnable(cfs),
                                  cfs.curr != nullptr);
         return;
     }
@@ -615,7 +617,7 @@ void update_blocked_averages(kernel& k, int cpu)
             update_load_avg_tg_se(gcfs, UPDATE_TG);
     }
     cfs_rq& root = r.root_cfs;
-    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load.weight, root.h_nr_running,
+    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load.weight, cfs_h_nr_runnable(root),
                              root.curr != nullptr);
 }
 
