@@ -339,8 +339,9 @@ sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr)
  * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, above the task's level of a
  * depth-1 hierarchy: the group entity is enqueued on the root if it was not queued
  * (enqueue_entity() with ENQUEUE_WAKEUP, as every level above the task's), else the
- * second loop's update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group();
- * then the root's h_nr_running (and idle_h_nr_running).
+ * second loop's update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group(),
+ * after requeue_delayed_entity() of an entity left delayed (6.12.10, 6.18.2); then the
+ * root's h_nr_running (and idle_h_nr_running).
  */
 static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool delayed)
 {
@@ -349,6 +350,8 @@ static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, 
     if (!gse.on_rq) {
         enqueue_entity(k, root, gse, ENQUEUE_WAKEUP);
     } else {
+        if (gse.sched_delayed) // 6.12+: "if (se->on_rq) { if (se->sched_delayed) requeue..."
+            requeue_delayed_entity(k, root, gse);
         update_load_avg(k, root, gse, UPDATE_TG);
         se_update_runnable(gse);
         update_cfs_group_se(k, gse, k.smp_processor_id());
@@ -405,15 +408,16 @@ void block_delayed_task(kernel& k, rq& r, task_struct& p)
 }
 
 /*
- * kernel: kernel/sched/fair.c requeue_delayed_entity(), 6.12: a delayed entity
- * woken before it was picked stays where it is in the tree, except that with
+ * kernel: kernel/sched/fair.c requeue_delayed_entity(), 6.12: a delayed entity (a task, or
+ * a group entity whose group gets a task again) woken before it was picked stays where it
+ * is in the tree, except that with
  * DELAY_ZERO a positive lag it built up meanwhile is dropped (placed at the
  * 0-lag point again).
  */
 void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     SIM_BUG_ON(!se.sched_delayed || !se.on_rq, "requeue of pid {}: delayed {} on_rq {}",
-               se.owner->pid, se.sched_delayed, se.on_rq);
+               se.owner ? se.owner->pid : -1, se.sched_delayed, se.on_rq);
     if (sched_feat_of(k, DELAY_ZERO)) {
         update_entity_lag(k, cfs, se);
         if (se.vlag > 0) {
@@ -428,8 +432,27 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
         }
     }
     update_load_avg(k, cfs, se, 0);
-    se.sched_delayed = false; // clear_delayed()
-    account_h_nr_delayed(*cfs.rq_, cfs, -1);
+    se.sched_delayed = false; // clear_delayed(): a task's count (6.12.14+, 6.18: not a group's)
+    if (se.owner)
+        account_h_nr_delayed(*cfs.rq_, cfs, -1);
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED) of a
+ * group entity, 6.12.10 and 6.18.2 (pick_next_entity() picked it, delayed, its group empty):
+ * dequeue_entity() takes it off the root; finish_delayed_dequeue_entity() clears the flag
+ * (no task count: clear_delayed() returns for a group entity, 6.12.14+ and 6.18) and, with
+ * DELAY_ZERO, a positive lag. Nothing above the root; no task leaves (h_nr_running 0).
+ */
+void dequeue_delayed_group_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    SIM_BUG_ON(!se.my_q || !se.sched_delayed || se.my_q->load.weight,
+               "cpu{}: a delayed group entity's dequeue, delayed {} group load {}", cfs.rq_->cpu,
+               se.sched_delayed, se.my_q ? se.my_q->load.weight : 0);
+    dequeue_entity(k, cfs, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    se.sched_delayed = false;
+    if (sched_feat_of(k, DELAY_ZERO) && se.vlag > 0)
+        se.vlag = 0;
 }
 
 /*
@@ -438,8 +461,10 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * load.weight left (dequeue_entity() with DEQUEUE_SLEEP, as every level above the
  * task's), else the second loop's update_load_avg(UPDATE_TG), se_update_runnable(),
  * update_cfs_group(); then the root's h_nr_running. Not for a task that stays queued
- * as delayed (6.12: dequeue_entities() returns before this level).
- * model: a group entity is never delayed itself (6.12 delays an ineligible one).
+ * as delayed (6.12: dequeue_entities() returns before this level). 6.12.10 and 6.18.2
+ * (DELAY_DEQUEUE): the group entity's dequeue_entity() is a sleep whatever the task's was
+ * (a migration, a pick of a delayed task, a DEQUEUE_SAVE), so an ineligible one stays
+ * queued, delayed (delay_group_entity_eevdf()), until picked or requeued.
  * When the group stays queued and the task went to sleep, its group entity becomes the
  * root's next buddy ("Bias pick_next to pick a task from this cfs_rq": set_next_buddy(),
  * read in 6.6.87 and 6.18.2 by lane eevdf1, in 6.5, 6.1-rc7 and 5.15.0 by the lead; an
@@ -453,8 +478,13 @@ static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, 
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
-    if (gcfs.load.weight == 0 && gse.on_rq) {
+    if (gcfs.load.weight == 0 && gse.on_rq && !delay_group_entity_eevdf(k, root, gse)) {
         dequeue_entity(k, root, gse, DEQUEUE_SLEEP);
+    } else if (gcfs.load.weight == 0 && gse.on_rq) {
+        // delayed: dequeue_entities()'s second loop starts at the group entity itself
+        update_load_avg(k, root, gse, UPDATE_TG);
+        se_update_runnable(gse);
+        update_cfs_group_se(k, gse, k.smp_processor_id());
     } else {
         if (task_sleep)
             root.next = &gse; // set_next_buddy(parent_entity(se))
@@ -564,9 +594,15 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
                 se = pick_next_entity(k, *cfs, curr);
                 SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu,
                            cfs->nr_running);
-                if (!se->my_q)
+                if (!se->my_q || se->sched_delayed)
                     break;
                 cfs = se->my_q; // group_cfs_rq(se)
+            }
+            if (se->sched_delayed && se->my_q) {
+                // 6.12+ pick_next_entity(): a delayed group entity that wins the pick
+                // leaves (dequeue_entities(DEQUEUE_SLEEP | DEQUEUE_DELAYED)); pick again.
+                dequeue_delayed_group_entity(k, *cfs, *se);
+                continue;
             }
             if (se->sched_delayed) {
                 // 6.12: a delayed entity that wins the pick leaves instead; pick again.

@@ -137,6 +137,11 @@ void put_prev_group_entity(kernel& k, rq& r);
 sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr);
 void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
 void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+/// 6.12+: a delayed group entity picked on cfs leaves it (fair.cc).
+void dequeue_delayed_group_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+/// 6.12+ dequeue_entity() of a group entity whose group emptied: true if it stays
+/// queued, sched_delayed (fair_eevdf.cc).
+bool delay_group_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se);
 bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
 void block_delayed_task(kernel& k, rq& r, task_struct& p);
 task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev);

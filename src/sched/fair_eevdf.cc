@@ -492,6 +492,27 @@ void reweight_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, u32 old_wei
         update_min_vruntime(k, cfs);
 }
 
+/*
+ * kernel: kernel/sched/fair.c dequeue_entity()'s DELAY_DEQUEUE branch for a group entity,
+ * 6.12.10 and 6.18.2 (dequeue_entities() passes DEQUEUE_SLEEP above the task's level):
+ * update_curr(), clear_buddies(), then if the entity is not eligible, update_load_avg()
+ * and set_delayed() (the flag only: 6.12.14+ and 6.18 count no task for a group entity;
+ * 6.12.10 counted it in h_nr_delayed, wishday/linux-6.12.y e7adeecd1 fixed that), and it
+ * stays queued. false (dequeue it) without DELAY_DEQUEUE or when eligible.
+ */
+bool delay_group_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    if (!sched_feat_of(k, DELAY_DEQUEUE))
+        return false;
+    update_curr(k, cfs);
+    clear_buddies(cfs, se);
+    if (entity_eligible(cfs, se))
+        return false;
+    update_load_avg(k, cfs, se, 0);
+    se.sched_delayed = true;
+    return true;
+}
+
 namespace {
 
 // model: check_rq()'s EEVDF part: the avg_vruntime sums equal the timeline's.

@@ -710,5 +710,74 @@ TEST(autogroup, from_6_18_reweight_re_places_the_entity)
     EXPECT_EQ(c.reweight(), std::make_pair(s64{5000}, s64{15000}));
 }
 
+/*
+ * 6.12.10 / 6.18.2 dequeue_entities(): when a task's group empties, the group entity's
+ * dequeue_entity() is a DEQUEUE_SLEEP, so with DELAY_DEQUEUE an ineligible group entity
+ * stays queued, sched_delayed (the root keeps nr_running 2 while h_nr_running drops to 1);
+ * pick_next_entity() dequeues it when it wins a pick (DEQUEUE_DELAYED), and a task enqueued
+ * into its group first requeues it (requeue_delayed_entity()). The scene: b, in the
+ * fixture's session, runs 1 ms and sleeps; a, a spinner in a session of its own, arrives
+ * 100 us after b started, its group entity placed at V (b's entity's vruntime then); b's
+ * entity keeps the CPU (RUN_TO_PARITY) and is past V when b sleeps, so not eligible (the
+ * test checks that too). 6.6 (no DELAY_DEQUEUE) dequeues it.
+ */
+struct agrp_delayed_group {
+    sched_fixture t;
+    task_struct* b = nullptr;
+    int steps = 0;
+    explicit agrp_delayed_group(const char* kernel) : t(testlib::small_machine(1), kernel)
+    {
+        b = &t.spawn("b", testlib::behaviour([this](syscalls&, task_struct&) {
+            return steps++ == 0 ? task_action::cpu(msecs(1)) : task_action::sleep();
+        }));
+        t.run_for(usecs(100));
+        agrp_spawn_session(t, "a", testlib::spin(secs(1)));
+        for (int i = 0; i < 4000 && steps < 2; ++i)
+            t.run_for(usecs(25));
+    }
+    sched_entity& gse() { return b->sched_task_group->se_[0]->se; }
+    cfs_rq& root() { return t.k->cpu_rq(0).root_cfs; }
+};
+
+TEST(autogroup, from_6_12_an_ineligible_group_entity_whose_group_empties_is_delayed)
+{
+    for (const char* spec : {"6.12", "6.18"}) {
+        agrp_delayed_group s(spec);
+        ASSERT_EQ(s.steps, 2) << spec << ": b slept";
+        EXPECT_FALSE(s.b->se.on_rq) << spec << ": b itself left (alone, it is at its V)";
+        EXPECT_TRUE(s.gse().on_rq) << spec;
+        EXPECT_TRUE(s.gse().sched_delayed) << spec;
+        EXPECT_FALSE(entity_eligible(s.root(), s.gse())) << spec;
+        EXPECT_EQ(s.root().nr_running, 2u) << spec;
+        EXPECT_EQ(s.root().h_nr_running, 1u) << spec;
+        EXPECT_EQ(s.root().h_nr_delayed, 0u) << spec << ": no task is delayed";
+        EXPECT_EQ(s.b->sched_task_group->se_[0]->runnable_weight, 0u) << spec;
+        // a runs until the delayed entity is eligible and wins a pick: then it leaves.
+        s.t.run_for(msecs(20));
+        EXPECT_FALSE(s.gse().on_rq) << spec;
+        EXPECT_FALSE(s.gse().sched_delayed) << spec;
+        EXPECT_LE(s.gse().vlag, 0) << spec << ": DELAY_ZERO";
+        EXPECT_EQ(s.root().nr_running, 1u) << spec;
+    }
+    agrp_delayed_group old("6.6");
+    ASSERT_EQ(old.steps, 2);
+    EXPECT_FALSE(old.gse().on_rq) << "6.6 has no DELAY_DEQUEUE";
+    EXPECT_EQ(old.root().nr_running, 1u);
+}
+
+TEST(autogroup, from_6_12_a_task_enqueued_into_a_delayed_group_requeues_its_entity)
+{
+    agrp_delayed_group s("6.12");
+    ASSERT_TRUE(s.gse().sched_delayed);
+    const u64 vruntime = s.gse().vruntime;
+    EXPECT_TRUE(s.t.k->try_to_wake_up(*s.b, TASK_NORMAL, 0));
+    EXPECT_FALSE(s.gse().sched_delayed);
+    EXPECT_TRUE(s.gse().on_rq);
+    // It had negative lag (not eligible): DELAY_ZERO leaves it where it is.
+    EXPECT_EQ(s.gse().vruntime, vruntime);
+    EXPECT_EQ(s.root().nr_running, 2u);
+    EXPECT_EQ(s.root().h_nr_running, 2u);
+}
+
 } // namespace
 } // namespace schedlab

@@ -24,9 +24,9 @@
  * cpu_util_cfs() read the root, and task_h_load() scales a task's load by its
  * group's h_load, as the kernel's do under CONFIG_FAIR_GROUP_SCHED.
  * model: the hierarchy is one level deep (autogroups under the root, no
- * cgroups). A group entity is never delayed (6.12's dequeue_entities() can
- * delay an ineligible group entity whose cfs_rq empties; the model dequeues
- * it). With autogroup off (rq::cfs.tg == nullptr) rq::cfs is the root and
+ * cgroups). 6.12+ can leave a group entity queued, delayed, with its cfs_rq
+ * empty (fair.cc dequeue_task_group_level()); its PELT counts it as queued, not
+ * runnable (se_runnable()). With autogroup off (rq::cfs.tg == nullptr) rq::cfs is the root and
  * none of this runs.
  * tg->load_avg is written by update_tg_load_avg() (each write a transfer of
  * one contended cache line) and read by update_cfs_group(), who pays for the
