@@ -1646,9 +1646,11 @@ void kernel::check_rq(const rq& r, std::string& errs) const
             check_cfs(g, tg->name.c_str());
             h += g.h_nr_running;
             idle_h += g.idle_h_nr_running;
-            if (gse.on_rq != (g.load.weight != 0))
-                err("/{}: group entity on_rq {} but the group's load {}", tg->name, gse.on_rq,
-                    g.load.weight);
+            // 6.12+: a delayed group entity stays queued with its group empty
+            if (gse.on_rq != (g.load.weight != 0 || gse.sched_delayed) ||
+                (gse.sched_delayed && g.load.weight != 0))
+                err("/{}: group entity on_rq {} delayed {} but the group's load {}", tg->name,
+                    gse.on_rq, gse.sched_delayed, g.load.weight);
             if (gse.load.weight != std::max<unsigned long>(2, tg->se_[static_cast<std::size_t>(r.cpu)]->shares >> 10))
                 err("/{}: group entity weight {} is not its shares'", tg->name, gse.load.weight);
             const bool is_currs = fair_curr && fair_curr->sched_task_group == tg;

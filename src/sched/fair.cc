@@ -137,8 +137,18 @@ void update_curr(kernel& k, cfs_rq& cfs)
 unsigned cfs_h_nr_counted(const kernel& k, const rq& r)
 {
     const cfs_rq& root = rq_root_cfs(r);
-    return k.config().behaviour.lb_counts_runnable ? root.h_nr_running - root.h_nr_delayed
-                                                   : root.h_nr_running;
+    return k.config().behaviour.lb_counts_runnable ? cfs_h_nr_runnable(root) : root.h_nr_running;
+}
+
+// kernel: kernel/sched/fair.c set_delayed() / clear_delayed(), 6.12.10 and 6.18.2: every level
+// of the task's hierarchy (for_each_sched_entity()); enqueue_task_fair() and
+// dequeue_entities() move a migrating delayed task's count the same way.
+void account_h_nr_delayed(rq& r, cfs_rq& cfs, int delta)
+{
+    cfs.h_nr_delayed += static_cast<unsigned>(delta);
+    cfs_rq& root = rq_root_cfs(r);
+    if (&root != &cfs)
+        root.h_nr_delayed += static_cast<unsigned>(delta);
 }
 
 /*
@@ -329,16 +339,19 @@ sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr)
  * kernel: kernel/sched/fair.c enqueue_task_fair(), 6.6, above the task's level of a
  * depth-1 hierarchy: the group entity is enqueued on the root if it was not queued
  * (enqueue_entity() with ENQUEUE_WAKEUP, as every level above the task's), else the
- * second loop's update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group();
- * then the root's h_nr_running (and idle_h_nr_running).
+ * second loop's update_load_avg(UPDATE_TG), se_update_runnable(), update_cfs_group(),
+ * after requeue_delayed_entity() of an entity left delayed (6.12.10, 6.18.2); then the
+ * root's h_nr_running (and idle_h_nr_running).
  */
-static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
+static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool delayed)
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
     if (!gse.on_rq) {
         enqueue_entity(k, root, gse, ENQUEUE_WAKEUP);
     } else {
+        if (gse.sched_delayed) // 6.12+: "if (se->on_rq) { if (se->sched_delayed) requeue..."
+            requeue_delayed_entity(k, root, gse);
         update_load_avg(k, root, gse, UPDATE_TG);
         se_update_runnable(gse);
         update_cfs_group_se(k, gse, k.smp_processor_id());
@@ -346,6 +359,8 @@ static void enqueue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle)
     root.h_nr_running++;
     if (idle)
         root.idle_h_nr_running++;
+    if (delayed) // enqueue_task_fair()'s h_nr_delayed, level by level
+        root.h_nr_delayed++;
 }
 
 /*
@@ -366,14 +381,15 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         requeue_delayed_entity(k, cfs, p.se);
         return;
     }
-    if (p.se.sched_delayed) // a delayed task the balancer moved here stays delayed
-        rq_root_cfs(r).h_nr_delayed++;
     enqueue_entity(k, cfs, p.se, flags);
     cfs.h_nr_running++;
+    const bool delayed = p.se.sched_delayed; // the balancer moved it here; it stays delayed
+    if (delayed)
+        cfs.h_nr_delayed++;
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running++;
     if (cfs.my_se) // the group's entity on the root
-        enqueue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE);
+        enqueue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, delayed);
     if (k.config().behaviour.fair_server && rq_root_cfs(r).h_nr_running == 1) // 6.12: the first
         dl_server_start(k, r);                                                 // fair task
     add_nr_running(r, 1);
@@ -392,15 +408,16 @@ void block_delayed_task(kernel& k, rq& r, task_struct& p)
 }
 
 /*
- * kernel: kernel/sched/fair.c requeue_delayed_entity(), 6.12: a delayed entity
- * woken before it was picked stays where it is in the tree, except that with
+ * kernel: kernel/sched/fair.c requeue_delayed_entity(), 6.12: a delayed entity (a task, or
+ * a group entity whose group gets a task again) woken before it was picked stays where it
+ * is in the tree, except that with
  * DELAY_ZERO a positive lag it built up meanwhile is dropped (placed at the
  * 0-lag point again).
  */
 void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     SIM_BUG_ON(!se.sched_delayed || !se.on_rq, "requeue of pid {}: delayed {} on_rq {}",
-               se.owner->pid, se.sched_delayed, se.on_rq);
+               se.owner ? se.owner->pid : -1, se.sched_delayed, se.on_rq);
     if (sched_feat_of(k, DELAY_ZERO)) {
         update_entity_lag(k, cfs, se);
         if (se.vlag > 0) {
@@ -415,8 +432,27 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
         }
     }
     update_load_avg(k, cfs, se, 0);
-    se.sched_delayed = false; // clear_delayed()
-    rq_root_cfs(*cfs.rq_).h_nr_delayed--;
+    se.sched_delayed = false; // clear_delayed(): a task's count (6.12.14+, 6.18: not a group's)
+    if (se.owner)
+        account_h_nr_delayed(*cfs.rq_, cfs, -1);
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_entities(rq, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED) of a
+ * group entity, 6.12.10 and 6.18.2 (pick_next_entity() picked it, delayed, its group empty):
+ * dequeue_entity() takes it off the root; finish_delayed_dequeue_entity() clears the flag
+ * (no task count: clear_delayed() returns for a group entity, 6.12.14+ and 6.18) and, with
+ * DELAY_ZERO, a positive lag. Nothing above the root; no task leaves (h_nr_running 0).
+ */
+void dequeue_delayed_group_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    SIM_BUG_ON(!se.my_q || !se.sched_delayed || se.my_q->load.weight,
+               "cpu{}: a delayed group entity's dequeue, delayed {} group load {}", cfs.rq_->cpu,
+               se.sched_delayed, se.my_q ? se.my_q->load.weight : 0);
+    dequeue_entity(k, cfs, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+    se.sched_delayed = false;
+    if (sched_feat_of(k, DELAY_ZERO) && se.vlag > 0)
+        se.vlag = 0;
 }
 
 /*
@@ -425,8 +461,10 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * load.weight left (dequeue_entity() with DEQUEUE_SLEEP, as every level above the
  * task's), else the second loop's update_load_avg(UPDATE_TG), se_update_runnable(),
  * update_cfs_group(); then the root's h_nr_running. Not for a task that stays queued
- * as delayed (6.12: dequeue_entities() returns before this level).
- * model: a group entity is never delayed itself (6.12 delays an ineligible one).
+ * as delayed (6.12: dequeue_entities() returns before this level). 6.12.10 and 6.18.2
+ * (DELAY_DEQUEUE): the group entity's dequeue_entity() is a sleep whatever the task's was
+ * (a migration, a pick of a delayed task, a DEQUEUE_SAVE), so an ineligible one stays
+ * queued, delayed (delay_group_entity_eevdf()), until picked or requeued.
  * When the group stays queued and the task went to sleep, its group entity becomes the
  * root's next buddy ("Bias pick_next to pick a task from this cfs_rq": set_next_buddy(),
  * read in 6.6.87 and 6.18.2 by lane eevdf1, in 6.5, 6.1-rc7 and 5.15.0 by the lead; an
@@ -435,12 +473,18 @@ void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se)
  * test: it runs the next buddy unless it is more than a wakeup granularity right of the
  * leftmost (wakeup_preempt_entity() < 1).
  */
-static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep)
+static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, bool task_sleep,
+                                     bool delayed)
 {
     sched_entity& gse = gcfs.my_se->se;
     cfs_rq& root = r.root_cfs;
-    if (gcfs.load.weight == 0 && gse.on_rq) {
+    if (gcfs.load.weight == 0 && gse.on_rq && !delay_group_entity_eevdf(k, root, gse)) {
         dequeue_entity(k, root, gse, DEQUEUE_SLEEP);
+    } else if (gcfs.load.weight == 0 && gse.on_rq) {
+        // delayed: dequeue_entities()'s second loop starts at the group entity itself
+        update_load_avg(k, root, gse, UPDATE_TG);
+        se_update_runnable(gse);
+        update_cfs_group_se(k, gse, k.smp_processor_id());
     } else {
         if (task_sleep)
             root.next = &gse; // set_next_buddy(parent_entity(se))
@@ -451,6 +495,8 @@ static void dequeue_task_group_level(kernel& k, rq& r, cfs_rq& gcfs, bool idle, 
     root.h_nr_running--;
     if (idle)
         root.idle_h_nr_running--;
+    if (delayed) // dequeue_entities()'s h_nr_delayed of a migrating delayed task
+        root.h_nr_delayed--;
 }
 
 /*
@@ -476,9 +522,14 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
         k.policy().delay_dequeue && k.policy().delay_dequeue(k, r, p))
         return false;
     const bool was_delayed = p.se.sched_delayed;
-    if (was_delayed) // it leaves this rq: picked (clear_delayed()) or moved by the balancer
-        rq_root_cfs(r).h_nr_delayed--;
     dequeue_entity(k, cfs, p.se, flags);
+    // It leaves this rq. Picked: clear_delayed() at the end of its dequeue_entity(), every
+    // level; moved by the balancer: dequeue_entities()'s h_nr_delayed, level by level.
+    const bool migrating_delayed = was_delayed && !(flags & DEQUEUE_DELAYED);
+    if (was_delayed && !migrating_delayed)
+        account_h_nr_delayed(r, cfs, -1);
+    else if (migrating_delayed)
+        cfs.h_nr_delayed--;
     if (flags & DEQUEUE_DELAYED) {
         // finish_delayed_dequeue_entity()
         SIM_BUG_ON(!was_delayed, "DEQUEUE_DELAYED of pid {}, which is not delayed", p.pid);
@@ -490,7 +541,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (p.policy == SCHED_IDLE)
         cfs.idle_h_nr_running--;
     if (cfs.my_se) // the group's entity on the root
-        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep);
+        dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep, migrating_delayed);
     sub_nr_running(r, 1);
     if (k.config().behaviour.fair_server && !rq_root_cfs(r).h_nr_running) // 6.12: the last
         dl_server_stop(k, r);                                              // fair task
@@ -543,9 +594,15 @@ task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev)
                 se = pick_next_entity(k, *cfs, curr);
                 SIM_BUG_ON(!se, "cpu{}: nr_running {} but nothing to pick", r.cpu,
                            cfs->nr_running);
-                if (!se->my_q)
+                if (!se->my_q || se->sched_delayed)
                     break;
                 cfs = se->my_q; // group_cfs_rq(se)
+            }
+            if (se->sched_delayed && se->my_q) {
+                // 6.12+ pick_next_entity(): a delayed group entity that wins the pick
+                // leaves (dequeue_entities(DEQUEUE_SLEEP | DEQUEUE_DELAYED)); pick again.
+                dequeue_delayed_group_entity(k, *cfs, *se);
+                continue;
             }
             if (se->sched_delayed) {
                 // 6.12: a delayed entity that wins the pick leaves instead; pick again.

@@ -29,6 +29,15 @@ sched_entity* pick_eevdf(kernel& k, cfs_rq& cfs);
 /// The fair tasks of r the balancer counts: rq->cfs.h_nr_running, or from 6.14 (6.18
 /// profile) rq->cfs.h_nr_runnable, without the sched_delayed ones.
 unsigned cfs_h_nr_counted(const kernel& k, const rq& r);
+/// kernel: cfs_rq->h_nr_running - cfs_rq->h_nr_delayed (6.12.10's PELT, se_update_runnable()),
+/// cfs_rq->h_nr_runnable (v6.13+): the queued tasks below cfs that are not sched_delayed.
+inline unsigned cfs_h_nr_runnable(const cfs_rq& cfs)
+{
+    return cfs.h_nr_running - cfs.h_nr_delayed;
+}
+/// set_delayed() / clear_delayed() and the h_nr_delayed of enqueue_task_fair() /
+/// dequeue_entities(): a sched_delayed task counted or uncounted on its cfs_rq and the root.
+void account_h_nr_delayed(rq& r, cfs_rq& cfs, int delta);
 void set_protect_slice(kernel& k, cfs_rq& cfs, sched_entity& se);
 bool protect_slice(const sched_entity& se);
 void cancel_protect_slice(sched_entity& se);
@@ -36,6 +45,11 @@ void check_preempt_wakeup_eevdf(kernel& k, rq& r, task_struct& p, int wake_flags
 sched_entity* pick_next_entity_eevdf(kernel& k, cfs_rq& cfs);
 void enqueue_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags);
 bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p);
+/// reweight_entity() of an EEVDF entity, the profile's form (eevdf_reweight_form): before
+/// the weight changes (se queued; returns V) and after it (old_weight: the weight before).
+u64 reweight_dequeue_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se);
+void reweight_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, u32 old_weight,
+                           u64 avruntime);
 
 /* ---- fair_cfs.cc: CFS (<= 6.5) ---- */
 u64 sched_slice(const kernel& k, const cfs_rq& cfs, const sched_entity& se);
@@ -123,6 +137,11 @@ void put_prev_group_entity(kernel& k, rq& r);
 sched_entity* pick_next_entity(kernel& k, cfs_rq& cfs, sched_entity* curr);
 void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
 void requeue_delayed_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+/// 6.12+: a delayed group entity picked on cfs leaves it (fair.cc).
+void dequeue_delayed_group_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
+/// 6.12+ dequeue_entity() of a group entity whose group emptied: true if it stays
+/// queued, sched_delayed (fair_eevdf.cc).
+bool delay_group_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se);
 bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags);
 void block_delayed_task(kernel& k, rq& r, task_struct& p);
 task_struct* pick_next_task_fair(kernel& k, rq& r, task_struct* prev);

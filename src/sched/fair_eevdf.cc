@@ -115,8 +115,12 @@ void place_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     }
     se.vruntime = vruntime - static_cast<u64>(lag);
 
-    // 6.12 PLACE_REL_DEADLINE: a migrated entity keeps the deadline it had, relative.
-    if (sched_feat_of(k, PLACE_REL_DEADLINE) && se.rel_deadline) {
+    // 6.12 PLACE_REL_DEADLINE: a migrated entity keeps the deadline it had, relative. 6.18
+    // tests rel_deadline alone (its dequeue sets it only under the feature, its
+    // reweight_entity() always).
+    if (se.rel_deadline &&
+        (sched_feat_of(k, PLACE_REL_DEADLINE) ||
+         k.config().behaviour.eevdf_reweight == eevdf_reweight_form::place_entity)) {
         se.deadline += se.vruntime;
         se.rel_deadline = false;
         return;
@@ -378,11 +382,134 @@ bool delay_dequeue_eevdf(kernel& k, rq& r, task_struct& p)
         cfs.next = nullptr;
     update_load_avg(k, cfs, p.se, 0);
     p.se.sched_delayed = true; // set_delayed()
-    rq_root_cfs(r).h_nr_delayed++;
+    account_h_nr_delayed(r, cfs, 1);
     if (sched_feat_of(k, UTIL_EST))
         util_est_update(p.se.avg.util_est_, p.se.avg, true, capacity_of(k, r.cpu),
                         sched_feat_of(k, UTIL_EST_FASTUP) ||
                             k.config().behaviour.util_est_fastup_always);
+    return true;
+}
+
+/*
+ * kernel: kernel/sched/fair.c reweight_entity() of a queued entity, up to its weight
+ * change; the form is the profile's (eevdf_reweight_form). v6.6.0: update_curr() of curr,
+ * a non-curr se out of the sums. v6.8 (eab03c23c2a1, 5068d84054b7): the same, then V
+ * without se (avg_vruntime() after __dequeue_entity(); with se curr, V includes it).
+ * 6.12.10 (v6.9's fixes): update_curr() whoever curr is, V with se, then out of the sums.
+ * 6.18.2: update_curr(), update_entity_lag(), the deadline made relative (rel_deadline),
+ * nr_queued--, out of the sums. Returns V (0 where the form reads none).
+ */
+u64 reweight_dequeue_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    const bool curr = cfs.curr == &se;
+    const eevdf_reweight_form form = k.config().behaviour.eevdf_reweight;
+    u64 avruntime = 0;
+    if (curr || form == eevdf_reweight_form::v_before_dequeue ||
+        form == eevdf_reweight_form::place_entity)
+        update_curr(k, cfs); // "commit outstanding execution time"
+    if (form == eevdf_reweight_form::v_before_dequeue)
+        avruntime = avg_vruntime(cfs);
+    if (form == eevdf_reweight_form::place_entity) {
+        update_entity_lag(k, cfs, se);
+        se.deadline -= se.vruntime;
+        se.rel_deadline = true;
+        cfs.nr_running--; // cfs_rq->nr_queued--
+    }
+    if (!curr) {
+        if (form == eevdf_reweight_form::keep_vruntime)
+            avg_vruntime_sub(cfs, se); // v6.6.0: avg_vruntime_sub() only; the node stays
+        else
+            __dequeue_entity(k, cfs, se); // its vruntime moves: out of the ordered set
+    }
+    if (form == eevdf_reweight_form::v_after_dequeue)
+        avruntime = avg_vruntime(cfs);
+    return avruntime;
+}
+
+/*
+ * kernel: kernel/sched/fair.c reweight_entity() after the weight change, and
+ * reweight_eevdf(), in the profile's form (eevdf_reweight_form; old_weight is se's weight
+ * before, avruntime what reweight_dequeue_eevdf() returned):
+ * - not queued, every form: vlag = vlag * old / new (div_s64: truncated toward zero);
+ *   6.18 also scales a relative deadline kept by a migration (rel_deadline).
+ * - v6.6.0: the vruntime stays, deadline = vruntime + (deadline - vruntime) * old / new.
+ * - v6.8 / 6.12.10 (reweight_eevdf()): unless se is at V, its lag V - v (6.12.10:
+ *   entity_lag(), clamped to 2 slices or a tick at the old weight; v6.8: unclamped) scales
+ *   by old / new and v = V - lag; the deadline scales about V: d = V + (d - V) * old / new.
+ * - 6.18: vlag and the relative deadline scale by old / new, place_entity() re-places se
+ *   (the lag inflated by its new weight, the deadline restored relative), nr_queued++.
+ * Then a queued se returns to the sums, and v6.8+ update min_vruntime (5068d84054b7).
+ */
+void reweight_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, u32 old_weight,
+                           u64 avruntime)
+{
+    const eevdf_reweight_form form = k.config().behaviour.eevdf_reweight;
+    const s64 w_old = old_weight;
+    const s64 w_new = se.load.weight;
+    if (!se.on_rq || form == eevdf_reweight_form::place_entity) {
+        se.vlag = se.vlag * w_old / w_new;
+        if (form == eevdf_reweight_form::place_entity && se.rel_deadline)
+            se.deadline = static_cast<u64>(static_cast<s64>(se.deadline) * w_old / w_new);
+    }
+    if (!se.on_rq)
+        return;
+    switch (form) {
+    case eevdf_reweight_form::keep_vruntime: {
+        const s64 rel = static_cast<s64>(se.deadline - se.vruntime);
+        se.deadline = se.vruntime + static_cast<u64>(rel * w_old / w_new);
+        break;
+    }
+    case eevdf_reweight_form::v_after_dequeue:
+    case eevdf_reweight_form::v_before_dequeue: {
+        if (avruntime != se.vruntime) {
+            s64 vlag = static_cast<s64>(avruntime - se.vruntime);
+            if (form == eevdf_reweight_form::v_before_dequeue) { // entity_lag() at the old weight
+                sched_entity old = se;
+                old.load.weight = old_weight;
+                const s64 limit = static_cast<s64>(calc_delta_fair(
+                    std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), old));
+                vlag = std::clamp(vlag, -limit, limit);
+            }
+            vlag = vlag * w_old / w_new;
+            se.vruntime = avruntime - static_cast<u64>(vlag);
+        }
+        const s64 vslice = static_cast<s64>(se.deadline - avruntime) * w_old / w_new;
+        se.deadline = avruntime + static_cast<u64>(vslice);
+        break;
+    }
+    case eevdf_reweight_form::place_entity:
+        place_entity_eevdf(k, cfs, se, 0);
+        cfs.nr_running++;
+        break;
+    }
+    if (cfs.curr != &se) {
+        if (form == eevdf_reweight_form::keep_vruntime)
+            avg_vruntime_add(cfs, se);
+        else
+            __enqueue_entity(k, cfs, se);
+    }
+    if (form != eevdf_reweight_form::keep_vruntime)
+        update_min_vruntime(k, cfs);
+}
+
+/*
+ * kernel: kernel/sched/fair.c dequeue_entity()'s DELAY_DEQUEUE branch for a group entity,
+ * 6.12.10 and 6.18.2 (dequeue_entities() passes DEQUEUE_SLEEP above the task's level):
+ * update_curr(), clear_buddies(), then if the entity is not eligible, update_load_avg()
+ * and set_delayed() (the flag only: 6.12.14+ and 6.18 count no task for a group entity;
+ * 6.12.10 counted it in h_nr_delayed, wishday/linux-6.12.y e7adeecd1 fixed that), and it
+ * stays queued. false (dequeue it) without DELAY_DEQUEUE or when eligible.
+ */
+bool delay_group_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se)
+{
+    if (!sched_feat_of(k, DELAY_DEQUEUE))
+        return false;
+    update_curr(k, cfs);
+    clear_buddies(cfs, se);
+    if (entity_eligible(cfs, se))
+        return false;
+    update_load_avg(k, cfs, se, 0);
+    se.sched_delayed = true;
     return true;
 }
 
@@ -400,11 +527,13 @@ void check_cfs_rq_eevdf(const kernel& /*k*/, const cfs_rq& cfs, std::string& err
     if (avg != cfs.avg_vruntime || avg_load != cfs.avg_load)
         errs += fmt::format("cpu{}: avg_vruntime {} / avg_load {} but the tree sums to {} / {}\n",
                             cfs.rq_->cpu, cfs.avg_vruntime, cfs.avg_load, avg, avg_load);
-    // The root's h_nr_delayed counts the rq's sched_delayed fair tasks (rq->cfs_tasks).
-    if (&cfs == &rq_root_cfs(*cfs.rq_)) {
+    // h_nr_delayed counts the sched_delayed fair tasks (rq->cfs_tasks) below cfs: the
+    // root's all of them, a group's its own.
+    {
+        const bool root = &cfs == &rq_root_cfs(*cfs.rq_);
         unsigned delayed = 0;
         for (const task_struct* p : cfs.rq_->cfs_tasks)
-            delayed += p->se.sched_delayed ? 1 : 0;
+            delayed += p->se.sched_delayed && (root || p->se.cfs_rq_ == &cfs) ? 1 : 0;
         if (delayed != cfs.h_nr_delayed)
             errs += fmt::format("cpu{}: h_nr_delayed {} but {} delayed tasks are queued\n",
                                 cfs.rq_->cpu, cfs.h_nr_delayed, delayed);
@@ -449,24 +578,8 @@ const fair_policy_ops eevdf_policy = {
     .min_vruntime_advanced = [](cfs_rq& cfs, s64 delta) {
         cfs.avg_vruntime -= static_cast<s64>(cfs.avg_load) * delta;
     },
-    /*
-     * kernel: kernel/sched/fair.c reweight_entity(), v6.6 (88c56cfeaec4's successor
-     * tag, read at v6.6): a queued entity keeps its vruntime and its deadline's distance
-     * from it is rescaled by old/new weight; an unqueued one's vlag is rescaled so that
-     * its weighted lag stays. Differs from 6.7+ (eab03c23c2a1, "sched/eevdf: Fix
-     * vruntime adjustment on reweight": the vruntime moves to keep the lag) and 6.12+
-     * (re-placed by place_entity()): not followed by the later profiles (a group
-     * entity's reweight only; no task's weight changes while queued in the model).
-     */
-    .reweight_entity = [](sched_entity& se, u32 old_weight) {
-        if (!se.on_rq) {
-            se.vlag = se.vlag * static_cast<s64>(old_weight) / static_cast<s64>(se.load.weight);
-        } else {
-            const s64 rel = static_cast<s64>(se.deadline - se.vruntime);
-            se.deadline = se.vruntime + static_cast<u64>(rel * static_cast<s64>(old_weight) /
-                                                         static_cast<s64>(se.load.weight));
-        }
-    },
+    .reweight_dequeue = reweight_dequeue_eevdf,
+    .reweight_entity = reweight_entity_eevdf,
     .pick_next_entity = [](kernel& k, cfs_rq& cfs, sched_entity* /*curr*/) {
         return pick_next_entity_eevdf(k, cfs);
     },

@@ -551,6 +551,51 @@ TEST(delay_dequeue_feature, from_6_18_the_balancer_leaves_delayed_tasks_out_of_i
     EXPECT_EQ(lb_count_with_a_delayed_task("6.12"), 2u);
 }
 
+/*
+ * PELT's runnable counts with a delayed task (6.12.10, wishday/linux-6.12.y ff9796ed9e8b:
+ * pelt.c __update_load_avg_cfs_rq() passes h_nr_running - h_nr_delayed, sched.h
+ * se_update_runnable() sets a group entity's runnable_weight to the same, se_runnable() is
+ * false for a sched_delayed entity; 6.18.2 the same through h_nr_runnable). The scene of
+ * lb_count_with_a_delayed_task(): the spinner and the delayed sleeper in one autogroup, so
+ * its cfs_rq has h_nr_running 2 and one delayed: the group entity's runnable_weight is 1,
+ * and over the next 2 ms the sleeper's ___update_load_sum() gets runnable 0: its
+ * runnable_sum only decays (the old model passed on_rq, 1, and it grew by the period's
+ * contribution).
+ */
+TEST(delay_dequeue_feature, pelt_leaves_delayed_tasks_out_of_the_runnable_counts)
+{
+    for (const char* spec : {"6.12", "6.18"}) {
+        testlib::sched_fixture f{testlib::small_machine(1), spec};
+        int runs = 0;
+        f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
+        task_struct& s = f.spawn("sleeper", testlib::behaviour([&runs](syscalls&, task_struct&) {
+                                     return runs++ == 0 ? task_action::cpu(msecs(1))
+                                                        : task_action::sleep();
+                                 }),
+                                 0, 19, 0);
+        for (int i = 0; i < 200 && runs < 2; ++i)
+            f.run_for(usecs(50));
+        ASSERT_TRUE(s.se.sched_delayed) << spec;
+        rq& r = f.k->cpu_rq(0);
+        cfs_rq& g = task_cfs_rq(r, s);
+        ASSERT_NE(g.my_se, nullptr) << spec << ": autogroup on";
+        EXPECT_EQ(g.h_nr_running, 2u) << spec;
+        EXPECT_EQ(g.h_nr_delayed, 1u) << spec;
+        EXPECT_EQ(rq_root_cfs(r).h_nr_delayed, 1u) << spec;
+        se_update_runnable(g.my_se->se);
+        EXPECT_EQ(g.my_se->runnable_weight, 1u) << spec;
+        const u64 runnable_before = s.se.avg.runnable_sum;
+        ASSERT_GT(runnable_before, 0u) << spec;
+        f.run_for(msecs(2));
+        ASSERT_TRUE(s.se.sched_delayed) << spec << ": still delayed";
+        f.k->update_rq_clock(r);
+        update_load_avg(*f.k, g, s.se, 0);
+        // runnable 0: the sum only decays, by y^(2000/1024) = 0.959 (y^32 = 1/2), under 97%
+        // of what it was (runnable 1 would have added about 2000 << 10 to it).
+        EXPECT_LT(s.se.avg.runnable_sum * 100, runnable_before * 97) << spec;
+    }
+}
+
 TEST(delay_dequeue_feature, exists_from_6_12_only)
 {
     auto make = [](const char* spec) { testlib::sched_fixture f{testlib::small_machine(1), spec}; };

@@ -691,32 +691,198 @@ TEST(autogroup, sched_slice_walks_the_task_level_then_the_group_entity_on_the_ro
 }
 
 /*
- * v6.6 reweight_entity() of an entity whose weight changes 1024 -> 512 (the body in
- * d2929762cc3f): queued, "deadline = div_s64(deadline * old_weight, weight)" of the
- * deadline relative to the vruntime, so 3000 ns of virtual request become 6000; not
- * queued, "se->vlag = div_s64(se->vlag * old_weight, weight)": -300 -> -600 (truncated
- * toward zero: -301 * 1024 / 1536 = -200.67 -> -200). CFS (6.5) changes neither.
+ * reweight_entity() of an EEVDF entity (fair_eevdf.cc), run as reweight_tg_se() runs it:
+ * reweight_dequeue_eevdf() while se has its old weight, the weight set, then
+ * reweight_entity_eevdf(). The scene: on one CPU's root cfs_rq, a (1024) at key 0 (key:
+ * vruntime - min_vruntime) and se at key 3000 with its deadline 5000 further; se's weight
+ * goes 1024 -> 512. With se in the tree, V = (0 * 1024 + 3000 * 1024) / 2048 = 1500.
+ */
+struct agrp_reweight_scene {
+    testlib::sched_fixture t;
+    cfs_rq& cfs;
+    task_struct a, b;
+    agrp_reweight_scene(const char* kernel, bool se_is_curr)
+        : t(testlib::small_machine(1), kernel), cfs(t.k->cpu_rq(0).root_cfs)
+    {
+        for (task_struct* x : {&a, &b}) {
+            x->se.owner = x;
+            x->se.load.weight = 1024;
+            x->se.slice = t.k->tunables().base_slice;
+            x->se.on_rq = true;
+            x->se.cfs_rq_ = &cfs;
+            cfs.nr_running++;
+            cfs.load.weight += 1024;
+        }
+        a.se.vruntime = cfs.min_vruntime;
+        a.se.deadline = cfs.min_vruntime + 750000;
+        __enqueue_entity(*t.k, cfs, a.se);
+        b.se.vruntime = cfs.min_vruntime + 3000;
+        b.se.deadline = b.se.vruntime + 5000;
+        if (se_is_curr) {
+            cfs.curr = &b.se;
+            b.se.exec_start = cfs.rq_->clock_task; // update_curr() has nothing to add
+        } else {
+            __enqueue_entity(*t.k, cfs, b.se);
+        }
+    }
+    /// se's weight 1024 -> 512 as reweight_tg_se() does it; returns se's (vruntime, deadline) keys.
+    std::pair<s64, s64> reweight()
+    {
+        sched_entity& se = b.se;
+        const u64 avruntime = reweight_dequeue_eevdf(*t.k, cfs, se);
+        cfs.load.weight -= se.load.weight;
+        se.load.weight = 512;
+        reweight_entity_eevdf(*t.k, cfs, se, 1024, avruntime);
+        cfs.load.weight += se.load.weight;
+        EXPECT_EQ(cfs.nr_running, 2u);
+        std::string errs;
+        eevdf_policy.check_cfs_rq(*t.k, cfs, errs);
+        EXPECT_EQ(errs, "") << "the avg_vruntime sums are the tree's";
+        return {static_cast<s64>(se.vruntime - cfs.min_vruntime),
+                static_cast<s64>(se.deadline - cfs.min_vruntime)};
+    }
+};
+
+/*
+ * v6.6.0 reweight_entity() (the body in d2929762cc3f): queued, the vruntime stays and the
+ * deadline's distance from it scales, "deadline = div_s64(deadline * old_weight, weight)":
+ * 5000 -> 10000. Not queued, "se->vlag = div_s64(se->vlag * old_weight, weight)": -300 ->
+ * -600 (truncated toward zero: -301 * 1024 / 1536 = -200.67 -> -200). CFS (6.5) has no hook.
  */
 TEST(autogroup, reweight_rescales_the_relative_deadline_or_the_lag_as_6_6_does)
 {
-    ASSERT_NE(eevdf_policy.reweight_entity, nullptr);
     EXPECT_EQ(cfs_policy.reweight_entity, nullptr);
+    EXPECT_EQ(cfs_policy.reweight_dequeue, nullptr);
+    agrp_reweight_scene s("6.6", false);
+    EXPECT_EQ(s.reweight(), std::make_pair(s64{3000}, s64{3000 + 10000}));
     sched_entity se;
-    se.on_rq = true;
-    se.vruntime = 1000;
-    se.deadline = 4000;
-    se.load.weight = 512;
-    eevdf_policy.reweight_entity(se, 1024);
-    EXPECT_EQ(se.vruntime, 1000u);
-    EXPECT_EQ(se.deadline, 7000u);
-    se.on_rq = false;
     se.vlag = -300;
-    eevdf_policy.reweight_entity(se, 1024);
+    se.load.weight = 512;
+    reweight_entity_eevdf(*s.t.k, s.cfs, se, 1024, 0);
     EXPECT_EQ(se.vlag, -600);
     se.vlag = -301;
     se.load.weight = 1536;
-    eevdf_policy.reweight_entity(se, 1024);
+    reweight_entity_eevdf(*s.t.k, s.cfs, se, 1024, 0);
     EXPECT_EQ(se.vlag, -200);
+}
+
+/*
+ * 6.12.10 reweight_entity() / reweight_eevdf() (wishday/linux-6.12.y ff9796ed9e8b), worked by
+ * hand: V = 1500 is read before se leaves the tree; entity_lag() = 1500 - 3000 = -1500 (the
+ * clamp, 4 ms of virtual time, does not bite), scaled by 1024 / 512: -3000, so v = 1500 +
+ * 3000 = 4500; the deadline about V: 1500 + (8000 - 1500) * 2 = 14500. V stays 1500
+ * ((0 * 1024 + 4500 * 512) / 1536) and se's weighted lag stays -1536000. The same with se
+ * curr (V includes curr). v6.6.0 would have left v at 3000.
+ */
+TEST(autogroup, from_6_12_reweight_keeps_the_lag_and_v_about_v)
+{
+    for (const bool curr : {false, true}) {
+        agrp_reweight_scene s("6.12", curr);
+        EXPECT_EQ(s.reweight(), std::make_pair(s64{4500}, s64{14500})) << "curr " << curr;
+        EXPECT_EQ(static_cast<s64>(avg_vruntime(s.cfs) - s.cfs.min_vruntime), 1500);
+    }
+}
+
+/*
+ * tip-2023-12's form, eab03c23c2a1 with 5068d84054b7 (as in v6.8: sndrzt/linux-6.8 f116ff45a):
+ * a non-curr se leaves the tree before V is read, so V = 0 (a alone); lag 0 - 3000 = -3000,
+ * unclamped, scaled: -6000, v = 6000; the deadline 0 + 8000 * 2 = 16000 (Tianchen Ding's
+ * "Fix miscalculation in reweight_entity() when se is not curr" is this case). With se
+ * curr, V = 1500 includes it: 4500 and 14500, as 6.12.
+ */
+TEST(autogroup, tip_2023_12_reweight_reads_v_after_the_dequeue)
+{
+    agrp_reweight_scene s("tip-2023-12", false);
+    EXPECT_EQ(s.reweight(), std::make_pair(s64{6000}, s64{16000}));
+    agrp_reweight_scene c("tip-2023-12", true);
+    EXPECT_EQ(c.reweight(), std::make_pair(s64{4500}, s64{14500}));
+}
+
+/*
+ * 6.18.2 reweight_entity() (gfunkmonk/linux-6.18.2 57dc26c98e5e): update_entity_lag(): vlag =
+ * 1500 - 3000 = -1500; the deadline relative, 5000; nr_queued 1; both scaled by 1024 / 512:
+ * -3000 and 10000; place_entity(). se not curr: V = 0 (a alone), the lag inflated, -3000 *
+ * (1024 + 512) / 1024 = -4500, v = 4500, the deadline 4500 + 10000 = 14500 (6.12's answer).
+ * se curr: it stays curr, so place_entity()'s V counts it at its new weight and old
+ * vruntime, (3000 * 512) / (1024 + 512) = 1000, and its load twice: -3000 * (1536 + 512) /
+ * 1536 = -4000, v = 5000, the deadline 15000.
+ */
+TEST(autogroup, from_6_18_reweight_re_places_the_entity)
+{
+    agrp_reweight_scene s("6.18", false);
+    EXPECT_EQ(s.reweight(), std::make_pair(s64{4500}, s64{14500}));
+    EXPECT_FALSE(s.b.se.rel_deadline);
+    agrp_reweight_scene c("6.18", true);
+    EXPECT_EQ(c.reweight(), std::make_pair(s64{5000}, s64{15000}));
+}
+
+/*
+ * 6.12.10 / 6.18.2 dequeue_entities(): when a task's group empties, the group entity's
+ * dequeue_entity() is a DEQUEUE_SLEEP, so with DELAY_DEQUEUE an ineligible group entity
+ * stays queued, sched_delayed (the root keeps nr_running 2 while h_nr_running drops to 1);
+ * pick_next_entity() dequeues it when it wins a pick (DEQUEUE_DELAYED), and a task enqueued
+ * into its group first requeues it (requeue_delayed_entity()). The scene: b, in the
+ * fixture's session, runs 1 ms and sleeps; a, a spinner in a session of its own, arrives
+ * 100 us after b started, its group entity placed at V (b's entity's vruntime then); b's
+ * entity keeps the CPU (RUN_TO_PARITY) and is past V when b sleeps, so not eligible (the
+ * test checks that too). 6.6 (no DELAY_DEQUEUE) dequeues it.
+ */
+struct agrp_delayed_group {
+    sched_fixture t;
+    task_struct* b = nullptr;
+    int steps = 0;
+    explicit agrp_delayed_group(const char* kernel) : t(testlib::small_machine(1), kernel)
+    {
+        b = &t.spawn("b", testlib::behaviour([this](syscalls&, task_struct&) {
+            return steps++ == 0 ? task_action::cpu(msecs(1)) : task_action::sleep();
+        }));
+        t.run_for(usecs(100));
+        agrp_spawn_session(t, "a", testlib::spin(secs(1)));
+        for (int i = 0; i < 4000 && steps < 2; ++i)
+            t.run_for(usecs(25));
+    }
+    sched_entity& gse() { return b->sched_task_group->se_[0]->se; }
+    cfs_rq& root() { return t.k->cpu_rq(0).root_cfs; }
+};
+
+TEST(autogroup, from_6_12_an_ineligible_group_entity_whose_group_empties_is_delayed)
+{
+    for (const char* spec : {"6.12", "6.18"}) {
+        agrp_delayed_group s(spec);
+        ASSERT_EQ(s.steps, 2) << spec << ": b slept";
+        EXPECT_FALSE(s.b->se.on_rq) << spec << ": b itself left (alone, it is at its V)";
+        EXPECT_TRUE(s.gse().on_rq) << spec;
+        EXPECT_TRUE(s.gse().sched_delayed) << spec;
+        EXPECT_FALSE(entity_eligible(s.root(), s.gse())) << spec;
+        EXPECT_EQ(s.root().nr_running, 2u) << spec;
+        EXPECT_EQ(s.root().h_nr_running, 1u) << spec;
+        EXPECT_EQ(s.root().h_nr_delayed, 0u) << spec << ": no task is delayed";
+        EXPECT_EQ(s.b->sched_task_group->se_[0]->runnable_weight, 0u) << spec;
+        // a runs until the delayed entity is eligible and wins a pick: then it leaves.
+        s.t.run_for(msecs(20));
+        EXPECT_FALSE(s.gse().on_rq) << spec;
+        EXPECT_FALSE(s.gse().sched_delayed) << spec;
+        EXPECT_LE(s.gse().vlag, 0) << spec << ": DELAY_ZERO";
+        EXPECT_EQ(s.root().nr_running, 1u) << spec;
+    }
+    agrp_delayed_group old("6.6");
+    ASSERT_EQ(old.steps, 2);
+    EXPECT_FALSE(old.gse().on_rq) << "6.6 has no DELAY_DEQUEUE";
+    EXPECT_EQ(old.root().nr_running, 1u);
+}
+
+TEST(autogroup, from_6_12_a_task_enqueued_into_a_delayed_group_requeues_its_entity)
+{
+    agrp_delayed_group s("6.12");
+    ASSERT_TRUE(s.gse().sched_delayed);
+    const u64 vruntime = s.gse().vruntime;
+    EXPECT_TRUE(s.t.k->try_to_wake_up(*s.b, TASK_NORMAL, 0));
+    EXPECT_FALSE(s.gse().sched_delayed);
+    EXPECT_TRUE(s.gse().on_rq);
+    // It had negative lag (not eligible): DELAY_ZERO leaves it where it is.
+    EXPECT_EQ(s.gse().vruntime, vruntime);
+    EXPECT_EQ(s.root().nr_running, 2u);
+    EXPECT_EQ(s.root().h_nr_running, 2u);
 }
 
 } // namespace

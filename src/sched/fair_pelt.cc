@@ -24,16 +24,16 @@
  * cpu_util_cfs() read the root, and task_h_load() scales a task's load by its
  * group's h_load, as the kernel's do under CONFIG_FAIR_GROUP_SCHED.
  * model: the hierarchy is one level deep (autogroups under the root, no
- * cgroups). A group entity is never delayed (6.12's dequeue_entities() can
- * delay an ineligible group entity whose cfs_rq empties; the model dequeues
- * it). With autogroup off (rq::cfs.tg == nullptr) rq::cfs is the root and
+ * cgroups). 6.12+ can leave a group entity queued, delayed, with its cfs_rq
+ * empty (fair.cc dequeue_task_group_level()); its PELT counts it as queued, not
+ * runnable (se_runnable()). With autogroup off (rq::cfs.tg == nullptr) rq::cfs is the root and
  * none of this runs.
  * tg->load_avg is written by update_tg_load_avg() (each write a transfer of
  * one contended cache line) and read by update_cfs_group(), who pays for the
  * line when it moved.
- * Differs: the root's and the group entity's runnable count is h_nr_running
- * on every profile, as for the flat cfs_rq (6.14+ counts h_nr_runnable, which
- * leaves out delayed tasks); the group is never throttled (no bandwidth).
+ * The runnable counts leave sched_delayed tasks out (cfs_h_nr_runnable(), se_runnable():
+ * 6.12.10's h_nr_running - h_nr_delayed, 6.18.2's h_nr_runnable; no delayed task before
+ * 6.12). The group is never throttled (no bandwidth).
  */
 #include "sched/core.h"
 
@@ -319,7 +319,7 @@ static bool update_cfs_rq_load_avg(u64 now, cfs_rq& cfs)
         cfs.removed = {};
         decayed = true;
     }
-    decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs.h_nr_running,
+    decayed |= __update_load_avg_cfs_rq(now, cfs.avg, cfs.load.weight, cfs_h_nr_runnable(cfs),
                                         cfs.curr != nullptr);
     return decayed;
 }
@@ -340,7 +340,8 @@ void update_load_avg(kernel& k, cfs_rq& cfs, sched_entity& se, int flags)
     const bool running = cfs.curr == &se;
     k.lb().lb_stats_changed(cfs.rq_->cpu);
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
-        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running, se.on_rq ? 1 : 0);
+        __update_load_avg_se(now, se.avg, se.load.weight, se.on_rq, running,
+                             se.on_rq && !se.sched_delayed ? 1 : 0); // se_runnable()
 
     const bool removed = cfs.removed.nr != 0; // for the statistics of update_tg_load_avg()
     const bool decayed = update_cfs_rq_load_avg(now, cfs);
@@ -410,21 +411,21 @@ long calc_group_shares(const cfs_rq& gcfs)
 /*
  * kernel: kernel/sched/fair.c reweight_entity(), 6.6 (6.18's PELT part is the
  * same), for a group entity on the root: a queued entity's weight leaves the
- * root's load (curr: its runtime committed by update_curr() first; else out of
- * the avg_vruntime sums), its load_avg is recomputed from its load_sum at the
- * new weight, the policy adjusts its virtual times (fair_policy_ops::
- * reweight_entity), and it re-enters the sums.
+ * root's load (its runtime committed and, EEVDF, out of the avg_vruntime sums:
+ * fair_policy_ops::reweight_dequeue; CFS: update_curr() of curr), its load_avg is
+ * recomputed from its load_sum at the new weight, the policy adjusts its virtual
+ * times and puts it back in the sums (fair_policy_ops::reweight_entity).
  */
 static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
 {
     cfs_rq& root = tse.se.cfs_rq_->rq_->root_cfs;
     sched_entity& se = tse.se;
-    const bool curr = root.curr == &se;
+    u64 avruntime = 0;
     if (se.on_rq) {
-        if (curr)
+        if (k.policy().reweight_dequeue)
+            avruntime = k.policy().reweight_dequeue(k, root, se);
+        else if (root.curr == &se)
             update_curr(k, root);
-        else if (k.policy().timeline_sub)
-            k.policy().timeline_sub(k, root, se);
         root.load.weight -= se.load.weight;
     }
     // dequeue_load_avg()
@@ -435,18 +436,17 @@ static void reweight_tg_se(kernel& k, tg_sched_entity& tse, long shares)
     const u32 old_weight = se.load.weight;
     tse.shares = static_cast<unsigned long>(shares);
     se.load.weight = static_cast<u32>(std::max<unsigned long>(2, tse.shares >> 10)); // scale_load_down()
-    if (k.policy().reweight_entity)
-        k.policy().reweight_entity(se, old_weight);
     tse.avg.load_avg = static_cast<unsigned long>(static_cast<u64>(tse.weight()) * tse.avg.load_sum /
                                                   get_pelt_divider(tse.avg));
     // enqueue_load_avg()
     root.avg.load_avg += tse.avg.load_avg;
     root.avg.load_sum += static_cast<u64>(tse.weight()) * tse.avg.load_sum;
-    if (se.on_rq) {
+    // model: the virtual times after the PELT part (the kernel's EEVDF part is before and
+    // after it; the two touch disjoint fields)
+    if (k.policy().reweight_entity)
+        k.policy().reweight_entity(k, root, se, old_weight, avruntime);
+    if (se.on_rq)
         root.load.weight += se.load.weight;
-        if (!curr && k.policy().timeline_add)
-            k.policy().timeline_add(k, root, se);
-    }
 }
 
 /*
@@ -468,12 +468,13 @@ static void update_cfs_group_tg_se(kernel& k, cfs_rq& gcfs, int cpu)
         reweight_tg_se(k, *gcfs.my_se, shares);
 }
 
-// kernel: kernel/sched/fair.c se_update_runnable(), 6.6: a group entity's runnable
-// weight is its cfs_rq's h_nr_running; nothing for a task's entity.
+// kernel: kernel/sched/sched.h se_update_runnable(), 6.6: a group entity's runnable
+// weight is its cfs_rq's h_nr_running; 6.12.10 (h_nr_running - h_nr_delayed) and 6.18.2
+// (h_nr_runnable) leave the sched_delayed tasks out; nothing for a task's entity.
 void se_update_runnable(sched_entity& se)
 {
     if (se.my_q)
-        se.my_q->my_se->runnable_weight = se.my_q->h_nr_running;
+        se.my_q->my_se->runnable_weight = cfs_h_nr_runnable(*se.my_q);
 }
 
 // kernel: kernel/sched/fair.c update_cfs_group(se), 6.6: nothing for a task's entity, a
@@ -585,8 +586,8 @@ void update_load_avg_tg_se(cfs_rq& gcfs, int flags)
     const u64 now = gcfs.rq_->clock_task;
     if (se.avg.last_update_time && !(flags & SKIP_AGE_LOAD))
         __update_load_avg_se(now, se.avg, se.weight(), se.se.on_rq, root.curr == &se.se,
-                             se.runnable_weight);
-    __update_load_avg_cfs_rq(now, root.avg, root.load.weight, root.h_nr_running,
+                             se.se.sched_delayed ? 0 : se.runnable_weight); // se_runnable()
+    __update_load_avg_cfs_rq(now, root.avg, root.load.weight, cfs_h_nr_runnable(root),
                              root.curr != nullptr);
     propagate_entity_load_avg(gcfs);
 }
@@ -624,7 +625,7 @@ void update_blocked_averages(kernel& k, int cpu)
             update_load_avg_tg_se(gcfs, UPDATE_TG);
     }
     cfs_rq& root = r.root_cfs;
-    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load.weight, root.h_nr_running,
+    __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load.weight, cfs_h_nr_runnable(root),
                              root.curr != nullptr);
 }
 

@@ -45,9 +45,15 @@ struct fair_policy_ops {
     void (*timeline_sub)(kernel& k, cfs_rq& cfs, const sched_entity& se);
     /// update_min_vruntime(): min_vruntime moved forward by delta (optional).
     void (*min_vruntime_advanced)(cfs_rq& cfs, s64 delta);
-    /// reweight_entity(): se's load.weight has just changed from old_weight, se out of the
-    /// avg sums if queued: adjust its virtual times (optional; a group entity's only).
-    void (*reweight_entity)(sched_entity& se, u32 old_weight);
+    /// reweight_entity() of a queued se, before its weight changes (optional; without it only
+    /// curr's runtime is committed): commit the runtime, take se out of the timeline's sums,
+    /// keep what the re-placement reads; returns V for reweight_entity().
+    u64 (*reweight_dequeue)(kernel& k, cfs_rq& cfs, sched_entity& se);
+    /// reweight_entity(): se's load.weight has just changed from old_weight: adjust its
+    /// virtual times and, if queued, put it back in the timeline's sums (optional; a group
+    /// entity's only). avruntime: what reweight_dequeue() returned (0 if se is not queued).
+    void (*reweight_entity)(kernel& k, cfs_rq& cfs, sched_entity& se, u32 old_weight,
+                            u64 avruntime);
 
     /* pick */
     /// pick_next_task_fair(): the entity to run (curr: cfs_rq->curr if still queued).

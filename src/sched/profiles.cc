@@ -130,6 +130,17 @@ kernel_behaviour behaviour_of(const char* version)
     // rq->cfs.h_nr_runnable (same tree; 6.12.10 reads h_nr_running).
     b.lb_counts_runnable = std::string(version) == "6.18";
     /*
+     * reweight_entity() of a queued entity (eevdf_reweight_form): v6.6.0 keeps the vruntime;
+     * tip-2023-12 has eab03c23c2a1 and 5068d84054b7 (applied Nov 2023, in v6.8's tree);
+     * 6.12.10 (wishday/linux-6.12.y ff9796ed9e8b) has Tianchen Ding's fixes of them (v6.9);
+     * 6.18.2 (gfunkmonk/linux-6.18.2 57dc26c98e5e) re-places the entity. The 6.6 profile is
+     * the v6.6 release: 6.6.y carries the v6.9 form as a stable backport (6.6.87 has it).
+     */
+    b.eevdf_reweight = std::string(version) == "6.18"        ? eevdf_reweight_form::place_entity
+                       : std::string(version) == "6.12"      ? eevdf_reweight_form::v_before_dequeue
+                       : std::string(version) == "tip-2023-12" ? eevdf_reweight_form::v_after_dequeue
+                                                             : eevdf_reweight_form::keep_vruntime;
+    /*
      * The menu governor (drivers/cpuidle/governors/menu.c): 5484e31bbbff ("cpuidle: menu:
      * Skip tick_nohz_get_sleep_length() call in some cases") went to linux-pm's
      * pm-cpuidle-gov branch on 2023-08-17, for v6.6, so tip-2023-08 (6.5 code) has the
@@ -187,7 +198,10 @@ const std::vector<profile_def>& profile_defs()
         F(LB_MIN, false), F(ATTACH_AGE_LOAD, true), F(WA_IDLE, true), F(WA_WEIGHT, true),
         F(WA_BIAS, true), F(UTIL_EST, true), F(UTIL_EST_FASTUP, true), F(LATENCY_WARN, false),
         F(ALT_PERIOD, true), F(BASE_SLICE, true)};
-    // v6.7 removed SIS_PROP (docs/kernels.md: from memory, not read in a tree).
+    // No SIS_PROP: v6.8's features.h (sndrzt/linux-6.8 f116ff45a, Ubuntu's 6.8.0-31 source)
+    // has none; that its removal came before 418146e39891 (v6.7) is from memory, not read.
+    // v6.8 has no UTIL_EST_FASTUP either (Vincent Guittot's removal, posted 2023-12-01):
+    // whether tip had applied it by 418146e39891 was not found, so the profile keeps it.
     static const std::vector<feat_default> tip_2023_12 = [] {
         std::vector<feat_default> v;
         for (const auto& f : v6_6)
@@ -247,8 +261,8 @@ const std::vector<profile_def>& profile_defs()
         {"5.15", "v5.15: CFS with SIS_PROP (no SIS_UTIL; 5.15 newidle gate)", fair_policy::cfs,
          v5_15, {}, true},
         {"tip-2023-12",
-         "tip 418146e39891 (Dec 2023, ~v6.7-rc): EEVDF as 6.6, tg->load_avg ratelimit merged, "
-         "no SIS_PROP; SHARED_RUNQ v4 base",
+         "tip 418146e39891 (Dec 2023, ~v6.7-rc): EEVDF as 6.6 with v6.7's reweight_eevdf(), "
+         "tg->load_avg ratelimit merged, no SIS_PROP; SHARED_RUNQ v4 base",
          fair_policy::eevdf, tip_2023_12, {}, false},
         {"tip-2023-08",
          "tip 88c56cfeaec4 (Aug 2023): the last CFS-era tip, as 6.5; SHARED_RUNQ v3 base",

@@ -63,6 +63,27 @@ enum class preempt_model : u8 {
 };
 const char* preempt_model_name(preempt_model m);
 
+/*
+ * reweight_entity() of a queued EEVDF entity (in the model: an autogroup's entity on the
+ * root, whose weight follows calc_group_shares()). Not queued, every form scales the vlag
+ * by old/new weight.
+ */
+enum class eevdf_reweight_form {
+    /// v6.6.0: the vruntime stays; the deadline's distance from it scales by old/new weight.
+    keep_vruntime,
+    /// eab03c23c2a1 ("sched/eevdf: Fix vruntime adjustment on reweight") with 5068d84054b7
+    /// (20231117080106.12890-1-s921975628@gmail.com, update_min_vruntime() after): the lag
+    /// and the deadline scale about V; V read after a non-curr se left the tree, and
+    /// update_curr() only for curr. Read in v6.8 (sndrzt/linux-6.8 f116ff45a, Ubuntu 6.8.0-31).
+    v_after_dequeue,
+    /// Tianchen Ding's two fixes of eab03c23c2a1 (Mar 2024, v6.9; in 6.6.87 and 6.12.10):
+    /// update_curr() whoever curr is, V read before the dequeue, the lag clamped (entity_lag()).
+    v_before_dequeue,
+    /// 6.18.2: update_entity_lag() and the relative deadline, both scaled by old/new weight,
+    /// then place_entity() (the lag inflation, the deadline restored relative).
+    place_entity,
+};
+
 struct kernel_behaviour {
     /// The preemption model (`+preempt=`); voluntary by default (see preempt_model).
     preempt_model preempt = preempt_model::voluntary;
@@ -120,6 +141,8 @@ struct kernel_behaviour {
     /// v6.14+ (read at 6.18.2): the load balancer's and find_idlest_group()'s task counts
     /// are rq->cfs.h_nr_runnable, which leaves sched_delayed tasks out.
     bool lb_counts_runnable = false;
+    /// reweight_entity() of a queued entity (eevdf_reweight_form).
+    eevdf_reweight_form eevdf_reweight = eevdf_reweight_form::keep_vruntime;
     /// v6.12+ (f0e1a0643a59): CONFIG_SCHED_CLASS_EXT, the ext class (`+ext:POLICY`).
     bool sched_ext = false;
     // SHARED_RUNQ (David Vernet, 2023), set by the shared_runq_* deltas (docs/kernels.md).

@@ -504,8 +504,8 @@ struct cfs_rq {
     unsigned nr_running = 0;     ///< queued entities, curr included
     unsigned h_nr_running = 0;
     unsigned idle_h_nr_running = 0;
-    /// 6.12+ DELAY_DEQUEUE: sched_delayed tasks among h_nr_running (the kernel's
-    /// h_nr_queued - h_nr_runnable); model: kept on the CPU's root cfs_rq (rq_root_cfs()) only.
+    /// 6.12+ DELAY_DEQUEUE: sched_delayed tasks among h_nr_running (6.12's h_nr_delayed, the
+    /// kernel's h_nr_queued - h_nr_runnable from v6.13), on the task's cfs_rq and the root.
     unsigned h_nr_delayed = 0;
     unsigned idle_nr_running = 0; ///< queued entities that are se_is_idle() (SCHED_IDLE tasks)
     u64 min_vruntime = 0;
