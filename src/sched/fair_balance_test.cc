@@ -419,6 +419,32 @@ TEST(detach_tasks, migrate_util_compares_the_whole_util_up_to_6_6)
 }
 
 /*
+ * The scene of the attach-order and loop_max tests: three spinners on cpu1 of two CPUs (one
+ * running, two waiting), 10 ms in, and an idle cpu0 that pulls up to `imbalance` tasks by
+ * count (migrate_task) looking at most at `loop_max` of them, with nr_balance_failed above
+ * cache_nice_tries so hotness is no obstacle. detach_tasks() is the caller's to run.
+ */
+void spin_three_on_cpu1(sched_fixture& t)
+{
+    for (int i = 0; i < 3; ++i)
+        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
+    t.run_for(msecs(10));
+}
+
+lb_env idle_cpu0_pulls_tasks(sched_fixture& t, long imbalance, unsigned loop_max)
+{
+    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
+    env.migration_type_ = migrate_task;
+    env.imbalance = imbalance;
+    env.loop_max = loop_max;
+    env.loop_break = 32;
+    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1;
+    t.k->set_this_cpu(0);
+    t.k->update_rq_clock(*env.src_rq);
+    return env;
+}
+
+/*
  * kernel: fair.c detach_tasks() / attach_tasks() (read at 6.5, sndrzt/linux-6.5; the same in
  * 5.15.0 and 6.1-rc7): each detached task is list_add()ed at the head of env->tasks, and
  * attach_tasks() attaches list_first_entry() until the list is empty, so the last one
@@ -431,21 +457,12 @@ TEST(detach_tasks, migrate_util_compares_the_whole_util_up_to_6_6)
 TEST(attach_tasks, attaches_the_last_detached_task_first)
 {
     sched_fixture t(testlib::small_machine(2), "6.5");
-    for (int i = 0; i < 3; ++i)
-        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
-    t.run_for(msecs(10));
+    spin_three_on_cpu1(t);
     for (auto& task : t.k->tasks()) {
         task->cpus_mask.set_all();
         task->nr_cpus_allowed = task->cpus_mask.weight();
     }
-    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
-    env.migration_type_ = migrate_task;
-    env.imbalance = 2;
-    env.loop_max = 3;
-    env.loop_break = 32;
-    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1; // hotness is no obstacle
-    t.k->set_this_cpu(0);
-    t.k->update_rq_clock(*env.src_rq);
+    lb_env env = idle_cpu0_pulls_tasks(t, 2, 3);
     ASSERT_EQ(detach_tasks(*t.k, env), 2);
     ASSERT_EQ(env.tasks.size(), 2u);
     task_struct* p1 = env.tasks[0];
@@ -470,9 +487,7 @@ TEST(attach_tasks, attaches_the_last_detached_task_first)
 int detached_past_loop_max(const char* profile)
 {
     sched_fixture t(testlib::small_machine(2), profile);
-    for (int i = 0; i < 3; ++i)
-        t.spawn(fmt::format("s{}", i), testlib::spin(), 1, 0, 1);
-    t.run_for(msecs(10));
+    spin_three_on_cpu1(t);
     std::list<task_struct*>& tasks = t.k->cpu_rq(1).cfs_tasks;
     EXPECT_EQ(tasks.size(), 3u);
     task_struct* allowed = *std::prev(tasks.end(), 2);
@@ -480,15 +495,8 @@ int detached_past_loop_max(const char* profile)
     EXPECT_NE(tasks.back(), t.k->cpu_rq(1).curr);
     allowed->cpus_mask.set_all();
     allowed->nr_cpus_allowed = allowed->cpus_mask.weight();
-    lb_env env = pull_from_cpu1_to_cpu0(t, CPU_IDLE);
-    env.migration_type_ = migrate_task;
-    env.imbalance = 1;
-    env.loop_max = 1;
-    env.loop_break = 32;
+    lb_env env = idle_cpu0_pulls_tasks(t, 1, 1);
     env.flags = LBF_ALL_PINNED;
-    env.sd->nr_balance_failed = env.sd->cache_nice_tries + 1;
-    t.k->set_this_cpu(0);
-    t.k->update_rq_clock(*env.src_rq);
     return detach_tasks(*t.k, env);
 }
 

@@ -502,17 +502,26 @@ TEST_F(delayed_dequeue, a_wakeup_before_the_pick_requeues_in_place)
     EXPECT_GT(sleeper->sched_info_.run_delay - delay_before, static_cast<u64>(msecs(10)));
 }
 
+/*
+ * The scene of the tests below: on cpu0, a nice-0 spinner and a nice-19 task that runs 1 ms
+ * and then sleeps, while it is not eligible (the spinner's weight holds V back); `runs`
+ * counts the sleeper's steps (2 once it has slept).
+ */
+task_struct& spawn_spinner_and_sleeper(testlib::sched_fixture& f, int& runs)
+{
+    f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
+    return f.spawn("sleeper", testlib::behaviour([&runs](syscalls&, task_struct&) {
+                       return runs++ == 0 ? task_action::cpu(msecs(1)) : task_action::sleep();
+                   }),
+                   0, 19, 0);
+}
+
 TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
 {
     for (const char* spec : {"6.12+NO_DELAY_DEQUEUE", "6.6"}) {
         testlib::sched_fixture f{testlib::small_machine(1), spec};
         int n = 0;
-        f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
-        task_struct& s = f.spawn("sleeper", testlib::behaviour([&n](syscalls&, task_struct&) {
-                                     return n++ == 0 ? task_action::cpu(msecs(1))
-                                                     : task_action::sleep();
-                                 }),
-                                 0, 19, 0);
+        task_struct& s = spawn_spinner_and_sleeper(f, n);
         f.run_for(msecs(10));
         ASSERT_EQ(n, 2) << spec;
         EXPECT_FALSE(s.se.sched_delayed) << spec;
@@ -532,12 +541,7 @@ unsigned lb_count_with_a_delayed_task(const char* spec)
 {
     testlib::sched_fixture f{testlib::small_machine(1), spec};
     int runs = 0;
-    f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
-    task_struct& s = f.spawn("sleeper", testlib::behaviour([&runs](syscalls&, task_struct&) {
-                                 return runs++ == 0 ? task_action::cpu(msecs(1))
-                                                    : task_action::sleep();
-                             }),
-                             0, 19, 0);
+    task_struct& s = spawn_spinner_and_sleeper(f, runs);
     for (int i = 0; i < 200 && runs < 2; ++i)
         f.run_for(usecs(50));
     EXPECT_TRUE(s.se.sched_delayed) << spec;
@@ -567,12 +571,7 @@ TEST(delay_dequeue_feature, pelt_leaves_delayed_tasks_out_of_the_runnable_counts
     for (const char* spec : {"6.12", "6.18"}) {
         testlib::sched_fixture f{testlib::small_machine(1), spec};
         int runs = 0;
-        f.spawn("spin", testlib::spin(msecs(100)), 0, 0, 0);
-        task_struct& s = f.spawn("sleeper", testlib::behaviour([&runs](syscalls&, task_struct&) {
-                                     return runs++ == 0 ? task_action::cpu(msecs(1))
-                                                        : task_action::sleep();
-                                 }),
-                                 0, 19, 0);
+        task_struct& s = spawn_spinner_and_sleeper(f, runs);
         for (int i = 0; i < 200 && runs < 2; ++i)
             f.run_for(usecs(50));
         ASSERT_TRUE(s.se.sched_delayed) << spec;
