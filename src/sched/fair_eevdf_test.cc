@@ -516,6 +516,15 @@ task_struct& spawn_spinner_and_sleeper(testlib::sched_fixture& f, int& runs)
                    0, 19, 0);
 }
 
+/// The same scene, run in 50 us steps until the sleeper has slept (at most 10 ms).
+task_struct& spinner_and_slept_sleeper(testlib::sched_fixture& f, int& runs)
+{
+    task_struct& s = spawn_spinner_and_sleeper(f, runs);
+    for (int i = 0; i < 200 && runs < 2; ++i)
+        f.run_for(usecs(50));
+    return s;
+}
+
 TEST_F(delayed_dequeue, the_feature_off_or_an_older_kernel_dequeues_at_once)
 {
     for (const char* spec : {"6.12+NO_DELAY_DEQUEUE", "6.6"}) {
@@ -541,9 +550,7 @@ unsigned lb_count_with_a_delayed_task(const char* spec)
 {
     testlib::sched_fixture f{testlib::small_machine(1), spec};
     int runs = 0;
-    task_struct& s = spawn_spinner_and_sleeper(f, runs);
-    for (int i = 0; i < 200 && runs < 2; ++i)
-        f.run_for(usecs(50));
+    task_struct& s = spinner_and_slept_sleeper(f, runs);
     EXPECT_TRUE(s.se.sched_delayed) << spec;
     EXPECT_EQ(f.k->cpu_rq(0).nr_running, 2u) << spec;
     return cpu_lb_contrib(*f.k, 0).h_nr_running;
@@ -571,9 +578,7 @@ TEST(delay_dequeue_feature, pelt_leaves_delayed_tasks_out_of_the_runnable_counts
     for (const char* spec : {"6.12", "6.18"}) {
         testlib::sched_fixture f{testlib::small_machine(1), spec};
         int runs = 0;
-        task_struct& s = spawn_spinner_and_sleeper(f, runs);
-        for (int i = 0; i < 200 && runs < 2; ++i)
-            f.run_for(usecs(50));
+        task_struct& s = spinner_and_slept_sleeper(f, runs);
         ASSERT_TRUE(s.se.sched_delayed) << spec;
         rq& r = f.k->cpu_rq(0);
         cfs_rq& g = task_cfs_rq(r, s);

@@ -7,6 +7,7 @@
 #include "trace/ftrace_parse.h"
 
 #include "sim/config_error.h"
+#include "sim/open_descriptors_test_support.h"
 #include "sim/scratch_dir_test_support.h"
 
 #include <fmt/format.h>
@@ -14,7 +15,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,17 +132,7 @@ TEST_F(export_dat, a_dat_file_cut_short_after_its_headers_is_an_error)
     }
 }
 
-/// Entries of /proc/self/fd (the directory's own descriptor included, the same each time).
-int open_descriptors()
-{
-    int n = 0;
-    if (DIR* d = opendir("/proc/self/fd")) {
-        while (readdir(d))
-            ++n;
-        closedir(d);
-    }
-    return n;
-}
+using test_support::open_descriptors;
 
 /// The pids of this process's children, from /proc/PID/stat's fourth field (the parent).
 std::vector<pid_t> children()

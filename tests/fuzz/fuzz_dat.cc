@@ -17,9 +17,9 @@
  * status, this target goes on, and the run passes. Such a file is not this target's finding.
  */
 #include "fuzz_support.h"
+#include "sim/open_descriptors_test_support.h"
 #include "workload/replay.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <sanitizer/common_interface_defs.h>
 #include <sys/wait.h>
@@ -28,16 +28,7 @@
 
 namespace {
 
-int open_descriptors()
-{
-    int n = 0;
-    if (DIR* d = opendir("/proc/self/fd")) {
-        while (readdir(d))
-            ++n;
-        closedir(d);
-    }
-    return n;
-}
+using schedlab::test_support::open_descriptors;
 
 /*
  * A child the reader left: one that ended and was not reaped, or a live fork of this process
