@@ -21,14 +21,20 @@ namespace schedlab {
 // __calc_delta()'s 32-bit inverse-weight fixed point (differs in the last ns).
 u64 calc_delta_fair(u64 delta, const sched_entity& se)
 {
-    if (se.load.weight == NICE_0_LOAD)
+    return calc_delta_weight(delta, se.load.weight);
+}
+
+// calc_delta_fair() for an entity of the given weight (reweight_eevdf()'s lag at the old one).
+u64 calc_delta_weight(u64 delta, u32 weight)
+{
+    if (weight == NICE_0_LOAD)
         return delta;
     // model: none (the simulator's speed): while delta * NICE_0_LOAD fits in 64 bits (delta
     // under 2^54 ns, 208 days) the 64-bit division gives the same quotient as the 128-bit
     // one, without the library call (__udivti3) a group entity's few-unit weight made hot.
     if (delta <= ~0ULL / NICE_0_LOAD)
-        return delta * NICE_0_LOAD / se.load.weight;
-    return static_cast<u64>(static_cast<unsigned __int128>(delta) * NICE_0_LOAD / se.load.weight);
+        return delta * NICE_0_LOAD / weight;
+    return static_cast<u64>(static_cast<unsigned __int128>(delta) * NICE_0_LOAD / weight);
 }
 
 sched_entity* __pick_first_entity(const cfs_rq& cfs)

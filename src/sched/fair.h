@@ -118,6 +118,8 @@ void post_init_entity_util_avg(kernel& k, task_struct& p);
 
 /* ---- fair.cc: the class hooks (fair_sched_class) and the entity level ---- */
 u64 calc_delta_fair(u64 delta, const sched_entity& se);
+/// calc_delta_fair() of an entity whose load.weight is `weight`.
+u64 calc_delta_weight(u64 delta, u32 weight);
 sched_entity* __pick_first_entity(const cfs_rq& cfs);
 void __enqueue_entity(kernel& k, cfs_rq& cfs, sched_entity& se);
 void __dequeue_entity(kernel& k, cfs_rq& cfs, sched_entity& se);

@@ -77,15 +77,23 @@ bool entity_eligible(const cfs_rq& cfs, const sched_entity& se)
     return avg >= entity_key(cfs, se) * load;
 }
 
+// kernel: kernel/sched/fair.c entity_lag(), v6.9+ (6.6's update_entity_lag() inline): V - v
+// clamped to max(2 slices, a tick) of virtual time, here at the given weight (reweight_eevdf()
+// reads it before se's weight changes).
+static s64 entity_lag(const kernel& k, u64 avruntime, const sched_entity& se, u32 weight)
+{
+    const s64 lag = static_cast<s64>(avruntime - se.vruntime);
+    const s64 limit = static_cast<s64>(
+        calc_delta_weight(std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), weight));
+    return std::clamp(lag, -limit, limit);
+}
+
 // kernel: kernel/sched/fair.c update_entity_lag(), 6.6: lag clamped to max(2 slice, tick) of virtual time.
 void update_entity_lag(kernel& k, cfs_rq& cfs, sched_entity& se)
 {
     SIM_BUG_ON(!se.on_rq, "update_entity_lag on a dequeued entity (pid {})",
                se.owner ? se.owner->pid : -1);
-    const s64 lag = static_cast<s64>(avg_vruntime(cfs) - se.vruntime);
-    const s64 limit = static_cast<s64>(
-        calc_delta_fair(std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), se));
-    se.vlag = std::clamp(lag, -limit, limit);
+    se.vlag = entity_lag(k, avg_vruntime(cfs), se, se.load.weight);
 }
 
 /*
@@ -462,14 +470,10 @@ void reweight_entity_eevdf(kernel& k, cfs_rq& cfs, sched_entity& se, u32 old_wei
     case eevdf_reweight_form::v_after_dequeue:
     case eevdf_reweight_form::v_before_dequeue: {
         if (avruntime != se.vruntime) {
-            s64 vlag = static_cast<s64>(avruntime - se.vruntime);
-            if (form == eevdf_reweight_form::v_before_dequeue) { // entity_lag() at the old weight
-                sched_entity old = se;
-                old.load.weight = old_weight;
-                const s64 limit = static_cast<s64>(calc_delta_fair(
-                    std::max<u64>(2 * se.slice, k.config().params.tick_nsec()), old));
-                vlag = std::clamp(vlag, -limit, limit);
-            }
+            // 6.12.10: entity_lag() at the old weight; v6.8: unclamped
+            s64 vlag = form == eevdf_reweight_form::v_before_dequeue
+                           ? entity_lag(k, avruntime, se, old_weight)
+                           : static_cast<s64>(avruntime - se.vruntime);
             vlag = vlag * w_old / w_new;
             se.vruntime = avruntime - static_cast<u64>(vlag);
         }
