@@ -576,21 +576,73 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     }
 }
 
-// kernel: kernel/sched/core.c sched_ttwu_pending(), 6.6: the IPI activates every queued wakeup.
+/*
+ * kernel: kernel/sched/core.c sched_ttwu_pending(), 6.6: the IPI's handler takes the rq lock,
+ * update_rq_clock(), ttwu_do_activate() for every queued wakeup, then clears rq->ttwu_pending
+ * (d6962c4fe8f9, v6.2-rc1). 5.15.0 and 6.1-rc7 (kernel_behaviour::ttwu_pending_clear_early)
+ * clear it first, before rq_lock_irqsave(): from then until the first enqueue's
+ * add_nr_running() (the end of enqueue_task_fair()) another CPU's idle_cpu() finds this one
+ * idle (rq->curr the idle task, nr_running 0, ttwu_pending 0) and select_idle_sibling() may
+ * stack its wakee here too. model: the list is enqueued at one instant: at the IPI's where
+ * the clear is late (ttwu_pending covers the gap), and where it is early at the end of the
+ * rq lock's wait, the lock line's transfer and the first wakee's rq_lock_hold
+ * (sched_ttwu_activate()), the window the kernel has. Differs: the first enqueue's
+ * tg->load_avg wait (fair_pelt.cc) is charged after that instant, not inside the window; the
+ * later wakees are enqueued with the first.
+ */
 void kernel::sched_ttwu_pending(rq& r)
 {
     this_cpu_ = r.cpu;
     r.ttwu_ipi_event = {};
+    if (sim_.pending(r.ttwu_activate_event)) {
+        /*
+         * model: an IPI taken while the previous list is still being enqueued: the kernel's
+         * handler runs with interrupts off, so this one is taken after it (v6.5's comment at
+         * the clear: "We will receive IPI after local irq enabled").
+         */
+        r.ttwu_ipi_event = sim_.at(r.ttwu_activate_at, event_prio::ipi, this,
+                                   ev_arg(EV_TTWU_IPI, static_cast<u32>(r.cpu)));
+        return;
+    }
     auto list = std::move(r.wake_list);
     r.wake_list.clear();
-    charges_.lock_and_charge(r.lock, r.cpu, charges_.params().rq_lock_hold * static_cast<sim_dur>(list.size()));
-    for (auto& [p, wf] : list) {
+    const sim_dur hold = charges_.params().rq_lock_hold;
+    const auto n = static_cast<sim_dur>(list.size());
+    charges_.lock_and_charge(r.lock, r.cpu, hold * n);
+    if (kc_.behaviour.ttwu_pending_clear_early && n > 0) {
+        r.ttwu_pending = false;
+        lb_.lb_stats_changed(r.cpu);
+        // The lock is free again at busy_until: the first wakee's hold ends n - 1 holds before.
+        r.ttwu_activate_at = r.lock.busy_until - hold * (n - 1);
+        r.ttwu_activating = std::move(list);
+        r.ttwu_activate_event = sim_.at(r.ttwu_activate_at, event_prio::ipi, this,
+                                        ev_arg(EV_TTWU_ACTIVATE, static_cast<u32>(r.cpu)));
+        return;
+    }
+    ttwu_activate_list(r, list);
+    r.ttwu_pending = false;
+    lb_.lb_stats_changed(r.cpu);
+}
+
+// model: the enqueues of sched_ttwu_pending() with an early ttwu_pending clear (see above).
+void kernel::sched_ttwu_activate(rq& r)
+{
+    this_cpu_ = r.cpu;
+    r.ttwu_activate_event = {};
+    auto list = std::move(r.ttwu_activating);
+    r.ttwu_activating.clear();
+    ttwu_activate_list(r, list);
+    lb_.lb_stats_changed(r.cpu);
+}
+
+// kernel: sched_ttwu_pending()'s loop, 6.6: ttwu_do_activate() of each wakee in list order.
+void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list)
+{
+    for (const auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
         ttwu_do_activate(r, *p, wf & WF_MIGRATED);
     }
-    r.ttwu_pending = false;
-    lb_.lb_stats_changed(r.cpu);
 }
 
 /*
@@ -1407,10 +1459,10 @@ void kernel::sched_tick(rq& r)
 
 const char* kernel::event_kind_name(int kind)
 {
-    static_assert(EV_MIGRATION_STOP == nr_event_kinds, "one name per ev_kind");
+    static_assert(EV_TTWU_ACTIVATE == nr_event_kinds, "one name per ev_kind");
     static constexpr std::array<const char*, nr_event_kinds> names = {
-        "burst",   "resched", "tick",      "timer",     "ttwu_ipi",
-        "softirq", "ilb",     "active_lb", "sched_done", "migration_stop"};
+        "burst", "resched",   "tick",       "timer",          "ttwu_ipi",     "softirq",
+        "ilb",   "active_lb", "sched_done", "migration_stop", "ttwu_activate"};
     return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -1493,12 +1545,25 @@ void kernel::fire(u64 arg)
     case EV_TICK: {
         rq& r = cpu_rq(static_cast<int>(v));
         r.tick_event = {};
+        // model: the wake-list IPI's handler is still enqueueing (an early ttwu_pending
+        // clear, sched_ttwu_pending()): interrupts are off, the tick is taken after it.
+        if (sim_.pending(r.ttwu_activate_event)) {
+            r.tick_event = sim_.at(r.ttwu_activate_at, event_prio::tick, this, arg);
+            break;
+        }
         sched_tick(r);
         break;
     }
     case EV_TTWU_IPI: // the IPI's handler: hardirq context, as the tracepoints show it
         irq_ctx_ = trace_irq_ctx::hardirq;
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
+        irq_ctx_ = trace_irq_ctx::task;
+        if (!sim_.pending(cpu_rq(static_cast<int>(v)).ttwu_activate_event))
+            irq_exit_to_user(cpu_rq(static_cast<int>(v)));
+        break;
+    case EV_TTWU_ACTIVATE: // the same handler's enqueues, after an early ttwu_pending clear
+        irq_ctx_ = trace_irq_ctx::hardirq;
+        sched_ttwu_activate(cpu_rq(static_cast<int>(v)));
         irq_ctx_ = trace_irq_ctx::task;
         irq_exit_to_user(cpu_rq(static_cast<int>(v)));
         break;

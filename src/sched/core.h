@@ -119,10 +119,21 @@ public:
     u64 nr_migrations() const { return nr_migrations_; }
     /// The kinds of the kernel's events; the balancing code's (softirq, ilb, active_lb)
     /// are fired by its own handler, lb_state (fair_balance.h), and counted here.
-    enum ev_kind : u32 { EV_WORK = 1, EV_RESCHED, EV_TICK, EV_TIMER, EV_TTWU_IPI, EV_SOFTIRQ,
-                         EV_ILB, EV_ACTIVE_LB, EV_SCHED_DONE, EV_MIGRATION_STOP };
+    enum ev_kind : u32 {
+        EV_WORK = 1,
+        EV_RESCHED,
+        EV_TICK,
+        EV_TIMER,
+        EV_TTWU_IPI,
+        EV_SOFTIRQ,
+        EV_ILB,
+        EV_ACTIVE_LB,
+        EV_SCHED_DONE,
+        EV_MIGRATION_STOP,
+        EV_TTWU_ACTIVATE
+    };
     /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
-    static constexpr int nr_event_kinds = 10;
+    static constexpr int nr_event_kinds = 11;
     void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
@@ -277,6 +288,8 @@ private:
     lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
     void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
+    void sched_ttwu_activate(rq& r);
+    void ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list);
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
     void hrtimer_dequeue(task_struct& p);
     void hrtimer_run_sleepers(rq& r);

@@ -264,5 +264,56 @@ TEST(try_to_wake_up, v5_15_queues_a_wakee_for_an_idle_cpu_of_its_llc_directly)
     }
 }
 
+/*
+ * sched_ttwu_pending()'s clear of rq->ttwu_pending: before rq_lock_irqsave() in 5.15.0
+ * (sndrzt/linux-5.15 75c6ad16ec64) and 6.1-rc7 (krr-io/linux-6.1.0 2a410d07ec5e), after the
+ * enqueues from d6962c4fe8f9 (v6.2-rc1; 6.5 at sndrzt/linux-6.5 4f5cdb33). Two LLCs, cpu0-3
+ * and cpu4-7; hogs on cpu0 and cpu1. cpu4 wakes p, pinned to idle cpu3: another LLC, so
+ * p goes on cpu3's wake list in every profile. cpu3's handler waits its rq_lock_hold (20 us
+ * here) before p's enqueue. In that time cpu1 wakes q, last on cpu3 and now free to run on
+ * any CPU. Early clear: cpu3 looks idle (idle task current, nothing queued, ttwu_pending
+ * clear), so wake_affine() keeps prev and select_idle_sibling() returns it: q is stacked
+ * on cpu3 with p. Late clear: cpu3 is busy (ttwu_pending, then p), and the LLC scan finds
+ * idle cpu2.
+ */
+TEST(sched_ttwu_pending, v6_1_clears_ttwu_pending_before_the_enqueue)
+{
+    for (const char* kernel : {"5.15", "5.15-rc3", "6.1", "tip-2023-02", "6.5", "6.6"}) {
+        symmetric_machine_spec s;
+        s.name = "test-2llc";
+        s.cores_per_socket = 8;
+        s.cores_per_llc = 4;
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(make_symmetric_machine(s, "test"), kernel, 1, "", c);
+        t.spawn("hog0", testlib::spin(), 0, 0, 0);
+        t.spawn("hog1", testlib::spin(), 1, 0, 1);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+        task_struct& q = t.spawn("q", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+        t.run_for(msecs(1)); // p and q ran on cpu3 and sleep; cpu2-7 idle
+        q.cpus_mask.set_all();
+        q.nr_cpus_allowed = q.cpus_mask.weight();
+        const bool early = std::string(kernel) == "6.1" || std::string(kernel).starts_with("5.15");
+        const auto p_runs = p.sched_info_.pcount;
+        const auto q_runs = q.sched_info_.pcount;
+
+        t.k->set_this_cpu(4);
+        ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+        ASSERT_TRUE(t.k->cpu_rq(3).ttwu_pending) << kernel << ": p on cpu3's wake list";
+        t.run_for(usecs(1)); // the IPI (no costs: at once); the handler holds cpu3's lock
+        const rq& r3 = t.k->cpu_rq(3);
+        EXPECT_FALSE(r3.ttwu_pending) << kernel << ": cleared before or after the enqueue";
+        EXPECT_EQ(r3.nr_running, early ? 0u : 1u) << kernel << ": p enqueued";
+        t.k->set_this_cpu(1);
+        EXPECT_EQ(t.k->idle_cpu(3), early) << kernel << ": cpu3 idle to another waker";
+        ASSERT_TRUE(t.k->wake_up_process(q)) << kernel;
+        EXPECT_EQ(q.cpu, early ? 3 : 2) << kernel;
+
+        t.run_for(usecs(200));
+        EXPECT_EQ(p.sched_info_.pcount, p_runs + 1) << kernel;
+        EXPECT_EQ(q.sched_info_.pcount, q_runs + 1) << kernel;
+    }
+}
+
 } // namespace
 } // namespace schedlab

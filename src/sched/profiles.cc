@@ -61,6 +61,14 @@ kernel_behaviour behaviour_of(const char* version)
     // 2a410d07ec5e, v6.1-rc7) and 6.5 (sndrzt/linux-6.5 f5744aac0f31) any wakee for an idle
     // CPU that is not the waker's (lane cfsaudit).
     b.ttwu_queue_idle_cpu = v != "5.15";
+    // sched_ttwu_pending(): WRITE_ONCE(rq->ttwu_pending, 0) before rq_lock_irqsave() since
+    // 126c2092e5c8 (v5.8), so in 5.15-rc3 too; read in 5.15.0 (sndrzt/linux-5.15 75c6ad16ec64),
+    // 5.15.100 (zcjie1/linux-5.15.100 52bed7a9a5ad), 6.1-rc7 (krr-io/linux-6.1.0 2a410d07ec5e)
+    // and 6.1.10 (maverickjb/linux-6.1.10 85997a9193fc). After the enqueues from d6962c4fe8f9
+    // (tip sched/core 2022-11-16, v6.2-rc1; Tianchen Ding, v2
+    // 20221104023601.12844-1-dtcccc@linux.alibaba.com; 6.5's clear is just before
+    // rq_unlock_irqrestore()), which tip-2023-02 and later have.
+    b.ttwu_pending_clear_early = v == "5.15" || std::string(version) == "6.1";
     // place_entity()'s and sched_slice()'s SCHED_IDLE-entity variants: in 6.1-rc7
     // (krr-io/linux-6.1.0 2a410d07ec5e) and 6.5, not in 5.15.0 (lane cfsaudit).
     b.cfs_idle_entity_gran = v != "5.15";

@@ -97,6 +97,10 @@ struct kernel_behaviour {
     bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency
     bool cfs_idle_entity_gran = true;     ///< 6.1+: place_entity()'s sleeper threshold and sched_slice()'s floor for a SCHED_IDLE entity; false: 5.15 (none)
     bool ttwu_queue_idle_cpu = true;      ///< 6.1+ ttwu_queue_cond(): an idle CPU of the waker's LLC takes the wake list; false: 5.15's (on_cpu wakees only)
+    /// 5.15, 6.1 (126c2092e5c8, v5.8, until d6962c4fe8f9, v6.2-rc1): sched_ttwu_pending() clears
+    /// rq->ttwu_pending before rq_lock_irqsave(), so until its first enqueue other CPUs'
+    /// idle_cpu() sees the CPU idle; false: cleared after the enqueues
+    bool ttwu_pending_clear_early = false;
     bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core (b1bfeab9b002)
     bool swb_first_idle_smt_only = false; ///< v6.6-rc: only the first idle SMT sibling balances (Keisuke Nishimura's fix of b1bfeab9b002)
     bool sibling_imbalance = false;       ///< 6.6 sibling_imbalance() (7ff1693236f5): prefer sibling by tasks per core, none for a busy CPU

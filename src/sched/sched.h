@@ -682,6 +682,12 @@ struct alignas(64) rq {
     /// model: the hrtimer base's timerqueue of the timed sleeps armed on this CPU, by hard
     /// expiry (equal expiries in the order armed, as timerqueue_add()'s rbtree keeps them).
     std::multimap<sim_time, task_struct*> hrtimer_sleepers;
+    /// kernel_behaviour::ttwu_pending_clear_early: the wake list sched_ttwu_pending() took,
+    /// ttwu_pending already cleared, enqueued once the rq lock's wait and the first wakee's
+    /// share of its hold are over (ttwu_activate_event, at ttwu_activate_at)
+    std::vector<std::pair<task_struct*, int>> ttwu_activating;
+    event_id ttwu_activate_event;
+    sim_time ttwu_activate_at = 0;
 
     struct rt_rq rt; ///< the rt class's runqueue
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
