@@ -339,7 +339,20 @@ void kernel::sched_cgroup_fork(task_struct& p)
         p.sched_class->task_fork(*this, p);
 }
 
-// kernel: kernel/sched/core.c wake_up_new_task(), 6.6. No balance callbacks yet.
+/*
+ * kernel: kernel/sched/core.c wake_up_new_task(), 6.1-6.6 (read in v6.5): under p->pi_lock
+ * only, fork balancing (select_task_rq(WF_FORK), the fair class's find_idlest_cpu() over
+ * every SD_BALANCE_FORK level) and __set_task_cpu(); then the chosen rq's lock,
+ * update_rq_clock(), post_init_entity_util_avg() and activate_task(), from which p counts
+ * in that rq's nr_running (idle_cpu(), find_idlest_group()). Other CPUs' forks that scan
+ * meanwhile find the chosen CPU as idle as this one did and may choose it too.
+ * model: the selection reads the state when the scan starts; activate_task() comes when
+ * the forking CPU has done the work charged to it so far, the scan's reads
+ * (find_idlest_cpu(), ACCT_IDLE_SCAN) and its tracepoints (cpu_charges::owed_until()):
+ * an event then (EV_WAKE_UP_NEW), or at once when nothing is owed. spawn()'s tasks
+ * (forked == false) are enqueued at once. Differs: the rq lock is not charged; no balance
+ * callbacks yet.
+ */
 void kernel::wake_up_new_task(task_struct& p, bool forked)
 {
     p.__state = TASK_RUNNING;
@@ -347,6 +360,20 @@ void kernel::wake_up_new_task(task_struct& p, bool forked)
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
     const int cpu = select_task_rq(p, p.cpu, WF_FORK);
     p.cpu = p.wake_cpu = cpu;
+    const sim_time at = forked ? charges_.owed_until(cpu_rq(this_cpu_)) : now();
+    if (at > now()) {
+        p.new_task_waker = this_cpu_;
+        sim_.at(at, event_prio::task_work, this, ev_arg(EV_WAKE_UP_NEW, static_cast<u32>(p.pid)));
+        return;
+    }
+    wake_up_new_task_activate(p, this_cpu_, forked);
+}
+
+void kernel::wake_up_new_task_activate(task_struct& p, int this_cpu, bool forked)
+{
+    this_cpu_ = this_cpu;
+    p.new_task_waker = -1;
+    const int cpu = p.cpu;
     post_init_entity_util_avg(*this, p);
     rq& r = cpu_rq(cpu);
     update_rq_clock(r);
@@ -367,8 +394,9 @@ void kernel::wake_up_new_task(task_struct& p, bool forked)
  * the slow path from the highest SD_BALANCE_EXEC domain; rt, dl and ext keep the CPU), and,
  * when another CPU wins, stop_one_cpu(task_cpu(p), migration_cpu_stop): the stopper preempts
  * p on its own CPU at once and moves it. Differs: no cpu_active() check (no hotplug); the
- * stopper is an event at the same instant, like the active balance's (its two context
- * switches are not charged); sched_core_exec() (core scheduling) is not modelled.
+ * stopper is an event once the scan's reads charged to p's CPU are done (find_idlest_cpu(),
+ * cpu_charges::owed_until()), like the active balance's (its two context switches are not
+ * charged); sched_core_exec() (core scheduling) is not modelled.
  */
 void kernel::sched_exec(task_struct& p)
 {
@@ -381,7 +409,8 @@ void kernel::sched_exec(task_struct& p)
     SIM_BUG_ON(r.exec_migrate, "cpu{}: a second sched_exec() stopper", r.cpu);
     r.exec_migrate = &p;
     r.exec_dest_cpu = dest_cpu;
-    sim_.after(0, event_prio::ipi, this, ev_arg(EV_MIGRATION_STOP, static_cast<u32>(r.cpu)));
+    sim_.at(charges_.owed_until(r), event_prio::ipi, this,
+            ev_arg(EV_MIGRATION_STOP, static_cast<u32>(r.cpu)));
 }
 
 /*
@@ -1459,10 +1488,10 @@ void kernel::sched_tick(rq& r)
 
 const char* kernel::event_kind_name(int kind)
 {
-    static_assert(EV_TTWU_ACTIVATE == nr_event_kinds, "one name per ev_kind");
+    static_assert(EV_WAKE_UP_NEW == nr_event_kinds, "one name per ev_kind");
     static constexpr std::array<const char*, nr_event_kinds> names = {
-        "burst", "resched",   "tick",       "timer",          "ttwu_ipi",     "softirq",
-        "ilb",   "active_lb", "sched_done", "migration_stop", "ttwu_activate"};
+        "burst", "resched",   "tick",       "timer",          "ttwu_ipi",      "softirq",
+        "ilb",   "active_lb", "sched_done", "migration_stop", "ttwu_activate", "wake_up_new"};
     return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -1570,6 +1599,12 @@ void kernel::fire(u64 arg)
     case EV_MIGRATION_STOP:
         migration_cpu_stop(cpu_rq(static_cast<int>(v)));
         break;
+    case EV_WAKE_UP_NEW: { // the forking CPU's wake_up_new_task() reaches activate_task()
+        task_struct* p = find_task_by_pid(static_cast<int>(v));
+        SIM_BUG_ON(!p || p->new_task_waker < 0, "wake_up_new_task() of pid {} not pending", v);
+        wake_up_new_task_activate(*p, p->new_task_waker, true);
+        break;
+    }
     case EV_SCHED_DONE: // __schedule() to idle is done: prev is off the CPU (see __schedule())
         sched_done(cpu_rq(static_cast<int>(v)));
         break;
@@ -1769,7 +1804,9 @@ void kernel::check_all()
             ++runnable;
         if (task_on_rq_queued(*t) && t->sched_class == &dl_sched_class && !t->dl.on_rq)
             ++queued; // a throttled DL task stays queued off its dl_rq until its timer
-        if (t->__state == TASK_RUNNING && !task_on_rq_queued(*t))
+        // (a new task between wake_up_new_task()'s selection and its activate_task() is
+        // TASK_RUNNING and on no runqueue, as in the kernel: task_struct::new_task_waker)
+        if (t->__state == TASK_RUNNING && !task_on_rq_queued(*t) && t->new_task_waker < 0)
             errs += fmt::format("pid {} ({}) is TASK_RUNNING but on no runqueue (lost)\n", t->pid,
                                 t->comm);
         if (t->__state != TASK_RUNNING && task_on_rq_queued(*t) && !t->on_cpu &&

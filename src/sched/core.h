@@ -130,10 +130,11 @@ public:
         EV_ACTIVE_LB,
         EV_SCHED_DONE,
         EV_MIGRATION_STOP,
-        EV_TTWU_ACTIVATE
+        EV_TTWU_ACTIVATE,
+        EV_WAKE_UP_NEW
     };
     /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
-    static constexpr int nr_event_kinds = 11;
+    static constexpr int nr_event_kinds = 12;
     void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
@@ -161,6 +162,9 @@ public:
     /// `forked`: by fork() (its tracepoint is charged, sched_tracepoint); spawn()'s tasks
     /// are the run's setup, as if there before it began.
     void wake_up_new_task(task_struct& p, bool forked = true);
+    /// The rest of wake_up_new_task() from the rq lock on, on the forking CPU `this_cpu`:
+    /// p is enqueued on the CPU selected for it.
+    void wake_up_new_task_activate(task_struct& p, int this_cpu, bool forked);
     /// execve()'s sched_exec() by the current task p, from inside its step(): re-places p
     /// (select_task_rq(WF_EXEC)) and queues the stopper that moves it if another CPU wins.
     void sched_exec(task_struct& p);

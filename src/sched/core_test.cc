@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 
 namespace schedlab {
@@ -124,6 +125,53 @@ TEST(fork, the_child_spends_its_start_cost_before_its_first_step)
     EXPECT_EQ(thr.at, usecs(7) + usecs(50));
     EXPECT_EQ(proc.cpu, 1);
     EXPECT_EQ(proc.at, usecs(30) + usecs(50));
+}
+
+/*
+ * kernel: core.c wake_up_new_task(), 6.1-6.6 (read in v6.5): fork balancing
+ * (select_task_rq(WF_FORK) -> find_idlest_cpu()) reads every CPU of the balancing
+ * domain before the chosen rq is locked and activate_task() counts the child there, so
+ * two parents forking together both find the same CPU idle. Worked by hand: 4 CPUs in
+ * one LLC, parents pinned to cpu0 and cpu1 fork at t=0 (cpu0's first); each scan reads
+ * the MC domain's four one-CPU groups, 4 x idle_scan_probe = 4 us. Both pick cpu2 (the
+ * first of the two idle groups: update_pick_idlest() keeps it on a tie); the children
+ * are enqueued there 4 us later. With the scan priced at 0 the first child is enqueued
+ * at once and the second fork takes cpu3 (the model before the window did so whatever
+ * the price).
+ */
+std::array<int, 2> concurrent_forks(sim_dur probe, bool* idle_in_window)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.idle_scan_probe = probe;
+    sched_fixture t(small_machine(4), "6.6", 1, "", c);
+    std::array<task_struct*, 2> kids{};
+    for (int i = 0; i < 2; ++i)
+        t.spawn(fmt::format("parent{}", i), testlib::behaviour([&, i](syscalls& k, task_struct& p) {
+                    if (kids[static_cast<std::size_t>(i)])
+                        return task_action::sleep();
+                    task_opts o;
+                    o.comm = fmt::format("child{}", i);
+                    o.allowed = cpumask(4);
+                    o.allowed.set_all();
+                    kids[static_cast<std::size_t>(i)] = &k.fork(p, testlib::spin(), o);
+                    return task_action::sleep();
+                }),
+                i, 0, i);
+    t.run_for(usecs(2));
+    if (idle_in_window)
+        *idle_in_window = kids[0] && kids[1] && !kids[0]->on_rq && !kids[1]->on_rq &&
+                          t.k->idle_cpu(2) && t.k->idle_cpu(3);
+    t.run_for(usecs(3));
+    EXPECT_TRUE(kids[0] && kids[0]->on_rq && kids[1] && kids[1]->on_rq) << t.k->dump_state();
+    return {kids[0] ? kids[0]->cpu : -1, kids[1] ? kids[1]->cpu : -1};
+}
+
+TEST(wake_up_new_task, two_concurrent_forks_choose_the_same_idle_cpu_in_the_scan_window)
+{
+    bool idle_in_window = false;
+    EXPECT_EQ(concurrent_forks(usecs(1), &idle_in_window), (std::array<int, 2>{2, 2}));
+    EXPECT_TRUE(idle_in_window) << "at 2 us both children are selected, neither is enqueued";
+    EXPECT_EQ(concurrent_forks(0, nullptr), (std::array<int, 2>{2, 3}));
 }
 
 TEST(select_task_rq, never_places_a_task_outside_its_affinity)

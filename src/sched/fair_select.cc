@@ -631,25 +631,54 @@ int find_idlest_group_cpu(kernel& k, const sched_group& group, task_struct& p, i
 }
 
 /*
+ * model: what the slow path's reads of `cpus` cost the scanning CPU: each CPU's rq read as
+ * select_idle_cpu() prices a probe (costs.def idle_scan_probe, "a few loads of another
+ * CPU's rq", plus one line by distance, cost_model::line_cost()). The kernel has no such
+ * price: its loads simply take the time.
+ */
+static sim_dur slow_path_read_cost(const kernel& k, const cpumask& cpus, int this_cpu)
+{
+    sim_dur cost = 0;
+    for_each_cpu(i, cpus) cost +=
+        k.charges().params().idle_scan_probe + k.charges().cm().line_cost(this_cpu, i);
+    return cost;
+}
+
+/*
  * kernel: kernel/sched/fair.c find_idlest_cpu() (sched_balance_find_dst_cpu()
  * from 6.10), 6.6: descend from the highest balancing domain, each level
  * picking the idlest group then its idlest CPU.
+ * model: the scan's reads (update_sg_wakeup_stats() reads every CPU of each group that
+ * intersects p's mask, find_idlest_group_cpu() the group's CPUs p may use; v6.5 fair.c)
+ * are charged to the scanning CPU when it is done, as select_idle_cpu()'s probes
+ * (ACCT_IDLE_SCAN, slow_path_read_cost()); the path's next step (wake_up_new_task()'s
+ * activate_task(), sched_exec()'s stopper) waits for them (cpu_charges::owed_until()).
+ * Differs: find_idlest_group_cpu()'s early return at a SCHED_IDLE CPU is priced as the
+ * whole group; spawn() (the run's tasks, as if forked by init before it) is not charged.
  */
 int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag)
 {
     if (!sd->span.intersects(p.cpus_mask))
         return prev_cpu;
+    const int this_cpu = k.smp_processor_id();
+    rq& this_rq = k.cpu_rq(this_cpu);
+    sim_dur scan_cost = 0;
     int new_cpu = cpu;
     while (sd) {
         if (!(sd->flags & sd_flag)) {
             sd = sd->child;
             continue;
         }
+        for (const sched_group& g : sd->groups)
+            if (g.span.intersects(p.cpus_mask))
+                scan_cost += slow_path_read_cost(k, g.span, this_cpu);
         const sched_group* group = find_idlest_group(k, *sd, p, cpu);
         if (!group) {
             sd = sd->child;
             continue;
         }
+        if (group->group_weight > 1)
+            scan_cost += slow_path_read_cost(k, group->span & p.cpus_mask, this_cpu);
         new_cpu = find_idlest_group_cpu(k, *group, p, cpu);
         if (new_cpu == cpu) {
             sd = sd->child;
@@ -666,6 +695,8 @@ int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int pr
                 sd = tmp.get();
         }
     }
+    if (!this_rq.curr->is_idle_task()) // a task's fork or exec; not spawn()
+        k.charges().charge_cpu(this_rq, scan_cost, ACCT_IDLE_SCAN);
     return new_cpu;
 }
 

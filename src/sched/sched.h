@@ -442,6 +442,9 @@ struct task_struct {
     struct shared_runq_shard* shard = nullptr;        ///< SHARED_RUNQ: the shard listing p, if any
     std::list<task_struct*>::iterator shard_node;     ///< p->shared_runq_node
     sim_time shard_visible = 0; ///< model: when the pushing CPU reached the push (others see p from then)
+    /// model: the CPU whose wake_up_new_task() has selected p's CPU and not yet reached
+    /// activate_task() (kernel::EV_WAKE_UP_NEW), -1 none
+    int new_task_waker = -1;
 
     /* the cache model: the task's working set and where it was left warm */
     u32 footprint_kib = 16;       ///< hot data touched per run (task_opts.footprint_kib)
@@ -577,7 +580,7 @@ enum acct_cat : int {
     ACCT_LOCK_SPIN,  ///< waiting for contended locks and cache lines
     ACCT_LOCK_HOLD,  ///< holding them, cache-line transfers included
     ACCT_BALANCE,    ///< load balancing: scans and moves (periodic, newly idle, NOHZ)
-    ACCT_IDLE_SCAN,  ///< select_idle_cpu() probes of the wakeup path
+    ACCT_IDLE_SCAN,  ///< select_idle_cpu() probes of the wakeup path, find_idlest_cpu()'s reads
     ACCT_IPI,        ///< sending IPIs (wake lists, reschedules, idle wakeups)
     ACCT_TRACEPOINT, ///< tracepoints' ring-buffer writes (sched_tracepoint: a traced kernel)
     ACCT_CARRIED,    ///< kernel work begun while idle, finished after a task was picked
