@@ -174,6 +174,41 @@ TEST(wake_up_new_task, two_concurrent_forks_choose_the_same_idle_cpu_in_the_scan
     EXPECT_EQ(concurrent_forks(0, nullptr), (std::array<int, 2>{2, 3}));
 }
 
+/*
+ * model: find_idlest_cpu()'s reads are charged per CPU as idle_scan_probe plus 26% of a line
+ * by distance (fair_select.cc slow_path_line_pct: update_sg_wakeup_stats() reads each CPU's
+ * rq at an address known in advance, so the lines of successive CPUs overlap). Worked by
+ * hand: 4 CPUs in one LLC, a parent pinned to cpu0 forks; the MC domain's four one-CPU
+ * groups are read (cpu0's own line free, three at line_llc = 1000 ns); cpu1, the first idle
+ * group, wins and, a one-CPU group, is not read again. The charge to cpu0 is 4 x 100 ns of
+ * probes + 3 x 1000 ns x 26% = 1180 ns (3400 ns with the whole line per CPU, the price
+ * before the overlap was modelled).
+ */
+TEST(find_idlest_cpu, charges_a_share_of_each_cpus_line_as_the_reads_overlap)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.idle_scan_probe = 100;
+    c.line_llc = 1000;
+    sched_fixture t(small_machine(4), "6.6", 1, "", c);
+    task_struct* kid = nullptr;
+    t.spawn("parent", testlib::behaviour([&](syscalls& k, task_struct& p) {
+                if (kid)
+                    return task_action::sleep();
+                task_opts o;
+                o.comm = "child";
+                o.allowed = cpumask(4);
+                o.allowed.set_all();
+                kid = &k.fork(p, testlib::spin(), o);
+                return task_action::sleep();
+            }),
+            0, 0, 0);
+    t.run_for(usecs(20));
+    ASSERT_TRUE(kid && kid->on_rq) << t.k->dump_state();
+    EXPECT_EQ(kid->cpu, 1);
+    const cpu_time_accounting a = t.k->charges().cpu_accounting(t.k->cpu_rq(0));
+    EXPECT_EQ(a.spent[ACCT_IDLE_SCAN] + a.idle_work[ACCT_IDLE_SCAN], 1180);
+}
+
 TEST(select_task_rq, never_places_a_task_outside_its_affinity)
 {
     sched_fixture t(small_machine(4), "6.6");

@@ -631,17 +631,40 @@ int find_idlest_group_cpu(kernel& k, const sched_group& group, task_struct& p, i
 }
 
 /*
- * model: what the slow path's reads of `cpus` cost the scanning CPU: each CPU's rq read as
- * select_idle_cpu() prices a probe (costs.def idle_scan_probe, "a few loads of another
- * CPU's rq", plus one line by distance, cost_model::line_cost()). The kernel has no such
- * price: its loads simply take the time.
+ * model: the share (percent) of one cache-line transfer by distance that reading one more
+ * CPU's runqueue costs find_idlest_cpu(). update_sg_wakeup_stats() and
+ * find_idlest_group_cpu() (v6.5 fair.c) read every CPU of the mask at an address known in
+ * advance (cpu_rq(i)), so the loads of successive CPUs are independent and the core keeps
+ * several lines in flight; select_idle_cpu()'s probes, which stop at the first idle CPU,
+ * keep the whole line. Measured on this project's KVM guest (AMD EPYC family 26,
+ * 2026-12-05 20:46-20:47 UTC, load 6-7; bench/validation/scan-overlap.c, six runs with
+ * 256 and 512 runqueues): a loop reading 4 non-adjacent lines of each runqueue, last
+ * written by the other vCPU, takes 33-38 ns per runqueue against 126-137 ns per line read
+ * by a pointer chase of the same lines: 24-30%, median 25.5%, taken as 26%. Estimated: the 4 lines
+ * (what v6.5's loop reads per CPU: rq->nr_running, cfs.h_nr_running, the cfs_rq's sched_avg line,
+ * rq->curr and ttwu_pending) and that the share holds at a 512-CPU machine's three distances (two
+ * vCPUs measure one). The per-runqueue time includes the loop's own arithmetic, which
+ * idle_scan_probe prices as well.
+ */
+constexpr sim_dur slow_path_line_pct = 26;
+
+/*
+ * model: what the slow path's reads of `cpus` cost the scanning CPU: per CPU the fixed part
+ * of a select_idle_cpu() probe (costs.def idle_scan_probe, "a few loads of another CPU's
+ * rq") and slow_path_line_pct of one line by distance (cost_model::line_cost()), the lines
+ * of successive CPUs overlapping. The kernel has no such price: its loads simply take the
+ * time.
  */
 static sim_dur slow_path_read_cost(const kernel& k, const cpumask& cpus, int this_cpu)
 {
-    sim_dur cost = 0;
-    for_each_cpu(i, cpus) cost +=
-        k.charges().params().idle_scan_probe + k.charges().cm().line_cost(this_cpu, i);
-    return cost;
+    sim_dur probes = 0;
+    sim_dur lines = 0;
+    for_each_cpu(i, cpus)
+    {
+        probes += k.charges().params().idle_scan_probe;
+        lines += k.charges().cm().line_cost(this_cpu, i);
+    }
+    return probes + lines * slow_path_line_pct / 100;
 }
 
 /*
@@ -650,11 +673,12 @@ static sim_dur slow_path_read_cost(const kernel& k, const cpumask& cpus, int thi
  * picking the idlest group then its idlest CPU.
  * model: the scan's reads (update_sg_wakeup_stats() reads every CPU of each group that
  * intersects p's mask, find_idlest_group_cpu() the group's CPUs p may use; v6.5 fair.c)
- * are charged to the scanning CPU when it is done, as select_idle_cpu()'s probes
- * (ACCT_IDLE_SCAN, slow_path_read_cost()); the path's next step (wake_up_new_task()'s
- * activate_task(), sched_exec()'s stopper) waits for them (cpu_charges::owed_until()).
- * Differs: find_idlest_group_cpu()'s early return at a SCHED_IDLE CPU is priced as the
- * whole group; spawn() (the run's tasks, as if forked by init before it) is not charged.
+ * are charged to the scanning CPU when it is done, as a select_idle_cpu() probe's fixed part
+ * and a share of a line per CPU (ACCT_IDLE_SCAN, slow_path_read_cost()); the path's next step
+ * (wake_up_new_task()'s activate_task(), sched_exec()'s stopper) waits for them
+ * (cpu_charges::owed_until()). Differs: find_idlest_group_cpu()'s early return at a SCHED_IDLE CPU
+ * is priced as the whole group; spawn() (the run's tasks, as if forked by init before it) is not
+ * charged.
  */
 int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int prev_cpu, u32 sd_flag)
 {
