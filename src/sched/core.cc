@@ -525,7 +525,9 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
     p.cpu = p.wake_cpu = new_cpu;
 }
 
-// kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.6 (no cpuset fallback).
+// kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.5 / 6.6 (no cpuset
+// fallback). Differs: the fallback is the first allowed CPU, where select_fallback_rq() tries
+// task_cpu(p)'s node first; only a spawn() outside the task's mask gets there (kernel-map.md).
 int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 {
     if (p.nr_cpus_allowed > 1)
