@@ -525,7 +525,9 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
     p.cpu = p.wake_cpu = new_cpu;
 }
 
-// kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.6 (no cpuset fallback).
+// kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.5 / 6.6 (no cpuset
+// fallback). Differs: the fallback is the first allowed CPU, where select_fallback_rq() tries
+// task_cpu(p)'s node first; only a spawn() outside the task's mask gets there (kernel-map.md).
 int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 {
     if (p.nr_cpus_allowed > 1)
@@ -552,7 +554,7 @@ bool kernel::idle_cpu(int cpu) const
         return false;
     if (r.nr_running)
         return false;
-    if (r.ttwu_pending && (now() >= r.ttwu_pending_visible || this_cpu_ == r.ttwu_pending_writer))
+    if (r.ttwu_pending_seen_by(this_cpu_, now()))
         return false;
     return !r.in_schedule;
 }
@@ -792,6 +794,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
              */
             r.ttwu_pending_visible = now() + charges_.params().wakeup;
             r.ttwu_pending_writer = this_cpu_;
+            r.ttwu_pending_cowriters.clear();
             lb_.lb_stats_changed(cpu);
             // An idle target must leave its C-state first (and may need the IPI too); the
             // waker sends it after its path's tracepoint writes (sched_tracepoint).
@@ -799,6 +802,15 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
                 sim_.after(charges_.remote_notify_delay(r, this_cpu_, cost_model::notify::ipi) +
                                charges_.tracepoint_owed(cpu_rq(this_cpu_)),
                            event_prio::ipi, this, ev_arg(EV_TTWU_IPI, static_cast<u32>(cpu)));
+        } else if (!r.ttwu_pending_seen_by(this_cpu_, now())) {
+            /*
+             * kernel: __ttwu_queue_wakelist(), 6.5 (sndrzt/linux-6.5 4f5cdb332210): every
+             * waker that queues writes ttwu_pending = 1 (WRITE_ONCE, not only the first),
+             * so a later waker that raced onto this CPU sees its own store at once too, and
+             * its next select_task_rq() finds the CPU busy; the others still from the first
+             * store's visibility.
+             */
+            r.ttwu_pending_cowriters.push_back(this_cpu_);
         }
         return true;
     }

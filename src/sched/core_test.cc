@@ -348,6 +348,42 @@ TEST(try_to_wake_up, v5_15_queues_a_wakee_for_an_idle_cpu_of_its_llc_directly)
 }
 
 /*
+ * The other two branches of ttwu_queue_cond(), 6.1+ (6.5 at sndrzt/linux-6.5 4f5cdb332210,
+ * 6.6.87 at Yunbaby8/linux-6.6.87-lab 7fe0c4ed5035; lane coreaudit), by hand: p pinned to
+ * cpu3 (select_task_rq() keeps the single allowed CPU). (a) cpu3 runs a hog: cpus share
+ * the cache and cpu3 is not the waker's, but nr_running is 1 -> ttwu_queue() activates p
+ * from cpu0 at once, no wake list. (b) cpu3 wakes p itself (its own CPU, idle: a timer's
+ * context): "cpu == smp_processor_id()" -> activated at once too.
+ */
+TEST(try_to_wake_up, a_busy_or_own_cpu_of_the_llc_is_activated_directly)
+{
+    for (const char* kernel : {"6.1", "tip-2023-08", "6.5", "6.6"}) {
+        {
+            sched_fixture t(small_machine(4), kernel);
+            t.spawn("hog", testlib::spin(), 3, 0, 3);
+            task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+            t.run_for(msecs(50)); // p ran on cpu3 between the hog's slices and sleeps
+            ASSERT_EQ(t.k->cpu_rq(3).nr_running, 1u) << kernel;
+            t.k->set_this_cpu(0);
+            ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+            EXPECT_EQ(p.cpu, 3) << kernel;
+            EXPECT_TRUE(p.on_rq) << kernel << ": (a) enqueued by the waker";
+            EXPECT_FALSE(t.k->cpu_rq(3).ttwu_pending) << kernel << ": (a) no wake list";
+        }
+        {
+            sched_fixture t(small_machine(4), kernel);
+            task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+            t.run_for(msecs(1)); // p ran on cpu3 and sleeps; cpu3 idles
+            ASSERT_TRUE(t.k->idle_cpu(3)) << kernel;
+            t.k->set_this_cpu(3);
+            ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+            EXPECT_TRUE(p.on_rq) << kernel << ": (b) enqueued by its own CPU";
+            EXPECT_FALSE(t.k->cpu_rq(3).ttwu_pending) << kernel << ": (b) no wake list";
+        }
+    }
+}
+
+/*
  * sched_ttwu_pending()'s clear of rq->ttwu_pending: before rq_lock_irqsave() in 5.15.0
  * (sndrzt/linux-5.15 75c6ad16ec64) and 6.1-rc7 (krr-io/linux-6.1.0 2a410d07ec5e), after the
  * enqueues from d6962c4fe8f9 (v6.2-rc1; 6.5 at sndrzt/linux-6.5 4f5cdb33). Two LLCs, cpu0-3

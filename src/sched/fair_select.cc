@@ -435,8 +435,7 @@ static bool idle_cpu_without(const kernel& k, const rq& r, const task_struct& p)
 {
     if (r.curr != &p)
         return k.idle_cpu(r.cpu);
-    return !(r.ttwu_pending &&
-             (k.now() >= r.ttwu_pending_visible || k.smp_processor_id() == r.ttwu_pending_writer));
+    return !r.ttwu_pending_seen_by(k.smp_processor_id(), k.now());
 }
 
 /*

@@ -336,6 +336,44 @@ TEST(try_to_wake_up, a_second_waker_stacks_on_a_cpu_whose_wake_list_it_cannot_se
 }
 
 /*
+ * The same race, one step on: __ttwu_queue_wakelist() (v6.5) has every waker that queues
+ * write ttwu_pending = 1, so cpu2, having stacked b on cpu5 before cpu1's store reached it,
+ * sees its own store at once: its next wakeup, at the same instant, finds cpu5 busy and
+ * places c elsewhere, while cpu3, which queued nothing, still finds cpu5 idle.
+ */
+TEST(try_to_wake_up, a_second_waker_sees_its_own_ttwu_pending_store_at_once)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.wakeup = 600;
+    c.ipi_wakeup = 1500;
+    sched_fixture t(llc16_machine(), "6.6", 1, "", c);
+    task_struct& a = t.spawn("a", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
+    task_struct& b = t.spawn("b", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
+    task_struct& w = t.spawn("c", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
+    t.run_for(msecs(1)); // all three ran on cpu5 and sleep; cpu5 idles
+    for (task_struct* p : {&a, &b, &w}) {
+        p->cpus_mask.set_all();
+        p->nr_cpus_allowed = p->cpus_mask.weight();
+    }
+    ASSERT_TRUE(t.k->idle_cpu(5));
+    t.k->set_this_cpu(1);
+    ASSERT_TRUE(t.k->wake_up_process(a));
+    ASSERT_EQ(a.cpu, 5);
+    t.k->set_this_cpu(2);
+    ASSERT_TRUE(t.k->idle_cpu(5)) << "cpu1's store is not visible to cpu2 yet";
+    ASSERT_TRUE(t.k->wake_up_process(b));
+    ASSERT_EQ(b.cpu, 5) << "so cpu2 stacks b there";
+    EXPECT_FALSE(t.k->idle_cpu(5)) << "cpu2 wrote ttwu_pending too and sees its own store";
+    t.k->set_this_cpu(3);
+    EXPECT_TRUE(t.k->idle_cpu(5)) << "cpu3 queued nothing: still the first store's window";
+    t.k->set_this_cpu(2);
+    ASSERT_TRUE(t.k->wake_up_process(w));
+    EXPECT_NE(w.cpu, 5) << "cpu2's next wakeup does not stack a third task on cpu5";
+    t.run_for(usecs(5)); // the IPI activates a and b
+    EXPECT_EQ(t.k->cpu_rq(5).nr_running, 2u);
+}
+
+/*
  * find_idlest_group() (since 57abff067a08, v5.5): with the local and the idlest
  * group both fully busy or overloaded, a NUMA domain keeps the task local
  * unless the remote group's load plus the allowed imbalance (NICE_0_LOAD *

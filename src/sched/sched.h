@@ -700,6 +700,24 @@ struct alignas(64) rq {
     struct dl_rq dl;              ///< the deadline class's runqueue
     sched_dl_entity fair_server;  ///< v6.12+: the fair class's dl_server (deadline.cc)
     struct scx_rq scx; ///< the ext class's (rq->scx); last: the fair path's fields keep their offsets
+    /// model: the CPUs other than ttwu_pending_writer that wrote ttwu_pending (queued here)
+    /// before that first store was visible to them: each sees its own store at once too
+    /// (after the fair path's fields, keeping their offsets)
+    std::vector<int> ttwu_pending_cowriters;
+
+    /// model: whether `cpu` reads rq->ttwu_pending as set at `now` (kernel::idle_cpu()): a
+    /// CPU that wrote it sees its own store at once, the others from ttwu_pending_visible.
+    bool ttwu_pending_seen_by(int cpu, sim_time now) const
+    {
+        if (!ttwu_pending)
+            return false;
+        if (now >= ttwu_pending_visible || cpu == ttwu_pending_writer)
+            return true;
+        for (const int c : ttwu_pending_cowriters)
+            if (c == cpu)
+                return true;
+        return false;
+    }
 };
 
 /// rq->cfs, the root cfs_rq: rq::root_cfs with autogroup on (the group entities queue
