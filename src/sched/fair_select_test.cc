@@ -922,7 +922,7 @@ void allow(task_struct& p, std::initializer_list<int> cpus = {})
 }
 
 /*
- * select_task_rq_fair(), WF_CURRENT_CPU (v6.6, ab83f455f04d; 6.12 and 6.18 the same): after
+ * select_task_rq_fair(), WF_CURRENT_CPU (read in v6.6.87, 6.12.19 and 6.18.2; not in v6.5): after
  * record_wakee(), a wakeup with WF_CURRENT_CPU whose wakee may run on the waker's CPU returns
  * that CPU, before wake_wide() and wake_affine(). Waker spinning on cpu0, wakee asleep on
  * idle cpu5 (same LLC): 6.6+ -> 0. 6.5 has no such branch: want_affine, wake_affine_idle()
