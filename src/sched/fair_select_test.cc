@@ -1119,5 +1119,45 @@ TEST(select_idle_cpu, scans_from_the_cpu_after_target_and_wraps)
     EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 9), 2);
 }
 
+/*
+ * sched_idle_cpu() (sched_idle_rq(): nr_running equals the root cfs_rq's idle_h_nr_running
+ * and is not 0; v6.5 = v6.6 = 5.15.0, 6.18.2 with the count renamed h_nr_idle) makes a CPU
+ * running only SCHED_IDLE tasks as good as an idle one at each of select_idle_sibling()'s
+ * tests: as target, as prev, and in select_idle_cpu()'s scan (__select_idle_cpu()). A
+ * SCHED_IDLE spinner on cpu3, normal spinners on 0-2 and 4, the rest idle: target 3 -> 3;
+ * target 0, prev 3 -> 3; target 0 = prev, recent_used_cpu 0: the scan from cpu1 -> 3 (the
+ * idle cpu5 comes later).
+ */
+TEST(select_idle_sibling, a_cpu_running_only_sched_idle_tasks_counts_as_idle)
+{
+    sched_fixture t(llc16_machine(), "6.6");
+    for (int cpu : {0, 1, 2, 4})
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_opts o;
+    o.comm = "idle-policy";
+    o.policy = SCHED_IDLE;
+    o.cpu = 3;
+    o.allowed = cpumask(t.m.nr_cpus());
+    o.allowed.set(3);
+    t.k->spawn(testlib::spin(), o);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 20, 0, 20);
+    t.run_for(msecs(1));
+    allow(p);
+    t.k->set_this_cpu(0);
+    ASSERT_FALSE(available_idle_cpu(*t.k, 3));
+    ASSERT_TRUE(sched_idle_cpu(*t.k, 3));
+    ASSERT_FALSE(sched_idle_cpu(*t.k, 2));
+    t.k->topology().cpu(0).sd_llc_shared->nr_idle_scan = 16;
+    p.recent_used_cpu = 0;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 0, 3), 3);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "target idle");
+    p.recent_used_cpu = 0;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 3, 0), 3);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "prev idle");
+    p.recent_used_cpu = 0;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 0, 0), 3);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "select_idle_cpu: idle cpu");
+}
+
 } // namespace
 } // namespace schedlab
