@@ -371,11 +371,12 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
 }
 
 /*
- * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.100 has the
- * same logic). target if idle; prev if idle and cache-affine; the task's
- * recent_used_cpu; an idle SMT sibling of prev when the LLC has no idle core;
- * then select_idle_cpu(); else target, where stacking happens.
- * Not modelled: the asym-capacity variant and the per-CPU-kthread stacking rule.
+ * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.0 and 6.1-rc7 the
+ * same but their recent_used_cpu affinity test, docs/kernel-map.md). target if idle; prev if idle
+ * and cache-affine; the task's recent_used_cpu; an idle SMT sibling of prev when the LLC has no
+ * idle core; then select_idle_cpu(); else target, where stacking happens. Not modelled: the
+ * asym-capacity variant, the per-CPU-kthread stacking rule (no kernel threads here) and 6.8+'s
+ * cluster-first scan (6.12/6.18; open, docs/kernel-map.md).
  */
 int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
 {
@@ -729,6 +730,8 @@ int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int pr
  * lowest SD_WAKE_AFFINE domain spanning both the waker's CPU and prev unless
  * wake_wide(), then select_idle_sibling(). Fork/exec: the slow path from the
  * highest domain with SD_BALANCE_FORK/EXEC.
+ * Differs (open, docs/kernel-map.md): the kernel's sync is WF_SYNC unless current has
+ * PF_EXITING (an exiting child's wakeup of its parent is not sync); here WF_SYNC as given.
  */
 int select_task_rq_fair(kernel& k, task_struct& p, int prev_cpu, int wake_flags)
 {

@@ -900,5 +900,264 @@ TEST(wake_affine_idle, a_sync_wakeup_leaves_a_delayed_task_out_of_the_wakers_cou
     }
 }
 
+/*
+ * Conformance tests of the wakeup placement path (lane sisaudit), each hand-worked from
+ * kernel/sched/fair.c of v6.5 (sndrzt/linux-6.5 4f5cdb332210) and v6.6.87
+ * (Yunbaby8/linux-6.6.87-lab 7fe0c4ed5035); where 5.15.0 (sndrzt/linux-5.15 75c6ad16ec64),
+ * 6.1-rc7 (krr-io/linux-6.1.0 2a410d07ec5e), 6.12.19 (wishday/linux-6.12.y 21ae40e85ea7)
+ * or 6.18.2 (gfunkmonk/linux-6.18.2 062668f4d006) differ on the branch it is said.
+ */
+
+/// Makes p, asleep on its pinned CPU, allowed on `cpus` (all CPUs when empty).
+void allow(task_struct& p, std::initializer_list<int> cpus = {})
+{
+    if (cpus.size() == 0) {
+        p.cpus_mask.set_all();
+    } else {
+        p.cpus_mask.clear_all();
+        for (const int c : cpus)
+            p.cpus_mask.set(c);
+    }
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+}
+
+/*
+ * select_task_rq_fair(), WF_CURRENT_CPU (read in v6.6.87, 6.12.19 and 6.18.2; not in v6.5): after
+ * record_wakee(), a wakeup with WF_CURRENT_CPU whose wakee may run on the waker's CPU returns
+ * that CPU, before wake_wide() and wake_affine(). Waker spinning on cpu0, wakee asleep on
+ * idle cpu5 (same LLC): 6.6+ -> 0. 6.5 has no such branch: want_affine, wake_affine_idle()
+ * finds prev idle -> prev, select_idle_sibling(5, 5): target 5 idle -> 5. A wakee not allowed
+ * on the waker's CPU skips the branch on 6.6 too -> 5.
+ */
+TEST(select_task_rq_fair, wf_current_cpu_takes_the_wakers_cpu_from_6_6)
+{
+    for (const char* spec : {"6.5", "6.6", "6.12", "6.18"}) {
+        sched_fixture t(llc16_machine(), spec);
+        t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 5, 0, 5);
+        t.run_for(msecs(1));
+        allow(p);
+        t.k->set_this_cpu(0);
+        ASSERT_TRUE(available_idle_cpu(*t.k, 5)) << spec;
+        const bool v6_5 = std::string(spec) == "6.5";
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 5, WF_TTWU | WF_CURRENT_CPU), v6_5 ? 5 : 0) << spec;
+        allow(p, {4, 5});
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 5, WF_TTWU | WF_CURRENT_CPU), 5) << spec;
+    }
+}
+
+/*
+ * select_task_rq_fair(): want_affine needs the waker's CPU in p->cpus_ptr. A sync wakeup from
+ * cpu0 (running only the waker) of a task allowed on {5, 6}, both busy: not want_affine, so no
+ * wake_affine() and the walk stops at the first domain without SD_BALANCE_WAKE (sd stays
+ * NULL); select_idle_sibling(prev 5, target 5) finds no idle allowed CPU -> 5. Were
+ * wake_affine() asked, its sync test would answer cpu0 and select_idle_sibling(5, 0) would
+ * return target 0, a CPU p may not use. All profiles (5.15.0 to 6.18.2 the same).
+ */
+TEST(select_task_rq_fair, a_waker_cpu_the_wakee_may_not_use_is_never_the_affine_target)
+{
+    for (const char* spec : {"5.15", "6.1", "6.5", "6.6", "6.18"}) {
+        sched_fixture t(llc16_machine(), spec);
+        t.spawn("waker", testlib::spin(), 0, 0, 0);
+        t.spawn("busy5", testlib::spin(), 5, 0, 5);
+        t.spawn("busy6", testlib::spin(), 6, 0, 6);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 5, 0, 5);
+        t.run_for(msecs(1));
+        allow(p, {5, 6});
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->cpu_rq(0).nr_running, 1u) << spec;
+        p.recent_used_cpu = 5;
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 5, WF_TTWU | WF_SYNC), 5) << spec;
+    }
+}
+
+/*
+ * wake_affine_idle()'s first test (v6.5 = v6.6 = 5.15.0 = 6.18.2): the waker's CPU is idle (a
+ * wakeup from interrupt context) and shares the LLC with prev: prev if prev is idle too, else
+ * the waker's CPU. With prev in another LLC the test does not apply: prev if idle (the third
+ * test), else no answer. Two LLCs of 8 CPUs per socket; the waker's cpu0 idle.
+ */
+TEST(wake_affine_idle, an_idle_wakers_cpu_takes_the_wakee_only_from_its_own_llc)
+{
+    sched_fixture t(llc16_machine(1, 8), "6.6");
+    t.spawn("busy5", testlib::spin(), 5, 0, 5);
+    t.spawn("busy9", testlib::spin(), 9, 0, 9);
+    t.run_for(msecs(1));
+    t.k->set_this_cpu(0);
+    ASSERT_TRUE(available_idle_cpu(*t.k, 0));
+    ASSERT_TRUE(t.k->topology().cpus_share_cache(0, 5));
+    ASSERT_FALSE(t.k->topology().cpus_share_cache(0, 9));
+    const int no_answer = std::numeric_limits<int>::max();
+    EXPECT_EQ(wake_affine_idle(*t.k, 0, 5, 0), 0) << "same LLC, prev busy: the idle waker's CPU";
+    EXPECT_EQ(wake_affine_idle(*t.k, 0, 4, 0), 4) << "same LLC, prev idle: prev";
+    EXPECT_EQ(wake_affine_idle(*t.k, 0, 9, 0), no_answer) << "other LLC, prev busy";
+    EXPECT_EQ(wake_affine_idle(*t.k, 0, 10, 0), 10) << "other LLC, prev idle";
+}
+
+/*
+ * select_idle_sibling() (v6.5 = v6.6 = 5.15.0 = 6.1-rc7 = 6.12.19 = 6.18.2 for these branches on
+ * a machine without clusters): an idle target is taken before an idle prev; an idle prev in
+ * another LLC than target is not taken, and the scan of target's LLC from target + 1 finds
+ * its first idle CPU. Two LLCs of 8 CPUs per socket; cpus 0-2 busy.
+ */
+TEST(select_idle_sibling, an_idle_target_first_and_never_a_prev_outside_its_llc)
+{
+    sched_fixture t(llc16_machine(1, 8), "6.6");
+    for (int cpu : {0, 1, 2})
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 9, 0, 9);
+    t.run_for(msecs(1));
+    allow(p);
+    t.k->set_this_cpu(0);
+    p.recent_used_cpu = 9;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 9, 9), 9) << "target (== prev) idle";
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "target idle");
+    p.recent_used_cpu = 9;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 4, 5), 5) << "target idle before prev";
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "target idle");
+    p.recent_used_cpu = 9;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 9, 0), 3) << "prev 9 idle but in the other LLC";
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "select_idle_cpu: idle cpu");
+}
+
+/*
+ * select_idle_sibling()'s recent_used_cpu (v6.5 = v6.6 = 6.12.19 = 6.18.2): p->recent_used_cpu
+ * becomes prev, and the old value is returned when it is neither prev nor target, shares the
+ * LLC with target, is idle and p may run there. Target 0 and prev 1 busy, cpus 2-7 idle:
+ * recent 6 -> 6 (the scan would find 2); recent 6 not allowed -> the scan's 2; recent 9 (other
+ * LLC) -> 2. 5.15.0 and 6.1-rc7 test p->recent_used_cpu, already prev, against cpus_ptr: the
+ * same outcome unless p may run on one of the two CPUs only (not exercised here).
+ */
+TEST(select_idle_sibling, takes_an_idle_recent_used_cpu_in_targets_llc_before_scanning)
+{
+    sched_fixture t(llc16_machine(1, 8), "6.6");
+    for (int cpu : {0, 1})
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+    t.run_for(msecs(1));
+    allow(p);
+    t.k->set_this_cpu(0);
+    p.recent_used_cpu = 6;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), 6);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "recent_used_cpu idle");
+    EXPECT_EQ(p.recent_used_cpu, 1) << "prev is remembered";
+    p.recent_used_cpu = 6;
+    allow(p, {0, 1, 2, 3, 4, 5, 7});
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), 2) << "recent 6 not allowed";
+    allow(p);
+    p.recent_used_cpu = 9;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), 2) << "recent 9 is in the other LLC";
+    EXPECT_EQ(p.recent_used_cpu, 1);
+}
+
+/*
+ * select_idle_sibling() on SMT with no idle core in target's LLC (v6.5 = v6.6 = 5.15.0 = 6.18.2;
+ * 6.6+ also check the sibling is in the LLC's span, always so here): select_idle_smt(p, prev)
+ * returns an idle allowed sibling of prev before select_idle_cpu() scans. 8 cores x SMT2 per
+ * socket, core c = {c, c + 16}; first threads 0-7 busy, so no core is idle; target 0, prev 1.
+ * The scan from cpu1 would visit 1..7 (busy), then 16: idle -> 16. The SMT branch -> 17.
+ */
+TEST(select_idle_sibling, an_idle_smt_sibling_of_prev_before_the_llc_scan)
+{
+    sched_fixture t(llc16_machine(2), "6.6");
+    for (int cpu = 0; cpu < 8; ++cpu)
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 17);
+    t.run_for(msecs(1));
+    allow(p);
+    t.k->set_this_cpu(0);
+    sched_domain* sd = t.k->topology().cpu(0).sd_llc;
+    ASSERT_TRUE(sd->span.test(17) && sd->span.test(16));
+    sd->shared->has_idle_cores = false; // as a fruitless idle-core scan leaves it
+    sd->shared->nr_idle_scan = 16;
+    p.recent_used_cpu = 1;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 0), 16) << "what the scan alone finds";
+    p.recent_used_cpu = 1;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), 17);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "idle SMT sibling of prev");
+}
+
+/*
+ * __update_idle_core() (v6.5 = v6.6 = 5.15.0): a CPU going idle marks its LLC as having an idle
+ * core only when every other SMT sibling is idle (available_idle_cpu()). 8 cores x SMT2, core 1
+ * = {1, 17}: 17 busy, so cpu1 going idle leaves has_idle_cores false; cpu2's sibling 18 is
+ * idle: true.
+ */
+TEST(update_idle_core, marks_an_idle_core_only_when_every_sibling_is_idle)
+{
+    sched_fixture t(llc16_machine(2), "6.6");
+    t.spawn("busy17", testlib::spin(), 17, 0, 17);
+    t.run_for(msecs(1));
+    sched_domain_shared* sds = t.k->topology().cpu(1).sd_llc_shared;
+    ASSERT_NE(sds, nullptr);
+    sds->has_idle_cores = false;
+    update_idle_core(*t.k, t.k->cpu_rq(1));
+    EXPECT_FALSE(sds->has_idle_cores) << "sibling 17 is busy";
+    update_idle_core(*t.k, t.k->cpu_rq(2));
+    EXPECT_TRUE(sds->has_idle_cores) << "sibling 18 is idle";
+}
+
+/*
+ * select_idle_cpu()'s order (v6.5 = v6.6 = 5.15.0 = 6.18.2 on a machine without clusters):
+ * for_each_cpu_wrap(cpu, cpus, target + 1), so the first idle CPU after target, wrapping
+ * past the LLC's last CPU. One 16-CPU LLC, only cpus 2 and 7 idle: target 5 -> 7; target 9
+ * (10..15, then 0, 1 busy) -> 2.
+ */
+TEST(select_idle_cpu, scans_from_the_cpu_after_target_and_wraps)
+{
+    sched_fixture t(llc16_machine(), "6.6");
+    for (int cpu = 0; cpu < 16; ++cpu)
+        if (cpu != 2 && cpu != 7)
+            t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 20, 0, 20);
+    t.run_for(msecs(1));
+    allow(p);
+    t.k->set_this_cpu(5);
+    sched_domain* sd = t.k->topology().cpu(5).sd_llc;
+    sd->shared->nr_idle_scan = 16;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 5), 7);
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 9), 2);
+}
+
+/*
+ * sched_idle_cpu() (sched_idle_rq(): nr_running equals the root cfs_rq's idle_h_nr_running
+ * and is not 0; v6.5 = v6.6 = 5.15.0, 6.18.2 with the count renamed h_nr_idle) makes a CPU
+ * running only SCHED_IDLE tasks as good as an idle one at each of select_idle_sibling()'s
+ * tests: as target, as prev, and in select_idle_cpu()'s scan (__select_idle_cpu()). A
+ * SCHED_IDLE spinner on cpu3, normal spinners on 0-2 and 4, the rest idle: target 3 -> 3;
+ * target 0, prev 3 -> 3; target 0 = prev, recent_used_cpu 0: the scan from cpu1 -> 3 (the
+ * idle cpu5 comes later).
+ */
+TEST(select_idle_sibling, a_cpu_running_only_sched_idle_tasks_counts_as_idle)
+{
+    sched_fixture t(llc16_machine(), "6.6");
+    for (int cpu : {0, 1, 2, 4})
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+    task_opts o;
+    o.comm = "idle-policy";
+    o.policy = SCHED_IDLE;
+    o.cpu = 3;
+    o.allowed = cpumask(t.m.nr_cpus());
+    o.allowed.set(3);
+    t.k->spawn(testlib::spin(), o);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 20, 0, 20);
+    t.run_for(msecs(1));
+    allow(p);
+    t.k->set_this_cpu(0);
+    ASSERT_FALSE(available_idle_cpu(*t.k, 3));
+    ASSERT_TRUE(sched_idle_cpu(*t.k, 3));
+    ASSERT_FALSE(sched_idle_cpu(*t.k, 2));
+    t.k->topology().cpu(0).sd_llc_shared->nr_idle_scan = 16;
+    p.recent_used_cpu = 0;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 0, 3), 3);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "target idle");
+    p.recent_used_cpu = 0;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 3, 0), 3);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "prev idle");
+    p.recent_used_cpu = 0;
+    EXPECT_EQ(select_idle_sibling(*t.k, p, 0, 0), 3);
+    EXPECT_STREQ(t.k->decisions().last_sis_branch(), "select_idle_cpu: idle cpu");
+}
+
 } // namespace
 } // namespace schedlab
