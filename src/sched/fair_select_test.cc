@@ -302,6 +302,32 @@ TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
 }
 
 /*
+ * The wake-list race tests' setting: a waker's path takes 600 ns (costs().wakeup), a
+ * remote wakeup's IPI 1.5 us, and the named tasks ran on cpu5 and sleep for 10 s, then may
+ * run on any CPU of llc16_machine().
+ */
+cost_params wakelist_race_costs()
+{
+    cost_params c = sched_fixture::no_costs();
+    c.wakeup = 600;
+    c.ipi_wakeup = 1500;
+    return c;
+}
+
+std::vector<task_struct*> sleepers_of_cpu5(sched_fixture& t, const std::vector<std::string>& names)
+{
+    std::vector<task_struct*> tasks;
+    for (const std::string& name : names)
+        tasks.push_back(&t.spawn(name, testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5));
+    t.run_for(msecs(1)); // all ran on cpu5 and sleep; cpu5 idles
+    for (task_struct* p : tasks) {
+        p->cpus_mask.set_all();
+        p->nr_cpus_allowed = p->cpus_mask.weight();
+    }
+    return tasks;
+}
+
+/*
  * The select_task_rq()/enqueue race (SIS_SHORT v6's changelog): a waker that
  * queued a wakee on idle cpu5's wake list sees ttwu_pending at once; another
  * CPU sees it only after the first waker's path (costs().wakeup), so it still
@@ -309,17 +335,10 @@ TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
  */
 TEST(try_to_wake_up, a_second_waker_stacks_on_a_cpu_whose_wake_list_it_cannot_see_yet)
 {
-    cost_params c = sched_fixture::no_costs();
-    c.wakeup = 600;
-    c.ipi_wakeup = 1500;
-    sched_fixture t(llc16_machine(), "6.6", 1, "", c);
-    task_struct& a = t.spawn("a", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
-    task_struct& b = t.spawn("b", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
-    t.run_for(msecs(1)); // both ran on cpu5 and sleep; cpu5 idles
-    for (task_struct* p : {&a, &b}) {
-        p->cpus_mask.set_all();
-        p->nr_cpus_allowed = p->cpus_mask.weight();
-    }
+    sched_fixture t(llc16_machine(), "6.6", 1, "", wakelist_race_costs());
+    const std::vector<task_struct*> ab = sleepers_of_cpu5(t, {"a", "b"});
+    task_struct& a = *ab[0];
+    task_struct& b = *ab[1];
     ASSERT_TRUE(t.k->idle_cpu(5));
     t.k->set_this_cpu(1);
     ASSERT_TRUE(t.k->wake_up_process(a));
@@ -343,18 +362,11 @@ TEST(try_to_wake_up, a_second_waker_stacks_on_a_cpu_whose_wake_list_it_cannot_se
  */
 TEST(try_to_wake_up, a_second_waker_sees_its_own_ttwu_pending_store_at_once)
 {
-    cost_params c = sched_fixture::no_costs();
-    c.wakeup = 600;
-    c.ipi_wakeup = 1500;
-    sched_fixture t(llc16_machine(), "6.6", 1, "", c);
-    task_struct& a = t.spawn("a", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
-    task_struct& b = t.spawn("b", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
-    task_struct& w = t.spawn("c", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
-    t.run_for(msecs(1)); // all three ran on cpu5 and sleep; cpu5 idles
-    for (task_struct* p : {&a, &b, &w}) {
-        p->cpus_mask.set_all();
-        p->nr_cpus_allowed = p->cpus_mask.weight();
-    }
+    sched_fixture t(llc16_machine(), "6.6", 1, "", wakelist_race_costs());
+    const std::vector<task_struct*> abc = sleepers_of_cpu5(t, {"a", "b", "c"});
+    task_struct& a = *abc[0];
+    task_struct& b = *abc[1];
+    task_struct& w = *abc[2];
     ASSERT_TRUE(t.k->idle_cpu(5));
     t.k->set_this_cpu(1);
     ASSERT_TRUE(t.k->wake_up_process(a));
