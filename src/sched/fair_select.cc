@@ -729,13 +729,13 @@ int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int pr
  * but for WF_CURRENT_CPU). Wakeups: record_wakee, then wake_affine in the
  * lowest SD_WAKE_AFFINE domain spanning both the waker's CPU and prev unless
  * wake_wide(), then select_idle_sibling(). Fork/exec: the slow path from the
- * highest domain with SD_BALANCE_FORK/EXEC.
- * Differs (open, docs/kernel-map.md): the kernel's sync is WF_SYNC unless current has
- * PF_EXITING (an exiting child's wakeup of its parent is not sync); here WF_SYNC as given.
+ * highest domain with SD_BALANCE_FORK/EXEC. sync is WF_SYNC unless current is PF_EXITING
+ * (5.15.0 to 6.18.2): an exiting child's wakeup of its parent is not sync; only this local
+ * sync is cleared, other readers of wake_flags see WF_SYNC.
  */
 int select_task_rq_fair(kernel& k, task_struct& p, int prev_cpu, int wake_flags)
 {
-    const int sync = (wake_flags & WF_SYNC) ? 1 : 0;
+    const int sync = ((wake_flags & WF_SYNC) && !(k.current()->flags & PF_EXITING)) ? 1 : 0;
     const u32 sd_flag = static_cast<u32>(wake_flags & 0xF);
     const int cpu = k.smp_processor_id();
     int new_cpu = prev_cpu;

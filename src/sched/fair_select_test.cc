@@ -984,6 +984,34 @@ TEST(select_task_rq_fair, a_waker_cpu_the_wakee_may_not_use_is_never_the_affine_
 }
 
 /*
+ * select_task_rq_fair()'s sync (5.15.0, 6.1-rc7, v6.5, v6.6.87, 6.12.19, 6.18.2 the same):
+ * WF_SYNC unless current is PF_EXITING, which exit_signals() sets at the top of do_exit(), so
+ * an exiting child's wakeup of its parent (exit_notify(), WF_SYNC) is not sync. Two LLCs of 8
+ * CPUs per socket; the waker spins alone on cpu0, the wakee sleeps with prev 9 (the other
+ * LLC, idle). Sync: wake_affine_idle()'s sync test takes cpu0, select_idle_sibling(9, 0) finds
+ * target busy, prev in another LLC, and scans to cpu1. Exiting waker: no sync, so
+ * wake_affine_idle() keeps the idle prev 9, and select_idle_sibling(9, 9) returns it.
+ */
+TEST(select_task_rq_fair, a_sync_wakeup_by_an_exiting_task_is_not_sync)
+{
+    for (const char* spec : {"5.15", "6.1", "6.5", "6.6", "6.12", "6.18"}) {
+        sched_fixture t(llc16_machine(1, 8), spec);
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 9, 0, 9);
+        t.run_for(msecs(1));
+        allow(p);
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker) << spec;
+        ASSERT_TRUE(available_idle_cpu(*t.k, 9)) << spec;
+        p.recent_used_cpu = 9;
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 9, WF_TTWU | WF_SYNC), 1) << spec << ": sync";
+        waker.flags |= PF_EXITING;
+        p.recent_used_cpu = 9;
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 9, WF_TTWU | WF_SYNC), 9) << spec << ": exiting";
+    }
+}
+
+/*
  * wake_affine_idle()'s first test (v6.5 = v6.6 = 5.15.0 = 6.18.2): the waker's CPU is idle (a
  * wakeup from interrupt context) and shares the LLC with prev: prev if prev is idle too, else
  * the waker's CPU. With prev in another LLC the test does not apply: prev if idle (the third
