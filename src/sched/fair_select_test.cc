@@ -289,6 +289,37 @@ TEST(select_idle_cpu, sis_prop_returns_before_its_bookkeeping_when_the_depth_run
     EXPECT_EQ(sd->avg_scan_cost, 800u - 800u / 8) << "update_avg(&avg_scan_cost, 0)";
 }
 
+/*
+ * SIS_PROP's wake_avg_idle starts at avg_idle (sched_init(): 5.15.0 at sndrzt/linux-5.15
+ * 75c6ad16ec64, 6.1-rc7, v6.5), halved only at a wakeup from idle (ttwu_do_wakeup()). Before
+ * cpu1's first wakeup from idle, with avg_scan_cost + 1 = 2 * avg_idle, the depth is
+ * 16 * avg_idle / (2 * avg_idle) = 8: from target 1 the scan probes 2-4 (busy) and takes cpu5.
+ * Starting at avg_idle / 2 would give span_avg = 4 * avg_cost, so nr = 4: no CPU found.
+ */
+TEST(select_idle_cpu, sis_prop_starts_with_the_whole_avg_idle_before_a_wakeup_from_idle)
+{
+    sched_fixture t(llc16_machine(), "5.15");
+    for (int cpu = 0; cpu < t.k->nr_cpu_ids(); ++cpu)
+        EXPECT_EQ(t.k->cpu_rq(cpu).wake_avg_idle, t.k->cpu_rq(cpu).avg_idle) << cpu;
+    for (int cpu = 1; cpu <= 4; ++cpu)
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), 0, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(1));
+    p.cpus_mask.set_all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    t.k->set_this_cpu(1);
+    rq& this_rq = t.k->cpu_rq(1);
+    ASSERT_EQ(jiffies(*t.k), 0u);
+    ASSERT_EQ(this_rq.wake_avg_idle, this_rq.avg_idle) << "cpu1 has not woken from idle";
+    sched_domain* sd = t.k->topology().cpu(1).sd_llc;
+    ASSERT_EQ(sd->span_weight, 16);
+    sd->avg_scan_cost = 2 * this_rq.avg_idle - 1;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), 5);
+    this_rq.wake_avg_idle = this_rq.avg_idle / 2;
+    sd->avg_scan_cost = 2 * this_rq.avg_idle - 1;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), -1) << "from avg_idle / 2: nr = 4";
+}
+
 TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
 {
     sched_fixture t(llc16_machine(), "6.6");
