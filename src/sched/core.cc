@@ -530,7 +530,8 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
 
 // kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.5 / 6.6 (no cpuset
 // fallback). Differs: the fallback is the first allowed CPU, where select_fallback_rq() tries
-// task_cpu(p)'s node first; only a spawn() outside the task's mask gets there (kernel-map.md).
+// task_cpu(p)'s node first; a spawn() outside the task's mask gets there, and on the 5.15 and
+// 6.1 profiles select_idle_sibling()'s recent_used_cpu when only prev is allowed (kernel-map.md).
 int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 {
     if (p.nr_cpus_allowed > 1)

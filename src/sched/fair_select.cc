@@ -371,8 +371,10 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
 }
 
 /*
- * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.0 and 6.1-rc7 the
- * same but their recent_used_cpu affinity test, docs/kernel-map.md). target if idle; prev if idle
+ * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.0 and 6.1-rc7 the same but
+ * their recent_used_cpu affinity test, which takes p->recent_used_cpu after it became prev:
+ * 89aafd67f28c, v5.15-rc1, fixed by ae2ad293d6be, v6.5-rc2; the 5.15 and 6.1 profiles and
+ * their tips, kernel_behaviour::sis_recent_used_cpu_tests_prev). target if idle; prev if idle
  * and cache-affine; the task's recent_used_cpu; an idle SMT sibling of prev when the LLC has no
  * idle core; then select_idle_cpu(); else target, where stacking happens. Not modelled: the
  * asym-capacity variant, the per-CPU-kthread stacking rule (no kernel threads here) and 6.8+'s
@@ -391,11 +393,14 @@ int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
 
     const int recent_used_cpu = p.recent_used_cpu;
     p.recent_used_cpu = prev;
+    // 5.15/6.1 test p->recent_used_cpu, now prev, for p's affinity (until ae2ad293d6be, v6.5).
+    const int recent_allowed_cpu =
+        k.config().behaviour.sis_recent_used_cpu_tests_prev ? p.recent_used_cpu : recent_used_cpu;
     k.decisions().sis_branch("recent_used_cpu idle");
     if (recent_used_cpu != prev && recent_used_cpu != target &&
         k.topology().cpus_share_cache(recent_used_cpu, target) &&
         (available_idle_cpu(k, recent_used_cpu) || sched_idle_cpu(k, recent_used_cpu)) &&
-        p.cpus_mask.test(recent_used_cpu))
+        p.cpus_mask.test(recent_allowed_cpu))
         return recent_used_cpu;
 
     sched_domain* sd = k.topology().cpu(target).sd_llc;

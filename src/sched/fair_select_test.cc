@@ -1097,7 +1097,7 @@ TEST(select_idle_sibling, an_idle_target_first_and_never_a_prev_outside_its_llc)
  * LLC with target, is idle and p may run there. Target 0 and prev 1 busy, cpus 2-7 idle:
  * recent 6 -> 6 (the scan would find 2); recent 6 not allowed -> the scan's 2; recent 9 (other
  * LLC) -> 2. 5.15.0 and 6.1-rc7 test p->recent_used_cpu, already prev, against cpus_ptr: the
- * same outcome unless p may run on one of the two CPUs only (not exercised here).
+ * same outcome unless p may run on one of the two CPUs only (the next test).
  */
 TEST(select_idle_sibling, takes_an_idle_recent_used_cpu_in_targets_llc_before_scanning)
 {
@@ -1119,6 +1119,36 @@ TEST(select_idle_sibling, takes_an_idle_recent_used_cpu_in_targets_llc_before_sc
     p.recent_used_cpu = 9;
     EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), 2) << "recent 9 is in the other LLC";
     EXPECT_EQ(p.recent_used_cpu, 1);
+}
+
+/*
+ * select_idle_sibling()'s recent_used_cpu affinity test by profile: 5.15.0 and 6.1-rc7 test
+ * p->recent_used_cpu, already prev (89aafd67f28c), 6.5 and later the old recent_used_cpu
+ * (ae2ad293d6be, v6.5-rc2). Target 0 and prev 1 busy, cpus 2-7 idle, recent 6. Prev allowed,
+ * 6 not: 5.15/6.1 return 6 (select_task_rq()'s fallback then corrects it), 6.5+ scan to 2.
+ * 6 allowed, prev not (after an affinity change): 5.15/6.1 scan to 2, 6.5+ return 6.
+ */
+TEST(select_idle_sibling, recent_used_cpus_affinity_test_reads_prev_on_5_15_and_6_1)
+{
+    for (const char* spec : {"5.15", "5.15-rc3", "6.1", "tip-2023-02", "6.5", "6.6", "6.18"}) {
+        sched_fixture t(llc16_machine(1, 8), spec);
+        for (int cpu : {0, 1})
+            t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        t.k->set_this_cpu(0);
+        const std::string v = spec;
+        const bool tests_prev = v == "5.15" || v == "5.15-rc3" || v == "6.1" || v == "tip-2023-02";
+        allow(p, {0, 1, 2, 3, 4, 5, 7});
+        p.recent_used_cpu = 6;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), tests_prev ? 6 : 2)
+            << spec << ": 6 not allowed";
+        EXPECT_EQ(p.recent_used_cpu, 1) << spec;
+        allow(p, {0, 2, 3, 4, 5, 6, 7});
+        p.recent_used_cpu = 6;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), tests_prev ? 2 : 6)
+            << spec << ": prev not allowed";
+    }
 }
 
 /*
