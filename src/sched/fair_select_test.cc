@@ -1184,6 +1184,56 @@ TEST(select_idle_sibling, an_idle_smt_sibling_of_prev_before_the_llc_scan)
  * = {1, 17}: 17 busy, so cpu1 going idle leaves has_idle_cores false; cpu2's sibling 18 is
  * idle: true.
  */
+/// One LLC of 8 cores in two clusters of 4 (L2 shared by 4 cores), no SMT: the CLS domain survives.
+machine cluster_machine()
+{
+    symmetric_machine_spec s;
+    s.name = "test-llc8-cls4";
+    s.cores_per_socket = 8;
+    s.cores_per_llc = 8;
+    s.cores_per_cluster = 4;
+    return make_symmetric_machine(s, "test");
+}
+
+/*
+ * The cluster-first wakeup scan (v6.8's 8881e1639f1f and 22165f61d0c4; read in 6.12.19 and
+ * 6.18.2), on a machine whose CLS domain survives: cpus 5-7 busy, target 6, prev 1 idle
+ * (same LLC, other cluster). 6.6: select_idle_sibling() takes the idle prev; the scan from
+ * cpu7 wraps to cpu0. 6.12/6.18/tip-2023-12: prev is kept aside (it does not share target's
+ * cluster, cpus_share_resources()); select_idle_cpu() scans target's cluster {4-7} first from
+ * cpu7 and takes cpu4. With SIS_UTIL's depth at 0 (nr_idle_scan 0: no scan) the kept prev
+ * is the answer, not target.
+ */
+TEST(select_idle_sibling, scans_targets_cluster_first_and_keeps_prev_aside_from_v6_8)
+{
+    for (const char* spec : {"6.6", "6.12", "6.18", "tip-2023-12"}) {
+        sched_fixture t(cluster_machine(), spec);
+        ASSERT_EQ(t.k->topology().cpu(6).sd_llc->groups.front().flags & SD_CLUSTER, SD_CLUSTER);
+        ASSERT_TRUE(t.k->topology().sched_cluster_active);
+        for (int cpu : {5, 6, 7})
+            t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        allow(p);
+        t.k->set_this_cpu(6);
+        const bool cluster_first = std::string(spec) != "6.6";
+        sched_domain* sd = t.k->topology().cpu(6).sd_llc;
+        sched_domain_shared* sds = t.k->topology().cpu(6).sd_llc_shared;
+        sds->nr_idle_scan = 8;
+        EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 6), cluster_first ? 4 : 0) << spec;
+        p.recent_used_cpu = 1;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 6), cluster_first ? 4 : 1) << spec;
+        sds->nr_idle_scan = 0;
+        p.recent_used_cpu = 1;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 6), 1) << spec;
+        EXPECT_STREQ(t.k->decisions().last_sis_branch(),
+                     cluster_first
+                         ? "no idle cpu found: prev or recent_used_cpu outside the cluster"
+                         : "prev idle")
+            << spec;
+    }
+}
+
 TEST(update_idle_core, marks_an_idle_core_only_when_every_sibling_is_idle)
 {
     sched_fixture t(llc16_machine(2), "6.6");

@@ -96,6 +96,10 @@ struct kernel_behaviour {
     /// tests p->recent_used_cpu, already overwritten with prev, against p->cpus_ptr; false: the
     /// old recent_used_cpu it returns
     bool sis_recent_used_cpu_tests_prev = false;
+    /// v6.8+ (8881e1639f1f, 22165f61d0c4): with sched_cluster_active, select_idle_cpu() scans
+    /// target's cluster first and select_idle_sibling() returns an idle prev or recent_used_cpu
+    /// at once only if it shares target's cluster (cpus_share_resources())
+    bool sis_cluster_first = false;
     bool numa_imb_nr = true;              ///< 6.x imb_numa_nr; false: 5.15's "< 25% busy" rule
     bool newidle_5_15 = false;            ///< 5.15 newidle gate (migration_cost) and sticky decay
     bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency
