@@ -7,7 +7,8 @@
  *
  * Kernel versions: the code follows 6.6; where 5.15, 6.1 or 6.5 differ
  * (the ttwu_move_affine counting of wake_affine, SIS_PROP vs SIS_UTIL) the
- * difference is selected by the profile's features or policy.
+ * difference is selected by the profile's features or policy; so is what
+ * later versions add (WF_CURRENT_CPU, v6.8's cluster-first scan).
  * Not modelled: asymmetric capacity (asym_fits_cpu, EAS), core scheduling
  * cookies, per-CPU kthread stacking, NUMA-balancing preferences.
  */
@@ -426,9 +427,11 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
  * 89aafd67f28c, v5.15-rc1, fixed by ae2ad293d6be, v6.5-rc2; the 5.15 and 6.1 profiles and
  * their tips, kernel_behaviour::sis_recent_used_cpu_tests_prev). target if idle; prev if idle
  * and cache-affine; the task's recent_used_cpu; an idle SMT sibling of prev when the LLC has no
- * idle core; then select_idle_cpu(); else target, where stacking happens. Not modelled: the
- * asym-capacity variant, the per-CPU-kthread stacking rule (no kernel threads here) and 6.8+'s
- * cluster-first scan (6.12/6.18; open, docs/kernel-map.md).
+ * idle core; then select_idle_cpu(); else target, where stacking happens. v6.8+ on a machine
+ * with clusters (the 6.12, 6.18 and tip-2023-12 profiles, kernel_behaviour::sis_cluster_first):
+ * prev and recent_used_cpu outside target's cluster wait until select_idle_cpu() found nothing
+ * (22165f61d0c4). Not modelled: the asym-capacity variant and the per-CPU-kthread stacking rule
+ * (no kernel threads here).
  */
 int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
 {
