@@ -89,7 +89,10 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
             autogroup_.cfs_rq_.push_back(&r->cfs);
             autogroup_.se_.push_back(&r->tg_se);
         }
-        r->wake_avg_idle = r->avg_idle / 2;
+        // kernel: kernel/sched/core.c sched_init(), 5.15.0 to v6.5: wake_avg_idle starts at
+        // avg_idle (ttwu_do_wakeup() halves it at each wakeup from idle), wake_stamp at jiffies.
+        r->wake_avg_idle = r->avg_idle;
+        r->wake_stamp = 0; // jiffies(*this) at boot
         auto idle = std::make_unique<task_struct>();
         idle->pid = 0;
         idle->comm = fmt::format("swapper/{}", cpu);
@@ -527,7 +530,8 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
 
 // kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.5 / 6.6 (no cpuset
 // fallback). Differs: the fallback is the first allowed CPU, where select_fallback_rq() tries
-// task_cpu(p)'s node first; only a spawn() outside the task's mask gets there (kernel-map.md).
+// task_cpu(p)'s node first; a spawn() outside the task's mask gets there, and on the 5.15 and
+// 6.1 profiles select_idle_sibling()'s recent_used_cpu when only prev is allowed (kernel-map.md).
 int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 {
     if (p.nr_cpus_allowed > 1)

@@ -526,7 +526,8 @@ int scx_pick_idle_cpu(kernel& k, const cpumask& allowed, u64 flags)
 /*
  * kernel: ext.c scx_select_cpu_dfl(), 6.12: a sync wakeup stays with the
  * waker (prev if it shares the waker's LLC and is idle, else the waker's CPU
- * if its local DSQ is empty); then prev if its whole core is idle, any wholly
+ * if its local DSQ is empty and the waker is not PF_EXITING, as in every version from
+ * v6.12); then prev if its whole core is idle, any wholly
  * idle core, prev if idle, any idle CPU; else prev (not found). v6.13+ add an
  * LLC and a NUMA preference, not modelled.
  */
@@ -540,7 +541,8 @@ int scx_select_cpu_dfl(kernel& k, task_struct& p, int prev_cpu, int wake_flags, 
             *found = true;
             return prev_cpu;
         }
-        if (k.cpu_rq(cpu).scx.local_dsq.nr == 0 && p.cpus_mask.test(cpu)) {
+        if (!(k.current()->flags & PF_EXITING) && k.cpu_rq(cpu).scx.local_dsq.nr == 0 &&
+            p.cpus_mask.test(cpu)) {
             *found = true;
             return cpu;
         }

@@ -526,6 +526,34 @@ TEST(ext_class, llc_keeps_tasks_in_their_llc_and_kicks_another_llc_when_full)
         EXPECT_EQ(ran(t, *p), static_cast<u64>(msecs(10))) << p->comm;
 }
 
+/*
+ * scx_select_cpu_dfl()'s sync rule (v6.12 to 6.18.2: every version tests current->flags): the
+ * waker's CPU, if its local DSQ is empty and idle CPUs remain, unless the waker is PF_EXITING
+ * (an exiting child waking its parent). The waker spins alone on cpu0, prev cpu1 is busy, cpus
+ * 2-3 are idle: sync -> cpu0; an exiting waker -> the idle-CPU search, cpu2.
+ */
+TEST(ext_class, the_default_select_cpu_keeps_a_sync_wakee_off_an_exiting_wakers_cpu)
+{
+    for (const bool exiting : {false, true}) {
+        sched_fixture t(small_machine(4), "6.12+ext:simple");
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        t.spawn("busy1", testlib::spin(), 1, 0, 1);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        p.cpus_mask.set_all();
+        p.nr_cpus_allowed = p.cpus_mask.weight();
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker);
+        ASSERT_EQ(t.k->cpu_rq(0).scx.local_dsq.nr, 0u);
+        if (exiting)
+            waker.flags |= PF_EXITING;
+        bool found = false;
+        EXPECT_EQ(scx_select_cpu_dfl(*t.k, p, 1, WF_TTWU | WF_SYNC, &found), exiting ? 2 : 0)
+            << (exiting ? "exiting" : "sync");
+        EXPECT_TRUE(found);
+    }
+}
+
 TEST(ext_class, simple_direct_dispatches_a_wakee_that_finds_an_idle_cpu)
 {
     // Four spinners on four idle CPUs: each finds an idle CPU in select_cpu and runs there.

@@ -7,7 +7,8 @@
  *
  * Kernel versions: the code follows 6.6; where 5.15, 6.1 or 6.5 differ
  * (the ttwu_move_affine counting of wake_affine, SIS_PROP vs SIS_UTIL) the
- * difference is selected by the profile's features or policy.
+ * difference is selected by the profile's features or policy; so is what
+ * later versions add (WF_CURRENT_CPU, v6.8's cluster-first scan).
  * Not modelled: asymmetric capacity (asym_fits_cpu, EAS), core scheduling
  * cookies, per-CPU kthread stacking, NUMA-balancing preferences.
  */
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace schedlab {
 
@@ -263,6 +265,51 @@ int select_idle_smt(kernel& k, task_struct& p, int target)
 }
 
 /*
+ * kernel: kernel/sched/fair.c select_idle_cpu()'s cluster-first part, v6.8+ (8881e1639f1f,
+ * read in 6.12.19 at wishday/linux-6.12.y 21ae40e85ea7 and 6.18.2): with sched_cluster_active and
+ * an LLC whose first group (target's) was built from a CLS child (sg->flags & SD_CLUSTER), the
+ * CPUs of target's cluster in `cpus` are scanned first, in wrap-around order from target + 1,
+ * as the rest of the LLC then is; the cluster is then taken out of `cpus`. A found CPU, or the
+ * depth running out (-1), is select_idle_cpu()'s answer; nullopt: go on with the rest.
+ */
+static std::optional<int> select_idle_cpu_in_cluster(kernel& k, task_struct& p,
+                                                     const sched_domain& sd, cpumask& cpus,
+                                                     bool has_idle_core, int target, int& nr,
+                                                     int& idle_cpu_found, sim_dur& scan_cost)
+{
+    const sched_group& sg = sd.groups.front();
+    if (!(sg.flags & SD_CLUSTER))
+        return std::nullopt;
+    std::optional<int> found;
+    for_each_cpu_wrap(sg.span, target + 1, [&](int cpu) {
+        if (!cpus.test(cpu))
+            return true;
+        const sim_dur probe = k.charges().params().idle_scan_probe +
+                              k.charges().cm().line_cost(k.smp_processor_id(), cpu);
+        if (has_idle_core) {
+            scan_cost += probe;
+            const int i = select_idle_core(k, p, cpu, cpus, idle_cpu_found);
+            if (i >= 0)
+                found = i;
+        } else {
+            // The depth runs out before this CPU is looked at.
+            if (--nr <= 0) {
+                found = -1;
+                return false;
+            }
+            scan_cost += probe;
+            idle_cpu_found = __select_idle_cpu(k, cpu, p);
+            if (idle_cpu_found >= 0)
+                found = idle_cpu_found;
+        }
+        return !found;
+    });
+    if (!found)
+        cpus.andnot(sg.span);
+    return found;
+}
+
+/*
  * kernel: kernel/sched/fair.c select_idle_cpu(), 6.6 (SIS_PROP as in 5.15).
  * Scans target's LLC in wrap-around order from target + 1: for a fully idle
  * core when the LLC has one (no limit), else for any idle CPU within the
@@ -325,6 +372,10 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
                     return target;
         }
     }
+    if (k.config().behaviour.sis_cluster_first && k.topology().sched_cluster_active)
+        if (const std::optional<int> i = select_idle_cpu_in_cluster(
+                k, p, sd, cpus, has_idle_core, target, nr, idle_cpu_found, scan_cost))
+            return *i;
 
     bool done = false;
     // As the kernel, over cpus itself, read as the walk goes: select_idle_core() takes a
@@ -371,12 +422,16 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
 }
 
 /*
- * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.0 and 6.1-rc7 the
- * same but their recent_used_cpu affinity test, docs/kernel-map.md). target if idle; prev if idle
+ * kernel: kernel/sched/fair.c select_idle_sibling(), 6.6 (5.15.0 and 6.1-rc7 the same but
+ * their recent_used_cpu affinity test, which takes p->recent_used_cpu after it became prev:
+ * 89aafd67f28c, v5.15-rc1, fixed by ae2ad293d6be, v6.5-rc2; the 5.15 and 6.1 profiles and
+ * their tips, kernel_behaviour::sis_recent_used_cpu_tests_prev). target if idle; prev if idle
  * and cache-affine; the task's recent_used_cpu; an idle SMT sibling of prev when the LLC has no
- * idle core; then select_idle_cpu(); else target, where stacking happens. Not modelled: the
- * asym-capacity variant, the per-CPU-kthread stacking rule (no kernel threads here) and 6.8+'s
- * cluster-first scan (6.12/6.18; open, docs/kernel-map.md).
+ * idle core; then select_idle_cpu(); else target, where stacking happens. v6.8+ on a machine
+ * with clusters (the 6.12, 6.18 and tip-2023-12 profiles, kernel_behaviour::sis_cluster_first):
+ * prev and recent_used_cpu outside target's cluster wait until select_idle_cpu() found nothing
+ * (22165f61d0c4). Not modelled: the asym-capacity variant and the per-CPU-kthread stacking rule
+ * (no kernel threads here).
  */
 int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
 {
@@ -384,19 +439,34 @@ int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
     if (available_idle_cpu(k, target) || sched_idle_cpu(k, target))
         return target;
 
+    // v6.8+ on a machine with clusters (22165f61d0c4): an idle prev or recent_used_cpu outside
+    // target's cluster is kept for after select_idle_cpu(), which scans that cluster first.
+    const bool cluster_active =
+        k.config().behaviour.sis_cluster_first && k.topology().sched_cluster_active;
+    int prev_aff = -1;
     k.decisions().sis_branch("prev idle");
     if (prev != target && k.topology().cpus_share_cache(prev, target) &&
-        (available_idle_cpu(k, prev) || sched_idle_cpu(k, prev)))
-        return prev;
+        (available_idle_cpu(k, prev) || sched_idle_cpu(k, prev))) {
+        if (!cluster_active || k.topology().cpus_share_resources(prev, target))
+            return prev;
+        prev_aff = prev;
+    }
 
-    const int recent_used_cpu = p.recent_used_cpu;
+    int recent_used_cpu = p.recent_used_cpu;
     p.recent_used_cpu = prev;
+    // 5.15/6.1 test p->recent_used_cpu, now prev, for p's affinity (until ae2ad293d6be, v6.5).
+    const int recent_allowed_cpu =
+        k.config().behaviour.sis_recent_used_cpu_tests_prev ? p.recent_used_cpu : recent_used_cpu;
     k.decisions().sis_branch("recent_used_cpu idle");
     if (recent_used_cpu != prev && recent_used_cpu != target &&
         k.topology().cpus_share_cache(recent_used_cpu, target) &&
         (available_idle_cpu(k, recent_used_cpu) || sched_idle_cpu(k, recent_used_cpu)) &&
-        p.cpus_mask.test(recent_used_cpu))
-        return recent_used_cpu;
+        p.cpus_mask.test(recent_allowed_cpu)) {
+        if (!cluster_active || k.topology().cpus_share_resources(recent_used_cpu, target))
+            return recent_used_cpu;
+    } else {
+        recent_used_cpu = -1;
+    }
 
     sched_domain* sd = k.topology().cpu(target).sd_llc;
     k.decisions().sis_branch("no LLC domain: target");
@@ -420,6 +490,12 @@ int select_idle_sibling(kernel& k, task_struct& p, int prev, int target)
                                                : "select_idle_cpu: idle cpu");
         return i;
     }
+    // Cluster machines (v6.8+): an idle prev or recent_used_cpu outside target's cluster.
+    k.decisions().sis_branch("no idle cpu found: prev or recent_used_cpu outside the cluster");
+    if (prev_aff >= 0)
+        return prev_aff;
+    if (recent_used_cpu >= 0)
+        return recent_used_cpu;
     k.decisions().sis_branch("no idle cpu found: target (stacking)");
     return target;
 }
@@ -729,13 +805,13 @@ int find_idlest_cpu(kernel& k, sched_domain* sd, task_struct& p, int cpu, int pr
  * but for WF_CURRENT_CPU). Wakeups: record_wakee, then wake_affine in the
  * lowest SD_WAKE_AFFINE domain spanning both the waker's CPU and prev unless
  * wake_wide(), then select_idle_sibling(). Fork/exec: the slow path from the
- * highest domain with SD_BALANCE_FORK/EXEC.
- * Differs (open, docs/kernel-map.md): the kernel's sync is WF_SYNC unless current has
- * PF_EXITING (an exiting child's wakeup of its parent is not sync); here WF_SYNC as given.
+ * highest domain with SD_BALANCE_FORK/EXEC. sync is WF_SYNC unless current is PF_EXITING
+ * (5.15.0 to 6.18.2): an exiting child's wakeup of its parent is not sync; only this local
+ * sync is cleared, other readers of wake_flags see WF_SYNC.
  */
 int select_task_rq_fair(kernel& k, task_struct& p, int prev_cpu, int wake_flags)
 {
-    const int sync = (wake_flags & WF_SYNC) ? 1 : 0;
+    const int sync = ((wake_flags & WF_SYNC) && !(k.current()->flags & PF_EXITING)) ? 1 : 0;
     const u32 sd_flag = static_cast<u32>(wake_flags & 0xF);
     const int cpu = k.smp_processor_id();
     int new_cpu = prev_cpu;

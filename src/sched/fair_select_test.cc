@@ -289,6 +289,37 @@ TEST(select_idle_cpu, sis_prop_returns_before_its_bookkeeping_when_the_depth_run
     EXPECT_EQ(sd->avg_scan_cost, 800u - 800u / 8) << "update_avg(&avg_scan_cost, 0)";
 }
 
+/*
+ * SIS_PROP's wake_avg_idle starts at avg_idle (sched_init(): 5.15.0 at sndrzt/linux-5.15
+ * 75c6ad16ec64, 6.1-rc7, v6.5), halved only at a wakeup from idle (ttwu_do_wakeup()). Before
+ * cpu1's first wakeup from idle, with avg_scan_cost + 1 = 2 * avg_idle, the depth is
+ * 16 * avg_idle / (2 * avg_idle) = 8: from target 1 the scan probes 2-4 (busy) and takes cpu5.
+ * Starting at avg_idle / 2 would give span_avg = 4 * avg_cost, so nr = 4: no CPU found.
+ */
+TEST(select_idle_cpu, sis_prop_starts_with_the_whole_avg_idle_before_a_wakeup_from_idle)
+{
+    sched_fixture t(llc16_machine(), "5.15");
+    for (int cpu = 0; cpu < t.k->nr_cpu_ids(); ++cpu)
+        EXPECT_EQ(t.k->cpu_rq(cpu).wake_avg_idle, t.k->cpu_rq(cpu).avg_idle) << cpu;
+    for (int cpu = 1; cpu <= 4; ++cpu)
+        t.spawn(fmt::format("busy{}", cpu), testlib::spin(), 0, 0, cpu);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    t.run_for(msecs(1));
+    p.cpus_mask.set_all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    t.k->set_this_cpu(1);
+    rq& this_rq = t.k->cpu_rq(1);
+    ASSERT_EQ(jiffies(*t.k), 0u);
+    ASSERT_EQ(this_rq.wake_avg_idle, this_rq.avg_idle) << "cpu1 has not woken from idle";
+    sched_domain* sd = t.k->topology().cpu(1).sd_llc;
+    ASSERT_EQ(sd->span_weight, 16);
+    sd->avg_scan_cost = 2 * this_rq.avg_idle - 1;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), 5);
+    this_rq.wake_avg_idle = this_rq.avg_idle / 2;
+    sd->avg_scan_cost = 2 * this_rq.avg_idle - 1;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), -1) << "from avg_idle / 2: nr = 4";
+}
+
 TEST(select_idle_sibling, returns_an_idle_prev_before_scanning)
 {
     sched_fixture t(llc16_machine(), "6.6");
@@ -984,6 +1015,34 @@ TEST(select_task_rq_fair, a_waker_cpu_the_wakee_may_not_use_is_never_the_affine_
 }
 
 /*
+ * select_task_rq_fair()'s sync (5.15.0, 6.1-rc7, v6.5, v6.6.87, 6.12.19, 6.18.2 the same):
+ * WF_SYNC unless current is PF_EXITING, which exit_signals() sets at the top of do_exit(), so
+ * an exiting child's wakeup of its parent (exit_notify(), WF_SYNC) is not sync. Two LLCs of 8
+ * CPUs per socket; the waker spins alone on cpu0, the wakee sleeps with prev 9 (the other
+ * LLC, idle). Sync: wake_affine_idle()'s sync test takes cpu0, select_idle_sibling(9, 0) finds
+ * target busy, prev in another LLC, and scans to cpu1. Exiting waker: no sync, so
+ * wake_affine_idle() keeps the idle prev 9, and select_idle_sibling(9, 9) returns it.
+ */
+TEST(select_task_rq_fair, a_sync_wakeup_by_an_exiting_task_is_not_sync)
+{
+    for (const char* spec : {"5.15", "6.1", "6.5", "6.6", "6.12", "6.18"}) {
+        sched_fixture t(llc16_machine(1, 8), spec);
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 9, 0, 9);
+        t.run_for(msecs(1));
+        allow(p);
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker) << spec;
+        ASSERT_TRUE(available_idle_cpu(*t.k, 9)) << spec;
+        p.recent_used_cpu = 9;
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 9, WF_TTWU | WF_SYNC), 1) << spec << ": sync";
+        waker.flags |= PF_EXITING;
+        p.recent_used_cpu = 9;
+        EXPECT_EQ(select_task_rq_fair(*t.k, p, 9, WF_TTWU | WF_SYNC), 9) << spec << ": exiting";
+    }
+}
+
+/*
  * wake_affine_idle()'s first test (v6.5 = v6.6 = 5.15.0 = 6.18.2): the waker's CPU is idle (a
  * wakeup from interrupt context) and shares the LLC with prev: prev if prev is idle too, else
  * the waker's CPU. With prev in another LLC the test does not apply: prev if idle (the third
@@ -1038,7 +1097,7 @@ TEST(select_idle_sibling, an_idle_target_first_and_never_a_prev_outside_its_llc)
  * LLC with target, is idle and p may run there. Target 0 and prev 1 busy, cpus 2-7 idle:
  * recent 6 -> 6 (the scan would find 2); recent 6 not allowed -> the scan's 2; recent 9 (other
  * LLC) -> 2. 5.15.0 and 6.1-rc7 test p->recent_used_cpu, already prev, against cpus_ptr: the
- * same outcome unless p may run on one of the two CPUs only (not exercised here).
+ * same outcome unless p may run on one of the two CPUs only (the next test).
  */
 TEST(select_idle_sibling, takes_an_idle_recent_used_cpu_in_targets_llc_before_scanning)
 {
@@ -1060,6 +1119,36 @@ TEST(select_idle_sibling, takes_an_idle_recent_used_cpu_in_targets_llc_before_sc
     p.recent_used_cpu = 9;
     EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), 2) << "recent 9 is in the other LLC";
     EXPECT_EQ(p.recent_used_cpu, 1);
+}
+
+/*
+ * select_idle_sibling()'s recent_used_cpu affinity test by profile: 5.15.0 and 6.1-rc7 test
+ * p->recent_used_cpu, already prev (89aafd67f28c), 6.5 and later the old recent_used_cpu
+ * (ae2ad293d6be, v6.5-rc2). Target 0 and prev 1 busy, cpus 2-7 idle, recent 6. Prev allowed,
+ * 6 not: 5.15/6.1 return 6 (select_task_rq()'s fallback then corrects it), 6.5+ scan to 2.
+ * 6 allowed, prev not (after an affinity change): 5.15/6.1 scan to 2, 6.5+ return 6.
+ */
+TEST(select_idle_sibling, recent_used_cpus_affinity_test_reads_prev_on_5_15_and_6_1)
+{
+    for (const char* spec : {"5.15", "5.15-rc3", "6.1", "tip-2023-02", "6.5", "6.6", "6.18"}) {
+        sched_fixture t(llc16_machine(1, 8), spec);
+        for (int cpu : {0, 1})
+            t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        t.k->set_this_cpu(0);
+        const std::string v = spec;
+        const bool tests_prev = v == "5.15" || v == "5.15-rc3" || v == "6.1" || v == "tip-2023-02";
+        allow(p, {0, 1, 2, 3, 4, 5, 7});
+        p.recent_used_cpu = 6;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), tests_prev ? 6 : 2)
+            << spec << ": 6 not allowed";
+        EXPECT_EQ(p.recent_used_cpu, 1) << spec;
+        allow(p, {0, 2, 3, 4, 5, 6, 7});
+        p.recent_used_cpu = 6;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 0), tests_prev ? 2 : 6)
+            << spec << ": prev not allowed";
+    }
 }
 
 /*
@@ -1095,6 +1184,56 @@ TEST(select_idle_sibling, an_idle_smt_sibling_of_prev_before_the_llc_scan)
  * = {1, 17}: 17 busy, so cpu1 going idle leaves has_idle_cores false; cpu2's sibling 18 is
  * idle: true.
  */
+/// One LLC of 8 cores in two clusters of 4 (L2 shared by 4 cores), no SMT: the CLS domain survives.
+machine cluster_machine()
+{
+    symmetric_machine_spec s;
+    s.name = "test-llc8-cls4";
+    s.cores_per_socket = 8;
+    s.cores_per_llc = 8;
+    s.cores_per_cluster = 4;
+    return make_symmetric_machine(s, "test");
+}
+
+/*
+ * The cluster-first wakeup scan (v6.8's 8881e1639f1f and 22165f61d0c4; read in 6.12.19 and
+ * 6.18.2), on a machine whose CLS domain survives: cpus 5-7 busy, target 6, prev 1 idle
+ * (same LLC, other cluster). 6.6: select_idle_sibling() takes the idle prev; the scan from
+ * cpu7 wraps to cpu0. 6.12/6.18/tip-2023-12: prev is kept aside (it does not share target's
+ * cluster, cpus_share_resources()); select_idle_cpu() scans target's cluster {4-7} first from
+ * cpu7 and takes cpu4. With SIS_UTIL's depth at 0 (nr_idle_scan 0: no scan) the kept prev
+ * is the answer, not target.
+ */
+TEST(select_idle_sibling, scans_targets_cluster_first_and_keeps_prev_aside_from_v6_8)
+{
+    for (const char* spec : {"6.6", "6.12", "6.18", "tip-2023-12"}) {
+        sched_fixture t(cluster_machine(), spec);
+        ASSERT_EQ(t.k->topology().cpu(6).sd_llc->groups.front().flags & SD_CLUSTER, SD_CLUSTER);
+        ASSERT_TRUE(t.k->topology().sched_cluster_active);
+        for (int cpu : {5, 6, 7})
+            t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        allow(p);
+        t.k->set_this_cpu(6);
+        const bool cluster_first = std::string(spec) != "6.6";
+        sched_domain* sd = t.k->topology().cpu(6).sd_llc;
+        sched_domain_shared* sds = t.k->topology().cpu(6).sd_llc_shared;
+        sds->nr_idle_scan = 8;
+        EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 6), cluster_first ? 4 : 0) << spec;
+        p.recent_used_cpu = 1;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 6), cluster_first ? 4 : 1) << spec;
+        sds->nr_idle_scan = 0;
+        p.recent_used_cpu = 1;
+        EXPECT_EQ(select_idle_sibling(*t.k, p, 1, 6), 1) << spec;
+        EXPECT_STREQ(t.k->decisions().last_sis_branch(),
+                     cluster_first
+                         ? "no idle cpu found: prev or recent_used_cpu outside the cluster"
+                         : "prev idle")
+            << spec;
+    }
+}
+
 TEST(update_idle_core, marks_an_idle_core_only_when_every_sibling_is_idle)
 {
     sched_fixture t(llc16_machine(2), "6.6");

@@ -49,6 +49,19 @@ kernel_behaviour behaviour_of(const char* version)
     kernel_behaviour b;
     b.old_wake_affine_stats = v == "5.15" || v == "6.1";
     b.wf_current_cpu = v == "6.6";
+    // select_idle_sibling()'s recent_used_cpu affinity test: p->recent_used_cpu (already prev)
+    // in 5.15.0 (sndrzt/linux-5.15 75c6ad16ec64) and 6.1-rc7 (krr-io/linux-6.1.0 2a410d07ec5e),
+    // since 89aafd67f28c (v5.15-rc1, so 5.15-rc3 too); recent_used_cpu from ae2ad293d6be
+    // (20230620080747.359122-1-linmiaohe@huawei.com, tip sched/urgent 2023-07-10, v6.5-rc2;
+    // v6.5 at sndrzt/linux-6.5 4f5cdb332210): not in tip-2023-02; tip-2023-08 takes 6.5's.
+    // The 6.1 profile keeps 6.1-rc7's form (the fix reached 6.1.y as a stable backport).
+    b.sis_recent_used_cpu_tests_prev = v == "5.15" || v == "6.1";
+    // The cluster-first wakeup scan: b95303e0aeaf, 8881e1639f1f and 22165f61d0c4 (v6.8) were
+    // pushed to tip sched/core on 2023-10-24 with 984ffb6a4366 ("sched/fair: Remove SIS_PROP";
+    // post-receive Message-Id 169813739010.6998.14875206550201051812@gitolite.kernel.org), so
+    // tip-2023-12 (Dec 2023, no SIS_PROP in its profile) has them; its tree was not read. Read
+    // in 6.12.19 (wishday/linux-6.12.y 21ae40e85ea7) and 6.18.2 (gfunkmonk/linux-6.18.2).
+    b.sis_cluster_first = v6_12 || std::string(version) == "tip-2023-12";
     b.numa_imb_nr = v != "5.15";
     b.newidle_5_15 = v == "5.15";
     // check_preempt_tick()'s cap at sysctl_sched_latency: 79ba1e607d68, applied to tip

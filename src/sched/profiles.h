@@ -92,6 +92,14 @@ struct kernel_behaviour {
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
     bool wa_idle_sync_skips_delayed = false; ///< v6.15+: wake_affine_idle()'s sync test leaves sched-delayed tasks out of nr_running
+    /// 5.15, 6.1 (89aafd67f28c, v5.15-rc1, until ae2ad293d6be, v6.5-rc2): select_idle_sibling()
+    /// tests p->recent_used_cpu, already overwritten with prev, against p->cpus_ptr; false: the
+    /// old recent_used_cpu it returns
+    bool sis_recent_used_cpu_tests_prev = false;
+    /// v6.8+ (8881e1639f1f, 22165f61d0c4): with sched_cluster_active, select_idle_cpu() scans
+    /// target's cluster first and select_idle_sibling() returns an idle prev or recent_used_cpu
+    /// at once only if it shares target's cluster (cpus_share_resources())
+    bool sis_cluster_first = false;
     bool numa_imb_nr = true;              ///< 6.x imb_numa_nr; false: 5.15's "< 25% busy" rule
     bool newidle_5_15 = false;            ///< 5.15 newidle gate (migration_cost) and sticky decay
     bool cfs_tick_ideal_capped = true;    ///< 6.5 caps check_preempt_tick's ideal at sched_latency

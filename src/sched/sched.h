@@ -59,6 +59,11 @@ enum : int {
     WF_CURRENT_CPU = 0x40, ///< 6.6+: prefer the waker's CPU
 };
 
+/* Per-task flags (include/linux/sched.h; only those the model reads). */
+enum : unsigned {
+    PF_EXITING = 0x00000004, ///< set by exit_signals() at the top of do_exit()
+};
+
 /* enqueue_task / dequeue_task flags (6.6 values; the DELAYED pair from 6.12). */
 enum : int {
     DEQUEUE_SLEEP = 0x01,
@@ -408,6 +413,7 @@ struct task_struct {
     int tgid = 0;
     std::string comm;
     unsigned __state = TASK_NEW;
+    unsigned flags = 0; ///< p->flags: PF_EXITING only
     int on_rq = 0;
     bool on_cpu = false;
     int cpu = 0;                ///< task_cpu(p)

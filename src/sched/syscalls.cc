@@ -53,6 +53,16 @@ sim_dur syscalls::exit_cost(const task_struct& p) const
     return k_.charges().exit_cost(p);
 }
 
+/*
+ * kernel: kernel/signal.c exit_signals(), v6.5 (sndrzt/linux-6.5 4f5cdb332210): sets PF_EXITING
+ * (under siglock, after retargeting pending group signals); do_exit() calls it before exit_mm()
+ * and exit_notify(). Differs: no signals, so only the flag.
+ */
+void syscalls::exit_signals(task_struct& p)
+{
+    p.flags |= PF_EXITING;
+}
+
 // kernel: kernel/sys.c getrusage(RUSAGE_CHILDREN): the reaped descendants' times (sum_exec_runtime
 // here).
 sim_dur syscalls::rusage_children(const task_struct& p) const

@@ -73,6 +73,10 @@ public:
     /// model: what exit() costs the task: a thread-group leader's process exit
     /// (costs().exit) or another thread's do_exit() (costs().exit_thread).
     sim_dur exit_cost(const task_struct& p) const;
+    /// kernel/signal.c exit_signals(), called first in kernel/exit.c do_exit() (v6.5): marks
+    /// the current task p PF_EXITING before the exit's work, so the wakeups of its exit
+    /// (exit_notify()'s of the parent) are not sync (select_task_rq_fair()).
+    void exit_signals(task_struct& p);
     /// getrusage(RUSAGE_CHILDREN): the CPU time of p's descendants that have exited.
     sim_dur rusage_children(const task_struct& p) const;
 

@@ -768,6 +768,12 @@ sched_topology build_sched_domains(const machine& m, const topology_params& tp)
             c.sd_llc->shared = it->second;
             c.sd_llc_shared = it->second;
         }
+        // v6.8+ (b95303e0aeaf): the cluster's id on a cluster machine, else the LLC's.
+        const sched_domain* cls = lowest_flag_domain(c, SD_CLUSTER);
+        c.sd_share_id = cls ? cls->span.first() : c.sd_llc_id;
+        // build_sched_domains(): has_cluster enables sched_cluster_active (v6.8+).
+        if (cls)
+            t.sched_cluster_active = true;
         c.sd_numa = lowest_flag_domain(c, SD_NUMA);
         c.sd_asym_cpucapacity = lowest_flag_domain(c, SD_ASYM_CPUCAPACITY_FULL);
     }

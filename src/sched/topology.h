@@ -248,6 +248,8 @@ struct cpu_sched_domains {
     int sd_llc_size = 1;
     int sd_llc_id = 0; ///< first CPU of the LLC span (the CPU itself without an LLC domain)
     sched_domain_shared* sd_llc_shared = nullptr;
+    /// v6.8+ sd_share_id (b95303e0aeaf): first CPU of the lowest SD_CLUSTER domain, else sd_llc_id
+    int sd_share_id = 0;
     sched_domain* sd_numa = nullptr; ///< lowest NUMA domain
     sched_domain* sd_asym_cpucapacity = nullptr;
 };
@@ -269,6 +271,14 @@ public:
     cpu_sched_domains& cpu(int c) { return cpus[c]; }
     /// kernel: cpus_share_cache()
     bool cpus_share_cache(int a, int b) const { return cpus[a].sd_llc_id == cpus[b].sd_llc_id; }
+    /// kernel: cpus_share_resources(), v6.8+ (b95303e0aeaf): the same cluster, or the same LLC
+    /// on a machine without clusters
+    bool cpus_share_resources(int a, int b) const
+    {
+        return a == b || cpus[a].sd_share_id == cpus[b].sd_share_id;
+    }
+    /// kernel: the sched_cluster_active static key (v6.8+): some CPU kept an SD_CLUSTER domain
+    bool sched_cluster_active = false;
 
 private:
     std::vector<const sched_group*> groups_;

@@ -304,6 +304,34 @@ TEST(sd_parent_degenerate, cluster_level_survives_only_when_it_differs_from_smt)
     EXPECT_EQ(names(c.t, 0), (strings{"SMT", "MC"}));
 }
 
+/*
+ * update_top_cache_domain()'s sd_share_id (v6.8+, b95303e0aeaf): the first CPU of the lowest
+ * SD_CLUSTER domain, else sd_llc_id; cpus_share_resources() compares it; sched_cluster_active
+ * is on when some CPU kept a CLS domain.
+ */
+TEST(update_top_cache_domain, sd_share_id_is_the_cluster_where_a_cls_domain_survives)
+{
+    symmetric_machine_spec s;
+    s.name = "cls4";
+    s.cores_per_socket = 8;
+    s.cores_per_llc = 8;
+    s.cores_per_cluster = 4;
+    const built b = build(s);
+    EXPECT_TRUE(b.t.sched_cluster_active);
+    for (int cpu = 0; cpu < 8; ++cpu)
+        EXPECT_EQ(b.t.cpu(cpu).sd_share_id, cpu < 4 ? 0 : 4) << cpu;
+    EXPECT_TRUE(b.t.cpus_share_resources(1, 3));
+    EXPECT_FALSE(b.t.cpus_share_resources(1, 5));
+    EXPECT_TRUE(b.t.cpus_share_cache(1, 5));
+
+    s.cores_per_cluster = 1;
+    const built c = build(s);
+    EXPECT_FALSE(c.t.sched_cluster_active);
+    for (int cpu = 0; cpu < 8; ++cpu)
+        EXPECT_EQ(c.t.cpu(cpu).sd_share_id, c.t.cpu(cpu).sd_llc_id) << cpu;
+    EXPECT_TRUE(c.t.cpus_share_resources(1, 5));
+}
+
 TEST(sd_parent_degenerate, numa_in_package_replaces_die_with_node_and_adds_levels)
 {
     symmetric_machine_spec s;

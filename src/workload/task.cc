@@ -477,6 +477,9 @@ task_action coroutine_task::exit_step()
 {
     if (exit_ == exit_phase::running) {
         exit_ = exit_phase::notify;
+        // do_exit() starts with exit_signals(): PF_EXITING is set before the exit's work and
+        // the wakeups of exit_notify() below.
+        ctx_.sys().exit_signals(ctx_.task());
         return ctx_.cpu(ctx_.charge(ctx_.sys().exit_cost(ctx_.task())));
     }
     SIM_BUG_ON(exit_ != exit_phase::notify, "pid {} stepped after its exit", ctx_.task().pid);

@@ -563,11 +563,13 @@ template <class Call> void call_awaiter<Call>::await_suspend(std::coroutine_hand
 /*
  * The runner: a task_behaviour that steps a task's coroutine and its system
  * calls. When the coroutine ends (or the task is killed) the task exits:
- * the exit cost (cpu_charges::exit_cost(): a process's or a thread's), then the
- * at_exit hook, then its exit notification wakes the waiters, then do_exit().
- * model: kernel/exit.c do_exit(): exit_notify() wakes the parent
- * (do_notify_parent(), WF_SYNC) or the joiner (CLONE_CHILD_CLEARTID futex
- * wake) before the final schedule(); the wakeup cost is folded into the exit cost.
+ * PF_EXITING (syscalls::exit_signals()), the exit cost (cpu_charges::exit_cost():
+ * a process's or a thread's), then the at_exit hook, then its exit notification
+ * wakes the waiters, then do_exit().
+ * model: kernel/exit.c do_exit(): exit_signals() first, then exit_notify() wakes
+ * the parent (do_notify_parent(), WF_SYNC, not sync for select_task_rq_fair() as
+ * the waker is PF_EXITING) or the joiner (CLONE_CHILD_CLEARTID futex wake) before
+ * the final schedule(); the wakeup cost is folded into the exit cost.
  */
 class coroutine_task final : public task_behaviour {
 public:

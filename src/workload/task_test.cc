@@ -183,6 +183,39 @@ TEST(task_code, a_killed_task_charges_its_exit_runs_at_exit_then_notifies)
         << "the exit cost is still paid";
 }
 
+task_code run_then_note_exiting(task_context& t, int& exiting_in_code)
+{
+    co_await t.run(usecs(100));
+    exiting_in_code = (t.task().flags & PF_EXITING) ? 1 : 0;
+}
+
+/*
+ * do_exit() begins with exit_signals(), which sets PF_EXITING (kernel/exit.c, kernel/signal.c,
+ * v6.5): the flag is off while the task's code runs, on during its exit cost and at its exit
+ * notification (which select_task_rq_fair() then does not treat as sync).
+ */
+TEST(task_code, an_exiting_task_is_pf_exiting_from_the_start_of_its_exit_cost)
+{
+    test_env e(1, 1, "6.6", no_jitter());
+    int exiting_in_code = -1; // -1 until the code's end
+    bool exiting_at_exit = false;
+    task_struct& p =
+        spawn_code(e, make_task([&](task_context& t) {
+                       t.at_exit([&] { exiting_at_exit = (t.task().flags & PF_EXITING) != 0; });
+                       return run_then_note_exiting(t, exiting_in_code);
+                   }),
+                   "exiting");
+    EXPECT_EQ(p.flags & PF_EXITING, 0u);
+    // Stop halfway through the exit cost: the code has run, the exit is not over.
+    e.k.run(e.k.now() + usecs(100) + e.k.charges().params().exit / 2);
+    ASSERT_EQ(exiting_in_code, 0) << "the code has ended, its flags clear";
+    ASSERT_LT(p.exit_time, 0);
+    EXPECT_NE(p.flags & PF_EXITING, 0u) << "set before the exit cost";
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited());
+    EXPECT_TRUE(exiting_at_exit);
+}
+
 task_code costs_in_order(task_context& t, std::vector<sim_time>& at)
 {
     at.push_back(co_await t.gettime());
