@@ -528,10 +528,38 @@ void kernel::set_task_cpu(task_struct& p, int new_cpu)
     p.cpu = p.wake_cpu = new_cpu;
 }
 
-// kernel: kernel/sched/core.c select_task_rq() + select_fallback_rq(), 6.5 / 6.6 (no cpuset
-// fallback). Differs: the fallback is the first allowed CPU, where select_fallback_rq() tries
-// task_cpu(p)'s node first; a spawn() outside the task's mask gets there, and on the 5.15 and
-// 6.1 profiles select_idle_sibling()'s recent_used_cpu when only prev is allowed (kernel-map.md).
+namespace {
+
+/*
+ * kernel: kernel/sched/core.c select_fallback_rq(), read at v6.5 (sndrzt/linux-6.5
+ * 4f5cdb332210) and v6.6.87 (Yunbaby8/linux-6.6.87-lab 7fe0c4ed5035; the same): the first
+ * allowed CPU of cpu's node (cpumask_of_node(cpu_to_node(cpu)), in CPU order), else the first
+ * allowed CPU. is_cpu_allowed() is the test of p->cpus_ptr: every CPU is active and online
+ * and no task disables migration in the model. Differs: no cpuset_cpus_allowed_fallback() or
+ * task_cpu_possible_mask() steps (and no "no longer affine" message), which the kernel takes
+ * only when no allowed CPU is active: unreachable without hotplug, an affinity mask being
+ * never empty (new_task()'s check).
+ */
+int select_fallback_rq(const machine& m, int cpu, const task_struct& p)
+{
+    const int nid = m.cpus[static_cast<std::size_t>(cpu)].node;
+    const cpumask nodemask = m.node_mask(nid);
+    for (int dest_cpu = nodemask.first(); dest_cpu < nodemask.nr_cpu_ids();
+         dest_cpu = nodemask.next(dest_cpu + 1))
+        if (p.cpus_mask.test(dest_cpu))
+            return dest_cpu;
+    return p.cpus_mask.first();
+}
+
+} // namespace
+
+// kernel: kernel/sched/core.c select_task_rq(), 6.5 / 6.6 (read at v6.5 and v6.6.87): the
+// class's choice for a task allowed on more than one CPU, else cpumask_any(p->cpus_ptr) (the
+// first); a CPU outside p->cpus_ptr goes to select_fallback_rq(task_cpu(p), p). Differs: no
+// is_migration_disabled(). Reached by a spawn() outside the task's mask, by a wakeup after a
+// change of a sleeping task's mask that left its CPU out (tests set cpus_mask; no workload
+// does), and on the 5.15 and 6.1 profiles by select_idle_sibling()'s recent_used_cpu, which
+// they may return outside the mask when prev is allowed (kernel-map.md).
 int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
 {
     if (p.nr_cpus_allowed > 1)
@@ -539,7 +567,7 @@ int kernel::select_task_rq(task_struct& p, int cpu, int wake_flags)
     else
         cpu = p.cpus_mask.first();
     if (!p.cpus_mask.test(cpu))
-        cpu = p.cpus_mask.first();
+        cpu = select_fallback_rq(m_, p.cpu, p);
     return cpu;
 }
 

@@ -221,6 +221,38 @@ TEST(select_task_rq, never_places_a_task_outside_its_affinity)
     EXPECT_GT(p.sched_info_.pcount, 100u);
 }
 
+/*
+ * select_fallback_rq() (v6.5 = v6.6.87 kernel/sched/core.c): when the class's choice is not
+ * allowed, the first allowed CPU of task_cpu(p)'s node, before any allowed CPU. Two sockets
+ * (nodes) of 4 CPUs: node 0 = 0-3, node 1 = 4-7. p sleeps on cpu5; its mask becomes {1, 6}
+ * (as sched_setaffinity() leaves a sleeping task where it is). The wakeup from cpu5: cpu5 is
+ * not allowed, so want_affine is off and no domain has SD_BALANCE_WAKE; select_idle_sibling()
+ * returns target = prev = cpu5, idle (it does not test prev's affinity). Fallback from cpu5:
+ * node 1's allowed CPU 6, not the first allowed CPU 1. With mask {1, 2} node 1 has none: 1.
+ */
+TEST(select_task_rq, the_fallback_tries_task_cpus_node_first)
+{
+    for (const bool node_has_one : {true, false}) {
+        symmetric_machine_spec s;
+        s.name = "test-2node";
+        s.cores_per_socket = 4;
+        s.sockets = 2;
+        sched_fixture t(make_symmetric_machine(s, "test"), "6.6");
+        ASSERT_EQ(t.m.node_mask(1).to_cpulist(), "4-7");
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 5, 0, 5);
+        t.run_for(msecs(1));
+        ASSERT_EQ(p.__state, TASK_INTERRUPTIBLE);
+        ASSERT_EQ(p.cpu, 5);
+        p.cpus_mask.clear_all();
+        p.cpus_mask.set(1);
+        p.cpus_mask.set(node_has_one ? 6 : 2);
+        p.nr_cpus_allowed = p.cpus_mask.weight();
+        t.k->set_this_cpu(5);
+        EXPECT_TRUE(t.k->wake_up_process(p));
+        EXPECT_EQ(p.cpu, node_has_one ? 6 : 1) << "node 1 has an allowed CPU: " << node_has_one;
+    }
+}
+
 TEST(try_to_wake_up, returns_false_for_a_task_that_is_not_sleeping)
 {
     sched_fixture t(small_machine(2), "6.6");

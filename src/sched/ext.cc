@@ -524,35 +524,26 @@ int scx_pick_idle_cpu(kernel& k, const cpumask& allowed, u64 flags)
 } // namespace
 
 /*
- * kernel: ext.c scx_select_cpu_dfl(), 6.12: a sync wakeup stays with the
- * waker (prev if it shares the waker's LLC and is idle, else the waker's CPU
- * if its local DSQ is empty and the waker is not PF_EXITING, as in every version from
- * v6.12); then prev if its whole core is idle, any wholly
- * idle core, prev if idle, any idle CPU; else prev (not found). v6.13+ add an
- * LLC and a NUMA preference, not modelled.
+ * kernel: ext.c scx_select_cpu_dfl(), 6.12 (read at 6.12.19, wishday/linux-6.12.y
+ * 21ae40e85ea7), its tests in the kernel's order: a sync wakeup takes the waker's CPU if idle
+ * CPUs remain, the waker is not PF_EXITING (as in every version from v6.12), its local DSQ is
+ * empty and p may run there; then (SMT) prev if its whole core is idle, any wholly idle core;
+ * prev if idle; any idle CPU; else prev (not found). 6.12 has no nr_cpus_allowed test and no
+ * test of prev in the sync block. Not modelled: 6.18.2's ext_idle.c (gfunkmonk/linux-6.18.2
+ * 062668f4d006) adds an LLC and a NUMA preference, an idle prev sharing the waker's LLC before
+ * the waker's CPU, and a one-CPU shortcut in the kfunc's wrapper (select_cpu_from_kfunc()).
  */
 int scx_select_cpu_dfl(kernel& k, task_struct& p, int prev_cpu, int wake_flags, bool* found)
 {
     scx_sched& s = *k.scx();
     *found = false;
-    if ((wake_flags & WF_SYNC) && p.nr_cpus_allowed > 1 && !s.idle_cpu.empty()) {
+    if (wake_flags & WF_SYNC) {
         const int cpu = k.smp_processor_id();
-        if (k.topology().cpus_share_cache(cpu, prev_cpu) && test_and_clear_cpu_idle(k, prev_cpu)) {
-            *found = true;
-            return prev_cpu;
-        }
-        if (!(k.current()->flags & PF_EXITING) && k.cpu_rq(cpu).scx.local_dsq.nr == 0 &&
-            p.cpus_mask.test(cpu)) {
+        if (!s.idle_cpu.empty() && !(k.current()->flags & PF_EXITING) &&
+            k.cpu_rq(cpu).scx.local_dsq.nr == 0 && p.cpus_mask.test(cpu)) {
             *found = true;
             return cpu;
         }
-    }
-    if (p.nr_cpus_allowed == 1) {
-        if (test_and_clear_cpu_idle(k, prev_cpu)) {
-            *found = true;
-            return prev_cpu;
-        }
-        return prev_cpu;
     }
     if (sched_smt_active(k)) {
         if (s.idle_smt.test(prev_cpu) && test_and_clear_cpu_idle(k, prev_cpu)) {

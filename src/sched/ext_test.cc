@@ -554,6 +554,59 @@ TEST(ext_class, the_default_select_cpu_keeps_a_sync_wakee_off_an_exiting_wakers_
     }
 }
 
+/*
+ * scx_select_cpu_dfl()'s sync block at 6.12.19 (wishday/linux-6.12.y 21ae40e85ea7) tests only
+ * the waker's CPU: no test of prev there (6.18.2 takes an idle prev that shares the waker's LLC
+ * first). The waker spins alone on cpu0, p's prev cpu1 is idle, as are cpus 2-3, one LLC: a
+ * sync wakeup -> cpu0 (found), not the idle prev; cpu1 stays in the idle mask.
+ */
+TEST(ext_class, the_default_select_cpu_sync_wakeup_does_not_test_prev_first_on_6_12)
+{
+    sched_fixture t(small_machine(4), "6.12+ext:simple");
+    task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+    t.run_for(msecs(1));
+    p.cpus_mask.set_all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    t.k->set_this_cpu(0);
+    ASSERT_EQ(t.k->current(), &waker);
+    ASSERT_EQ(t.k->cpu_rq(0).scx.local_dsq.nr, 0u);
+    ASSERT_TRUE(t.k->scx()->idle_cpu.test(1));
+    ASSERT_TRUE(t.k->topology().cpus_share_cache(0, 1));
+    bool found = false;
+    EXPECT_EQ(scx_select_cpu_dfl(*t.k, p, 1, WF_TTWU | WF_SYNC, &found), 0);
+    EXPECT_TRUE(found);
+    EXPECT_TRUE(t.k->scx()->idle_cpu.test(1)) << "prev not claimed";
+}
+
+/*
+ * 6.12.19's scx_select_cpu_dfl() has no nr_cpus_allowed test: its sync block applies to a task
+ * allowed on one CPU too. (Its callers, select_task_rq_scx() and the scx_bpf_select_cpu_dfl()
+ * kfunc from ops.select_cpu(), see only tasks with nr_cpus_allowed > 1, core.c's
+ * select_task_rq() calling the class only for those; so this pins the function's order for a
+ * state no run reaches.) p is allowed only on cpu0, where the waker spins; cpus 1-3 are idle;
+ * prev 0. Sync: the waker's CPU 0, found. Without the sync flag: prev is busy, no idle core or
+ * CPU in p's mask: prev 0, not found.
+ */
+TEST(ext_class, the_default_select_cpu_sync_block_has_no_nr_cpus_allowed_test_on_6_12)
+{
+    for (const bool sync : {true, false}) {
+        sched_fixture t(small_machine(4), "6.12+ext:simple");
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        p.cpus_mask.clear_all();
+        p.cpus_mask.set(0);
+        p.nr_cpus_allowed = p.cpus_mask.weight();
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker);
+        ASSERT_EQ(t.k->cpu_rq(0).scx.local_dsq.nr, 0u);
+        bool found = false;
+        EXPECT_EQ(scx_select_cpu_dfl(*t.k, p, 0, WF_TTWU | (sync ? WF_SYNC : 0), &found), 0);
+        EXPECT_EQ(found, sync) << (sync ? "sync" : "not sync");
+    }
+}
+
 TEST(ext_class, simple_direct_dispatches_a_wakee_that_finds_an_idle_cpu)
 {
     // Four spinners on four idle CPUs: each finds an idle CPU in select_cpu and runs there.
