@@ -526,6 +526,17 @@ TEST(ext_class, llc_keeps_tasks_in_their_llc_and_kicks_another_llc_when_full)
         EXPECT_EQ(ran(t, *p), static_cast<u64>(msecs(10))) << p->comm;
 }
 
+// The two sync tests' setting: p (pinned at spawn) may run anywhere, and this CPU is cpu0, where
+// the waker runs with an empty local DSQ.
+void wake_from_cpu0(sched_fixture& t, const task_struct& waker, task_struct& p)
+{
+    p.cpus_mask.set_all();
+    p.nr_cpus_allowed = p.cpus_mask.weight();
+    t.k->set_this_cpu(0);
+    ASSERT_EQ(t.k->current(), &waker);
+    ASSERT_EQ(t.k->cpu_rq(0).scx.local_dsq.nr, 0u);
+}
+
 /*
  * scx_select_cpu_dfl()'s sync rule (v6.12 to 6.18.2: every version tests current->flags): the
  * waker's CPU, if its local DSQ is empty and idle CPUs remain, unless the waker is PF_EXITING
@@ -540,11 +551,7 @@ TEST(ext_class, the_default_select_cpu_keeps_a_sync_wakee_off_an_exiting_wakers_
         t.spawn("busy1", testlib::spin(), 1, 0, 1);
         task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
         t.run_for(msecs(1));
-        p.cpus_mask.set_all();
-        p.nr_cpus_allowed = p.cpus_mask.weight();
-        t.k->set_this_cpu(0);
-        ASSERT_EQ(t.k->current(), &waker);
-        ASSERT_EQ(t.k->cpu_rq(0).scx.local_dsq.nr, 0u);
+        ASSERT_NO_FATAL_FAILURE(wake_from_cpu0(t, waker, p));
         if (exiting)
             waker.flags |= PF_EXITING;
         bool found = false;
@@ -566,11 +573,7 @@ TEST(ext_class, the_default_select_cpu_sync_wakeup_does_not_test_prev_first_on_6
     task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
     task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
     t.run_for(msecs(1));
-    p.cpus_mask.set_all();
-    p.nr_cpus_allowed = p.cpus_mask.weight();
-    t.k->set_this_cpu(0);
-    ASSERT_EQ(t.k->current(), &waker);
-    ASSERT_EQ(t.k->cpu_rq(0).scx.local_dsq.nr, 0u);
+    ASSERT_NO_FATAL_FAILURE(wake_from_cpu0(t, waker, p));
     ASSERT_TRUE(t.k->scx()->idle_cpu.test(1));
     ASSERT_TRUE(t.k->topology().cpus_share_cache(0, 1));
     bool found = false;
