@@ -607,9 +607,9 @@ const cpumask* task_span(const kernel& k, const task_struct& p, const cpumask* s
  * prev's node, anywhere; -EBUSY. The LLC and node steps run only when
  * scx_idle_update_selcpu_topology() enabled them. The waker test reads the global idle mask:
  * 6.18.2 as released reads idle_cpumask(cpu_to_node(waker)), a per-node mask nothing updates
- * while per-node tracking is off; db08b1940f4b fixed it, taken by 6.18-stable (review
- * Message-ID 20260408175938.915489578@linuxfoundation.org), which the 6.18 profile's
- * 6.18.5+ series is.
+ * while per-node tracking is off; db08b1940f4b fixed it, queued for 6.18-stable (review
+ * Message-ID 20260408175938.915489578@linuxfoundation.org; which 6.18.y took it was not
+ * checked). The model follows the fix, as 6.12's test.
  * model: SCX_PICK_IDLE_IN_NODE, cpus_allowed and per-node masks are not reachable (no
  * scx_bpf_select_cpu_and(), no ops flags).
  */
