@@ -13,7 +13,8 @@
  * BPF extensible scheduler class" and the 6.12 fixes, e.g. 30dd3b13f9de: prev
  * with slice left is kept). Where v6.13+ differ: the kfuncs' names
  * (scx_bpf_dsq_insert/dsq_move_to_local for 6.12's scx_bpf_dispatch/consume);
- * the default select_cpu's LLC and NUMA preference (v6.13+; 6.12's is modelled).
+ * the default select_cpu (scx_select_cpu_dfl()): 6.12.19's for the 6.12 profile,
+ * 6.18.2's kernel/sched/ext_idle.c (its LLC and NUMA preference) for the 6.18 one.
  * docs/classes.md says what is modelled and what is not.
  *
  * Only the full switch: with a policy loaded every SCHED_NORMAL, SCHED_BATCH
@@ -500,7 +501,12 @@ bool test_and_clear_cpu_idle(kernel& k, int cpu)
     return was;
 }
 
-// kernel: ext.c scx_pick_idle_cpu(), 6.12: a wholly idle core first (SMT), then any idle CPU.
+/*
+ * kernel: ext.c scx_pick_idle_cpu(), 6.12: a wholly idle core first (SMT), then any idle CPU.
+ * Also 6.18.2's ext_idle.c pick_idle_cpu_in_node() and scx_pick_idle_cpu() for
+ * NUMA_NO_NODE, the only node they see while SCX_OPS_BUILTIN_IDLE_PER_NODE is off (no
+ * modelled policy can set it: the ABI accepts no flags), so no node walk.
+ */
 int scx_pick_idle_cpu(kernel& k, const cpumask& allowed, u64 flags)
 {
     scx_sched& s = *k.scx();
@@ -521,19 +527,15 @@ int scx_pick_idle_cpu(kernel& k, const cpumask& allowed, u64 flags)
     }
 }
 
-} // namespace
-
 /*
  * kernel: ext.c scx_select_cpu_dfl(), 6.12 (read at 6.12.19, wishday/linux-6.12.y
  * 21ae40e85ea7), its tests in the kernel's order: a sync wakeup takes the waker's CPU if idle
  * CPUs remain, the waker is not PF_EXITING (as in every version from v6.12), its local DSQ is
  * empty and p may run there; then (SMT) prev if its whole core is idle, any wholly idle core;
  * prev if idle; any idle CPU; else prev (not found). 6.12 has no nr_cpus_allowed test and no
- * test of prev in the sync block. Not modelled: 6.18.2's ext_idle.c (gfunkmonk/linux-6.18.2
- * 062668f4d006) adds an LLC and a NUMA preference, an idle prev sharing the waker's LLC before
- * the waker's CPU, and a one-CPU shortcut in the kfunc's wrapper (select_cpu_from_kfunc()).
+ * test of prev in the sync block.
  */
-int scx_select_cpu_dfl(kernel& k, task_struct& p, int prev_cpu, int wake_flags, bool* found)
+int select_cpu_dfl_6_12(kernel& k, task_struct& p, int prev_cpu, int wake_flags, bool* found)
 {
     scx_sched& s = *k.scx();
     *found = false;
@@ -566,6 +568,133 @@ int scx_select_cpu_dfl(kernel& k, task_struct& p, int prev_cpu, int wake_flags, 
         return cpu;
     }
     return prev_cpu;
+}
+
+// kernel: ext_idle.c llc_span() / numa_span(), 6.18.2: sd_llc's span; sd_numa's first group's.
+const cpumask* llc_span(const kernel& k, int cpu)
+{
+    const sched_domain* sd = k.topology().cpu(cpu).sd_llc;
+    return sd ? &sd->span : nullptr;
+}
+
+const cpumask* numa_span(const kernel& k, int cpu)
+{
+    const sched_domain* sd = k.topology().cpu(cpu).sd_numa;
+    return sd && !sd->groups.empty() ? &sd->groups.front().span : nullptr;
+}
+
+/*
+ * The CPUs of span that p may use (6.18.2 scx_select_cpu_dfl()'s llc_cpus / numa_cpus): the
+ * span itself when p may run anywhere (task_affinity_all()), else its intersection with
+ * p->cpus_ptr in `local` (the kernel's per-CPU scratch mask), none when that is empty.
+ */
+const cpumask* task_span(const kernel& k, const task_struct& p, const cpumask* span, cpumask& local)
+{
+    if (!span)
+        return nullptr;
+    if (p.cpus_mask.weight() >= k.nr_cpu_ids())
+        return span;
+    local = p.cpus_mask & *span;
+    return local.empty() ? nullptr : &local;
+}
+
+/*
+ * kernel: ext_idle.c scx_select_cpu_dfl(), 6.18.2 (gfunkmonk/linux-6.18.2 062668f4d006), for
+ * its two modelled callers (cpus_allowed NULL, flags 0): prev counts only when p may run there
+ * (is_prev_allowed). A sync wakeup takes an idle prev sharing the waker's LLC, else the
+ * waker's CPU on 6.12's conditions; then (SMT) prev if its whole core is idle, a wholly idle
+ * core in prev's LLC, in prev's node, anywhere; prev if idle; an idle CPU in prev's LLC, in
+ * prev's node, anywhere; -EBUSY. The LLC and node steps run only when
+ * scx_idle_update_selcpu_topology() enabled them. The waker test reads the global idle mask:
+ * 6.18.2 as released reads idle_cpumask(cpu_to_node(waker)), a per-node mask nothing updates
+ * while per-node tracking is off; db08b1940f4b fixed it, queued for 6.18-stable (review
+ * Message-ID 20260408175938.915489578@linuxfoundation.org; which 6.18.y took it was not
+ * checked). The model follows the fix, as 6.12's test.
+ * model: SCX_PICK_IDLE_IN_NODE, cpus_allowed and per-node masks are not reachable (no
+ * scx_bpf_select_cpu_and(), no ops flags).
+ */
+int select_cpu_dfl_6_18(kernel& k, task_struct& p, int prev_cpu, int wake_flags)
+{
+    scx_sched& s = *k.scx();
+    const cpumask& allowed = p.cpus_mask;
+    const bool is_prev_allowed = allowed.test(prev_cpu);
+    cpumask local_numa(0), local_llc(0);
+    const cpumask* numa_cpus =
+        s.selcpu_topo_numa ? task_span(k, p, numa_span(k, prev_cpu), local_numa) : nullptr;
+    const cpumask* llc_cpus =
+        s.selcpu_topo_llc ? task_span(k, p, llc_span(k, prev_cpu), local_llc) : nullptr;
+    if (wake_flags & WF_SYNC) {
+        const int cpu = k.smp_processor_id();
+        if (is_prev_allowed && k.topology().cpus_share_cache(cpu, prev_cpu) &&
+            test_and_clear_cpu_idle(k, prev_cpu))
+            return prev_cpu;
+        if (!(k.current()->flags & PF_EXITING) && k.cpu_rq(cpu).scx.local_dsq.nr == 0 &&
+            !s.idle_cpu.empty() && allowed.test(cpu))
+            return cpu;
+    }
+    if (sched_smt_active(k)) {
+        if (is_prev_allowed && s.idle_smt.test(prev_cpu) && test_and_clear_cpu_idle(k, prev_cpu))
+            return prev_cpu;
+        for (const cpumask* cpus : {llc_cpus, numa_cpus, &allowed}) {
+            if (!cpus)
+                continue;
+            const int cpu = scx_pick_idle_cpu(k, *cpus, SCX_PICK_IDLE_CORE);
+            if (cpu >= 0)
+                return cpu;
+        }
+    }
+    if (is_prev_allowed && test_and_clear_cpu_idle(k, prev_cpu))
+        return prev_cpu;
+    for (const cpumask* cpus : {llc_cpus, numa_cpus}) {
+        if (!cpus)
+            continue;
+        const int cpu = scx_pick_idle_cpu(k, *cpus, 0);
+        if (cpu >= 0)
+            return cpu;
+    }
+    return scx_pick_idle_cpu(k, allowed, 0);
+}
+
+/*
+ * kernel: ext_idle.c scx_idle_update_selcpu_topology(), 6.18.2 (at enable): the LLC step when
+ * the first CPU's LLC is smaller than the machine; the NUMA step when its node is too
+ * (numa_weight(): sd_numa's first group) and some CPU's LLC is not its node
+ * (llc_numa_mismatch()). model: every CPU is online; hotplug is not modelled.
+ */
+void scx_idle_update_selcpu_topology(kernel& k, scx_sched& s)
+{
+    const int cpu = 0;
+    const int n = k.nr_cpu_ids();
+    auto llc_weight = [&k](int c) {
+        const cpumask* span = llc_span(k, c);
+        return span ? span->weight() : 0;
+    };
+    auto numa_weight = [&k](int c) {
+        const cpumask* span = numa_span(k, c);
+        return span ? span->weight() : 0;
+    };
+    const int nr_llc = llc_weight(cpu);
+    s.selcpu_topo_llc = nr_llc > 0 && nr_llc < n;
+    const int nr_numa = numa_weight(cpu);
+    bool mismatch = false;
+    for (int c = 0; c < n && !mismatch; ++c)
+        mismatch = llc_weight(c) != numa_weight(c);
+    s.selcpu_topo_numa = nr_numa > 0 && nr_numa < n && mismatch;
+}
+
+} // namespace
+
+/*
+ * scx_select_cpu_dfl() of the profile's version (kernel_behaviour::scx_select_cpu_6_18);
+ * *found when an idle CPU was claimed, else prev_cpu (6.18's -EBUSY, as its callers map it).
+ */
+int scx_select_cpu_dfl(kernel& k, task_struct& p, int prev_cpu, int wake_flags, bool* found)
+{
+    if (!k.config().behaviour.scx_select_cpu_6_18)
+        return select_cpu_dfl_6_12(k, p, prev_cpu, wake_flags, found);
+    const int cpu = select_cpu_dfl_6_18(k, p, prev_cpu, wake_flags);
+    *found = cpu >= 0;
+    return cpu >= 0 ? cpu : prev_cpu;
 }
 
 /*
@@ -1247,13 +1376,20 @@ void h_kick_cpu(schedlab_ext_ctx* ctx, s32 cpu, u64 flags)
     k.resched_curr(r);
 }
 
+/*
+ * kernel: ext.c scx_bpf_select_cpu_dfl(), 6.12: from ops.select_cpu() only. 6.18.2
+ * (ext_idle.c, through select_cpu_from_kfunc()): from ops.enqueue() too, and a task allowed
+ * on one CPU gets only the prev test (prev if p may run there and it was idle), not
+ * scx_select_cpu_dfl(). model: no migration-disabled tasks, no unlocked (BPF test_run) calls.
+ */
 s32 h_select_cpu_dfl(schedlab_ext_ctx* ctx, schedlab_ext_task* v, s32 prev_cpu, u64 wake_flags,
                      bool* is_idle)
 {
     scx_sched& s = sched_of(ctx);
     kernel& k = s.k;
+    const bool v6_18 = k.config().behaviour.scx_select_cpu_6_18;
     *is_idle = false;
-    if (s.in_op != scx_sched::kf::select_cpu) {
+    if (s.in_op != scx_sched::kf::select_cpu && !(v6_18 && s.in_op == scx_sched::kf::enqueue)) {
         scx_error(k, nullptr, fmt::format("scx_bpf_select_cpu_dfl() called from {}",
                                           op_name(s.in_op)));
         return prev_cpu;
@@ -1261,6 +1397,10 @@ s32 h_select_cpu_dfl(schedlab_ext_ctx* ctx, schedlab_ext_task* v, s32 prev_cpu, 
     task_struct* p = task_of_view(k, v, "scx_bpf_select_cpu_dfl");
     if (!p || !ops_cpu_valid(k, prev_cpu, "in scx_bpf_select_cpu_dfl()", p))
         return prev_cpu;
+    if (v6_18 && p->nr_cpus_allowed == 1) {
+        *is_idle = p->cpus_mask.test(prev_cpu) && test_and_clear_cpu_idle(k, prev_cpu);
+        return prev_cpu;
+    }
     return scx_select_cpu_dfl(k, *p, prev_cpu, static_cast<int>(wake_flags), is_idle);
 }
 
@@ -1357,6 +1497,8 @@ scx_sched::scx_sched(kernel& kk, std::shared_ptr<const ext_policy_handle> pol)
     }
     nr_llcs = static_cast<int>(llc_index.size());
     smt_active = k.mach().smt_width() > 1;
+    if (k.config().behaviour.scx_select_cpu_6_18)
+        scx_idle_update_selcpu_topology(k, *this);
     watchdog_timeout =
         ops.timeout_ms ? static_cast<sim_dur>(ops.timeout_ms) * 1'000'000 : SCX_WATCHDOG_MAX_TIMEOUT;
     enabled = true;

@@ -155,6 +155,10 @@ struct scx_sched final : event_handler {
     std::vector<cpumask> smt_mask; ///< cpu_smt_mask() per CPU
     bool smt_active = false;  ///< sched_smt_active(): some core has more than one thread
     std::vector<int> llc_of;  ///< per CPU: its LLC's index, 0..nr_llcs-1
+    /// 6.18 (kernel_behaviour::scx_select_cpu_6_18): the scx_selcpu_topo_llc and
+    /// scx_selcpu_topo_numa static keys, set at enable (scx_idle_update_selcpu_topology())
+    bool selcpu_topo_llc = false;
+    bool selcpu_topo_numa = false;
     int nr_llcs = 0;
     sim_dur watchdog_timeout = 0;
     event_id watchdog_event;
@@ -184,7 +188,8 @@ bool scx_enabled(const kernel& k);
 bool task_should_scx(const kernel& k, const task_struct& p);
 /// __scx_update_idle(): r's CPU switches to (idle) or from its idle task.
 void scx_update_idle(kernel& k, rq& r, bool idle);
-/// scx_select_cpu_dfl(): the default placement; *found when an idle CPU was claimed.
+/// scx_select_cpu_dfl(): the default placement (6.12.19 or 6.18.2, by the profile); *found when
+/// an idle CPU was claimed.
 int scx_select_cpu_dfl(kernel& k, task_struct& p, int prev_cpu, int wake_flags, bool* found);
 /// The ext class's invariants on r (kernel::check_rq()): appends what is wrong to errs.
 void check_scx_rq(const kernel& k, const rq& r, std::string& errs);

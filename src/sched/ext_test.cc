@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The ext class (ext.cc) and its built-in policies: each expectation follows
- * by hand from kernel/sched/ext.c of v6.12 and the policy under test, on a
+ * by hand from kernel/sched/ext.c of v6.12 (and, for the 6.18 profile's default select_cpu,
+ * 6.18.2's kernel/sched/ext_idle.c) and the policy under test, on a
  * machine without costs (testlib::sched_fixture::no_costs), HZ=250 (a 4 ms
  * tick, ticks at multiples of 4 ms), SCX_SLICE_DFL = 20 ms.
  */
+#include "machine/presets.h"
 #include "sched/ext_load.h"
 #include "sched/testlib.h"
 #include "sim/config_error.h"
@@ -607,6 +609,195 @@ TEST(ext_class, the_default_select_cpu_sync_block_has_no_nr_cpus_allowed_test_on
         bool found = false;
         EXPECT_EQ(scx_select_cpu_dfl(*t.k, p, 0, WF_TTWU | (sync ? WF_SYNC : 0), &found), 0);
         EXPECT_EQ(found, sync) << (sync ? "sync" : "not sync");
+    }
+}
+
+/* ---- scx_select_cpu_dfl() on 6.18: 6.18.2's kernel/sched/ext_idle.c ---- */
+
+/// sockets x cores_per_socket cores, cores_per_llc cores per LLC, smt threads per core; one
+/// node per socket; CPU n + cores is thread 1 of CPU n's core (first_threads_then_siblings).
+machine llc_machine(int sockets, int cores_per_socket, int cores_per_llc, int smt = 1)
+{
+    symmetric_machine_spec s;
+    s.name = fmt::format("test-{}s{}c-llc{}-smt{}", sockets, cores_per_socket, cores_per_llc, smt);
+    s.sockets = sockets;
+    s.cores_per_socket = cores_per_socket;
+    s.cores_per_llc = cores_per_llc;
+    s.threads_per_core = smt;
+    return make_symmetric_machine(s, "ext_test");
+}
+
+/*
+ * A wakee p whose prev is `prev` (it ran there once and sleeps), spinners pinned on `busy`, the
+ * first of them current on this CPU; p may then run anywhere. this CPU's
+ * cpumask_any_and_distribute() cursor is set to `cursor`, so each pick's result follows by hand.
+ */
+struct wakee_setting {
+    sched_fixture t;
+    task_struct* p = nullptr;
+    wakee_setting(machine m, const std::string& spec, int prev, std::initializer_list<int> busy,
+                  int cursor)
+        : t(std::move(m), spec)
+    {
+        for (const int cpu : busy)
+            t.spawn(fmt::format("busy{}", cpu), testlib::spin(), cpu, 0, cpu);
+        p = &t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), prev, 0, prev);
+        t.run_for(msecs(1));
+        p->cpus_mask.set_all();
+        p->nr_cpus_allowed = p->cpus_mask.weight();
+        t.k->set_this_cpu(*busy.begin());
+        t.k->cpu_rq(*busy.begin()).distribute_cpu_mask_prev = cursor;
+    }
+    int select(int prev, int wake_flags, bool* found)
+    {
+        return scx_select_cpu_dfl(*t.k, *p, prev, wake_flags, found);
+    }
+};
+
+/*
+ * 6.18.2's sync block first keeps p on an idle prev that shares the waker's LLC
+ * (cpus_share_cache()), then tests the waker's CPU. The setting of
+ * the_default_select_cpu_sync_wakeup_does_not_test_prev_first_on_6_12 (waker alone on cpu0,
+ * prev cpu1 idle, one LLC): 6.18 -> cpu1, found, claimed; 6.12 -> cpu0.
+ */
+TEST(ext_class, the_default_select_cpu_sync_wakeup_keeps_an_idle_cache_affine_prev_on_6_18)
+{
+    for (const std::string v : {"6.18", "6.12"}) {
+        sched_fixture t(small_machine(4), v + "+ext:simple");
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 1, 0, 1);
+        t.run_for(msecs(1));
+        ASSERT_NO_FATAL_FAILURE(wake_from_cpu0(t, waker, p));
+        ASSERT_TRUE(t.k->scx()->idle_cpu.test(1));
+        bool found = false;
+        EXPECT_EQ(scx_select_cpu_dfl(*t.k, p, 1, WF_TTWU | WF_SYNC, &found), v == "6.18" ? 1 : 0)
+            << v;
+        EXPECT_TRUE(found) << v;
+        EXPECT_EQ(t.k->scx()->idle_cpu.test(1), v != "6.18") << v << ": prev claimed";
+    }
+}
+
+/*
+ * 6.18.2 tests prev only when p may run there (is_prev_allowed); 6.12.19 claims an idle prev
+ * whatever p's mask. One LLC of four CPUs; spinners on cpu0 and cpu2; p's prev cpu1 is idle
+ * but p may run only on cpus 2-3 (its affinity changed while it slept). Not sync: 6.12 ->
+ * prev 1; 6.18 -> the one idle CPU p may use, 3.
+ */
+TEST(ext_class, the_default_select_cpu_tests_prev_only_where_p_may_run_on_6_18)
+{
+    for (const std::string v : {"6.18", "6.12"}) {
+        wakee_setting w(small_machine(4), v + "+ext:simple", 1, {0, 2}, 0);
+        w.p->cpus_mask.clear_all();
+        w.p->cpus_mask.set(2);
+        w.p->cpus_mask.set(3);
+        w.p->nr_cpus_allowed = w.p->cpus_mask.weight();
+        ASSERT_TRUE(w.t.k->scx()->idle_cpu.test(1));
+        bool found = false;
+        EXPECT_EQ(w.select(1, WF_TTWU, &found), v == "6.18" ? 3 : 1) << v;
+        EXPECT_TRUE(found) << v;
+    }
+}
+
+/*
+ * 6.18.2 looks for an idle CPU in prev's LLC before any (scx_selcpu_topo_llc: the first CPU's
+ * LLC is smaller than the machine). Two LLCs of two CPUs (0-1, 2-3), no SMT; a spinner on
+ * prev 0; cpus 1-3 idle; the cursor at 1. 6.12: the next idle CPU after 1, cpu2; 6.18: the
+ * idle CPU of LLC {0, 1}, cpu1.
+ */
+TEST(ext_class, the_default_select_cpu_prefers_an_idle_cpu_in_prevs_llc_on_6_18)
+{
+    for (const std::string v : {"6.18", "6.12"}) {
+        wakee_setting w(llc_machine(1, 4, 2), v + "+ext:simple", 0, {0}, 1);
+        ASSERT_FALSE(w.t.k->topology().cpus_share_cache(1, 2));
+        EXPECT_EQ(w.t.k->scx()->selcpu_topo_llc, v == "6.18");
+        EXPECT_FALSE(w.t.k->scx()->selcpu_topo_numa) << "one node";
+        bool found = false;
+        EXPECT_EQ(w.select(0, WF_TTWU, &found), v == "6.18" ? 1 : 2) << v;
+        EXPECT_TRUE(found) << v;
+    }
+}
+
+/*
+ * Then in prev's node (scx_selcpu_topo_numa: the node is smaller than the machine and its
+ * LLCs are smaller than it). Two nodes of two LLCs of two CPUs (node 0: cpus 0-3), no SMT;
+ * spinners on cpu0 (prev) and cpu1, so prev's LLC has no idle CPU; cpus 2-7 idle; the cursor
+ * at 3. 6.12: the next idle CPU after 3, cpu4 (node 1); 6.18: none in LLC {0, 1}, then node
+ * 0's idle {2, 3} from the cursor, wrapping: cpu2.
+ */
+TEST(ext_class, the_default_select_cpu_prefers_an_idle_cpu_in_prevs_node_on_6_18)
+{
+    for (const std::string v : {"6.18", "6.12"}) {
+        wakee_setting w(llc_machine(2, 4, 2), v + "+ext:simple", 0, {0, 1}, 3);
+        EXPECT_EQ(w.t.k->scx()->selcpu_topo_llc, v == "6.18");
+        EXPECT_EQ(w.t.k->scx()->selcpu_topo_numa, v == "6.18");
+        bool found = false;
+        EXPECT_EQ(w.select(0, WF_TTWU, &found), v == "6.18" ? 2 : 4) << v;
+        EXPECT_TRUE(found) << v;
+    }
+}
+
+/*
+ * With SMT, a wholly idle core in prev's LLC, then in prev's node, before one anywhere. Two
+ * nodes of two LLCs of two 2-thread cores: CPU n + 8 is CPU n's sibling; LLC 0 is cores 0-1
+ * (cpus 0, 1, 8, 9), node 0 cores 0-3.
+ * - A spinner on prev 0, the cursor at 1: idle cores' CPUs {1-7, 9-15}. 6.12: the next after
+ *   1, cpu2; 6.18: LLC 0's {1, 9}: cpu9.
+ * - Spinners on cpu0 (prev) and cpu1, so LLC 0 has no idle core; the cursor at 3. 6.12: cpu4
+ *   (node 1); 6.18: node 0's {2, 3, 10, 11} after 3: cpu10.
+ */
+TEST(ext_class, the_default_select_cpu_prefers_a_wholly_idle_core_in_prevs_llc_then_node_on_6_18)
+{
+    for (const std::string v : {"6.18", "6.12"}) {
+        const bool v6_18 = v == "6.18";
+        {
+            wakee_setting w(llc_machine(2, 4, 2, 2), v + "+ext:simple", 0, {0}, 1);
+            ASSERT_TRUE(w.t.k->topology().cpus_share_cache(0, 9));
+            ASSERT_FALSE(w.t.k->topology().cpus_share_cache(0, 2));
+            bool found = false;
+            EXPECT_EQ(w.select(0, WF_TTWU, &found), v6_18 ? 9 : 2) << v << ": llc";
+            EXPECT_TRUE(found) << v;
+        }
+        {
+            wakee_setting w(llc_machine(2, 4, 2, 2), v + "+ext:simple", 0, {0, 1}, 3);
+            EXPECT_EQ(w.t.k->scx()->selcpu_topo_numa, v6_18);
+            bool found = false;
+            EXPECT_EQ(w.select(0, WF_TTWU, &found), v6_18 ? 10 : 4) << v << ": node";
+            EXPECT_TRUE(found) << v;
+        }
+    }
+}
+
+/*
+ * The scx_bpf_select_cpu_dfl() kfunc from ops.enqueue(): an error at 6.12.19 (ops.select_cpu()
+ * only); allowed at 6.18.2 (select_cpu_from_kfunc()), where a task allowed on one CPU gets
+ * only the prev test. p is pinned to cpu0, where the waker spins with an empty local DSQ;
+ * cpus 1-3 idle; a sync wakeup. The kfunc: prev 0 is busy, so 0 and not idle.
+ * scx_select_cpu_dfl() itself would take the waker's CPU as idle (found).
+ */
+TEST(ext_class, the_select_cpu_dfl_kfunc_gives_a_one_cpu_task_only_the_prev_test_on_6_18)
+{
+    for (const std::string v : {"6.18", "6.12"}) {
+        sched_fixture t(small_machine(4), v + "+ext:simple");
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+        t.run_for(msecs(1));
+        t.k->set_this_cpu(0);
+        ASSERT_EQ(t.k->current(), &waker);
+        ASSERT_EQ(p.nr_cpus_allowed, 1);
+        scx_sched& s = *t.k->scx();
+        s.in_op = scx_sched::kf::enqueue;
+        bool is_idle = true;
+        const s32 cpu =
+            scx_bpf_select_cpu_dfl(&s.cx.ctx, &p.scx.view, 0, WF_TTWU | WF_SYNC, &is_idle);
+        s.in_op = scx_sched::kf::none;
+        EXPECT_EQ(cpu, 0) << v;
+        EXPECT_FALSE(is_idle) << v;
+        EXPECT_EQ(s.exit.kind != 0, v == "6.12") << v << ": an error only on 6.12";
+        if (v == "6.18") {
+            bool found = false;
+            EXPECT_EQ(scx_select_cpu_dfl(*t.k, p, 0, WF_TTWU | WF_SYNC, &found), 0);
+            EXPECT_TRUE(found) << "without the shortcut";
+        }
     }
 }
 

@@ -122,6 +122,12 @@ kernel_behaviour behaviour_of(const char* version)
     // (20250303105241.17251-2-xuewen.yan@unisoc.com): 6.18 has it; the 6.12 profile keeps
     // v6.12's test (whether a 6.12.y stable release took it is not checked).
     b.wa_idle_sync_skips_delayed = std::string(version) == "6.18";
+    // sched_ext's built-in idle policy as 6.18.2's kernel/sched/ext_idle.c has it
+    // (gfunkmonk/linux-6.18.2 062668f4d006): the LLC and NUMA preference (dfa4ed29b18c and its
+    // NUMA sequel), the sync block's cache-affine prev, is_prev_allowed and the kfunc's one-CPU
+    // shortcut; 6.12.19 (wishday/linux-6.12.y 21ae40e85ea7) has none of them. The releases
+    // between were not read.
+    b.scx_select_cpu_6_18 = std::string(version) == "6.18";
     // "sched/topology: Rename 'DIE' domain to 'PKG'" (f577cd57bfaa) entered tip sched/core on
     // 2023-10-12 (v6.7): tip-2023-12 and the releases from 6.7 on name the level PKG.
     b.pkg_domain_name = std::string(version) == "tip-2023-12" || v6_12;

@@ -92,6 +92,12 @@ struct kernel_behaviour {
     bool old_wake_affine_stats = false;   ///< 5.15/6.1: an idle prev also counts ttwu_move_affine
     bool wf_current_cpu = false;          ///< 6.6: WF_CURRENT_CPU honoured by select_task_rq_fair
     bool wa_idle_sync_skips_delayed = false; ///< v6.15+: wake_affine_idle()'s sync test leaves sched-delayed tasks out of nr_running
+    /// 6.18 (kernel/sched/ext_idle.c, read at 6.18.2): scx_select_cpu_dfl()'s LLC and NUMA
+    /// preference (scx_idle_update_selcpu_topology()), an idle prev sharing the waker's LLC
+    /// first in the sync block, prev tested only when p may run there; the
+    /// scx_bpf_select_cpu_dfl() kfunc also from ops.enqueue(), with select_cpu_from_kfunc()'s
+    /// one-CPU shortcut. false: 6.12.19's (ext.c)
+    bool scx_select_cpu_6_18 = false;
     /// 5.15, 6.1 (89aafd67f28c, v5.15-rc1, until ae2ad293d6be, v6.5-rc2): select_idle_sibling()
     /// tests p->recent_used_cpu, already overwritten with prev, against p->cpus_ptr; false: the
     /// old recent_used_cpu it returns
