@@ -88,6 +88,30 @@ std::vector<plat_histogram::pct> plat_histogram::percentiles(const std::vector<d
 }
 
 /* ------------------------------------------------------------------------ */
+/* the math's variation                                                       */
+
+u64 schbench_math_factor_ppm(u64 u_ppm)
+{
+    // (quantile, time / p50) in ppm: data/machines/schbench-calibrate-t1.txt's request
+    // latencies, 2963 / 3172, 1, 3236 / 3172, 3540 / 3172, 4552 / 3172, 4891 / 3172 us.
+    struct knot {
+        u64 u;
+        u64 f;
+    };
+    static constexpr knot table[] = {
+        {0, 934'111},         {500'000, 1'000'000}, {900'000, 1'020'177},
+        {990'000, 1'116'015}, {999'000, 1'435'057}, {1'000'000, 1'541'929},
+    };
+    SIM_BUG_ON(u_ppm >= 1'000'000, "quantile {} ppm out of range", u_ppm);
+    std::size_t i = 1;
+    while (table[i].u <= u_ppm)
+        ++i;
+    const knot& a = table[i - 1];
+    const knot& b = table[i];
+    return a.f + (b.f - a.f) * (u_ppm - a.u) / (b.u - a.u);
+}
+
+/* ------------------------------------------------------------------------ */
 /* options                                                                    */
 
 namespace {
@@ -539,6 +563,12 @@ task_code schbench_workload::do_work(task_context& t, thread_data& me)
         ++lock_window_.requests;
     }
     sim_dur math = math_ns_;
+    if (const sim_dur var = t.costs().schbench_math_var; var > 0) {
+        // model: math_ns_ is the median; the measured variation, its deviation scaled by var %.
+        const s64 f = static_cast<s64>(schbench_math_factor_ppm(t.rng().below(1'000'000)));
+        const s64 scaled = 1'000'000 + (f - 1'000'000) * static_cast<s64>(var) / 100;
+        math = std::max<s64>(0, static_cast<s64>(math_ns_) * scaled / 1'000'000);
+    }
     if (const sim_dur spread = t.costs().schbench_math_spread; spread > 0) // a probe, 0 by default
         math += static_cast<sim_dur>(t.rng().below(static_cast<u64>(spread)));
     co_await t.run(math);

@@ -99,6 +99,20 @@ struct schbench_params {
 
 schbench_params parse_schbench_options(const std::vector<std::string>& args);
 
+/*
+ * model: one request's matrix-math time relative to its median, in parts per million,
+ * at a uniform u_ppm in [0, 1'000'000): the piecewise linear inverse CDF through a
+ * measured run's min, p50, p90, p99, p99.9 and max. The math of schbench.c's
+ * do_some_math() is the same instructions every request (a fixed naive product, no
+ * data-dependent branch), so its variation is the machine's. The knots are this
+ * project's 2-vCPU KVM guest (AMD EPYC), masoncl/schbench 24e32b8 `schbench -C -m 1
+ * -t 1 -r 10` (calibration mode: the math alone; one worker, so no CPU sharing inside
+ * the guest): 2931 requests, min 2963, p50 3172, p90 3236, p99 3540, p99.9 4552,
+ * max 4891 us (data/machines/schbench-calibrate-t1.txt). Not a figure of the published
+ * bergamo-2s, which published no request spread.
+ */
+u64 schbench_math_factor_ppm(u64 u_ppm);
+
 class schbench_workload final : public workload {
 public:
     explicit schbench_workload(schbench_params sp) : sp_(sp) {}

@@ -101,10 +101,11 @@ struct sb_run {
     std::unique_ptr<test_env> t;
 };
 
-sb_run run_schbench(const std::vector<std::string>& args, int cores, u64 seed = 1)
+sb_run run_schbench(const std::vector<std::string>& args, int cores, u64 seed = 1,
+                    cost_params costs = {})
 {
     sb_run r;
-    r.t = std::make_unique<test_env>(cores, seed);
+    r.t = std::make_unique<test_env>(cores, seed, "6.6", costs);
     r.t->k.set_check_level(check_level::sampled, 64);
     r.w = std::make_unique<schbench_workload>(parse_schbench_options(args));
     r.w->setup(r.t->k.sys());
@@ -114,7 +115,12 @@ sb_run run_schbench(const std::vector<std::string>& args, int cores, u64 seed = 
 
 TEST(schbench_v1, every_request_follows_one_recorded_wakeup_and_lasts_sleep_plus_math)
 {
-    const sb_run r = run_schbench({"-m", "1", "-t", "2", "-r", "1", "-F", "16", "-n", "2"}, 4);
+    // Exactly periodic workers (costs.def schbench_math_var 0): with the math's variation a
+    // worker can be woken within the microsecond it posted, a delta schbench does not record.
+    cost_params flat;
+    flat.schbench_math_var = 0;
+    const sb_run r =
+        run_schbench({"-m", "1", "-t", "2", "-r", "1", "-F", "16", "-n", "2"}, 4, 1, flat);
     ASSERT_TRUE(r.w->finished());
     EXPECT_TRUE(r.t->k.all_exited());
     EXPECT_EQ(r.w->matrix_size(), 26u); // sqrt(16 KiB / 3 / 8)
@@ -141,13 +147,14 @@ TEST(schbench_v1, every_request_follows_one_recorded_wakeup_and_lasts_sleep_plus
     EXPECT_DOUBLE_EQ(m[5].value, static_cast<double>(reqs) / 1.0);
 }
 
-// The probe knob costs.def schbench_math_spread: 0 (the default) keeps every request's math
-// the same length; a spread adds a uniform draw to each request, so the request latencies
-// (usleep + slack + math, nothing else running) fan out over it.
+// The probe knob costs.def schbench_math_spread: 0 (the default) adds nothing; a spread adds
+// a uniform draw to each request, so the request latencies (usleep + slack + math, nothing
+// else running) fan out over it. schbench_math_var is off here, so the math is flat without.
 TEST(schbench_v1, math_spread_cost_varies_each_request_by_a_draw_below_it)
 {
     const auto spread_run = [](sim_dur spread) {
         cost_params c;
+        c.schbench_math_var = 0;
         c.schbench_math_spread = spread;
         sb_run r;
         r.t = std::make_unique<test_env>(4, 1, "6.6", c);
@@ -169,6 +176,62 @@ TEST(schbench_v1, math_spread_cost_varies_each_request_by_a_draw_below_it)
     EXPECT_GE(spread.w->request().max() - spread.w->request().min(), 300u);
     EXPECT_GE(spread.w->request().min(), (usecs(100) + math) / 1000);
     EXPECT_LE(spread.w->request().max(), (usecs(150) + math + usecs(400)) / 1000 + 20);
+}
+
+// The variation table: its knots are the measured run's quantiles over its median, and it
+// interpolates linearly between them.
+TEST(schbench_v1, math_factor_table_passes_through_the_measured_quantiles)
+{
+    EXPECT_EQ(schbench_math_factor_ppm(0), 934'111u);         // min 2963 / p50 3172 us
+    EXPECT_EQ(schbench_math_factor_ppm(500'000), 1'000'000u); // p50
+    EXPECT_EQ(schbench_math_factor_ppm(900'000), 1'020'177u); // p90 3236
+    EXPECT_EQ(schbench_math_factor_ppm(990'000), 1'116'015u); // p99 3540
+    EXPECT_EQ(schbench_math_factor_ppm(999'000), 1'435'057u); // p99.9 4552
+    EXPECT_EQ(schbench_math_factor_ppm(999'999), 1'541'822u); // towards max 4891
+    EXPECT_EQ(schbench_math_factor_ppm(250'000), (934'111u + 1'000'000u) / 2);
+    u64 last = 0;
+    for (u64 u = 0; u < 1'000'000; u += 997) {
+        EXPECT_GE(schbench_math_factor_ppm(u), last) << u;
+        last = schbench_math_factor_ppm(u);
+    }
+}
+
+// By default (costs.def schbench_math_var 100) each request's math is drawn from the measured
+// table around math_ns(): with -s 0 and one worker per CPU a request is its math alone, so
+// the request latencies show the table's shape; at 0 every request is the same length.
+TEST(schbench_v1, each_requests_math_varies_as_the_measured_table_by_default)
+{
+    const auto var_run = [](sim_dur var) {
+        cost_params c;
+        c.schbench_math_var = var;
+        sb_run r;
+        r.t = std::make_unique<test_env>(4, 1, "6.6", c);
+        r.t->k.set_check_level(check_level::sampled, 64);
+        r.w = std::make_unique<schbench_workload>(parse_schbench_options(
+            {"-m", "1", "-t", "2", "-r", "3", "-F", "256", "-n", "1", "-s", "0"}));
+        r.w->setup(r.t->k.sys());
+        r.t->k.run(secs(60));
+        return r;
+    };
+    EXPECT_EQ(cost_params{}.schbench_math_var, 100);
+    const sb_run var = var_run(cost_params{}.schbench_math_var);
+    const sb_run flat = var_run(0);
+    ASSERT_TRUE(var.w->finished());
+    ASSERT_TRUE(flat.w->finished());
+    const double math_us = static_cast<double>(var.w->math_ns()) / 1000.0; // 562 us
+    ASSERT_GT(var.w->request().nr_samples(), 8000u);
+    // Flat: every request the same length (to the microsecond of the histogram).
+    EXPECT_LE(flat.w->request().max() - flat.w->request().min(), 1u);
+    // Varied: within the table's min and max, p50 at the median, p90 and p99 near theirs.
+    EXPECT_GE(var.w->request().min(), static_cast<unsigned>(0.934 * math_us));
+    EXPECT_LE(var.w->request().max(), static_cast<unsigned>(1.542 * math_us) + 2);
+    EXPECT_GE(var.w->request().max() - var.w->request().min(),
+              static_cast<unsigned>(0.1 * math_us));
+    const auto p = var.w->request().percentiles({50.0, 90.0, 99.0});
+    ASSERT_EQ(p.size(), 3u);
+    EXPECT_NEAR(p[0].value / math_us, 1.0, 0.005);
+    EXPECT_NEAR(p[1].value / math_us, 1.020, 0.005);
+    EXPECT_NEAR(p[2].value / math_us, 1.116, 0.06);
 }
 
 TEST(schbench_v1, output_has_the_three_blocks_and_the_averages)
@@ -227,7 +290,7 @@ TEST(schbench_v1, zerotime_two_of_a_three_second_run_keeps_the_third_second)
 TEST(schbench_v1, a_preempted_lock_holder_makes_the_others_on_its_cpu_spin)
 {
     // Six workers, one CPU, 2 ms of math: wakeups preempt lock holders.
-    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "256", "-n", "1", "-s", "50"};
+    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "256", "-n", "4", "-s", "50"};
     const sb_run locked = run_schbench(a, 1);
     std::vector<std::string> b = a;
     b.push_back("-L");
@@ -242,7 +305,7 @@ TEST(schbench_v1, a_preempted_lock_holder_makes_the_others_on_its_cpu_spin)
 // trylock was preempted there, none unlocks elsewhere, and the spin time is the loop's chunks.
 TEST(schbench_v1, lock_figures_count_each_spin_episode_and_where_its_holder_was)
 {
-    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "256", "-n", "1", "-s", "50"};
+    const std::vector<std::string> a = {"-t", "6", "-r", "1", "-F", "256", "-n", "4", "-s", "50"};
     const sb_run one = run_schbench(a, 1);
     const auto& ls = one.w->lock_total();
     EXPECT_EQ(ls.requests, one.w->total_requests());
