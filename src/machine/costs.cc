@@ -77,10 +77,13 @@ void set_cost(cost_params& c, const std::string& assignment, const std::string& 
     const std::string value = assignment.substr(eq + 1);
     s64 v = 0;
     const auto res = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (res.ec != std::errc() || res.ptr != value.data() + value.size() || v < 0)
+    if (res.ec != std::errc() || res.ptr != value.data() + value.size() || v < 0) {
+        // The cost's own unit when the name is known (ns, %, KiB, MB/s, bool), else ns.
+        const char* unit = find_cost(name) ? find_cost(name)->unit : "ns";
         throw config_error(where, fmt::format("cost '{}': '{}' is not a non-negative integer "
-                                              "number of nanoseconds",
-                                              name, value));
+                                              "(unit: {})",
+                                              name, value, unit));
+    }
     if (!find_cost(name)) {
         std::vector<std::string> names;
         for (const auto& ci : cost_table())

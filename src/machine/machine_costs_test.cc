@@ -186,8 +186,11 @@ TEST(check_cost_value, bounds_each_unit_so_costs_cannot_overflow_the_clock)
               "--cost: cost 'wakeup': 4611686018427387904 is implausibly large (limit "
               "100000000000 ns)");
     EXPECT_EQ(error_of([&] { set_cost(c, "wakeup=99999999999999999999", "--cost"); }),
-              "--cost: cost 'wakeup': '99999999999999999999' is not a non-negative integer number "
-              "of nanoseconds");
+              "--cost: cost 'wakeup': '99999999999999999999' is not a non-negative integer "
+              "(unit: ns)");
+    // The message names the cost's own unit: schbench_math_var is a percentage.
+    EXPECT_EQ(error_of([&] { set_cost(c, "schbench_math_var=-5", "--cost"); }),
+              "--cost: cost 'schbench_math_var': '-5' is not a non-negative integer (unit: %)");
     // A run's --cost is checked as a machine file's cost is: no zero-sized cache.
     EXPECT_NE(error_of([&] { apply_cost_override(c, "llc_kib=0", "--cost"); }).find("positive"),
               std::string::npos);
