@@ -597,6 +597,7 @@ void kernel::sched_done(rq& r)
     r.in_schedule_event = {};
     r.in_schedule = false;
     r.in_schedule_prev = -1;
+    r.newidle.active = false;
     lb_.lb_stats_changed(r.cpu);
 }
 
@@ -1222,22 +1223,22 @@ void kernel::__schedule(rq& r, bool preempt)
             // Kernel work charged during this __schedule keeps the idle CPU busy.
             charges_.switch_to_idle(r);
             /*
-             * kernel: kernel/sched/core.c __schedule() and idle_cpu(), 6.6: rq->curr stays
-             * prev (and prev->on_cpu set) until context_switch(), after deactivate_task(),
-             * the newly-idle balance and the pick, so other CPUs' idle_cpu() reads this CPU
-             * as busy meanwhile, and a wakeup of prev then takes the on_cpu path of
-             * try_to_wake_up(). model: the switch is at the start of that work (the
-             * charges owed at switch_to_idle()); the CPU is "in schedule" until they are
-             * paid (rq::in_schedule).
+             * kernel: kernel/sched/core.c __schedule() and idle_cpu(), 6.6: rq->curr stays prev
+             * (prev->on_cpu set) until context_switch(), after deactivate_task(), the newly-idle
+             * balance and the pick, so other CPUs' idle_cpu() reads this CPU as busy and a wakeup
+             * of prev takes try_to_wake_up()'s on_cpu path. model: the switch is at the start of
+             * that work (the charges owed at switch_to_idle()); the CPU is "in schedule" until
+             * they are paid and newidle_balance()'s further passes are done (rq::newidle).
              */
-            const sim_time owed_until = charges_.cpu(r.cpu).idle_busy_until;
-            if (owed_until > now()) {
+            const sim_time owed_until = std::max(now(), charges_.cpu(r.cpu).idle_busy_until);
+            if (owed_until > now() || r.newidle.active) {
                 r.in_schedule = true;
                 r.in_schedule_prev = prev->is_idle_task() ? -1 : prev->pid;
                 r.in_schedule_event = sim_.at(owed_until, event_prio::task_work, this,
                                               ev_arg(EV_SCHED_DONE, static_cast<u32>(r.cpu)));
             }
         } else {
+            r.newidle.active = false; // the loop stops: this rq has a task (nr_running)
             charges_.switch_in(r, *next);
             charges_.cm().task_arrives(*next, r.cpu);
         }
@@ -1649,9 +1650,17 @@ void kernel::fire(u64 arg)
         wake_up_new_task_activate(*p, p->new_task_waker, true);
         break;
     }
-    case EV_SCHED_DONE: // __schedule() to idle is done: prev is off the CPU (see __schedule())
-        sched_done(cpu_rq(static_cast<int>(v)));
+    case EV_SCHED_DONE: { // __schedule() to idle is done: prev is off the CPU (see __schedule())
+        rq& r = cpu_rq(static_cast<int>(v));
+        r.in_schedule_event = {};
+        // newidle_balance()'s next domain, if its loop goes on (sched_balance_newidle()).
+        if (sched_balance_newidle_resume(*this, r)) {
+            r.in_schedule_event = sim_.at(charges_.owed_until(r), event_prio::task_work, this, arg);
+            break;
+        }
+        sched_done(r);
         break;
+    }
     case EV_TIMER: {
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p, "timer for unknown pid {}", v);

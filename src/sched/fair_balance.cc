@@ -1174,36 +1174,137 @@ void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
     sched_balance_domains_end(k, r, w);
 }
 
+namespace {
+/*
+ * The domain loop of newidle_balance() from this_rq.newidle.next on. With `defer`
+ * it stops after the first domain it balances, leaving the rest to
+ * sched_balance_newidle_resume() (this_rq.newidle.active). Returns pulled_task.
+ *
+ * The kernel measures each domain's cost as elapsed time: t0 = sched_clock_cpu()
+ * before update_blocked_averages() (charged to the first domain, 5.16+) and t1 after
+ * each load_balance(). The model's elapsed time is its balancing work (lb_base,
+ * scans, moves) plus every other charge to this CPU meanwhile: rq-lock and
+ * tg->load_avg waits and transfers, remote rq lines (cpu_charge_state::charged_ns).
+ * 5.15 takes t0 per domain, after update_blocked_averages() (!blocked_averages_in_cost).
+ */
+int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_elapsed, bool defer)
+{
+    const int this_cpu = this_rq.cpu;
+    const newidle_ops& nl = k.lb().newidle();
+    rq::newidle_walk& w = this_rq.newidle;
+    auto update_next = [&](const sched_domain& sd) {
+        const u64 next = sd.last_balance + get_sd_balance_interval(k, sd, false);
+        if (w.next_balance > next)
+            w.next_balance = next;
+    };
+    const cpu_charge_state& charged = k.charges().cpu(this_cpu);
+    u64 t0 = charged.charged_ns;
+    u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
+    int pulled_task = 0;
+    bool balanced_one = false;
+    w.active = false;
+    const auto& domains = k.topology().cpu(this_cpu).domains;
+    while (w.next < domains.size()) {
+        if (defer && balanced_one) {
+            w.active = true; // the next domain waits for this one's pass (resume)
+            break;
+        }
+        sched_domain& sd = *domains[w.next++];
+        int continue_balancing = 1;
+        if (std::any_of(k.patches().newidle_skip_domain.begin(),
+                        k.patches().newidle_skip_domain.end(),
+                        [&](const auto hook) { return hook(k, sd); }))
+            continue; // SHARED_RUNQ v4: the shared queue covers the LLC
+        const bool too_costly = this_rq.avg_idle < w.curr_cost + sd.max_newidle_lb_cost;
+        if (nl.next_balance_before_balancing || too_costly)
+            update_next(sd);
+        if (too_costly) {
+            if (k.decisions().on()) // format only for a kept log
+                k.decisions().log(k.now(), this_cpu, "newidle_balance",
+                                  fmt::format("{} too costly: avg_idle={} < curr_cost={} + "
+                                              "max_newidle_lb_cost={}",
+                                              sd.name, this_rq.avg_idle, w.curr_cost,
+                                              sd.max_newidle_lb_cost));
+            break;
+        }
+        if (sd.has(SD_BALANCE_NEWIDLE)) {
+            u32 weight = 1;
+            for (const auto hook : k.patches().newidle_domain) // NI_RANDOM: by success rate
+                weight = hook(k, this_rq, sd);
+            if (weight == 0)
+                continue;
+            k.lb().last_lb_cost = 0;
+            pulled_task =
+                sched_balance_rq(k, this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
+            for (const auto hook : k.patches().newidle_balanced) // NI_RANDOM: the success rate
+                hook(k, sd, pulled_task ? weight : 0);
+            const u64 t1 = charged.charged_ns;
+            const u64 work = static_cast<u64>(k.lb().last_lb_cost) + pending_cost;
+            const u64 domain_cost = work + pending_elapsed + (t1 - t0);
+            t0 = t1;
+            lb_work += work;
+            pending_cost = 0;
+            pending_elapsed = 0;
+            nl.record_cost(k, sd, domain_cost);
+            w.curr_cost += domain_cost;
+            balanced_one = true;
+        }
+        if (!nl.next_balance_before_balancing)
+            update_next(sd);
+        if (pulled_task || this_rq.nr_running > 0 || this_rq.ttwu_pending)
+            break;
+    }
+    if (w.curr_cost > this_rq.max_idle_balance_cost)
+        this_rq.max_idle_balance_cost = w.curr_cost;
+    if (this_rq.next_balance > w.next_balance)
+        this_rq.next_balance = w.next_balance;
+    k.charges().charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
+    return pulled_task;
+}
+} // namespace
+
 /*
  * kernel: kernel/sched/fair.c newidle_balance() (sched_balance_newidle() from
- * 6.10), 6.1-6.6, and 5.15's gate and cost accounting (newidle_ops): when a CPU is about to go idle, pull
- * from the domains bottom-up while the expected idle time (avg_idle) exceeds
- * the cost spent so far plus the domain's max_newidle_lb_cost; nothing at
- * all unless the root domain is overloaded. Patch sets hook in where their
+ * 6.10), 6.1-6.6, and 5.15's gate and cost accounting (newidle_ops): when a CPU is about to go
+ * idle, pull from the domains bottom-up while the expected idle time (avg_idle) exceeds the cost
+ * spent so far plus the domain's max_newidle_lb_cost; nothing at all unless the root domain is
+ * overloaded. After each domain's pass the loop stops if a task was pulled or this rq has a task or
+ * a queued wakeup
+ * (`pulled_task || nr_running > 0 || ttwu_pending`, read at v6.5, sndrzt/linux-6.5
+ * 4f5cdb332210; the ttwu_pending term is e5e678e4fea2, v5.13, and is in 5.15.0;
+ * 792b9f65a568, v6.0, makes should_we_balance() bail out on the same for a newly
+ * idle pass). 6.18.2 breaks on `pulled_task || !continue_balancing` instead: the
+ * next domain's should_we_balance() sees the task or wakeup and clears
+ * continue_balancing, so the loop ends before that domain's balancing as here
+ * (differs: the model skips that domain's update_next_balance() and cost update).
+ * Patch sets hook in where their
  * patches edit this function (patchset.h): SHARED_RUNQ v3 pulls on entry and
  * gates on the domain above the LLC, v4 pulls once the root domain is
  * overloaded and skips the SMT/LLC domains (fair_shared_runq.cc); NI_RANDOM
  * tries each domain with its recent success rate (fair_ni_random.cc).
+ * model: the whole function runs in the pick at one instant, but when prev is a
+ * task (the CPU is going idle from it) only the first domain's pass does: the
+ * next domain is considered once this CPU has done the work charged before it
+ * (sched_balance_newidle_resume(), called when rq::in_schedule ends), so a wakeup
+ * queued for this CPU during a pass ends the loop as in the kernel. Before, every
+ * pass ran at once and such a wakee waited for all of them. The end of the
+ * function (max_idle_balance_cost, next_balance) is applied after each pass; the
+ * kernel applies it once, with the same result.
  */
 int sched_balance_newidle(kernel& k, rq& this_rq)
 {
     const int this_cpu = this_rq.cpu;
     const newidle_ops& nl = k.lb().newidle();
+    this_rq.newidle = {};
     if (this_rq.ttwu_pending)
         return 0;
     for (const auto hook : k.patches().newidle_enter) // SHARED_RUNQ v3: pull first
         if (const int pulled = hook(k, this_rq))
             return pulled;
     this_rq.idle_stamp = this_rq.clock; // measure the balancing itself as idle time
-    u64 next_balance = jiffies(k) + k.config().params.hz;
+    this_rq.newidle.next_balance = jiffies(k) + k.config().params.hz;
     int pulled_task = 0;
-    u64 curr_cost = 0;
     sched_domain* base = k.topology().cpu(this_cpu).sd();
-    auto update_next = [&](const sched_domain& sd) {
-        const u64 next = sd.last_balance + get_sd_balance_interval(k, sd, false);
-        if (next_balance > next)
-            next_balance = next;
-    };
     sched_domain* gate_sd = base;
     for (const auto hook : k.patches().newidle_gate_domain) // SHARED_RUNQ v3: above the LLC
         gate_sd = hook(k, this_cpu, gate_sd);
@@ -1214,8 +1315,11 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
     if (gate == newidle_gate::pulled) {
         pulled_task = 1; // a patch set pulled a task: the common epilogue
     } else if (gate == newidle_gate::closed || !base) {
-        if (gate_sd)
-            update_next(*gate_sd);
+        if (gate_sd) {
+            const u64 next = gate_sd->last_balance + get_sd_balance_interval(k, *gate_sd, false);
+            if (this_rq.newidle.next_balance > next)
+                this_rq.newidle.next_balance = next;
+        }
         if (k.decisions().on()) // every idle entry can come here: format only for a kept log
             k.decisions().log(
                 k.now(), this_cpu, "newidle_balance",
@@ -1223,85 +1327,57 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
                             k.rd().overload, this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
                             gate_sd ? gate_sd->max_newidle_lb_cost : 0));
     } else {
-        /*
-         * The kernel measures each domain's cost as elapsed time: t0 =
-         * sched_clock_cpu() before update_blocked_averages() (charged to the
-         * first domain, 5.16+) and t1 after each load_balance(). The model's
-         * elapsed time is its balancing work (lb_base, scans, moves) plus every
-         * other charge to this CPU meanwhile: rq-lock and tg->load_avg waits
-         * and transfers, remote rq lines (cpu_charge_state::charged_ns). 5.15 takes t0
-         * per domain, after update_blocked_averages() (!blocked_averages_in_cost).
-         */
         if (k.decisions().on())
             k.decisions().log(k.now(), this_cpu, "newidle_balance",
                               fmt::format("gate open: avg_idle={} gate {} max_newidle_lb_cost={}",
                                           this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
                                           gate_sd ? gate_sd->max_newidle_lb_cost : 0));
-        const cpu_charge_state& charged = k.charges().cpu(this_cpu);
-        u64 t0 = charged.charged_ns;
-        u64 lb_work = 0; // the balancing work itself, charged below as ACCT_BALANCE
+        // t0 before update_blocked_averages() (5.16+), or after it (5.15): see the loop.
+        const u64 t_before = k.charges().cpu(this_cpu).charged_ns;
         update_blocked_averages(k, this_cpu);
         u64 pending_cost = 0;
-        if (nl.blocked_averages_in_cost)
+        u64 pending_elapsed = 0;
+        if (nl.blocked_averages_in_cost) {
             pending_cost = static_cast<u64>(k.charges().params().lb_scan_per_cpu);
-        else
-            t0 = charged.charged_ns;
-        for (auto& sdp : k.topology().cpu(this_cpu).domains) {
-            sched_domain& sd = *sdp;
-            int continue_balancing = 1;
-            if (std::any_of(k.patches().newidle_skip_domain.begin(),
-                            k.patches().newidle_skip_domain.end(),
-                            [&](const auto hook) { return hook(k, sd); }))
-                continue; // SHARED_RUNQ v4: the shared queue covers the LLC
-            const bool too_costly = this_rq.avg_idle < curr_cost + sd.max_newidle_lb_cost;
-            if (nl.next_balance_before_balancing || too_costly)
-                update_next(sd);
-            if (too_costly) {
-                if (k.decisions().on()) // format only for a kept log
-                    k.decisions().log(
-                        k.now(), this_cpu, "newidle_balance",
-                        fmt::format("{} too costly: avg_idle={} < curr_cost={} + "
-                                    "max_newidle_lb_cost={}",
-                                    sd.name, this_rq.avg_idle, curr_cost,
-                                    sd.max_newidle_lb_cost));
-                break;
-            }
-            if (sd.has(SD_BALANCE_NEWIDLE)) {
-                u32 weight = 1;
-                for (const auto hook : k.patches().newidle_domain) // NI_RANDOM: by success rate
-                    weight = hook(k, this_rq, sd);
-                if (weight == 0)
-                    continue;
-                k.lb().last_lb_cost = 0;
-                pulled_task =
-                    sched_balance_rq(k, this_cpu, this_rq, sd, CPU_NEWLY_IDLE, continue_balancing);
-                for (const auto hook : k.patches().newidle_balanced) // NI_RANDOM: the success rate
-                    hook(k, sd, pulled_task ? weight : 0);
-                const u64 t1 = charged.charged_ns;
-                const u64 work = static_cast<u64>(k.lb().last_lb_cost) + pending_cost;
-                const u64 domain_cost = work + (t1 - t0);
-                t0 = t1;
-                lb_work += work;
-                pending_cost = 0;
-                nl.record_cost(k, sd, domain_cost);
-                curr_cost += domain_cost;
-            }
-            if (!nl.next_balance_before_balancing)
-                update_next(sd);
-            if (pulled_task || this_rq.nr_running > 0 || this_rq.ttwu_pending)
-                break;
+            pending_elapsed = k.charges().cpu(this_cpu).charged_ns - t_before;
         }
-        if (curr_cost > this_rq.max_idle_balance_cost)
-            this_rq.max_idle_balance_cost = curr_cost;
-        k.charges().charge_cpu(this_rq, static_cast<sim_dur>(lb_work), ACCT_BALANCE);
+        const bool defer = !this_rq.curr->is_idle_task();
+        pulled_task = newidle_domain_loop(k, this_rq, pending_cost, pending_elapsed, defer);
     }
     if (rq_root_cfs(this_rq).h_nr_running && !pulled_task)
         pulled_task = 1;
-    if (this_rq.next_balance > next_balance)
-        this_rq.next_balance = next_balance;
-    if (pulled_task)
+    if (this_rq.next_balance > this_rq.newidle.next_balance)
+        this_rq.next_balance = this_rq.newidle.next_balance;
+    if (pulled_task) {
         this_rq.idle_stamp = 0;
+        this_rq.newidle.active = false;
+    }
     return pulled_task;
+}
+
+/*
+ * kernel: newidle_balance()'s domain loop, continued (see sched_balance_newidle()):
+ * this CPU has done the work before the next domain. Stop if a task or a wakeup is
+ * here (the loop's break), else balance the next domain (its avg_idle gate first).
+ * Returns true if it charged another pass, whose end calls this again.
+ */
+bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
+{
+    rq::newidle_walk& w = this_rq.newidle;
+    if (!w.active)
+        return false;
+    w.active = false;
+    // A wake list whose handler cleared ttwu_pending early (5.15, 6.1) and has not
+    // enqueued yet (ttwu_activating) counts as pending: the kernel's IPI waits for
+    // interrupts to be enabled, after this loop, so ttwu_pending is still set there.
+    if (this_rq.nr_running > 0 || this_rq.ttwu_pending || !this_rq.ttwu_activating.empty() ||
+        !this_rq.curr->is_idle_task())
+        return false;
+    k.set_this_cpu(this_rq.cpu);
+    k.update_rq_clock(this_rq);
+    if (newidle_domain_loop(k, this_rq, 0, 0, true))
+        this_rq.idle_stamp = 0;
+    return w.active || k.charges().owed_until(this_rq) > k.now();
 }
 
 /* ---- triggers: the tick, NOHZ idle balancing ---- */

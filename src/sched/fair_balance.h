@@ -307,6 +307,8 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
 void active_load_balance_cpu_stop(kernel& k, rq& busiest);
 void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle);
 int sched_balance_newidle(kernel& k, rq& this_rq);
+/// The newly-idle domain loop's next step, when this CPU gets there (rq::newidle).
+bool sched_balance_newidle_resume(kernel& k, rq& this_rq);
 void trigger_load_balance(kernel& k, rq& r);
 void sched_balance_softirq(kernel& k, rq& r);
 void sched_balance_softirq_level(kernel& k, rq& r);

@@ -78,6 +78,80 @@ TEST(sched_balance_newidle, v5_15_gates_on_migration_cost_instead)
     EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 1);
 }
 
+TEST(sched_balance_newidle, a_wakeup_during_a_domains_pass_ends_the_loop_after_that_pass)
+{
+    /*
+     * kernel: kernel/sched/fair.c newidle_balance(), 6.5: after each domain's
+     * load_balance() the loop breaks if `pulled_task || this_rq->nr_running > 0 ||
+     * this_rq->ttwu_pending`. cpu1's task sleeps with the root domain overloaded (two
+     * tasks pinned to a CPU of the other core) and avg_idle long, so cpu1 balances newly
+     * idle: the SMT pass (10 us: lb_base) finds nothing. A waker polling in 1 us steps
+     * wakes the sleeper during that pass; it is prev on cpu1 (on_cpu), so it goes to
+     * cpu1's wake list (ttwu_pending), and the loop stops before MC: MC is never
+     * balanced newly idle and the sleeper runs once the SMT pass is done. The model used
+     * to run every domain's pass at once in the pick (MC's too, 10 us more).
+     */
+    cost_params c = sched_fixture::no_costs();
+    c.lb_base = usecs(10);
+    c.smt_pct = 100; // siblings run at full speed (no_costs() zeroes it)
+    sched_fixture t(testlib::small_machine(2, 2), "tip-2023-08", 1, "", c);
+    kernel& kk = *t.k;
+    const auto& doms = kk.topology().cpu(1).domains;
+    ASSERT_EQ(doms.size(), 2u);
+    sched_domain& smt = *doms[0];
+    sched_domain& mc = *doms[1];
+    int sib = -1, other = -1;
+    for (int cpu = 0; cpu < 4; ++cpu) {
+        if (cpu != 1 && smt.span.test(cpu))
+            sib = cpu;
+        if (!smt.span.test(cpu) && other < 0)
+            other = cpu;
+    }
+    ASSERT_GE(sib, 0);
+    ASSERT_GE(other, 0);
+    t.spawn("pinned-a", testlib::spin(), other, 0, other);
+    t.spawn("pinned-b", testlib::spin(), other, 0, other);
+    task_struct* sleeper = nullptr;
+    bool woke = false;
+    sim_time woken_at = 0;
+    t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                if (!woke && sleeper && kk.cpu_rq(1).in_schedule) {
+                    woke = true;
+                    woken_at = k.now();
+                    k.wake_up_process(*sleeper);
+                }
+                return task_action::cpu(usecs(1));
+            }),
+            sib, 0, sib);
+    t.run_for(usecs(100));
+    ASSERT_TRUE(kk.rd().overload);
+    auto starts = std::make_shared<std::vector<sim_time>>();
+    auto phase = std::make_shared<int>(0);
+    u64 smt_passes = 0, mc_passes = 0;
+    sleeper = &t.spawn("sleeper", testlib::behaviour([&, starts, phase](syscalls& k, task_struct&) {
+                           if ((*phase)++ % 2 == 0) {
+                               starts->push_back(k.now());
+                               if (starts->size() == 2) { // back from the wakeup: what ran
+                                   smt_passes = smt.stats.lb_count[CPU_NEWLY_IDLE];
+                                   mc_passes = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                               }
+                               return task_action::cpu(usecs(10));
+                           }
+                           kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                           return task_action::sleep();
+                       }),
+                       1, 0, -1);
+    const u64 smt_before = smt.stats.lb_count[CPU_NEWLY_IDLE];
+    const u64 mc_before = mc.stats.lb_count[CPU_NEWLY_IDLE];
+    t.run_for(usecs(200));
+    ASSERT_TRUE(woke);
+    ASSERT_GE(starts->size(), 2u);
+    EXPECT_EQ(sleeper->cpu, 1);
+    EXPECT_EQ(smt_passes - smt_before, 1u) << "the SMT pass ran";
+    EXPECT_EQ(mc_passes - mc_before, 0u) << "ttwu_pending after the SMT pass ends the loop";
+    EXPECT_LE((*starts)[1] - woken_at, usecs(10)) << "the sleeper waits for one pass, not two";
+}
+
 /*
  * newidle_balance() measures a domain's cost as elapsed time, t1 - t0 of
  * sched_clock_cpu() around load_balance() (t0 before update_blocked_averages()

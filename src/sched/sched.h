@@ -667,6 +667,17 @@ struct alignas(64) rq {
     bool in_schedule = false;
     int in_schedule_prev = -1; ///< pid of prev, on_cpu until then (-1: none)
     event_id in_schedule_event;
+    /// model: newidle_balance()'s domain loop still to run (sched_balance_newidle()).
+    /// The kernel checks nr_running and ttwu_pending after each domain's pass, so a
+    /// wakeup that arrives during a pass ends the loop there; the model runs the first
+    /// pass in the pick and each further one when this CPU has done the work before it
+    /// (sched_balance_newidle_resume(), from the end of in_schedule).
+    struct newidle_walk {
+        bool active = false;
+        std::size_t next = 0; ///< index in the CPU's domains of the next one to consider
+        u64 curr_cost = 0;    ///< the passes' cost so far
+        u64 next_balance = 0; ///< the loop's next_balance so far
+    } newidle;
     u64 idle_stamp = 0;
     u64 avg_idle = 0;
     u64 max_idle_balance_cost = 0;
