@@ -20,10 +20,13 @@ timer wakeup's 4-6 us go", lane replay9).
       (costs.def hrtimer_interrupt_reprogram).
 
   wake_path.py record MODE OUT [--n N] [--period-us US] [--events sched|timer|full]
-                    [--clock local|x86-tsc]   (root)
+                    [--clock local|x86-tsc] [--cpu-b N] [--footprint-kib K]   (root)
       MODE timer: a task pinned to CPU 0 sleeps US microseconds N times (its own timer wakes
       it, on CPU 0); MODE remote: a task on CPU 1 sleeps US and writes a byte to a pipe that a
-      task pinned to CPU 0 reads (the wake-list IPI wakes CPU 0). Traces sched_waking,
+      task pinned to CPU 0 reads (the wake-list IPI wakes CPU 0); MODE pingpong: a pipe
+      ping-pong of N round trips between a task pinned to CPU 0 and one pinned to --cpu-b
+      (default 0: both on CPU 0, so each wakeup is a busy CPU's own), the first copying
+      --footprint-kib KiB before each of its writes (default 0). Traces sched_waking,
       sched_wakeup, sched_switch (--events full adds irq_vectors timer and IPI entry/exit,
       power:cpu_idle, msr:write_msr, timer:hrtimer_*, timer:tick_stop; --events timer adds
       only local_timer_entry/exit and hrtimer_expire_entry/exit, the fewest events that
@@ -134,9 +137,10 @@ def analyse(path, comm_re, tsc_mhz=None):
         a = sorted(w['wakeup'] - w['waking'] for w in v)
         b = sorted(w['switch'] - w['wakeup'] for w in v)
         c = sorted(w['switch'] - w['waking'] for w in v)
-        print(f'| {cpu} | {kind} | {len(v)} | {pct(a,10):.0f} / {pct(a,50):.0f} / {pct(a,90):.0f} | '
-              f'{pct(b,10):.0f} / {pct(b,50):.0f} / {pct(b,90):.0f} ({sum(b)/len(b):.2f}) | '
-              f'{pct(c,10):.0f} / {pct(c,50):.0f} / {pct(c,90):.0f} / {pct(c,99):.0f} |')
+        d = 2 if tsc_mhz else 0  # TSC stamps resolve below a microsecond
+        print(f'| {cpu} | {kind} | {len(v)} | {pct(a,10):.{d}f} / {pct(a,50):.{d}f} / {pct(a,90):.{d}f} | '
+              f'{pct(b,10):.{d}f} / {pct(b,50):.{d}f} / {pct(b,90):.{d}f} ({sum(b)/len(b):.2f}) | '
+              f'{pct(c,10):.{d}f} / {pct(c,50):.{d}f} / {pct(c,90):.{d}f} / {pct(c,99):.{d}f} |')
     shapes = {}
     for v in rows.values():
         for w in v:
@@ -159,7 +163,7 @@ def tracefs(name, value):
         f.write(value)
 
 
-def record(mode, out, n, period_us, which, clock='local'):
+def record(mode, out, n, period_us, which, clock='local', cpu_b=0, footprint_kib=0):
     if not os.path.exists(os.path.join(T, 'trace')):
         os.system(f'mount -t tracefs nodev {T}')
     tracefs('tracing_on', '0')
@@ -181,6 +185,33 @@ def record(mode, out, n, period_us, which, clock='local'):
                     time.sleep(period_us / 1e6)
                 os._exit(0)
             os.waitpid(pid, 0)
+        elif mode == 'pingpong':
+            # A on CPU 0 writes a byte and reads the reply, B on --cpu-b the other way round;
+            # A first copies --footprint-kib KiB (twice that touched), as a task with a cache
+            # footprint does between its wakeups, so its try_to_wake_up() finds the kernel's
+            # lines evicted.
+            a_r, b_w = os.pipe()
+            b_r, a_w = os.pipe()
+            src = bytearray(footprint_kib * 1024)
+            dst = bytearray(footprint_kib * 1024)
+            a = os.fork()
+            if a == 0:
+                os.sched_setaffinity(0, {0})
+                for _ in range(n):
+                    if footprint_kib:
+                        dst[:] = src
+                    os.write(a_w, b'x')
+                    os.read(a_r, 1)
+                os._exit(0)
+            b = os.fork()
+            if b == 0:
+                os.sched_setaffinity(0, {cpu_b})
+                for _ in range(n):
+                    os.read(b_r, 1)
+                    os.write(b_w, b'x')
+                os._exit(0)
+            os.waitpid(a, 0)
+            os.waitpid(b, 0)
         else:
             r, w = os.pipe()
             reader = os.fork()
@@ -217,7 +248,9 @@ def main():
     a.add_argument('--comm', default='.')
     a.add_argument('--tsc-mhz', type=float, default=None)
     r = sub.add_parser('record')
-    r.add_argument('mode', choices=['timer', 'remote'])
+    r.add_argument('mode', choices=['timer', 'remote', 'pingpong'])
+    r.add_argument('--cpu-b', type=int, default=0)
+    r.add_argument('--footprint-kib', type=int, default=0)
     r.add_argument('out')
     r.add_argument('--n', type=int, default=2000)
     r.add_argument('--period-us', type=int, default=200)
@@ -227,7 +260,7 @@ def main():
     if o.cmd == 'analyse':
         analyse(o.trace, o.comm, o.tsc_mhz)
     else:
-        record(o.mode, o.out, o.n, o.period_us, o.events, o.clock)
+        record(o.mode, o.out, o.n, o.period_us, o.events, o.clock, o.cpu_b, o.footprint_kib)
 
 
 if __name__ == '__main__':
