@@ -158,15 +158,17 @@ bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost)
  * (profile behaviour swb_idle_core_first, b1bfeab9b002) prefer the first idle
  * CPU of a fully idle core over an idle SMT sibling of a busy core; with 6.6's
  * fix only the first such sibling balances, tip-2023-08 lets the group's first
- * CPU balance as well. Newly idle CPUs always balance unless work arrived
- * meanwhile.
+ * CPU balance as well. Newly idle CPUs always balance, unless (v6.0+,
+ * swb_newidle_bails_out, 792b9f65a568) a task or a wakeup is already here;
+ * 5.15.0 returns 1 for every newly-idle call.
  */
 bool should_we_balance(kernel& k, lb_env& env)
 {
     if (!env.cpus->test(env.dst_cpu))
         return false;
     if (env.idle == CPU_NEWLY_IDLE) {
-        if (env.dst_rq->nr_running > 0 || env.dst_rq->ttwu_pending)
+        if (k.config().behaviour.swb_newidle_bails_out &&
+            (env.dst_rq->nr_running > 0 || env.dst_rq->ttwu_pending))
             return false;
         return true;
     }

@@ -874,6 +874,35 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
 }
 
 /*
+ * kernel: should_we_balance(), CPU_NEWLY_IDLE: 5.15.0 (sndrzt/linux-5.15 75c6ad16ec64)
+ * returns 1 whatever is on dst; 792b9f65a568 (v6.0) returns 0 when `dst_rq->nr_running >
+ * 0 || dst_rq->ttwu_pending` (6.1-rc7 on). cpu1 runs two spinners, so a newly-idle call
+ * for it has a task on dst.
+ */
+TEST(should_we_balance, a_newly_idle_cpu_with_a_task_bails_out_from_v6_0_not_in_5_15)
+{
+    auto balances = [](const char* spec) {
+        newidle_case c(spec);
+        kernel& k = *c.t.k;
+        EXPECT_GT(k.cpu_rq(1).nr_running, 0u) << spec;
+        lb_env env;
+        env.sd = k.topology().cpu(1).sd();
+        env.dst_cpu = 1;
+        env.dst_rq = &k.cpu_rq(1);
+        env.idle = CPU_NEWLY_IDLE;
+        env.cpus = &k.lb().load_balance_mask(1);
+        *env.cpus = env.sd->span;
+        k.set_this_cpu(1);
+        return should_we_balance(k, env);
+    };
+    EXPECT_TRUE(balances("5.15"));
+    EXPECT_TRUE(balances("5.15-rc3"));
+    EXPECT_FALSE(balances("6.1"));
+    EXPECT_FALSE(balances("6.6"));
+    EXPECT_FALSE(balances("6.18"));
+}
+
+/*
  * kernel: load_balance(), 6.5 and tip-2023-08 (the same in sched_balance_rq(), 6.10+):
  * `if (!should_we_balance(&env)) { *continue_balancing = 0; goto out_balanced; }`, and
  * out_balanced falls through out_all_pinned (`sd->nr_balance_failed = 0`) to
