@@ -82,11 +82,8 @@ kernel_behaviour behaviour_of(const char* version)
     // 20221104023601.12844-1-dtcccc@linux.alibaba.com; 6.5's clear is just before
     // rq_unlock_irqrestore()), which tip-2023-02 and later have.
     b.ttwu_pending_clear_early = v == "5.15" || std::string(version) == "6.1";
-    // should_we_balance()'s newly-idle bail-out on `dst_rq->nr_running > 0 ||
-    // dst_rq->ttwu_pending`: 792b9f65a568 (v6.0, 20220609025515.2086253-1-joshdon@google.com);
-    // read in 6.1-rc7 (krr-io/linux-6.1.0 2a410d07ec5e) and 6.6.87; 5.15.0 (sndrzt/linux-5.15
-    // 75c6ad16ec64) and 5.15.100 (zcjie1/linux-5.15.100 52bed7a9a5ad) return 1.
-    b.swb_newidle_bails_out = v != "5.15";
+    b.swb_newidle_bails_out = v != "5.15"; // read: docs/kernel-map.md, should_we_balance
+    b.newidle_break_on_swb = v6_12;        // read: docs/kernel-map.md, sched_balance_newidle
     // place_entity()'s and sched_slice()'s SCHED_IDLE-entity variants: in 6.1-rc7
     // (krr-io/linux-6.1.0 2a410d07ec5e) and 6.5, not in 5.15.0 (lane cfsaudit).
     b.cfs_idle_entity_gran = v != "5.15";
