@@ -273,6 +273,91 @@ TEST(sched_balance_newidle,
 }
 
 /*
+ * kernel: newidle_balance() ends with `pulled_task = -1` when `nr_running !=
+ * cfs.h_nr_running` (6.18.2: h_nr_queued): a task of a higher class was enqueued while
+ * the rq lock was dropped, and pick_next_task_fair()'s RETRY_TASK makes
+ * __pick_next_task() pick it. The model never returns -1 for it: the CPU switched to
+ * idle at the pass's start, the rt wakee's resched_curr() waits for the pass's work
+ * (EV_RESCHED), the loop's resume comes first and stops (6.6) or bails out at MC
+ * (6.12), and the reschedule picks the rt task: RETRY_TASK's outcome, when the loop ends.
+ * Enqueued directly (NO_TTWU_QUEUE; with the wake list nothing is enqueued during the
+ * loop, in the kernel too). cpu1's SMT pass costs 10 us (lb_base).
+ */
+TEST(sched_balance_newidle, an_rt_task_enqueued_during_a_pass_runs_when_the_pass_is_done)
+{
+    for (const std::string spec : {"6.6", "6.12"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.lb_base = usecs(10);
+        c.smt_pct = 100;
+        sched_fixture t(testlib::small_machine(2, 2), spec + "+NO_TTWU_QUEUE", 1, "", c);
+        kernel& kk = *t.k;
+        const auto& doms = kk.topology().cpu(1).domains;
+        ASSERT_EQ(doms.size(), 2u);
+        sched_domain& smt = *doms[0];
+        sched_domain& mc = *doms[1];
+        int sib = -1, other = -1;
+        for (int cpu = 0; cpu < 4; ++cpu) {
+            if (cpu != 1 && smt.span.test(cpu))
+                sib = cpu;
+            if (!smt.span.test(cpu) && other < 0)
+                other = cpu;
+        }
+        t.spawn("pinned-a", testlib::spin(), other, 0, other);
+        t.spawn("pinned-b", testlib::spin(), other, 0, other);
+        task_opts o;
+        o.comm = "rt";
+        o.policy = SCHED_FIFO;
+        o.rt_priority = 10;
+        o.cpu = 1;
+        o.allowed = cpumask(4);
+        o.allowed.set(1);
+        std::vector<sim_time> rt_starts;
+        u64 mc_at_start = 0;
+        task_struct& rt = kk.spawn(testlib::behaviour([&](syscalls& k, task_struct&) {
+                                       rt_starts.push_back(k.now());
+                                       if (rt_starts.size() == 2) // what ran before it
+                                           mc_at_start = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                                       return task_action::sleep();
+                                   }),
+                                   o);
+        bool armed = false; // the sleeper has gone to sleep: cpu1's pass is its
+        bool woke = false;
+        sim_time woken_at = 0;
+        u64 mc_count = 0;
+        t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                    if (armed && !woke && kk.cpu_rq(1).in_schedule) {
+                        woke = true;
+                        woken_at = k.now();
+                        mc_count = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                        k.wake_up_process(rt);
+                    }
+                    return task_action::cpu(usecs(1));
+                }),
+                sib, 0, sib);
+        t.run_for(usecs(100));
+        ASSERT_TRUE(kk.rd().overload);
+        ASSERT_EQ(rt_starts.size(), 1u);
+        auto phase = std::make_shared<int>(0);
+        t.spawn("sleeper", testlib::behaviour([&, phase](syscalls&, task_struct&) {
+                    if ((*phase)++ == 0)
+                        return task_action::cpu(usecs(10));
+                    kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                    armed = true;
+                    return task_action::sleep();
+                }),
+                1, 0, 1);
+        t.run_for(usecs(200));
+        ASSERT_TRUE(woke) << spec;
+        ASSERT_EQ(rt_starts.size(), 2u) << spec;
+        EXPECT_GT(rt_starts[1], woken_at) << spec;
+        // 6.12: MC's bail-out is an attempt too, charged lb_base as every attempt is
+        EXPECT_LE(rt_starts[1] - woken_at, usecs(spec == "6.6" ? 10 : 20))
+            << spec << ": once the passes are done";
+        EXPECT_EQ(mc_at_start - mc_count, spec == "6.6" ? 0u : 1u) << spec;
+    }
+}
+
+/*
  * newidle_balance() measures a domain's cost as elapsed time, t1 - t0 of
  * sched_clock_cpu() around load_balance() (t0 before update_blocked_averages()
  * for the first domain), so time spent waiting for the busiest CPU's rq lock
