@@ -158,15 +158,17 @@ bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost)
  * (profile behaviour swb_idle_core_first, b1bfeab9b002) prefer the first idle
  * CPU of a fully idle core over an idle SMT sibling of a busy core; with 6.6's
  * fix only the first such sibling balances, tip-2023-08 lets the group's first
- * CPU balance as well. Newly idle CPUs always balance unless work arrived
- * meanwhile.
+ * CPU balance as well. Newly idle CPUs always balance, unless (v6.0+,
+ * swb_newidle_bails_out, 792b9f65a568) a task or a wakeup is already here;
+ * 5.15.0 returns 1 for every newly-idle call.
  */
 bool should_we_balance(kernel& k, lb_env& env)
 {
     if (!env.cpus->test(env.dst_cpu))
         return false;
     if (env.idle == CPU_NEWLY_IDLE) {
-        if (env.dst_rq->nr_running > 0 || env.dst_rq->ttwu_pending)
+        if (k.config().behaviour.swb_newidle_bails_out &&
+            (env.dst_rq->nr_running > 0 || env.dst_rq->ttwu_pending))
             return false;
         return true;
     }
@@ -1251,7 +1253,12 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_el
         }
         if (!nl.next_balance_before_balancing)
             update_next(sd);
-        if (pulled_task || this_rq.nr_running > 0 || this_rq.ttwu_pending)
+        // v6.10+ (c829d6818b60): a task or wakeup here ends the loop at the next domain's
+        // should_we_balance() bail-out; before, right after this domain's pass
+        const bool stop = k.config().behaviour.newidle_break_on_swb
+                              ? !continue_balancing
+                              : this_rq.nr_running > 0 || this_rq.ttwu_pending;
+        if (pulled_task || stop)
             break;
     }
     if (w.curr_cost > this_rq.max_idle_balance_cost)
@@ -1271,13 +1278,13 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_el
  * overloaded. After each domain's pass the loop stops if a task was pulled or this rq has a task or
  * a queued wakeup
  * (`pulled_task || nr_running > 0 || ttwu_pending`, read at v6.5, sndrzt/linux-6.5
- * 4f5cdb332210; the ttwu_pending term is e5e678e4fea2, v5.13, and is in 5.15.0;
- * 792b9f65a568, v6.0, makes should_we_balance() bail out on the same for a newly
- * idle pass). 6.18.2 breaks on `pulled_task || !continue_balancing` instead: the
- * next domain's should_we_balance() sees the task or wakeup and clears
- * continue_balancing, so the loop ends before that domain's balancing as here
- * (differs: the model skips that domain's update_next_balance() and cost update).
- * Patch sets hook in where their
+ * 4f5cdb332210, and 6.6.87; the ttwu_pending term is e5e678e4fea2, v5.13, and is in 5.15.0).
+ * From c829d6818b60 (v6.10; read in 6.12.19 and 6.18.2) it breaks on `pulled_task ||
+ * !continue_balancing` (kernel_behaviour::newidle_break_on_swb): the loop goes on to the
+ * next domain (update_next_balance(), the avg_idle gate, NI_RANDOM's die), whose
+ * sched_balance_rq() counts lb_count, bails out at should_we_balance() (792b9f65a568),
+ * clears continue_balancing and takes out_balanced (lb_balanced, nr_balance_failed = 0),
+ * and that domain's cost is recorded. Patch sets hook in where their
  * patches edit this function (patchset.h): SHARED_RUNQ v3 pulls on entry and
  * gates on the domain above the LLC, v4 pulls once the root domain is
  * overloaded and skips the SMT/LLC domains (fair_shared_runq.cc); NI_RANDOM
@@ -1358,8 +1365,11 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
 /*
  * kernel: newidle_balance()'s domain loop, continued (see sched_balance_newidle()):
  * this CPU has done the work before the next domain. Stop if a task or a wakeup is
- * here (the loop's break), else balance the next domain (its avg_idle gate first).
- * Returns true if it charged another pass, whose end calls this again.
+ * here (the loop's break; from v6.10 that next domain bails out at should_we_balance()
+ * first), else balance the next domain (its avg_idle gate first). Returns true if it
+ * charged another pass, whose end calls this again. model: the wakee's reschedule
+ * waits for this CPU's owed work (EV_RESCHED) and this comes first at that instant, so
+ * the pick follows the loop as in the kernel.
  */
 bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
 {
@@ -1370,8 +1380,11 @@ bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
     // A wake list whose handler cleared ttwu_pending early (5.15, 6.1) and has not
     // enqueued yet (ttwu_activating) counts as pending: the kernel's IPI waits for
     // interrupts to be enabled, after this loop, so ttwu_pending is still set there.
-    if (this_rq.nr_running > 0 || this_rq.ttwu_pending || !this_rq.ttwu_activating.empty() ||
-        !this_rq.curr->is_idle_task())
+    if (!this_rq.ttwu_activating.empty() || !this_rq.curr->is_idle_task())
+        return false;
+    // Up to 6.6 the loop broke after the last pass; from 6.10 the next domain bails out.
+    if ((this_rq.nr_running > 0 || this_rq.ttwu_pending) &&
+        !k.config().behaviour.newidle_break_on_swb)
         return false;
     k.set_this_cpu(this_rq.cpu);
     k.update_rq_clock(this_rq);

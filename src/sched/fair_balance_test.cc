@@ -153,6 +153,211 @@ TEST(sched_balance_newidle, a_wakeup_during_a_domains_pass_ends_the_loop_after_t
 }
 
 /*
+ * kernel: sched_balance_newidle()'s break, `pulled_task || !continue_balancing` from
+ * c829d6818b60 (v6.10; 6.12.19, 6.18.2), `pulled_task || nr_running > 0 || ttwu_pending`
+ * before (6.6.87). The case above, by profile: cpu1's SMT pass finds nothing and the
+ * sleeper is woken onto cpu1 during it. 6.6 stops after the SMT pass: MC is untouched.
+ * 6.12 and 6.18 go on to MC, whose sched_balance_rq() counts lb_count, bails out at
+ * should_we_balance() (a task or a wakeup is here) and takes out_balanced: lb_balanced
+ * counted, nr_balance_failed reset (3 -> 0). 6.18 without NI_RANDOM, whose die would
+ * skip MC at random.
+ */
+struct mc_after_wakeup {
+    u64 newidle_count = 0;
+    u64 newidle_balanced = 0;
+    u32 nr_balance_failed = 0;
+    u64 other_counts = 0; ///< MC's periodic (CPU_IDLE, CPU_NOT_IDLE) attempts meanwhile
+    bool woke = false;
+};
+
+mc_after_wakeup mc_when_woken_during_the_smt_pass(const std::string& spec, bool direct = false)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.lb_base = usecs(10);
+    c.smt_pct = 100;
+    sched_fixture t(testlib::small_machine(2, 2), direct ? spec + "+NO_TTWU_QUEUE" : spec, 1, "",
+                    c);
+    kernel& kk = *t.k;
+    const auto& doms = kk.topology().cpu(1).domains;
+    EXPECT_EQ(doms.size(), 2u);
+    sched_domain& smt = *doms[0];
+    sched_domain& mc = *doms[1];
+    int sib = -1, other = -1;
+    for (int cpu = 0; cpu < 4; ++cpu) {
+        if (cpu != 1 && smt.span.test(cpu))
+            sib = cpu;
+        if (!smt.span.test(cpu) && other < 0)
+            other = cpu;
+    }
+    t.spawn("pinned-a", testlib::spin(), other, 0, other);
+    t.spawn("pinned-b", testlib::spin(), other, 0, other);
+    task_struct* sleeper = nullptr;
+    mc_after_wakeup out;
+    t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                if (!out.woke && sleeper && kk.cpu_rq(1).in_schedule) {
+                    out.woke = true;
+                    k.wake_up_process(*sleeper);
+                }
+                return task_action::cpu(usecs(1));
+            }),
+            sib, 0, sib);
+    t.run_for(usecs(100));
+    EXPECT_TRUE(kk.rd().overload);
+    auto phase = std::make_shared<int>(0);
+    auto starts = std::make_shared<int>(0);
+    mc_after_wakeup before;
+    auto others = [&] { return mc.stats.lb_count[CPU_IDLE] + mc.stats.lb_count[CPU_NOT_IDLE]; };
+    sleeper = &t.spawn("sleeper", testlib::behaviour([&, phase, starts](syscalls&, task_struct&) {
+                           if ((*phase)++ % 2 == 0) {
+                               if (++*starts == 2) { // back from the wakeup
+                                   out.newidle_count =
+                                       mc.stats.lb_count[CPU_NEWLY_IDLE] - before.newidle_count;
+                                   out.newidle_balanced = mc.stats.lb_balanced[CPU_NEWLY_IDLE] -
+                                                          before.newidle_balanced;
+                                   out.nr_balance_failed = mc.nr_balance_failed;
+                                   out.other_counts = others() - before.other_counts;
+                               }
+                               return task_action::cpu(usecs(10));
+                           }
+                           kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                           mc.nr_balance_failed = 3;
+                           before.newidle_count = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                           before.newidle_balanced = mc.stats.lb_balanced[CPU_NEWLY_IDLE];
+                           before.other_counts = others();
+                           return task_action::sleep();
+                       }),
+                       1, 0, direct ? 1 : -1);
+    t.run_for(usecs(200));
+    EXPECT_GE(*starts, 2) << spec;
+    return out;
+}
+
+TEST(sched_balance_newidle,
+     from_v6_10_a_wakeup_during_a_pass_ends_the_loop_at_the_next_domains_bail_out)
+{
+    const mc_after_wakeup v6_6 = mc_when_woken_during_the_smt_pass("6.6");
+    ASSERT_TRUE(v6_6.woke);
+    EXPECT_EQ(v6_6.other_counts, 0u);
+    EXPECT_EQ(v6_6.newidle_count, 0u) << "6.6 stops after the SMT pass";
+    EXPECT_EQ(v6_6.newidle_balanced, 0u);
+    EXPECT_EQ(v6_6.nr_balance_failed, 3u);
+    for (const char* spec : {"6.12", "6.18+NO_NI_RANDOM"}) {
+        const mc_after_wakeup m = mc_when_woken_during_the_smt_pass(spec);
+        ASSERT_TRUE(m.woke) << spec;
+        EXPECT_EQ(m.other_counts, 0u) << spec;
+        EXPECT_EQ(m.newidle_count, 1u) << spec << ": MC's sched_balance_rq() is entered";
+        EXPECT_EQ(m.newidle_balanced, 1u) << spec << ": and bails out to out_balanced";
+        EXPECT_EQ(m.nr_balance_failed, 0u) << spec << ": which resets nr_balance_failed";
+    }
+}
+
+/*
+ * The same with the sleeper enqueued on cpu1 directly (NO_TTWU_QUEUE, pinned there), so
+ * nr_running, not ttwu_pending, is what MC's should_we_balance() sees. Its reschedule
+ * waits for the SMT pass's work (EV_RESCHED defers to idle_busy_until), and the loop's
+ * resume, at that instant, comes first (event_prio::task_work before resched).
+ */
+TEST(sched_balance_newidle,
+     from_v6_10_a_wakee_enqueued_during_a_pass_meets_the_next_domains_bail_out)
+{
+    const mc_after_wakeup v6_6 = mc_when_woken_during_the_smt_pass("6.6", true);
+    ASSERT_TRUE(v6_6.woke);
+    EXPECT_EQ(v6_6.newidle_count, 0u);
+    EXPECT_EQ(v6_6.nr_balance_failed, 3u);
+    const mc_after_wakeup m = mc_when_woken_during_the_smt_pass("6.12", true);
+    ASSERT_TRUE(m.woke);
+    EXPECT_EQ(m.other_counts, 0u);
+    EXPECT_EQ(m.newidle_count, 1u);
+    EXPECT_EQ(m.newidle_balanced, 1u);
+    EXPECT_EQ(m.nr_balance_failed, 0u);
+}
+
+/*
+ * kernel: newidle_balance() ends with `pulled_task = -1` when `nr_running !=
+ * cfs.h_nr_running` (6.18.2: h_nr_queued): a task of a higher class was enqueued while
+ * the rq lock was dropped, and pick_next_task_fair()'s RETRY_TASK makes
+ * __pick_next_task() pick it. The model never returns -1 for it: the CPU switched to
+ * idle at the pass's start, the rt wakee's resched_curr() waits for the pass's work
+ * (EV_RESCHED), the loop's resume comes first and stops (6.6) or bails out at MC
+ * (6.12), and the reschedule picks the rt task: RETRY_TASK's outcome, when the loop ends.
+ * Enqueued directly (NO_TTWU_QUEUE; with the wake list nothing is enqueued during the
+ * loop, in the kernel too). cpu1's SMT pass costs 10 us (lb_base).
+ */
+TEST(sched_balance_newidle, an_rt_task_enqueued_during_a_pass_runs_when_the_pass_is_done)
+{
+    for (const std::string spec : {"6.6", "6.12"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.lb_base = usecs(10);
+        c.smt_pct = 100;
+        sched_fixture t(testlib::small_machine(2, 2), spec + "+NO_TTWU_QUEUE", 1, "", c);
+        kernel& kk = *t.k;
+        const auto& doms = kk.topology().cpu(1).domains;
+        ASSERT_EQ(doms.size(), 2u);
+        sched_domain& smt = *doms[0];
+        sched_domain& mc = *doms[1];
+        int sib = -1, other = -1;
+        for (int cpu = 0; cpu < 4; ++cpu) {
+            if (cpu != 1 && smt.span.test(cpu))
+                sib = cpu;
+            if (!smt.span.test(cpu) && other < 0)
+                other = cpu;
+        }
+        t.spawn("pinned-a", testlib::spin(), other, 0, other);
+        t.spawn("pinned-b", testlib::spin(), other, 0, other);
+        task_opts o;
+        o.comm = "rt";
+        o.policy = SCHED_FIFO;
+        o.rt_priority = 10;
+        o.cpu = 1;
+        o.allowed = cpumask(4);
+        o.allowed.set(1);
+        std::vector<sim_time> rt_starts;
+        u64 mc_at_start = 0;
+        task_struct& rt = kk.spawn(testlib::behaviour([&](syscalls& k, task_struct&) {
+                                       rt_starts.push_back(k.now());
+                                       if (rt_starts.size() == 2) // what ran before it
+                                           mc_at_start = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                                       return task_action::sleep();
+                                   }),
+                                   o);
+        bool armed = false; // the sleeper has gone to sleep: cpu1's pass is its
+        bool woke = false;
+        sim_time woken_at = 0;
+        u64 mc_count = 0;
+        t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                    if (armed && !woke && kk.cpu_rq(1).in_schedule) {
+                        woke = true;
+                        woken_at = k.now();
+                        mc_count = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                        k.wake_up_process(rt);
+                    }
+                    return task_action::cpu(usecs(1));
+                }),
+                sib, 0, sib);
+        t.run_for(usecs(100));
+        ASSERT_TRUE(kk.rd().overload);
+        ASSERT_EQ(rt_starts.size(), 1u);
+        auto phase = std::make_shared<int>(0);
+        t.spawn("sleeper", testlib::behaviour([&, phase](syscalls&, task_struct&) {
+                    if ((*phase)++ == 0)
+                        return task_action::cpu(usecs(10));
+                    kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                    armed = true;
+                    return task_action::sleep();
+                }),
+                1, 0, 1);
+        t.run_for(usecs(200));
+        ASSERT_TRUE(woke) << spec;
+        ASSERT_EQ(rt_starts.size(), 2u) << spec;
+        EXPECT_GT(rt_starts[1], woken_at) << spec;
+        // 6.12: MC's bail-out is an attempt too, charged lb_base as every attempt is
+        EXPECT_LE(rt_starts[1] - woken_at, usecs(spec == "6.6" ? 10 : 20))
+            << spec << ": once the passes are done";
+        EXPECT_EQ(mc_at_start - mc_count, spec == "6.6" ? 0u : 1u) << spec;
+    }
+}
+
+/*
  * newidle_balance() measures a domain's cost as elapsed time, t1 - t0 of
  * sched_clock_cpu() around load_balance() (t0 before update_blocked_averages()
  * for the first domain), so time spent waiting for the busiest CPU's rq lock
@@ -871,6 +1076,35 @@ TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_
     EXPECT_TRUE(first_cpu_balances("tip-2023-08"));
     EXPECT_FALSE(first_cpu_balances("6.6"));
     EXPECT_FALSE(first_cpu_balances("6.5")) << "6.5: the first idle CPU balances, busy sibling or not";
+}
+
+/*
+ * kernel: should_we_balance(), CPU_NEWLY_IDLE: 5.15.0 (sndrzt/linux-5.15 75c6ad16ec64)
+ * returns 1 whatever is on dst; 792b9f65a568 (v6.0) returns 0 when `dst_rq->nr_running >
+ * 0 || dst_rq->ttwu_pending` (6.1-rc7 on). cpu1 runs two spinners, so a newly-idle call
+ * for it has a task on dst.
+ */
+TEST(should_we_balance, a_newly_idle_cpu_with_a_task_bails_out_from_v6_0_not_in_5_15)
+{
+    auto balances = [](const char* spec) {
+        newidle_case c(spec);
+        kernel& k = *c.t.k;
+        EXPECT_GT(k.cpu_rq(1).nr_running, 0u) << spec;
+        lb_env env;
+        env.sd = k.topology().cpu(1).sd();
+        env.dst_cpu = 1;
+        env.dst_rq = &k.cpu_rq(1);
+        env.idle = CPU_NEWLY_IDLE;
+        env.cpus = &k.lb().load_balance_mask(1);
+        *env.cpus = env.sd->span;
+        k.set_this_cpu(1);
+        return should_we_balance(k, env);
+    };
+    EXPECT_TRUE(balances("5.15"));
+    EXPECT_TRUE(balances("5.15-rc3"));
+    EXPECT_FALSE(balances("6.1"));
+    EXPECT_FALSE(balances("6.6"));
+    EXPECT_FALSE(balances("6.18"));
 }
 
 /*

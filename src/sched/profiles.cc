@@ -82,6 +82,8 @@ kernel_behaviour behaviour_of(const char* version)
     // 20221104023601.12844-1-dtcccc@linux.alibaba.com; 6.5's clear is just before
     // rq_unlock_irqrestore()), which tip-2023-02 and later have.
     b.ttwu_pending_clear_early = v == "5.15" || std::string(version) == "6.1";
+    b.swb_newidle_bails_out = v != "5.15"; // read: docs/kernel-map.md, should_we_balance
+    b.newidle_break_on_swb = v6_12;        // read: docs/kernel-map.md, sched_balance_newidle
     // place_entity()'s and sched_slice()'s SCHED_IDLE-entity variants: in 6.1-rc7
     // (krr-io/linux-6.1.0 2a410d07ec5e) and 6.5, not in 5.15.0 (lane cfsaudit).
     b.cfs_idle_entity_gran = v != "5.15";

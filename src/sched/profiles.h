@@ -115,6 +115,14 @@ struct kernel_behaviour {
     /// rq->ttwu_pending before rq_lock_irqsave(), so until its first enqueue other CPUs'
     /// idle_cpu() sees the CPU idle; false: cleared after the enqueues
     bool ttwu_pending_clear_early = false;
+    /// v6.0+ (792b9f65a568): should_we_balance() returns 0 for a newly idle CPU with a task
+    /// or a queued wakeup; false: 5.15's 1 for every newly-idle call
+    bool swb_newidle_bails_out = true;
+    /// v6.10+ (c829d6818b60): sched_balance_newidle()'s loop breaks on `pulled_task ||
+    /// !continue_balancing`, so a task or wakeup that came during a domain's pass ends it
+    /// at the next domain's should_we_balance() bail-out (that domain's lb_count and
+    /// out_balanced); false: the break on `nr_running > 0 || ttwu_pending` after the pass
+    bool newidle_break_on_swb = false;
     bool swb_idle_core_first = false;     ///< 6.6 should_we_balance prefers a fully idle core (b1bfeab9b002)
     bool swb_first_idle_smt_only = false; ///< v6.6-rc: only the first idle SMT sibling balances (Keisuke Nishimura's fix of b1bfeab9b002)
     bool sibling_imbalance = false;       ///< 6.6 sibling_imbalance() (7ff1693236f5): prefer sibling by tasks per core, none for a busy CPU

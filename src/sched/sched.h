@@ -668,8 +668,9 @@ struct alignas(64) rq {
     int in_schedule_prev = -1; ///< pid of prev, on_cpu until then (-1: none)
     event_id in_schedule_event;
     /// model: newidle_balance()'s domain loop still to run (sched_balance_newidle()).
-    /// The kernel checks nr_running and ttwu_pending after each domain's pass, so a
-    /// wakeup that arrives during a pass ends the loop there; the model runs the first
+    /// The kernel checks nr_running and ttwu_pending after each domain's pass (from
+    /// v6.10, the next domain's should_we_balance() does), so a wakeup that arrives
+    /// during a pass ends the loop there; the model runs the first
     /// pass in the pick and each further one when this CPU has done the work before it
     /// (sched_balance_newidle_resume(), from the end of in_schedule).
     struct newidle_walk {
