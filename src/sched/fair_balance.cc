@@ -1248,6 +1248,12 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_el
             pending_cost = 0;
             pending_elapsed = 0;
             nl.record_cost(k, sd, domain_cost);
+            if (k.decisions().on()) // the kernel's domain_cost, as update_newidle_cost() sees it
+                k.decisions().log(k.now(), this_cpu, "newidle_balance",
+                                  fmt::format("{} domain_cost={} (balancing {}, waits {}) "
+                                              "max_newidle_lb_cost={}",
+                                              sd.name, domain_cost, work, domain_cost - work,
+                                              sd.max_newidle_lb_cost));
             w.curr_cost += domain_cost;
             balanced_one = true;
         }
