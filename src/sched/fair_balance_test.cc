@@ -78,6 +78,50 @@ TEST(sched_balance_newidle, v5_15_gates_on_migration_cost_instead)
     EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 1);
 }
 
+/*
+ * The newly-idle loop tests' machine: two cores of two SMT siblings (small_machine(2, 2)),
+ * load_balance() priced at 10 us (lb_base; nothing else costs), siblings at full speed
+ * (no_costs() zeroes smt_pct). Two spinners pinned to a CPU of the other core (`other`)
+ * keep the root domain overloaded; cpu1 is the CPU that goes newly idle, `sib` its
+ * sibling; `smt` and `mc` are cpu1's two domains. ready() says the shape is as expected.
+ */
+struct newidle_on_cpu1 {
+    sched_fixture t;
+    kernel& kk;
+    sched_domain* smt = nullptr;
+    sched_domain* mc = nullptr;
+    int sib = -1;
+    int other = -1;
+
+    static cost_params costs()
+    {
+        cost_params c = sched_fixture::no_costs();
+        c.lb_base = usecs(10);
+        c.smt_pct = 100;
+        return c;
+    }
+    explicit newidle_on_cpu1(const std::string& spec)
+        : t(testlib::small_machine(2, 2), spec, 1, "", costs()), kk(*t.k)
+    {
+        const auto& doms = kk.topology().cpu(1).domains;
+        if (doms.size() != 2)
+            return;
+        smt = &*doms[0];
+        mc = &*doms[1];
+        for (int cpu = 0; cpu < 4; ++cpu) {
+            if (cpu != 1 && smt->span.test(cpu))
+                sib = cpu;
+            if (!smt->span.test(cpu) && other < 0)
+                other = cpu;
+        }
+        if (!ready())
+            return;
+        t.spawn("pinned-a", testlib::spin(), other, 0, other);
+        t.spawn("pinned-b", testlib::spin(), other, 0, other);
+    }
+    bool ready() const { return smt && mc && sib >= 0 && other >= 0; }
+};
+
 TEST(sched_balance_newidle, a_wakeup_during_a_domains_pass_ends_the_loop_after_that_pass)
 {
     /*
@@ -91,26 +135,13 @@ TEST(sched_balance_newidle, a_wakeup_during_a_domains_pass_ends_the_loop_after_t
      * balanced newly idle and the sleeper runs once the SMT pass is done. The model used
      * to run every domain's pass at once in the pick (MC's too, 10 us more).
      */
-    cost_params c = sched_fixture::no_costs();
-    c.lb_base = usecs(10);
-    c.smt_pct = 100; // siblings run at full speed (no_costs() zeroes it)
-    sched_fixture t(testlib::small_machine(2, 2), "tip-2023-08", 1, "", c);
-    kernel& kk = *t.k;
-    const auto& doms = kk.topology().cpu(1).domains;
-    ASSERT_EQ(doms.size(), 2u);
-    sched_domain& smt = *doms[0];
-    sched_domain& mc = *doms[1];
-    int sib = -1, other = -1;
-    for (int cpu = 0; cpu < 4; ++cpu) {
-        if (cpu != 1 && smt.span.test(cpu))
-            sib = cpu;
-        if (!smt.span.test(cpu) && other < 0)
-            other = cpu;
-    }
-    ASSERT_GE(sib, 0);
-    ASSERT_GE(other, 0);
-    t.spawn("pinned-a", testlib::spin(), other, 0, other);
-    t.spawn("pinned-b", testlib::spin(), other, 0, other);
+    newidle_on_cpu1 f("tip-2023-08");
+    ASSERT_TRUE(f.ready());
+    sched_fixture& t = f.t;
+    kernel& kk = f.kk;
+    sched_domain& smt = *f.smt;
+    sched_domain& mc = *f.mc;
+    const int sib = f.sib;
     task_struct* sleeper = nullptr;
     bool woke = false;
     sim_time woken_at = 0;
@@ -172,27 +203,16 @@ struct mc_after_wakeup {
 
 mc_after_wakeup mc_when_woken_during_the_smt_pass(const std::string& spec, bool direct = false)
 {
-    cost_params c = sched_fixture::no_costs();
-    c.lb_base = usecs(10);
-    c.smt_pct = 100;
-    sched_fixture t(testlib::small_machine(2, 2), direct ? spec + "+NO_TTWU_QUEUE" : spec, 1, "",
-                    c);
-    kernel& kk = *t.k;
-    const auto& doms = kk.topology().cpu(1).domains;
-    EXPECT_EQ(doms.size(), 2u);
-    sched_domain& smt = *doms[0];
-    sched_domain& mc = *doms[1];
-    int sib = -1, other = -1;
-    for (int cpu = 0; cpu < 4; ++cpu) {
-        if (cpu != 1 && smt.span.test(cpu))
-            sib = cpu;
-        if (!smt.span.test(cpu) && other < 0)
-            other = cpu;
-    }
-    t.spawn("pinned-a", testlib::spin(), other, 0, other);
-    t.spawn("pinned-b", testlib::spin(), other, 0, other);
-    task_struct* sleeper = nullptr;
     mc_after_wakeup out;
+    newidle_on_cpu1 f(direct ? spec + "+NO_TTWU_QUEUE" : spec);
+    EXPECT_TRUE(f.ready()) << spec;
+    if (!f.ready())
+        return out; // woke stays false: the callers' ASSERT_TRUE(woke) fails
+    sched_fixture& t = f.t;
+    kernel& kk = f.kk;
+    sched_domain& mc = *f.mc;
+    const int sib = f.sib;
+    task_struct* sleeper = nullptr;
     t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
                 if (!out.woke && sleeper && kk.cpu_rq(1).in_schedule) {
                     out.woke = true;
@@ -286,24 +306,12 @@ TEST(sched_balance_newidle,
 TEST(sched_balance_newidle, an_rt_task_enqueued_during_a_pass_runs_when_the_pass_is_done)
 {
     for (const std::string spec : {"6.6", "6.12"}) {
-        cost_params c = sched_fixture::no_costs();
-        c.lb_base = usecs(10);
-        c.smt_pct = 100;
-        sched_fixture t(testlib::small_machine(2, 2), spec + "+NO_TTWU_QUEUE", 1, "", c);
-        kernel& kk = *t.k;
-        const auto& doms = kk.topology().cpu(1).domains;
-        ASSERT_EQ(doms.size(), 2u);
-        sched_domain& smt = *doms[0];
-        sched_domain& mc = *doms[1];
-        int sib = -1, other = -1;
-        for (int cpu = 0; cpu < 4; ++cpu) {
-            if (cpu != 1 && smt.span.test(cpu))
-                sib = cpu;
-            if (!smt.span.test(cpu) && other < 0)
-                other = cpu;
-        }
-        t.spawn("pinned-a", testlib::spin(), other, 0, other);
-        t.spawn("pinned-b", testlib::spin(), other, 0, other);
+        newidle_on_cpu1 f(spec + "+NO_TTWU_QUEUE");
+        ASSERT_TRUE(f.ready()) << spec;
+        sched_fixture& t = f.t;
+        kernel& kk = f.kk;
+        sched_domain& mc = *f.mc;
+        const int sib = f.sib;
         task_opts o;
         o.comm = "rt";
         o.policy = SCHED_FIFO;
