@@ -61,9 +61,17 @@ i=0
 for b in "${builds[@]}"; do
     out="$tmp/cg.$i"
     # A run cut by --time-limit reports so and prints no summary; the counts cover what ran.
+    # Any other failure (a crash, a bad argument) would count a run that never simulated.
+    rc=0
     valgrind --tool=cachegrind --cache-sim=yes --D1="$d1" --LL="$ll" --cachegrind-out-file="$out.cg" \
         "$b/src/cli/schedlab" run --machine "$machine" --kernel "$kernel" --seed "$seed" \
-        --time-limit "$time_limit" -- "${argv[@]}" >"$out.stdout" 2>"$out.stderr" || true
+        --time-limit "$time_limit" -- "${argv[@]}" >"$out.stdout" 2>"$out.stderr" || rc=$?
+    if ((rc != 0)) && ! grep -q 'simulated time limit (--time-limit)' "$out.stderr"; then
+        echo "cachegrind.sh: the run of $b failed (exit $rc), not counted:" >&2
+        grep -v '^==[0-9]*==' "$out.stderr" | tail -5 >&2
+        grep -m3 -E 'Process terminating|terminate called|Aborted' "$out.stderr" >&2 || true
+        exit 1
+    fi
     python3 - "$b" "$out" "$tmp/first" <<'EOF'
 import json, os, re, sys
 build, out, first = sys.argv[1:4]

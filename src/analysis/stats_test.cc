@@ -10,6 +10,7 @@
  */
 #include "analysis/stats.h"
 
+#include <boost/math/distributions/normal.hpp>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -215,6 +216,12 @@ TEST(mmtests_ci_test, stars_only_when_the_1_96_sigma_bands_do_not_overlap)
     EXPECT_TRUE(mmtests_ci_test(5, 0, 3, 0).significant);
     // h is qnorm(0.975) * s to the last bit of R's qnorm(0.975) = 1.959963984540054
     EXPECT_EQ(mmtests_ci_test(1.959963984540054, 1, 0, 0).r, 1.0);
+    // the constant against Boost's quantile, in double as stats.cc evaluates (one ulp apart)
+    using double_policy =
+        boost::math::policies::policy<boost::math::policies::promote_double<false>>;
+    EXPECT_NEAR(
+        boost::math::quantile(boost::math::normal_distribution<double, double_policy>(), 0.975),
+        1.959963984540054, 1e-15);
 }
 
 TEST(mmtests_pdiff, positive_always_means_better)
