@@ -53,6 +53,14 @@ sim_dur syscalls::exit_cost(const task_struct& p) const
     return k_.charges().exit_cost(p);
 }
 
+sim_dur syscalls::kernel_work_owed(const task_struct& p) const
+{
+    const rq& r = k_.cpu_rq(p.cpu);
+    if (r.curr != &p)
+        return 0;
+    return k_.charges().owed_until(r) - k_.now();
+}
+
 /*
  * kernel: kernel/signal.c exit_signals(), v6.5 (sndrzt/linux-6.5 4f5cdb332210): sets PF_EXITING
  * (under siglock, after retargeting pending group signals); do_exit() calls it before exit_mm()

@@ -73,6 +73,11 @@ public:
     /// model: what exit() costs the task: a thread-group leader's process exit
     /// (costs().exit) or another thread's do_exit() (costs().exit_thread).
     sim_dur exit_cost(const task_struct& p) const;
+    /// model: the kernel work charged to p's CPU while p is current that p has not run yet
+    /// (cpu_charges::owed_until()): what its calls so far charged the CPU beyond their own
+    /// bursts (a remote wakeup's runqueue lock, lines and IPI send), which p pays at the start
+    /// of its next burst; 0 if p is not current.
+    sim_dur kernel_work_owed(const task_struct& p) const;
     /// kernel/signal.c exit_signals(), called first in kernel/exit.c do_exit() (v6.5): marks
     /// the current task p PF_EXITING before the exit's work, so the wakeups of its exit
     /// (exit_notify()'s of the parent) are not sync (select_task_rq_fair()).

@@ -890,10 +890,19 @@ counter& replay_workload::hold_counter(std::size_t waker)
     return *c;
 }
 
+/*
+ * model: the kernel work a traced burst holds is what the simulation charged the task since
+ * its previous run step, run or owed. A call's charges beyond its own burst (a remote
+ * wakeup's runqueue lock, lines and IPI send: cpu_charges) and the tail of its wakeups are
+ * paid at the start of the next burst, the traced one that holds the kernel's same work (the
+ * rest of try_to_wake_up() after sched_waking), so they come out of it, not out of the burst
+ * after (as when only the CPU time already run was counted: the waker then reached its next
+ * block that much later than traced).
+ */
 sim_dur replay_workload::net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p,
-                                   sim_dur& also)
+                                   sim_dur owed, sim_dur& also)
 {
-    const sim_dur now_rt = task_runtime(sys, p);
+    const sim_dur now_rt = task_runtime(sys, p) + owed;
     sim_dur& mark = runtime_mark_[idx];
     const sim_dur kernel = std::max<sim_dur>(now_rt - mark, 0);
     sim_dur left = std::max<sim_dur>(ns - kernel, 0);
@@ -973,7 +982,10 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             // this task since the previous burst was accounted (see net_bursts), and before
             // the exit, less the exit's.
             const sim_dur left =
-                o_.net_bursts ? net_burst(idx, ns, t.sys(), t.task(), exit_work) : ns;
+                o_.net_bursts
+                    ? net_burst(idx, ns, t.sys(), t.task(),
+                                t.sys().kernel_work_owed(t.task()) + t.owed() + t.tail(), exit_work)
+                    : ns;
             co_await t.run(left);
             break;
         }

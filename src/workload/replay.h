@@ -274,11 +274,13 @@ private:
     /// Task `idx`'s code: its steps as system calls, each decoded when the task reaches it.
     task_code run_task(task_context& t, std::size_t idx);
     /// --bursts net: what a traced burst of `ns` leaves once the kernel work the simulation
-    /// charged task `idx` since its previous run step is taken out.
+    /// charged task `idx` since its previous run step is taken out: the work run and the
+    /// work owed (`owed`: what the task's calls since then charged that it has not run yet,
+    /// paid at the start of this burst).
     /// `also`: modelled work still to come (the exit's) taken out of this burst too, as far
     /// as it goes; what it took is subtracted from `also`.
     sim_dur net_burst(std::size_t idx, sim_dur ns, syscalls& sys, const task_struct& p,
-                      sim_dur& also);
+                      sim_dur owed, sim_dur& also);
     /// The counter of the dependency edges from task `waker` to task `wakee` (by index).
     counter& edge(std::size_t waker, std::size_t wakee);
     /// p's CPU time so far, the part of its current run included.
