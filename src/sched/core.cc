@@ -604,16 +604,6 @@ void kernel::sched_done(rq& r)
 /* ------------------------------------------------------------------------ */
 /* Wakeups                                                                    */
 
-kernel::ttwu_clock kernel::ttwu_clock_now() const
-{
-    return {now(), charges_.cpu(this_cpu_).charged_ns};
-}
-
-sim_time kernel::ttwu_trace_time(const ttwu_clock& c) const
-{
-    return c.waking + static_cast<sim_dur>(charges_.cpu(this_cpu_).charged_ns - c.charged);
-}
-
 /*
  * kernel: kernel/sched/core.c ttwu_do_activate(), 6.6: enqueue, the
  * wakeup-preemption check, and the avg_idle sample of a CPU leaving idle.
@@ -621,10 +611,12 @@ sim_time kernel::ttwu_trace_time(const ttwu_clock& c) const
  * 062668f4d006) emits sched_wakeup on the CPU running it, after activate_task() and
  * wakeup_preempt() (and resched_curr()'s IPI): the waker's for a direct activation of
  * another CPU's rq (ttwu_queue() without the wake list), the target's from its wake list
- * (sched_ttwu_pending()). model: stamped at the clock's start plus what this CPU has been
- * charged since (ttwu_clock); the payload's target_cpu is r's CPU.
+ * (sched_ttwu_pending()); the payload's target_cpu is r's CPU. Differs: stamped at the
+ * event loop's instant (the waking's, or the IPI's), not after the path's charges: the
+ * model enqueues at that instant, and a later stamp put the waker CPU's next switch before
+ * the wakeup in its trace.
  */
-void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags, const ttwu_clock& clock)
+void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
 {
     update_rq_clock(r);
     int en_flags = ENQUEUE_WAKEUP | ENQUEUE_NOCLOCK;
@@ -633,9 +625,8 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags, const ttwu_
     activate_task(r, p, en_flags);
     wakeup_preempt(r, p, wake_flags);
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
-    const sim_time wakeup_ts = ttwu_trace_time(clock);
     for (auto* s : sinks_)
-        s->sched_wakeup({wakeup_ts, this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
+        s->sched_wakeup({now(), this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
     // model: its write on the CPU that enqueues, after wakeup_preempt() as in
     // ttwu_do_wakeup(): a reschedule IPI that sent is not delayed by it, a local
     // preemption's switch is (EV_RESCHED).
@@ -717,15 +708,12 @@ void kernel::sched_ttwu_activate(rq& r)
 }
 
 // kernel: sched_ttwu_pending()'s loop, 6.6: ttwu_do_activate() of each wakee in list order.
-// model: their sched_wakeup events on r's CPU from now on, each after what its
-// predecessors' activations charged it (ttwu_clock).
 void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list)
 {
-    const ttwu_clock clock = ttwu_clock_now();
     for (const auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
-        ttwu_do_activate(r, *p, wf & WF_MIGRATED, clock);
+        ttwu_do_activate(r, *p, wf & WF_MIGRATED);
     }
 }
 
@@ -746,7 +734,6 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
     if (!(p.__state & state))
         return false;
-    const ttwu_clock clock = ttwu_clock_now(); // sched_wakeup's, on this CPU (ttwu_do_activate())
     for (auto* s : sinks_)
         s->sched_waking({now(), this_cpu_, p.pid, &p.comm, p.cpu, p.prio, irq_ctx_});
     charges_.charge_tracepoint(cpu_rq(this_cpu_)); // model: tracing's write (sched_tracepoint)
@@ -763,9 +750,8 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             enqueue_task(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
             if (!p.on_cpu)
                 wakeup_preempt(r, p, wake_flags);
-            const sim_time wakeup_ts = ttwu_trace_time(clock); // on this CPU, as ttwu_do_activate()
-            for (auto* s : sinks_)
-                s->sched_wakeup({wakeup_ts, this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
+            for (auto* s : sinks_) // on this CPU, as ttwu_do_activate()
+                s->sched_wakeup({now(), this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
             charges_.charge_tracepoint(cpu_rq(this_cpu_));
         }
         p.__state = TASK_RUNNING;
@@ -872,7 +858,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
     // The waker takes the target's rq lock and activates there itself.
     charges_.lock_and_charge(r.lock, this_cpu_, charges_.params().rq_lock_hold);
     charges_.pull_rq_lines(r, this_cpu_);
-    ttwu_do_activate(r, p, wake_flags, clock);
+    ttwu_do_activate(r, p, wake_flags);
     return true;
 }
 

@@ -290,20 +290,7 @@ private:
     fair_spare_nodes fair_spares_; ///< the fair class's spare nodes (sched.h), every rq's
     decision_log& decisions_; ///< the run's (run_context.h)
     lb_state lb_{*this, m_.nr_cpus()}; ///< the balancing code's (fair_balance.h)
-    /*
-     * model: the clock of one wakeup's trace events: the waking instant and what the CPU
-     * running it (this_cpu_) had been charged then (cpu_charge_state::charged_ns). The event
-     * loop's time does not move within a wakeup; what that CPU is charged on its way
-     * (tracepoint writes, the rq lock, remote lines, an IPI's sending) does, and an event
-     * written later on its path is stamped that much after the waking (ttwu_trace_time()).
-     */
-    struct ttwu_clock {
-        sim_time waking;
-        u64 charged;
-    };
-    ttwu_clock ttwu_clock_now() const;
-    sim_time ttwu_trace_time(const ttwu_clock& c) const;
-    void ttwu_do_activate(rq& r, task_struct& p, int wake_flags, const ttwu_clock& clock);
+    void ttwu_do_activate(rq& r, task_struct& p, int wake_flags);
     void sched_ttwu_pending(rq& r);
     void sched_ttwu_activate(rq& r);
     void ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list);
