@@ -607,6 +607,14 @@ void kernel::sched_done(rq& r)
 /*
  * kernel: kernel/sched/core.c ttwu_do_activate(), 6.6: enqueue, the
  * wakeup-preemption check, and the avg_idle sample of a CPU leaving idle.
+ * kernel: ttwu_do_wakeup() (6.5 sndrzt/linux-6.5 4f5cdb332210, 6.18 gfunkmonk/linux-6.18.2
+ * 062668f4d006) emits sched_wakeup on the CPU running it, after activate_task() and
+ * wakeup_preempt() (and resched_curr()'s IPI): the waker's for a direct activation of
+ * another CPU's rq (ttwu_queue() without the wake list), the target's from its wake list
+ * (sched_ttwu_pending()); the payload's target_cpu is r's CPU. Differs: stamped at the
+ * event loop's instant (the waking's, or the IPI's), not after the path's charges: the
+ * model enqueues at that instant, and a later stamp put the waker CPU's next switch before
+ * the wakeup in its trace.
  */
 void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
 {
@@ -618,7 +626,7 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     wakeup_preempt(r, p, wake_flags);
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
     for (auto* s : sinks_)
-        s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
+        s->sched_wakeup({now(), this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
     // model: its write on the CPU that enqueues, after wakeup_preempt() as in
     // ttwu_do_wakeup(): a reschedule IPI that sent is not delayed by it, a local
     // preemption's switch is (EV_RESCHED).
@@ -742,8 +750,8 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             enqueue_task(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
             if (!p.on_cpu)
                 wakeup_preempt(r, p, wake_flags);
-            for (auto* s : sinks_)
-                s->sched_wakeup({now(), r.cpu, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
+            for (auto* s : sinks_) // on this CPU, as ttwu_do_activate()
+                s->sched_wakeup({now(), this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
             charges_.charge_tracepoint(cpu_rq(this_cpu_));
         }
         p.__state = TASK_RUNNING;

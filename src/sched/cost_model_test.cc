@@ -711,6 +711,100 @@ TEST(sched_tracepoint, the_waker_sends_the_wake_list_ipi_after_its_waking_write)
     }
 }
 
+/// For the sched_wakeup stamp tests below: every sched_waking and sched_wakeup of the run.
+struct wakeup_events final : trace_sink {
+    std::vector<trace_sched_wakeup> waking, wakeup;
+    void sched_waking(const trace_sched_wakeup& w) override { waking.push_back(w); }
+    void sched_wakeup(const trace_sched_wakeup& w) override { wakeup.push_back(w); }
+};
+
+TEST(sched_tracepoint, a_direct_remote_wakeup_is_written_on_the_wakers_cpu)
+{
+    // kernel: try_to_wake_up() -> ttwu_queue() without the wake list (NO_TTWU_QUEUE here;
+    // a busy target in the waker's LLC does the same) -> ttwu_do_activate() ->
+    // ttwu_do_wakeup(), 6.18: the waker locks cpu1's rq, enqueues, wakeup_preempt() ->
+    // resched_curr() sends the IPI to idle cpu1, then writes sched_wakeup on its own CPU.
+    // Before, the model wrote it on cpu1. target_cpu is 1. model: stamped at the waking
+    // (the kernel's comes the lock, the lines and the IPI's send later: not modelled).
+    cost_params c = sched_fixture::no_costs();
+    c.sched_tracepoint = usecs(1);
+    c.rq_lock_hold = usecs(2);
+    c.ipi_send = usecs(3);
+    c.ipi_wakeup = usecs(5);
+    c.cstate_polls = 0;
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "NO_TTWU_QUEUE", c);
+    wakeup_events rec;
+    t.k->add_sink(&rec);
+    task_struct& sleeper = t.spawn(
+        "sleeper", testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); }),
+        1, 0, 1);
+    spawn_periodic_waker(t, sleeper);
+    t.run_for(msecs(3));
+    std::vector<std::pair<trace_sched_wakeup, trace_sched_wakeup>> pairs; // the sleeper's
+    for (const auto& wu : rec.wakeup)
+        for (const auto& wk : rec.waking)
+            if (wu.pid == sleeper.pid && wk.pid == sleeper.pid && wk.ts <= wu.ts &&
+                (pairs.empty() || wk.ts > pairs.back().first.ts))
+                pairs.emplace_back(wk, wu);
+    ASSERT_GE(pairs.size(), 2u);
+    for (const auto& [wk, wu] : pairs) {
+        EXPECT_EQ(wk.cpu, 0);
+        EXPECT_EQ(wu.cpu, 0) << "written by the waker's ttwu_do_wakeup()";
+        EXPECT_EQ(wu.target_cpu, 1);
+        EXPECT_EQ(wu.ts, wk.ts) << "model: at the waking";
+    }
+}
+
+TEST(sched_tracepoint, a_wake_lists_wakeups_are_written_on_the_target)
+{
+    // kernel: sched_ttwu_pending() -> ttwu_do_activate() of each queued wakee, 6.18: on
+    // the target CPU, in its IPI's handler. The waker wakes two sleepers of idle cpu1 in
+    // one step: both go on cpu1's wake list (cpu1 still has nothing queued). A guard of
+    // the wake list's case (the model wrote these on the target before too); model: both
+    // at the handler's instant (the kernel's second comes after the first's write).
+    cost_params c = sched_fixture::no_costs();
+    c.sched_tracepoint = usecs(1);
+    c.ipi_wakeup = usecs(5);
+    c.cstate_polls = 0;
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+    wakeup_events rec;
+    t.k->add_sink(&rec);
+    const auto sleep = [] {
+        return testlib::behaviour([](syscalls&, task_struct&) { return task_action::sleep(); });
+    };
+    task_struct& a = t.spawn("a", sleep(), 1, 0, 1);
+    task_struct& b = t.spawn("b", sleep(), 1, 0, 1);
+    auto phase = std::make_shared<int>(0);
+    t.spawn("waker", testlib::behaviour([&a, &b, phase](syscalls& k, task_struct& p) {
+                if (*phase == 0) {
+                    *phase = 1;
+                    return task_action::cpu(usecs(10));
+                }
+                *phase = 0;
+                k.wake_up_process(a);
+                k.wake_up_process(b);
+                k.schedule_timeout(p, msecs(1));
+                return task_action::sleep();
+            }),
+            0, 0, 0);
+    t.run_for(usecs(500));
+    std::vector<trace_sched_wakeup> wa, wb;
+    for (const auto& w : rec.wakeup) {
+        if (w.pid == a.pid)
+            wa.push_back(w);
+        else if (w.pid == b.pid)
+            wb.push_back(w);
+    }
+    ASSERT_EQ(wa.size(), 1u);
+    ASSERT_EQ(wb.size(), 1u);
+    EXPECT_EQ(wa[0].cpu, 1);
+    EXPECT_EQ(wb[0].cpu, 1);
+    EXPECT_EQ(wa[0].target_cpu, 1);
+    EXPECT_EQ(wb[0].target_cpu, 1);
+    EXPECT_EQ(wa[0].ctx, trace_irq_ctx::hardirq) << "the IPI's handler";
+    EXPECT_EQ(wb[0].ts, wa[0].ts) << "model: at the handler's instant";
+}
+
 TEST(sched_tracepoint, every_tracepoint_the_run_emits_is_charged_once_to_a_cpu)
 {
     // Every sched_switch, sched_waking, sched_wakeup, sched_migrate_task and
