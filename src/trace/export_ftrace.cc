@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <iterator>
 #include <memory>
 
 namespace schedlab {
@@ -87,22 +86,7 @@ void ftrace_exporter::push(record r)
     r.curr_pid = curr_pid_[static_cast<std::size_t>(r.cpu)];
     r.curr_comm = curr_comm_[static_cast<std::size_t>(r.cpu)];
     last_cpu_ = r.cpu;
-    /*
-     * The trace is in time order (a ring buffer's events are per CPU in time order, and
-     * tracefs and trace-cmd report merge the CPUs by time). The scheduler emits its events
-     * in the event loop's order, except a sched_wakeup stamped after its waking
-     * (kernel::ttwu_clock): it goes after every record of its time or earlier, and the
-     * records emitted later with earlier times go before it. At most a few records are
-     * ahead of the loop's time, so the search from the end is short.
-     */
-    if (records_.empty() || records_.back().ts <= r.ts) {
-        records_.push_back(r);
-        return;
-    }
-    auto at = records_.end();
-    while (at != records_.begin() && std::prev(at)->ts > r.ts)
-        --at;
-    records_.insert(at, r);
+    records_.push_back(r);
 }
 
 void ftrace_exporter::sched_switch(const trace_sched_switch& e)

@@ -14,8 +14,6 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
-#include <string>
-#include <vector>
 
 namespace schedlab {
 namespace {
@@ -63,34 +61,6 @@ TEST(ftrace_exporter, reproduces_lines_of_a_real_recording)
         " record_tracefs.-14052   [001] d..2.   594.131098: sched_switch: prev_comm=record_tracefs. "
         "prev_pid=14052 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 "
         "next_prio=120\n");
-}
-
-TEST(ftrace_exporter, a_wakeup_stamped_after_later_events_is_written_in_time_order)
-{
-    // The scheduler stamps a sched_wakeup after its path's charges (kernel::ttwu_clock), so
-    // it is emitted before events of the same loop instant or shortly after: the trace is
-    // still in time order (tracefs and trace-cmd report merge the CPUs by time), the
-    // wakeup after them, its TASK-PID column the waker's.
-    const std::string a = "worker", b = "waker";
-    ftrace_exporter x;
-    x.sched_switch({1'000, 0, 0, &idle0_comm, trace_task_state::R, false, 7, &b});
-    x.sched_waking({2'000'000, 0, 9, &a, 1});
-    x.sched_wakeup({2'007'000, 0, 9, &a, 1});
-    x.sched_switch({2'003'000, 1, 0, &idle1_comm, trace_task_state::R, false, 5, &a});
-    x.sched_switch({2'007'000, 1, 5, &a, trace_task_state::S, false, 0, &idle1_comm});
-    std::ostringstream out;
-    x.write(out, 2);
-    std::istringstream lines(lines_after_header(out.str()));
-    std::vector<std::string> got;
-    for (std::string line; std::getline(lines, line);)
-        got.push_back(line);
-    ASSERT_EQ(got.size(), 5u);
-    EXPECT_NE(got[1].find("0.002000: sched_waking"), std::string::npos) << got[1];
-    EXPECT_NE(got[2].find("[001] d..2.     0.002003: sched_switch"), std::string::npos) << got[2];
-    EXPECT_NE(got[3].find("waker-7       [000] d..2.     0.002007: sched_wakeup"),
-              std::string::npos)
-        << got[3] << ": after the earlier switch, before the one of its time emitted later";
-    EXPECT_NE(got[4].find("[001] d..2.     0.002007: sched_switch"), std::string::npos) << got[4];
 }
 
 TEST(ftrace_exporter, preempted_tasks_print_r_plus_and_migrations_follow_the_waker)
