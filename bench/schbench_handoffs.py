@@ -33,16 +33,21 @@ def pct(v, p):
     return v[min(len(v) - 1, int(p / 100 * len(v)))] if v else float('nan')
 
 
-def handoffs(path):
-    """worker pid -> [(across CPUs, kept, waking->worker out, waking->message thread in)]"""
+def events(path):
+    """(comm, pid, cpu, ts in us, event name, the rest) of each event line of ftrace text
+    (TRACE may be .xz); bench/schbench_sharing.py reads its traces with this too."""
     op = lzma.open if path.endswith('.xz') else open
-    ev = []
     with op(path, 'rt') as f:
         for ln in f:
             m = LINE.match(ln)
             if m:
                 comm, pid, cpu, _flags, ts, name, rest = m.groups()
-                ev.append((comm.strip(), int(pid), int(cpu), float(ts) * 1e6, name, rest))
+                yield comm.strip(), int(pid), int(cpu), float(ts) * 1e6, name, rest
+
+
+def handoffs(path):
+    """worker pid -> [(across CPUs, kept, waking->worker out, waking->message thread in)]"""
+    ev = list(events(path))
     out = collections.defaultdict(list)
     for i, (comm, pid, cpu, ts, name, rest) in enumerate(ev):
         if name != 'sched_waking' or 'comm=schbench-msg ' not in rest or comm != 'schbench-worker':

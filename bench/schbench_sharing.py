@@ -25,20 +25,9 @@ the other worker shared the message thread's CPU at that point of the run. Per f
 """
 import argparse
 import collections
-import lzma
 import re
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S{4,5})\s+(\d+\.\d+):\s+(\w+):\s+(.*)$')
-
-
-def events(path):
-    op = lzma.open if path.endswith('.xz') else open
-    with op(path, 'rt') as f:
-        for ln in f:
-            m = LINE.match(ln)
-            if m:
-                comm, pid, cpu, _flags, ts, name, rest = m.groups()
-                yield comm.strip(), int(pid), int(cpu), float(ts) * 1e6, name, rest
+from schbench_handoffs import events  # the same ftrace text reader
 
 
 def field(rest, name):
