@@ -137,6 +137,21 @@ TEST(preset_costs, cache_line_transfers_grow_with_distance)
     EXPECT_EQ(value_of(make_machine_preset("bergamo-2s"), "llc_kib"), 16384);
 }
 
+/*
+ * The big presets' line transfers are medians of published core-to-core
+ * measurements of their CPU (half a CAS round trip), not estimates.
+ */
+TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
+{
+    const machine bergamo = make_machine_preset("bergamo-2s");
+    EXPECT_EQ(value_of(bergamo, "line_llc"), 33);
+    for (const char* c : {"line_llc"}) {
+        const std::string& src = bergamo.costs_source.at(c);
+        EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
+        EXPECT_NE(src.find("EPYC 9754"), std::string::npos) << c << ": " << src;
+    }
+}
+
 TEST(preset_costs, presets_differ_where_the_hardware_does)
 {
     EXPECT_NE(make_machine_preset("milan-2s").costs, make_machine_preset("spr-2s").costs);

@@ -40,6 +40,19 @@ constexpr const char* epyc_deep_wake =
     "deepest state ~5-15 us, despite advertised latencies similar to Intel's, whose C6 wakes "
     "measured ~150-230 us; the midpoint, 10 us. The EPYC generation is not named, and the "
     "figure includes the wake path itself (~2 us there)";
+/*
+ * Core-to-core figures: nviennot/core-to-core-latency's CAS ping-pong on one
+ * line between two pinned threads, reported as half the round trip (one
+ * transfer, as line_* is). The medians below are of the pairs at each distance
+ * in the CSVs, read by this project (docs/validation.md, "The line's price from
+ * published core-to-core figures").
+ */
+constexpr const char* c2c_bergamo_2s_llc =
+    "measured, half a CAS round trip: median 32.6 ns over the 3,584 pairs of CPUs of one CCX "
+    "on different cores (p10-p90 31-35 ns) on a dual EPYC 9754 (fwyzard's run, "
+    "nviennot/core-to-core-latency pull request 101, 2024-06-06; KCORES/core-to-core-latency-plus "
+    "456cc116cca7ca2fe1d9dd99a38102e8f033f0fe, results/Dual AMD EPYC 9754 128-Core Processor "
+    "by-fwyzard.csv); 33.0 ns on a single EPYC 9754 (nviennot/core-to-core-latency issue 94)";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -49,7 +62,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- bergamo-2s: Zen4c, 16 MB L3 per 8-core CCX, two CCX per CCD, 12 x DDR5-4800 per socket
         {"bergamo-2s", "llc_kib", 16384, "TechPowerUp news 309741 (2023, citing SemiAnalysis): a Zen4c CCD is two 8-core CCX with 16 MB L3 each"},
         {"bergamo-2s", "l2_kib", 1024, "Zen4c keeps Zen4's 1 MiB L2 per core (AMD product documentation)"},
-        {"bergamo-2s", "line_llc", 22, "estimate: Zen4 in-CCX transfer is 15-19 ns on a 5+ GHz 7950X (AnandTech 7950X review, core-to-core latency); Zen4c runs ~3.1 GHz"},
+        {"bergamo-2s", "line_llc", 33, c2c_bergamo_2s_llc},
         {"bergamo-2s", "line_pkg", 120, "estimate: the two CCX of a Zen4c CCD share no L3, so any other LLC is reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
         {"bergamo-2s", "line_remote", 220, "estimate: upper part of the commonly reported 150-250 ns cross-socket range (no published measurement read), for the larger IO die"},
         {"bergamo-2s", "mem_bw_llc_mbs", 32000, "estimate: one GMI link per 16-core CCD (~64 GB/s read) shared by its two CCX"},
