@@ -146,7 +146,8 @@ TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
     const machine bergamo = make_machine_preset("bergamo-2s");
     EXPECT_EQ(value_of(bergamo, "line_llc"), 33);
     EXPECT_EQ(value_of(bergamo, "line_pkg"), 110);
-    for (const char* c : {"line_llc", "line_pkg"}) {
+    EXPECT_EQ(value_of(bergamo, "line_remote"), 204);
+    for (const char* c : {"line_llc", "line_pkg", "line_remote"}) {
         const std::string& src = bergamo.costs_source.at(c);
         EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
         EXPECT_NE(src.find("EPYC 9754"), std::string::npos) << c << ": " << src;

@@ -61,6 +61,11 @@ constexpr const char* c2c_bergamo_2s_pkg =
     "costs the same. In that run the other socket's pairs show ~206 ns, which "
     "nviennot/core-to-core-latency issue 155 attributes to the tool reusing a line a third core "
     "held; not charged here";
+constexpr const char* c2c_bergamo_2s_remote =
+    "measured, half a CAS round trip: median 203.6 ns (p10-p90 199-208 ns) over the 65,536 "
+    "cross-socket pairs in the same run as line_llc (dual EPYC 9754, fwyzard, "
+    "KCORES/core-to-core-latency-plus 456cc116); a dual EPYC 9654 (Genoa, the same SP5 "
+    "platform; nviennot/core-to-core-latency issue 89) gives 191.6 ns";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -72,7 +77,7 @@ const std::vector<preset_cost>& preset_cost_table()
         {"bergamo-2s", "l2_kib", 1024, "Zen4c keeps Zen4's 1 MiB L2 per core (AMD product documentation)"},
         {"bergamo-2s", "line_llc", 33, c2c_bergamo_2s_llc},
         {"bergamo-2s", "line_pkg", 110, c2c_bergamo_2s_pkg},
-        {"bergamo-2s", "line_remote", 220, "estimate: upper part of the commonly reported 150-250 ns cross-socket range (no published measurement read), for the larger IO die"},
+        {"bergamo-2s", "line_remote", 204, c2c_bergamo_2s_remote},
         {"bergamo-2s", "mem_bw_llc_mbs", 32000, "estimate: one GMI link per 16-core CCD (~64 GB/s read) shared by its two CCX"},
         {"bergamo-2s", "mem_bw_node_mbs", 345000, "estimate: 12 x DDR5-4800 = 460.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
         {"bergamo-2s", "cstate_c1_exit", 1000, acpi_c1},
