@@ -152,6 +152,9 @@ TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
         EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
         EXPECT_NE(src.find("EPYC 9754"), std::string::npos) << c << ": " << src;
     }
+    const machine spr = make_machine_preset("spr-2s");
+    EXPECT_EQ(value_of(spr, "line_llc"), 55);
+    EXPECT_NE(spr.costs_source.at("line_llc").find("w9-3475X"), std::string::npos);
 }
 
 TEST(preset_costs, presets_differ_where_the_hardware_does)

@@ -66,6 +66,14 @@ constexpr const char* c2c_bergamo_2s_remote =
     "cross-socket pairs in the same run as line_llc (dual EPYC 9754, fwyzard, "
     "KCORES/core-to-core-latency-plus 456cc116); a dual EPYC 9654 (Genoa, the same SP5 "
     "platform; nviennot/core-to-core-latency issue 89) gives 191.6 ns";
+constexpr const char* c2c_spr_llc =
+    "measured on a sibling, half a CAS round trip: median 55.3 ns (p10-p90 46-64 ns) over the "
+    "630 pairs of a Xeon w9-3475X, 36 Golden Cove cores of Sapphire Rapids' four-tile XCC "
+    "package (ReinForce-II's run, nviennot/core-to-core-latency issue 84, 2023-04-17; "
+    "KCORES/core-to-core-latency-plus 456cc116, results/Intel Xeon W9-3475X 2.2GHz 36Cores "
+    "2023-Q2 by-ReinForce-II.csv). No run on a Xeon Platinum 84xx was found; Chips and Cheese's "
+    "dual Sapphire Rapids chart ('Testing AMD's Bergamo: Zen 4c Spam', 2024-06-22) is under "
+    "100 ns within a socket as summarised (the chart itself was not read)";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -104,7 +112,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- spr-2s: 56 Golden Cove cores per socket on a 4-tile mesh, 8 x DDR5-4800 per socket
         {"spr-2s", "llc_kib", 107520, "56 cores x 1.875 MiB L3 slice = 105 MiB per socket (Intel: Xeon Platinum 8480+, 105 MB)"},
         {"spr-2s", "l2_kib", 2048, "Sapphire Rapids: 2 MiB L2 per core (Intel product documentation; costs.def notes it too)"},
-        {"spr-2s", "line_llc", 60, "estimate: core-to-core over a mesh spanning four tiles is several ring hops; Chips and Cheese's 'Core to Core Latency Data on Large Systems' (2023-11-07) measures SPR, its figures were not read here"},
+        {"spr-2s", "line_llc", 55, c2c_spr_llc},
         {"spr-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
         {"spr-2s", "mem_bw_llc_mbs", 230000, "estimate: the LLC is the whole socket, so as mem_bw_node_mbs"},
         {"spr-2s", "mem_bw_node_mbs", 230000, "estimate: 8 x DDR5-4800 = 307.2 GB/s peak per socket, ~75% sustained"},
