@@ -155,6 +155,8 @@ TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
     const machine spr = make_machine_preset("spr-2s");
     EXPECT_EQ(value_of(spr, "line_llc"), 55);
     EXPECT_NE(spr.costs_source.at("line_llc").find("w9-3475X"), std::string::npos);
+    EXPECT_EQ(value_of(spr, "line_remote"), 135);
+    EXPECT_NE(spr.costs_source.at("line_remote").find("Sapphire Rapids"), std::string::npos);
 }
 
 TEST(preset_costs, presets_differ_where_the_hardware_does)

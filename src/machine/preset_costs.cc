@@ -74,6 +74,13 @@ constexpr const char* c2c_spr_llc =
     "2023-Q2 by-ReinForce-II.csv). No run on a Xeon Platinum 84xx was found; Chips and Cheese's "
     "dual Sapphire Rapids chart ('Testing AMD's Bergamo: Zen 4c Spam', 2024-06-22) is under "
     "100 ns within a socket as summarised (the chart itself was not read)";
+constexpr const char* c2c_spr_remote =
+    "measured, as summarised: Chips and Cheese's dual Sapphire Rapids core-to-core chart "
+    "('Testing AMD's Bergamo: Zen 4c Spam', 2024-06-22; each pair incrementing one value in "
+    "turn) is ~120-150 ns across sockets in a summary of the article (the chart itself was not "
+    "read; the SKU is not given there): the midpoint. Ice Lake's UPI for comparison: 107.8 and "
+    "110.9 ns (medians, half a CAS round trip) on dual 32-core Xeon Platinum 8375C and 8358 "
+    "(nviennot/core-to-core-latency results and its issue 89)";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -113,6 +120,7 @@ const std::vector<preset_cost>& preset_cost_table()
         {"spr-2s", "llc_kib", 107520, "56 cores x 1.875 MiB L3 slice = 105 MiB per socket (Intel: Xeon Platinum 8480+, 105 MB)"},
         {"spr-2s", "l2_kib", 2048, "Sapphire Rapids: 2 MiB L2 per core (Intel product documentation; costs.def notes it too)"},
         {"spr-2s", "line_llc", 55, c2c_spr_llc},
+        {"spr-2s", "line_remote", 135, c2c_spr_remote},
         {"spr-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
         {"spr-2s", "mem_bw_llc_mbs", 230000, "estimate: the LLC is the whole socket, so as mem_bw_node_mbs"},
         {"spr-2s", "mem_bw_node_mbs", 230000, "estimate: 8 x DDR5-4800 = 307.2 GB/s peak per socket, ~75% sustained"},
