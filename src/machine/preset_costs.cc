@@ -81,6 +81,13 @@ constexpr const char* c2c_spr_remote =
     "read; the SKU is not given there): the midpoint. Ice Lake's UPI for comparison: 107.8 and "
     "110.9 ns (medians, half a CAS round trip) on dual 32-core Xeon Platinum 8375C and 8358 "
     "(nviennot/core-to-core-latency results and its issue 89)";
+constexpr const char* c2c_milan_llc =
+    "measured, half a CAS round trip: median 25 ns over the pairs of CPUs of one CCX on a dual "
+    "EPYC 7763, the 64-core Milan (fwyzard's run, nviennot/core-to-core-latency pull request "
+    "101, 2024-06-06; KCORES/core-to-core-latency-plus 456cc116, results/Dual AMD EPYC 7763 "
+    "64-Core Processor by-fwyzard.csv; 25.5 ns over its first 128 CPUs, one per core); a dual "
+    "48-core EPYC 7R13 (AWS c6a.metal, nviennot/core-to-core-latency 8dee07c2, results/AMD EPYC "
+    "7R13 48-Core Processor.csv) gives 22.7 ns";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -104,7 +111,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- milan-2s: Zen3, 32 MB L3 per 8-core CCX (= CCD), 8 x DDR4-3200 per socket
         {"milan-2s", "llc_kib", 32768, "AMD EPYC 7003 (Milan) specifications: CCX = CCD = 8 cores sharing 32 MB L3 (sd_llc_size 16 in K Prateek Nayak's 31aeb639-1d66-2d12-1673-c19fed0ab33a@amd.com)"},
         {"milan-2s", "l2_kib", 512, "Zen3: 512 KiB L2 per core (AnandTech EPYC Milan review, topology page)"},
-        {"milan-2s", "line_llc", 22, "estimate: Zen3's 8-core CCX ring like Zen4's (15-19 ns, AnandTech 7950X review) at ~3.5 GHz server clocks"},
+        {"milan-2s", "line_llc", 25, c2c_milan_llc},
         {"milan-2s", "line_pkg", 110, "estimate: other CCDs are reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
         {"milan-2s", "line_remote", 210, "estimate: the commonly reported 150-250 ns cross-socket range (no published measurement read)"},
         {"milan-2s", "refill_mem_per_kib", 250, "AnandTech EPYC 7002 (Rome) review (2019): DRAM ~113-134 ns (NPS4/NPS1) x 16 lines per KiB / memory-level parallelism ~8 (estimate)"},
