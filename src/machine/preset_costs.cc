@@ -88,6 +88,11 @@ constexpr const char* c2c_milan_llc =
     "64-Core Processor by-fwyzard.csv; 25.5 ns over its first 128 CPUs, one per core); a dual "
     "48-core EPYC 7R13 (AWS c6a.metal, nviennot/core-to-core-latency 8dee07c2, results/AMD EPYC "
     "7R13 48-Core Processor.csv) gives 22.7 ns";
+constexpr const char* c2c_milan_pkg =
+    "measured, half a CAS round trip: median 114.6 ns (p10-p90 106-133 ns) over the 3,584 pairs "
+    "of cores in different CCXs of one socket in the same run as line_llc (dual EPYC 7763, "
+    "KCORES/core-to-core-latency-plus 456cc116; its first 128 CPUs, one per core; the sockets' "
+    "medians 123.0 and 112.7 ns); the dual EPYC 7R13 gives 107.6 ns on its first socket";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -112,7 +117,7 @@ const std::vector<preset_cost>& preset_cost_table()
         {"milan-2s", "llc_kib", 32768, "AMD EPYC 7003 (Milan) specifications: CCX = CCD = 8 cores sharing 32 MB L3 (sd_llc_size 16 in K Prateek Nayak's 31aeb639-1d66-2d12-1673-c19fed0ab33a@amd.com)"},
         {"milan-2s", "l2_kib", 512, "Zen3: 512 KiB L2 per core (AnandTech EPYC Milan review, topology page)"},
         {"milan-2s", "line_llc", 25, c2c_milan_llc},
-        {"milan-2s", "line_pkg", 110, "estimate: other CCDs are reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
+        {"milan-2s", "line_pkg", 115, c2c_milan_pkg},
         {"milan-2s", "line_remote", 210, "estimate: the commonly reported 150-250 ns cross-socket range (no published measurement read)"},
         {"milan-2s", "refill_mem_per_kib", 250, "AnandTech EPYC 7002 (Rome) review (2019): DRAM ~113-134 ns (NPS4/NPS1) x 16 lines per KiB / memory-level parallelism ~8 (estimate)"},
         {"milan-2s", "mem_bw_llc_mbs", 51200, "estimate: one CCD's GMI read link, 32 B per fabric clock at 1.6 GHz"},
