@@ -98,7 +98,8 @@ TEST(preset_costs, intel_cstates_come_from_the_intel_idle_tables)
     const machine milan = make_machine_preset("milan-2s");
     EXPECT_EQ(value_of(milan, "line_llc"), 25);
     EXPECT_EQ(value_of(milan, "line_pkg"), 115);
-    for (const char* c : {"line_llc", "line_pkg"})
+    EXPECT_EQ(value_of(milan, "line_remote"), 301);
+    for (const char* c : {"line_llc", "line_pkg", "line_remote"})
         EXPECT_NE(milan.costs_source.at(c).find("EPYC 7763"), std::string::npos) << c;
     const machine spr = make_machine_preset("spr-2s");
     EXPECT_EQ(value_of(spr, "cstate_deep_exit"), 290000);
