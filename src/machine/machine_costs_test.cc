@@ -95,6 +95,12 @@ TEST(preset_costs, every_named_preset_has_hardware_costs_each_with_a_source)
 
 TEST(preset_costs, intel_cstates_come_from_the_intel_idle_tables)
 {
+    const machine milan = make_machine_preset("milan-2s");
+    EXPECT_EQ(value_of(milan, "line_llc"), 25);
+    EXPECT_EQ(value_of(milan, "line_pkg"), 115);
+    EXPECT_EQ(value_of(milan, "line_remote"), 301);
+    for (const char* c : {"line_llc", "line_pkg", "line_remote"})
+        EXPECT_NE(milan.costs_source.at(c).find("EPYC 7763"), std::string::npos) << c;
     const machine spr = make_machine_preset("spr-2s");
     EXPECT_EQ(value_of(spr, "cstate_deep_exit"), 290000);
     EXPECT_EQ(value_of(spr, "cstate_deep_residency"), 800000);
@@ -135,6 +141,28 @@ TEST(preset_costs, cache_line_transfers_grow_with_distance)
     }
     EXPECT_EQ(value_of(make_machine_preset("ryzen-7950x"), "line_llc"), 17);
     EXPECT_EQ(value_of(make_machine_preset("bergamo-2s"), "llc_kib"), 16384);
+}
+
+/*
+ * The big presets' line transfers are medians of published core-to-core
+ * measurements of their CPU (half a CAS round trip), not estimates.
+ */
+TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
+{
+    const machine bergamo = make_machine_preset("bergamo-2s");
+    EXPECT_EQ(value_of(bergamo, "line_llc"), 33);
+    EXPECT_EQ(value_of(bergamo, "line_pkg"), 110);
+    EXPECT_EQ(value_of(bergamo, "line_remote"), 204);
+    for (const char* c : {"line_llc", "line_pkg", "line_remote"}) {
+        const std::string& src = bergamo.costs_source.at(c);
+        EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
+        EXPECT_NE(src.find("EPYC 9754"), std::string::npos) << c << ": " << src;
+    }
+    const machine spr = make_machine_preset("spr-2s");
+    EXPECT_EQ(value_of(spr, "line_llc"), 55);
+    EXPECT_NE(spr.costs_source.at("line_llc").find("w9-3475X"), std::string::npos);
+    EXPECT_EQ(value_of(spr, "line_remote"), 135);
+    EXPECT_NE(spr.costs_source.at("line_remote").find("Sapphire Rapids"), std::string::npos);
 }
 
 TEST(preset_costs, presets_differ_where_the_hardware_does)

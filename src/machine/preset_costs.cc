@@ -40,6 +40,65 @@ constexpr const char* epyc_deep_wake =
     "deepest state ~5-15 us, despite advertised latencies similar to Intel's, whose C6 wakes "
     "measured ~150-230 us; the midpoint, 10 us. The EPYC generation is not named, and the "
     "figure includes the wake path itself (~2 us there)";
+/*
+ * Core-to-core figures: nviennot/core-to-core-latency's CAS ping-pong on one
+ * line between two pinned threads, reported as half the round trip (one
+ * transfer, as line_* is). The medians below are of the pairs at each distance
+ * in the CSVs, read by this project (docs/validation.md, "The line's price from
+ * published core-to-core figures").
+ */
+constexpr const char* c2c_bergamo_2s_llc =
+    "measured, half a CAS round trip: median 32.6 ns over the 3,584 pairs of CPUs of one CCX "
+    "on different cores (p10-p90 31-35 ns) on a dual EPYC 9754 (fwyzard's run, "
+    "nviennot/core-to-core-latency pull request 101, 2024-06-06; KCORES/core-to-core-latency-plus "
+    "456cc116cca7ca2fe1d9dd99a38102e8f033f0fe, results/Dual AMD EPYC 9754 128-Core Processor "
+    "by-fwyzard.csv); 33.0 ns on a single EPYC 9754 (nviennot/core-to-core-latency issue 94)";
+constexpr const char* c2c_bergamo_2s_pkg =
+    "measured, half a CAS round trip: median 109.7 ns (p10-p90 104-114 ns) over the pairs in "
+    "different CCXs of one socket, in the same run as line_llc (dual EPYC 9754, fwyzard, "
+    "KCORES/core-to-core-latency-plus 456cc116); 109.6 ns on a single EPYC 9754 "
+    "(nviennot/core-to-core-latency issue 94). No CCD locality: the other CCX of the same CCD "
+    "costs the same. In that run the other socket's pairs show ~206 ns, which "
+    "nviennot/core-to-core-latency issue 155 attributes to the tool reusing a line a third core "
+    "held; not charged here";
+constexpr const char* c2c_bergamo_2s_remote =
+    "measured, half a CAS round trip: median 203.6 ns (p10-p90 199-208 ns) over the 65,536 "
+    "cross-socket pairs in the same run as line_llc (dual EPYC 9754, fwyzard, "
+    "KCORES/core-to-core-latency-plus 456cc116); a dual EPYC 9654 (Genoa, the same SP5 "
+    "platform; nviennot/core-to-core-latency issue 89) gives 191.6 ns";
+constexpr const char* c2c_spr_llc =
+    "measured on a sibling, half a CAS round trip: median 55.3 ns (p10-p90 46-64 ns) over the "
+    "630 pairs of a Xeon w9-3475X, 36 Golden Cove cores of Sapphire Rapids' four-tile XCC "
+    "package (ReinForce-II's run, nviennot/core-to-core-latency issue 84, 2023-04-17; "
+    "KCORES/core-to-core-latency-plus 456cc116, results/Intel Xeon W9-3475X 2.2GHz 36Cores "
+    "2023-Q2 by-ReinForce-II.csv). No run on a Xeon Platinum 84xx was found; Chips and Cheese's "
+    "dual Sapphire Rapids chart ('Testing AMD's Bergamo: Zen 4c Spam', 2024-06-22) is under "
+    "100 ns within a socket as summarised (the chart itself was not read)";
+constexpr const char* c2c_spr_remote =
+    "measured, as summarised: Chips and Cheese's dual Sapphire Rapids core-to-core chart "
+    "('Testing AMD's Bergamo: Zen 4c Spam', 2024-06-22; each pair incrementing one value in "
+    "turn) is ~120-150 ns across sockets in a summary of the article (the chart itself was not "
+    "read; the SKU is not given there): the midpoint. Ice Lake's UPI for comparison: 107.8 and "
+    "110.9 ns (medians, half a CAS round trip) on dual 32-core Xeon Platinum 8375C and 8358 "
+    "(nviennot/core-to-core-latency results and its issue 89)";
+constexpr const char* c2c_milan_llc =
+    "measured, half a CAS round trip: median 25 ns over the pairs of CPUs of one CCX on a dual "
+    "EPYC 7763, the 64-core Milan (fwyzard's run, nviennot/core-to-core-latency pull request "
+    "101, 2024-06-06; KCORES/core-to-core-latency-plus 456cc116, results/Dual AMD EPYC 7763 "
+    "64-Core Processor by-fwyzard.csv; 25.5 ns over its first 128 CPUs, one per core); a dual "
+    "48-core EPYC 7R13 (AWS c6a.metal, nviennot/core-to-core-latency 8dee07c2, results/AMD EPYC "
+    "7R13 48-Core Processor.csv) gives 22.7 ns";
+constexpr const char* c2c_milan_pkg =
+    "measured, half a CAS round trip: median 114.6 ns (p10-p90 106-133 ns) over the 3,584 pairs "
+    "of cores in different CCXs of one socket in the same run as line_llc (dual EPYC 7763, "
+    "KCORES/core-to-core-latency-plus 456cc116; its first 128 CPUs, one per core; the sockets' "
+    "medians 123.0 and 112.7 ns); the dual EPYC 7R13 gives 107.6 ns on its first socket";
+constexpr const char* c2c_milan_remote =
+    "measured, half a CAS round trip: median 301.2 ns (p10-p90 291-318 ns) over the 4,096 "
+    "cross-socket pairs of cores in the same run as line_llc (dual EPYC 7763, "
+    "KCORES/core-to-core-latency-plus 456cc116, its first 128 CPUs, one per core). The dual "
+    "48-core EPYC 7R13 (AWS c6a.metal) gives 197.1 ns: the platform's socket link matters, and "
+    "the benchmark machines' was not reported";
 constexpr const char* intel_mesh_refill =
     "estimate: a mesh L3 hit takes roughly twice a Zen CCX's, so the costs.def default (60) x ~1.7";
 
@@ -49,9 +108,9 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- bergamo-2s: Zen4c, 16 MB L3 per 8-core CCX, two CCX per CCD, 12 x DDR5-4800 per socket
         {"bergamo-2s", "llc_kib", 16384, "TechPowerUp news 309741 (2023, citing SemiAnalysis): a Zen4c CCD is two 8-core CCX with 16 MB L3 each"},
         {"bergamo-2s", "l2_kib", 1024, "Zen4c keeps Zen4's 1 MiB L2 per core (AMD product documentation)"},
-        {"bergamo-2s", "line_llc", 22, "estimate: Zen4 in-CCX transfer is 15-19 ns on a 5+ GHz 7950X (AnandTech 7950X review, core-to-core latency); Zen4c runs ~3.1 GHz"},
-        {"bergamo-2s", "line_pkg", 120, "estimate: the two CCX of a Zen4c CCD share no L3, so any other LLC is reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
-        {"bergamo-2s", "line_remote", 220, "estimate: upper part of the commonly reported 150-250 ns cross-socket range (no published measurement read), for the larger IO die"},
+        {"bergamo-2s", "line_llc", 33, c2c_bergamo_2s_llc},
+        {"bergamo-2s", "line_pkg", 110, c2c_bergamo_2s_pkg},
+        {"bergamo-2s", "line_remote", 204, c2c_bergamo_2s_remote},
         {"bergamo-2s", "mem_bw_llc_mbs", 32000, "estimate: one GMI link per 16-core CCD (~64 GB/s read) shared by its two CCX"},
         {"bergamo-2s", "mem_bw_node_mbs", 345000, "estimate: 12 x DDR5-4800 = 460.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
         {"bergamo-2s", "cstate_c1_exit", 1000, acpi_c1},
@@ -63,9 +122,9 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- milan-2s: Zen3, 32 MB L3 per 8-core CCX (= CCD), 8 x DDR4-3200 per socket
         {"milan-2s", "llc_kib", 32768, "AMD EPYC 7003 (Milan) specifications: CCX = CCD = 8 cores sharing 32 MB L3 (sd_llc_size 16 in K Prateek Nayak's 31aeb639-1d66-2d12-1673-c19fed0ab33a@amd.com)"},
         {"milan-2s", "l2_kib", 512, "Zen3: 512 KiB L2 per core (AnandTech EPYC Milan review, topology page)"},
-        {"milan-2s", "line_llc", 22, "estimate: Zen3's 8-core CCX ring like Zen4's (15-19 ns, AnandTech 7950X review) at ~3.5 GHz server clocks"},
-        {"milan-2s", "line_pkg", 110, "estimate: other CCDs are reached through the server IO die; above the 7950X's ~80 ns cross-CCD (AnandTech 7950X review)"},
-        {"milan-2s", "line_remote", 210, "estimate: the commonly reported 150-250 ns cross-socket range (no published measurement read)"},
+        {"milan-2s", "line_llc", 25, c2c_milan_llc},
+        {"milan-2s", "line_pkg", 115, c2c_milan_pkg},
+        {"milan-2s", "line_remote", 301, c2c_milan_remote},
         {"milan-2s", "refill_mem_per_kib", 250, "AnandTech EPYC 7002 (Rome) review (2019): DRAM ~113-134 ns (NPS4/NPS1) x 16 lines per KiB / memory-level parallelism ~8 (estimate)"},
         {"milan-2s", "mem_bw_llc_mbs", 51200, "estimate: one CCD's GMI read link, 32 B per fabric clock at 1.6 GHz"},
         {"milan-2s", "mem_bw_node_mbs", 150000, "estimate: 8 x DDR4-3200 = 204.8 GB/s peak per socket (NPS1 node), ~75% sustained"},
@@ -78,7 +137,8 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- spr-2s: 56 Golden Cove cores per socket on a 4-tile mesh, 8 x DDR5-4800 per socket
         {"spr-2s", "llc_kib", 107520, "56 cores x 1.875 MiB L3 slice = 105 MiB per socket (Intel: Xeon Platinum 8480+, 105 MB)"},
         {"spr-2s", "l2_kib", 2048, "Sapphire Rapids: 2 MiB L2 per core (Intel product documentation; costs.def notes it too)"},
-        {"spr-2s", "line_llc", 60, "estimate: core-to-core over a mesh spanning four tiles is several ring hops; Chips and Cheese's 'Core to Core Latency Data on Large Systems' (2023-11-07) measures SPR, its figures were not read here"},
+        {"spr-2s", "line_llc", 55, c2c_spr_llc},
+        {"spr-2s", "line_remote", 135, c2c_spr_remote},
         {"spr-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
         {"spr-2s", "mem_bw_llc_mbs", 230000, "estimate: the LLC is the whole socket, so as mem_bw_node_mbs"},
         {"spr-2s", "mem_bw_node_mbs", 230000, "estimate: 8 x DDR5-4800 = 307.2 GB/s peak per socket, ~75% sustained"},
