@@ -358,6 +358,9 @@ void kernel::sched_cgroup_fork(task_struct& p)
  */
 void kernel::wake_up_new_task(task_struct& p, bool forked)
 {
+    // model: this CPU's earlier try_to_wake_up()s are over (ttwu_direct_flush()).
+    if (!cpu_rq(this_cpu_).ttwu_direct.empty())
+        ttwu_direct_flush(cpu_rq(this_cpu_));
     p.__state = TASK_RUNNING;
     p.recent_used_cpu = p.cpu;
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
@@ -733,6 +736,9 @@ void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*,
  */
 bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
+    // model: this CPU's earlier try_to_wake_up()s are over (ttwu_direct_flush()).
+    if (!cpu_rq(this_cpu_).ttwu_direct.empty())
+        ttwu_direct_flush(cpu_rq(this_cpu_));
     if (!(p.__state & state))
         return false;
     for (auto* s : sinks_)
@@ -872,9 +878,9 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
  * sched_migrate_task writes, the lock's wait and hold and the target's lines, and
  * whatever its path owed before the waking (EV_TTWU_DIRECT); at once when nothing is
  * owed. If the waker's CPU enters __schedule() first (the waker blocks, is preempted or
- * exits), the activation is done there, before the pick (ttwu_direct_flush()): the
- * kernel's switch comes after try_to_wake_up(). Differs: an interrupt reaching the
- * waker's CPU meanwhile (a wake-list IPI, the tick, a timer) is taken at its instant;
+ * exits) or wakes or forks another task, the activation is done there, first
+ * (ttwu_direct_flush()): the kernel's next step comes after try_to_wake_up(). Differs: an interrupt
+ * reaching the waker's CPU meanwhile (a wake-list IPI, the tick, a timer) is taken at its instant;
  * the kernel's has interrupts off (pi_lock) and takes it after.
  */
 void kernel::ttwu_queue_direct(rq& r, task_struct& p, int wake_flags)
@@ -917,9 +923,11 @@ void kernel::ttwu_direct_activate(task_struct& p)
 }
 
 /*
- * model: r's CPU is to run more of its own path (__schedule()) while wakees it activates
- * directly still wait for the work before their enqueue: in the kernel that try_to_wake_up()
- * was over first, so they are activated now, in the order woken.
+ * model: r's CPU is to run more of its own path (__schedule(), another try_to_wake_up() or a
+ * fork's wake_up_new_task()) while wakees it activates directly still wait for the work
+ * before their enqueue: in the kernel that try_to_wake_up() was over first, and the next
+ * one's select_task_rq() sees its wakee queued (a wake_up_all() or wake_up_q() walk), so they
+ * are activated now, in the order woken.
  */
 void kernel::ttwu_direct_flush(rq& r)
 {

@@ -569,6 +569,45 @@ TEST(try_to_wake_up, nothing_runs_a_directly_activated_wakee_before_its_enqueue)
 }
 
 /*
+ * kernel: __wake_up_common()'s walk (a wake_up_all()) calls try_to_wake_up() for each waiter
+ * in turn; each is over, its wakee enqueued, before the next one's select_task_rq() reads the
+ * runqueues. model: cpu0 wakes p and q, both pinned to cpu0, in one step (the lock's hold 20
+ * us): q's try_to_wake_up() activates p first (ttwu_direct_flush()), so p is queued when q's
+ * wakeup starts, and q waits for the waker's work as p did.
+ */
+TEST(try_to_wake_up, a_second_wakeup_by_the_same_cpu_finds_the_first_wakee_queued)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    sched_fixture t(small_machine(1), "6.6", 1, "", c);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    task_struct& q = t.spawn("q", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    auto seen = std::make_shared<std::vector<int>>(); // p.on_rq after each wakeup
+    auto phase = std::make_shared<int>(0);
+    t.spawn("waker", testlib::behaviour([&p, &q, phase, seen](syscalls& k, task_struct&) {
+                if (*phase == 0) {
+                    *phase = 1;
+                    return task_action::cpu(usecs(100));
+                }
+                if (*phase == 1) {
+                    *phase = 2;
+                    k.wake_up_process(p);
+                    seen->push_back(p.on_rq);
+                    k.wake_up_process(q);
+                    seen->push_back(p.on_rq);
+                    seen->push_back(q.on_rq);
+                }
+                return task_action::cpu(usecs(100));
+            }),
+            0, 0, 0);
+    t.run_for(msecs(1));
+    ASSERT_EQ(seen->size(), 3u);
+    EXPECT_EQ((*seen)[0], 0) << "p waits for the waker's lock";
+    EXPECT_EQ((*seen)[1], 1) << "q's wakeup finds p queued";
+    EXPECT_EQ((*seen)[2], 0) << "q waits for the waker's work in turn";
+}
+
+/*
  * model: a waker that blocks in the step that woke a wakee of its own CPU: its __schedule()
  * (at the block, in the model) comes after its try_to_wake_up() in the kernel, so the
  * pending activation is done first (ttwu_direct_flush()) and the pick finds the wakee:
