@@ -358,6 +358,9 @@ void kernel::sched_cgroup_fork(task_struct& p)
  */
 void kernel::wake_up_new_task(task_struct& p, bool forked)
 {
+    // model: this CPU's earlier try_to_wake_up()s are over (ttwu_direct_flush()).
+    if (!cpu_rq(this_cpu_).ttwu_direct.empty())
+        ttwu_direct_flush(cpu_rq(this_cpu_));
     p.__state = TASK_RUNNING;
     p.recent_used_cpu = p.cpu;
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
@@ -611,10 +614,11 @@ void kernel::sched_done(rq& r)
  * 062668f4d006) emits sched_wakeup on the CPU running it, after activate_task() and
  * wakeup_preempt() (and resched_curr()'s IPI): the waker's for a direct activation of
  * another CPU's rq (ttwu_queue() without the wake list), the target's from its wake list
- * (sched_ttwu_pending()); the payload's target_cpu is r's CPU. Differs: stamped at the
- * event loop's instant (the waking's, or the IPI's), not after the path's charges: the
- * model enqueues at that instant, and a later stamp put the waker CPU's next switch before
- * the wakeup in its trace.
+ * (sched_ttwu_pending()); the payload's target_cpu is r's CPU. model: run at the
+ * instant of the enqueue: a direct activation's once the waker's CPU has paid the work
+ * before it (try_to_wake_up(), EV_TTWU_DIRECT), a wake list's at the IPI's (or after the
+ * lock, sched_ttwu_activate()). Differs: the tracepoint write and a reschedule IPI's send
+ * are charged after that instant, so sched_wakeup is stamped before them, not after.
  */
 void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
 {
@@ -732,6 +736,9 @@ void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*,
  */
 bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
+    // model: this CPU's earlier try_to_wake_up()s are over (ttwu_direct_flush()).
+    if (!cpu_rq(this_cpu_).ttwu_direct.empty())
+        ttwu_direct_flush(cpu_rq(this_cpu_));
     if (!(p.__state & state))
         return false;
     for (auto* s : sinks_)
@@ -855,11 +862,80 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
         }
         return true;
     }
+    ttwu_queue_direct(r, p, wake_flags);
+    return true;
+}
+
+/*
+ * kernel: try_to_wake_up() -> ttwu_queue() without the wake list, 6.5 (sndrzt/linux-6.5
+ * 4f5cdb332210) and 6.18 (gfunkmonk/linux-6.18.2 062668f4d006): the waker's CPU runs
+ * select_task_rq() (its scan), set_task_cpu(), then takes the target's rq lock and
+ * ttwu_do_activate() enqueues; until then p is TASK_WAKING and on no runqueue, so the
+ * target's pick_next_task() and other CPUs' idle_cpu() and balancing do not see it.
+ * model: the enqueue (and wakeup_preempt(), sched_wakeup, task_woken, the avg_idle
+ * sample) happens when the waker's CPU has paid the work charged to it so far
+ * (cpu_charges::owed_until()): the scan (ACCT_IDLE_SCAN), the sched_waking and
+ * sched_migrate_task writes, the lock's wait and hold and the target's lines, and
+ * whatever its path owed before the waking (EV_TTWU_DIRECT); at once when nothing is
+ * owed. If the waker's CPU enters __schedule() first (the waker blocks, is preempted or
+ * exits) or wakes or forks another task, the activation is done there, first
+ * (ttwu_direct_flush()): the kernel's next step comes after try_to_wake_up(). Differs: an interrupt
+ * reaching the waker's CPU meanwhile (a wake-list IPI, the tick, a timer) is taken at its instant;
+ * the kernel's has interrupts off (pi_lock) and takes it after.
+ */
+void kernel::ttwu_queue_direct(rq& r, task_struct& p, int wake_flags)
+{
     // The waker takes the target's rq lock and activates there itself.
     charges_.lock_and_charge(r.lock, this_cpu_, charges_.params().rq_lock_hold);
     charges_.pull_rq_lines(r, this_cpu_);
+    const sim_time at = charges_.owed_until(cpu_rq(this_cpu_));
+    if (at > now()) {
+        p.ttwu_direct_waker = this_cpu_;
+        p.ttwu_direct_flags = wake_flags;
+        p.ttwu_direct_hardirq = irq_ctx_ == trace_irq_ctx::hardirq;
+        p.ttwu_direct_event = sim_.at(at, event_prio::task_work, this,
+                                      ev_arg(EV_TTWU_DIRECT, static_cast<u32>(p.pid)));
+        cpu_rq(this_cpu_).ttwu_direct.push_back(&p);
+        return;
+    }
     ttwu_do_activate(r, p, wake_flags);
-    return true;
+}
+
+// model: the direct activation try_to_wake_up() deferred (EV_TTWU_DIRECT), on the waker's CPU.
+void kernel::ttwu_direct_activate(task_struct& p)
+{
+    rq& w = cpu_rq(p.ttwu_direct_waker);
+    const auto it = std::find(w.ttwu_direct.begin(), w.ttwu_direct.end(), &p);
+    SIM_BUG_ON(it == w.ttwu_direct.end(), "pid {}'s direct activation is not cpu{}'s", p.pid,
+               w.cpu);
+    w.ttwu_direct.erase(it);
+    SIM_BUG_ON(p.__state != TASK_WAKING || p.on_rq,
+               "pid {} (state {:#x}, on_rq {}) changed before its direct activation", p.pid,
+               p.__state, p.on_rq);
+    this_cpu_ = w.cpu;
+    const trace_irq_ctx ctx = irq_ctx_;
+    irq_ctx_ = p.ttwu_direct_hardirq ? trace_irq_ctx::hardirq : trace_irq_ctx::task;
+    const int wake_flags = p.ttwu_direct_flags;
+    p.ttwu_direct_waker = -1;
+    p.ttwu_direct_event = {};
+    ttwu_do_activate(cpu_rq(p.cpu), p, wake_flags);
+    irq_ctx_ = ctx;
+}
+
+/*
+ * model: r's CPU is to run more of its own path (__schedule(), another try_to_wake_up() or a
+ * fork's wake_up_new_task()) while wakees it activates directly still wait for the work
+ * before their enqueue: in the kernel that try_to_wake_up() was over first, and the next
+ * one's select_task_rq() sees its wakee queued (a wake_up_all() or wake_up_q() walk), so they
+ * are activated now, in the order woken.
+ */
+void kernel::ttwu_direct_flush(rq& r)
+{
+    while (!r.ttwu_direct.empty()) {
+        task_struct& p = *r.ttwu_direct.front();
+        sim_.cancel(p.ttwu_direct_event);
+        ttwu_direct_activate(p);
+    }
 }
 
 /*
@@ -1114,19 +1190,27 @@ void kernel::queue_balance_callback(rq& r, void (*fn)(kernel&, rq&))
  * kernel: kernel/sched/core.c __schedule(), 6.6.
  * Differs: no signal_pending check, no core scheduling.
  */
-void kernel::__schedule(rq& r, bool preempt)
+// kernel: clear_tsk_need_resched(), both bits; model: a pending EV_RESCHED goes with them.
+void kernel::clear_tsk_need_resched(rq& r)
 {
-    this_cpu_ = r.cpu;
-    task_struct* prev = r.curr;
-    stop_burst(r);
-    update_rq_clock(r);
     r.need_resched = false;
     r.resched_deferred = false;
-    r.resched_lazy = false; // clear_tsk_need_resched(): both bits
+    r.resched_lazy = false;
     if (r.resched_event.valid()) {
         sim_.cancel(r.resched_event);
         r.resched_event = {};
     }
+}
+
+void kernel::__schedule(rq& r, bool preempt)
+{
+    if (!r.ttwu_direct.empty())
+        ttwu_direct_flush(r);
+    this_cpu_ = r.cpu;
+    task_struct* prev = r.curr;
+    stop_burst(r);
+    update_rq_clock(r);
+    clear_tsk_need_resched(r);
     r.stats.sched_count++;
     if (r.in_schedule) { // an earlier switch to idle is overtaken by this one
         sim_.cancel(r.in_schedule_event);
@@ -1541,10 +1625,11 @@ void kernel::sched_tick(rq& r)
 
 const char* kernel::event_kind_name(int kind)
 {
-    static_assert(EV_WAKE_UP_NEW == nr_event_kinds, "one name per ev_kind");
+    static_assert(EV_TTWU_DIRECT == nr_event_kinds, "one name per ev_kind");
     static constexpr std::array<const char*, nr_event_kinds> names = {
-        "burst", "resched",   "tick",       "timer",          "ttwu_ipi",      "softirq",
-        "ilb",   "active_lb", "sched_done", "migration_stop", "ttwu_activate", "wake_up_new"};
+        "burst",         "resched",     "tick",       "timer",      "ttwu_ipi",
+        "softirq",       "ilb",         "active_lb",  "sched_done", "migration_stop",
+        "ttwu_activate", "wake_up_new", "ttwu_direct"};
     return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -1656,6 +1741,16 @@ void kernel::fire(u64 arg)
         task_struct* p = find_task_by_pid(static_cast<int>(v));
         SIM_BUG_ON(!p || p->new_task_waker < 0, "wake_up_new_task() of pid {} not pending", v);
         wake_up_new_task_activate(*p, p->new_task_waker, true);
+        break;
+    }
+    case EV_TTWU_DIRECT: { // the waker's try_to_wake_up() reaches ttwu_do_activate()
+        task_struct* p = find_task_by_pid(static_cast<int>(v));
+        SIM_BUG_ON(!p || p->ttwu_direct_waker < 0, "direct activation of pid {} not pending", v);
+        const bool hardirq = p->ttwu_direct_hardirq;
+        const int waker = p->ttwu_direct_waker;
+        ttwu_direct_activate(*p);
+        if (hardirq) // an interrupt's wakeup (hrtimer_wakeup()): its return follows
+            irq_exit_to_user(cpu_rq(waker));
         break;
     }
     case EV_SCHED_DONE: { // __schedule() to idle is done: prev is off the CPU (see __schedule())

@@ -131,10 +131,11 @@ public:
         EV_SCHED_DONE,
         EV_MIGRATION_STOP,
         EV_TTWU_ACTIVATE,
-        EV_WAKE_UP_NEW
+        EV_WAKE_UP_NEW,
+        EV_TTWU_DIRECT
     };
     /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
-    static constexpr int nr_event_kinds = 12;
+    static constexpr int nr_event_kinds = 13;
     void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
@@ -294,7 +295,11 @@ private:
     void sched_ttwu_pending(rq& r);
     void sched_ttwu_activate(rq& r);
     void ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list);
+    void ttwu_queue_direct(rq& r, task_struct& p, int wake_flags); ///< ttwu_queue(), no wake list
+    void ttwu_direct_activate(task_struct& p); ///< model: EV_TTWU_DIRECT (try_to_wake_up())
+    void ttwu_direct_flush(rq& r);             ///< model: r's CPU's pending direct activations, now
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
+    void clear_tsk_need_resched(rq& r);
     void hrtimer_dequeue(task_struct& p);
     void hrtimer_run_sleepers(rq& r);
     std::unique_ptr<scx_sched> scx_; ///< the ext class's state (ext.cc), if a policy is loaded

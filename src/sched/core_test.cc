@@ -4,11 +4,15 @@
  * every scheduling operation (check_level::every).
  */
 #include "sched/testlib.h"
+#include "trace/tracepoints.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace schedlab {
 namespace {
@@ -461,9 +465,183 @@ TEST(sched_ttwu_pending, v6_1_clears_ttwu_pending_before_the_enqueue)
         EXPECT_EQ(q.cpu, early ? 3 : 2) << kernel;
 
         t.run_for(usecs(200));
-        EXPECT_EQ(p.sched_info_.pcount, p_runs + 1) << kernel;
+        // 5.15: cpu1 activates q on idle cpu3 itself (ttwu_queue_cond() keeps the wake list for
+        // another LLC), once it has the lock cpu3's handler holds and its own hold is over
+        // (40 us): p runs by then and q preempts it, so p is switched in twice.
+        const bool v5_15 = std::string(kernel).starts_with("5.15");
+        EXPECT_EQ(p.sched_info_.pcount, p_runs + (v5_15 ? 2 : 1)) << kernel;
         EXPECT_EQ(q.sched_info_.pcount, q_runs + 1) << kernel;
     }
+}
+
+/// Every sched_wakeup and sched_switch of a run.
+struct wakeups_and_switches final : trace_sink {
+    std::vector<trace_sched_wakeup> wakeup;
+    std::vector<trace_sched_switch> switches;
+    void sched_wakeup(const trace_sched_wakeup& w) override { wakeup.push_back(w); }
+    void sched_switch(const trace_sched_switch& s) override { switches.push_back(s); }
+};
+
+/*
+ * kernel: try_to_wake_up() -> ttwu_queue() without the wake list -> ttwu_do_activate() and
+ * ttwu_do_wakeup(), 6.5 (sndrzt/linux-6.5 4f5cdb332210) and 6.18 (gfunkmonk/linux-6.18.2
+ * 062668f4d006): the waker takes the target's rq lock before the enqueue, and sched_wakeup
+ * follows the enqueue. Here cpu0 (idle: a timer's context) wakes p, pinned to cpu3, which
+ * runs a hog (busy: no wake list); the lock's hold is 20 us, every other cost 0. p stays
+ * TASK_WAKING and off cpu3's runqueue, and cannot be woken again, until cpu0 has held the
+ * lock its 20 us; then it is enqueued and sched_wakeup is stamped, on cpu0 for cpu3.
+ * Before (267e10f) p was enqueued, and its sched_wakeup stamped, at the waking.
+ */
+TEST(try_to_wake_up, a_direct_activation_enqueues_after_the_wakers_lock)
+{
+    for (const char* kernel : {"5.15", "6.1", "6.5", "6.6", "6.18"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(small_machine(4), kernel, 1, "", c);
+        wakeups_and_switches rec;
+        t.k->add_sink(&rec);
+        t.spawn("hog", testlib::spin(), 3, 0, 3);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+        t.run_for(msecs(50)); // p ran on cpu3 between the hog's slices and sleeps
+        ASSERT_EQ(t.k->cpu_rq(3).nr_running, 1u) << kernel;
+        rec.wakeup.clear();
+        const sim_time woken = t.sim.now();
+        t.k->set_this_cpu(0);
+        ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+        EXPECT_EQ(p.cpu, 3) << kernel;
+        EXPECT_FALSE(t.k->cpu_rq(3).ttwu_pending) << kernel << ": no wake list";
+        EXPECT_EQ(p.__state, TASK_WAKING) << kernel;
+        EXPECT_FALSE(p.on_rq) << kernel << ": not enqueued before the waker has the lock";
+        EXPECT_TRUE(rec.wakeup.empty()) << kernel;
+        t.run_for(usecs(20) - 1);
+        EXPECT_FALSE(p.on_rq) << kernel;
+        EXPECT_EQ(t.k->cpu_rq(3).nr_running, 1u) << kernel;
+        t.k->set_this_cpu(1);
+        EXPECT_FALSE(t.k->wake_up_process(p)) << kernel << ": TASK_WAKING is no sleep state";
+        t.run_for(1);
+        EXPECT_TRUE(p.on_rq) << kernel << ": enqueued at the end of the waker's hold";
+        ASSERT_EQ(rec.wakeup.size(), 1u) << kernel;
+        EXPECT_EQ(rec.wakeup[0].ts, woken + usecs(20)) << kernel << ": stamped at the enqueue";
+        EXPECT_EQ(rec.wakeup[0].cpu, 0) << kernel << ": by the waker's ttwu_do_wakeup()";
+        EXPECT_EQ(rec.wakeup[0].target_cpu, 3) << kernel;
+    }
+}
+
+/*
+ * As above for an idle target: on 5.15 (ttwu_queue_cond() of v5.15.0) cpu0 activates p on
+ * idle cpu3 of its LLC itself. Until cpu0 has held cpu3's lock its 20 us, cpu3 stays idle
+ * (nothing for its pick: p is on no runqueue) and other CPUs' idle_cpu() finds it idle, as
+ * the kernel's does (rq->curr the idle task, nr_running 0, no wake list); p is switched in
+ * only after its sched_wakeup.
+ */
+TEST(try_to_wake_up, nothing_runs_a_directly_activated_wakee_before_its_enqueue)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    sched_fixture t(small_machine(4), "5.15", 1, "", c);
+    wakeups_and_switches rec;
+    t.k->add_sink(&rec);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 3);
+    t.run_for(msecs(1)); // p ran on cpu3 and sleeps; cpu3 idles
+    ASSERT_TRUE(t.k->idle_cpu(3));
+    const auto runs = p.sched_info_.pcount;
+    rec.wakeup.clear();
+    rec.switches.clear();
+    const sim_time woken = t.sim.now();
+    t.k->set_this_cpu(0);
+    ASSERT_TRUE(t.k->wake_up_process(p));
+    ASSERT_EQ(p.cpu, 3);
+    EXPECT_FALSE(t.k->cpu_rq(3).ttwu_pending) << "5.15: activated by the waker";
+    t.run_for(usecs(20) - 1);
+    EXPECT_EQ(p.sched_info_.pcount, runs);
+    EXPECT_TRUE(t.k->cpu_rq(3).curr->is_idle_task());
+    t.k->set_this_cpu(1);
+    EXPECT_TRUE(t.k->idle_cpu(3)) << "idle to other wakers until the enqueue";
+    t.run_for(usecs(100));
+    EXPECT_EQ(p.sched_info_.pcount, runs + 1);
+    ASSERT_EQ(rec.wakeup.size(), 1u);
+    EXPECT_EQ(rec.wakeup[0].ts, woken + usecs(20));
+    const auto in = std::find_if(rec.switches.begin(), rec.switches.end(),
+                                 [&](const trace_sched_switch& s) { return s.next_pid == p.pid; });
+    ASSERT_NE(in, rec.switches.end());
+    EXPECT_EQ(in->cpu, 3);
+    EXPECT_GE(in->ts, rec.wakeup[0].ts) << "switched in after its sched_wakeup";
+}
+
+/*
+ * kernel: __wake_up_common()'s walk (a wake_up_all()) calls try_to_wake_up() for each waiter
+ * in turn; each is over, its wakee enqueued, before the next one's select_task_rq() reads the
+ * runqueues. model: cpu0 wakes p and q, both pinned to cpu0, in one step (the lock's hold 20
+ * us): q's try_to_wake_up() activates p first (ttwu_direct_flush()), so p is queued when q's
+ * wakeup starts, and q waits for the waker's work as p did.
+ */
+TEST(try_to_wake_up, a_second_wakeup_by_the_same_cpu_finds_the_first_wakee_queued)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    sched_fixture t(small_machine(1), "6.6", 1, "", c);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    task_struct& q = t.spawn("q", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    auto seen = std::make_shared<std::vector<int>>(); // p.on_rq after each wakeup
+    auto phase = std::make_shared<int>(0);
+    t.spawn("waker", testlib::behaviour([&p, &q, phase, seen](syscalls& k, task_struct&) {
+                if (*phase == 0) {
+                    *phase = 1;
+                    return task_action::cpu(usecs(100));
+                }
+                if (*phase == 1) {
+                    *phase = 2;
+                    k.wake_up_process(p);
+                    seen->push_back(p.on_rq);
+                    k.wake_up_process(q);
+                    seen->push_back(p.on_rq);
+                    seen->push_back(q.on_rq);
+                }
+                return task_action::cpu(usecs(100));
+            }),
+            0, 0, 0);
+    t.run_for(msecs(1));
+    ASSERT_EQ(seen->size(), 3u);
+    EXPECT_EQ((*seen)[0], 0) << "p waits for the waker's lock";
+    EXPECT_EQ((*seen)[1], 1) << "q's wakeup finds p queued";
+    EXPECT_EQ((*seen)[2], 0) << "q waits for the waker's work in turn";
+}
+
+/*
+ * model: a waker that blocks in the step that woke a wakee of its own CPU: its __schedule()
+ * (at the block, in the model) comes after its try_to_wake_up() in the kernel, so the
+ * pending activation is done first (ttwu_direct_flush()) and the pick finds the wakee:
+ * cpu0 switches from the waker straight to p, and p's sched_wakeup comes no later than
+ * that switch. Without the flush cpu0 would idle until the lock's hold is paid.
+ */
+TEST(try_to_wake_up, a_waker_that_blocks_first_activates_its_wakee_before_its_pick)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    // 6.6: no DELAY_DEQUEUE, whose requeue of a delayed p (ttwu_runnable()) is not deferred
+    sched_fixture t(small_machine(1), "6.6", 1, "", c);
+    wakeups_and_switches rec;
+    t.k->add_sink(&rec);
+    task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 0);
+    auto phase = std::make_shared<int>(0);
+    task_struct& w = t.spawn("waker", testlib::behaviour([&p, phase](syscalls& k, task_struct&) {
+                                 if (*phase == 0) {
+                                     *phase = 1;
+                                     return task_action::cpu(usecs(100));
+                                 }
+                                 *phase = 2;
+                                 k.wake_up_process(p);
+                                 return task_action::sleep();
+                             }),
+                             0, 0, 0);
+    t.run_for(msecs(1));
+    ASSERT_EQ(*phase, 2);
+    ASSERT_EQ(rec.wakeup.size(), 1u);
+    const auto out = std::find_if(rec.switches.begin(), rec.switches.end(),
+                                  [&](const trace_sched_switch& s) { return s.prev_pid == w.pid; });
+    ASSERT_NE(out, rec.switches.end());
+    EXPECT_EQ(out->next_pid, p.pid) << "the waker's CPU picks its wakee";
+    EXPECT_LE(rec.wakeup[0].ts, out->ts);
 }
 
 } // namespace

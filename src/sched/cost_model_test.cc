@@ -724,8 +724,10 @@ TEST(sched_tracepoint, a_direct_remote_wakeup_is_written_on_the_wakers_cpu)
     // a busy target in the waker's LLC does the same) -> ttwu_do_activate() ->
     // ttwu_do_wakeup(), 6.18: the waker locks cpu1's rq, enqueues, wakeup_preempt() ->
     // resched_curr() sends the IPI to idle cpu1, then writes sched_wakeup on its own CPU.
-    // Before, the model wrote it on cpu1. target_cpu is 1. model: stamped at the waking
-    // (the kernel's comes the lock, the lines and the IPI's send later: not modelled).
+    // Before, the model wrote it on cpu1. target_cpu is 1. model: stamped at the waking: the
+    // waker blocks in the step that woke, and its __schedule() (at the block in the model)
+    // activates the wakee first (kernel::ttwu_direct_flush(); the kernel's comes the lock,
+    // the lines and the IPI's send later).
     cost_params c = sched_fixture::no_costs();
     c.sched_tracepoint = usecs(1);
     c.rq_lock_hold = usecs(2);

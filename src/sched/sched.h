@@ -451,6 +451,13 @@ struct task_struct {
     /// model: the CPU whose wake_up_new_task() has selected p's CPU and not yet reached
     /// activate_task() (kernel::EV_WAKE_UP_NEW), -1 none
     int new_task_waker = -1;
+    /// model: the CPU whose try_to_wake_up() activates p directly (ttwu_queue() without the
+    /// wake list) once it has paid the work before ttwu_do_activate() (kernel::EV_TTWU_DIRECT,
+    /// ttwu_direct_event), -1 none; p is TASK_WAKING and on no runqueue until then
+    int ttwu_direct_waker = -1;
+    int ttwu_direct_flags = 0;        ///< ... its wake_flags
+    bool ttwu_direct_hardirq = false; ///< ... the waker ran in an interrupt (hrtimer_wakeup())
+    event_id ttwu_direct_event;
 
     /* the cache model: the task's working set and where it was left warm */
     u32 footprint_kib = 16;       ///< hot data touched per run (task_opts.footprint_kib)
@@ -709,6 +716,9 @@ struct alignas(64) rq {
     std::vector<std::pair<task_struct*, int>> ttwu_activating;
     event_id ttwu_activate_event;
     sim_time ttwu_activate_at = 0;
+    /// model: the wakees this CPU's try_to_wake_up() activates directly, in the order woken,
+    /// each once this CPU has paid the work before its enqueue (task_struct::ttwu_direct_waker)
+    std::vector<task_struct*> ttwu_direct;
 
     struct rt_rq rt; ///< the rt class's runqueue
     /// queue_balance_callback(): run at the end of __schedule() (rt: push_rt_tasks)
