@@ -710,11 +710,13 @@ void kernel::sched_ttwu_activate(rq& r)
 // kernel: sched_ttwu_pending()'s loop, 6.6: ttwu_do_activate() of each wakee in list order.
 void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list)
 {
+    const u64 line_before = charges_.line_ns(r.cpu);
     for (const auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
         ttwu_do_activate(r, *p, wf & WF_MIGRATED);
     }
+    charges_.hold_across_lines(r.lock, r.cpu, line_before); // the rq lock over the loop
 }
 
 /*
@@ -858,7 +860,9 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
     // The waker takes the target's rq lock and activates there itself.
     charges_.lock_and_charge(r.lock, this_cpu_, charges_.params().rq_lock_hold);
     charges_.pull_rq_lines(r, this_cpu_);
+    const u64 line_before = charges_.line_ns(this_cpu_);
     ttwu_do_activate(r, p, wake_flags);
+    charges_.hold_across_lines(r.lock, this_cpu_, line_before);
     return true;
 }
 
@@ -1136,9 +1140,11 @@ void kernel::__schedule(rq& r, bool preempt)
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
+        const u64 line_before = charges_.line_ns(r.cpu);
         deactivate_task(r, *prev,
                         DEQUEUE_SLEEP | DEQUEUE_NOCLOCK |
                             ((prev->__state & TASK_DEAD) ? DEQUEUE_SPECIAL : 0));
+        charges_.hold_across_lines(r.lock, r.cpu, line_before);
         switch_count = &prev->nvcsw;
     }
 

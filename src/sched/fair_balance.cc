@@ -905,11 +905,15 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
             for (;;) { // more_balance:
                 k.update_rq_clock(*busiest);
                 k.charges().lock_and_charge(busiest->lock, this_cpu, k.charges().params().rq_lock_hold);
+                const u64 detach_lines = k.charges().line_ns(this_cpu);
                 const int cur = detach_tasks(k, env);
+                k.charges().hold_across_lines(busiest->lock, this_cpu, detach_lines);
                 if (cur)
                     k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
                 if (cur) {
+                    const u64 attach_lines = k.charges().line_ns(this_cpu);
                     attach_tasks(k, env);
+                    k.charges().hold_across_lines(env.dst_rq->lock, this_cpu, attach_lines);
                     ld_moved += cur;
                 }
                 if (env.flags & LBF_NEED_BREAK) {
