@@ -1115,6 +1115,18 @@ void kernel::queue_balance_callback(rq& r, void (*fn)(kernel&, rq&))
 }
 
 /*
+ * kernel: __schedule()'s deactivate_task() of a prev that blocks or dies (DEQUEUE_SPECIAL:
+ * see docs/kernel-map.md's __schedule row), under the rq lock. model: the lock is held on
+ * across the dequeue's tg->load_avg line time (cpu_charges::hold_across_lines()).
+ */
+void kernel::deactivate_prev(rq& r, task_struct& prev)
+{
+    const int dead = (prev.__state & TASK_DEAD) ? DEQUEUE_SPECIAL : 0;
+    charges_.under_lock(r.lock, r.cpu,
+                        [&] { deactivate_task(r, prev, DEQUEUE_SLEEP | DEQUEUE_NOCLOCK | dead); });
+}
+
+/*
  * kernel: kernel/sched/core.c __schedule(), 6.6.
  * Differs: no signal_pending check, no core scheduling.
  */
@@ -1140,11 +1152,7 @@ void kernel::__schedule(rq& r, bool preempt)
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
-        const u64 line_before = charges_.line_ns(r.cpu);
-        deactivate_task(r, *prev,
-                        DEQUEUE_SLEEP | DEQUEUE_NOCLOCK |
-                            ((prev->__state & TASK_DEAD) ? DEQUEUE_SPECIAL : 0));
-        charges_.hold_across_lines(r.lock, r.cpu, line_before);
+        deactivate_prev(r, *prev);
         switch_count = &prev->nvcsw;
     }
 

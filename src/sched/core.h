@@ -294,6 +294,7 @@ private:
     void sched_ttwu_pending(rq& r);
     void sched_ttwu_activate(rq& r);
     void ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list);
+    void deactivate_prev(rq& r, task_struct& prev);
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
     void hrtimer_dequeue(task_struct& p);
     void hrtimer_run_sleepers(rq& r);

@@ -173,6 +173,14 @@ public:
      * another CPU taking l waits for that too.
      */
     void hold_across_lines(contended_lock& l, int cpu, u64 line_ns_before);
+    /// Runs `path` (what `cpu` does under l, which it holds) and holds l across the line
+    /// time charged to `cpu` meanwhile (hold_across_lines()).
+    template <typename F> void under_lock(contended_lock& l, int cpu, F&& path)
+    {
+        const u64 before = line_ns(cpu);
+        path();
+        hold_across_lines(l, cpu, before);
+    }
     /// model: a waker on `waker_cpu` enqueueing on r, another CPU's runqueue, pulls
     /// its hot lines (wakeup_remote_lines).
     void pull_rq_lines(rq& r, int waker_cpu);
