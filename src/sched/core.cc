@@ -714,11 +714,13 @@ void kernel::sched_ttwu_activate(rq& r)
 // kernel: sched_ttwu_pending()'s loop, 6.6: ttwu_do_activate() of each wakee in list order.
 void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list)
 {
+    const u64 line_before = charges_.line_ns(r.cpu);
     for (const auto& [p, wf] : list) {
         SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
                    p->cpu, r.cpu);
         ttwu_do_activate(r, *p, wf & WF_MIGRATED);
     }
+    charges_.hold_across_lines(r.lock, r.cpu, line_before); // the rq lock over the loop
 }
 
 /*
@@ -898,7 +900,7 @@ void kernel::ttwu_queue_direct(rq& r, task_struct& p, int wake_flags)
         cpu_rq(this_cpu_).ttwu_direct.push_back(&p);
         return;
     }
-    ttwu_do_activate(r, p, wake_flags);
+    charges_.under_lock(r.lock, this_cpu_, [&] { ttwu_do_activate(r, p, wake_flags); });
 }
 
 // model: the direct activation try_to_wake_up() deferred (EV_TTWU_DIRECT), on the waker's CPU.
@@ -918,7 +920,8 @@ void kernel::ttwu_direct_activate(task_struct& p)
     const int wake_flags = p.ttwu_direct_flags;
     p.ttwu_direct_waker = -1;
     p.ttwu_direct_event = {};
-    ttwu_do_activate(cpu_rq(p.cpu), p, wake_flags);
+    rq& r = cpu_rq(p.cpu);
+    charges_.under_lock(r.lock, w.cpu, [&] { ttwu_do_activate(r, p, wake_flags); });
     irq_ctx_ = ctx;
 }
 
@@ -1187,6 +1190,18 @@ void kernel::queue_balance_callback(rq& r, void (*fn)(kernel&, rq&))
 }
 
 /*
+ * kernel: __schedule()'s deactivate_task() of a prev that blocks or dies (DEQUEUE_SPECIAL:
+ * see docs/kernel-map.md's __schedule row), under the rq lock. model: the lock is held on
+ * across the dequeue's tg->load_avg line time (cpu_charges::hold_across_lines()).
+ */
+void kernel::deactivate_prev(rq& r, task_struct& prev)
+{
+    const int dead = (prev.__state & TASK_DEAD) ? DEQUEUE_SPECIAL : 0;
+    charges_.under_lock(r.lock, r.cpu,
+                        [&] { deactivate_task(r, prev, DEQUEUE_SLEEP | DEQUEUE_NOCLOCK | dead); });
+}
+
+/*
  * kernel: kernel/sched/core.c __schedule(), 6.6.
  * Differs: no signal_pending check, no core scheduling.
  */
@@ -1220,9 +1235,7 @@ void kernel::__schedule(rq& r, bool preempt)
 
     u64* switch_count = &prev->nivcsw;
     if (!preempt && prev->__state != TASK_RUNNING && !prev->is_idle_task()) {
-        deactivate_task(r, *prev,
-                        DEQUEUE_SLEEP | DEQUEUE_NOCLOCK |
-                            ((prev->__state & TASK_DEAD) ? DEQUEUE_SPECIAL : 0));
+        deactivate_prev(r, *prev);
         switch_count = &prev->nvcsw;
     }
 

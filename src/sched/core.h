@@ -298,6 +298,7 @@ private:
     void ttwu_queue_direct(rq& r, task_struct& p, int wake_flags); ///< ttwu_queue(), no wake list
     void ttwu_direct_activate(task_struct& p); ///< model: EV_TTWU_DIRECT (try_to_wake_up())
     void ttwu_direct_flush(rq& r);             ///< model: r's CPU's pending direct activations, now
+    void deactivate_prev(rq& r, task_struct& prev);
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
     void clear_tsk_need_resched(rq& r);
     void hrtimer_dequeue(task_struct& p);

@@ -76,6 +76,22 @@ void cpu_charges::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
     charge_cpu(r, held, ACCT_LOCK_HOLD);
 }
 
+void cpu_charges::lock_line_and_charge(contended_lock& l, int cpu, sim_dur hold)
+{
+    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
+    rq& r = *(*rqs_)[static_cast<std::size_t>(cpu)];
+    charge_line(r, spin, ACCT_LOCK_SPIN);
+    charge_line(r, held, ACCT_LOCK_HOLD);
+}
+
+void cpu_charges::hold_across_lines(contended_lock& l, int cpu, u64 line_ns_before)
+{
+    const u64 line = cpus_[static_cast<std::size_t>(cpu)].line_ns;
+    if (l.last_cpu != cpu || line <= line_ns_before)
+        return;
+    l.busy_until = std::max(l.busy_until, sim_.now()) + static_cast<sim_dur>(line - line_ns_before);
+}
+
 void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
 {
     if (r.cpu == waker_cpu)

@@ -51,6 +51,9 @@ struct cpu_charge_state {
     /// Every ns of kernel work charged to this CPU so far (charge_cpu()): differences
     /// of it are the elapsed time of a kernel path, as sched_clock_cpu() gives it.
     u64 charged_ns = 0;
+    /// Of charged_ns, the tg->load_avg line's waits and transfers (charge_line(),
+    /// lock_line_and_charge()): an rq lock held across them is held that much longer.
+    u64 line_ns = 0;
     u32 seg_rate_pct = 100;        ///< progress rate of the segment's work (SMT sharing)
     sim_dur seg_cat[ACCT_NR] = {}; ///< the segment's overhead by category
     sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
@@ -145,6 +148,39 @@ public:
     /// Takes a lock (cost_model::lock_acquire) and charges the time to `cpu`
     /// (lock_spin / lock_hold).
     void lock_and_charge(contended_lock& l, int cpu, sim_dur hold);
+    /// lock_and_charge() of the tg->load_avg line (an atomic write), its spin and hold
+    /// counted in the CPU's line_ns.
+    void lock_line_and_charge(contended_lock& l, int cpu, sim_dur hold);
+    /// charge_cpu() of a tg->load_avg read's wait or transfer, counted in the CPU's line_ns.
+    void charge_line(rq& r, sim_dur ns, acct_cat category)
+    {
+        if (ns <= 0)
+            return;
+        charge_cpu(r, ns, category);
+        state(r).line_ns += static_cast<u64>(ns);
+    }
+    /// The tg->load_avg line time charged to `cpu` so far (cpu_charge_state::line_ns).
+    u64 line_ns(int cpu) const { return cpus_[static_cast<std::size_t>(cpu)].line_ns; }
+    /*
+     * kernel: the rq lock is held across the enqueue or dequeue that reads tg->load_avg
+     * (update_cfs_group()) and writes it (update_tg_load_avg()): try_to_wake_up()'s
+     * ttwu_do_activate() and sched_ttwu_pending() under the target's lock, __schedule()'s
+     * deactivate_task() under the CPU's own, detach_tasks() and attach_tasks() under the
+     * busiest's and this rq's (kernel/sched/core.c and fair.c, v6.5, sndrzt/linux-6.5
+     * 4f5cdb332210). model: a lock's hold (rq_lock_hold) is a constant charged when it is
+     * taken, before the path under it; this extends l, taken by `cpu` (still its last
+     * holder), by the line time `cpu` was charged since `line_ns_before` (line_ns()), so
+     * another CPU taking l waits for that too.
+     */
+    void hold_across_lines(contended_lock& l, int cpu, u64 line_ns_before);
+    /// Runs `path` (what `cpu` does under l, which it holds) and holds l across the line
+    /// time charged to `cpu` meanwhile (hold_across_lines()).
+    template <typename F> void under_lock(contended_lock& l, int cpu, F&& path)
+    {
+        const u64 before = line_ns(cpu);
+        path();
+        hold_across_lines(l, cpu, before);
+    }
     /// model: a waker on `waker_cpu` enqueueing on r, another CPU's runqueue, pulls
     /// its hot lines (wakeup_remote_lines).
     void pull_rq_lines(rq& r, int waker_cpu);

@@ -849,6 +849,28 @@ bool need_active_balance(lb_env& env)
            env.sd->nr_balance_failed > env.sd->cache_nice_tries + 2;
 }
 
+namespace {
+/*
+ * kernel: load_balance()'s rq_lock_irqsave(busiest) .. detach_tasks() .. rq_unlock(busiest),
+ * and attach_tasks()'s rq_lock(env->dst_rq), v6.5. model: each lock's hold is
+ * rq_lock_hold, held on across the tg->load_avg line time of the detaches or attaches
+ * under it (cpu_charges::hold_across_lines()).
+ */
+int detach_tasks_locked(kernel& k, lb_env& env, int this_cpu)
+{
+    k.charges().lock_and_charge(env.src_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
+    int detached = 0;
+    k.charges().under_lock(env.src_rq->lock, this_cpu, [&] { detached = detach_tasks(k, env); });
+    return detached;
+}
+
+void attach_tasks_locked(kernel& k, lb_env& env, int this_cpu)
+{
+    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
+    k.charges().under_lock(env.dst_rq->lock, this_cpu, [&] { attach_tasks(k, env); });
+}
+} // namespace
+
 /*
  * kernel: kernel/sched/fair.c load_balance() (sched_balance_rq() from 6.10),
  * 6.5. Returns the number of tasks pulled to this_cpu. The schedstat
@@ -904,12 +926,9 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
             env.loop_max = std::min<unsigned>(k.config().params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 k.update_rq_clock(*busiest);
-                k.charges().lock_and_charge(busiest->lock, this_cpu, k.charges().params().rq_lock_hold);
-                const int cur = detach_tasks(k, env);
-                if (cur)
-                    k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
+                const int cur = detach_tasks_locked(k, env, this_cpu);
                 if (cur) {
-                    attach_tasks(k, env);
+                    attach_tasks_locked(k, env, this_cpu);
                     ld_moved += cur;
                 }
                 if (env.flags & LBF_NEED_BREAK) {

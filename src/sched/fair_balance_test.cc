@@ -387,6 +387,33 @@ TEST(sched_balance_newidle, a_domains_cost_is_the_elapsed_time_including_lock_wa
     EXPECT_EQ(measured(usecs(50)), free_lock + usecs(50)) << "the 50 us spin is part of the cost";
 }
 
+/*
+ * kernel: load_balance() runs detach_tasks() under the busiest rq's lock (v6.5), and the
+ * dequeue of a migrating task writes tg->load_avg (DO_DETACH, update_tg_load_avg()): a
+ * balancer waiting for that line holds the lock meanwhile, so whoever takes it next (the
+ * busiest CPU's own schedule(), a waker) waits for the line too. Before, the lock was held
+ * for rq_lock_hold whatever the line made the balancer wait (lane tgchurn).
+ */
+TEST(sched_balance_rq, the_busiest_rqs_lock_is_held_across_the_detachs_tg_load_avg_wait)
+{
+    auto lock_held_for = [](sim_dur line_busy_for) {
+        newidle_case c("tip-2023-08");
+        rq& busiest = c.t.k->cpu_rq(1);
+        EXPECT_NE(busiest.cfs.tg, nullptr);
+        contended_lock& line = busiest.cfs.tg->load_avg_line;
+        line.last_cpu = 1; // a transaction of cpu1's on the line, in flight for line_busy_for
+        line.busy_until = c.t.k->now() + line_busy_for;
+        int continue_balancing = 1;
+        EXPECT_EQ(
+            sched_balance_rq(*c.t.k, 0, c.rq0(), c.base(), CPU_NEWLY_IDLE, continue_balancing), 1);
+        EXPECT_EQ(busiest.lock.last_cpu, 0);
+        return busiest.lock.busy_until - c.t.k->now();
+    };
+    const sim_dur free_line = lock_held_for(0);
+    EXPECT_EQ(lock_held_for(usecs(50)), free_line + usecs(50))
+        << "the detach's 50 us wait for the line is inside the busiest rq's lock";
+}
+
 TEST(update_newidle_stats, halves_its_window_every_1024_attempts_and_keeps_the_success_count_as_ratio)
 {
     sched_domain sd; // sd_init's start: 512 attempts, 256 successes, ratio 512 (50%)

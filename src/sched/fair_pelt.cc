@@ -193,7 +193,8 @@ void update_tg_load_avg(kernel& k, cfs_rq& cfs, int cpu, tg_write_site site)
         cfs.tg->load_avg_updates++;
         cfs.tg->load_avg_site_writes[site]++;
         // atomic_long_add() on the group's shared line: its transfer is the contention.
-        k.charges().lock_and_charge(cfs.tg->load_avg_line, cpu, k.charges().params().atomic_op);
+        k.charges().lock_line_and_charge(cfs.tg->load_avg_line, cpu,
+                                         k.charges().params().atomic_op);
         // The writer's LLC holds the new version; every other LLC's copy is now stale.
         task_group::llc_copy& mine = tg_llc_copy(k, *cfs.tg, cpu);
         mine.version = cfs.tg->load_avg_line.acquisitions;
@@ -262,9 +263,9 @@ void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
         const sim_dur wait = llc.ready > t ? llc.ready - t : 0;
         if (wait > 0) {
             tg.load_avg_read_wait += wait;
-            k.charges().charge_cpu(r, wait, ACCT_LOCK_SPIN);
+            k.charges().charge_line(r, wait, ACCT_LOCK_SPIN);
         }
-        k.charges().charge_cpu(r, k.charges().params().line_llc, ACCT_LOCK_HOLD);
+        k.charges().charge_line(r, k.charges().params().line_llc, ACCT_LOCK_HOLD);
         return;
     }
     const sim_dur wait = line.busy_until > t ? line.busy_until - t : 0;
@@ -274,9 +275,9 @@ void update_cfs_group(kernel& k, cfs_rq& cfs, int cpu)
     llc.ready = line.busy_until;
     if (wait > 0) {
         tg.load_avg_read_wait += wait;
-        k.charges().charge_cpu(r, wait, ACCT_LOCK_SPIN);
+        k.charges().charge_line(r, wait, ACCT_LOCK_SPIN);
     }
-    k.charges().charge_cpu(r, transfer, ACCT_LOCK_HOLD);
+    k.charges().charge_line(r, transfer, ACCT_LOCK_HOLD);
 }
 
 // kernel: kernel/sched/fair.c add_tg_cfs_propagate(), 6.6: load to push to the group entity.
