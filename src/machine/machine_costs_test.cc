@@ -163,6 +163,14 @@ TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
     EXPECT_NE(spr.costs_source.at("line_llc").find("w9-3475X"), std::string::npos);
     EXPECT_EQ(value_of(spr, "line_remote"), 135);
     EXPECT_NE(spr.costs_source.at("line_remote").find("Sapphire Rapids"), std::string::npos);
+    const machine icx = make_machine_preset("icelake-2s");
+    EXPECT_EQ(value_of(icx, "line_llc"), 51);
+    EXPECT_EQ(value_of(icx, "line_remote"), 108);
+    for (const char* c : {"line_llc", "line_remote"}) {
+        const std::string& src = icx.costs_source.at(c);
+        EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
+        EXPECT_NE(src.find("Platinum 8375C"), std::string::npos) << c << ": " << src;
+    }
 }
 
 TEST(preset_costs, presets_differ_where_the_hardware_does)

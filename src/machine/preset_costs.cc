@@ -81,6 +81,15 @@ constexpr const char* c2c_spr_remote =
     "read; the SKU is not given there): the midpoint. Ice Lake's UPI for comparison: 107.8 and "
     "110.9 ns (medians, half a CAS round trip) on dual 32-core Xeon Platinum 8375C and 8358 "
     "(nviennot/core-to-core-latency results and its issue 89)";
+constexpr const char* c2c_icelake_llc =
+    "measured, half a CAS round trip: median 51.3 ns (p10-p90 46.0-56.4 ns) over the 3,968 "
+    "pairs of cores of one socket on a dual 32-core Xeon Platinum 8375C (Ice Lake-SP, AWS "
+    "c6i.metal; nviennot/core-to-core-latency 8dee07c2, results/Intel(R) Xeon(R) Platinum "
+    "8375C CPU @ 2.90GHz.csv; SMT siblings excluded)";
+constexpr const char* c2c_icelake_remote =
+    "measured, half a CAS round trip: median 107.8 ns (p10-p90 103.3-112.0 ns) over the 4,096 "
+    "cross-socket pairs of cores in the same run as line_llc (dual Xeon Platinum 8375C, "
+    "nviennot/core-to-core-latency 8dee07c2)";
 constexpr const char* c2c_milan_llc =
     "measured, half a CAS round trip: median 25 ns over the pairs of CPUs of one CCX on a dual "
     "EPYC 7763, the 64-core Milan (fwyzard's run, nviennot/core-to-core-latency pull request "
@@ -175,7 +184,8 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- icelake-2s: 32 Sunny Cove cores per socket (1.25 MiB L2, 1.5 MiB L3 each), 8 x DDR4-3200
         {"icelake-2s", "llc_kib", 49152, "32 cores x 1.5 MiB L3 slice = 48 MiB per socket (Ice Lake-SP)"},
         {"icelake-2s", "l2_kib", 1280, "Ice Lake-SP: 1.25 MiB L2 per core"},
-        {"icelake-2s", "line_llc", 50, "estimate: 32-core mesh, a little further than the 18-core Skylake's"},
+        {"icelake-2s", "line_llc", 51, c2c_icelake_llc},
+        {"icelake-2s", "line_remote", 108, c2c_icelake_remote},
         {"icelake-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
         {"icelake-2s", "mem_bw_llc_mbs", 150000, "estimate: as mem_bw_node_mbs, the LLC is the whole socket"},
         {"icelake-2s", "mem_bw_node_mbs", 150000, "estimate: 8 x DDR4-3200 = 204.8 GB/s peak per socket, ~75% sustained"},
