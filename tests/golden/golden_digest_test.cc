@@ -117,7 +117,7 @@ const std::vector<golden_case>& cases()
          "6.18",
          {"schbench", "-m", "2", "-t", "16", "-r", "1", "-w", "0"},
          600,
-         0xde7142bf573b1d78},
+         0x5a908be92e2233c2},
         {"schbench_old_bergamo_tip_2023_12",
          "bergamo-2s",
          "tip-2023-12",
