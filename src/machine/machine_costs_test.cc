@@ -153,11 +153,15 @@ TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
     EXPECT_EQ(value_of(bergamo, "line_llc"), 33);
     EXPECT_EQ(value_of(bergamo, "line_pkg"), 110);
     EXPECT_EQ(value_of(bergamo, "line_remote"), 204);
-    for (const char* c : {"line_llc", "line_pkg", "line_remote"}) {
+    EXPECT_EQ(value_of(bergamo, "line_smt"), 13);
+    for (const char* c : {"line_smt", "line_llc", "line_pkg", "line_remote"}) {
         const std::string& src = bergamo.costs_source.at(c);
         EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
         EXPECT_NE(src.find("EPYC 9754"), std::string::npos) << c << ": " << src;
     }
+    const machine milan = make_machine_preset("milan-2s");
+    EXPECT_EQ(value_of(milan, "line_smt"), 10);
+    EXPECT_NE(milan.costs_source.at("line_smt").find("EPYC 7763"), std::string::npos);
     const machine spr = make_machine_preset("spr-2s");
     EXPECT_EQ(value_of(spr, "line_llc"), 55);
     EXPECT_NE(spr.costs_source.at("line_llc").find("w9-3475X"), std::string::npos);
@@ -166,7 +170,8 @@ TEST(preset_costs, line_transfers_come_from_measured_core_to_core_figures)
     const machine icx = make_machine_preset("icelake-2s");
     EXPECT_EQ(value_of(icx, "line_llc"), 51);
     EXPECT_EQ(value_of(icx, "line_remote"), 108);
-    for (const char* c : {"line_llc", "line_remote"}) {
+    EXPECT_EQ(value_of(icx, "line_smt"), 8);
+    for (const char* c : {"line_smt", "line_llc", "line_remote"}) {
         const std::string& src = icx.costs_source.at(c);
         EXPECT_EQ(src.rfind("measured", 0), 0u) << c << ": " << src;
         EXPECT_NE(src.find("Platinum 8375C"), std::string::npos) << c << ": " << src;

@@ -47,6 +47,18 @@ constexpr const char* epyc_deep_wake =
  * in the CSVs, read by this project (docs/validation.md, "The line's price from
  * published core-to-core figures").
  */
+constexpr const char* c2c_bergamo_2s_smt =
+    "measured, half a CAS round trip: median 12.7 ns (p10-p90 12.7-12.7 ns) over the 256 pairs "
+    "of SMT siblings (CPU n and n + 256) in the same run as line_llc (dual EPYC 9754, fwyzard, "
+    "KCORES/core-to-core-latency-plus 456cc116)";
+constexpr const char* c2c_milan_smt =
+    "measured, half a CAS round trip: median 10.2 ns (p10-p90 10.2-10.2 ns) over the 128 pairs "
+    "of SMT siblings (CPU n and n + 128) in the same run as line_llc (dual EPYC 7763, fwyzard, "
+    "KCORES/core-to-core-latency-plus 456cc116)";
+constexpr const char* c2c_icelake_smt =
+    "measured, half a CAS round trip: median 8.0 ns (p10-p90 8.0-8.2 ns) over the 64 pairs of "
+    "SMT siblings (CPU n and n + 64) in the same run as line_llc (dual Xeon Platinum 8375C, "
+    "nviennot/core-to-core-latency 8dee07c2)";
 constexpr const char* c2c_bergamo_2s_llc =
     "measured, half a CAS round trip: median 32.6 ns over the 3,584 pairs of CPUs of one CCX "
     "on different cores (p10-p90 31-35 ns) on a dual EPYC 9754 (fwyzard's run, "
@@ -117,6 +129,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- bergamo-2s: Zen4c, 16 MB L3 per 8-core CCX, two CCX per CCD, 12 x DDR5-4800 per socket
         {"bergamo-2s", "llc_kib", 16384, "TechPowerUp news 309741 (2023, citing SemiAnalysis): a Zen4c CCD is two 8-core CCX with 16 MB L3 each"},
         {"bergamo-2s", "l2_kib", 1024, "Zen4c keeps Zen4's 1 MiB L2 per core (AMD product documentation)"},
+        {"bergamo-2s", "line_smt", 13, c2c_bergamo_2s_smt},
         {"bergamo-2s", "line_llc", 33, c2c_bergamo_2s_llc},
         {"bergamo-2s", "line_pkg", 110, c2c_bergamo_2s_pkg},
         {"bergamo-2s", "line_remote", 204, c2c_bergamo_2s_remote},
@@ -131,6 +144,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- milan-2s: Zen3, 32 MB L3 per 8-core CCX (= CCD), 8 x DDR4-3200 per socket
         {"milan-2s", "llc_kib", 32768, "AMD EPYC 7003 (Milan) specifications: CCX = CCD = 8 cores sharing 32 MB L3 (sd_llc_size 16 in K Prateek Nayak's 31aeb639-1d66-2d12-1673-c19fed0ab33a@amd.com)"},
         {"milan-2s", "l2_kib", 512, "Zen3: 512 KiB L2 per core (AnandTech EPYC Milan review, topology page)"},
+        {"milan-2s", "line_smt", 10, c2c_milan_smt},
         {"milan-2s", "line_llc", 25, c2c_milan_llc},
         {"milan-2s", "line_pkg", 115, c2c_milan_pkg},
         {"milan-2s", "line_remote", 301, c2c_milan_remote},
@@ -184,6 +198,7 @@ const std::vector<preset_cost>& preset_cost_table()
         // ---- icelake-2s: 32 Sunny Cove cores per socket (1.25 MiB L2, 1.5 MiB L3 each), 8 x DDR4-3200
         {"icelake-2s", "llc_kib", 49152, "32 cores x 1.5 MiB L3 slice = 48 MiB per socket (Ice Lake-SP)"},
         {"icelake-2s", "l2_kib", 1280, "Ice Lake-SP: 1.25 MiB L2 per core"},
+        {"icelake-2s", "line_smt", 8, c2c_icelake_smt},
         {"icelake-2s", "line_llc", 51, c2c_icelake_llc},
         {"icelake-2s", "line_remote", 108, c2c_icelake_remote},
         {"icelake-2s", "refill_llc_per_kib", 100, intel_mesh_refill},
