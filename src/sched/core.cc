@@ -358,9 +358,7 @@ void kernel::sched_cgroup_fork(task_struct& p)
  */
 void kernel::wake_up_new_task(task_struct& p, bool forked)
 {
-    // model: this CPU's earlier try_to_wake_up()s are over (ttwu_direct_flush()).
-    if (!cpu_rq(this_cpu_).ttwu_direct.empty())
-        ttwu_direct_flush(cpu_rq(this_cpu_));
+    ttwu_waker_flush(cpu_rq(this_cpu_));
     p.__state = TASK_RUNNING;
     p.recent_used_cpu = p.cpu;
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
@@ -611,14 +609,18 @@ void kernel::sched_done(rq& r)
  * kernel: kernel/sched/core.c ttwu_do_activate(), 6.6: enqueue, the
  * wakeup-preemption check, and the avg_idle sample of a CPU leaving idle.
  * kernel: ttwu_do_wakeup() (6.5 sndrzt/linux-6.5 4f5cdb332210, 6.18 gfunkmonk/linux-6.18.2
- * 062668f4d006) emits sched_wakeup on the CPU running it, after activate_task() and
- * wakeup_preempt() (and resched_curr()'s IPI): the waker's for a direct activation of
- * another CPU's rq (ttwu_queue() without the wake list), the target's from its wake list
- * (sched_ttwu_pending()); the payload's target_cpu is r's CPU. model: run at the
- * instant of the enqueue: a direct activation's once the waker's CPU has paid the work
- * before it (try_to_wake_up(), EV_TTWU_DIRECT), a wake list's at the IPI's (or after the
- * lock, sched_ttwu_activate()). Differs: the tracepoint write and a reschedule IPI's send
- * are charged after that instant, so sched_wakeup is stamped before them, not after.
+ * 062668f4d006; inside ttwu_do_wakeup() after check_preempt_curr() in 5.15 and 6.1-rc7)
+ * emits sched_wakeup on the CPU running it, after activate_task() and wakeup_preempt()
+ * (and resched_curr()'s IPI), with r's lock still held: the waker's for a direct
+ * activation of another CPU's rq (ttwu_queue() without the wake list), the target's from
+ * its wake list (sched_ttwu_pending(), whose wakeup_preempt() is local and sends nothing);
+ * the payload's target_cpu is r's CPU. model: run at the instant of the enqueue: a direct
+ * activation's once the waker's CPU has paid the work before it (try_to_wake_up(),
+ * EV_TTWU_DIRECT), a wake list's at the IPI's (or after the lock, sched_ttwu_activate()).
+ * A reschedule IPI's send, charged to this CPU by wakeup_preempt(), extends r's lock
+ * (cpu_charges::hold_across_send()) and comes before sched_wakeup's stamp
+ * (ttwu_do_wakeup_trace()). Differs: TASK_RUNNING, task_woken and the avg_idle sample
+ * are at the enqueue's instant, not after the send.
  */
 void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
 {
@@ -627,14 +629,11 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
     if (wake_flags & WF_MIGRATED)
         en_flags |= ENQUEUE_MIGRATED;
     activate_task(r, p, en_flags);
+    const u64 ipi_before = charges_.ipi_send_ns(this_cpu_);
     wakeup_preempt(r, p, wake_flags);
+    charges_.hold_across_send(r.lock, this_cpu_, ipi_before);
     p.__state = TASK_RUNNING; // ttwu_do_wakeup()
-    for (auto* s : sinks_)
-        s->sched_wakeup({now(), this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
-    // model: its write on the CPU that enqueues, after wakeup_preempt() as in
-    // ttwu_do_wakeup(): a reschedule IPI that sent is not delayed by it, a local
-    // preemption's switch is (EV_RESCHED).
-    charges_.charge_tracepoint(cpu_rq(this_cpu_));
+    ttwu_do_wakeup_trace(r, p, static_cast<sim_dur>(charges_.ipi_send_ns(this_cpu_) - ipi_before));
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
 
@@ -650,6 +649,57 @@ void kernel::ttwu_do_activate(rq& r, task_struct& p, int wake_flags)
         r.wake_avg_idle = r.avg_idle / 2;
         r.idle_stamp = 0;
     }
+}
+
+/*
+ * kernel: ttwu_do_wakeup()'s trace_sched_wakeup(), on the CPU running it, after
+ * wakeup_preempt()'s IPI send (ttwu_do_activate()). model: stamped `sent` after the
+ * instant; its ring-buffer write is charged to this CPU now, after the send (it delays a
+ * local preemption's switch, EV_RESCHED, not an IPI already sent). A stamp after the
+ * instant is held back (ttwu_writes_, EV_TTWU_WAKEUP) so the trace is emitted in time
+ * order; it is emitted at the instant instead if this CPU runs more of its own path first
+ * or the wakee is switched in first (ttwu_wakeup_flush()).
+ */
+void kernel::ttwu_do_wakeup_trace(rq& r, task_struct& p, sim_dur sent)
+{
+    const trace_sched_wakeup e{now() + sent, this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_};
+    charges_.charge_tracepoint(cpu_rq(this_cpu_));
+    if (sinks_.empty())
+        return;
+    if (sent <= 0) {
+        for (auto* s : sinks_)
+            s->sched_wakeup(e);
+        return;
+    }
+    const u32 id = ttwu_write_seq_++;
+    ttwu_writes_.push_back(
+        {id, sim_.at(e.ts, event_prio::ipi, this, ev_arg(EV_TTWU_WAKEUP, id)), e});
+}
+
+void kernel::ttwu_wakeup_flush(int cpu, int pid)
+{
+    for (std::size_t i = 0; i < ttwu_writes_.size();) {
+        ttwu_wakeup_write& w = ttwu_writes_[i];
+        if (w.e.cpu != cpu && w.e.pid != pid) {
+            ++i;
+            continue;
+        }
+        sim_.cancel(w.ev);
+        trace_sched_wakeup e = w.e;
+        e.ts = now();
+        ttwu_writes_.erase(ttwu_writes_.begin() + static_cast<std::ptrdiff_t>(i));
+        for (auto* s : sinks_)
+            s->sched_wakeup(e);
+    }
+}
+
+// model: r's CPU runs more of its own path: its earlier try_to_wake_up()s are over.
+void kernel::ttwu_waker_flush(rq& r)
+{
+    if (!r.ttwu_direct.empty())
+        ttwu_direct_flush(r);
+    if (!ttwu_writes_.empty())
+        ttwu_wakeup_flush(r.cpu, -1);
 }
 
 /*
@@ -738,9 +788,7 @@ void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*,
  */
 bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
 {
-    // model: this CPU's earlier try_to_wake_up()s are over (ttwu_direct_flush()).
-    if (!cpu_rq(this_cpu_).ttwu_direct.empty())
-        ttwu_direct_flush(cpu_rq(this_cpu_));
+    ttwu_waker_flush(cpu_rq(this_cpu_));
     if (!(p.__state & state))
         return false;
     for (auto* s : sinks_)
@@ -757,11 +805,13 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
             charges_.pull_rq_lines(r, this_cpu_);
             update_rq_clock(r);
             enqueue_task(r, p, ENQUEUE_NOCLOCK | ENQUEUE_DELAYED);
+            const u64 ipi_before = charges_.ipi_send_ns(this_cpu_);
             if (!p.on_cpu)
                 wakeup_preempt(r, p, wake_flags);
-            for (auto* s : sinks_) // on this CPU, as ttwu_do_activate()
-                s->sched_wakeup({now(), this_cpu_, p.pid, &p.comm, r.cpu, p.prio, irq_ctx_});
-            charges_.charge_tracepoint(cpu_rq(this_cpu_));
+            // ttwu_do_wakeup() under the lock, after the IPI, as in ttwu_do_activate()
+            charges_.hold_across_send(r.lock, this_cpu_, ipi_before);
+            ttwu_do_wakeup_trace(
+                r, p, static_cast<sim_dur>(charges_.ipi_send_ns(this_cpu_) - ipi_before));
         }
         p.__state = TASK_RUNNING;
         this_rq.stats.ttwu_count++;
@@ -1219,8 +1269,7 @@ void kernel::clear_tsk_need_resched(rq& r)
 
 void kernel::__schedule(rq& r, bool preempt)
 {
-    if (!r.ttwu_direct.empty())
-        ttwu_direct_flush(r);
+    ttwu_waker_flush(r);
     this_cpu_ = r.cpu;
     task_struct* prev = r.curr;
     stop_burst(r);
@@ -1240,6 +1289,9 @@ void kernel::__schedule(rq& r, bool preempt)
     }
 
     task_struct* next = pick_next_task(r, prev);
+    // model: a wakee switched in before its waker's sched_wakeup write (ttwu_wakeup_flush())
+    if (!ttwu_writes_.empty() && next != prev)
+        ttwu_wakeup_flush(-1, next->pid);
 
     if (next != prev) {
         ++r.nr_switches;
@@ -1638,11 +1690,11 @@ void kernel::sched_tick(rq& r)
 
 const char* kernel::event_kind_name(int kind)
 {
-    static_assert(EV_TTWU_DIRECT == nr_event_kinds, "one name per ev_kind");
+    static_assert(EV_TTWU_WAKEUP == nr_event_kinds, "one name per ev_kind");
     static constexpr std::array<const char*, nr_event_kinds> names = {
-        "burst",         "resched",     "tick",       "timer",      "ttwu_ipi",
-        "softirq",       "ilb",         "active_lb",  "sched_done", "migration_stop",
-        "ttwu_activate", "wake_up_new", "ttwu_direct"};
+        "burst",         "resched",     "tick",        "timer",      "ttwu_ipi",
+        "softirq",       "ilb",         "active_lb",   "sched_done", "migration_stop",
+        "ttwu_activate", "wake_up_new", "ttwu_direct", "ttwu_wakeup"};
     return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -1764,6 +1816,17 @@ void kernel::fire(u64 arg)
         ttwu_direct_activate(*p);
         if (hardirq) // an interrupt's wakeup (hrtimer_wakeup()): its return follows
             irq_exit_to_user(cpu_rq(waker));
+        break;
+    }
+    case EV_TTWU_WAKEUP: { // a sched_wakeup written after its path's IPI send
+                           // (ttwu_do_wakeup_trace())
+        const auto it = std::find_if(ttwu_writes_.begin(), ttwu_writes_.end(),
+                                     [v](const ttwu_wakeup_write& w) { return w.id == v; });
+        SIM_BUG_ON(it == ttwu_writes_.end(), "sched_wakeup write {} not pending", v);
+        const trace_sched_wakeup e = it->e;
+        ttwu_writes_.erase(it);
+        for (auto* s : sinks_)
+            s->sched_wakeup(e);
         break;
     }
     case EV_SCHED_DONE: { // __schedule() to idle is done: prev is off the CPU (see __schedule())

@@ -132,10 +132,11 @@ public:
         EV_MIGRATION_STOP,
         EV_TTWU_ACTIVATE,
         EV_WAKE_UP_NEW,
-        EV_TTWU_DIRECT
+        EV_TTWU_DIRECT,
+        EV_TTWU_WAKEUP
     };
     /// The events this kernel's handlers fired, by kind (bench/speed_cases.cc prints them).
-    static constexpr int nr_event_kinds = 13;
+    static constexpr int nr_event_kinds = 14;
     void count_event(ev_kind kind) { ++events_by_kind_[kind - 1]; }
     static const char* event_kind_name(int kind); ///< 0 <= kind < nr_event_kinds
     const std::array<u64, nr_event_kinds>& events_by_kind() const { return events_by_kind_; }
@@ -298,6 +299,26 @@ private:
     void ttwu_queue_direct(rq& r, task_struct& p, int wake_flags); ///< ttwu_queue(), no wake list
     void ttwu_direct_activate(task_struct& p); ///< model: EV_TTWU_DIRECT (try_to_wake_up())
     void ttwu_direct_flush(rq& r);             ///< model: r's CPU's pending direct activations, now
+    void ttwu_waker_flush(rq& r); ///< model: ttwu_direct_flush() and ttwu_wakeup_flush() of r's CPU
+    /// ttwu_do_wakeup()'s sched_wakeup of p on r, after the `sent` ns of IPI sending this CPU
+    /// just did under r's lock (ttwu_do_activate()).
+    void ttwu_do_wakeup_trace(rq& r, task_struct& p, sim_dur sent);
+    /// model: emits now the pending sched_wakeup writes (ttwu_writes_) of waker CPU `cpu`
+    /// and of task `pid` (-1: none by that key).
+    void ttwu_wakeup_flush(int cpu, int pid);
+    /*
+     * model: a sched_wakeup written after an IPI's send (ttwu_do_wakeup_trace()): emitted at
+     * its time by an event (EV_TTWU_WAKEUP), or earlier, at the instant, when its CPU runs
+     * more of its own path or its wakee is switched in first (ttwu_wakeup_flush()). Tracing
+     * only; no decision reads it.
+     */
+    struct ttwu_wakeup_write {
+        u32 id;
+        event_id ev;
+        trace_sched_wakeup e;
+    };
+    std::vector<ttwu_wakeup_write> ttwu_writes_;
+    u32 ttwu_write_seq_ = 0;
     void deactivate_prev(rq& r, task_struct& prev);
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
     void clear_tsk_need_resched(rq& r);

@@ -757,6 +757,126 @@ TEST(sched_tracepoint, a_direct_remote_wakeup_is_written_on_the_wakers_cpu)
     }
 }
 
+/*
+ * The scene of the two tests below: a waker on cpu0 wakes an RT task of busy cpu1 (both
+ * CPUs in one LLC, so the waker activates it itself: ttwu_queue() without the wake list)
+ * and runs on; the RT wakee preempts cpu1's fair task, so wakeup_preempt() ->
+ * resched_curr() sends the reschedule IPI, under cpu1's rq lock. cpu1's task blocks
+ * `busy_for` after the run starts.
+ */
+struct ipi_send_scene {
+    std::vector<sim_time> rt_steps; ///< the RT task's steps (its first is its spawn's)
+    sim_time waking = -1, wakeup = -1, switch_to_rt = -1, busy_blocked = -1;
+    int wakeup_cpu = -1;
+};
+ipi_send_scene run_ipi_send_scene(const cost_params& c, sim_dur busy_for)
+{
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+    auto scene = std::make_shared<ipi_send_scene>();
+    task_opts o;
+    o.comm = "rt";
+    o.policy = SCHED_FIFO;
+    o.rt_priority = 50;
+    o.allowed = cpumask(2);
+    o.allowed.set(1);
+    o.cpu = 1;
+    task_struct& rt = t.k->spawn(testlib::behaviour([scene](syscalls& k, task_struct&) {
+                                     scene->rt_steps.push_back(k.now());
+                                     return task_action::sleep();
+                                 }),
+                                 o);
+    struct rec final : trace_sink {
+        ipi_send_scene* s;
+        int pid;
+        rec(ipi_send_scene* sc, int p) : s(sc), pid(p) {}
+        void sched_waking(const trace_sched_wakeup& w) override
+        {
+            if (w.pid == pid)
+                s->waking = w.ts;
+        }
+        void sched_wakeup(const trace_sched_wakeup& w) override
+        {
+            if (w.pid == pid) {
+                s->wakeup = w.ts;
+                s->wakeup_cpu = w.cpu;
+            }
+        }
+        void sched_switch(const trace_sched_switch& sw) override
+        {
+            if (sw.next_pid == pid && s->waking >= 0)
+                s->switch_to_rt = sw.ts;
+        }
+    } r(scene.get(), rt.pid);
+    t.k->add_sink(&r);
+    auto busy_phase = std::make_shared<int>(0);
+    t.spawn("busy", testlib::behaviour([scene, busy_phase, busy_for](syscalls& k, task_struct&) {
+                if ((*busy_phase)++ == 0)
+                    return task_action::cpu(busy_for);
+                if (scene->busy_blocked < 0)
+                    scene->busy_blocked = k.now();
+                return task_action::sleep();
+            }),
+            1, 0, 1);
+    auto waker_phase = std::make_shared<int>(0);
+    t.spawn("waker", testlib::behaviour([waker_phase, &rt](syscalls& k, task_struct&) {
+                const int ph = (*waker_phase)++;
+                if (ph == 0)
+                    return task_action::cpu(usecs(50));
+                if (ph == 1)
+                    k.wake_up_process(rt);
+                return ph < 3 ? task_action::cpu(usecs(10)) : task_action::sleep();
+            }),
+            0, 0, 0);
+    t.run_for(usecs(200));
+    return *scene;
+}
+
+TEST(sched_tracepoint, a_direct_remote_wakeups_sched_wakeup_follows_its_ipi_send)
+{
+    // kernel: ttwu_queue() -> ttwu_do_activate(), 5.15 to 6.18 (sndrzt/linux-6.5
+    // 4f5cdb332210, gfunkmonk/linux-6.18.2 062668f4d006): activate_task(), wakeup_preempt()
+    // -> resched_curr() -> smp_send_reschedule() to busy cpu1, then ttwu_do_wakeup() writes
+    // sched_wakeup, all on the waker's CPU under cpu1's rq lock. The waker takes the lock
+    // (2 us) and enqueues, then sends (3 us): sched_wakeup 5 us after sched_waking. Before,
+    // it was stamped at the enqueue (2 us) and the send charged after it. cpu1 runs on
+    // (busy 1 ms): it takes the IPI (5 us) and switches to the RT wakee after its stamp.
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(2);
+    c.ipi_send = usecs(3);
+    c.ipi_wakeup = usecs(5);
+    const ipi_send_scene s = run_ipi_send_scene(c, msecs(1));
+    ASSERT_GE(s.waking, 0);
+    ASSERT_GE(s.wakeup, 0);
+    EXPECT_EQ(s.wakeup_cpu, 0) << "the waker's ttwu_do_wakeup()";
+    EXPECT_EQ(s.wakeup - s.waking, usecs(2) + usecs(3)) << "the lock's hold, then the send";
+    EXPECT_GE(s.switch_to_rt, s.wakeup);
+}
+
+TEST(sched_tracepoint, the_target_picks_the_wakee_after_the_wakers_ipi_send)
+{
+    // kernel: as above; the waker holds cpu1's rq lock across the send to its
+    // sched_wakeup write, and cpu1's __schedule() takes that lock before its pick. Here
+    // the waking is at W (52 us: the spawns' locks come first), the enqueue at W + 2 (the
+    // lock's hold), the send to W + 5; cpu1's fair task blocks at W + 3, during the send:
+    // its __schedule() waits for the lock to W + 5 and holds it 2 us, so the RT wakee runs
+    // at W + 7 (before, the waker's hold ended at the enqueue: W + 5).
+    // model: the switch is decided at the block (W + 3; the wakee is queued) and the wakee
+    // runs once the lock's wait and hold, charged to cpu1, are over; its sched_wakeup is
+    // written at the switch, so the trace keeps the wakeup before the switch.
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(2);
+    c.ipi_send = usecs(3);
+    c.ipi_wakeup = usecs(5);
+    const ipi_send_scene s = run_ipi_send_scene(c, usecs(51));
+    const sim_time w = s.waking;
+    ASSERT_EQ(w, usecs(52));
+    ASSERT_EQ(s.busy_blocked, w + usecs(3)) << "the scene: cpu1 blocks during the send";
+    ASSERT_EQ(s.rt_steps.size(), 2u);
+    EXPECT_EQ(s.rt_steps[1], w + usecs(7)) << "after the send, as the rq lock is released";
+    EXPECT_EQ(s.switch_to_rt, w + usecs(3));
+    EXPECT_EQ(s.wakeup, s.switch_to_rt) << "written at the switch";
+}
+
 TEST(sched_tracepoint, a_wake_lists_wakeups_are_written_on_the_target)
 {
     // kernel: sched_ttwu_pending() -> ttwu_do_activate() of each queued wakee, 6.18: on

@@ -84,12 +84,25 @@ void cpu_charges::lock_line_and_charge(contended_lock& l, int cpu, sim_dur hold)
     charge_line(r, held, ACCT_LOCK_HOLD);
 }
 
+void cpu_charges::hold_longer(contended_lock& l, int cpu, sim_dur ns)
+{
+    if (l.last_cpu != cpu || ns <= 0)
+        return;
+    l.busy_until = std::max(l.busy_until, sim_.now()) + ns;
+}
+
 void cpu_charges::hold_across_lines(contended_lock& l, int cpu, u64 line_ns_before)
 {
     const u64 line = cpus_[static_cast<std::size_t>(cpu)].line_ns;
-    if (l.last_cpu != cpu || line <= line_ns_before)
-        return;
-    l.busy_until = std::max(l.busy_until, sim_.now()) + static_cast<sim_dur>(line - line_ns_before);
+    if (line > line_ns_before)
+        hold_longer(l, cpu, static_cast<sim_dur>(line - line_ns_before));
+}
+
+void cpu_charges::hold_across_send(contended_lock& l, int cpu, u64 ipi_send_ns_before)
+{
+    const u64 sent = cpus_[static_cast<std::size_t>(cpu)].ipi_send_ns;
+    if (sent > ipi_send_ns_before)
+        hold_longer(l, cpu, static_cast<sim_dur>(sent - ipi_send_ns_before));
 }
 
 void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)
@@ -124,6 +137,8 @@ sim_dur cpu_charges::remote_notify_delay(rq& r, int sender_cpu, cost_model::noti
         st.by_own_timer |= by == cost_model::notify::timer;
     }
     charge_cpu(*(*rqs_)[static_cast<std::size_t>(sender_cpu)], c.sender, ACCT_IPI);
+    if (c.sender > 0)
+        cpus_[static_cast<std::size_t>(sender_cpu)].ipi_send_ns += static_cast<u64>(c.sender);
     return c.delay;
 }
 

@@ -54,6 +54,9 @@ struct cpu_charge_state {
     /// Of charged_ns, the tg->load_avg line's waits and transfers (charge_line(),
     /// lock_line_and_charge()): an rq lock held across them is held that much longer.
     u64 line_ns = 0;
+    /// Of charged_ns, the IPIs' sending time (remote_notify_delay()'s ipi_send): an rq lock
+    /// held across a send is held that much longer (hold_across_send()).
+    u64 ipi_send_ns = 0;
     u32 seg_rate_pct = 100;        ///< progress rate of the segment's work (SMT sharing)
     sim_dur seg_cat[ACCT_NR] = {}; ///< the segment's overhead by category
     sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
@@ -173,6 +176,21 @@ public:
      * another CPU taking l waits for that too.
      */
     void hold_across_lines(contended_lock& l, int cpu, u64 line_ns_before);
+    /// The IPI sending time charged to `cpu` so far (cpu_charge_state::ipi_send_ns).
+    u64 ipi_send_ns(int cpu) const { return cpus_[static_cast<std::size_t>(cpu)].ipi_send_ns; }
+    /*
+     * kernel: ttwu_queue() -> ttwu_do_activate(), 5.15 to 6.18 (sndrzt/linux-5.15 75c6ad16ec64,
+     * krr-io/linux-6.1.0 2a410d07ec5e, sndrzt/linux-6.5 4f5cdb332210, gfunkmonk/linux-6.18.2
+     * 062668f4d006): the waker holds the target's rq lock from activate_task() through
+     * wakeup_preempt() (check_preempt_curr() before 6.7) -> resched_curr() ->
+     * smp_send_reschedule() to ttwu_do_wakeup()'s sched_wakeup, and releases it after; the
+     * target's __schedule() takes the same lock before its pick. model: extends l, taken by
+     * `cpu` (still its last holder), by the IPI sending time `cpu` was charged since
+     * `ipi_send_ns_before` (ipi_send_ns()), so another CPU taking l waits for the send too.
+     * Differs: the tracepoint write after the send (sched_tracepoint, tracing only) is not
+     * added to the hold.
+     */
+    void hold_across_send(contended_lock& l, int cpu, u64 ipi_send_ns_before);
     /// Runs `path` (what `cpu` does under l, which it holds) and holds l across the line
     /// time charged to `cpu` meanwhile (hold_across_lines()).
     template <typename F> void under_lock(contended_lock& l, int cpu, F&& path)
@@ -248,6 +266,8 @@ public:
 
 private:
     void charge_tracepoint_write(rq& r);
+    /// l, taken by `cpu` and still last held by it, is held `ns` longer.
+    void hold_longer(contended_lock& l, int cpu, sim_dur ns);
     cpu_charge_state& state(const rq& r) { return cpus_[static_cast<std::size_t>(r.cpu)]; }
     const cpu_charge_state& state(const rq& r) const
     {
