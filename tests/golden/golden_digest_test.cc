@@ -135,7 +135,7 @@ const std::vector<golden_case>& cases()
          "tip-2023-12+shared_runq_v4",
          {"perf", "bench", "sched", "messaging", "-g", "8", "-t", "-l", "50"},
          600,
-         0xc17ead6b3e944e2d},
+         0x22594f5fabd96cb0},
         {"rtapp_ryzen_6_5",
          "ryzen-7950x",
          "6.5",
