@@ -23,6 +23,7 @@
 #include "sim/bug.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <iterator>
 
 namespace schedlab {
@@ -56,6 +57,76 @@ void shared_runq_init(kernel& k)
     }
 }
 
+namespace {
+/*
+ * kernel: raw_spin_lock(&shard->lock) in shared_runq_push_task(), _pop_task() and
+ * shared_runq_dequeue_task() (v3 6/7-7/7, v4 6/8). `struct shared_runq_shard { struct
+ * list_head list; raw_spinlock_t lock; } ____cacheline_aligned;`: the list head and the
+ * lock share one line, so the head's reads and writes under the lock cost nothing more.
+ * model: the hold (shard_lock_hold) is charged with the lock's line, by distance from its
+ * last holder (cpu_charges::lock_and_charge()); what the list operation then writes in
+ * other lines is shard_write_nodes()'s.
+ */
+void shard_lock_and_charge(kernel& k, shared_runq_shard& shard, int cpu)
+{
+    shared_runq_stats& st = k.srq().stats;
+    if (shard.lock.last_cpu != cpu)
+        st.lock_line_ns += k.charges().cm().line_cost(shard.lock.last_cpu, cpu);
+    k.charges().lock_and_charge(shard.lock, cpu, k.charges().params().shard_lock_hold);
+    st.hold_ns += k.charges().params().shard_lock_hold;
+}
+
+/*
+ * kernel: the list nodes a shard's list operation writes under its lock (include/linux/
+ * list.h, v6.5, sndrzt/linux-6.5 4f5cdb332210): list_add_tail() writes the new node, the
+ * old tail's `next` and the head's `prev`; list_del_init() reads the node, writes
+ * `prev->next` and `next->prev`, then the node itself (INIT_LIST_HEAD()). Each node is
+ * p->shared_runq_node, inside its task's task_struct, last written by the CPU that last
+ * linked or unlinked it or a node next to it: under a busy shard, another core's.
+ * model: each of `nodes` (null: the head, on the lock's line) is a line with a last
+ * writer (task_struct::shard_node_line): taken by distance (line_*) after any write still
+ * in flight on it, one after the other (as wakeup_remote_lines: a core overlapping the
+ * stores' misses would take less), by `cpu`, which holds the shard's lock (its last
+ * holder): the hold is extended by that time, so the lock's waiters wait for it too, and
+ * the time is charged to `cpu`. The unlocked list_empty() of shared_runq_dequeue_task(),
+ * which reads p's node before the lock, is not separated: p's node is taken under it.
+ */
+void shard_write_nodes(kernel& k, shared_runq_shard& shard, int cpu,
+                       std::initializer_list<task_struct*> nodes)
+{
+    sim_time t = shard.lock.busy_until; // the end of this CPU's hold (lock_and_charge())
+    const sim_time from = t;
+    shared_runq_stats& st = k.srq().stats;
+    for (task_struct* node : nodes) {
+        if (!node)
+            continue;
+        const auto [wait, transfer] =
+            k.charges().cm().lock_acquire(node->shard_node_line, cpu, 0, t);
+        if (wait + transfer > 0)
+            st.node_lines++;
+        t += wait + transfer;
+    }
+    if (t == from)
+        return;
+    shard.lock.busy_until = t;
+    st.node_line_ns += t - from;
+    st.hold_ns += t - from;
+    k.charges().charge_cpu(k.cpu_rq(cpu), t - from, ACCT_LOCK_HOLD);
+}
+
+/// The node before `pos` in a shard's list, null if that is the head.
+task_struct* node_before(shared_runq_shard& shard, std::list<task_struct*>::iterator pos)
+{
+    return pos == shard.list.begin() ? nullptr : *std::prev(pos);
+}
+
+/// The node at `pos` in a shard's list, null if that is the head (the end).
+task_struct* node_at(shared_runq_shard& shard, std::list<task_struct*>::iterator pos)
+{
+    return pos == shard.list.end() ? nullptr : *pos;
+}
+} // namespace
+
 /*
  * kernel: shared_runq_enqueue_task() from __enqueue_entity() (SHARED_RUNQ v3
  * 6/7 and v4 6/8): push p at the tail of its rq's shard if it may run
@@ -76,10 +147,13 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
     const int this_cpu = k.smp_processor_id();
     p.shard_visible = k.charges().owed_until(k.cpu_rq(this_cpu));
-    k.charges().lock_and_charge(shard.lock, this_cpu, k.charges().params().shard_lock_hold);
+    shard_lock_and_charge(k, shard, this_cpu);
     auto pos = shard.list.end();
     while (pos != shard.list.begin() && (*std::prev(pos))->shard_visible > p.shard_visible)
         --pos;
+    // list_add_tail(): p's node, the node before it (the old tail) and the one after it
+    // (the head: the model lists a push not yet reached by its CPU after this one)
+    shard_write_nodes(k, shard, this_cpu, {&p, node_before(shard, pos), node_at(shard, pos)});
     // the node this shard's last unlink or pop freed, if any (shared_runq_shard::spare)
     p.shard_node = list_add_spare_node(shard.list, pos, shard.spare, &p);
     p.shard = &shard;
@@ -91,8 +165,14 @@ void shared_runq_dequeue_task(kernel& k, task_struct& p)
 {
     if (!p.shard)
         return;
-    k.charges().lock_and_charge(p.shard->lock, k.smp_processor_id(), k.charges().params().shard_lock_hold);
-    p.shard->spare.splice(p.shard->spare.begin(), p.shard->list, p.shard_node);
+    shared_runq_shard& shard = *p.shard;
+    const int this_cpu = k.smp_processor_id();
+    shard_lock_and_charge(k, shard, this_cpu);
+    // list_del_init(): p's node and its two neighbours
+    shard_write_nodes(
+        k, shard, this_cpu,
+        {&p, node_before(shard, p.shard_node), node_at(shard, std::next(p.shard_node))});
+    shard.spare.splice(shard.spare.begin(), shard.list, p.shard_node);
     p.shard = nullptr;
     k.srq().stats.removals++;
 }
@@ -115,9 +195,12 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
         if (shard.list.empty() || shard.list.front()->shard_visible > k.now())
             continue; // the unlocked emptiness check (a push not yet reached is not there)
-        k.charges().lock_and_charge(shard.lock, this_cpu, k.charges().params().shard_lock_hold);
+        shard_lock_and_charge(k, shard, this_cpu);
         task_struct* head = shard.list.front();
         if (head->cpus_mask.test(this_cpu)) {
+            // list_del_init() of the first node: it and the one after it
+            shard_write_nodes(k, shard, this_cpu,
+                              {head, node_at(shard, std::next(shard.list.begin()))});
             shard.spare.splice(shard.spare.begin(), shard.list, shard.list.begin());
             head->shard = nullptr;
             p = head;

@@ -59,7 +59,8 @@ TEST(shared_runq_shards, are_absent_without_the_patch)
 struct queued_case {
     sched_fixture t;
     std::vector<task_struct*> ts;
-    explicit queued_case(const char* spec) : t(testlib::small_machine(4), spec)
+    explicit queued_case(const char* spec, cost_params costs = sched_fixture::no_costs())
+        : t(testlib::small_machine(4), spec, 1, "", std::move(costs))
     {
         for (int cpu = 1; cpu < 4; ++cpu)
             t.spawn(fmt::format("filler{}", cpu), testlib::spin(), 0, 0, cpu);
@@ -217,6 +218,105 @@ TEST(shared_runq_enqueue_task, a_push_is_seen_once_the_pushing_cpu_reaches_it)
     shared_runq_dequeue_task(k, s1); // v3 re-pushed it on cpu1 (this LLC's one shard)
     EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 1) << "pushed by now";
     EXPECT_EQ(s0.cpu, 1);
+}
+
+/// queued_case with only the shard lock's hold (50 ns) and a line within the LLC (20 ns)
+/// costed, its two waiting spinners pushed and unlinked by cpu1: the shard is empty and
+/// their nodes and the lock's line were last written there.
+struct line_case : queued_case {
+    static constexpr sim_dur hold = 50, line = 20;
+    static cost_params costs()
+    {
+        cost_params c = sched_fixture::no_costs();
+        set_cost(c, fmt::format("shard_lock_hold={}", hold), "test");
+        set_cost(c, fmt::format("line_llc={}", line), "test");
+        return c;
+    }
+    std::vector<task_struct*> waiting;
+    line_case() : queued_case("tip-2023-08+shared_runq_v3", costs())
+    {
+        t.run_for(msecs(8));
+        t.k->set_this_cpu(1);
+        for (auto* p : ts)
+            if (t.k->cpu_rq(0).curr != p) {
+                shared_runq_dequeue_task(*t.k, *p); // if listed
+                waiting.push_back(p);
+            }
+        for (auto* p : waiting)
+            shared_runq_enqueue_task(*t.k, t.k->cpu_rq(0), *p);
+        for (auto* p : waiting)
+            shared_runq_dequeue_task(*t.k, *p);
+    }
+    /// How far `op`, run on `cpu`, moves the end of the shard lock's holds on from when
+    /// it could take the lock (now, or the end of the hold it waits for).
+    template <typename F> sim_dur hold_of(int cpu, F&& op)
+    {
+        t.k->set_this_cpu(cpu);
+        const sim_time start = std::max(t.k->now(), shard0().lock.busy_until);
+        op();
+        return shard0().lock.busy_until - start;
+    }
+};
+
+// kernel: list_add_tail() under the shard lock writes the pushed task's node and the old
+// tail's (another task_struct's line); list_del_init() writes the node and both its
+// neighbours'. Each is last written by the CPU that last linked or unlinked next to it,
+// so the hold takes those lines from their CPUs, and the next holder waits for it.
+TEST(shared_runq_enqueue_task, a_push_and_an_unlink_hold_the_lock_across_the_neighbours_lines)
+{
+    line_case c;
+    ASSERT_EQ(c.waiting.size(), 2u);
+    ASSERT_TRUE(c.shard0().list.empty());
+    kernel& k = *c.t.k;
+    task_struct& s0 = *c.waiting[0];
+    task_struct& s1 = *c.waiting[1];
+    const sim_dur hold = line_case::hold, line = line_case::line;
+    ASSERT_EQ(s0.shard_node_line.last_cpu, 1) << "cpu1 unlinked it";
+    ASSERT_EQ(c.shard0().lock.last_cpu, 1);
+    const shared_runq_stats before = k.srq().stats;
+    // cpu2 pushes s0 on the empty shard: the lock's line and s0's node, both from cpu1
+    EXPECT_EQ(c.hold_of(2, [&] { shared_runq_enqueue_task(k, k.cpu_rq(0), s0); }),
+              hold + line + line);
+    // cpu3 pushes s1 after it: the lock's line from cpu2, s1's node from cpu1, s0's from cpu2
+    EXPECT_EQ(c.hold_of(3, [&] { shared_runq_enqueue_task(k, k.cpu_rq(0), s1); }), hold + 3 * line);
+    EXPECT_EQ(s0.shard_node_line.last_cpu, 3) << "s1's push wrote s0->next";
+    // cpu1 unlinks s0: the lock's line, s0's node and s1's (its next), all from cpu3
+    EXPECT_EQ(c.hold_of(1, [&] { shared_runq_dequeue_task(k, s0); }), hold + 3 * line);
+    // cpu1 again: s1 is alone, its node and the lock's line are cpu1's now
+    EXPECT_EQ(c.hold_of(1, [&] { shared_runq_dequeue_task(k, s1); }), hold);
+    const shared_runq_stats& st = k.srq().stats;
+    EXPECT_EQ(st.node_lines - before.node_lines, 1u + 2u + 2u);
+    EXPECT_EQ(st.node_line_ns - before.node_line_ns, 5 * line);
+}
+
+// kernel: shared_runq_pop_task()'s list_del_init() of the head writes its node and the
+// next one's (the head's `next` is on the lock's own line); a head not allowed here is
+// only read.
+TEST(shared_runq_pick_next_task, a_pop_takes_the_first_node_and_the_next_ones_line)
+{
+    line_case c;
+    kernel& k = *c.t.k;
+    task_struct& s0 = *c.waiting[0];
+    task_struct& s1 = *c.waiting[1];
+    k.set_this_cpu(2);
+    shared_runq_enqueue_task(k, k.cpu_rq(0), s0);
+    k.set_this_cpu(3);
+    shared_runq_enqueue_task(k, k.cpu_rq(0), s1);
+    const u64 lines = k.srq().stats.node_lines;
+    const sim_dur ns = k.srq().stats.node_line_ns;
+    s0.cpus_mask.clear(1);
+    s0.nr_cpus_allowed = 3;
+    k.set_this_cpu(1);
+    EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 0) << "one shard, its head not allowed";
+    EXPECT_EQ(k.srq().stats.node_lines, lines) << "a head not allowed is only read";
+    EXPECT_EQ(s0.shard_node_line.last_cpu, 3);
+    k.set_this_cpu(2);
+    EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(2)), 1);
+    EXPECT_EQ(s0.cpu, 2);
+    EXPECT_EQ(s1.shard_node_line.last_cpu, 2) << "the pop wrote s1->prev";
+    // s0's node and s1's from cpu3; v3's re-push of s0 on cpu2 then finds both here
+    EXPECT_EQ(k.srq().stats.node_lines, lines + 2);
+    EXPECT_EQ(k.srq().stats.node_line_ns, ns + 2 * line_case::line);
 }
 
 // v3 pulls before every gate; v4 only when the root domain is overloaded.

@@ -348,6 +348,12 @@ struct shared_runq_stats {
     u64 pulls_moved = 0;    ///< ... that were then moved to it
     u64 pops_not_moved = 0; ///< ... that were no longer movable (running or gone)
     u64 head_not_allowed = 0;
+    /// model: the shard locks' holds (shard_lock_hold and the list nodes' lines), from the
+    /// acquire on, as lockstat's holdtime counts them (the lock's own line comes before)
+    sim_dur hold_ns = 0;
+    sim_dur lock_line_ns = 0; ///< ... the lock's own line's transfers, before the holds
+    u64 node_lines = 0;       ///< list nodes' lines taken from another CPU under a shard lock
+    sim_dur node_line_ns = 0; ///< ... their waits and transfers (part of hold_ns)
 };
 
 /// Who called update_tg_load_avg() (kernel/sched/fair.c, 6.5): update_load_avg() after
@@ -447,6 +453,10 @@ struct task_struct {
     bool on_cfs_tasks = false;
     struct shared_runq_shard* shard = nullptr;        ///< SHARED_RUNQ: the shard listing p, if any
     std::list<task_struct*>::iterator shard_node;     ///< p->shared_runq_node
+    /// model: the cache line of p->shared_runq_node (part of p's task_struct): which CPU
+    /// wrote it last (a push, unlink or pop of p or of a neighbour in its shard's list) and
+    /// when that write was done (fair_shared_runq.cc, shard_write_nodes())
+    contended_lock shard_node_line;
     sim_time shard_visible = 0; ///< model: when the pushing CPU reached the push (others see p from then)
     /// model: the CPU whose wake_up_new_task() has selected p's CPU and not yet reached
     /// activate_task() (kernel::EV_WAKE_UP_NEW), -1 none
