@@ -401,6 +401,47 @@ TEST(sched_balance_newidle, v3_has_no_gate_domain_when_the_llc_is_the_top_domain
     }
 }
 
+// kernel: v3 6/7 (20230809221218.163894-7-void@manifault.com) gates newidle_balance() on
+// sd_llc->parent's max_newidle_lb_cost; Gautham Shenoy's "noopt" reverted that hunk
+// (ZOc7i7wM0x4hF4vL@BLR-5CG11610CF.amd.com), so it gates on rq->sd as 6.5 does. An
+// avg_idle between the two domains' costs closes v3's gate and opens noopt's and tip's.
+TEST(sched_balance_newidle, v3_gates_on_the_domain_above_the_llc_and_noopt_on_rq_sd)
+{
+    struct sink final : decision_sink {
+        std::string gate;
+        void decision(const sched_decision& d) override
+        {
+            if (d.text.rfind("gate ", 0) == 0)
+                gate = d.text;
+        }
+    };
+    for (const char* spec :
+         {"tip-2023-08", "tip-2023-08+shared_runq_v3", "tip-2023-08+shared_runq_v3_noopt"}) {
+        sched_fixture t(load_machine("milan-2s"), spec);
+        kernel& k = *t.k;
+        const cpu_sched_domains& cd = k.topology().cpu(1);
+        ASSERT_NE(cd.sd_llc, nullptr);
+        ASSERT_NE(cd.sd_llc->parent, nullptr) << "milan-2s has domains above the LLC";
+        ASSERT_NE(cd.sd(), cd.sd_llc->parent);
+        cd.sd()->max_newidle_lb_cost = usecs(1);
+        cd.sd_llc->parent->max_newidle_lb_cost = usecs(40);
+        sink s;
+        k.decisions().set_sink(&s);
+        k.rd().overload = true;
+        rq& r = k.cpu_rq(1);
+        r.avg_idle = usecs(20);
+        k.set_this_cpu(1);
+        sched_balance_newidle(k, r);
+        k.decisions().set_sink(nullptr);
+        const bool v3_opt = std::string(spec) == "tip-2023-08+shared_runq_v3";
+        const std::string& gate_name = v3_opt ? cd.sd_llc->parent->name : cd.sd()->name;
+        EXPECT_EQ(s.gate.rfind(v3_opt ? "gate closed" : "gate open", 0), 0u)
+            << spec << ": " << s.gate;
+        EXPECT_NE(s.gate.find("gate " + gate_name + " "), std::string::npos)
+            << spec << ": " << s.gate;
+    }
+}
+
 TEST(sched_feat_set, switching_shared_runq_off_drains_the_shards)
 {
     queued_case c("tip-2023-08+shared_runq_v3");
