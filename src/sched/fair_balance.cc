@@ -18,7 +18,8 @@
  * pressure (check_cpu_capacity is always false).
  *
  * Time: a balancing attempt is instantaneous in simulated time; its cost
- * (lb_base + lb_scan_per_cpu per CPU read + lb_migrate_task per task) feeds
+ * (lb_base + lb_scan_per_cpu per CPU read + lb_migrate_task per task; an attempt
+ * should_we_balance() turns away: its rq line reads only) feeds
  * max_newidle_lb_cost and is charged to the balancing CPU as overhead.
  */
 #include "sched/fair_balance.h"
@@ -161,6 +162,14 @@ bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost)
  * CPU balance as well. Newly idle CPUs always balance, unless (v6.0+,
  * swb_newidle_bails_out, 792b9f65a568) a task or a wakeup is already here;
  * 5.15.0 returns 1 for every newly-idle call.
+ *
+ * Its price (env.swb_cost): each idle_cpu() of another CPU reads that CPU's rq (curr and
+ * idle; nr_running and ttwu_pending when those match), and 6.6's is_core_idle() reads the
+ * siblings' up to the first busy one. model: a line by distance per CPU read, as
+ * update_sg_lb_stats() is charged (the model does not track which rq lines another CPU
+ * wrote since this one last read them, so a read of an unchanged rq costs a transfer
+ * too); no fixed part per read: idle_cpu() is three compares, against update_sg_lb_stats()'s
+ * sums (lb_scan_per_cpu). The newly-idle return reads only this CPU's own rq: free.
  */
 bool should_we_balance(kernel& k, lb_env& env)
 {
@@ -175,15 +184,21 @@ bool should_we_balance(kernel& k, lb_env& env)
     const sched_group& sg = env.sd->groups.front();
     cpumask& swb_cpus = k.lb().should_we_balance_tmpmask(env.dst_cpu);
     swb_cpus.assign_and(sg.balance_mask, *env.cpus);
+    auto idle_cpu = [&](int cpu) {
+        env.swb_cost += k.charges().cm().line_cost(env.dst_cpu, cpu);
+        return k.idle_cpu(cpu);
+    };
     int idle_smt = -1;
     for (int cpu = swb_cpus.first(); cpu < swb_cpus.nr_cpu_ids(); cpu = swb_cpus.next(cpu + 1)) {
-        if (!k.idle_cpu(cpu))
+        if (!idle_cpu(cpu))
             continue;
         if (k.config().behaviour.swb_idle_core_first && !env.sd->has(SD_SHARE_CPUCAPACITY)) {
-            bool core_idle = true;
+            bool core_idle = true; // is_core_idle(): up to the first busy sibling
             for (const int sib : k.charges().cm().smt_siblings(cpu))
-                if (sib != cpu && !k.idle_cpu(sib))
+                if (sib != cpu && !idle_cpu(sib)) {
                     core_idle = false;
+                    break;
+                }
             if (!core_idle) {
                 if (idle_smt == -1)
                     idle_smt = cpu;
@@ -876,6 +891,18 @@ void attach_tasks_locked(kernel& k, lb_env& env, int this_cpu)
  * 6.5. Returns the number of tasks pulled to this_cpu. The schedstat
  * counters follow the kernel's accounting exactly (lb_nobusyg/lb_nobusyq
  * are subsets of lb_balanced).
+ *
+ * kernel: an attempt should_we_balance() turns away (6.5 load_balance(), 6.18.2
+ * sched_balance_rq(): sndrzt/linux-6.5 4f5cdb332210, gfunkmonk/linux-6.18.2 062668f4d006)
+ * does cpumask_and() of the span, schedstat_inc(lb_count), should_we_balance()'s walk,
+ * then out_balanced: the parent's sgc->imbalance test, schedstat_inc(lb_balanced),
+ * nr_balance_failed = 0 and (not newly idle) the interval doubling, all on this CPU's
+ * own sched_domain. model: it costs its should_we_balance() reads (env.swb_cost) and
+ * nothing fixed: no lb_base (500 ns, "lb_env setup, group walk overhead", no source),
+ * which prices the attempts that walk the groups; the mask copy, the counters and the
+ * parent's sgc line (read-mostly; its writers are not tracked) are not charged. An
+ * attempt that walks the groups pays lb_base + its scan, its should_we_balance() reads
+ * inside lb_base. Its cost (last_lb_cost) is also the newly-idle domain_cost's work.
  */
 int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
                      int& continue_balancing)
@@ -894,6 +921,7 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
     sd.stats.lb_count[idle]++;
     int ld_moved = 0;
     bool balanced = false;
+    bool walked = false; // find_busiest_group() ran (lb_base + env.scan_cost)
     const char* outcome = "";
 
     for (;;) { // redo:
@@ -903,6 +931,7 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
             outcome = "not this cpu's turn (should_we_balance)";
             break;
         }
+        walked = true;
         const sched_group* group = find_busiest_group(k, env);
         if (!group) {
             sd.stats.lb_nobusyg[idle]++;
@@ -971,7 +1000,9 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
         if (k.decisions().on()) // every balance attempt comes here: format only for a kept log
             k.decisions().log(k.now(), this_cpu, "load_balance",
                               fmt::format("{} {}: {}", sd.name, idle_name(idle), outcome));
-        k.lb().last_lb_cost += k.charges().params().lb_base + env.scan_cost;
+        // An attempt turned away before any group walk pays should_we_balance()'s reads,
+        // not lb_base (see the function's comment).
+        k.lb().last_lb_cost += walked ? k.charges().params().lb_base + env.scan_cost : env.swb_cost;
         return 0;
     }
 

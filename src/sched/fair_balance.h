@@ -106,6 +106,9 @@ struct lb_env {
     std::vector<task_struct*> tasks; ///< detached, to attach
     u64 cpus_scanned = 0;            ///< rq statistics read by update_sg_lb_stats
     sim_dur scan_cost = 0;           ///< their cost: fixed part + cache lines by distance
+    /// should_we_balance()'s idle_cpu() reads of other CPUs' rq lines: a line by distance
+    /// each (what an attempt it turns away costs, sched_balance_rq())
+    sim_dur swb_cost = 0;
 };
 
 /*

@@ -358,9 +358,8 @@ TEST(sched_balance_newidle, an_rt_task_enqueued_during_a_pass_runs_when_the_pass
         ASSERT_TRUE(woke) << spec;
         ASSERT_EQ(rt_starts.size(), 2u) << spec;
         EXPECT_GT(rt_starts[1], woken_at) << spec;
-        // 6.12: MC's bail-out is an attempt too, charged lb_base as every attempt is
-        EXPECT_LE(rt_starts[1] - woken_at, usecs(spec == "6.6" ? 10 : 20))
-            << spec << ": once the passes are done";
+        // 6.12: MC's bail-out is an attempt too, costing its own rq's read only (nothing)
+        EXPECT_LE(rt_starts[1] - woken_at, usecs(10)) << spec << ": once the passes are done";
         EXPECT_EQ(mc_at_start - mc_count, spec == "6.6" ? 0u : 1u) << spec;
     }
 }
@@ -1190,6 +1189,81 @@ TEST(sched_balance_rq, a_cpu_not_first_idle_in_its_group_resets_its_nr_balance_f
 }
 
 /*
+ * kernel: load_balance(), 6.5 and tip-2023-08 (sched_balance_rq(), 6.18.2): an attempt
+ * should_we_balance() turns away goes to out_balanced before any group walk; what it did
+ * is the walk's idle_cpu() reads of other CPUs' rq lines (tip-2023-08: and is_core_idle()'s
+ * reads of the first idle CPU's siblings). By hand: 2 LLCs of 2 cores x SMT2, every CPU
+ * idle; dst is on the other core of cpu0's LLC, so the span's first CPU is the first idle
+ * one and the walk stops there: 6.5 reads one rq an LLC away, tip-2023-08 that one and
+ * its sibling's. Its cost is those lines, not lb_base (set to 10 us here).
+ */
+TEST(sched_balance_rq, an_attempt_should_we_balance_turns_away_costs_its_reads_not_lb_base)
+{
+    for (const char* spec : {"tip-2023-08", "6.5"}) {
+        symmetric_machine_spec ms;
+        ms.name = "test-2llc-smt2";
+        ms.cores_per_socket = 4;
+        ms.threads_per_core = 2;
+        ms.cores_per_llc = 2;
+        cost_params c = sched_fixture::no_costs();
+        c.lb_base = usecs(10);
+        c.line_smt = 20;
+        c.line_llc = 50;
+        c.line_pkg = 100;
+        sched_fixture t(make_symmetric_machine(ms, "test"), spec, 1, "", c);
+        t.run_for(msecs(5));
+        const cost_model& cm = t.k->charges().cm();
+        const cpumask llc_span = t.k->topology().cpu(0).sd_llc->span;
+        const int first = llc_span.first();
+        int dst = -1;
+        for_each_cpu(cpu, llc_span) if (!cm.smt_mask(first).test(cpu) && dst < 0) dst = cpu;
+        ASSERT_GE(dst, 0);
+        sched_domain* above = t.k->topology().cpu(dst).sd_llc->parent;
+        ASSERT_NE(above, nullptr);
+        ASSERT_TRUE(t.k->idle_cpu(first));
+        sim_dur reads = cm.line_cost(dst, first);
+        if (std::string(spec) == "tip-2023-08")
+            for (const int sib : cm.smt_siblings(first))
+                if (sib != first)
+                    reads += cm.line_cost(dst, sib);
+        ASSERT_GT(reads, 0) << spec;
+        t.k->set_this_cpu(dst);
+        t.k->lb().last_lb_cost = 0;
+        int cont = 1;
+        EXPECT_EQ(sched_balance_rq(*t.k, dst, t.k->cpu_rq(dst), *above, CPU_IDLE, cont), 0) << spec;
+        EXPECT_EQ(cont, 0) << spec << ": turned away";
+        EXPECT_EQ(t.k->lb().last_lb_cost, reads) << spec << ": the walk's rq lines, no lb_base";
+    }
+}
+
+/*
+ * kernel: should_we_balance(), CPU_NEWLY_IDLE, v6.0+ (792b9f65a568): with a task on dst it
+ * returns 0 after reading dst's own nr_running, before any walk. cpu1 runs two spinners;
+ * its newly-idle attempt is turned away and costs nothing (lb_base is 10 us here).
+ */
+TEST(sched_balance_rq, a_newly_idle_attempt_turned_away_at_its_own_rq_costs_nothing)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.lb_base = usecs(10);
+    c.line_llc = 50;
+    sched_fixture t(testlib::small_machine(2), "6.18", 1, "", c);
+    t.spawn("a", testlib::spin(), 0, 0, 1);
+    t.spawn("b", testlib::spin(), 0, 0, 1);
+    t.run_for(msecs(10));
+    kernel& k = *t.k;
+    ASSERT_GT(k.cpu_rq(1).nr_running, 0u);
+    sched_domain& sd = *k.topology().cpu(1).sd();
+    sd.stats = {};
+    k.set_this_cpu(1);
+    k.lb().last_lb_cost = 0;
+    int cont = 1;
+    EXPECT_EQ(sched_balance_rq(k, 1, k.cpu_rq(1), sd, CPU_NEWLY_IDLE, cont), 0);
+    EXPECT_EQ(cont, 0);
+    EXPECT_EQ(sd.stats.lb_balanced[CPU_NEWLY_IDLE], 1u);
+    EXPECT_EQ(k.lb().last_lb_cost, 0);
+}
+
+/*
  * kernel: calculate_imbalance() and need_active_balance() + imbalanced_active_balance(),
  * 6.5 (tip-2023-08 the same for these groups). A NUMA domain whose local node has
  * spare capacity and whose busiest node is overloaded takes the first has_spare
@@ -1534,7 +1608,9 @@ TEST(sched_balance_softirq, balances_each_level_when_the_last_ones_work_is_done)
  * (nothing was pulled), so MC runs as CPU_IDLE; its should_we_balance() reads cpu0 busy
  * (nr_running 1) and cpu1, the next CPU of cpu0's group (core {0,1}), idle: not cpu0's
  * turn, continue_balancing = 0, counted balanced, and the walk ends: PKG is not
- * balanced (its last_balance stays). The wakee runs after MC's work, at +20 us.
+ * balanced (its last_balance stays). The wakee runs after SMT's work, at +10 us: MC's
+ * turned-away attempt costs its should_we_balance() reads (line costs are 0 here), not
+ * lb_base (it took +20 us when it did).
  */
 TEST(sched_balance_softirq, a_wakee_queued_mid_walk_ends_it_at_should_we_balance)
 {
@@ -1546,10 +1622,12 @@ TEST(sched_balance_softirq, a_wakee_queued_mid_walk_ends_it_at_should_we_balance
     ASSERT_EQ(c.idle_count(0), 1u);
     task_struct& w = c.t.spawn("rebal1-wakee", testlib::spin(), 0, 0, 0);
     EXPECT_FALSE(c.t.k->idle_cpu(0));
-    c.t.run_for(usecs(15));
+    c.t.run_for(usecs(5));
+    EXPECT_NE(c.rq0().curr, &w) << "the wakee waits for the softirq";
+    c.t.run_for(usecs(10));
     EXPECT_EQ(c.idle_count(1), 1u);
     EXPECT_EQ(c.doms()[1]->stats.lb_balanced[CPU_IDLE], 1u) << "should_we_balance() said no";
-    EXPECT_NE(c.rq0().curr, &w) << "the wakee waits for the softirq";
+    EXPECT_EQ(c.rq0().curr, &w) << "MC's turned-away attempt adds nothing";
     c.t.run_for(usecs(100));
     EXPECT_EQ(c.idle_count(2), 0u) << "continue_balancing cleared: PKG not balanced";
     EXPECT_EQ(c.doms()[2]->last_balance, pkg_last);
