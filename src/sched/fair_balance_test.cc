@@ -15,6 +15,18 @@ namespace {
 
 using testlib::sched_fixture;
 
+/// 2 LLCs of 2 cores x SMT2 (8 CPUs on one socket): the should_we_balance() and
+/// out_balanced scenes below.
+machine two_llc_smt2()
+{
+    symmetric_machine_spec ms;
+    ms.name = "test-2llc-smt2";
+    ms.cores_per_socket = 4;
+    ms.threads_per_core = 2;
+    ms.cores_per_llc = 2;
+    return make_symmetric_machine(ms, "test");
+}
+
 /// Two spinners queued on cpu1 of a 2-CPU machine (their affinity opened up
 /// after placement), cpu0 idle: a newly-idle balance on cpu0 has work to pull.
 struct newidle_case {
@@ -1075,12 +1087,7 @@ TEST(update_sd_pick_busiest, smt_balance_groups_with_an_idle_cpu_compare_as_has_
 TEST(should_we_balance, with_only_an_idle_smt_sibling_tip_2023_08_also_lets_the_first_cpu_balance)
 {
     auto first_cpu_balances = [](const char* spec) {
-        symmetric_machine_spec ms;
-        ms.name = "test-2llc-smt2";
-        ms.cores_per_socket = 4;
-        ms.threads_per_core = 2;
-        ms.cores_per_llc = 2;
-        sched_fixture t(make_symmetric_machine(ms, "test"), spec);
+        sched_fixture t(two_llc_smt2(), spec);
         sched_domain* llc = t.k->topology().cpu(0).sd_llc;
         sched_domain* above = llc->parent;
         EXPECT_NE(above, nullptr);
@@ -1157,12 +1164,7 @@ TEST(should_we_balance, a_newly_idle_cpu_with_a_task_bails_out_from_v6_0_not_in_
 TEST(sched_balance_rq, a_cpu_not_first_idle_in_its_group_resets_its_nr_balance_failed)
 {
     for (const char* spec : {"tip-2023-08", "6.5"}) {
-        symmetric_machine_spec ms;
-        ms.name = "test-2llc-smt2";
-        ms.cores_per_socket = 4;
-        ms.threads_per_core = 2;
-        ms.cores_per_llc = 2;
-        sched_fixture t(make_symmetric_machine(ms, "test"), spec);
+        sched_fixture t(two_llc_smt2(), spec);
         t.run_for(msecs(5));
         const cpumask llc_span = t.k->topology().cpu(0).sd_llc->span;
         int dst = -1;
@@ -1200,17 +1202,12 @@ TEST(sched_balance_rq, a_cpu_not_first_idle_in_its_group_resets_its_nr_balance_f
 TEST(sched_balance_rq, an_attempt_should_we_balance_turns_away_costs_its_reads_not_lb_base)
 {
     for (const char* spec : {"tip-2023-08", "6.5"}) {
-        symmetric_machine_spec ms;
-        ms.name = "test-2llc-smt2";
-        ms.cores_per_socket = 4;
-        ms.threads_per_core = 2;
-        ms.cores_per_llc = 2;
         cost_params c = sched_fixture::no_costs();
         c.lb_base = usecs(10);
         c.line_smt = 20;
         c.line_llc = 50;
         c.line_pkg = 100;
-        sched_fixture t(make_symmetric_machine(ms, "test"), spec, 1, "", c);
+        sched_fixture t(two_llc_smt2(), spec, 1, "", c);
         t.run_for(msecs(5));
         const cost_model& cm = t.k->charges().cm();
         const cpumask llc_span = t.k->topology().cpu(0).sd_llc->span;
@@ -1553,15 +1550,7 @@ struct rebal1_walk_case {
         set_cost(c, "lb_base=10000", "rebal1 test");
         return c;
     }
-    static machine rebal1_machine()
-    {
-        symmetric_machine_spec ms;
-        ms.name = "test-2llc-smt2";
-        ms.cores_per_socket = 4;
-        ms.threads_per_core = 2;
-        ms.cores_per_llc = 2;
-        return make_symmetric_machine(ms, "test");
-    }
+    static machine rebal1_machine() { return two_llc_smt2(); }
     rebal1_walk_case() : t(rebal1_machine(), "6.5", 1, "", rebal1_costs())
     {
         t.run_for(secs(1));
