@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Whether a schbench run's worker wakeups wait on the waker's side or the wakee's
-(docs/validation.md, "schbench wakeup p99", lane schbw's subsection).
+(docs/validation.md, "schbench wakeup p99"; the full text is `git show
+ffe2e13:docs/validation.md`, "Which published rows carry signal (lane schbw, 2026-12-05)").
 
     schedlab run --machine bergamo-2s --kernel K --seed S --trace T.zst -- schbench -m 2 -t 512 -r 3 -z 2
     python3 bench/schbench_waker_side.py T.zst [--from 2.0] [--to 3.0]
