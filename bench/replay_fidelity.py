@@ -84,7 +84,7 @@ def parse(text):
         m = re.search(r"; (\d+) found more wakes than that one", line)
         if m:
             dep["piled"] = int(m.group(1))
-        m = re.match(r"# flow control \(--deps flow\): (\d+) dependency wakes", line)
+        m = re.match(r"# flow control \(--deps (?:flow|reply)\): (\d+) dependency wakes", line)
         if m:
             dep["held"] = int(m.group(1))
     return rows, dep
@@ -264,6 +264,9 @@ def main():
     ap.add_argument("--out", help="a directory for each replay's output")
     ap.add_argument("--kernel", help="a kernel spec passed to every replay on --machine "
                     "(e.g. 6.18+preempt=none; default: replay's own, the traces' 6.18)")
+    ap.add_argument("--options", default="",
+                    help="more replay options for every replay on --machine, one string "
+                    "(e.g. '--deps reply'); the columns' own come first")
     ap.add_argument("--default-only", action="store_true",
                     help="only the default column on --machine (to compare calibrations)")
     ap.add_argument("--record-spread", metavar="DIR",
@@ -281,6 +284,8 @@ def main():
     global COLUMNS
     if a.default_only:
         COLUMNS = COLUMNS[:1]
+    if a.options:  # the titles say what ran
+        COLUMNS = [(t + f" + `{a.options}`" if w == "m" else t, e, w) for t, e, w in COLUMNS]
     if a.out:
         os.makedirs(a.out, exist_ok=True)
     spread = read_spread(a.spread) if a.spread else None
@@ -292,6 +297,8 @@ def main():
             out = os.path.join(a.out, f"{name}.{i}.txt") if a.out else None
             if a.kernel and which == "m":
                 extra = extra + ["--kernel", a.kernel]
+            if a.options and which == "m":
+                extra = extra + a.options.split()
             results.append(run(a.schedlab, a.traces, machine, trace, comm, extra, out))
         print(f"### {name}\n")
         print("| | trace | " + " | ".join(c[0] for c in COLUMNS) + " |")

@@ -21,7 +21,11 @@ the other worker shared the message thread's CPU at that point of the run. Per f
 - the chances for such a pull: a worker woke the message thread across CPUs and switched out
   to idle before it ran there; pulled, or not with the message thread in on the other CPU
   within 5 us (the other CPU likely already switching to it) or later;
-- the message thread's wakings of a worker: of its last waker (a reply), of the other worker.
+- the message thread's wakings of a worker: of its last waker (a reply), of the other worker;
+  the latter split by whether the message thread blocked since its last waker's waking of it
+  ("other worker, not blocked since": a second reply in one burst, to a request that found the
+  message thread awake and so recorded no sched_waking of it; docs/replay.md, "Requests and
+  replies").
 """
 import argparse
 import collections
@@ -44,13 +48,22 @@ def analyse(path):
     bins = collections.defaultdict(collections.Counter)
     c = collections.Counter()
     last_waker = None
+    blocked_since = False  # the message thread blocked since its last waker's waking
     for i, (comm, pid, cpu, ts, name, rest) in enumerate(ev):
+        if name == 'sched_switch' and field(rest, 'prev_pid') == str(msg) \
+                and field(rest, 'prev_state')[:1] in ('S', 'D'):
+            blocked_since = True
         if name == 'sched_waking' and comm == 'schbench-msg' and pid == msg \
                 and field(rest, 'comm') == 'schbench-worker':
-            c['reply' if int(field(rest, 'pid')) == last_waker else 'other worker'] += 1
+            if int(field(rest, 'pid')) == last_waker:
+                c['reply'] += 1
+            else:
+                c['other worker'] += 1
+                c['other worker, blocked since' if blocked_since else
+                  'other worker, not blocked since'] += 1
         if name != 'sched_waking' or comm != 'schbench-worker' or int(field(rest, 'pid')) != msg:
             continue
-        last_waker = pid
+        last_waker, blocked_since = pid, False
         target = woke = moved = out = out_idle = out_first = msg_in = msg_cpu = None
         for comm2, _pid2, cpu2, ts2, name2, rest2 in ev[i + 1:i + 60]:
             if name2 == 'sched_wakeup' and field(rest2, 'pid') == str(msg) and target is None:

@@ -94,9 +94,18 @@ s64 unzigzag(u64 v)
 
 } // namespace
 
+// A step's first byte: its kind in the low 4 bits, a wake's flags (replay_step::flag_t) in
+// the high 4.
+constexpr u8 step_kind_mask = 0x0f;
+constexpr int step_flags_shift = 4;
+
 void replay_steps::push(const replay_step& s)
 {
-    code_.push_back(static_cast<u8>(s.kind));
+    SIM_BUG_ON(s.kind > step_kind_mask || s.flags >> (8 - step_flags_shift) ||
+                   (s.flags && s.kind != replay_step::wake),
+               "replay step: kind {} with flags {}", static_cast<int>(s.kind),
+               static_cast<int>(s.flags));
+    code_.push_back(static_cast<u8>(s.kind | s.flags << step_flags_shift));
     switch (s.kind) {
     case replay_step::run:
     case replay_step::sleep:
@@ -128,7 +137,8 @@ bool replay_steps::cursor::next(replay_step& s)
     if (at_ >= in.size())
         return false;
     s = {};
-    s.kind = static_cast<replay_step::kind_t>(in[at_++]);
+    s.kind = static_cast<replay_step::kind_t>(in[at_] & step_kind_mask);
+    s.flags = static_cast<u8>(in[at_++] >> step_flags_shift);
     switch (s.kind) {
     case replay_step::run:
     case replay_step::sleep:
@@ -232,8 +242,16 @@ struct task_track {
     /// on: step `base` is open.front(). The ones before are final, in the task's steps.
     std::deque<replay_step> open;
     std::size_t base = 0;
-    /// This task's tentative wake steps (an early waking of another task, see `early`).
+    /// This task's tentative wake steps: an early waking of another task (see `early`), or a
+    /// wake that ended another task's block while that task's burst may still reply to it
+    /// (the other's `req_waker`).
     std::vector<std::size_t> tentative;
+    /// The request of this task's current burst: the dependency wake of it that ended its
+    /// last block, step `req_step` of task `req_waker`, held tentative there until this
+    /// task's first dependency wake of req_waker (the reply: both steps marked) or its next
+    /// block or exit (no reply). -1: none open.
+    int req_waker = -1;
+    std::size_t req_step = 0;
     std::size_t size() const { return base + open.size(); }
     replay_step& at(std::size_t i) { return open[i - base]; }
     /// A waking while the task was still on its CPU, after its last own event: it may be
@@ -243,6 +261,10 @@ struct task_track {
         ftrace_context ctx = ftrace_context::unknown;
         int waker = -1; ///< a selected waker: its tentative wake step follows
         std::size_t waker_step = 0;
+        /// The waker's burst was started by this task's wake of it (this task's step
+        /// `req_step`, still tentative): if the early waking ends a block, it is the reply.
+        bool reply = false;
+        std::size_t req_step = 0;
     } early;
 };
 
@@ -277,6 +299,13 @@ private:
     void resolve(task_track& k, replay_step s, u64* counter);
     void cancel_early(task_track& k);
     void settle_tentative(task_track& k);
+    /// Step `at` of w, a wake, is no longer held: it may be committed.
+    void untentative(task_track& w, std::size_t at);
+    /// k's burst ended (a block, an exit, the trace's end) with its request unanswered.
+    void close_request(task_track& k);
+    /// The wake at step `reply` of `replier` answers the request at step `req` of
+    /// `requester` (requester's wake of replier, which started the replier's burst).
+    void mark_reply(task_track& requester, std::size_t req, task_track& replier, std::size_t reply);
     void resolve_early(task_track& k, sim_time ts);
     void summary_switch(const ftrace_event& e, sim_time ts);
     /// The task's prio from an event's fields (after the event made its track).
@@ -342,15 +371,45 @@ void builder::commit(task_track& k, bool all)
     }
 }
 
+void builder::untentative(task_track& w, std::size_t at)
+{
+    const auto it = std::find(w.tentative.begin(), w.tentative.end(), at);
+    SIM_BUG_ON(it == w.tentative.end(), "task {}: no tentative wake step {}",
+               t_.tasks[static_cast<std::size_t>(w.idx)].pid, at);
+    w.tentative.erase(it);
+    commit(w);
+}
+
 /// The waker's tentative wake step for k's early waking is decided: it may be committed.
 void builder::settle_tentative(task_track& k)
 {
-    task_track& w = tracks_.at(k.early.waker);
-    const auto it = std::find(w.tentative.begin(), w.tentative.end(), k.early.waker_step);
-    SIM_BUG_ON(it == w.tentative.end(), "waker {}: no tentative wake step {}", k.early.waker,
-               k.early.waker_step);
-    w.tentative.erase(it);
-    commit(w);
+    untentative(tracks_.at(k.early.waker), k.early.waker_step);
+}
+
+void builder::close_request(task_track& k)
+{
+    if (k.req_waker < 0)
+        return;
+    const int w = k.req_waker;
+    k.req_waker = -1;
+    untentative(tracks_.at(w), k.req_step);
+}
+
+/*
+ * model: a request-reply pair, read from the trace's order alone: T blocked, X's
+ * sched_waking of T in X's context ended that block (X's wake step: the request), and T's
+ * first dependency wake of X after it, before T blocked or exited again (T's wake step: the
+ * reply). A waking recorded before X's switch out counts once that switch out makes it end
+ * a block (resolve_early). Not a pair: T's wakes of other tasks in that burst, a wake of X
+ * after T blocked again, a block ended by a timer, an interrupt or a task not selected. The
+ * request step stays tentative (uncommitted) in X's steps until T's burst decides.
+ */
+void builder::mark_reply(task_track& requester, std::size_t req, task_track& replier,
+                         std::size_t reply)
+{
+    requester.at(req).flags |= replay_step::request;
+    replier.at(reply).flags |= replay_step::reply;
+    ++t_.causes.replies;
 }
 
 void builder::cancel_early(task_track& k)
@@ -361,6 +420,8 @@ void builder::cancel_early(task_track& k)
         tracks_.at(k.early.waker).at(k.early.waker_step) = {replay_step::run, 0, -1, 0};
         settle_tentative(k);
     }
+    if (k.early.reply) // k's request to the waker: no reply came
+        untentative(k, k.early.req_step);
     k.early = {};
 }
 
@@ -370,8 +431,15 @@ void builder::resolve_early(task_track& k, sim_time ts)
     --t_.causes.non_blocking_wakings;
     if (k.early.waker >= 0) {
         const int waker = k.early.waker;
-        tracks_.at(waker).at(k.early.waker_step).k = ++k.dep_wakes;
-        settle_tentative(k);
+        task_track& w = tracks_.at(waker);
+        w.at(k.early.waker_step).k = ++k.dep_wakes;
+        if (k.early.reply) { // the waker answered k's request
+            mark_reply(k, k.early.req_step, w, k.early.waker_step);
+            untentative(k, k.early.req_step);
+        }
+        // The waker's wake step stays tentative: the request of k's burst from here.
+        k.req_waker = waker;
+        k.req_step = k.early.waker_step;
         resolve(k, {replay_step::wait, 0, waker, ++k.wakes[waker]}, &t_.causes.dependency);
     } else if (k.early.ctx == ftrace_context::hardirq) {
         resolve(k, {replay_step::sleep, 0, -1, 0}, &t_.causes.timer);
@@ -413,12 +481,14 @@ void builder::switched(const ftrace_event& e, sim_time ts)
         }
         if (k.exiting || is_dead_state(e.prev_state)) {
             cancel_early(k);
+            close_request(k);
             if (!k.exited) {
                 flush(k, ts);
                 push(k, {replay_step::exit, 0, -1, 0});
                 k.exited = true;
             }
         } else if (is_block_state(e.prev_state) && !k.blocked) {
+            close_request(k); // the burst ended: a wake of its requester after is no reply
             flush(k, ts);
             k.blocked = true;
             k.block_ts = ts;
@@ -575,6 +645,13 @@ void builder::event(const ftrace_event& e)
                     k.early.waker_step = w.size();
                     w.tentative.push_back(w.size());
                     push(w, {replay_step::wake, 0, e.pid, 0});
+                    if (w.req_waker == e.pid) {
+                        // w's first wake of the task whose wake started w's burst: a reply
+                        // if it ends a block; k's request step stays held until then.
+                        k.early.reply = true;
+                        k.early.req_step = w.req_step;
+                        w.req_waker = -1;
+                    }
                 }
             }
             break;
@@ -584,9 +661,18 @@ void builder::event(const ftrace_event& e)
         } else if (by_task) {
             task_track& w = track(e.curr_pid, e.ts, false);
             flush(w, e.ts);
+            // Held tentative: the request of k's burst, until k replies to w or blocks.
+            const std::size_t at = w.size();
+            w.tentative.push_back(at);
             push(w, {replay_step::wake, 0, e.pid, ++k.dep_wakes});
+            if (w.req_waker == e.pid) { // w answers k, whose wake of w started w's burst
+                mark_reply(k, w.req_step, w, at);
+                close_request(w);
+            }
             resolve(k, {replay_step::wait, 0, e.curr_pid, ++k.wakes[e.curr_pid]},
                     &t_.causes.dependency);
+            k.req_waker = e.curr_pid;
+            k.req_step = at;
         } else {
             resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
                     &t_.causes.external);
@@ -634,6 +720,8 @@ void builder::finish()
 {
     for (auto& [pid, k] : tracks_)
         cancel_early(k); // the trace ended before the task switched out
+    for (auto& [pid, k] : tracks_)
+        close_request(k); // and in a burst: no reply
     for (auto& [pid, k] : tracks_) {
         if (k.idx < 0)
             continue;
@@ -846,6 +934,8 @@ std::string replay_workload::options_text() const
         s += " --bursts gross";
     if (o_.edge_deps)
         s += " --deps edge";
+    else if (o_.reply_deps)
+        s += " --deps reply";
     else if (o_.keep_blocks)
         s += " --deps keep";
     else if (!o_.flow)
@@ -992,7 +1082,25 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
         case replay_step::wake: {
             // --deps count: one counter per wakee, every waker signals it.
             const std::size_t wakee = pid_index_.at(s.pid);
-            if (o_.flow && s.k > 1 && passed_[wakee] < s.k - 1) {
+            if (o_.reply_deps && (s.flags & replay_step::reply)) {
+                // --deps reply: the reply to wakee's n-th request to this task waits for
+                // that request (its wake signals the hold counter). No flow hold: the
+                // requester passed its earlier waits before it asked.
+                pair_count& pc = replies_[{wakee, idx}];
+                if (pc.requests <= pc.replies) {
+                    ++replies_waited_;
+                    awaiting_request_[idx] = wakee + 1;
+                    counter& h = hold_counter(idx);
+                    waiting_[idx] = {replay_wait::request, &h, h.value + 1, wakee, s.k, t.now()};
+                    co_await t.wait_for(h, h.value + 1);
+                    waiting_[idx].kind = replay_wait::none;
+                }
+                ++pc.replies;
+                ++replies_run_;
+            } else if (o_.flow && s.k > 1 && passed_[wakee] < s.k - 1 &&
+                       !(o_.reply_deps && (s.flags & replay_step::request))) {
+                // (--deps reply: a request is not held; the requester's own wait for the
+                // reply bounds it to one outstanding, as the trace's order does.)
                 // The wakee's window is one hand-off: this is its k-th dependency wake in
                 // the trace's order, made there after the wakee had passed its (k-1)-th
                 // wait; until it has here, the waker waits (its hold counter, signalled by
@@ -1003,6 +1111,13 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
                 waiting_[idx] = {replay_wait::held, &h, h.value + 1, wakee, s.k, t.now()};
                 co_await t.wait_for(h, h.value + 1);
                 waiting_[idx].kind = replay_wait::none;
+            }
+            if (o_.reply_deps && (s.flags & replay_step::request)) {
+                ++replies_[{idx, wakee}].requests;
+                if (awaiting_request_[wakee] == idx + 1) { // its reply waits for this
+                    awaiting_request_[wakee] = 0;
+                    co_await t.signal(hold_counter(wakee));
+                }
             }
             counter& c = o_.edge_deps ? edge(idx, wakee) : edge(wakee, wakee);
             co_await t.signal(c);
@@ -1083,6 +1198,7 @@ void replay_workload::setup(syscalls& sys)
     runtime_mark_.assign(tasks.size(), 0);
     passed_.assign(tasks.size(), 0);
     hold_.assign(tasks.size(), nullptr);
+    awaiting_request_.assign(tasks.size(), 0);
     waiting_.assign(tasks.size(), {});
     life_.assign(tasks.size(), 0);
     for (std::size_t i = 0; i < tasks.size(); ++i)
@@ -1143,7 +1259,11 @@ std::string replay_workload::stalled() const
         const std::size_t i = stuck[j];
         const replay_wait& w = waiting_[i];
         who += j ? "; " : "";
-        if (w.kind == replay_wait::held)
+        if (w.kind == replay_wait::request)
+            who += fmt::format("pid {} ({}) holds its reply to pid {} until that task's request "
+                               "reaches it",
+                               tasks[i].pid, tasks[i].comm, tasks[w.other].pid);
+        else if (w.kind == replay_wait::held)
             who += fmt::format("pid {} ({}) holds its wake of pid {} until that task has passed "
                                "its dependency wait number {} (it has passed {})",
                                tasks[i].pid, tasks[i].comm, tasks[w.other].pid, w.n - 1,
@@ -1195,10 +1315,15 @@ std::string replay_workload::report() const
                      "tasks: no select_task_rq_fair())\n",
                      t.causes.absent_wakes, absent_wakes_run_, t.causes.absent_wakes_skipped);
     if (o_.flow)
-        s += fmt::format("# flow control (--deps flow): {} dependency wakes waited for their "
+        s += fmt::format("# flow control (--deps {}): {} dependency wakes waited for their "
                          "wakee to pass its previous dependency wait (a modelled buffer-full "
                          "wait, not in the trace)\n",
-                         flow_held_);
+                         o_.reply_deps ? "reply" : "flow", flow_held_);
+    if (o_.reply_deps)
+        s += fmt::format("# replies (--deps reply): the trace has {} request-reply pairs; "
+                         "{} replies made, {} of them waited for their request (requests are "
+                         "not flow-held)\n",
+                         t.causes.replies, replies_run_, replies_waited_);
     if (t.deadline_tasks > 0)
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
                          "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",
@@ -1243,7 +1368,9 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
         {0, "deps", nullptr, nullptr, &deps,
          "flow: as count, and a task's k-th dependency wake (by any waker) waits until the "
-         "task has passed its (k-1)-th dependency wait (default); count: a block waits for the task's n-th "
+         "task has passed its (k-1)-th dependency wait (default); reply: as flow, but a "
+         "traced request is not held and its reply waits for it; count: a block waits for "
+         "the task's n-th "
          "dependency wake by any waker; edge: for the n-th wake by the task that ended it in "
          "the trace; keep: as count, and a wait whose wake came first still sleeps (1 ns)"},
         {0, "quiet", &o.quiet, nullptr, nullptr,
@@ -1261,7 +1388,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                            positional.empty()
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
-                                             "[--deps flow|count|edge|keep] [--sync-wakes] "
+                                             "[--deps flow|reply|count|edge|keep] [--sync-wakes] "
                                              "[--rt-policy fifo|rr] [--wakee-flips N]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
@@ -1283,12 +1410,14 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
         o.net_bursts = bursts == "net";
     }
     if (!deps.empty()) {
-        if (deps != "count" && deps != "edge" && deps != "keep" && deps != "flow")
+        if (deps != "count" && deps != "edge" && deps != "keep" && deps != "flow" &&
+            deps != "reply")
             throw config_error("--deps",
-                               fmt::format("'{}' is not count, edge, keep or flow", deps));
+                               fmt::format("'{}' is not flow, reply, count, edge or keep", deps));
         o.edge_deps = deps == "edge";
         o.keep_blocks = deps == "keep";
-        o.flow = deps == "flow";
+        o.flow = deps == "flow" || deps == "reply";
+        o.reply_deps = deps == "reply";
     }
     if (!rt_policy.empty()) {
         if (rt_policy != "fifo" && rt_policy != "rr")

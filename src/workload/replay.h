@@ -27,8 +27,10 @@
  *    after sched_process_exit).
  *
  * A waking that ends no block (the task had not yet slept: ttwu_runnable) is no
- * edge. The waker-to-wakee edges keep causality: when a different placement
- * delays a waker, its wakees wait for it, as on the machine.
+ * edge. A dependency wake of X by T in the burst that X's dependency wake of T started
+ * (T's first such) is marked a reply, X's wake a request (replay_step::flags); only
+ * --deps reply replays them differently. The waker-to-wakee edges keep causality: when a
+ * different placement delays a waker, its wakees wait for it, as on the machine.
  *
  * Tasks are selected by comm (--comm REGEX: any comm a task had in the trace
  * matches; default: every task that is not a kernel thread, told by the comm
@@ -97,6 +99,12 @@ struct replay_options {
     /// the kernel's (docs/replay.md, "Flow control per wakee"). False for --deps count, edge
     /// and keep.
     bool flow = true;
+    /// --deps reply: as flow, but for the trace's request-reply pairs (replay_step::request
+    /// and reply) the requester's wait for its reply is the flow control: a request is not
+    /// held, and a reply waits until the request it answers has been made (the one of the
+    /// same index among the requester's requests to the replier), never running ahead of it.
+    /// docs/replay.md, "Requests and replies". False for the other --deps modes.
+    bool reply_deps = false;
     /// --sync-wakes: a dependency wake is a WF_SYNC wakeup (the waker will sleep soon), as
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
@@ -121,7 +129,8 @@ struct replay_step {
     enum kind_t : u8 {
         run,         ///< consume `ns` of CPU (before --speed)
         wake,        ///< wake task `pid` (signal the this->pid counter): a dependency edge, the
-                     ///< `k`-th dependency wake of `pid` in the trace's order (from any waker)
+                     ///< `k`-th dependency wake of `pid` in the trace's order (from any waker);
+                     ///< `flags`: its part in a request-reply pair
         wait,        ///< wait until the pid->this counter reaches `k`: the k-th wake of this
                      ///< task by task `pid` that ended a block
         sleep,       ///< a timed sleep of `ns`
@@ -138,6 +147,12 @@ struct replay_step {
     s64 ns = 0;
     int pid = -1;
     u64 k = 0;
+    /// A wake step's part in a request-reply pair of the trace (both may be set): T was
+    /// blocked, X's dependency wake of T ended that block (X's step: a request), and T's
+    /// first dependency wake of X after it, before T blocked or exited again, is the reply
+    /// (T's step). Read from the trace alone; only --deps reply replays them differently.
+    enum flag_t : u8 { request = 1, reply = 2 };
+    u8 flags = 0;
 };
 
 /*
@@ -199,6 +214,9 @@ struct replay_causes {
     /// Of the causes above, wakings recorded before the switch out of the block they end:
     /// the waker ran while the task was inside __schedule() (its last own event before).
     u64 early = 0;
+    /// Request-reply pairs (replay_step::request and reply): dependency wakes of a task
+    /// that answered, within the burst it started, the dependency wake of it by its wakee.
+    u64 replies = 0;
 };
 
 /// A trace read for replay: the selected tasks' behaviour and the trace's statistics.
@@ -319,16 +337,29 @@ private:
     /// --deps flow: dependency wakes that waited for the wakee to pass its previous
     /// dependency wait.
     u64 flow_held_ = 0;
+    /// --deps reply, per (requester, replier): the requests made and the replies made.
+    struct pair_count {
+        u64 requests = 0, replies = 0;
+    };
+    std::map<std::pair<std::size_t, std::size_t>, pair_count> replies_;
+    /// --deps reply, per task: 1 + the index of the requester whose request its reply waits
+    /// for (on its hold counter); 0 none.
+    std::vector<std::size_t> awaiting_request_;
+    /// --deps reply: reply steps replayed, and those that waited for their request.
+    u64 replies_run_ = 0, replies_waited_ = 0;
     /// model: what each task waits on now, for stalled(): a dependency wait (its counter,
-    /// the target, the traced waker's pid, the wait's number) or a flow-control hold (its
-    /// hold counter and target, the wakee's index, the wake's index k); none while it runs,
-    /// sleeps on a timer, or has not been forked or has exited.
+    /// the target, the traced waker's pid, the wait's number), a flow-control hold (its
+    /// hold counter and target, the wakee's index, the wake's index k) or a reply's wait for
+    /// its request (its hold counter, the requester's index); none while it runs, sleeps on
+    /// a timer, or has not been forked or has exited.
     struct replay_wait {
-        enum kind_t : std::uint8_t { none, dependency, held } kind = none;
+        /// request: --deps reply, a reply step waiting for the request it answers.
+        enum kind_t : std::uint8_t { none, dependency, held, request } kind = none;
         const counter* c = nullptr;
         u64 target = 0;
-        std::size_t other = 0; ///< dependency: the traced waker's pid; held: the wakee's index
-        u64 n = 0;             ///< dependency: the wait's number; held: the wake's k
+        /// dependency: the traced waker's pid; held, request: the wakee's index
+        std::size_t other = 0;
+        u64 n = 0; ///< dependency: the wait's number; held: the wake's k
         sim_time since = 0;
     };
     std::vector<replay_wait> waiting_;

@@ -20,6 +20,7 @@
 
 #include <initializer_list>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -84,6 +85,23 @@ std::string steps_of(const replay_task& t)
     return s;
 }
 
+/// A task's wake steps, each its wakee's pid and its part in a request-reply pair (" req",
+/// " reply", " reply+req"), in order.
+std::string wakes_of(const replay_task& t)
+{
+    std::string s;
+    for (const replay_step& st : t.steps.decode()) {
+        if (st.kind != replay_step::wake)
+            continue;
+        const bool req = st.flags & replay_step::request, reply = st.flags & replay_step::reply;
+        s += fmt::format("{}{}{}{} ", st.pid, reply || req ? " " : "", reply ? "reply" : "",
+                         req ? (reply ? "+req" : "req") : "");
+    }
+    if (!s.empty())
+        s.pop_back();
+    return s;
+}
+
 /// A sched_switch's fields with the tasks' prios.
 std::string swp(const std::string& prev, int prev_pid, int prev_prio, const char* state,
                 const std::string& next, int next_pid, int next_prio)
@@ -108,7 +126,8 @@ TEST(replay_steps, round_trip_compactly)
     const std::vector<replay_step> in = {
         {replay_step::run, 3'700, -1, 0},
         {replay_step::run, 0, -1, 0},
-        {replay_step::wake, 0, 4'194'304, 300},
+        {replay_step::wake, 0, 4'194'304, 300, replay_step::request | replay_step::reply},
+        {replay_step::wake, 0, 3, 1, replay_step::reply},
         {replay_step::wait, 0, 17, 123'456'789},
         {replay_step::sleep, -5, -1, 0},
         {replay_step::sleep_until, INT64_MAX, -1, 0},
@@ -129,6 +148,7 @@ TEST(replay_steps, round_trip_compactly)
         EXPECT_EQ(out[i].kind, in[i].kind);
         EXPECT_EQ(out[i].ns, in[i].ns);
         EXPECT_EQ(out[i].k, in[i].k);
+        EXPECT_EQ(out[i].flags, in[i].flags);
         // a pid is stored for the steps that name a task only
         if (in[i].kind == replay_step::wake || in[i].kind == replay_step::wait ||
             in[i].kind == replay_step::fork || in[i].kind == replay_step::wake_absent) {
@@ -139,7 +159,7 @@ TEST(replay_steps, round_trip_compactly)
     // more), the 8-byte extremes in 11, an absent task's pid (2333) in 3; far from the 32 of
     // a replay_step.
     EXPECT_EQ(steps.bytes(),
-              3u + 2u + (1u + 4u + 2u) + (1u + 1u + 4u) + 2u + 11u + 11u + 2u + 3u + 1u + 1u);
+              3u + 2u + (1u + 4u + 2u) + 3u + (1u + 1u + 4u) + 2u + 11u + 11u + 2u + 3u + 1u + 1u);
 }
 
 // Two tasks ping-pong on two CPUs; a third is woken by a timer, then from a softirq, then
@@ -207,6 +227,86 @@ TEST_F(replay_build, wakings_that_race_with_the_switch_out)
     EXPECT_EQ(r.causes.early, 1u);
     EXPECT_EQ(r.causes.dependency, 3u); // c by a, a by c (early), b by c
     EXPECT_EQ(r.causes.unknown, 0u);
+    // a's wake of c ended c's block and c's first wake of a after it (the early one at 3012,
+    // which ended a's block at 3013) answered it: a request-reply pair. c's wake of b is
+    // none (b did not start c's burst), nor c's cancelled waking of a at 3040.
+    EXPECT_EQ(wakes_of(task(r, 10)), "12 req");
+    EXPECT_EQ(wakes_of(task(r, 12)), "10 reply 11");
+    EXPECT_EQ(r.causes.replies, 1u);
+}
+
+/*
+ * A request-reply exchange, by hand (docs/replay.md, "Requests and replies"): m serves a and
+ * b. m blocks at 1005; a wakes it at 1020 and blocks, m wakes a at 1030 (its first wake of a
+ * since a's wake ended its block: the reply) and blocks; b, preempted at 1003 by d (not
+ * selected) until 1095, wakes m at 1100 and blocks, m wakes it back at 1110 (the reply) and
+ * runs on to its exit. a's and b's wakes of m are requests, m's two wakes replies.
+ */
+std::string request_reply_trace()
+{
+    std::string t = "# tracer: nop\n# entries-in-buffer/entries-written: 1/1   #P:3\n";
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "m", 10));
+    t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "a", 11));
+    t += line("<idle>-0", 2, "d..2.", 1000, sw("swapper/2", 0, "R", "b", 12));
+    t += line("b-12", 2, "d..2.", 1003, sw("b", 12, "R", "d", 13));
+    t += line("m-10", 0, "d..2.", 1005, sw("m", 10, "S", "swapper/0", 0));
+    t += line("a-11", 1, "d..3.", 1020, waking("m", 10, 0));
+    t += line("a-11", 1, "d..2.", 1021, sw("a", 11, "S", "swapper/1", 0));
+    t += line("<idle>-0", 0, "d..2.", 1022, sw("swapper/0", 0, "R", "m", 10));
+    t += line("m-10", 0, "d..3.", 1030, waking("a", 11, 1));
+    t += line("m-10", 0, "d..2.", 1031, sw("m", 10, "S", "swapper/0", 0));
+    t += line("<idle>-0", 1, "d..2.", 1032, sw("swapper/1", 0, "R", "a", 11));
+    t += line("d-13", 2, "d..2.", 1095, sw("d", 13, "S", "b", 12));
+    t += line("b-12", 2, "d..3.", 1100, waking("m", 10, 0));
+    t += line("b-12", 2, "d..2.", 1101, sw("b", 12, "S", "swapper/2", 0));
+    t += line("<idle>-0", 0, "d..2.", 1102, sw("swapper/0", 0, "R", "m", 10));
+    t += line("m-10", 0, "d..3.", 1110, waking("b", 12, 2));
+    t += line("<idle>-0", 2, "d..2.", 1112, sw("swapper/2", 0, "R", "b", 12));
+    for (const auto& [task, pid, cpu] :
+         {std::tuple{"m", 10, 0}, std::tuple{"a", 11, 1}, std::tuple{"b", 12, 2}}) {
+        const std::string tp = fmt::format("{}-{}", task, pid);
+        t += line(tp, cpu, "d..2.", 1300,
+                  fmt::format("sched_process_exit: comm={} pid={} prio=120 group_dead=1", task, pid));
+        t += line(tp, cpu, "d..2.", 1300, sw(task, pid, "X", fmt::format("swapper/{}", cpu), 0));
+    }
+    return t;
+}
+
+TEST_F(replay_build, request_reply_pairs)
+{
+    replay_options o;
+    o.comm_regex = "^(m|a|b)$";
+    const replay_trace r = load_replay_trace(write("t.txt", request_reply_trace()), o);
+    EXPECT_EQ(steps_of(task(r, 10)),
+              "run 5000 wait 11:1 run 8000 wake 11 run 1000 wait 12:1 run 8000 wake 12 run 190000 "
+              "exit");
+    EXPECT_EQ(steps_of(task(r, 11)), "run 20000 wake 10 run 1000 wait 10:1 run 268000 exit");
+    EXPECT_EQ(steps_of(task(r, 12)), "run 8000 wake 10 run 1000 wait 10:1 run 188000 exit");
+    EXPECT_EQ(wakes_of(task(r, 10)), "11 reply 12 reply");
+    EXPECT_EQ(wakes_of(task(r, 11)), "10 req");
+    EXPECT_EQ(wakes_of(task(r, 12)), "10 req");
+    EXPECT_EQ(r.causes.replies, 2u);
+
+    // a wakes m and blocks; in that burst m wakes b (no reply: b did not start it) and
+    // blocks; b, so woken, wakes m back (b's reply to m's wake of it); m then wakes a, after
+    // blocking once since a's wake: no reply either (a's request stays a plain wake).
+    std::string u = header;
+    u += line("m-10", 0, "d..2.", 1000, sw("m", 10, "S", "swapper/0", 0));
+    u += line("a-11", 1, "d..3.", 1010, waking("m", 10, 0));
+    u += line("a-11", 1, "d..2.", 1011, sw("a", 11, "S", "b", 12));
+    u += line("<idle>-0", 0, "d..2.", 1012, sw("swapper/0", 0, "R", "m", 10));
+    u += line("b-12", 1, "d..2.", 1013, sw("b", 12, "S", "swapper/1", 0));
+    u += line("m-10", 0, "d..3.", 1020, waking("b", 12, 1));
+    u += line("m-10", 0, "d..2.", 1021, sw("m", 10, "S", "swapper/0", 0));
+    u += line("<idle>-0", 1, "d..2.", 1022, sw("swapper/1", 0, "R", "b", 12));
+    u += line("b-12", 1, "d..3.", 1030, waking("m", 10, 0));
+    u += line("<idle>-0", 0, "d..2.", 1031, sw("swapper/0", 0, "R", "m", 10));
+    u += line("m-10", 0, "d..3.", 1040, waking("a", 11, 1));
+    const replay_trace v = load_replay_trace(write("u.txt", u), {});
+    EXPECT_EQ(wakes_of(task(v, 10)), "12 req 11");
+    EXPECT_EQ(wakes_of(task(v, 11)), "10");
+    EXPECT_EQ(wakes_of(task(v, 12)), "10 reply");
+    EXPECT_EQ(v.causes.replies, 1u);
 }
 
 // A selected task's wakings of tasks not selected, in its context or by an interrupt while it
@@ -466,12 +566,19 @@ TEST_F(replay_build, options)
         make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--deps", "count"})
             ->command_line(),
         HasSubstr("--deps count"));
+    EXPECT_THAT(
+        make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--deps", "reply"})
+            ->command_line(),
+        HasSubstr("--deps reply"));
     for (const char* opt : {"--bursts", "--deps"})
         try {
             make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", opt, "both"});
             ADD_FAILURE() << opt << ": no error";
         } catch (const config_error& e) {
             EXPECT_EQ(e.where(), opt);
+            if (std::string(opt) == "--deps") {
+                EXPECT_THAT(e.what(), HasSubstr("'both' is not flow, reply, count, edge or keep"));
+            }
         }
 }
 
@@ -494,12 +601,19 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
         SCOPED_TRACE(f);
         const replay_trace r = load_replay_trace(traces_dir + f, {});
         std::map<std::pair<int, int>, u64> wakes, max_wait; // (waker, wakee)
+        // (requester, replier): each request has its one reply, and no reply is without one.
+        std::map<std::pair<int, int>, u64> requests, replies;
         for (const replay_task& t : r.tasks) {
             const std::vector<replay_step> steps = t.steps.decode();
             for (const replay_step& st : steps) {
                 EXPECT_NE(st.kind, replay_step::pending);
                 if (st.kind == replay_step::wake)
                     ++wakes[{t.pid, st.pid}];
+                EXPECT_TRUE(st.kind == replay_step::wake || st.flags == 0);
+                if (st.flags & replay_step::request)
+                    ++requests[{t.pid, st.pid}];
+                if (st.flags & replay_step::reply)
+                    ++replies[{st.pid, t.pid}];
                 if (st.kind == replay_step::wait) {
                     u64& m = max_wait[{st.pid, t.pid}];
                     EXPECT_EQ(st.k, m + 1) << "task " << t.pid << " waits for " << st.pid;
@@ -513,6 +627,11 @@ TEST(replay_shared, waits_are_satisfiable_and_causes_fit_the_benchmarks)
         for (const auto& [pid, n] : wakes)
             nr_wakes += n;
         EXPECT_EQ(nr_wakes, r.causes.dependency);
+        EXPECT_EQ(requests, replies);
+        u64 nr_replies = 0;
+        for (const auto& [pair, n] : replies)
+            nr_replies += n;
+        EXPECT_EQ(nr_replies, r.causes.replies);
         // Blocks with no waking recorded before the task ran again: at most 1 in 1000 (once
         // wakings recorded just before the switch out count; 1 of 2229 in schbench's).
         EXPECT_LE(r.causes.unknown * 1000,
@@ -1104,6 +1223,52 @@ TEST_F(replay_round_trip, flow_holds_a_wake_until_the_wakee_passed_its_previous_
 }
 
 /*
+ * --deps reply, worked by hand on request_reply_trace() (above): replayed on 3 CPUs, each
+ * task on its traced CPU, b (8 us of CPU before its request, the trace's preemption by d
+ * gone) asks m before a does (20 us). --deps flow holds b's request, m's second wake in the
+ * trace's order, until m has passed its first wait, which a's request ends: a>m, m's pass
+ * releases b (m>b), m's reply m>a, then m>b (b's request found m running: no waking).
+ * --deps reply does not hold a request: b's ends m's first wait (b>m); m's first reply
+ * step (to a, at about 17 us) finds a's request not made yet and waits for it; a's request
+ * wakes m (a>m), which replies (m>a), finds b's request there at its second wait and
+ * replies to b (m>b). Without the wait, m would wake a at about 17 us, before a asked.
+ */
+TEST_F(replay_round_trip, a_reply_waits_for_its_request)
+{
+    const std::string p = write("t.txt", request_reply_trace());
+    std::map<std::string, std::string> order, reports;
+    for (const char* d : {"flow", "reply"}) {
+        SCOPED_TRACE(d);
+        test_env env(3, 1, "6.6");
+        ftrace_exporter out;
+        env.k.add_sink(&out);
+        auto w = make_replay_workload({p, "--comm", "^(m|a|b)$", "--deps", d});
+        w->setup(env.k.sys());
+        env.k.run(secs(1));
+        ASSERT_TRUE(w->finished());
+        reports[d] = w->report();
+        out.write_file(path(std::string(d) + ".txt"), 3);
+        // The wakings among m, a and b, in order, as "waker>wakee" (the replay's pids are
+        // its own).
+        std::istringstream in(slurp(path(std::string(d) + ".txt")));
+        const std::regex waking_re(R"(^\s*([mab])-\d+ .*sched_waking: comm=([mab]) )");
+        std::smatch m;
+        for (std::string ln; std::getline(in, ln);)
+            if (std::regex_search(ln, m, waking_re))
+                order[d] += (order[d].empty() ? "" : " ") + m[1].str() + ">" + m[2].str();
+    }
+    EXPECT_EQ(order["flow"], "a>m m>b m>a m>b");
+    EXPECT_EQ(order["reply"], "b>m a>m m>a m>b");
+    EXPECT_THAT(reports["flow"], HasSubstr("# flow control (--deps flow): 1 dependency wakes"));
+    EXPECT_THAT(reports["flow"], Not(HasSubstr("# replies")));
+    EXPECT_THAT(reports["reply"], HasSubstr("# flow control (--deps reply): 0 dependency wakes"));
+    EXPECT_THAT(reports["reply"],
+                HasSubstr("# replies (--deps reply): the trace has 2 request-reply pairs; 2 "
+                          "replies made, 1 of them waited for their request (requests are not "
+                          "flow-held)"));
+}
+
+/*
  * A trace whose events contradict each other (found by mutating a recorded schbench trace:
  * one sched_switch's prev_pid changed): b is switched out asleep at 1000 us (on a CPU whose
  * TASK-PID column says c ran), then a
@@ -1122,7 +1287,7 @@ TEST_F(replay_round_trip, a_trace_whose_tasks_wait_for_each_other_stalls_and_say
     t += line("a-10", 1, "d..2.", 1200, "sched_waking: comm=b pid=11 prio=120 target_cpu=000");
     write("t.txt", t);
     const std::string p = path("t.txt");
-    for (const char* d : {"flow", "count", "edge", "keep"}) {
+    for (const char* d : {"flow", "reply", "count", "edge", "keep"}) {
         test_env env(2, 1, "6.6");
         auto w = make_replay_workload({p, "--deps", d});
         w->setup(env.k.sys());
