@@ -6,8 +6,8 @@
  * task seen before, a block that nothing ends, waits out of order) reaches the simulation:
  * the replay's dependency counters and flow-control holds, the kernel model's invariant
  * checks (this build has no NDEBUG: every __schedule() is checked) and the run's end.
- * The --deps mode is the input's size modulo 4 (flow, count, edge, keep), so each mode sees
- * inputs; the machine is a fixed preset (ryzen-7950x: 32 CPUs, two LLCs), never `host`, and
+ * The --deps mode is the input's size modulo 5 (flow, count, edge, keep, reply), so each mode
+ * sees inputs; the machine is a fixed preset (ryzen-7950x: 32 CPUs, two LLCs), never `host`, and
  * one simulated second bounds every run.
  */
 #include "experiment/run.h"
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     static const fuzz::scratch_file scratch("replay-run");
     scratch.write(data, size);
-    static constexpr std::array<const char*, 4> deps = {"flow", "count", "edge", "keep"};
+    static constexpr std::array<const char*, 5> deps = {"flow", "count", "edge", "keep", "reply"};
     run_spec spec;
     spec.machine = "ryzen-7950x";
     spec.kernel = "6.18";
