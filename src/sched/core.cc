@@ -764,13 +764,13 @@ void kernel::sched_ttwu_activate(rq& r)
 // kernel: sched_ttwu_pending()'s loop, 6.6: ttwu_do_activate() of each wakee in list order.
 void kernel::ttwu_activate_list(rq& r, const std::vector<std::pair<task_struct*, int>>& list)
 {
-    const u64 line_before = charges_.line_ns(r.cpu);
-    for (const auto& [p, wf] : list) {
-        SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}", p->pid,
-                   p->cpu, r.cpu);
-        ttwu_do_activate(r, *p, wf & WF_MIGRATED);
-    }
-    charges_.hold_across_lines(r.lock, r.cpu, line_before); // the rq lock over the loop
+    charges_.under_lock(r.lock, r.cpu, [&] { // the rq lock over the loop
+        for (const auto& [p, wf] : list) {
+            SIM_BUG_ON(p->cpu != r.cpu, "wake-list task pid {} is for cpu{}, queued on cpu{}",
+                       p->pid, p->cpu, r.cpu);
+            ttwu_do_activate(r, *p, wf & WF_MIGRATED);
+        }
+    });
 }
 
 /*
