@@ -260,15 +260,25 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
         return k.config().behaviour.shared_runq_version >= 4 ? 0 : -1;
     }
-    // move_queued_task(): dequeue there, set_task_cpu, unlock there, lock this rq
-    // and enqueue here (v3 re-pushes it); this rq stays locked for the pick.
+    /*
+     * kernel: move_queued_task() (kernel/sched/core.c; its 5.x-6.x copies read agree):
+     * deactivate_task() under the source rq's lock, set_task_cpu(), rq_unlock() there,
+     * rq_lock() here, activate_task() and the preemption check under this rq's lock (v3
+     * re-pushes it); this rq stays locked for the pick. The dequeue writes tg->load_avg
+     * (DO_DETACH) and the enqueue does (DO_ATTACH): model: each lock is held across the
+     * line time of the path under it (cpu_charges::under_lock(), as detach_tasks_locked()
+     * and attach_tasks_locked() do).
+     */
     k.update_rq_clock(src);
-    k.deactivate_task(src, *p, DEQUEUE_NOCLOCK);
+    k.charges().under_lock(src.lock, this_cpu,
+                           [&] { k.deactivate_task(src, *p, DEQUEUE_NOCLOCK); });
     k.set_task_cpu(*p, this_cpu);
     k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
     k.update_rq_clock(r);
-    k.activate_task(r, *p, ENQUEUE_NOCLOCK);
-    k.wakeup_preempt(r, *p, 0);
+    k.charges().under_lock(r.lock, this_cpu, [&] {
+        k.activate_task(r, *p, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(r, *p, 0);
+    });
     k.srq().stats.pulls_moved++;
     if (k.decisions().on())
         k.decisions().log(k.now(), this_cpu, "shared_runq",

@@ -412,6 +412,33 @@ TEST(shared_runq_pick_next_task, a_pop_holds_this_rq_lock_across_the_shard_lock)
     EXPECT_EQ(r1.lock.busy_until, std::max(r1_held, now) + shard_time);
 }
 
+// kernel: the pull's move_queued_task() dequeues under the source rq's lock, and the
+// dequeue of a migrating task writes tg->load_avg (DO_DETACH, update_tg_load_avg()): a
+// puller waiting for that line holds the source's lock meanwhile, so the next CPU taking
+// it (the source's own schedule(), a waker) waits for the line too. (This rq's lock is
+// held the same way across the enqueue's write, DO_ATTACH, which here waits for nothing:
+// the puller wrote the line last.)
+TEST(shared_runq_pick_next_task, a_pull_holds_the_source_rqs_lock_across_the_detachs_tg_load_avg_wait)
+{
+    auto src_lock_held_for = [](sim_dur line_busy_for) {
+        queued_case c("tip-2023-08+shared_runq_v3");
+        c.t.run_for(msecs(8));
+        EXPECT_FALSE(c.shard0().list.empty());
+        kernel& k = *c.t.k;
+        rq& src = k.cpu_rq(0);
+        EXPECT_NE(src.cfs.tg, nullptr);
+        contended_lock& line = src.cfs.tg->load_avg_line;
+        line.last_cpu = 2; // a transaction of cpu2's on the line, in flight for line_busy_for
+        line.busy_until = k.now() + line_busy_for;
+        k.set_this_cpu(1);
+        EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 1);
+        return src.lock.busy_until - k.now();
+    };
+    const sim_dur free_line = src_lock_held_for(0);
+    EXPECT_EQ(src_lock_held_for(usecs(50)), free_line + usecs(50))
+        << "the detach's 50 us wait for the line is inside the source rq's lock";
+}
+
 // v3 pulls before every gate; v4 only when the root domain is overloaded.
 TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_the_overload_gate)
 {
