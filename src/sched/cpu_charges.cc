@@ -84,11 +84,20 @@ void cpu_charges::lock_line_and_charge(contended_lock& l, int cpu, sim_dur hold)
     charge_line(r, held, ACCT_LOCK_HOLD);
 }
 
-void cpu_charges::hold_longer(contended_lock& l, int cpu, sim_dur ns)
+void cpu_charges::lock_shard_and_charge(contended_lock& l, int cpu, sim_dur hold)
+{
+    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
+    rq& r = *(*rqs_)[static_cast<std::size_t>(cpu)];
+    charge_shard(r, spin, ACCT_LOCK_SPIN);
+    charge_shard(r, held, ACCT_LOCK_HOLD);
+}
+
+sim_dur cpu_charges::hold_longer(contended_lock& l, int cpu, sim_dur ns)
 {
     if (l.last_cpu != cpu || ns <= 0)
-        return;
+        return 0;
     l.busy_until = std::max(l.busy_until, sim_.now()) + ns;
+    return ns;
 }
 
 void cpu_charges::hold_across_lines(contended_lock& l, int cpu, u64 line_ns_before)
@@ -103,6 +112,14 @@ void cpu_charges::hold_across_send(contended_lock& l, int cpu, u64 ipi_send_ns_b
     const u64 sent = cpus_[static_cast<std::size_t>(cpu)].ipi_send_ns;
     if (sent > ipi_send_ns_before)
         hold_longer(l, cpu, static_cast<sim_dur>(sent - ipi_send_ns_before));
+}
+
+sim_dur cpu_charges::hold_across_shard(contended_lock& l, int cpu, u64 shard_ns_before)
+{
+    const u64 shard = cpus_[static_cast<std::size_t>(cpu)].shard_ns;
+    return shard > shard_ns_before
+               ? hold_longer(l, cpu, static_cast<sim_dur>(shard - shard_ns_before))
+               : 0;
 }
 
 void cpu_charges::pull_rq_lines(rq& r, int waker_cpu)

@@ -57,6 +57,10 @@ struct cpu_charge_state {
     /// Of charged_ns, the IPIs' sending time (remote_notify_delay()'s ipi_send): an rq lock
     /// held across a send is held that much longer (hold_across_send()).
     u64 ipi_send_ns = 0;
+    /// Of charged_ns, the SHARED_RUNQ shard locks' waits and holds and the list nodes' lines
+    /// taken under them (lock_shard_and_charge(), charge_shard()): an rq lock held across a
+    /// push, an unlink or a pop is held that much longer (hold_across_shard()).
+    u64 shard_ns = 0;
     u32 seg_rate_pct = 100;        ///< progress rate of the segment's work (SMT sharing)
     sim_dur seg_cat[ACCT_NR] = {}; ///< the segment's overhead by category
     sim_dur pending[ACCT_NR] = {}; ///< charged to this CPU, not yet spent by a burst
@@ -191,6 +195,33 @@ public:
      * added to the hold.
      */
     void hold_across_send(contended_lock& l, int cpu, u64 ipi_send_ns_before);
+    /// lock_and_charge() of a SHARED_RUNQ shard's lock, its spin and hold counted in the
+    /// CPU's shard_ns.
+    void lock_shard_and_charge(contended_lock& l, int cpu, sim_dur hold);
+    /// charge_cpu() of a list node's line written under a shard's lock, counted in the
+    /// CPU's shard_ns.
+    void charge_shard(rq& r, sim_dur ns, acct_cat category)
+    {
+        if (ns <= 0)
+            return;
+        charge_cpu(r, ns, category);
+        state(r).shard_ns += static_cast<u64>(ns);
+    }
+    /// The shard time charged to `cpu` so far (cpu_charge_state::shard_ns).
+    u64 shard_ns(int cpu) const { return cpus_[static_cast<std::size_t>(cpu)].shard_ns; }
+    /*
+     * kernel: SHARED_RUNQ v3 (20230809221218.163894-7/-8-void@manifault.com, base tip
+     * 88c56cfeaec4) and v4 (20231212003141.216236-7-void@manifault.com): the push and the
+     * unlink run from __enqueue_entity() and __dequeue_entity(), under the lock of the rq
+     * whose cfs_rq they change; shared_runq_pick_next_task() pops (each shard's
+     * raw_spin_lock() in shared_runq_pop_task()) before it drops this rq's lock
+     * (raw_spin_rq_unlock()), so the shard lock's wait and hold, and the lines written
+     * under it, are inside that rq lock's hold. model: extends l, taken by `cpu` (still its
+     * last holder), by the shard time `cpu` was charged since `shard_ns_before`
+     * (shard_ns()), so another CPU taking l waits for it too; returns what it added (0 if
+     * another CPU took l since).
+     */
+    sim_dur hold_across_shard(contended_lock& l, int cpu, u64 shard_ns_before);
     /// Runs `path` (what `cpu` does under l, which it holds) and holds l across the line
     /// time charged to `cpu` meanwhile (hold_across_lines()).
     template <typename F> void under_lock(contended_lock& l, int cpu, F&& path)
@@ -266,8 +297,9 @@ public:
 
 private:
     void charge_tracepoint_write(rq& r);
-    /// l, taken by `cpu` and still last held by it, is held `ns` longer.
-    void hold_longer(contended_lock& l, int cpu, sim_dur ns);
+    /// l, taken by `cpu` and still last held by it, is held `ns` longer; returns what it
+    /// added (0 if another CPU took l since).
+    sim_dur hold_longer(contended_lock& l, int cpu, sim_dur ns);
     cpu_charge_state& state(const rq& r) { return cpus_[static_cast<std::size_t>(r.cpu)]; }
     const cpu_charge_state& state(const rq& r) const
     {

@@ -14,7 +14,8 @@
  * unlinked in __dequeue_entity. A CPU about to go idle pops the
  * first allowed head across its LLC's shards and moves that task to itself.
  * Every push, removal and pop takes the shard's spinlock, and a pull takes
- * the source rq's lock: all contended resources of the cost model.
+ * the source rq's lock: all contended resources of the cost model. Each
+ * shard lock is taken with an rq's lock held, which is held across it.
  */
 #include "sched/fair_shared_runq.h"
 
@@ -64,15 +65,15 @@ namespace {
  * list_head list; raw_spinlock_t lock; } ____cacheline_aligned;`: the list head and the
  * lock share one line, so the head's reads and writes under the lock cost nothing more.
  * model: the hold (shard_lock_hold) is charged with the lock's line, by distance from its
- * last holder (cpu_charges::lock_and_charge()); what the list operation then writes in
- * other lines is shard_write_nodes()'s.
+ * last holder (cpu_charges::lock_shard_and_charge(), counted as the CPU's shard time); what
+ * the list operation then writes in other lines is shard_write_nodes()'s.
  */
 void shard_lock_and_charge(kernel& k, shared_runq_shard& shard, int cpu)
 {
     shared_runq_stats& st = k.srq().stats;
     if (shard.lock.last_cpu != cpu)
         st.lock_line_ns += k.charges().cm().line_cost(shard.lock.last_cpu, cpu);
-    k.charges().lock_and_charge(shard.lock, cpu, k.charges().params().shard_lock_hold);
+    k.charges().lock_shard_and_charge(shard.lock, cpu, k.charges().params().shard_lock_hold);
     st.hold_ns += k.charges().params().shard_lock_hold;
 }
 
@@ -111,7 +112,29 @@ void shard_write_nodes(kernel& k, shared_runq_shard& shard, int cpu,
     shard.lock.busy_until = t;
     st.node_line_ns += t - from;
     st.hold_ns += t - from;
-    k.charges().charge_cpu(k.cpu_rq(cpu), t - from, ACCT_LOCK_HOLD);
+    k.charges().charge_shard(k.cpu_rq(cpu), t - from, ACCT_LOCK_HOLD);
+}
+
+/*
+ * kernel: SHARED_RUNQ v3 6/7-7/7 (20230809221218.163894-7/-8-void@manifault.com, base tip
+ * 88c56cfeaec4) and v4 6/8 (20231212003141.216236-7-void@manifault.com): the push runs
+ * from __enqueue_entity() and the unlink from __dequeue_entity(), both with the lock of
+ * the rq whose cfs_rq they change held (enqueue_task() and dequeue_task() are called
+ * under it: the wakeup's ttwu_do_activate(), __schedule()'s deactivate and its pick's
+ * set_next_entity() / put_prev_entity(), detach_task() and attach_task(),
+ * move_queued_task()); shared_runq_pick_next_task() pops with this rq's lock held and
+ * drops it only after the pop (raw_spin_rq_unlock()). So every wait for a shard's lock,
+ * its hold and the lines written under it lengthen that rq lock's hold: a remote waker, a
+ * balancer or a puller taking that rq's lock waits for them too.
+ * model: `locked`'s lock, taken by `cpu` (still its last holder), is held across the shard
+ * time charged to `cpu` since `shard_ns_before` (cpu_charges::hold_across_shard(), as the
+ * tg->load_avg line time and the IPI's send are: hold_across_lines(), hold_across_send()).
+ * Not if another CPU has taken that lock since `cpu` did (a direct activation deferred
+ * past another CPU's hold, EV_TTWU_DIRECT): the model's holds are not nested.
+ */
+void hold_rq_across_shard(kernel& k, rq& locked, int cpu, u64 shard_ns_before)
+{
+    k.srq().stats.rq_hold_ns += k.charges().hold_across_shard(locked.lock, cpu, shard_ns_before);
 }
 
 /// The node before `pos` in a shard's list, null if that is the head.
@@ -147,6 +170,7 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     shared_runq_shard& shard = r.srq->shards[static_cast<std::size_t>(r.shard_idx)];
     const int this_cpu = k.smp_processor_id();
     p.shard_visible = k.charges().owed_until(k.cpu_rq(this_cpu));
+    const u64 shard_before = k.charges().shard_ns(this_cpu);
     shard_lock_and_charge(k, shard, this_cpu);
     auto pos = shard.list.end();
     while (pos != shard.list.begin() && (*std::prev(pos))->shard_visible > p.shard_visible)
@@ -158,15 +182,21 @@ void shared_runq_enqueue_task(kernel& k, rq& r, task_struct& p)
     p.shard_node = list_add_spare_node(shard.list, pos, shard.spare, &p);
     p.shard = &shard;
     k.srq().stats.pushes++;
+    hold_rq_across_shard(k, r, this_cpu, shard_before); // r's lock: __enqueue_entity()'s
 }
 
-// kernel: shared_runq_dequeue_task() from __dequeue_entity() (v3/v4): unlink p if still listed.
+/*
+ * kernel: shared_runq_dequeue_task() from __dequeue_entity() (v3/v4): unlink p if still
+ * listed, under task_rq(p)'s lock. model: p's CPU is task_rq(p)'s (__dequeue_entity() comes
+ * before any set_task_cpu()).
+ */
 void shared_runq_dequeue_task(kernel& k, task_struct& p)
 {
     if (!p.shard)
         return;
     shared_runq_shard& shard = *p.shard;
     const int this_cpu = k.smp_processor_id();
+    const u64 shard_before = k.charges().shard_ns(this_cpu);
     shard_lock_and_charge(k, shard, this_cpu);
     // list_del_init(): p's node and its two neighbours
     shard_write_nodes(
@@ -175,6 +205,7 @@ void shared_runq_dequeue_task(kernel& k, task_struct& p)
     shard.spare.splice(shard.spare.begin(), shard.list, p.shard_node);
     p.shard = nullptr;
     k.srq().stats.removals++;
+    hold_rq_across_shard(k, k.cpu_rq(p.cpu), this_cpu, shard_before); // task_rq(p)'s lock
 }
 
 /*
@@ -182,7 +213,12 @@ void shared_runq_dequeue_task(kernel& k, task_struct& p)
  * allowed on this CPU, starting at its own shard; then, under the task's rq
  * lock, move it here if it is still queued and not running there. Returns
  * 1 if moved; 0 if nothing was found; a popped task that could not be moved
- * returns -1 in v3 (the pick restarts) and 0 in v4.
+ * returns -1 in v3 (the pick restarts) and 0 in v4. The pops are under
+ * this rq's lock, held across them (hold_rq_across_shard()).
+ * Differs: v3 and v4 drop this rq's lock after the pop and take it again
+ * after the move (raw_spin_rq_unlock(), task_rq_lock(), move_queued_task());
+ * the model's pull is one instant, so no other CPU takes this rq's lock in
+ * that window (a waker enqueueing here meanwhile is not seen by the pick).
  */
 int shared_runq_pick_next_task(kernel& k, rq& r)
 {
@@ -190,6 +226,7 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         return 0;
     const int this_cpu = r.cpu;
     const std::size_t nr = r.srq->shards.size();
+    const u64 shard_before = k.charges().shard_ns(this_cpu);
     task_struct* p = nullptr;
     for (std::size_t i = 0; i < nr && !p; ++i) {
         shared_runq_shard& shard = r.srq->shards[(static_cast<std::size_t>(r.shard_idx) + i) % nr];
@@ -209,6 +246,7 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
             k.srq().stats.head_not_allowed++;
         }
     }
+    hold_rq_across_shard(k, r, this_cpu, shard_before); // this rq's lock, dropped after the pop
     if (!p)
         return 0;
 
@@ -222,15 +260,25 @@ int shared_runq_pick_next_task(kernel& k, rq& r)
         k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
         return k.config().behaviour.shared_runq_version >= 4 ? 0 : -1;
     }
-    // move_queued_task(): dequeue there, set_task_cpu, unlock there, lock this rq
-    // and enqueue here (v3 re-pushes it); this rq stays locked for the pick.
+    /*
+     * kernel: move_queued_task() (kernel/sched/core.c; its 5.x-6.x copies read agree):
+     * deactivate_task() under the source rq's lock, set_task_cpu(), rq_unlock() there,
+     * rq_lock() here, activate_task() and the preemption check under this rq's lock (v3
+     * re-pushes it); this rq stays locked for the pick. The dequeue writes tg->load_avg
+     * (DO_DETACH) and the enqueue does (DO_ATTACH): model: each lock is held across the
+     * line time of the path under it (cpu_charges::under_lock(), as detach_tasks_locked()
+     * and attach_tasks_locked() do).
+     */
     k.update_rq_clock(src);
-    k.deactivate_task(src, *p, DEQUEUE_NOCLOCK);
+    k.charges().under_lock(src.lock, this_cpu,
+                           [&] { k.deactivate_task(src, *p, DEQUEUE_NOCLOCK); });
     k.set_task_cpu(*p, this_cpu);
     k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
     k.update_rq_clock(r);
-    k.activate_task(r, *p, ENQUEUE_NOCLOCK);
-    k.wakeup_preempt(r, *p, 0);
+    k.charges().under_lock(r.lock, this_cpu, [&] {
+        k.activate_task(r, *p, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(r, *p, 0);
+    });
     k.srq().stats.pulls_moved++;
     if (k.decisions().on())
         k.decisions().log(k.now(), this_cpu, "shared_runq",

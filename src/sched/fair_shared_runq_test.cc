@@ -319,6 +319,126 @@ TEST(shared_runq_pick_next_task, a_pop_takes_the_first_node_and_the_next_ones_li
     EXPECT_EQ(k.srq().stats.node_line_ns, ns + 2 * line_case::line);
 }
 
+// kernel: v3 pushes from __enqueue_entity(), with the rq's lock held (a remote wakeup's
+// ttwu_do_activate() under the target's lock, taken by the waker): a waker whose push waits
+// for the shard's lock, held by another CPU's push, waits with cpu0's lock held, and the
+// next CPU taking cpu0's lock (another waker, a balancer, a pull) waits for that wait, the
+// shard lock's hold and the lines written under it too. A push by a CPU that does not hold
+// the rq's lock (here cpu3's, as from another rq of the shard) lengthens nothing.
+TEST(shared_runq_enqueue_task, a_push_holds_the_rq_lock_across_the_shard_locks_wait_and_hold)
+{
+    line_case c;
+    ASSERT_EQ(c.waiting.size(), 2u);
+    kernel& k = *c.t.k;
+    task_struct& s0 = *c.waiting[0];
+    task_struct& s1 = *c.waiting[1];
+    rq& r0 = k.cpu_rq(0);
+    const sim_time now = k.now();
+    const sim_time r0_free = r0.lock.busy_until;
+    k.set_this_cpu(3);
+    shared_runq_enqueue_task(k, r0, s0);
+    EXPECT_EQ(r0.lock.busy_until, r0_free) << "cpu3 does not hold cpu0's lock";
+    const sim_time shard_free = c.shard0().lock.busy_until;
+    ASSERT_GT(shard_free, now) << "cpu3 holds the shard's lock";
+
+    k.set_this_cpu(2); // a waker: cpu0's lock, then the push under it
+    k.charges().lock_and_charge(r0.lock, 2, 0);
+    const sim_time r0_held = r0.lock.busy_until;
+    const u64 rq_hold_before = k.srq().stats.rq_hold_ns;
+    const sim_dur spin_before = c.shard0().lock.wait_total;
+    shared_runq_enqueue_task(k, r0, s1);
+    EXPECT_EQ(c.shard0().lock.wait_total - spin_before, shard_free - now) << "cpu2 waited";
+    const sim_dur shard_time = c.shard0().lock.busy_until - now; // its wait, hold and lines
+    EXPECT_EQ(shard_time, (shard_free - now) + line_case::hold + 3 * line_case::line)
+        << "the lock's line and s1's node from cpu1, s0's from cpu3";
+    EXPECT_EQ(r0.lock.busy_until, std::max(r0_held, now) + shard_time);
+    EXPECT_EQ(k.srq().stats.rq_hold_ns - rq_hold_before, static_cast<u64>(shard_time));
+
+    k.set_this_cpu(1); // the next CPU to take cpu0's lock
+    const sim_dur waited = r0.lock.wait_total;
+    k.charges().lock_and_charge(r0.lock, 1, 0);
+    EXPECT_EQ(r0.lock.wait_total - waited, std::max(r0_held, now) + shard_time - now);
+}
+
+// kernel: the unlink runs from __dequeue_entity() under task_rq(p)'s lock: the pick's
+// set_next_entity() on cpu0 under its own, taken in __schedule(): cpu0's lock is held
+// across the unlink's wait for the shard lock and its hold.
+TEST(shared_runq_dequeue_task, an_unlink_holds_the_rq_lock_across_the_shard_lock)
+{
+    line_case c;
+    kernel& k = *c.t.k;
+    task_struct& s0 = *c.waiting[0];
+    task_struct& s1 = *c.waiting[1];
+    rq& r0 = k.cpu_rq(0);
+    const sim_time now = k.now();
+    k.set_this_cpu(2);
+    shared_runq_enqueue_task(k, r0, s0);
+    k.set_this_cpu(3);
+    shared_runq_enqueue_task(k, r0, s1);
+    const sim_time shard_free = c.shard0().lock.busy_until;
+    ASSERT_GT(shard_free, now);
+    k.set_this_cpu(0);
+    k.charges().lock_and_charge(r0.lock, 0, 0);
+    const sim_time r0_held = r0.lock.busy_until;
+    shared_runq_dequeue_task(k, s0);
+    const sim_dur shard_time = c.shard0().lock.busy_until - now;
+    EXPECT_GT(shard_time, shard_free - now + line_case::hold) << "a wait, the hold, the lines";
+    EXPECT_EQ(r0.lock.busy_until, std::max(r0_held, now) + shard_time);
+}
+
+// kernel: shared_runq_pick_next_task() pops with this rq's lock held, and drops it only
+// once the pop is over (v3 6/7-7/7, v4 6/8): a pop that waits for a shard lock held by a
+// push, and finds a head it may not take, has held this rq's lock for that wait and hold.
+TEST(shared_runq_pick_next_task, a_pop_holds_this_rq_lock_across_the_shard_lock)
+{
+    line_case c;
+    kernel& k = *c.t.k;
+    task_struct& s0 = *c.waiting[0];
+    rq& r1 = k.cpu_rq(1);
+    const sim_time now = k.now();
+    k.set_this_cpu(3);
+    shared_runq_enqueue_task(k, k.cpu_rq(0), s0);
+    const sim_time shard_free = c.shard0().lock.busy_until;
+    ASSERT_GT(shard_free, now);
+    s0.cpus_mask.clear(1);
+    s0.nr_cpus_allowed = 3;
+    k.set_this_cpu(1);
+    k.charges().lock_and_charge(r1.lock, 1, 0); // __schedule()'s
+    const sim_time r1_held = r1.lock.busy_until;
+    EXPECT_EQ(shared_runq_pick_next_task(k, r1), 0) << "its one shard's head is not allowed";
+    const sim_dur shard_time = c.shard0().lock.busy_until - now;
+    EXPECT_EQ(shard_time, (shard_free - now) + line_case::hold + line_case::line)
+        << "the wait, then the hold with the lock's line from cpu3";
+    EXPECT_EQ(r1.lock.busy_until, std::max(r1_held, now) + shard_time);
+}
+
+// kernel: the pull's move_queued_task() dequeues under the source rq's lock, and the
+// dequeue of a migrating task writes tg->load_avg (DO_DETACH, update_tg_load_avg()): a
+// puller waiting for that line holds the source's lock meanwhile, so the next CPU taking
+// it (the source's own schedule(), a waker) waits for the line too. (This rq's lock is
+// held the same way across the enqueue's write, DO_ATTACH, which here waits for nothing:
+// the puller wrote the line last.)
+TEST(shared_runq_pick_next_task, a_pull_holds_the_source_rqs_lock_across_the_detachs_tg_load_avg_wait)
+{
+    auto src_lock_held_for = [](sim_dur line_busy_for) {
+        queued_case c("tip-2023-08+shared_runq_v3");
+        c.t.run_for(msecs(8));
+        EXPECT_FALSE(c.shard0().list.empty());
+        kernel& k = *c.t.k;
+        rq& src = k.cpu_rq(0);
+        EXPECT_NE(src.cfs.tg, nullptr);
+        contended_lock& line = src.cfs.tg->load_avg_line;
+        line.last_cpu = 2; // a transaction of cpu2's on the line, in flight for line_busy_for
+        line.busy_until = k.now() + line_busy_for;
+        k.set_this_cpu(1);
+        EXPECT_EQ(shared_runq_pick_next_task(k, k.cpu_rq(1)), 1);
+        return src.lock.busy_until - k.now();
+    };
+    const sim_dur free_line = src_lock_held_for(0);
+    EXPECT_EQ(src_lock_held_for(usecs(50)), free_line + usecs(50))
+        << "the detach's 50 us wait for the line is inside the source rq's lock";
+}
+
 // v3 pulls before every gate; v4 only when the root domain is overloaded.
 TEST(sched_balance_newidle, shared_runq_v3_pulls_before_the_gates_and_v4_after_the_overload_gate)
 {

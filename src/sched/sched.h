@@ -354,6 +354,9 @@ struct shared_runq_stats {
     sim_dur lock_line_ns = 0; ///< ... the lock's own line's transfers, before the holds
     u64 node_lines = 0;       ///< list nodes' lines taken from another CPU under a shard lock
     sim_dur node_line_ns = 0; ///< ... their waits and transfers (part of hold_ns)
+    /// model: what the shard locks' waits, holds and lines added to the holds of the rq
+    /// locks held across them (pushes, unlinks, pops; hold_rq_across_shard())
+    sim_dur rq_hold_ns = 0;
 };
 
 /// Who called update_tg_load_avg() (kernel/sched/fair.c, 6.5): update_load_avg() after

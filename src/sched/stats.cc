@@ -153,12 +153,14 @@ std::string format_feature_stats(const kernel& k)
         const double per_acq = acq > 0 ? 1.0 / static_cast<double>(acq) : 0.0;
         s += fmt::format("# SHARED_RUNQ shard lock hold: avg {:.1f} ns (list nodes' lines {:.1f} "
                          "ns, {} taken from other CPUs); the lock's own line before it {:.1f} "
-                         "ns; wait per contended acquisition {:.1f} ns\n",
+                         "ns; wait per contended acquisition {:.1f} ns; rq locks held "
+                         "across them {:.3f} ms longer\n",
                          static_cast<double>(st.hold_ns) * per_acq,
                          static_cast<double>(st.node_line_ns) * per_acq, st.node_lines,
                          static_cast<double>(st.lock_line_ns) * per_acq,
                          contended > 0 ? static_cast<double>(wait) / static_cast<double>(contended)
-                                       : 0.0);
+                                       : 0.0,
+                         static_cast<double>(st.rq_hold_ns) / 1e6);
     }
     u64 affine = 0, target = 0, coupled = 0;
     for (int cpu = 0; cpu < k.nr_cpu_ids(); ++cpu) {
