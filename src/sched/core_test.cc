@@ -644,5 +644,51 @@ TEST(try_to_wake_up, a_waker_that_blocks_first_activates_its_wakee_before_its_pi
     EXPECT_LE(rec.wakeup[0].ts, out->ts);
 }
 
+/*
+ * Two wakees collide on an idle CPU, as in SIS_SHORT v6's diagram (2/2's changelog,
+ * 373e6886e274f198608fa1b5f1c254e32b43845d.1677069490.git.yu.c.chen@intel.com: p0 and p2
+ * both select CPU1 and both go on its wake list). kernel (tip-2023-02 is v6.2-rc6; these CFS
+ * rules as read at 6.1 and 6.5, lane sisnow): sched_ttwu_pending() enqueues both;
+ * check_preempt_curr() against the idle task only sets need_resched (no check_preempt_wakeup(),
+ * so no buddy); pick_next_entity() takes the leftmost. The other runs when the first blocks,
+ * or when check_preempt_tick() finds the first over its ideal slice (two equal weights: half
+ * the latency); nothing else preempts it, since nothing new wakes. So the collided wakee
+ * waits a time slice only behind a first wakee that runs on; behind a 10 us burst, 10 us.
+ * Here p and q, pinned to cpu3, are woken by cpu0 and cpu1 (no costs).
+ */
+TEST(sched_ttwu_pending, a_collided_wakee_waits_for_the_first_ones_burst_not_a_slice)
+{
+    for (const sim_dur burst : {usecs(10), msecs(50)}) {
+        sched_fixture t(small_machine(4), "tip-2023-02");
+        wakeups_and_switches rec;
+        t.k->add_sink(&rec);
+        task_struct& p = t.spawn("p", testlib::run_sleep(burst, secs(10)), 3, 0, 3);
+        task_struct& q = t.spawn("q", testlib::run_sleep(burst, secs(10)), 3, 0, 3);
+        t.run_for(msecs(300)); // p and q ran on cpu3 and sleep; cpu3 idles
+        ASSERT_TRUE(t.k->idle_cpu(3)) << burst;
+        rec.switches.clear();
+        t.k->set_this_cpu(0);
+        ASSERT_TRUE(t.k->wake_up_process(p));
+        t.k->set_this_cpu(1);
+        ASSERT_TRUE(t.k->wake_up_process(q));
+        ASSERT_TRUE(t.k->cpu_rq(3).ttwu_pending) << burst;
+        ASSERT_FALSE(p.on_rq || q.on_rq) << burst << ": both on cpu3's wake list";
+        t.run_for(msecs(200));
+        std::vector<sim_time> in; // the switches to p or q, in order
+        for (const trace_sched_switch& s : rec.switches)
+            if (s.cpu == 3 && (s.next_pid == p.pid || s.next_pid == q.pid))
+                in.push_back(s.ts);
+        ASSERT_GE(in.size(), 2u) << burst;
+        const sim_dur wait = in[1] - in[0];
+        if (burst == usecs(10)) {
+            EXPECT_EQ(wait, burst) << "the second runs when the first blocks";
+        } else {
+            const u64 ideal = t.k->tunables().latency / 2;
+            EXPECT_GT(static_cast<u64>(wait), ideal) << "the first runs its ideal slice";
+            EXPECT_LT(static_cast<u64>(wait), t.k->tunables().latency) << "and a tick at most";
+        }
+    }
+}
+
 } // namespace
 } // namespace schedlab
