@@ -23,6 +23,7 @@
 #include "sched/syscalls.h"
 #include "workload/mutex.h"
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <vector>
@@ -112,6 +113,13 @@ public:
     /// One attempt of a blocking read(): true when at least one byte was read
     /// (short reads complete); false when p has been queued and must sleep.
     virtual bool read(syscalls& sys, task_struct& p, io_call& c) = 0;
+    /*
+     * The bytes the next read() attempt would copy now (at most c.want - c.done): 0 when it
+     * would sleep or is at end of file. No side effects: calls::read looks before the copy
+     * (the kernel's read paths copy only once they have found data, after any wait) and
+     * charges the copy for these bytes, then makes the attempt for them.
+     */
+    virtual u64 read_ready(const io_call& c) const = 0;
     /// One attempt of poll(POLLIN): true if readable; otherwise p has been queued
     /// (non-exclusive, like __pollwait()) and must sleep.
     virtual bool poll(syscalls& sys, task_struct& p) = 0;
@@ -207,8 +215,10 @@ protected:
  * wake_up_interruptible_sync_poll()), and drop it before sleeping on
  * rd_wait/wr_wait; woken, they take it again. The hold is the copy plus
  * pipe_lock_pct of pipe_write/pipe_read (the rest is the syscall's entry and
- * exit); a call that retries after a wait holds it for no modelled time (its
- * copy was charged with the first attempt). Differs: a woken reader or writer
+ * exit); a write that retries after a wait holds it for no modelled time (its
+ * copy was charged with the first attempt); a read copies only once it has found
+ * data (pipe_read(), v6.5), so a woken reader holds it for its copy (calls::read,
+ * task.cc). Differs: a woken reader or writer
  * re-checks pipe_readable()/pipe_writable() under the mutex (the kernel checks
  * them locklessly in wait_event_interruptible_exclusive(), then locks);
  * pipe_release() and pipe_poll() take no modelled lock (pipe_poll() takes none).
@@ -227,6 +237,8 @@ public:
     bool write(syscalls& sys, task_struct& p, io_call& c) override;
     bool read(syscalls& sys, task_struct& p, io_call& c) override;
     bool poll(syscalls& sys, task_struct& p) override;
+    /// kernel: pipe_read() copies across the buffers until it has total_len or the pipe is empty.
+    u64 read_ready(const io_call& c) const override { return std::min(c.want - c.done, bytes_); }
     sim_dur write_cost(const cost_params& c) const override { return c.pipe_write; }
     sim_dur read_cost(const cost_params& c) const override { return c.pipe_read; }
     u64 bytes_queued() const override { return bytes_; }
@@ -324,6 +336,8 @@ public:
     bool write(syscalls& sys, task_struct& p, io_call& c) override;
     bool read(syscalls& sys, task_struct& p, io_call& c) override;
     bool poll(syscalls& sys, task_struct& p) override;
+    /// kernel: unix_stream_read_generic() copies skb after skb while `size` is left.
+    u64 read_ready(const io_call& c) const override { return std::min(c.want - c.done, bytes_); }
     sim_dur write_cost(const cost_params& c) const override { return c.socket_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.socket_recv; }
     u64 bytes_queued() const override { return bytes_; }

@@ -28,6 +28,7 @@
  */
 #include "workload/channel.h"
 
+#include <algorithm>
 #include <deque>
 #include <string>
 
@@ -84,6 +85,8 @@ public:
     bool write(syscalls& sys, task_struct& p, io_call& c) override;
     bool read(syscalls& sys, task_struct& p, io_call& c) override;
     bool poll(syscalls& sys, task_struct& p) override;
+    /// kernel: tcp_recvmsg_locked() copies skb after skb while `len` is left and data is queued.
+    u64 read_ready(const io_call& c) const override { return std::min(c.want - c.done, bytes_); }
     sim_dur write_cost(const cost_params& c) const override { return c.tcp_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.tcp_recv; }
     /// tcp_send + copy + one softirq_rx per skb (the receive path runs in the sender's context).
@@ -130,6 +133,11 @@ public:
     bool write(syscalls& sys, task_struct& p, io_call& c) override;
     bool read(syscalls& sys, task_struct& p, io_call& c) override;
     bool poll(syscalls& sys, task_struct& p) override;
+    /// kernel: udp_recvmsg() copies one datagram, truncated to the buffer.
+    u64 read_ready(const io_call& c) const override
+    {
+        return dgrams_.empty() ? 0 : std::min(c.want - c.done, dgrams_.front().len);
+    }
     sim_dur write_cost(const cost_params& c) const override { return c.udp_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.udp_recv; }
     /// udp_send + copy + softirq_rx (one datagram).

@@ -23,8 +23,17 @@ TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
     tcp_channel& ch = st.make_channel<tcp_channel>("c2s");
     // 100 KiB: two skbs (64 KiB + 36 KiB), so two passes of the receive path.
     const u64 n = 100 * 1024;
-    t.spawn_pinned(program_builder().write(ch, n).build(), st, "sender", 0);
-    t.spawn_pinned(program_builder().read(ch, n).build(), st, "receiver", 1);
+    task_struct* receiver = nullptr;
+    u64 at_wake = 0; // the receiver's CPU time when the send has woken it
+    t.spawn_pinned(program_builder()
+                       .write(ch, n)
+                       .user([&](syscalls&, task_struct&) {
+                           at_wake = receiver->se.sum_exec_runtime;
+                           return sim_dur{0};
+                       })
+                       .build(),
+                   st, "sender", 0);
+    receiver = &t.spawn_pinned(program_builder().read(ch, n).build(), st, "receiver", 1);
     t.k.run(secs(1));
     ASSERT_TRUE(t.k.all_exited());
     EXPECT_EQ(ch.nr_segments(n), 2u);
@@ -36,11 +45,16 @@ TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
     const sim_dur cpu0 = t.k.charges().cpu(0).busy_time;
     EXPECT_GE(cpu0, send + exit);
     EXPECT_LE(cpu0, send + exit + c.wakeup + c.context_switch);
-    // cpu1: the receiver sleeps first, then pays only tcp_recv + the copy (+ switch-in and exit).
+    // cpu1: the receiver pays tcp_recv, finds the queue empty and sleeps (sk_wait_data());
+    // woken, it copies the 100 KiB (skb_copy_datagram_msg()) and exits. Each switch-in costs
+    // it context_switch: the start and the wakeup.
+    EXPECT_EQ(static_cast<sim_dur>(at_wake), c.context_switch + c.tcp_recv)
+        << "no copy before the wait";
+    EXPECT_EQ(static_cast<sim_dur>(receiver->se.sum_exec_runtime - at_wake),
+              c.context_switch + copy_cost(c, n) + exit)
+        << "the copy after the wakeup";
     const sim_dur cpu1 = t.k.charges().cpu(1).busy_time;
-    const sim_dur recv = c.tcp_recv + copy_cost(c, n);
-    EXPECT_GE(cpu1, recv + exit);
-    EXPECT_LE(cpu1, 2 * c.tcp_recv + copy_cost(c, n) + exit + 3 * c.context_switch);
+    EXPECT_EQ(cpu1, 2 * c.context_switch + c.tcp_recv + copy_cost(c, n) + exit);
     EXPECT_LT(cpu1, cpu0) << "the softirq work must not land on the receiver's CPU";
 }
 

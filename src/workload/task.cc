@@ -184,9 +184,9 @@ std::optional<task_action> lock_step(task_context& t, mutex& m, mutex_waiter& w,
 }
 
 /*
- * A channel call's first step: its entry + copy cost (`base`, jittered once). With a
- * mutex, only the part before mutex_lock() runs now; `hold`, the jittered share of
- * `locked`, runs once the mutex is taken (locked_part()).
+ * A write's first step: its entry + copy cost (`base`, jittered once; read::step splits
+ * its copy off, below). With a mutex, only the part before mutex_lock() runs now;
+ * `hold`, the jittered share of `locked`, runs once the mutex is taken (locked_part()).
  */
 task_action start_call(task_context& t, const mutex* m, sim_dur base, sim_dur locked, phase& ph,
                        sim_dur& hold)
@@ -216,7 +216,7 @@ std::optional<task_action> locked_part(task_context& t, mutex& m, mutex_waiter& 
 } // namespace
 
 /*
- * The channel's syscall (channel.h) after its entry + copy cost. With a mutex
+ * write(): the channel's syscall (channel.h) after its entry + copy cost. With a mutex
  * (pipe->mutex), the cost is split: the entry runs first, then mutex_lock(), then the
  * held part, at whose end the call acts and unlocks (inside the channel's call, before
  * its wakeups). A call that sleeps on the channel takes the mutex again when woken.
@@ -246,25 +246,71 @@ std::optional<task_action> write::step(task_context& t)
     return std::nullopt;
 }
 
-// perf's readers loop on short reads: each pass is a new read() syscall.
+/*
+ * read(): the entry (and, with a mutex, the fixed part of the hold), then the check for
+ * data; the copy only once data is there, for the bytes the attempt takes; then the call
+ * acts. A read that must wait sleeps before its copy and pays it when woken.
+ * kernel: fs/pipe.c pipe_read(), net/unix/af_unix.c unix_stream_read_generic() (its
+ * recv_actor, unix_stream_read_actor(): skb_copy_datagram_msg()), net/ipv4/tcp.c
+ * tcp_recvmsg_locked() (skb_copy_datagram_msg() after sk_wait_data()), net/ipv4/udp.c
+ * udp_recvmsg() (the copy after __skb_recv_udp() has waited), v6.5 (sndrzt/linux-6.5
+ * 4f5cdb332210): each finds data first (waiting when there is none) and copies only what it
+ * found, up to the buffer. model: one draw of the task's jitter for the pass, as before; the
+ * copy's share of it (copy_cost(left) of read_syscall_cost(left)) is held back and charged
+ * after the check, scaled to the bytes found (read_ready()); for a pipe it runs under
+ * pipe->mutex, after the held fixed part. A pass that finds `left` bytes at once costs what
+ * it did in one burst, in two bursts ending at the same instant. Differs: the fixed costs
+ * (pipe_read, socket_recv, tcp_recv, udp_recv) are not split: all of each runs before the
+ * check (tcp_recvmsg_locked()'s final tcp_cleanup_rbuf() and release_sock() come after the
+ * copy in the kernel; no source gives their share). The attempt takes the bytes it found at
+ * the check: data queued during the copy is left for the next pass (the kernel's socket
+ * loops would take it; a pipe's writers wait for the mutex, so for pipes nothing differs);
+ * another reader emptying a socket between the check and the act (no modelled workload has
+ * two readers on one socket) makes the attempt wait and pay its copy again when woken.
+ * perf's readers loop on short reads: each pass is a new read() syscall.
+ */
 std::optional<task_action> read::step(task_context& t)
 {
     mutex* const m = ch.io_mutex();
     if (ph == phase::fresh) {
         io = {.want = left};
-        return start_call(t, m, ch.read_syscall_cost(t.costs(), left),
-                          ch.read_locked_cost(t.costs(), left), ph, hold);
+        const cost_params& c = t.costs();
+        const sim_dur base = ch.read_syscall_cost(c, left);
+        const sim_dur total = t.charge(base);
+        copy = locked_share(total, base, copy_cost(c, left));
+        if (!m) {
+            ph = phase::syscall;
+            return t.cpu(total - copy);
+        }
+        // The hold's fixed part now; its copy part once data is found.
+        hold = locked_share(total, base, ch.read_locked_cost(c, left)) - copy;
+        ph = phase::lock;
+        // kernel: mutex_lock() begins with might_sleep(), a might_resched() point (voluntary).
+        return t.cpu(total - hold - copy, false, true);
     }
     if (ph == phase::done)
         return std::nullopt;
     if (ph == phase::lock)
         if (auto a = locked_part(t, *m, mw, ph, hold))
             return a;
+    if (ph == phase::syscall) {
+        io.want = left; // an attempt after a wait looks again for all it asks
+        const u64 found = ch.read_ready(io);
+        if (found > 0) {
+            io.want = io.done + found; // the attempt takes what it found
+            ph = phase::copy;
+            const sim_dur c_left = copy_cost(t.costs(), left);
+            const sim_dur ns =
+                found == left || c_left <= 0 ? copy : copy * copy_cost(t.costs(), found) / c_left;
+            if (ns > 0)
+                return t.cpu(ns);
+        }
+    }
     io.nr_woken = 0;
     if (!ch.read(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
-        if (m)
-            ph = phase::lock; // woken: mutex_lock() again, held for no modelled time
+        // woken: mutex_lock() again (no fixed part), then the check and the copy
+        ph = m ? phase::lock : phase::syscall;
         return task_action::sleep();
     }
     t.add_tail(t.wake_cost(io.nr_woken));

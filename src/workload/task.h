@@ -52,9 +52,10 @@
  * Differs: user-space code with effects of its own (a workload's counters)
  * runs at the stretch's start, up to a wakeup cost early. A syscall
  * that must block queues the task and sleeps; when woken it retries where it
- * stopped, without paying the entry cost again. Each system call is written
- * once, as a small state machine (a pending_call) that the runner steps; the
- * coroutine only resumes when its call has completed.
+ * stopped, without paying the entry cost again. A read() pays its copy only once it
+ * has found data (calls::read in task.cc): after the entry, or after its wakeup.
+ * Each system call is written once, as a small state machine (a pending_call) that the runner
+ * steps; the coroutine only resumes when its call has completed.
  *
  * Data-driven behaviour (program.h's op lists, later replayed traces) runs
  * through the same calls: run_program() is one coroutine that executes an
@@ -180,7 +181,12 @@ std::unique_ptr<task_behaviour> make_task(F&& factory, counter* exit_notify = nu
 
 namespace calls {
 /* The system calls' state machines (task.cc); use them through task_context. */
-enum class phase : u8 { fresh, lock, syscall, done };
+/*
+ * A call's step: fresh (its entry cost next), lock (mutex_lock()), syscall (the call acts:
+ * for read(), first its check for data), copy (read(): the copy's CPU time charged, the
+ * call acts next), done.
+ */
+enum class phase : u8 { fresh, lock, syscall, copy, done };
 
 struct run {
     explicit run(sim_dur ns) : ns(ns) {}
@@ -235,7 +241,10 @@ struct read {
     bool eof = false;
     io_call io;
     mutex_waiter mw;  ///< taking the channel's io_mutex()
-    sim_dur hold = 0; ///< CPU time to run holding it, once taken
+    sim_dur hold = 0; ///< CPU time to run holding it, once taken (the fixed part's share)
+    /// The jittered copy of `left` bytes (the share of the pass's one draw that
+    /// copy_cost(left) is): charged, scaled to the bytes found, once data is there.
+    sim_dur copy = 0;
 };
 struct poll {
     explicit poll(channel& ch) : ch(ch) {}

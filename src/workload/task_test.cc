@@ -95,6 +95,157 @@ TEST(task_code, read_returns_false_at_end_of_file_after_the_writer_closes)
     EXPECT_EQ(ch.stats().bytes_read, 70u);
 }
 
+/*
+ * A read's copy comes after its check for data (calls::read; pipe_read(),
+ * unix_stream_read_generic(), tcp_recvmsg_locked(), udp_recvmsg() at v6.5): a read that
+ * finds the channel empty pays its fixed cost, sleeps, and pays the copy once woken.
+ */
+task_struct& spawn_code_pinned(test_env& e, std::unique_ptr<task_behaviour> b,
+                               const std::string& comm, int cpu)
+{
+    task_opts o;
+    o.comm = comm;
+    o.cpu = cpu;
+    o.allowed = cpumask(e.m.nr_cpus());
+    o.allowed.set(cpu);
+    return e.k.spawn(std::move(b), o);
+}
+
+task_code read_once(task_context& t, channel& ch, u64 n)
+{
+    const bool got = co_await t.read(ch, n);
+    (void)got;
+}
+
+/// Sleeps, writes `n` bytes, and notes the reader's CPU time when the write has woken it.
+task_code sleep_then_write(task_context& t, channel& ch, u64 n, task_struct* const& reader,
+                           u64& reader_ran_at_wake)
+{
+    co_await t.sleep(msecs(1));
+    co_await t.write(ch, n);
+    reader_ran_at_wake = reader->se.sum_exec_runtime;
+}
+
+TEST(read_copy, a_blocked_pipe_read_pays_its_copy_after_the_wakeup)
+{
+    test_env e(2, 1, "6.6", no_jitter());
+    const cost_params& c = e.k.charges().params();
+    workload_state st;
+    pipe_channel& ch = st.make_pipe("p");
+    const u64 n = 4 * pipe_channel::PAGE_SIZE; // a copy of 960 ns at 60 ns/KiB
+    task_struct* reader = nullptr;
+    u64 at_wake = 0;
+    reader = &spawn_code_pinned(e, make_task([&](task_context& t) { return read_once(t, ch, n); }),
+                                "reader", 1);
+    spawn_code_pinned(
+        e, make_task([&](task_context& t) { return sleep_then_write(t, ch, n, reader, at_wake); }),
+        "writer", 0);
+    e.k.run(secs(1));
+
+    ASSERT_TRUE(e.k.all_exited());
+    EXPECT_EQ(ch.stats().reader_sleeps, 1u);
+    EXPECT_EQ(ch.stats().bytes_read, n);
+    ASSERT_GT(copy_cost(c, n), 0);
+    // Each switch-in costs the incoming task context_switch (costs.def). Before the wait:
+    // the first switch-in, the entry and the fixed part of the hold (pipe_read), no copy.
+    EXPECT_EQ(static_cast<sim_dur>(at_wake), c.context_switch + c.pipe_read);
+    // After it: the switch-in, mutex_lock() again, the copy under the mutex, the exit.
+    EXPECT_EQ(static_cast<sim_dur>(reader->se.sum_exec_runtime - at_wake),
+              c.context_switch + copy_cost(c, n) + c.exit);
+}
+
+/// Writes `n` bytes at once; the reader, on another CPU, reads them later.
+task_code write_now(task_context& t, channel& ch, u64 n)
+{
+    co_await t.write(ch, n);
+}
+
+struct read_seen {
+    sim_time start = -1;
+    sim_time end = -1;
+    sim_dur expected = -1; ///< one draw of the task's jitter for read_syscall_cost(n)
+};
+
+/// Sleeps (the data is queued meanwhile), then reads `n` bytes that are there.
+task_code sleep_then_read(task_context& t, channel& ch, u64 n, read_seen& seen)
+{
+    co_await t.sleep(msecs(1));
+    rng_stream rng = t.task().rng; // the draw the read is about to make
+    seen.expected =
+        rng.jitter(ch.read_syscall_cost(t.costs(), n), static_cast<u32>(t.costs().jitter_pct));
+    seen.start = t.now();
+    const bool got = co_await t.read(ch, n);
+    (void)got;
+    seen.end = t.now();
+}
+
+TEST(read_copy, a_read_that_finds_its_data_costs_one_draw_of_entry_and_copy_as_before)
+{
+    // With the default jitter: the pass's cost is one draw, split, so it costs what the
+    // one-burst read did, and the read acts (returns) at that burst's end.
+    for (const bool pipe : {true, false}) {
+        test_env e(2, 7);
+        workload_state st;
+        channel& ch = pipe ? static_cast<channel&>(st.make_pipe("p"))
+                           : static_cast<channel&>(st.make_socketpair("s"));
+        const u64 n = 2 * pipe_channel::PAGE_SIZE;
+        read_seen seen;
+        spawn_code_pinned(e, make_task([&](task_context& t) { return write_now(t, ch, n); }),
+                          "writer", 0);
+        spawn_code_pinned(
+            e, make_task([&](task_context& t) { return sleep_then_read(t, ch, n, seen); }),
+            "reader", 1);
+        e.k.run(secs(1));
+
+        ASSERT_TRUE(e.k.all_exited()) << pipe;
+        EXPECT_EQ(ch.stats().reader_sleeps, 0u) << pipe;
+        EXPECT_EQ(ch.stats().bytes_read, n) << pipe;
+        ASSERT_GT(seen.expected, 0) << pipe;
+        // Nothing else runs on the reader's CPU: from the call to its return is its cost.
+        EXPECT_EQ(seen.end - seen.start, seen.expected) << pipe;
+    }
+}
+
+/// Sleeps (the writer writes `have` bytes and closes), then reads `want` > `have`.
+task_code sleep_then_read_all(task_context& t, channel& ch, u64 want, bool& eof)
+{
+    co_await t.sleep(msecs(1));
+    const bool got = co_await t.read(ch, want);
+    eof = !got;
+}
+
+task_code write_then_close(task_context& t, channel& ch, u64 n)
+{
+    co_await t.write(ch, n);
+    co_await t.sleep(msecs(2));
+    co_await t.close(ch);
+}
+
+TEST(read_copy, a_short_read_pays_the_copy_of_the_bytes_it_took_not_of_those_it_asked_for)
+{
+    test_env e(2, 1, "6.6", no_jitter());
+    const cost_params& c = e.k.charges().params();
+    workload_state st;
+    pipe_channel& ch = st.make_pipe("p");
+    bool eof = false;
+    spawn_code_pinned(e, make_task([&](task_context& t) { return write_then_close(t, ch, 100); }),
+                      "writer", 0);
+    task_struct& r = spawn_code_pinned(
+        e, make_task([&](task_context& t) { return sleep_then_read_all(t, ch, 4096, eof); }),
+        "reader", 1);
+    e.k.run(secs(1));
+
+    ASSERT_TRUE(e.k.all_exited());
+    EXPECT_TRUE(eof) << "100 bytes, then a second read() that sleeps and sees the close";
+    EXPECT_EQ(ch.stats().bytes_read, 100u);
+    ASSERT_LT(copy_cost(c, 100), copy_cost(c, 4096));
+    // Three switch-ins (the start, after the nanosleep, after the second pass's wait);
+    // nanosleep; the first pass (pipe_read + the copy of the 100 bytes found); the second
+    // pass's pipe_read before it sleeps; at EOF nothing to copy; the exit.
+    EXPECT_EQ(static_cast<sim_dur>(r.se.sum_exec_runtime),
+              3 * c.context_switch + c.nanosleep + 2 * c.pipe_read + copy_cost(c, 100) + c.exit);
+}
+
 task_code run_for(task_context& t, sim_dur ns)
 {
     co_await t.run(ns);
