@@ -1026,6 +1026,39 @@ bool only_runs_and_wakes_to_exit(replay_steps::cursor cur)
 
 } // namespace
 
+std::optional<sim_dur> replay_workload::run_step_burst(task_context& t, std::size_t idx,
+                                                       const replay_step& s,
+                                                       const replay_steps::cursor& cur,
+                                                       bool& looked_ahead, sim_dur& exit_work)
+{
+    const auto ns = static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
+    if (ns <= 0)
+        return std::nullopt;
+    if (!o_.net_bursts)
+        return ns;
+    if (!looked_ahead) {
+        looked_ahead = true;
+        if (only_runs_and_wakes_to_exit(cur))
+            exit_work = t.sys().exit_cost(t.task());
+    }
+    // --bursts net: the traced burst less the kernel work the simulation charged this task
+    // since the previous burst was accounted (see net_bursts), and before the exit, less the
+    // exit's.
+    return net_burst(idx, ns, t.sys(), t.task(),
+                     t.sys().kernel_work_owed(t.task()) + t.owed() + t.tail(), exit_work);
+}
+
+void replay_workload::wake_absent(task_context& t, int pid)
+{
+    std::unique_ptr<task_struct>& a = absent_[pid];
+    if (!a) {
+        a = std::make_unique<task_struct>();
+        a->pid = -pid; // not a replayed task's pid
+    }
+    t.sys().record_absent_wakee(t.task(), *a);
+    ++absent_wakes_run_;
+}
+
 /*
  * One task's steps as system calls, decoded one at a time (replay_steps::cursor): the run
  * holds the compact steps and this coroutine's frame per task, not an op list.
@@ -1058,27 +1091,11 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             s.kind != replay_step::wake_absent)
             looked_ahead = false;
         switch (s.kind) {
-        case replay_step::run: {
-            const auto ns =
-                static_cast<sim_dur>(std::llround(static_cast<double>(s.ns) / o_.speed));
-            if (ns <= 0)
-                break;
-            if (o_.net_bursts && !looked_ahead) {
-                looked_ahead = true;
-                if (only_runs_and_wakes_to_exit(cur))
-                    exit_work = t.sys().exit_cost(t.task());
-            }
-            // --bursts net: the traced burst less the kernel work the simulation charged
-            // this task since the previous burst was accounted (see net_bursts), and before
-            // the exit, less the exit's.
-            const sim_dur left =
-                o_.net_bursts
-                    ? net_burst(idx, ns, t.sys(), t.task(),
-                                t.sys().kernel_work_owed(t.task()) + t.owed() + t.tail(), exit_work)
-                    : ns;
-            co_await t.run(left);
+        case replay_step::run:
+            if (const std::optional<sim_dur> left =
+                    run_step_burst(t, idx, s, cur, looked_ahead, exit_work))
+                co_await t.run(*left);
             break;
-        }
         case replay_step::wake: {
             // --deps count: one counter per wakee, every waker signals it.
             const std::size_t wakee = pid_index_.at(s.pid);
@@ -1171,16 +1188,9 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             co_await t.fork(child, fo);
             break;
         }
-        case replay_step::wake_absent: {
-            std::unique_ptr<task_struct>& a = absent_[s.pid];
-            if (!a) {
-                a = std::make_unique<task_struct>();
-                a->pid = -s.pid; // not a replayed task's pid
-            }
-            t.sys().record_absent_wakee(t.task(), *a);
-            ++absent_wakes_run_;
+        case replay_step::wake_absent:
+            wake_absent(t, s.pid);
             break;
-        }
         case replay_step::exit:
         case replay_step::pending:
             break;

@@ -56,6 +56,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -291,6 +292,15 @@ private:
     std::string options_text() const;
     /// Task `idx`'s code: its steps as system calls, each decoded when the task reaches it.
     task_code run_task(task_context& t, std::size_t idx);
+    /// run_task()'s run step `s`: the burst to run (--speed; --bursts net: net_burst(), with
+    /// the exit's work looked ahead once per stretch of runs and wakes before the exit, in
+    /// `looked_ahead` and `exit_work`), or nullopt for a traced burst that rounds to nothing.
+    std::optional<sim_dur> run_step_burst(task_context& t, std::size_t idx, const replay_step& s,
+                                          const replay_steps::cursor& cur, bool& looked_ahead,
+                                          sim_dur& exit_work);
+    /// run_task()'s wake_absent step: the waker's wake of traced pid `pid`, not replayed
+    /// (syscalls::record_absent_wakee() on a stand-in task made on first use).
+    void wake_absent(task_context& t, int pid);
     /// --bursts net: what a traced burst of `ns` leaves once the kernel work the simulation
     /// charged task `idx` since its previous run step is taken out: the work run and the
     /// work owed (`owed`: what the task's calls since then charged that it has not run yet,
