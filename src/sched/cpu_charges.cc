@@ -68,28 +68,28 @@ void cpu_charges::charge_tracepoint_write(rq& r)
     st.tracepoint_until = std::max(st.tracepoint_until, sim_.now()) + c;
 }
 
-void cpu_charges::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
+template <typename Charge>
+void cpu_charges::lock_and_charge_with(contended_lock& l, int cpu, sim_dur hold, Charge charge)
 {
     const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
     rq& r = *(*rqs_)[static_cast<std::size_t>(cpu)];
-    charge_cpu(r, spin, ACCT_LOCK_SPIN);
-    charge_cpu(r, held, ACCT_LOCK_HOLD);
+    (this->*charge)(r, spin, ACCT_LOCK_SPIN);
+    (this->*charge)(r, held, ACCT_LOCK_HOLD);
+}
+
+void cpu_charges::lock_and_charge(contended_lock& l, int cpu, sim_dur hold)
+{
+    lock_and_charge_with(l, cpu, hold, &cpu_charges::charge_cpu);
 }
 
 void cpu_charges::lock_line_and_charge(contended_lock& l, int cpu, sim_dur hold)
 {
-    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
-    rq& r = *(*rqs_)[static_cast<std::size_t>(cpu)];
-    charge_line(r, spin, ACCT_LOCK_SPIN);
-    charge_line(r, held, ACCT_LOCK_HOLD);
+    lock_and_charge_with(l, cpu, hold, &cpu_charges::charge_line);
 }
 
 void cpu_charges::lock_shard_and_charge(contended_lock& l, int cpu, sim_dur hold)
 {
-    const auto [spin, held] = cm_.lock_acquire(l, cpu, hold, sim_.now());
-    rq& r = *(*rqs_)[static_cast<std::size_t>(cpu)];
-    charge_shard(r, spin, ACCT_LOCK_SPIN);
-    charge_shard(r, held, ACCT_LOCK_HOLD);
+    lock_and_charge_with(l, cpu, hold, &cpu_charges::charge_shard);
 }
 
 sim_dur cpu_charges::hold_longer(contended_lock& l, int cpu, sim_dur ns)

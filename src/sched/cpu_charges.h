@@ -297,6 +297,10 @@ public:
 
 private:
     void charge_tracepoint_write(rq& r);
+    /// lock_acquire() of l by `cpu`, its spin and hold charged by `charge` (charge_cpu,
+    /// charge_line or charge_shard: which per-CPU counters also count them).
+    template <typename Charge>
+    void lock_and_charge_with(contended_lock& l, int cpu, sim_dur hold, Charge charge);
     /// l, taken by `cpu` and still last held by it, is held `ns` longer; returns what it
     /// added (0 if another CPU took l since).
     sim_dur hold_longer(contended_lock& l, int cpu, sim_dur ns);
