@@ -313,7 +313,9 @@ void add_replay_command(CLI::App& app, int& rc)
                      "waits for the task's n-th such wake by any waker; edge: for the n-th "
                      "wake by the waker the "
                      "trace shows; keep: as count, and a wait whose wake came first still "
-                     "sleeps (1 ns), so every traced block is kept")
+                     "sleeps (1 ns), so every traced block is kept; reply: as flow, but a "
+                     "request (a wake of a task that then wakes this one back in the same burst) "
+                     "is not held, and the reply waits for its request (docs/replay.md)")
         ->capture_default_str();
     replay->add_flag("--sync-wakes", rpl.sync_wakes,
                      "Replay dependency wakes as WF_SYNC wakeups, as pipe and socket writes make "
