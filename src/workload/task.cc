@@ -259,10 +259,13 @@ std::optional<task_action> write::step(task_context& t)
  * copy's share of it (copy_cost(left) of read_syscall_cost(left)) is held back and charged
  * after the check, scaled to the bytes found (read_ready()); for a pipe it runs under
  * pipe->mutex, after the held fixed part. A pass that finds `left` bytes at once costs what
- * it did in one burst, in two bursts ending at the same instant. Differs: the fixed costs
- * (pipe_read, socket_recv, tcp_recv, udp_recv) are not split: all of each runs before the
- * check (tcp_recvmsg_locked()'s final tcp_cleanup_rbuf() and release_sock() come after the
- * copy in the kernel; no source gives their share). The attempt takes the bytes it found at
+ * it did in one burst, in two bursts ending where it did (on a core whose SMT sibling is busy
+ * each is rounded up to a whole ns, so up to 1 ns later; the copy's end is inserted later, so
+ * it fires after events due at the same ns inserted meanwhile: one burst for it moves
+ * schedules, docs/performance.md). Differs: the fixed costs (pipe_read, socket_recv,
+ * tcp_recv, udp_recv) are not split: all of each runs before the check
+ * (tcp_recvmsg_locked()'s final tcp_cleanup_rbuf() and release_sock() come after the copy in
+ * the kernel; no source gives their share). The attempt takes the bytes it found at
  * the check: data queued during the copy is left for the next pass (the kernel's socket
  * loops would take it; a pipe's writers wait for the mutex, so for pipes nothing differs);
  * another reader emptying a socket between the check and the act (no modelled workload has

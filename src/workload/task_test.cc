@@ -819,6 +819,90 @@ TEST(preempt_model, voluntary_switches_at_the_writes_mutex_lock_none_at_its_retu
 }
 
 /*
+ * A read that finds its data: no preemption point between its fixed part and its copy. The
+ * kernel copies straight after finding data (v6.5, sndrzt/linux-6.5 4f5cdb332210: pipe_read()
+ * under pipe->mutex, with no cond_resched() in its loop; unix_stream_read_generic() under
+ * u->iolock from before its check through its recv_actor), and calls::read charges the two
+ * as two kernel-mode bursts whose boundary is no preemption point: a remote reschedule that
+ * lands in the fixed part (for a pipe, in its held part, after mutex_lock()'s might_sleep())
+ * switches at the call's return to user mode under none and voluntary, not before the copy;
+ * under full when it lands. cpu0's task writes 4 KiB (a 40 us copy here) into a socket or
+ * pipe, then reads them back (400 us of fixed cost); cpu1 wakes cpu0's SCHED_FIFO task.
+ */
+struct found_read_scene {
+    sim_time read_start = -1;
+    sim_time read_end = -1;
+    sim_time wake_at = -1;
+};
+
+task_code write_then_read_back(task_context& t, channel& ch, u64 n, found_read_scene& s)
+{
+    co_await t.write(ch, n);
+    s.read_start = t.now();
+    const bool got = co_await t.read(ch, n);
+    EXPECT_TRUE(got);
+    s.read_end = t.now();
+    co_await t.run(usecs(10));
+}
+
+task_code remote_waker_at(task_context& t, counter& c, sim_dur delay, found_read_scene& s)
+{
+    co_await t.run(delay);
+    s.wake_at = t.now();
+    co_await t.signal(c);
+}
+
+found_read_scene remote_wakeup_in_a_found_read(const std::string& kernel, bool pipe,
+                                               preempt_scene& ps)
+{
+    cost_params c = no_jitter();
+    c.copy_per_kib = usecs(10);
+    c.socket_recv = usecs(400);
+    c.pipe_read = usecs(400);
+    c.pipe_lock_pct = 50; // the pipe's entry 200 us, then mutex_lock(), then 200 us held
+    test_env e(2, 1, kernel, c);
+    workload_state st;
+    channel& ch = pipe ? static_cast<channel&>(st.make_pipe("p"))
+                       : static_cast<channel&>(st.make_socketpair("s"));
+    found_read_scene s;
+    counter done;
+    e.spawn_pinned(make_task([&](task_context& t) { return fifo_wakee(t, done, ps); }), "fifo", 0,
+                   SCHED_FIFO);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return write_then_read_back(t, ch, 4096, s); }),
+        "reader", 0);
+    const sim_dur delay = pipe ? usecs(350) : usecs(150);
+    e.spawn_pinned(
+        make_task([&](task_context& t) { return remote_waker_at(t, done, delay, s); }), "waker",
+        1);
+    e.k.run(secs(1));
+    EXPECT_TRUE(e.k.all_exited()) << kernel;
+    EXPECT_EQ(ch.stats().reader_sleeps, 0u) << kernel << ": the data was there";
+    return s;
+}
+
+TEST(preempt_model, a_read_that_finds_its_data_is_not_preempted_between_its_fixed_part_and_copy)
+{
+    for (const bool pipe : {false, true}) {
+        for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.6+preempt=full"}) {
+            preempt_scene ps;
+            const found_read_scene s = remote_wakeup_in_a_found_read(k, pipe, ps);
+            const std::string what = std::string(k) + (pipe ? " pipe" : " socket");
+            // The reschedule lands in the fixed part (for the pipe, in its held part).
+            ASSERT_GT(s.wake_at, s.read_start + (pipe ? usecs(200) : 0)) << what;
+            ASSERT_LT(s.wake_at, s.read_start + usecs(400)) << what;
+            ASSERT_GE(s.read_end - s.read_start, usecs(440)) << what << ": 400 us, then the copy";
+            if (std::string(k).find("full") != std::string::npos) {
+                EXPECT_LT(ps.woken_run, s.wake_at + usecs(10)) << what << ": when it lands";
+            } else {
+                EXPECT_GE(ps.woken_run, s.read_end) << what << ": not before the copy";
+                EXPECT_LT(ps.woken_run, s.read_end + usecs(10)) << what << ": at its return";
+            }
+        }
+    }
+}
+
+/*
  * A mutex spinner leaves on need_resched() in every model (kernel/locking/mutex.c
  * mutex_spin_on_owner(): `if (!owner_on_cpu(owner) || need_resched())` ends the spin): the
  * model preempts its spin burst at once. cpu1's writer holds the pipe mutex from 0 to
