@@ -1154,8 +1154,18 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
  * that got work otherwise keeps balancing as CPU_IDLE, and should_we_balance() (which
  * reads idle_cpu() of every CPU, this one included) then clears continue_balancing when
  * another CPU of the group is idle, which ends the walk (decay-only visits aside).
- * Differs: SD_SERIALIZE's spin_trylock(&balancing) is not modelled (the NUMA level of two
- * CPUs may balance at overlapping times).
+ * At an SD_SERIALIZE (NUMA) level the walk first tries the kernel-wide `balancing` lock
+ * (lb_state::serialize_lock; read in 5.15.0, 6.1.0, 6.5.0, 6.6.87, 6.12.19 and 6.18.2, all
+ * with the trylock before the interval check); held by another CPU, the level is skipped
+ * (`goto out`): not balanced, its last_balance kept, and a due level puts next_balance in
+ * the past, so the CPU's next tick raises SCHED_SOFTIRQ again. The softirq holds the lock
+ * until the level's work is done (sched_balance_softirq_level()); nohz_idle_balance()'s
+ * walk, which takes no simulated time, takes and drops it at one instant.
+ * Differs: 6.18.10 takes it inside sched_balance_rq(), after should_we_balance() and only
+ * for a due level, and a failure counts as balanced (last_balance = jiffies): Tim Chen's
+ * "Skip sched_balance_running cmpxchg when balance is not due" (tip 2265c5d4deef), with
+ * Peter Zijlstra's "Have SD_SERIALIZE affect newidle balancing" (tip 22c929d23ebf); not
+ * modelled (the 6.18 profile is 6.18.2's code here).
  *
  * In three parts so that the softirq can run one level per event:
  * sched_balance_domains_begin() sets the locals, sched_balance_domains_step() visits
@@ -1172,6 +1182,7 @@ void sched_balance_domains_begin(kernel& k, rq& r, cpu_idle_type idle, lb_state:
     w.update_next_balance = false;
     w.need_decay = false;
     w.max_cost = 0;
+    w.holds_balancing = false;
 }
 
 bool sched_balance_domains_step(kernel& k, rq& r, lb_state::balance_walk& w)
@@ -1189,7 +1200,16 @@ bool sched_balance_domains_step(kernel& k, rq& r, lb_state::balance_walk& w)
         }
         unsigned long interval = get_sd_balance_interval(k, sd, w.busy);
         bool balanced = false;
-        if (jiffies(k) >= sd.last_balance + interval) {
+        const bool due = jiffies(k) >= sd.last_balance + interval;
+        // The trylock comes before the interval check; on failure `goto out`: no balance,
+        // last_balance and interval as they were, so a due level leaves next_balance in
+        // the past and the next tick raises SCHED_SOFTIRQ again.
+        const bool need_serialize = sd.has(SD_SERIALIZE);
+        lb_state::serialize_lock& balancing = k.lb().balancing;
+        if (need_serialize && balancing.held(k.now())) {
+            if (due)
+                balancing.skipped++;
+        } else if (due) {
             if (sched_balance_rq(k, cpu, r, sd, w.idle, w.continue_balancing)) {
                 w.idle = k.idle_cpu(cpu) ? CPU_IDLE : CPU_NOT_IDLE;
                 w.busy = w.idle != CPU_IDLE && !sched_idle_cpu(k, cpu);
@@ -1197,7 +1217,12 @@ bool sched_balance_domains_step(kernel& k, rq& r, lb_state::balance_walk& w)
             sd.last_balance = jiffies(k);
             interval = get_sd_balance_interval(k, sd, w.busy);
             balanced = true;
+            if (need_serialize) {
+                balancing.balanced++;
+                w.holds_balancing = true; // the softirq holds it until this work is done
+            }
         }
+        // out:
         if (w.next_balance > sd.last_balance + interval) {
             w.next_balance = sd.last_balance + interval;
             w.update_next_balance = true;
@@ -1216,7 +1241,8 @@ void sched_balance_domains_end(kernel& k, rq& r, lb_state::balance_walk& w)
         r.next_balance = w.next_balance;
 }
 
-// kernel: as above, the whole walk at once (for nohz_idle_balance(), whose cost is not charged).
+// kernel: as above, the whole walk at once (for nohz_idle_balance(), whose cost is not charged;
+// an SD_SERIALIZE level's lock is taken and dropped at this instant).
 void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
 {
     lb_state::balance_walk w;
@@ -1498,6 +1524,10 @@ void sched_balance_softirq_level(kernel& k, rq& r)
     // This level's work delays whatever runs on this CPU, and the next level.
     k.charges().charge_cpu(r, k.lb().last_lb_cost, ACCT_BALANCE);
     k.lb().last_lb_cost = 0;
+    if (w.holds_balancing) { // spin_unlock(&balancing) when the level's work is done
+        k.lb().balancing.until = k.charges().owed_until(r);
+        w.holds_balancing = false;
+    }
     if (!done) {
         k.sim().at(k.charges().owed_until(r), event_prio::softirq_level, &k.lb(),
                    lb_state::EV_SOFTIRQ_LEVEL | static_cast<u32>(r.cpu));
@@ -1630,6 +1660,7 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
     const cpumask empty(nr_cpus);
     masks_.assign(static_cast<std::size_t>(nr_cpus), cpu_masks{empty, empty, empty});
     walks_.assign(static_cast<std::size_t>(nr_cpus), balance_walk{});
+    balancing = {};
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
     cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
     pending_cpus_.clear();

@@ -207,8 +207,32 @@ public:
         u64 max_cost = 0;
         bool active = false;
         bool raised = false;
+        /// this run's current level took `balancing` (serialize_lock) and balanced: the
+        /// softirq holds the lock until the level's work is done
+        bool holds_balancing = false;
     };
     balance_walk& softirq_walk(int cpu) { return walks_[static_cast<std::size_t>(cpu)]; }
+
+    /*
+     * kernel: fair.c `static DEFINE_SPINLOCK(balancing)` (read in 5.15.0, 6.1.0, 6.5.0 and
+     * 6.6.87; 6.12.19 and 6.18.2 have the atomic_t `sched_balance_running` of 214c1b7f1395,
+     * Message-ID 20240301110951.3707367-1-mingo@kernel.org, with a cmpxchg as the trylock), which
+     * rebalance_domains() takes with a trylock at every SD_SERIALIZE (NUMA) level before
+     * its interval check and drops after the level's load_balance(). One per kernel.
+     * model: held from a level's balance until that level's work is done (the CPU's owed
+     * work after its charge, cpu_charges::owed_until()); a level that is not due, or one
+     * balanced by nohz_idle_balance() (whose work takes no simulated time), takes and drops
+     * it at one instant. The figures are the model's own (the kernel has no schedstat for
+     * this): SD_SERIALIZE levels balanced, and those due but skipped because the lock was
+     * held.
+     */
+    struct serialize_lock {
+        sim_time until = 0; ///< held while now < until
+        u64 balanced = 0;   ///< due SD_SERIALIZE levels balanced (the lock taken)
+        u64 skipped = 0;    ///< due SD_SERIALIZE levels skipped: the trylock failed
+        bool held(sim_time now) const { return now < until; }
+    };
+    serialize_lock balancing;
 
     /// kernel: fair.c `static struct { ... } nohz`: NOHZ idle balancing (nohz.h).
     nohz_state nohz;

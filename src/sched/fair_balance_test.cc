@@ -1641,5 +1641,81 @@ TEST(sched_balance_softirq, raised_again_meanwhile_runs_once_more_after)
     EXPECT_EQ(c.idle_count(0) + c.idle_count(1) + c.idle_count(2), 3u);
 }
 
+/*
+ * SD_SERIALIZE's `balancing` lock (kernel: rebalance_domains(), 5.15.0 to 6.18.2: the
+ * trylock before the interval check; a failure is `goto out`). Two nodes of two CPUs, a
+ * pinned spinner on each CPU (every tick runs; nothing may move), each load_balance()
+ * priced at 10 us (lb_base). cpu0's and cpu2's SCHED_SOFTIRQ raised at one instant t0
+ * mid-jiffy with both their levels (MC, NUMA) due: both balance MC at t0 and come to NUMA
+ * at t0 + 10 us; cpu0's event is first, takes the lock and holds it for its 10 us, so
+ * cpu2's finds it held and skips the level: no balance, its last_balance kept, and
+ * rq->next_balance left at that due time, in the past, so cpu2's next tick (the next
+ * jiffy boundary) raises the softirq again and the level balances then (MC is not due).
+ * Without the lock, cpu2's NUMA level balanced at t0 + 10 us beside cpu0's.
+ */
+TEST(sched_balance_softirq, a_numa_level_due_while_another_cpu_holds_balancing_is_skipped_till_the_next_tick)
+{
+    symmetric_machine_spec ms;
+    ms.name = "test-2s2c";
+    ms.sockets = 2;
+    ms.cores_per_socket = 2;
+    cost_params costs = sched_fixture::no_costs();
+    set_cost(costs, "lb_base=10000", "serialize test");
+    sched_fixture t(make_symmetric_machine(ms, "test"), "6.5", 1, "", costs);
+    for (int cpu = 0; cpu < 4; ++cpu)
+        t.spawn("serialize-spin", testlib::spin(), cpu, 0, cpu);
+    const sim_dur tick = static_cast<sim_dur>(t.k->config().params.tick_nsec());
+    t.run_for(secs(1) + tick / 2);
+    const auto& doms = [&](int cpu) -> const std::vector<std::unique_ptr<sched_domain>>& {
+        return t.k->topology().cpu(cpu).domains;
+    };
+    const auto count = [](const sched_domain& sd) {
+        u64 n = 0;
+        for (const u64 c : sd.stats.lb_count)
+            n += c;
+        return n;
+    };
+    for (const int cpu : {0, 2}) {
+        ASSERT_EQ(doms(cpu).size(), 2u) << "MC and NUMA";
+        ASSERT_TRUE(doms(cpu)[1]->has(SD_SERIALIZE));
+        ASSERT_FALSE(doms(cpu)[0]->has(SD_SERIALIZE));
+        ASSERT_FALSE(t.k->lb().softirq_walk(cpu).active);
+        for (auto& sd : doms(cpu)) {
+            sd->last_balance = jiffies(*t.k) - get_sd_balance_interval(*t.k, *sd, true);
+            sd->stats = {};
+        }
+        t.k->cpu_rq(cpu).idle_balance = false;
+    }
+    for (const int cpu : {1, 3}) // their own balances stay out of the way
+        t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000;
+    t.k->lb().balancing = {};
+    rq& rq2 = t.k->cpu_rq(2);
+    const u64 numa2_last = doms(2)[1]->last_balance;
+    const sim_time t0 = t.sim.now();
+    sched_balance_softirq(*t.k, t.k->cpu_rq(0));
+    sched_balance_softirq(*t.k, rq2);
+    EXPECT_EQ(count(*doms(0)[0]), 1u);
+    EXPECT_EQ(count(*doms(2)[0]), 1u);
+    t.run_for(usecs(10) + 1);
+    EXPECT_EQ(count(*doms(0)[1]), 1u) << "cpu0 took the lock";
+    EXPECT_EQ(count(*doms(2)[1]), 0u) << "cpu2 found it held: goto out";
+    EXPECT_EQ(doms(2)[1]->last_balance, numa2_last);
+    EXPECT_EQ(t.k->lb().balancing.until, t0 + usecs(20)) << "held until cpu0's NUMA work is done";
+    EXPECT_EQ(t.k->lb().balancing.balanced, 1u);
+    EXPECT_EQ(t.k->lb().balancing.skipped, 1u);
+    t.run_for(usecs(100));
+    EXPECT_FALSE(t.k->lb().softirq_walk(2).active);
+    EXPECT_LE(rq2.next_balance, jiffies(*t.k)) << "the next tick raises SCHED_SOFTIRQ again";
+    const sim_time next_tick = (t0 / tick + 1) * tick;
+    t.run_for(next_tick - t.sim.now() - 1);
+    EXPECT_EQ(count(*doms(2)[1]), 0u);
+    t.run_for(usecs(1));
+    EXPECT_EQ(count(*doms(2)[1]), 1u) << "retried at cpu2's next tick, the lock free";
+    EXPECT_EQ(count(*doms(2)[0]), 1u) << "MC not due again";
+    EXPECT_EQ(doms(2)[1]->last_balance, jiffies(*t.k));
+    EXPECT_EQ(t.k->lb().balancing.balanced, 2u);
+    EXPECT_EQ(t.k->lb().balancing.skipped, 1u);
+}
+
 } // namespace
 } // namespace schedlab

@@ -127,6 +127,12 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin)
                      "idle cpus; {} ILB kicks, {} rebalances of tickless cpus by ILBs\n",
                      nz.tick_stops, nz.idle_entries_tick_kept, nz.idle_ticks, nz.ilb_kicks,
                      nz.nohz_balances);
+    // The model's own figures (the kernel has no schedstat for the balancing lock).
+    const lb_state::serialize_lock& bl = k.lb().balancing;
+    if (bl.balanced || bl.skipped)
+        s += fmt::format("# SD_SERIALIZE levels (the periodic balance's `balancing` lock): {} "
+                         "balanced, {} due but skipped while another CPU held it\n",
+                         bl.balanced, bl.skipped);
     return s;
 }
 
