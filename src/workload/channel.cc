@@ -27,6 +27,12 @@ void wait_queue::add_exclusive(task_struct& p)
     entries_.insert(entries_.begin(), {&p, true}); // list_add_tail(): at the tail
 }
 
+void wait_queue::add_tail(task_struct& p)
+{
+    SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
+    entries_.insert(entries_.begin(), {&p, false}); // list_add_tail(): at the tail
+}
+
 bool wait_queue::contains(const task_struct& p) const
 {
     return std::any_of(entries_.begin(), entries_.end(), [&](const entry& e) { return e.p == &p; });

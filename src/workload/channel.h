@@ -49,6 +49,13 @@ public:
     /// kernel: add_wait_queue_exclusive() (wait_event_*_exclusive()): an entry at the tail.
     void add_exclusive(task_struct& p);
     /*
+     * A non-exclusive entry at the tail (list_add_tail()), so that a wake-all wakes it after
+     * every entry queued before it: the first to wait is woken first. kernel: ipc/sem.c
+     * do_semtimedop() queues a single-semaphore wait-for-zero semop with list_add_tail()
+     * on the semaphore's pending_const list, which wake_const_ops() walks from its head.
+     */
+    void add_tail(task_struct& p);
+    /*
      * kernel: kernel/sched/wait.c __wake_up_common(), 6.6: walks the queue from
      * the head and wakes every non-exclusive entry and up to nr_exclusive
      * exclusive ones (nr_exclusive <= 0: all). Returns the number of tasks woken.
@@ -393,11 +400,17 @@ struct barrier {
  * pthread_join futex, a semaphore): signal adds one and wakes every waiter,
  * which re-checks its target. wake_flags: WF_SYNC for __wake_up_parent()
  * (process exit), 0 for the CLONE_CHILD_CLEARTID futex wake (thread exit).
+ * fifo: waiters are woken in the order they began to wait (a SysV semaphore's
+ * wait-for-zero queue: ipc/sem.c wake_const_ops() walks pending_const from its
+ * head and wake_up_q() wakes in the order queued, each with try_to_wake_up(p,
+ * TASK_NORMAL, 0)); otherwise the last to wait is woken first (a wait queue's
+ * add_wait_queue() puts each entry at the head).
  */
 struct counter {
     std::string name;
     u64 value = 0;
     int wake_flags = 0;
+    bool fifo = false;
     wait_queue waiters;
 };
 

@@ -5,9 +5,13 @@
  */
 #include "workload/program.h"
 
+#include "sched/decision_log.h"
 #include "support/workload_env.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 namespace schedlab {
 namespace {
@@ -264,6 +268,56 @@ TEST(program_close, readers_see_eof_which_leaves_their_loop)
     EXPECT_EQ(reads.value, 2u);
     EXPECT_EQ(after.value, 1u);
     EXPECT_TRUE(p.write_closed());
+}
+
+/// The pids of the tasks placed by try_to_wake_up(), in the order they were woken.
+class wake_order : public decision_sink {
+public:
+    void decision(const sched_decision& d) override
+    {
+        if (d.what == "select_task_rq" && d.text.rfind("pid ", 0) == 0)
+            pids.push_back(std::stoi(d.text.substr(4)));
+    }
+    std::vector<int> pids;
+};
+
+/*
+ * dbench.c create_procs() (sahlberg/dbench 00a2a7b67650): the children's semop() waits
+ * for zero and the parent's decrement releases them. ipc/sem.c (torvalds/linux
+ * 00898e8599a1) queues a single-semaphore wait-for-zero with list_add_tail() on the
+ * semaphore's pending_const, wake_const_ops() walks that list from its head into the
+ * wake_q, and wake_up_q() wakes in that order: the first to wait is woken first. A wait
+ * queue's add_wait_queue() puts each waiter at the head instead, so a wake-all wakes the
+ * last to wait first. Three waiters on three CPUs wait 10 us apart; a fourth task
+ * releases them. Checked to fail with add_tail() queueing at the head.
+ */
+TEST(counter, a_fifo_counter_wakes_its_waiters_in_the_order_they_waited)
+{
+    for (const bool fifo : {true, false}) {
+        test_env t(4);
+        workload_state st;
+        counter& go = st.make_counter("go");
+        go.fifo = fifo;
+        std::vector<int> waited;
+        for (int i = 1; i <= 3; ++i)
+            waited.push_back(t.spawn_pinned(program_builder()
+                                                .run(usecs(10 * i))
+                                                .wait_for(go, 1)
+                                                .build(),
+                                            st, "waiter", i)
+                                 .pid);
+        t.spawn_pinned(program_builder().run(msecs(1)).signal(go).build(), st, "parent", 0);
+        wake_order order;
+        t.k.run(usecs(500));
+        ASSERT_EQ(go.waiters.size(), 3u) << "all three wait before the release";
+        t.k.decisions().set_sink(&order);
+        t.k.run(secs(1));
+        t.k.decisions().set_sink(nullptr);
+        EXPECT_TRUE(t.k.all_exited());
+        const std::vector<int> want =
+            fifo ? waited : std::vector<int>{waited[2], waited[1], waited[0]};
+        EXPECT_EQ(order.pids, want) << (fifo ? "fifo" : "wait queue");
+    }
 }
 
 } // namespace

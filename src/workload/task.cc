@@ -462,7 +462,10 @@ std::optional<task_action> wait_for::step(task_context& t)
             return t.cpu(t.charge(t.costs().*cost));
     }
     if (c.value < (target_fn ? target_fn() : target)) {
-        c.waiters.add(t.task());
+        if (c.fifo)
+            c.waiters.add_tail(t.task());
+        else
+            c.waiters.add(t.task());
         return task_action::sleep();
     }
     return std::nullopt;

@@ -299,7 +299,10 @@ void tbench_workload::setup(syscalls& sys)
                         warmup_ / NSEC_PER_SEC);
 
     counter& listen = state_.make_counter("tbench_srv/listen", WF_SYNC);
+    // dbench.c create_procs(): the children's semop() waits for zero, the parent's decrement
+    // wakes them first-come first-woken (ipc/sem.c; struct counter's fifo).
     counter& release = state_.make_counter("tbench/barrier", 0);
+    release.fifo = true;
     counter& exits = state_.make_counter("tbench/wait_chldexit", WF_SYNC);
     conn_.clear();
     for (unsigned i = 0; i < n; ++i)

@@ -82,7 +82,7 @@ const std::vector<golden_case>& cases()
          "tip-2023-08+shared_runq_v3",
          {"tbench", "-t", "0.02", "16"},
          0.4,
-         0xc1c594e72d4e55d8,
+         0xf1495c2d1d909c8e,
          true},
         {"netperf_tcp_rr_bergamo_shared_runq_v3_noopt_tg_ratelimit",
          "bergamo-2s",
@@ -165,7 +165,7 @@ const std::vector<golden_case>& cases()
          "6.6",
          {"tbench", "-t", "0.02", "64"},
          0.25,
-         0x43bf4d8b6f6090ce,
+         0xeaa92866618453f8,
          true},
     };
     return c;
