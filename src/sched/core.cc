@@ -92,7 +92,7 @@ kernel::kernel(simulation& sim, const machine& m, kernel_config kc, run_context&
         // kernel: kernel/sched/core.c sched_init(), 5.15.0 to v6.5: wake_avg_idle starts at
         // avg_idle (ttwu_do_wakeup() halves it at each wakeup from idle), wake_stamp at jiffies.
         r->wake_avg_idle = r->avg_idle;
-        r->wake_stamp = 0; // jiffies(*this) at boot
+        r->wake_stamp = 0; // jiffies at boot (jiffies() counts from boot, fair_select.cc)
         auto idle = std::make_unique<task_struct>();
         idle->pid = 0;
         idle->comm = fmt::format("swapper/{}", cpu);

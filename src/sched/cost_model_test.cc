@@ -932,7 +932,11 @@ TEST(sched_tracepoint, every_tracepoint_the_run_emits_is_charged_once_to_a_cpu)
     // Every sched_switch, sched_waking, sched_wakeup, sched_migrate_task and
     // sched_process_exit of a run (tasks spawned as the run's setup emit no charged fork or
     // sched_wakeup_new) costs sched_tracepoint once, on some CPU: the accounting's
-    // "tracepoints", busy or idle, is the count times the cost.
+    // "tracepoints", busy or idle, is the count times the cost. The sleeps (200 us) leave the
+    // CPUs idle part of the time: 6 migrations, with the run starting at jiffies 0 as with
+    // it 68.7 s after boot. With 40 us sleeps both CPUs stayed busy and the scene's one
+    // migration (at 36 ms) was gone once the start state made the first periodic balance
+    // due at the first tick (fair_select.cc jiffies()).
     cost_params c = sched_fixture::no_costs();
     c.sched_tracepoint = 300;
     c.context_switch = 1000;
@@ -947,7 +951,7 @@ TEST(sched_tracepoint, every_tracepoint_the_run_emits_is_charged_once_to_a_cpu)
     } rec;
     t.k->add_sink(&rec);
     for (int i = 0; i < 5; ++i)
-        t.spawn(fmt::format("t{}", i), testlib::run_sleep(usecs(50 + 30 * i), usecs(40), 200), 0);
+        t.spawn(fmt::format("t{}", i), testlib::run_sleep(usecs(50 + 30 * i), usecs(200), 200), 0);
     t.run_for(secs(1));
     ASSERT_TRUE(t.k->all_exited());
     EXPECT_GT(t.k->nr_migrations(), 0u) << "the scene has migrations";

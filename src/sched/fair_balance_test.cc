@@ -1717,5 +1717,49 @@ TEST(sched_balance_softirq, a_numa_level_due_while_another_cpu_holds_balancing_i
     EXPECT_EQ(t.k->lb().balancing.skipped, 1u);
 }
 
+/*
+ * The run's start state (fair_select.cc jiffies()): the machine has been up
+ * SCHED_CLOCK_AT_START and idle since sd_init() stamped every domain's last_balance with
+ * boot's jiffies (kernel/sched/topology.c, v6.5), and no ILB with NOHZ_BALANCE_KICK has run
+ * since, so an idle CPU's periodic levels are all overdue: the first softirq after the start
+ * balances every level, NUMA included, though the run is 100 us old and the NUMA interval
+ * (64 CPUs: 64 ms, 16 jiffies at HZ 250) has not passed within it. With jiffies counted from
+ * the run's start (the model until this test) no level was due before 4 ms and NUMA not
+ * before 64 ms.
+ */
+TEST(sched_balance_softirq, an_idle_cpus_numa_level_is_due_at_the_runs_first_balance)
+{
+    symmetric_machine_spec ms;
+    ms.name = "test-2s32";
+    ms.sockets = 2;
+    ms.cores_per_socket = 32;
+    ms.cores_per_llc = 8;
+    ms.remote_distance = 32;
+    ms.vendor = "amd";
+    sched_fixture t(make_symmetric_machine(ms, "test"), "6.5");
+    t.run_for(usecs(100));
+    const int cpu = 32; // node 1, its LLC's and its node's first idle CPU (should_we_balance())
+    rq& r = t.k->cpu_rq(cpu);
+    ASSERT_TRUE(t.k->idle_cpu(cpu));
+    sched_domain* numa = t.k->topology().cpu(cpu).sd_numa;
+    ASSERT_NE(numa, nullptr);
+    const auto& doms = t.k->topology().cpu(cpu).domains;
+    ASSERT_EQ(doms.back().get(), numa);
+    ASSERT_EQ(numa->span_weight, 64);
+    const unsigned long interval = get_sd_balance_interval(*t.k, *numa, false);
+    EXPECT_EQ(interval, 16u);
+    EXPECT_EQ(numa->last_balance, 0u) << "boot's jiffies";
+    EXPECT_GE(jiffies(*t.k), numa->last_balance + interval) << "overdue as the run starts";
+    EXPECT_GE(jiffies(*t.k), r.next_balance);
+    r.idle_balance = true; // the first tick or ILB to find it idle
+    t.k->set_this_cpu(cpu);
+    sched_balance_softirq(*t.k, r);
+    t.run_for(msecs(1));
+    for (const auto& sd : doms)
+        EXPECT_EQ(sd->stats.lb_count[CPU_IDLE], 1u) << sd->name;
+    EXPECT_EQ(numa->last_balance, jiffies(*t.k));
+    EXPECT_LT(t.k->now(), msecs(2));
+}
+
 } // namespace
 } // namespace schedlab

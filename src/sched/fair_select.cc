@@ -34,7 +34,25 @@ void update_avg(u64& avg, u64 sample)
 }
 } // namespace
 
-u64 jiffies(const kernel& k) { return static_cast<u64>(k.now()) / k.config().params.tick_nsec(); }
+/*
+ * kernel: include/linux/jiffies.h, kernel/time/timer.c (v6.5, sndrzt/linux-6.5 4f5cdb332210):
+ * jiffies_64 starts at INITIAL_JIFFIES at boot and counts the ticks since; sched_init(),
+ * init_sched_fair_class() and sd_init() stamp rq->next_balance, wake_stamp, nohz.next_balance
+ * and each domain's last_balance and last_decay_max_lb_cost with jiffies at boot.
+ * model: the run starts on a tick boundary SCHED_CLOCK_AT_START / TICK_NSEC whole ticks after
+ * boot (the uptime the rq clock starts at, sched.h), on a machine idle since its domains were
+ * built, so those boot stamps (0 here) are that old when the run begins and every idle CPU's
+ * periodic levels are overdue, as nothing balanced them (tickless idle CPUs balance only
+ * through an ILB that nohz_balancer_kick() sends with NOHZ_BALANCE_KICK, which needs a busy
+ * CPU with work to spread). Differs: counted from 0 at boot, not INITIAL_JIFFIES (2^32 - 300 HZ
+ * on 64-bit); every scheduler use compares two jiffies (time_after() and kin, which a
+ * constant offset cancels), so only /proc/schedstat's timestamp line shows it.
+ */
+u64 jiffies(const kernel& k)
+{
+    const u64 tick = k.config().params.tick_nsec();
+    return SCHED_CLOCK_AT_START / tick + static_cast<u64>(k.now()) / tick;
+}
 
 bool available_idle_cpu(const kernel& k, int cpu)
 {

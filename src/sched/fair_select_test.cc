@@ -295,6 +295,11 @@ TEST(select_idle_cpu, sis_prop_returns_before_its_bookkeeping_when_the_depth_run
  * cpu1's first wakeup from idle, with avg_scan_cost + 1 = 2 * avg_idle, the depth is
  * 16 * avg_idle / (2 * avg_idle) = 8: from target 1 the scan probes 2-4 (busy) and takes cpu5.
  * Starting at avg_idle / 2 would give span_avg = 4 * avg_cost, so nr = 4: no CPU found.
+ * The run starts 17179 jiffies (SCHED_CLOCK_AT_START at HZ 250) after boot, where sched_init()
+ * stamped wake_stamp, so cpu1's first scan first ages wake_avg_idle one halving per jiffy
+ * since then, to 0 (nr = 4: none found); the depth from the whole avg_idle is then checked
+ * with the stamp at the current jiffy. (Until the start state counted jiffies from boot the run
+ * started at jiffies 0 and the first scan used the whole avg_idle.)
  */
 TEST(select_idle_cpu, sis_prop_starts_with_the_whole_avg_idle_before_a_wakeup_from_idle)
 {
@@ -309,10 +314,18 @@ TEST(select_idle_cpu, sis_prop_starts_with_the_whole_avg_idle_before_a_wakeup_fr
     p.nr_cpus_allowed = p.cpus_mask.weight();
     t.k->set_this_cpu(1);
     rq& this_rq = t.k->cpu_rq(1);
-    ASSERT_EQ(jiffies(*t.k), 0u);
+    ASSERT_EQ(jiffies(*t.k), SCHED_CLOCK_AT_START / t.k->config().params.tick_nsec());
+    ASSERT_EQ(jiffies(*t.k), 17179u);
+    ASSERT_EQ(this_rq.wake_stamp, 0u) << "boot's jiffies";
     ASSERT_EQ(this_rq.wake_avg_idle, this_rq.avg_idle) << "cpu1 has not woken from idle";
     sched_domain* sd = t.k->topology().cpu(1).sd_llc;
     ASSERT_EQ(sd->span_weight, 16);
+    sd->avg_scan_cost = 2 * this_rq.avg_idle - 1;
+    EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), -1) << "aged since boot: nr = 4";
+    EXPECT_EQ(this_rq.wake_avg_idle, 0u);
+    EXPECT_LE(this_rq.wake_stamp, 64u) << "the ageing stops at 0";
+    this_rq.wake_avg_idle = this_rq.avg_idle;
+    this_rq.wake_stamp = jiffies(*t.k);
     sd->avg_scan_cost = 2 * this_rq.avg_idle - 1;
     EXPECT_EQ(select_idle_cpu(*t.k, p, *sd, false, 1), 5);
     this_rq.wake_avg_idle = this_rq.avg_idle / 2;

@@ -120,6 +120,12 @@ void syscalls::record_absent_wakee(task_struct& waker, task_struct& absent)
     record_wakee(k_, absent);
 }
 
+void syscalls::set_wakee_flips(task_struct& p, u32 flips)
+{
+    p.wakee_flips = flips;
+    p.wakee_flip_decay_ts = jiffies(k_);
+}
+
 sim_dur syscalls::charge(task_struct& p, sim_dur base)
 {
     return k_.charges().jittered(p, base);

@@ -101,6 +101,11 @@ public:
     /// wake_wide() reads at the waker's later wakeups; the absent task's placement, enqueue
     /// and run are not, and no CPU is charged (a replayed burst holds the traced work).
     void record_absent_wakee(task_struct& waker, task_struct& absent);
+    /// model: p's wakee_flips as counted before the run (a replay root's --wakee-flips),
+    /// their decay stamp (wakee_flip_decay_ts) at the current jiffy: the count is the one
+    /// at this instant, halved by record_wakee() a second on, not at p's first wakeup (the
+    /// run starts SCHED_CLOCK_AT_START after boot's jiffies, fair_select.cc jiffies()).
+    void set_wakee_flips(task_struct& p, u32 flips);
 
     /* ---- CPU time ---- */
     /// A syscall cost with the task's jitter applied (costs().jitter_pct, p's own stream).

@@ -172,7 +172,8 @@ u32 asym_cpu_capacity_classify(const cpumask& span, const machine& m,
 /*
  * kernel: kernel/sched/topology.c sd_init() (v6.6)
  * Differences: imbalance_pct and busy_factor come from topology_params;
- * last_balance / last_decay_max_lb_cost start at 0 ns (jiffies at boot);
+ * last_balance / last_decay_max_lb_cost start at 0, jiffies at boot (fair_select.cc
+ * jiffies(): the run starts SCHED_CLOCK_AT_START after boot, so they are overdue);
  * SD_OVERLAP is set here rather than by the caller from SDTL_OVERLAP.
  */
 std::unique_ptr<sched_domain> sd_init(const sched_domain_topology_level& tl, const machine& m,

@@ -1075,7 +1075,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             co_await t.timeout_exact(left);
     }
     if (rt.parent < 0)
-        t.task().wakee_flips = o_.root_wakee_flips; // --wakee-flips: its flips before the trace
+        t.sys().set_wakee_flips(t.task(), o_.root_wakee_flips); // --wakee-flips: as of now
     u64 nth_wait = 0; // the task's dependency waits so far
     replay_steps::cursor cur(rt.steps);
     replay_step s;
