@@ -27,6 +27,20 @@ machine two_llc_smt2()
     return make_symmetric_machine(ms, "test");
 }
 
+/// Two AMD nodes at distance 32 (the distance that keeps SD_BALANCE_FORK and SD_WAKE_AFFINE
+/// at NUMA, init_amd_zn()), `cores` cores per node in LLCs of `llc` cores, no SMT.
+machine two_amd_nodes(const char* name, unsigned cores, unsigned llc)
+{
+    symmetric_machine_spec ms;
+    ms.name = name;
+    ms.sockets = 2;
+    ms.cores_per_socket = cores;
+    ms.cores_per_llc = llc;
+    ms.remote_distance = 32;
+    ms.vendor = "amd";
+    return make_symmetric_machine(ms, "test");
+}
+
 /// Two spinners queued on cpu1 of a 2-CPU machine (their affinity opened up
 /// after placement), cpu0 idle: a newly-idle balance on cpu0 has work to pull.
 struct newidle_case {
@@ -1277,14 +1291,8 @@ TEST(sched_balance_rq, a_newly_idle_attempt_turned_away_at_its_own_rq_costs_noth
  */
 TEST(calculate_imbalance, an_overloaded_node_is_pulled_from_by_util_without_the_numa_allowance)
 {
-    symmetric_machine_spec ms;
-    ms.name = "test-2s";
-    ms.sockets = 2;
-    ms.cores_per_socket = 8;
-    ms.cores_per_llc = 4; // two LLCs per node: imb_numa_nr = 2 (build_sched_domains())
-    ms.remote_distance = 32;
-    ms.vendor = "amd";
-    sched_fixture t(make_symmetric_machine(ms, "test"), "tip-2023-08");
+    // two LLCs per node: imb_numa_nr = 2 (build_sched_domains())
+    sched_fixture t(two_amd_nodes("test-2s", 8, 4), "tip-2023-08");
     sched_domain* numa = t.k->topology().cpu(0).sd_numa;
     ASSERT_NE(numa, nullptr);
     ASSERT_EQ(numa->imb_numa_nr, 2u);
@@ -1436,14 +1444,7 @@ TEST(sibling_imbalance, evens_tasks_per_core_between_groups_of_different_sizes_f
  */
 TEST(calculate_imbalance, v5_15_halves_before_the_numa_allowance)
 {
-    symmetric_machine_spec ms;
-    ms.name = "test-2s16";
-    ms.sockets = 2;
-    ms.cores_per_socket = 16;
-    ms.cores_per_llc = 8;
-    ms.remote_distance = 32;
-    ms.vendor = "amd";
-    sched_fixture t(make_symmetric_machine(ms, "test"), "5.15");
+    sched_fixture t(two_amd_nodes("test-2s16", 16, 8), "5.15");
     sched_domain* numa = t.k->topology().cpu(0).sd_numa;
     ASSERT_NE(numa, nullptr);
     auto imbalance = [&](unsigned busiest_running) {
@@ -1729,14 +1730,7 @@ TEST(sched_balance_softirq, a_numa_level_due_while_another_cpu_holds_balancing_i
  */
 TEST(sched_balance_softirq, an_idle_cpus_numa_level_is_due_at_the_runs_first_balance)
 {
-    symmetric_machine_spec ms;
-    ms.name = "test-2s32";
-    ms.sockets = 2;
-    ms.cores_per_socket = 32;
-    ms.cores_per_llc = 8;
-    ms.remote_distance = 32;
-    ms.vendor = "amd";
-    sched_fixture t(make_symmetric_machine(ms, "test"), "6.5");
+    sched_fixture t(two_amd_nodes("test-2s32", 32, 8), "6.5");
     t.run_for(usecs(100));
     const int cpu = 32; // node 1, its LLC's and its node's first idle CPU (should_we_balance())
     rq& r = t.k->cpu_rq(cpu);
