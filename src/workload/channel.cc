@@ -21,16 +21,14 @@ void wait_queue::add(task_struct& p)
     entries_.push_back({&p, false}); // list_add(): at the head
 }
 
-void wait_queue::add_exclusive(task_struct& p)
-{
-    SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
-    entries_.insert(entries_.begin(), {&p, true}); // list_add_tail(): at the tail
-}
+void wait_queue::add_exclusive(task_struct& p) { insert_tail(p, true); }
 
-void wait_queue::add_tail(task_struct& p)
+void wait_queue::add_tail(task_struct& p) { insert_tail(p, false); }
+
+void wait_queue::insert_tail(task_struct& p, bool exclusive)
 {
     SIM_BUG_ON(contains(p), "pid {} ({}) queued twice on one wait queue", p.pid, p.comm);
-    entries_.insert(entries_.begin(), {&p, false}); // list_add_tail(): at the tail
+    entries_.insert(entries_.begin(), {&p, exclusive}); // list_add_tail(): at the tail
 }
 
 bool wait_queue::contains(const task_struct& p) const

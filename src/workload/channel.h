@@ -79,6 +79,7 @@ private:
         bool exclusive;
     };
     std::vector<entry> entries_; ///< the queue from its tail (front) to its head (back)
+    void insert_tail(task_struct& p, bool exclusive); // list_add_tail()
     u64 nr_wake_calls_ = 0;
     u64 nr_woken_ = 0;
 };
