@@ -20,6 +20,7 @@ cores 0-127 are node 0 and 128-255 node 1.
 """
 import argparse
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -36,7 +37,14 @@ def main():
     ap.add_argument('--smt-offset', type=int, default=256)
     ap.add_argument('--node-cpus', type=int, default=128)
     a = ap.parse_args()
-    instants = sorted(float(x) for x in a.at.split(','))
+    try:
+        instants = sorted(float(x) for x in a.at.split(','))
+    except ValueError:
+        ap.error(f"--at '{a.at}' is not a comma-separated list of seconds")
+    if a.smt_offset <= 0 or a.node_cpus <= 0:
+        ap.error('--smt-offset and --node-cpus must be positive')
+    if not os.path.isfile(a.trace):
+        ap.error(f"trace '{a.trace}': no such file")
 
     def node(cpu):
         return (cpu % a.smt_offset) // a.node_cpus
@@ -48,6 +56,7 @@ def main():
     fork_nodes = collections.Counter()
     last = {}
     nxt = 0
+    switches = 0
 
     def dump(t):
         parts = []
@@ -76,6 +85,7 @@ def main():
         m = SWITCH.search(line)
         if not m:
             continue
+        switches += 1
         t = float(m.group(2))
         while nxt < len(instants) and t >= instants[nxt]:
             if nxt == 0:
@@ -88,8 +98,14 @@ def main():
         if nxt >= len(instants):
             break
         last[int(m.group(4))] = int(m.group(1))
+    early = nxt >= len(instants)
     proc.stdout.close()
-    proc.wait()
+    rc = proc.wait()
+    if rc != 0 and not early:
+        sys.exit(f"schbench_node_split.py: reading '{a.trace}' failed ({cmd[0]} exit {rc})")
+    if switches == 0 or not forks:
+        sys.exit(f"schbench_node_split.py: '{a.trace}' has no sched_switch lines or no "
+                 "schbench-worker forks: not the ftrace text of a schbench run's --trace")
     while nxt < len(instants):
         dump(instants[nxt])
         nxt += 1
