@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # The SHARED_RUNQ v3 fidelity suite (issue 8): Gautham R. Shenoy's comparison
-# on a 2-socket 512-CPU Zen4c machine (data/reference/shared-runq-v3-bergamo-2s,
-# ZN3dW5Gvcb0LFWjs@BLR-5CG11610CF.amd.com), re-run on the bergamo-2s preset with the same four arms,
-# then scored against the published tables by `schedlab fidelity`.
+# on a 2-socket 512-CPU Zen4c machine (data/reference/shared-runq-v3-bergamo-2s: every
+# table is the four-arm re-run of ZOc7i7wM0x4hF4vL@BLR-5CG11610CF.amd.com, 24 Aug 2023;
+# ZN3dW5Gvcb0LFWjs, 17 Aug, is the first, three-arm run), re-run on the bergamo-2s preset
+# with the same four arms, then scored against the published tables by `schedlab fidelity`.
 #
 #   bench/fidelity/shared-runq-v3.sh [--quick] [--runs N] [--jobs N]
 #                                    [--build DIR] [--out DIR] [--only BENCH,...]

@@ -3,7 +3,7 @@
  * The reduced SHARED_RUNQ v3 fidelity check that CI runs (issue 8; the full
  * suite is bench/fidelity/shared-runq-v3.sh, scored by `schedlab fidelity`).
  * It asserts only the robust, qualitative part of Gautham R. Shenoy's result
- * on the 2-socket 512-CPU Zen4c machine (ZN3dW5Gvcb0LFWjs@BLR-5CG11610CF.amd.com,
+ * on the 2-socket 512-CPU Zen4c machine (ZOc7i7wM0x4hF4vL@BLR-5CG11610CF.amd.com,
  * data/reference/shared-runq-v3-bergamo-2s): at 128 tbench clients, SHARED_RUNQ
  * v3 loses throughput against its base and the task-group ratelimit gets part
  * of the loss back. The published explosion of newly-idle balancing (DIE x400,
