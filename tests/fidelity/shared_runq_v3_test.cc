@@ -12,7 +12,8 @@
  * a few LLCs at start; with the children's start-up costed (start_process,
  * start_thread, start_remote) forks spread over all 32 LLCs and both arms
  * balance newly-idle about as often (docs/validation.md, "The CI check"; the
- * measurement is in its history, "Re-run after session 4's start costs"). The
+ * measurement: `git show ac26993:docs/validation.md`, "Re-run after session 4's
+ * start costs (seed 1)"). The
  * counts are recorded, not checked.
  *
  * Each run simulates 512 CPUs for ~3 s: the three take 85 s on two cores in a
