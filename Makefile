@@ -70,8 +70,9 @@ fuzz: deps
 	./scripts/run-fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME) $(JOBS)
 
 # The speed table (docs/performance.md), then the Google Benchmark micro-benchmarks. At the build
-# type's -O3 even in a build directory that .ci/run configured with -DSCHEDLAB_BENCH_FLAGS=-O1
-# (a target-specific variable: `build` runs with it too).
+# type's -O3, and schedlab_speed linked with LTO, even in a build directory that .ci/run
+# configured with -DSCHEDLAB_BENCH_FLAGS=-O1 (a target-specific variable: `build` runs with it
+# too).
 bench: override CMAKE_FLAGS += -DSCHEDLAB_BENCH_FLAGS=
 bench: build
 	./$(BUILD)/bench/schedlab_speed
