@@ -30,7 +30,7 @@ run() {
     local machine=$1 kernel=$2 limit=$3
     shift 3
     echo "pgo-train.sh: --machine $machine --kernel $kernel --time-limit $limit -- $*"
-    # Exit status 3: the run reached the time limit, as the cut runs do (src/cli/main.cc).
+    # Exit status 3: the run reached the time limit, as the cut runs do (src/cli/cli_main.cc).
     local rc=0
     "$schedlab" run --machine "$machine" --kernel "$kernel" --seed 1 --time-limit "$limit" \
         -- "$@" >/dev/null 2>"$tmp/stderr" || rc=$?

@@ -2,7 +2,7 @@
 #pragma once
 /*
  * What the subcommands' command-line declarations share (CLI11 is included by the cli
- * layer only: main.cc and the files that declare each subcommand's options).
+ * layer only: cli_main.cc and the files that declare each subcommand's options).
  */
 #include <CLI/CLI.hpp>
 
