@@ -16,7 +16,7 @@ packages=(
   liblzma-dev   # reading .xz traces (schedlab replay)
   libtracecmd-dev libtraceevent-dev libtracefs-dev  # reading trace-cmd .dat traces (schedlab replay)
   trace-cmd     # the test that trace-cmd report reads schedlab's --trace FILE.dat
-  clang-14 libclang-rt-14-dev  # make fuzz: libFuzzer targets (tests/fuzz)
+  clang-14 libclang-rt-14-dev  # make test-asan and make fuzz: their sanitizer build, libFuzzer
   lld           # CI links with it (.ci/run: -DSCHEDLAB_LINKER=lld)
   help2man      # the man page, from the CLI's help
   universal-ctags  # scripts/long-functions.sh: no function in src/ over ~150 lines

@@ -6,9 +6,15 @@
 set -euo pipefail
 bin=$1
 out=$2
+# The subcommands as `schedlab --help` lists them (CLI11's "Subcommands:" section), so that a
+# new one is never left out of the man page.
+help=$("$bin" --help)
+cmds=$(awk '/^Subcommands:$/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }' \
+       <<<"$help")
+[ -n "$cmds" ] || { echo "man-include.sh: no subcommands in $bin --help" >&2; exit 1; }
 {
   echo "[COMMANDS]"
-  for cmd in machines topology kernels features costs calibrate run compare report fidelity; do
+  for cmd in $cmds; do
     echo ".SS $cmd"
     echo ".nf"
     # roff: a leading '.' or "'" starts a request; backslashes escape.

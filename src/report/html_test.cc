@@ -392,9 +392,10 @@ int screenshot(const std::string& page, const std::string& section, const std::s
                std::string& msg)
 {
     int status = 0;
-    msg = run_command(std::string("bash ") + SCHEDLAB_SOURCE_DIR + "/scripts/report-screenshot.sh " +
-                          page + " " + section + " " + png + " 2>&1",
-                      status);
+    msg =
+        run_command(std::string("bash ") + SCHEDLAB_SOURCE_DIR + "/scripts/report-screenshot.sh " +
+                        page + " " + section + " " + png + " 2>&1",
+                    status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -67,6 +67,27 @@ struct scratch_file {
     }
 };
 
+/// A directory in the temporary directory named after the target and this process, removed
+/// with what it holds at exit. Held in a function-local static, as scratch_file is: libFuzzer's
+/// driver ends by exit() (after -runs, -max_total_time or a list of input files), which runs
+/// its destructor; a crash, a time-out or a signal ends by _Exit() and leaves it, as it
+/// leaves the reproducer.
+struct scratch_dir {
+    std::filesystem::path path;
+    explicit scratch_dir(const std::string& name)
+        : path(std::filesystem::temp_directory_path() /
+               ("schedlab-fuzz-" + name + "-" + std::to_string(getpid())))
+    {
+    }
+    scratch_dir(const scratch_dir&) = delete;
+    scratch_dir& operator=(const scratch_dir&) = delete;
+    ~scratch_dir()
+    {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+
 /// Splits on NUL or newline into argv-like words (empty words kept: "" is an argument too).
 inline std::vector<std::string> words_of(const std::string& text, std::size_t max_words = 64)
 {

@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 namespace {
 
@@ -30,8 +29,9 @@ std::string clean_component(const std::string& c)
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     using namespace schedlab;
-    static const fs::path root =
-        fs::temp_directory_path() / ("schedlab-fuzz-sysfs-" + std::to_string(::getpid()));
+    // Emptied and refilled for each input; removed at exit (fuzz::scratch_dir).
+    static const fuzz::scratch_dir scratch("sysfs");
+    const fs::path& root = scratch.path;
     std::error_code ec;
     fs::remove_all(root, ec);
     fs::create_directories(root / "cpu", ec);

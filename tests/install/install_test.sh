@@ -18,8 +18,15 @@ bin="$prefix/bin/schedlab"
 test -f "$prefix/share/schedlab/reference/shared-runq-v3-bergamo-2s/tbench.csv" ||
   { echo "reference tables not installed"; exit 1; }
 if grep -q 'SCHEDLAB_HELP2MAN:FILEPATH=.*help2man$' "$build/CMakeCache.txt"; then
-  grep -q '^\.SH COMMANDS' "$prefix/share/man/man1/schedlab.1" ||
+  man="$prefix/share/man/man1/schedlab.1"
+  grep -q '^\.SH COMMANDS' "$man" ||
     { echo "man page missing or without its COMMANDS section"; exit 1; }
+  # Every subcommand the CLI's help lists has its section there (scripts/man-include.sh).
+  cmds=$("$bin" --help | sed -n '/^Subcommands:$/,/^$/s/^  \([a-z][a-z0-9_-]*\)  .*/\1/p')
+  [ -n "$cmds" ] || { echo "no subcommands found in schedlab --help"; exit 1; }
+  for cmd in $cmds; do
+    grep -q "^\.SS $cmd\$" "$man" || { echo "man page: no section for the subcommand $cmd"; exit 1; }
+  done
 fi
 "$bin" compare --machine ryzen-7950x --kernel 6.6 --kernel 6.5 --runs 2 --format amd \
   --html report.html -- perf bench sched pipe -l 100 >/dev/null 2>&1
