@@ -271,9 +271,13 @@ void tbench_workload::sig_alarm(sim_time now)
 /*
  * model: dbench.c main()/create_procs(), child.c child_run(), sockio.c and
  * tbench_srv.c, task by task:
- * - tbench_srv (a daemon started before the run, on CPU 0): accept()s each
- *   connection and fork()s a server process for it; (model) it exits after
- *   N connections instead of listening on;
+ * - tbench_srv (a daemon started before the run, on CPU 0): tbench_srv.c
+ *   listener() reaps with waitpid(-1, NULL, WNOHANG) (SIGCHLD is ignored, so
+ *   nothing is reapable and the call walks all its live children:
+ *   waitpid_nohang + wait_scan_child each), accept()s a connection and fork()s
+ *   a server process for it, in a loop; (model) it exits after N connections
+ *   instead of listening on; the parent's close() of the accepted socket is
+ *   not charged;
  * - tbench (the parent, on CPU 0): fork()s N clients; polls every 100 ms
  *   until all wait on the start semaphore ("N of N processes prepared for
  *   launch"); releases them; then every second runs sig_alarm(); once the
@@ -320,18 +324,28 @@ void tbench_workload::setup(syscalls& sys)
               popt);
 }
 
+/*
+ * kernel: kernel/exit.c do_wait() -> do_wait_thread(), 6.5 (sndrzt/linux-6.5
+ * 4f5cdb332210): wait4() walks the caller's children list (wait_consider_task() on each)
+ * and, with WNOHANG and none reapable, returns 0. A server leaves the daemon's list when
+ * it exits (SIGCHLD ignored: exit_notify() releases it at once).
+ */
 task_code tbench_workload::run_daemon(task_context& t, counter& listen)
 {
     const fork_opts server{.comm = "tbench_srv", .thread = false, .notify = nullptr};
     for (unsigned i = 0; i < tp_.clients; ++i) {
+        const cost_params& c = t.costs();
+        co_await t.syscall(c.waitpid_nohang + c.wait_scan_child * static_cast<sim_dur>(servers_alive_));
         co_await t.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
         co_await t.fork([this, i](task_context& s) { return run_server(s, i); }, server);
+        ++servers_alive_;
     }
 }
 
 task_code tbench_workload::run_server(task_context& t, unsigned i)
 {
     cl_[i].server = &t.task();
+    t.at_exit([this] { --servers_alive_; });
     channel& c2s = *conn_[i].first;
     channel& s2c = *conn_[i].second;
     // The client's setup exchange (sockio.c sio_setup(): do_packets(child, 8, 8)), answered

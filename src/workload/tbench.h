@@ -117,6 +117,7 @@ private:
     double throughput_ = 0;
     bool measured_ = false; ///< an "execute" progress line set throughput_
     unsigned nr_ready_ = 0;
+    unsigned servers_alive_ = 0; ///< tbench_srv's live children (its waitpid() walks them)
     sim_time launch_start_ = 0;
 };
 
