@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::test_env;
 
 std::string tbench_error(const std::vector<std::string>& args)
@@ -135,6 +136,11 @@ TEST(tbench, each_client_talks_to_its_own_forked_server_until_the_time_limit)
         EXPECT_GE(c.server->exit_time, c.task->exit_time - msecs(1));
     }
     EXPECT_THAT(r.w->report(), HasSubstr("releasing clients\n   2  cleanup   1 sec\n"));
+    // tbench_srv.c: listen(sock, 20); two connections never fill it.
+    ASSERT_NE(r.w->listener(), nullptr);
+    EXPECT_EQ(r.w->listener()->max_ack_backlog, 20u);
+    EXPECT_EQ(r.w->listener()->listen_overflows, 0u);
+    EXPECT_THAT(r.w->report(), Not(HasSubstr("overflowed")));
 }
 
 /*
