@@ -165,7 +165,7 @@ const std::vector<golden_case>& cases()
          "6.6",
          {"tbench", "-t", "0.02", "64"},
          0.25,
-         0x6ac5e9046ba7d578,
+         0x99f6900bb3da9876,
          true},
     };
     return c;
