@@ -274,8 +274,8 @@ void tbench_workload::sig_alarm(sim_time now)
  * - tbench_srv (a daemon started before the run, on CPU 0): tbench_srv.c
  *   listener() reaps with waitpid(-1, NULL, WNOHANG) (SIGCHLD is ignored, so
  *   nothing is reapable and the call walks all its live children:
- *   waitpid_nohang + wait_scan_child each), accept()s a connection and fork()s
- *   a server process for it, in a loop; (model) it exits after N connections
+ *   waitpid_nohang + wait_scan_child each), accept()s the oldest connection
+ *   and fork()s a server process for it, in a loop; (model) it exits after N connections
  *   instead of listening on; the parent's close() of the accepted socket is
  *   not charged. It listens with listen(sock, 20): once 21 connections wait
  *   for its accept(), a client's SYN is dropped and its connect() waits for
