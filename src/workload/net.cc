@@ -157,4 +157,27 @@ bool udp_channel::poll(syscalls& sys, task_struct& p)
     return false;
 }
 
+task_code tcp_connect(task_context& t, tcp_listener& l, u64* position)
+{
+    sim_dur rto = tcp_listener::timeout_init;
+    for (unsigned backoff = 0; l.acceptq_is_full();) {
+        ++l.listen_overflows; // tcp_conn_request(): the SYN is dropped
+        co_await t.timeout_exact(rto);
+        // tcp_retransmit_timer(): the SYN is resent, icsk_backoff++, and the timeout
+        // doubles once the linear ones are used up.
+        if (++backoff > tcp_listener::syn_linear_timeouts)
+            rto = std::min(2 * rto, tcp_listener::rto_max);
+    }
+    if (position)
+        *position = l.established.value;
+    co_await t.signal(l.established);
+    l.max_queued = std::max(l.max_queued, l.ack_backlog());
+}
+
+task_code tcp_accept(task_context& t, tcp_listener& l)
+{
+    co_await t.wait_for(l.established, l.accepted + 1, &cost_params::tcp_recv);
+    ++l.accepted; // reqsk_queue_remove(): sk_acceptq_removed()
+}
+
 } // namespace schedlab

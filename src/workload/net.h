@@ -27,6 +27,7 @@
  * buffer, which is counted), SO_RCVLOWAT other than 1, MSG_WAITALL.
  */
 #include "workload/channel.h"
+#include "workload/task.h"
 
 #include <algorithm>
 #include <deque>
@@ -159,6 +160,69 @@ private:
     u64 rmem_alloc_ = 0;
     u64 drops_ = 0;
 };
+
+/*
+ * A listening loopback TCP socket's accept queue and the connect()s that fill it.
+ * kernel: 6.5 (sndrzt/linux-6.5 4f5cdb332210):
+ * - net/socket.c __sys_listen() caps the backlog at net.core.somaxconn (SOMAXCONN, 4096
+ *   since 5.4), af_inet.c inet_listen() makes it sk_max_ack_backlog;
+ * - include/net/sock.h sk_acceptq_is_full(): sk_ack_backlog > sk_max_ack_backlog, so
+ *   backlog + 1 established connections wait for accept();
+ * - net/ipv4/tcp_input.c tcp_conn_request(): a SYN that finds the accept queue full is
+ *   dropped (LINUX_MIB_LISTENOVERFLOWS), nothing answers it;
+ * - net/ipv4/tcp_output.c tcp_connect() arms the SYN's retransmission timer at icsk_rto =
+ *   TCP_TIMEOUT_INIT (1 s, tcp.c tcp_init_sock()); tcp_timer.c tcp_retransmit_timer()
+ *   resends the SYN and keeps the timeout while icsk_backoff <= tcp_syn_linear_timeouts (4,
+ *   tcp_ipv4.c; new in 6.5), then doubles it: the SYN is resent 1, 2, 3, 4, 5, 7, 11, ...
+ *   s after the first;
+ * - inet_connection_sock.c inet_csk_accept() takes the queue's head
+ *   (reqsk_queue_remove(): sk_acceptq_removed()).
+ * On loopback the whole handshake runs in the connecting task's context (the SYN, the
+ * listener's SYN-ACK, the client's ACK that completes the child and wakes the accept()er
+ * with WF_SYNC through sk_data_ready), so a connect() that is not dropped is one instant.
+ * model: the established counter (WF_SYNC) is what accept() waits on; a SYN is dropped
+ * when the connections established and not accepted are more than max_ack_backlog; the
+ * connecting task then sleeps for the retransmission timeout and tries again.
+ * Differs: the retransmission (and the handshake it completes) runs in the timer's softirq
+ * on the CPU that armed it, which wakes the connecting task (sk_state_change, not sync) and
+ * then the accept()er; the model wakes the connecting task by its own timer, exact to the
+ * nanosecond (a timer_list fires on a jiffy, up to 1/8 later in the timer wheel's outer
+ * levels), and it wakes the accept()er when it runs. Not modelled: the drop of a final ACK
+ * that finds the queue full (tcp_v4_syn_recv_sock() -> tcp_check_req()'s listen_overflow,
+ * tcp_abort_on_overflow 0), which needs the queue to fill between one connect()'s SYN and
+ * its ACK, an instant here; the SYN-queue (request sock) limit and SYN cookies, as the
+ * request socks live only within that instant; connect()'s ETIMEDOUT after
+ * tcp_syn_retries (6) + tcp_syn_linear_timeouts (4) retransmissions (over a minute).
+ */
+struct tcp_listener {
+    static constexpr u32 somaxconn = 4096;             ///< net.core.somaxconn (SOMAXCONN)
+    static constexpr sim_dur timeout_init = secs(1);   ///< TCP_TIMEOUT_INIT
+    static constexpr sim_dur rto_max = secs(120);      ///< TCP_RTO_MAX
+    static constexpr unsigned syn_linear_timeouts = 4; ///< net.ipv4.tcp_syn_linear_timeouts
+
+    /// listen(fd, backlog) with `established` as its accept wait queue (WF_SYNC).
+    tcp_listener(counter& established, u32 backlog)
+        : established(established), max_ack_backlog(std::min(backlog, somaxconn))
+    {
+    }
+    /// sk_ack_backlog: established connections not yet accept()ed.
+    u64 ack_backlog() const { return established.value - accepted; }
+    /// kernel: sk_acceptq_is_full().
+    bool acceptq_is_full() const { return ack_backlog() > max_ack_backlog; }
+
+    counter& established;
+    u32 max_ack_backlog;
+    u64 accepted = 0;
+    u64 listen_overflows = 0; ///< SYNs dropped (LINUX_MIB_LISTENOVERFLOWS)
+    u64 max_queued = 0;       ///< the largest sk_ack_backlog seen
+};
+
+/// connect() to `l` over loopback: retries its SYN while the accept queue is full.
+/// `position` (optional) gets the connection's place in the accept queue's order: the
+/// accept() that returns it is the (position + 1)-th (inet_csk_accept() takes the head).
+task_code tcp_connect(task_context& t, tcp_listener& l, u64* position = nullptr);
+/// accept() on `l`: waits for an established connection (tcp_recv charged first).
+task_code tcp_accept(task_context& t, tcp_listener& l);
 
 /// Both directions of a loopback connection: `to_server` and `to_client`.
 struct loopback_connection {

@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace schedlab {
 namespace {
 
@@ -136,6 +139,98 @@ TEST(udp_channel, datagrams_are_read_one_per_call_truncated_and_dropped_when_ful
     EXPECT_EQ(ch.stats().bytes_written, 4000u);
     EXPECT_EQ(ch.stats().bytes_read, 2600u);
     EXPECT_EQ(ch.nr_datagrams(), 0u);
+}
+
+task_struct& spawn_code(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
+                        int cpu)
+{
+    task_opts o;
+    o.comm = comm;
+    o.cpu = cpu;
+    return e.k.spawn(std::move(b), o);
+}
+
+task_code connector(task_context& t, tcp_listener& l, sim_time& connected)
+{
+    co_await tcp_connect(t, l);
+    connected = t.now();
+}
+
+/// Sleeps `first`, then accepts `n` connections.
+task_code acceptor(task_context& t, tcp_listener& l, sim_dur first, unsigned n)
+{
+    co_await t.sleep(first);
+    for (unsigned i = 0; i < n; ++i)
+        co_await tcp_accept(t, l);
+}
+
+/*
+ * kernel: sk_acceptq_is_full() is sk_ack_backlog > sk_max_ack_backlog, so listen(fd, 20)
+ * holds 21 established connections; tcp_conn_request() drops the 22nd's SYN and its
+ * connect() waits for the retransmission at TCP_TIMEOUT_INIT (1 s), which finds the queue
+ * drained by then.
+ */
+TEST(tcp_listener, the_22nd_connection_on_a_backlog_of_20_is_dropped_and_retried_after_1_s)
+{
+    test_env e(4, 1, "6.6", no_jitter());
+    workload_state st;
+    tcp_listener l(st.make_counter("listen", WF_SYNC), 20);
+    EXPECT_EQ(l.max_ack_backlog, 20u);
+    const unsigned n = 30;
+    std::vector<sim_time> at(n, -1);
+    // The accept()er is away for 10 ms while the 30 connect()s arrive.
+    spawn_code(e, make_task([&](task_context& t) { return acceptor(t, l, msecs(10), n); }),
+               "daemon", 0);
+    for (unsigned i = 0; i < n; ++i)
+        spawn_code(e, make_task([&, i](task_context& t) { return connector(t, l, at[i]); }),
+                   "client", 1 + static_cast<int>(i % 3));
+    e.k.run(secs(2));
+    EXPECT_TRUE(e.k.all_exited());
+    EXPECT_EQ(l.accepted, n);
+    EXPECT_EQ(l.listen_overflows, n - 21) << "one drop for each connection past the 21st";
+    EXPECT_EQ(l.max_queued, 21u);
+    std::vector<sim_time> sorted = at;
+    std::sort(sorted.begin(), sorted.end());
+    for (unsigned i = 0; i < 21; ++i)
+        EXPECT_LT(sorted[i], msecs(10)) << "connection " << i + 1 << " fits the queue";
+    for (unsigned i = 21; i < n; ++i) {
+        EXPECT_GE(sorted[i], secs(1)) << "connection " << i + 1 << " waits for its SYN's resend";
+        EXPECT_LT(sorted[i], secs(1) + msecs(10)) << "connection " << i + 1;
+    }
+}
+
+TEST(tcp_listener, the_backlog_is_capped_at_somaxconn)
+{
+    workload_state st;
+    const tcp_listener l(st.make_counter("listen", WF_SYNC), 100'000);
+    EXPECT_EQ(l.max_ack_backlog, 4096u);
+}
+
+/*
+ * kernel: 6.5 tcp_retransmit_timer(): a SYN_SENT socket keeps icsk_rto while icsk_backoff
+ * <= tcp_syn_linear_timeouts (4), then doubles it: the SYN goes out at 0, 1, 2, 3, 4, 5, 7
+ * and 11 s.
+ */
+TEST(tcp_listener, a_dropped_syn_is_resent_after_1_s_four_more_times_then_at_doubling_intervals)
+{
+    test_env e(2, 1, "6.6", no_jitter());
+    workload_state st;
+    tcp_listener l(st.make_counter("listen", WF_SYNC), 0); // one connection fits
+    sim_time first = -1;
+    sim_time second = -1;
+    spawn_code(e, make_task([&](task_context& t) { return connector(t, l, first); }), "c1", 0);
+    spawn_code(e, make_task([&](task_context& t) { return connector(t, l, second); }), "c2", 1);
+    // Nobody accepts: the second connect()'s SYN is dropped at every try.
+    const std::vector<std::pair<sim_dur, u64>> drops_by = {
+        {msecs(500), 1}, {msecs(1500), 2}, {msecs(2500), 3}, {msecs(3500), 4},
+        {msecs(4500), 5}, {msecs(5500), 6}, {msecs(6900), 6}, {msecs(7100), 7},
+        {msecs(10900), 7}, {msecs(11100), 8}};
+    for (const auto& [when, drops] : drops_by) {
+        e.k.run(when);
+        EXPECT_EQ(l.listen_overflows, drops) << "at " << when / 1'000'000 << " ms";
+    }
+    EXPECT_GE(first, 0);
+    EXPECT_EQ(second, -1);
 }
 
 } // namespace

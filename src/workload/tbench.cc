@@ -271,9 +271,15 @@ void tbench_workload::sig_alarm(sim_time now)
 /*
  * model: dbench.c main()/create_procs(), child.c child_run(), sockio.c and
  * tbench_srv.c, task by task:
- * - tbench_srv (a daemon started before the run, on CPU 0): accept()s each
- *   connection and fork()s a server process for it; (model) it exits after
- *   N connections instead of listening on;
+ * - tbench_srv (a daemon started before the run, on CPU 0): tbench_srv.c
+ *   listener() reaps with waitpid(-1, NULL, WNOHANG) (SIGCHLD is ignored, so
+ *   nothing is reapable and the call walks all its live children:
+ *   waitpid_nohang + wait_scan_child each), accept()s the oldest connection
+ *   and fork()s a server process for it, in a loop; (model) it exits after N connections
+ *   instead of listening on; the parent's close() of the accepted socket is
+ *   not charged. It listens with listen(sock, 20): once 21 connections wait
+ *   for its accept(), a client's SYN is dropped and its connect() waits for
+ *   the retransmission (tcp_listener, net.h);
  * - tbench (the parent, on CPU 0): fork()s N clients; polls every 100 ms
  *   until all wait on the start semaphore ("N of N processes prepared for
  *   launch"); releases them; then every second runs sig_alarm(); once the
@@ -298,13 +304,17 @@ void tbench_workload::setup(syscalls& sys)
                         static_cast<double>(tp_.timelimit) / 1e9, tp_.loadfile,
                         warmup_ / NSEC_PER_SEC);
 
-    counter& listen = state_.make_counter("tbench_srv/listen", WF_SYNC);
+    // tbench_srv.c listener(): listen(sock, 20).
+    listener_ = std::make_unique<tcp_listener>(state_.make_counter("tbench_srv/listen", WF_SYNC),
+                                               tbench_srv_backlog);
+    tcp_listener& listen = *listener_;
     // dbench.c create_procs(): the children's semop() waits for zero, the parent's decrement
     // wakes them first-come first-woken (ipc/sem.c; struct counter's fifo).
     counter& release = state_.make_counter("tbench/barrier", 0);
     release.fifo = true;
     counter& exits = state_.make_counter("tbench/wait_chldexit", WF_SYNC);
     conn_.clear();
+    accepted_client_.assign(n, 0);
     for (unsigned i = 0; i < n; ++i)
         conn_.emplace_back(&state_.make_channel<tcp_channel>(fmt::format("client{}/c2s", i)),
                            &state_.make_channel<tcp_channel>(fmt::format("client{}/s2c", i)));
@@ -320,18 +330,30 @@ void tbench_workload::setup(syscalls& sys)
               popt);
 }
 
-task_code tbench_workload::run_daemon(task_context& t, counter& listen)
+/*
+ * kernel: kernel/exit.c do_wait() -> do_wait_thread(), 6.5 (sndrzt/linux-6.5
+ * 4f5cdb332210): wait4() walks the caller's children list (wait_consider_task() on each)
+ * and, with WNOHANG and none reapable, returns 0. A server leaves the daemon's list when
+ * it exits (SIGCHLD ignored: exit_notify() releases it at once).
+ */
+task_code tbench_workload::run_daemon(task_context& t, tcp_listener& listen)
 {
     const fork_opts server{.comm = "tbench_srv", .thread = false, .notify = nullptr};
     for (unsigned i = 0; i < tp_.clients; ++i) {
-        co_await t.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
+        const cost_params& c = t.costs();
+        co_await t.syscall(c.waitpid_nohang + c.wait_scan_child * static_cast<sim_dur>(servers_alive_));
+        co_await tcp_accept(t, listen);
         co_await t.fork([this, i](task_context& s) { return run_server(s, i); }, server);
+        ++servers_alive_;
     }
 }
 
-task_code tbench_workload::run_server(task_context& t, unsigned i)
+task_code tbench_workload::run_server(task_context& t, unsigned k)
 {
+    // The k-th accept() returns the k-th connection established, client i's.
+    const unsigned i = accepted_client_[k];
     cl_[i].server = &t.task();
+    t.at_exit([this] { --servers_alive_; });
     channel& c2s = *conn_[i].first;
     channel& s2c = *conn_[i].second;
     // The client's setup exchange (sockio.c sio_setup(): do_packets(child, 8, 8)), answered
@@ -352,13 +374,17 @@ task_code tbench_workload::run_server(task_context& t, unsigned i)
     }
 }
 
-task_code tbench_workload::run_client(task_context& t, unsigned i, counter& listen,
+task_code tbench_workload::run_client(task_context& t, unsigned i, tcp_listener& listen,
                                       counter& release)
 {
     channel& c2s = *conn_[i].first;
     channel& s2c = *conn_[i].second;
     client& c = cl_[i];
-    co_await t.signal(listen); // connect()
+    // SYNs dropped while tbench_srv's accept queue is full; its accept()s take the
+    // connections in the order they were established.
+    u64 position = 0;
+    co_await tcp_connect(t, listen, &position);
+    accepted_client_[position] = i;
     // sockio.c sio_setup() ends with do_packets(child, 8, 8): an 8-byte request and the
     // server's 8-byte reply, before the client waits at the start barrier.
     co_await t.write(c2s, 8);
@@ -400,7 +426,7 @@ task_code tbench_workload::run_client(task_context& t, unsigned i, counter& list
     c.exited = true;
 }
 
-task_code tbench_workload::run_parent(task_context& t, counter& listen, counter& release,
+task_code tbench_workload::run_parent(task_context& t, tcp_listener& listen, counter& release,
                                       counter& exits)
 {
     const unsigned n = tp_.clients;
@@ -466,6 +492,10 @@ std::string tbench_workload::report() const
         worst = std::max(worst, c.worst_latency);
     out += fmt::format("Throughput {:g} MB/sec  {} clients  {} procs  max_latency={:.03f} ms\n",
                        throughput_, tp_.clients, tp_.clients, static_cast<double>(worst) / 1e6);
+    if (listener_ && listener_->listen_overflows > 0)
+        out += fmt::format("# schedlab: tbench_srv's accept queue overflowed: {} SYNs dropped "
+                           "(LISTENOVERFLOWS), at most {} connections waited for accept()\n",
+                           listener_->listen_overflows, listener_->max_queued);
     return out;
 }
 

@@ -95,19 +95,25 @@ public:
     double throughput() const { return throughput_; }
     std::string measured_nothing() const override;
     const workload_state& state() const { return state_; }
+    /// tbench_srv's listening socket (its accept queue's overflows), after setup().
+    const tcp_listener* listener() const { return listener_.get(); }
+    /// tbench_srv.c listener(): listen(sock, 20).
+    static constexpr u32 tbench_srv_backlog = 20;
 
 private:
     void sig_alarm(sim_time now);
-    task_code run_daemon(task_context& t, counter& listen);
+    task_code run_daemon(task_context& t, tcp_listener& listen);
     task_code run_server(task_context& t, unsigned i);
-    task_code run_parent(task_context& t, counter& listen, counter& release, counter& exits);
-    task_code run_client(task_context& t, unsigned i, counter& listen, counter& release);
+    task_code run_parent(task_context& t, tcp_listener& listen, counter& release, counter& exits);
+    task_code run_client(task_context& t, unsigned i, tcp_listener& listen, counter& release);
 
     tbench_params tp_;
     std::vector<tbench_line> lines_;
     workload_state state_;
     std::vector<client> cl_;
     std::vector<std::pair<channel*, channel*>> conn_; ///< client i's (c2s, s2c) connection
+    std::unique_ptr<tcp_listener> listener_;
+    std::vector<unsigned> accepted_client_; ///< the k-th connection established: client i's
     std::string out_;
     sim_time tv_start_ = 0;
     sim_time tv_end_ = 0;
@@ -117,6 +123,7 @@ private:
     double throughput_ = 0;
     bool measured_ = false; ///< an "execute" progress line set throughput_
     unsigned nr_ready_ = 0;
+    unsigned servers_alive_ = 0; ///< tbench_srv's live children (its waitpid() walks them)
     sim_time launch_start_ = 0;
 };
 

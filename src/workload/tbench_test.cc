@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::test_env;
 
 std::string tbench_error(const std::vector<std::string>& args)
@@ -135,6 +136,11 @@ TEST(tbench, each_client_talks_to_its_own_forked_server_until_the_time_limit)
         EXPECT_GE(c.server->exit_time, c.task->exit_time - msecs(1));
     }
     EXPECT_THAT(r.w->report(), HasSubstr("releasing clients\n   2  cleanup   1 sec\n"));
+    // tbench_srv.c: listen(sock, 20); two connections never fill it.
+    ASSERT_NE(r.w->listener(), nullptr);
+    EXPECT_EQ(r.w->listener()->max_ack_backlog, 20u);
+    EXPECT_EQ(r.w->listener()->listen_overflows, 0u);
+    EXPECT_THAT(r.w->report(), Not(HasSubstr("overflowed")));
 }
 
 /*
@@ -242,6 +248,32 @@ TEST(tbench, the_same_seed_gives_the_same_schedule)
     const tb_run b = run_tbench({"-t", "0.5", "-c", "client-tiny.txt", "2"}, 2, 3);
     EXPECT_EQ(a.t->k.schedule_digest(), b.t->k.schedule_digest());
     EXPECT_EQ(a.w->report(), b.w->report());
+}
+
+/*
+ * kernel: tbench_srv.c listener() calls waitpid(-1, NULL, WNOHANG) before each accept();
+ * do_wait_thread() walks every live child (SIGCHLD ignored: none is reapable). With 10 ms a
+ * child, the walks before the 2nd, 3rd and 4th accept() cost 10, 20 and 30 ms, so the
+ * servers are forked near 0, 10, 30 and 60 ms.
+ */
+TEST(tbench, tbench_srv_walks_its_live_children_before_each_accept)
+{
+    cost_params c = testing::no_jitter();
+    c.waitpid_nohang = 0;
+    c.wait_scan_child = msecs(10);
+    test_env t(4, 1, "6.6", c);
+    t.k.set_check_level(check_level::sampled, 64);
+    tbench_workload w(parse_tbench_options({"-t", "0.5", "-c", "client-tiny.txt", "4"}));
+    w.setup(t.k.sys());
+    t.k.run(secs(30));
+    ASSERT_TRUE(w.finished());
+    for (unsigned k = 0; k < 4; ++k) {
+        const task_struct* s = w.clients().at(k).server;
+        ASSERT_NE(s, nullptr);
+        const sim_time walks = msecs(10) * static_cast<sim_dur>(k * (k + 1) / 2);
+        EXPECT_GE(s->start_time, walks) << "server " << k;
+        EXPECT_LT(s->start_time, walks + msecs(1)) << "server " << k;
+    }
 }
 
 } // namespace
