@@ -141,8 +141,8 @@ TEST(udp_channel, datagrams_are_read_one_per_call_truncated_and_dropped_when_ful
     EXPECT_EQ(ch.nr_datagrams(), 0u);
 }
 
-task_struct& spawn_code(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
-                        int cpu)
+task_struct& spawn_net_task(test_env& e, std::unique_ptr<task_behaviour> b, const std::string& comm,
+                            int cpu)
 {
     task_opts o;
     o.comm = comm;
@@ -150,14 +150,14 @@ task_struct& spawn_code(test_env& e, std::unique_ptr<task_behaviour> b, const st
     return e.k.spawn(std::move(b), o);
 }
 
-task_code connector(task_context& t, tcp_listener& l, sim_time& connected)
+task_code tcp_connector(task_context& t, tcp_listener& l, sim_time& connected)
 {
     co_await tcp_connect(t, l);
     connected = t.now();
 }
 
 /// Sleeps `first`, then accepts `n` connections.
-task_code acceptor(task_context& t, tcp_listener& l, sim_dur first, unsigned n)
+task_code tcp_acceptor(task_context& t, tcp_listener& l, sim_dur first, unsigned n)
 {
     co_await t.sleep(first);
     for (unsigned i = 0; i < n; ++i)
@@ -179,11 +179,11 @@ TEST(tcp_listener, the_22nd_connection_on_a_backlog_of_20_is_dropped_and_retried
     const unsigned n = 30;
     std::vector<sim_time> at(n, -1);
     // The accept()er is away for 10 ms while the 30 connect()s arrive.
-    spawn_code(e, make_task([&](task_context& t) { return acceptor(t, l, msecs(10), n); }),
-               "daemon", 0);
+    spawn_net_task(e, make_task([&](task_context& t) { return tcp_acceptor(t, l, msecs(10), n); }),
+                   "daemon", 0);
     for (unsigned i = 0; i < n; ++i)
-        spawn_code(e, make_task([&, i](task_context& t) { return connector(t, l, at[i]); }),
-                   "client", 1 + static_cast<int>(i % 3));
+        spawn_net_task(e, make_task([&, i](task_context& t) { return tcp_connector(t, l, at[i]); }),
+                       "client", 1 + static_cast<int>(i % 3));
     e.k.run(secs(2));
     EXPECT_TRUE(e.k.all_exited());
     EXPECT_EQ(l.accepted, n);
@@ -218,13 +218,14 @@ TEST(tcp_listener, a_dropped_syn_is_resent_after_1_s_four_more_times_then_at_dou
     tcp_listener l(st.make_counter("listen", WF_SYNC), 0); // one connection fits
     sim_time first = -1;
     sim_time second = -1;
-    spawn_code(e, make_task([&](task_context& t) { return connector(t, l, first); }), "c1", 0);
-    spawn_code(e, make_task([&](task_context& t) { return connector(t, l, second); }), "c2", 1);
+    spawn_net_task(e, make_task([&](task_context& t) { return tcp_connector(t, l, first); }), "c1",
+                   0);
+    spawn_net_task(e, make_task([&](task_context& t) { return tcp_connector(t, l, second); }), "c2",
+                   1);
     // Nobody accepts: the second connect()'s SYN is dropped at every try.
     const std::vector<std::pair<sim_dur, u64>> drops_by = {
-        {msecs(500), 1}, {msecs(1500), 2}, {msecs(2500), 3}, {msecs(3500), 4},
-        {msecs(4500), 5}, {msecs(5500), 6}, {msecs(6900), 6}, {msecs(7100), 7},
-        {msecs(10900), 7}, {msecs(11100), 8}};
+        {msecs(500), 1},  {msecs(1500), 2}, {msecs(2500), 3}, {msecs(3500), 4},  {msecs(4500), 5},
+        {msecs(5500), 6}, {msecs(6900), 6}, {msecs(7100), 7}, {msecs(10900), 7}, {msecs(11100), 8}};
     for (const auto& [when, drops] : drops_by) {
         e.k.run(when);
         EXPECT_EQ(l.listen_overflows, drops) << "at " << when / 1'000'000 << " ms";
