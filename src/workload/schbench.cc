@@ -88,6 +88,133 @@ std::vector<plat_histogram::pct> plat_histogram::percentiles(const std::vector<d
 }
 
 /* ------------------------------------------------------------------------ */
+/* wakeup_ns_histogram (schedlab's figure)                                    */
+
+void wakeup_ns_histogram::add(sim_time stamp, sim_time woken)
+{
+    if (x_.empty()) {
+        x_.assign(static_cast<std::size_t>(NS_RANGE), 0);
+        lat_.assign(static_cast<std::size_t>(NS_RANGE), 0);
+    }
+    const s64 x = static_cast<s64>(woken - stamp / NSEC_PER_USEC * NSEC_PER_USEC);
+    const s64 lat = static_cast<s64>(woken - stamp);
+    if (x < NS_RANGE)
+        ++x_[static_cast<std::size_t>(x)];
+    else
+        ++x_over_;
+    if (lat < NS_RANGE)
+        ++lat_[static_cast<std::size_t>(lat)];
+    else
+        ++lat_over_;
+    ++nr_;
+}
+
+void wakeup_ns_histogram::clear()
+{
+    std::fill(x_.begin(), x_.end(), 0);
+    std::fill(lat_.begin(), lat_.end(), 0);
+    x_over_ = lat_over_ = nr_ = 0;
+}
+
+namespace {
+/// Samples of `h` (1 ns buckets, `over` past them) in [a, b); b past the range takes `over`.
+u64 schb_ns_count(const std::vector<u32>& h, u64 over, s64 a, s64 b)
+{
+    const s64 n = static_cast<s64>(h.size());
+    u64 c = 0;
+    for (s64 i = std::max<s64>(a, 0); i < std::min(b, n); ++i)
+        c += h[static_cast<std::size_t>(i)];
+    if (b > n)
+        c += over;
+    return c;
+}
+
+/// The first ns value at which the running count of `h` reaches p% of `total` (as
+/// plat_histogram::percentiles()), from `from` on; -1 past the range.
+s64 schb_ns_percentile(const std::vector<u32>& h, s64 from, u64 total, double p)
+{
+    if (total == 0)
+        return 0;
+    u64 sum = 0;
+    for (s64 i = std::max<s64>(from, 0); i < static_cast<s64>(h.size()); ++i) {
+        sum += h[static_cast<std::size_t>(i)];
+        if (static_cast<double>(sum) >= p / 100.0 * static_cast<double>(total))
+            return i;
+    }
+    return -1;
+}
+
+/// Running counts of `h`: pre[i] is the samples below i ns.
+std::vector<u64> schb_ns_prefix(const std::vector<u32>& h)
+{
+    std::vector<u64> pre(h.size() + 1, 0);
+    for (std::size_t i = 0; i < h.size(); ++i)
+        pre[i + 1] = pre[i] + h[i];
+    return pre;
+}
+
+/// wakeup_ns_histogram::printed() on the running counts of x and the count past them.
+s64 schb_printed_from(const std::vector<u64>& pre, u64 over, double p, s64 shift)
+{
+    const s64 n = static_cast<s64>(pre.size()) - 1;
+    const auto below = [&](s64 b) {
+        return pre[static_cast<std::size_t>(std::clamp<s64>(b, 0, n))];
+    };
+    const s64 lo = 1000 - shift; // x is recorded once x + shift >= 1000
+    const u64 total = pre[static_cast<std::size_t>(n)] - below(lo) + over;
+    if (total == 0)
+        return 0;
+    for (s64 v = 1;; ++v) {
+        const s64 hi = 1000 * (v + 1) - shift; // x + shift < 1000 (v + 1): a delta of v at most
+        if (hi > n)
+            return -1;
+        if (static_cast<double>(below(hi) - below(lo)) >= p / 100.0 * static_cast<double>(total))
+            return v;
+    }
+}
+} // namespace
+
+s64 wakeup_ns_histogram::printed(double p, s64 shift) const
+{
+    if (x_.empty())
+        return 0;
+    return schb_printed_from(schb_ns_prefix(x_), x_over_, p, shift);
+}
+
+s64 wakeup_ns_histogram::offset_percentile(double p) const
+{
+    if (x_.empty())
+        return 0;
+    return schb_ns_percentile(x_, 1000, schb_ns_count(x_, x_over_, 1000, NS_RANGE + 1), p);
+}
+
+s64 wakeup_ns_histogram::latency_percentile(double p) const
+{
+    if (lat_.empty())
+        return 0;
+    return schb_ns_percentile(lat_, 0, nr_, p);
+}
+
+s64 wakeup_ns_histogram::shift_to_move(double p, int dir) const
+{
+    if (x_.empty())
+        return -1;
+    const std::vector<u64> pre = schb_ns_prefix(x_);
+    const s64 now = schb_printed_from(pre, x_over_, p, 0);
+    if (now <= 0)
+        return -1;
+    const s64 step = dir > 0 ? 1 : -1;
+    for (s64 d = 1; d < NS_RANGE; ++d) {
+        const s64 v = schb_printed_from(pre, x_over_, p, step * d);
+        if (v < 0)
+            return -1;
+        if (dir > 0 ? v > now : v < now)
+            return d;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* the math's variation                                                       */
 
 u64 schbench_math_factor_ppm(u64 u_ppm)
@@ -490,6 +617,7 @@ task_code schbench_workload::run_worker(task_context& t, int self)
             const sim_time delta = usec_of(woken) - usec_of(me.wake_time);
             if (delta > 0)
                 me.wakeup_stats.add(static_cast<unsigned>(delta));
+            wakeup_ns_.add(me.wake_time, woken); // schedlab's figure, not schbench's
             if (old() || rps_mode)
                 continue; // old: spin next; RPS: splice the requests
         }
@@ -724,6 +852,7 @@ void schbench_workload::main_tick(sim_time now)
     auto reset = [&] {
         rps_stats_.clear();
         lock_window_ = lock_stats{};
+        wakeup_ns_.clear();
         for (std::size_t i = 0; i + 1 < td_.size(); ++i) {
             td_[i].wakeup_stats.clear();
             td_[i].request_stats.clear();
@@ -827,8 +956,31 @@ std::vector<workload_metric> schbench_workload::metrics() const
 
 std::string schbench_workload::summary() const
 {
+    std::string out;
+    if (wakeup_ns_.nr() > 0) {
+        const wakeup_ns_histogram& h = wakeup_ns_;
+        const auto ns = [](s64 v) {
+            return v < 0 ? std::string("past the range") : fmt::format("{}", v);
+        };
+        const s64 p99 = h.printed(99.0, 0);
+        const s64 x99 = h.offset_percentile(99.0);
+        out += fmt::format(
+            "# schbench wakeups in ns ({}; schedlab's figure): {} wakeups, stamp to the "
+            "worker's timestamp p50 {} p90 {} p99 {} p99.9 {}; ",
+            sp_.zerotime > 0 || sp_.warmup > 0 ? "since the last zeroing" : "whole run", h.nr(),
+            ns(h.latency_percentile(50.0)), ns(h.latency_percentile(90.0)),
+            ns(h.latency_percentile(99.0)), ns(h.latency_percentile(99.9)));
+        if (p99 > 0 && x99 >= 0)
+            out += fmt::format("the printed p99, {} us, is {} ns from the start of the stamp's "
+                               "microsecond ({} ns into it): {} ns more on every wakeup would "
+                               "print {}, {} ns less {}\n",
+                               p99, x99, x99 - 1000 * p99, ns(h.shift_to_move(99.0, 1)),
+                               p99 + 1, ns(h.shift_to_move(99.0, -1)), p99 - 1);
+        else
+            out += "the printed p99 lies past the ns range\n";
+    }
     if (sp_.variant != schbench_variant::v1 || sp_.no_locking || lock_total_.requests == 0)
-        return "";
+        return out;
     auto line = [](const char* what, const lock_stats& ls) {
         const double pct = ls.requests > 0 ? 100.0 * static_cast<double>(ls.episodes) /
                                                  static_cast<double>(ls.requests)
@@ -844,7 +996,7 @@ std::string schbench_workload::summary() const
                            static_cast<double>(ls.spin_ns) / 1e6, avg_ms, ls.holder_preempted,
                            ls.holder_elsewhere, ls.unlocks_moved);
     };
-    std::string out = line("whole run", lock_total_);
+    out += line("whole run", lock_total_);
     if (sp_.zerotime > 0 || sp_.warmup > 0)
         out += line("since the last zeroing", lock_window_);
     return out;

@@ -70,6 +70,44 @@ private:
     unsigned max_ = 0;
 };
 
+/*
+ * schedlab's own figure (schbench prints none): each wakeup's latency at the simulator's
+ * nanosecond resolution, and where schbench's microsecond percentile sits inside its
+ * microsecond. schbench's delta is usec(woken) - usec(stamp) (gettimeofday() in both
+ * threads), which is floor(x / 1000) for x the ns from the start of the stamp's microsecond
+ * to the worker's timestamp; zero deltas (x < 1000) are not recorded, as schbench does. So
+ * a percentile of x, in ns, is schbench's percentile (below 512 us, where its buckets are
+ * exact) and its place inside the microsecond; shifting every x by the same ns shows how
+ * far each wakeup would have to move for the printed value to change. Values are kept in
+ * 1 ns buckets up to NS_RANGE and counted past it.
+ */
+class wakeup_ns_histogram {
+public:
+    static constexpr s64 NS_RANGE = s64{1} << 16;
+
+    void add(sim_time stamp, sim_time woken);
+    void clear();
+    u64 nr() const { return nr_; } ///< every wakeup, recorded by schbench or not (delta 0)
+    /// schbench's p-th percentile in us of the deltas, had every timestamp come `shift` ns
+    /// later (earlier if negative); -1 if it lies past NS_RANGE, 0 if no delta is recorded.
+    s64 printed(double p, s64 shift) const;
+    /// The p-th percentile in ns of x over the wakeups schbench records (x >= 1000), as its
+    /// percentiles() ranks them; -1 past NS_RANGE.
+    s64 offset_percentile(double p) const;
+    /// The p-th percentile in ns of woken - stamp over every wakeup; -1 past NS_RANGE.
+    s64 latency_percentile(double p) const;
+    /// The fewest ns every wakeup would take longer (dir > 0) or shorter (dir < 0) for the
+    /// printed p-th percentile to move by a microsecond that way; -1 if none in range.
+    s64 shift_to_move(double p, int dir) const;
+
+private:
+    std::vector<u32> x_;   ///< by x
+    std::vector<u32> lat_; ///< by woken - stamp
+    u64 x_over_ = 0;
+    u64 lat_over_ = 0;
+    u64 nr_ = 0;
+};
+
 enum class schbench_variant { v1, old };
 
 struct schbench_params {
@@ -123,6 +161,7 @@ public:
     bool finished() const override { return finished_; }
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
+    /// "# schbench wakeup latency in ns ...": the wakeups at ns resolution (wakeup_ns());
     /// "# schbench per-CPU locks ...": the per-CPU lock's contention (v1 with locking).
     std::string summary() const override;
 
@@ -169,6 +208,8 @@ public:
     const plat_histogram& wakeup() const { return final_wakeup_; }
     const plat_histogram& request() const { return final_request_; }
     const plat_histogram& rps() const { return rps_stats_; }
+    /// The wakeups at ns resolution, over the same window as wakeup().
+    const wakeup_ns_histogram& wakeup_ns() const { return wakeup_ns_; }
     u64 total_requests() const;
     /// Matrix size and CPU time of one request's math (v1).
     u64 matrix_size() const { return matrix_size_; }
@@ -213,6 +254,7 @@ private:
     plat_histogram rps_stats_;
     plat_histogram final_wakeup_;
     plat_histogram final_request_;
+    wakeup_ns_histogram wakeup_ns_; ///< since the last zeroing (schedlab's figure)
     bool stopping_ = false;              ///< -r has passed: every thread winds down
     bool main_done_ = false;             ///< sleep_for_runtime() has returned
     std::vector<task_struct*> cpu_lock_; ///< per-CPU lock holder (v1 -L off)

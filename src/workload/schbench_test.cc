@@ -51,6 +51,44 @@ TEST(plat_histogram, percentiles_walk_the_buckets_as_schbench_does)
     EXPECT_EQ(h.max(), 100u);
 }
 
+// schedlab's ns figure: schbench's delta is floor(x / 1000), x the ns from the start of the
+// stamp's microsecond; zero deltas are not recorded; a uniform shift moves every x.
+TEST(wakeup_ns_histogram, places_schbenchs_percentile_inside_its_microsecond)
+{
+    wakeup_ns_histogram h;
+    EXPECT_EQ(h.printed(99.0, 0), 0);
+    EXPECT_EQ(h.shift_to_move(99.0, 1), -1);
+    for (int i = 0; i < 98; ++i)
+        h.add(usecs(10 * i), usecs(10 * i) + 1500); // x 1500: delta 1
+    h.add(700, 3000);                               // x 3000, latency 2300: delta 3
+    h.add(999, 2299);                               // x 2299: delta 2
+    h.add(5000, 5400);                              // x 400: delta 0, not recorded
+    EXPECT_EQ(h.nr(), 101u);
+    // 100 recorded; 99% is 99 of them: 98 at 1 us, the 99th at 2 us.
+    EXPECT_EQ(h.printed(99.0, 0), 2);
+    EXPECT_EQ(h.offset_percentile(99.0), 2299);
+    EXPECT_EQ(h.offset_percentile(50.0), 1500);
+    EXPECT_EQ(h.latency_percentile(99.0), 1500); // 400, 98 x 1500, 1300, 2300
+    EXPECT_EQ(h.latency_percentile(100.0), 2300);
+    // Up: 701 ns more puts the 2299 at 3000, a second delta of 3 (the 400 is recorded from
+    // 600 on: 99 of 101 at 1-2 us is below 99%); 700 leaves it at 2999.
+    EXPECT_EQ(h.printed(99.0, 700), 2);
+    EXPECT_EQ(h.printed(99.0, 701), 3);
+    EXPECT_EQ(h.shift_to_move(99.0, 1), 701);
+    // Down: 300 ns less puts the 2299 at 1999 (99 of 100 at 1 us).
+    EXPECT_EQ(h.printed(99.0, -299), 2);
+    EXPECT_EQ(h.printed(99.0, -300), 1);
+    EXPECT_EQ(h.shift_to_move(99.0, -1), 300);
+    // Past the 1 ns buckets' range the percentile is not placed.
+    wakeup_ns_histogram far;
+    far.add(0, wakeup_ns_histogram::NS_RANGE + 5);
+    EXPECT_EQ(far.printed(99.0, 0), -1);
+    EXPECT_EQ(far.latency_percentile(99.0), -1);
+    h.clear();
+    EXPECT_EQ(h.nr(), 0u);
+    EXPECT_EQ(h.printed(99.0, 0), 0);
+}
+
 std::string schbench_error(const std::vector<std::string>& args)
 {
     return test_support::error_of([&] { parse_schbench_options(args); }, "(accepted)");
@@ -320,7 +358,7 @@ TEST(schbench_v1, lock_figures_count_each_spin_episode_and_where_its_holder_was)
     EXPECT_THAT(one.w->summary(), Not(HasSubstr("since the last zeroing")));
     std::vector<std::string> b = a;
     b.push_back("-L");
-    EXPECT_EQ(run_schbench(b, 1).w->summary(), "");
+    EXPECT_THAT(run_schbench(b, 1).w->summary(), Not(HasSubstr("per-CPU locks")));
     // The window restarts at the zeroing: with -z 2 of a 3 s run it holds the third second
     // (schbench zeroes every -z seconds). Eight workers: with six, the default model's
     // (voluntary) run has no spin episode after its first second (seven in all; eighteen
@@ -339,6 +377,25 @@ TEST(schbench_v1, p99_wakeup_latency_rises_once_workers_exceed_the_cpus)
     const sb_run over = run_schbench({"-t", "16", "-r", "1", "-F", "64", "-n", "4"}, 4);
     const auto p99 = [](const sb_run& r) { return r.w->wakeup().percentiles({99.0}).at(0).value; };
     EXPECT_GT(p99(over), 10 * p99(under));
+}
+
+// The ns figure covers the printed histogram's window and agrees with its p99.
+TEST(schbench_v1, the_ns_figure_agrees_with_the_printed_p99_over_the_same_window)
+{
+    const sb_run r = run_schbench({"-t", "2", "-r", "3", "-z", "2", "-F", "64", "-n", "4"}, 4);
+    const wakeup_ns_histogram& h = r.w->wakeup_ns();
+    const u64 printed = r.w->wakeup().percentiles({99.0}).at(0).value;
+    ASSERT_GT(printed, 0u);
+    ASSERT_LT(printed, 60u) << "inside the 1 ns buckets' range";
+    EXPECT_GE(h.nr(), r.w->wakeup().nr_samples()); // and the zero deltas
+    EXPECT_LT(h.nr(), r.w->total_requests()) << "zeroed after the second second";
+    EXPECT_EQ(h.printed(99.0, 0), static_cast<s64>(printed));
+    EXPECT_EQ(h.offset_percentile(99.0) / 1000, static_cast<s64>(printed));
+    EXPECT_THAT(r.w->summary(),
+                HasSubstr(fmt::format("# schbench wakeups in ns (since the last zeroing; "
+                                      "schedlab's figure): {} wakeups",
+                                      h.nr())));
+    EXPECT_THAT(r.w->summary(), HasSubstr(fmt::format("the printed p99, {} us, is", printed)));
 }
 
 TEST(schbench_v1, rps_mode_queues_the_requested_rate_round_robin)
