@@ -417,7 +417,10 @@ double netperf_workload::instance::rate() const
  * - netserver (a daemon started before the run, on CPU 0, in a session of its
  *   own: daemonize()'s setsid(), so its own autogroup; with
  *   --netserver-foreground, `netserver -D`, in the shell's): accept()s each
- *   test connection and fork()s a child that serves it (in its session), then
+ *   test connection from its control listen socket (netserver.c
+ *   create_listens(): listen(temp_socket, 1024), a tcp_listener, net.h; a
+ *   SYN past 1025 waiting connections is dropped and resent after 1 s) and
+ *   fork()s a child that serves it (in its session), then
  *   (model) exits once it has accepted `instances` connections instead of
  *   listening on;
  * - sh (the shell loop of the evaluations): fork()+exec()s `instances`
@@ -437,7 +440,10 @@ void netperf_workload::setup(syscalls& sys)
 {
     const unsigned n = np_.instances;
     inst_.assign(n, instance{});
-    counter& listen = state_.make_counter("netserver/listen", WF_SYNC);
+    // netserver.c create_listens(): listen(temp_socket, 1024) on the control port.
+    listener_ = std::make_unique<tcp_listener>(state_.make_counter("netserver/listen", WF_SYNC),
+                                               netserver_backlog);
+    tcp_listener& listen = *listener_;
     counter& reaped = state_.make_counter("sh/wait_chldexit", WF_SYNC);
 
     tcp_params tp_c2s;
@@ -473,11 +479,11 @@ void netperf_workload::setup(syscalls& sys)
     sys.spawn(make_task([&](task_context& t) { return run_shell(t, listen, reaped); }), sopt);
 }
 
-task_code netperf_workload::run_netserver(task_context& t, counter& listen)
+task_code netperf_workload::run_netserver(task_context& t, tcp_listener& listen)
 {
     const fork_opts child{.comm = "netserver", .thread = false, .notify = nullptr};
     for (unsigned i = 0; i < np_.instances; ++i) {
-        co_await t.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
+        co_await tcp_accept(t, listen);
         co_await t.fork([this, i](task_context& c) { return run_server(c, i); }, child);
     }
 }
@@ -495,7 +501,7 @@ task_code netperf_workload::run_server(task_context& t, unsigned i)
     }
 }
 
-task_code netperf_workload::run_shell(task_context& t, counter& listen, counter& reaped)
+task_code netperf_workload::run_shell(task_context& t, tcp_listener& listen, counter& reaped)
 {
     const fork_opts child{.comm = "netperf", .thread = false, .notify = &reaped};
     for (unsigned i = 0; i < np_.instances; ++i)
@@ -508,11 +514,11 @@ task_code netperf_workload::run_shell(task_context& t, counter& listen, counter&
 }
 
 // send_tcp_rr() / send_udp_rr(): -l seconds (or -l -N transactions) of request/response.
-task_code netperf_workload::run_netperf(task_context& t, unsigned i, counter& listen)
+task_code netperf_workload::run_netperf(task_context& t, unsigned i, tcp_listener& listen)
 {
     instance& in = inst_[i];
     co_await t.exec(); // the exec() of the netperf binary
-    co_await t.signal(listen);          // connect(): the daemon's accept() returns
+    co_await tcp_connect(t, listen);    // connect(): the daemon's accept() returns
     const sim_time start = co_await t.gettime();
     state_.mark(fmt::format("netperf{}/start", i), start);
     in.client = &t.task();
@@ -663,6 +669,10 @@ std::string netperf_workload::report() const
     }
     if (np_.cpu_util)
         out += "# schedlab: -c/-C (CPU utilisation) is not modelled; see the scheduler summary\n";
+    if (listener_ && listener_->listen_overflows > 0)
+        out += fmt::format("# schedlab: netserver's accept queue overflowed: {} SYNs dropped "
+                           "(LISTENOVERFLOWS), at most {} connections waited for accept()\n",
+                           listener_->listen_overflows, listener_->max_queued);
     if (finished())
         out += fmt::format("# schedlab: {} instance{}: {:.2f} trans/s in total, {:.2f} per "
                            "instance (min {:.2f}, max {:.2f})\n",

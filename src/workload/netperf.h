@@ -133,19 +133,24 @@ public:
     const netperf_params& params() const { return np_; }
     const std::vector<instance>& instances() const { return inst_; }
     const workload_state& state() const { return state_; }
+    /// netserver's control listen socket (set up by setup()).
+    const tcp_listener* listener() const { return listener_.get(); }
+    /// netserver.c create_listens(): listen(temp_socket, 1024).
+    static constexpr u32 netserver_backlog = 1024;
 
 private:
     u64 sock_send_size(bool local) const;
     u64 sock_recv_size(bool local) const;
     std::string omni_output(const instance& in) const;
-    task_code run_netserver(task_context& t, counter& listen);
+    task_code run_netserver(task_context& t, tcp_listener& listen);
     task_code run_server(task_context& t, unsigned i);
-    task_code run_shell(task_context& t, counter& listen, counter& reaped);
-    task_code run_netperf(task_context& t, unsigned i, counter& listen);
+    task_code run_shell(task_context& t, tcp_listener& listen, counter& reaped);
+    task_code run_netperf(task_context& t, unsigned i, tcp_listener& listen);
 
     netperf_params np_;
     workload_state state_;
     std::vector<instance> inst_;
+    std::unique_ptr<tcp_listener> listener_;
 };
 
 std::unique_ptr<workload> make_netperf_workload(const std::vector<std::string>& args);

@@ -18,6 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 using testing::test_env;
 
 std::string netperf_error(const std::vector<std::string>& args)
@@ -159,6 +160,24 @@ TEST(netperf, every_instance_has_its_own_forked_netserver_child)
         EXPECT_EQ(in.trans, 50u);
     }
     EXPECT_EQ(servers.size(), 3u);
+}
+
+/*
+ * netserver.c create_listens() listens on the control port with listen(temp_socket, 1024)
+ * (HewlettPackard/netperf afc51ff9764741da4ed6702651fba9d9c23f8557): 1025 connections may
+ * wait for its accept() before a SYN is dropped (net.h tcp_listener), so no run of up to
+ * 1024 instances can overflow it.
+ */
+TEST(netperf, netserver_accepts_every_control_connection_from_a_backlog_of_1024)
+{
+    const np_run r = run_netperf({"-l", "-50", "--instances", "3"}, 4);
+    ASSERT_TRUE(r.w->finished());
+    ASSERT_NE(r.w->listener(), nullptr);
+    EXPECT_EQ(r.w->listener()->max_ack_backlog, 1024u);
+    EXPECT_EQ(r.w->listener()->accepted, 3u);
+    EXPECT_EQ(r.w->listener()->listen_overflows, 0u);
+    EXPECT_GE(r.w->listener()->max_queued, 1u);
+    EXPECT_THAT(r.w->report(), Not(HasSubstr("overflowed")));
 }
 
 /*
