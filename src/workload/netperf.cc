@@ -412,34 +412,55 @@ double netperf_workload::instance::rate() const
 }
 
 /*
- * model: netperf's send_tcp_rr()/send_udp_rr() and netserver's
- * recv_tcp_rr()/recv_udp_rr() (nettest_bsd.c), task by task:
+ * model: netperf's TCP_RR / UDP_RR as the omni test runs them (WANT_MIGRATION, hence
+ * "MIGRATED ... TEST": nettest_omni.c send_tcp_rr() -> send_omni_inner() in netperf,
+ * recv_omni() in the netserver child; HewlettPackard/netperf
+ * afc51ff9764741da4ed6702651fba9d9c23f8557), task by task:
  * - netserver (a daemon started before the run, on CPU 0, in a session of its
  *   own: daemonize()'s setsid(), so its own autogroup; with
  *   --netserver-foreground, `netserver -D`, in the shell's): accept()s each
- *   test connection from its control listen socket (netserver.c
- *   create_listens(): listen(temp_socket, 1024), a tcp_listener, net.h; a
- *   SYN past 1025 waiting connections is dropped and resent after 1 s) and
- *   fork()s a child that serves it (in its session), then
- *   (model) exits once it has accepted `instances` connections instead of
- *   listening on;
+ *   control connection from its listen socket (netserver.c create_listens():
+ *   listen(temp_socket, 1024), a tcp_listener, net.h; a SYN past 1025 waiting
+ *   connections is dropped and resent after 1 s) and fork()s a child for it (in
+ *   its session; accept_connection() -> spawn_child()), then (model) exits once it
+ *   has accepted `instances` connections instead of listening on;
  * - sh (the shell loop of the evaluations): fork()+exec()s `instances`
  *   netperf processes, then wait()s for them;
- * - netperf: connect()s (the daemon wakes), takes its start time, then
- *   loops "send the request, recv until the whole response arrived" until
- *   the -l time has passed (checked before each transaction, as the SIGALRM
- *   flag times_up is) or -l -N transactions are done; takes its end time,
- *   closes the data connection and exits;
- * - netserver child: loops "recv until the whole request arrived, send the
- *   response" until the connection is closed (recv() returns 0), then exits.
- * Each direction of the connection is one tcp_channel or udp_channel (net.h).
- * Differs: socket set-up, the control connection and the daemon's
- * lifetime; send sizes are those of -r, receive buffers are the defaults.
+ * - netperf: connect()s the control connection (netlib.c establish_control();
+ *   the daemon wakes), sends the test's request on it (send_request_n()) and
+ *   sleeps until its child's response (recv_response_n()); takes its start time
+ *   (start_timer(), cpu_start()); TCP_RR connect()s the data connection to the
+ *   port the response named (connect_data_socket(), in the loop's first pass;
+ *   the child's accept() wakes), then loops "send the request, recv until the
+ *   whole response arrived" until the -l time has passed (checked before each
+ *   transaction, as the SIGALRM flag times_up is) or -l -N transactions are
+ *   done; shuts the data connection down (disconnect_data_socket(): TCP_RR
+ *   shutdown(SHUT_WR) and recv() until the child's close; UDP_RR closes) and takes
+ *   its end time (cpu_stop()); receives the child's results on the control
+ *   connection (recv_response_n()), shuts it down and waits for the child's close
+ *   (netlib.c shutdown_control()), then exits;
+ * - netserver child (the k-th accepted connection's): receives the request
+ *   (process_requests() -> recv_request()), creates its data socket and, for
+ *   TCP_RR, listen()s on it (recv_omni(): listen(s_listen, 5)), sends the
+ *   response, accept()s the data connection; loops "recv until the whole request
+ *   arrived, send the response" until the connection is closed (recv() returns
+ *   0), closes it, sends the results on the control connection, and exits once
+ *   recv_request() sees netperf's shutdown (close(server_sock)).
+ * Each direction of a connection is one tcp_channel or udp_channel (net.h); a
+ * control message is 656 bytes (control_bytes).
+ * Differs: the sockets' creation, bind(), listen(), getsockname() and setsockopt()
+ * calls, the daemon's select() and close() of the accepted socket and its children's
+ * file set-up (close_listens(), open_debug_file()) are not charged; netperf's timer
+ * and the child's (SIGALRM) are not modelled (the length is checked against the
+ * clock); netperf's output is not charged; the daemon's lifetime; send sizes are those
+ * of -r, receive buffers are the defaults.
  */
 void netperf_workload::setup(syscalls& sys)
 {
     const unsigned n = np_.instances;
     inst_.assign(n, instance{});
+    accepted_.assign(n, 0);
+    data_listeners_.clear();
     // netserver.c create_listens(): listen(temp_socket, 1024) on the control port.
     listener_ = std::make_unique<tcp_listener>(state_.make_counter("netserver/listen", WF_SYNC),
                                                netserver_backlog);
@@ -465,7 +486,14 @@ void netperf_workload::setup(syscalls& sys)
         } else {
             in.to_server = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/c2s", i), tp_c2s);
             in.to_client = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/s2c", i), tp_s2c);
+            // recv_omni(): listen(s_listen, 5) on the child's data socket.
+            in.data_listen = &data_listeners_.emplace_back(
+                state_.make_counter(fmt::format("netserver{}/data_listen", i), WF_SYNC),
+                data_backlog);
         }
+        // The control connection: the sockets' defaults (netperf sets no size on it).
+        in.ctl_to_server = &state_.make_channel<tcp_channel>(fmt::format("ctl{}/c2s", i));
+        in.ctl_to_client = &state_.make_channel<tcp_channel>(fmt::format("ctl{}/s2c", i));
     }
 
     task_opts dopt;
@@ -482,23 +510,38 @@ void netperf_workload::setup(syscalls& sys)
 task_code netperf_workload::run_netserver(task_context& t, tcp_listener& listen)
 {
     const fork_opts child{.comm = "netserver", .thread = false, .notify = nullptr};
-    for (unsigned i = 0; i < np_.instances; ++i) {
+    for (unsigned k = 0; k < np_.instances; ++k) {
         co_await tcp_accept(t, listen);
-        co_await t.fork([this, i](task_context& c) { return run_server(c, i); }, child);
+        co_await t.fork([this, k](task_context& c) { return run_server(c, k); }, child);
     }
 }
 
-// recv_tcp_rr() / recv_udp_rr(): until the connection is closed (recv() returns 0).
-task_code netperf_workload::run_server(task_context& t, unsigned i)
+// process_requests() -> recv_omni(), for the k-th control connection accepted.
+task_code netperf_workload::run_server(task_context& t, unsigned k)
 {
-    instance& in = inst_[i];
+    instance& in = inst_[accepted_[k]];
     in.server = &t.task();
+    // recv_request(): the test's request.
+    if (!co_await t.read(*in.ctl_to_server, control_bytes))
+        co_return;
+    // recv_omni(): the data socket listens (TCP_RR), then send_response_n() names its port.
+    co_await t.write(*in.ctl_to_client, control_bytes);
+    if (in.data_listen)
+        co_await tcp_accept(t, *in.data_listen);
+    // Until the connection is closed (recv() returns 0).
     for (;;) {
         const bool got = co_await t.read(*in.to_server, np_.req);
         if (!got)
             break;
         co_await t.write(*in.to_client, np_.rsp);
     }
+    co_await t.close(*in.to_client); // close_data_socket()
+    // send_response_n(): the results; recv_request() then returns 0 at netperf's
+    // shutdown_control(), and the child closes the control connection and exits.
+    co_await t.write(*in.ctl_to_client, control_bytes);
+    while (co_await t.read(*in.ctl_to_server, control_bytes)) {
+    }
+    co_await t.close(*in.ctl_to_client);
 }
 
 task_code netperf_workload::run_shell(task_context& t, tcp_listener& listen, counter& reaped)
@@ -513,16 +556,26 @@ task_code netperf_workload::run_shell(task_context& t, tcp_listener& listen, cou
     state_.mark("stop", stop);
 }
 
-// send_tcp_rr() / send_udp_rr(): -l seconds (or -l -N transactions) of request/response.
+// send_omni_inner(): the control exchange, -l seconds (or -l -N transactions) of
+// request/response, the results, shutdown_control().
 task_code netperf_workload::run_netperf(task_context& t, unsigned i, tcp_listener& listen)
 {
     instance& in = inst_[i];
     co_await t.exec(); // the exec() of the netperf binary
-    co_await tcp_connect(t, listen);    // connect(): the daemon's accept() returns
-    const sim_time start = co_await t.gettime();
+    // establish_control(): connect() (the daemon's accept() returns); its k-th accept()
+    // forks the child that serves this instance.
+    co_await tcp_connect(t, listen, &in.position);
+    accepted_[in.position] = i;
+    // send_request_n(), then recv_response_n(): the child answers once its data socket listens.
+    co_await t.write(*in.ctl_to_server, control_bytes);
+    if (!co_await t.read(*in.ctl_to_client, control_bytes))
+        co_return;
+    const sim_time start = co_await t.gettime(); // cpu_start()
     state_.mark(fmt::format("netperf{}/start", i), start);
     in.client = &t.task();
     in.start = t.now();
+    if (in.data_listen)
+        co_await tcp_connect(t, *in.data_listen); // connect_data_socket()
     const bool keep = np_.latency();
     for (u64 n = 0; np_.transactions ? n < np_.transactions : t.now() - in.start < np_.duration;
          ++n) {
@@ -535,8 +588,18 @@ task_code netperf_workload::run_netperf(task_context& t, unsigned i, tcp_listene
         if (keep)
             in.latency.add(static_cast<u64>(t.now() - sent) / 1000);
     }
-    in.end = t.now();
+    // disconnect_data_socket(): TCP shutdown(SHUT_WR), then recv() until the child's close.
     co_await t.close(*in.to_server);
+    if (!np_.udp)
+        while (co_await t.read(*in.to_client, 1)) {
+        }
+    in.end = t.now(); // cpu_stop()
+    // recv_response_n(): the child's results; shutdown_control(): shutdown(SHUT_WR), then
+    // select() until the child closes the control connection.
+    co_await t.read(*in.ctl_to_client, control_bytes);
+    co_await t.close(*in.ctl_to_server);
+    while (co_await t.read(*in.ctl_to_client, control_bytes)) {
+    }
 }
 
 bool netperf_workload::finished() const

@@ -42,6 +42,7 @@
 #include "workload/program.h"
 #include "workload/workload.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -125,6 +126,13 @@ public:
         u64 trans = 0;
         channel* to_server = nullptr;
         channel* to_client = nullptr;
+        /// The control connection (TCP, for UDP_RR too): netperf's requests, the child's responses.
+        channel* ctl_to_server = nullptr;
+        channel* ctl_to_client = nullptr;
+        /// The child's data listen socket (TCP_RR only; null for UDP_RR).
+        tcp_listener* data_listen = nullptr;
+        /// Its control connection's place in netserver's accept order (its child's).
+        u64 position = 0;
         task_struct* client = nullptr;
         task_struct* server = nullptr;
         netperf_histogram latency; ///< per transaction, in us (only with a latency selector)
@@ -137,6 +145,11 @@ public:
     const tcp_listener* listener() const { return listener_.get(); }
     /// netserver.c create_listens(): listen(temp_socket, 1024).
     static constexpr u32 netserver_backlog = 1024;
+    /// nettest_omni.c recv_omni(): listen(s_listen, backlog) with backlog = 5.
+    static constexpr u32 data_backlog = 5;
+    /// A control message: sizeof(union netperf_request_struct) or netperf_response_struct
+    /// (netlib.h: two ints and MAXSPECDATA = 162 ints), sent and received whole.
+    static constexpr u64 control_bytes = (2 + 162) * 4;
 
 private:
     u64 sock_send_size(bool local) const;
@@ -151,6 +164,9 @@ private:
     workload_state state_;
     std::vector<instance> inst_;
     std::unique_ptr<tcp_listener> listener_;
+    std::deque<tcp_listener> data_listeners_;
+    /// The k-th connection netserver accepts is instance accepted_[k]'s.
+    std::vector<unsigned> accepted_;
 };
 
 std::unique_ptr<workload> make_netperf_workload(const std::vector<std::string>& args);
