@@ -423,7 +423,10 @@ double netperf_workload::instance::rate() const
  *   listen(temp_socket, 1024), a tcp_listener, net.h; a SYN past 1025 waiting
  *   connections is dropped and resent after 1 s) and fork()s a child for it (in
  *   its session; accept_connection() -> spawn_child()), then (model) exits once it
- *   has accepted `instances` connections instead of listening on;
+ *   has accepted `instances` connections instead of listening on. Unlike
+ *   tbench_srv it does not walk its children before each accept(): spawn_child()
+ *   reaps with waitpid(-1, NULL, WNOHANG) only #if !defined(HAVE_SETSID), and
+ *   configure.ac finds setsid() on Linux;
  * - sh (the shell loop of the evaluations): fork()+exec()s `instances`
  *   netperf processes, then wait()s for them;
  * - netperf: connect()s the control connection (netlib.c establish_control();
