@@ -274,8 +274,8 @@ void parse_netperf_global(const std::vector<std::string>& global, netperf_params
     }
     if (np.instances == 0)
         throw config_error(where_netperf, "option '--instances' must be at least 1");
-    // A netperf and a netserver child per instance: 6.4 KB per instance measured (3.2 KB per
-    // task), 4 KB per task used (docs/testing.md).
+    // A netperf and a netserver child per instance, with the data and control connections:
+    // 7.5 KB per instance measured (3.8 KB per task), 4 KB per task used (docs/testing.md).
     check_task_count(2.0 * np.instances, 4e3, fmt::format("{} instances x 2", np.instances),
                      where_netperf);
 }
