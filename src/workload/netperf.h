@@ -2,10 +2,12 @@
 #pragma once
 /*
  * netperf TCP_RR / UDP_RR over loopback (HewlettPackard/netperf
- * nettest_bsd.c): N concurrent netperf processes, each with
- * one data connection to a netserver child forked for it, ping-pong a
+ * nettest_omni.c, the omni test the classic names migrate to): N concurrent
+ * netperf processes, each with a control connection to netserver, which
+ * forks a child for it, and one data connection to that child, ping-pong a
  * request of req bytes and a response of rsp bytes, one transaction in
- * flight, for -l seconds (or -l -N transactions).
+ * flight, for -l seconds (or -l -N transactions). The set-up and the results
+ * go over the control connection (netperf.cc's model comment).
  *
  * `--instances N` is schedlab's, not netperf's: it stands for the shell loop
  * "for i in 1..N: netperf ... &; wait" of the published evaluations (e.g.
@@ -20,10 +22,10 @@
  * `--netserver-foreground` (schedlab's) stands for `netserver -D`, which skips
  * daemonize(): netserver stays in the shell's session and autogroup.
  *
- * Not modelled: the control connection and netserver's per-test set-up
- * traffic, confidence intervals (-i/-I), interim results (-D), CPU
- * utilisation (-c/-C are accepted, and noted, but print no columns), output
- * selectors other than the latency statistics and the throughput (below), CPU
+ * Not modelled: the socket calls' own costs, confidence intervals (-i/-I),
+ * interim results (-D), CPU utilisation (-c/-C are accepted, and noted, but
+ * print no columns), output selectors other than the latency statistics and
+ * the throughput (below), CPU
  * binding (-T), bursts (-b), IPv6.
  *
  * Output selectors (test-specific -k, -o or -O, doc/netperf.texi "Omni Output
