@@ -274,8 +274,8 @@ void parse_netperf_global(const std::vector<std::string>& global, netperf_params
     }
     if (np.instances == 0)
         throw config_error(where_netperf, "option '--instances' must be at least 1");
-    // A netperf and a netserver child per instance: 6.4 KB per instance measured (3.2 KB per
-    // task), 4 KB per task used (docs/testing.md).
+    // A netperf and a netserver child per instance, with the data and control connections:
+    // 7.5 KB per instance measured (3.8 KB per task), 4 KB per task used (docs/testing.md).
     check_task_count(2.0 * np.instances, 4e3, fmt::format("{} instances x 2", np.instances),
                      where_netperf);
 }
@@ -412,32 +412,62 @@ double netperf_workload::instance::rate() const
 }
 
 /*
- * model: netperf's send_tcp_rr()/send_udp_rr() and netserver's
- * recv_tcp_rr()/recv_udp_rr() (nettest_bsd.c), task by task:
+ * model: netperf's TCP_RR / UDP_RR as the omni test runs them (WANT_MIGRATION, hence
+ * "MIGRATED ... TEST": nettest_omni.c send_tcp_rr() -> send_omni_inner() in netperf,
+ * recv_omni() in the netserver child; HewlettPackard/netperf
+ * afc51ff9764741da4ed6702651fba9d9c23f8557), task by task:
  * - netserver (a daemon started before the run, on CPU 0, in a session of its
  *   own: daemonize()'s setsid(), so its own autogroup; with
  *   --netserver-foreground, `netserver -D`, in the shell's): accept()s each
- *   test connection and fork()s a child that serves it (in its session), then
- *   (model) exits once it has accepted `instances` connections instead of
- *   listening on;
+ *   control connection from its listen socket (netserver.c create_listens():
+ *   listen(temp_socket, 1024), a tcp_listener, net.h; a SYN past 1025 waiting
+ *   connections is dropped and resent after 1 s) and fork()s a child for it (in
+ *   its session; accept_connection() -> spawn_child()), then (model) exits once it
+ *   has accepted `instances` connections instead of listening on. Unlike
+ *   tbench_srv it does not walk its children before each accept(): spawn_child()
+ *   reaps with waitpid(-1, NULL, WNOHANG) only #if !defined(HAVE_SETSID), and
+ *   configure.ac finds setsid() on Linux;
  * - sh (the shell loop of the evaluations): fork()+exec()s `instances`
  *   netperf processes, then wait()s for them;
- * - netperf: connect()s (the daemon wakes), takes its start time, then
- *   loops "send the request, recv until the whole response arrived" until
- *   the -l time has passed (checked before each transaction, as the SIGALRM
- *   flag times_up is) or -l -N transactions are done; takes its end time,
- *   closes the data connection and exits;
- * - netserver child: loops "recv until the whole request arrived, send the
- *   response" until the connection is closed (recv() returns 0), then exits.
- * Each direction of the connection is one tcp_channel or udp_channel (net.h).
- * Differs: socket set-up, the control connection and the daemon's
- * lifetime; send sizes are those of -r, receive buffers are the defaults.
+ * - netperf: connect()s the control connection (netlib.c establish_control();
+ *   the daemon wakes), sends the test's request on it (send_request_n()) and
+ *   sleeps until its child's response (recv_response_n()); takes its start time
+ *   (start_timer(), cpu_start()); TCP_RR connect()s the data connection to the
+ *   port the response named (connect_data_socket(), in the loop's first pass;
+ *   the child's accept() wakes), then loops "send the request, recv until the
+ *   whole response arrived" until the -l time has passed (checked before each
+ *   transaction, as the SIGALRM flag times_up is) or -l -N transactions are
+ *   done; shuts the data connection down (disconnect_data_socket(): TCP_RR
+ *   shutdown(SHUT_WR) and recv() until the child's close; UDP_RR closes) and takes
+ *   its end time (cpu_stop()); receives the child's results on the control
+ *   connection (recv_response_n()), shuts it down and waits for the child's close
+ *   (netlib.c shutdown_control()), then exits;
+ * - netserver child (the k-th accepted connection's): receives the request
+ *   (process_requests() -> recv_request()), creates its data socket and, for
+ *   TCP_RR, listen()s on it (recv_omni(): listen(s_listen, 5)), sends the
+ *   response, accept()s the data connection; loops "recv until the whole request
+ *   arrived, send the response" until the connection is closed (recv() returns
+ *   0), closes it, sends the results on the control connection, and exits once
+ *   recv_request() sees netperf's shutdown (close(server_sock)).
+ * Each direction of a connection is one tcp_channel or udp_channel (net.h); a
+ * control message is 656 bytes (control_bytes).
+ * Differs: the sockets' creation, bind(), listen(), getsockname() and setsockopt()
+ * calls, the daemon's select() and close() of the accepted socket and its children's
+ * file set-up (close_listens(), open_debug_file()) are not charged; netperf's timer
+ * and the child's (SIGALRM) are not modelled (the length is checked against the
+ * clock); netperf's output is not charged; the daemon's lifetime; send sizes are those
+ * of -r, receive buffers are the defaults.
  */
 void netperf_workload::setup(syscalls& sys)
 {
     const unsigned n = np_.instances;
     inst_.assign(n, instance{});
-    counter& listen = state_.make_counter("netserver/listen", WF_SYNC);
+    accepted_.assign(n, 0);
+    data_listeners_.clear();
+    // netserver.c create_listens(): listen(temp_socket, 1024) on the control port.
+    listener_ = std::make_unique<tcp_listener>(state_.make_counter("netserver/listen", WF_SYNC),
+                                               netserver_backlog);
+    tcp_listener& listen = *listener_;
     counter& reaped = state_.make_counter("sh/wait_chldexit", WF_SYNC);
 
     tcp_params tp_c2s;
@@ -459,7 +489,14 @@ void netperf_workload::setup(syscalls& sys)
         } else {
             in.to_server = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/c2s", i), tp_c2s);
             in.to_client = &state_.make_channel<tcp_channel>(fmt::format("tcp{}/s2c", i), tp_s2c);
+            // recv_omni(): listen(s_listen, 5) on the child's data socket.
+            in.data_listen = &data_listeners_.emplace_back(
+                state_.make_counter(fmt::format("netserver{}/data_listen", i), WF_SYNC),
+                data_backlog);
         }
+        // The control connection: the sockets' defaults (netperf sets no size on it).
+        in.ctl_to_server = &state_.make_channel<tcp_channel>(fmt::format("ctl{}/c2s", i));
+        in.ctl_to_client = &state_.make_channel<tcp_channel>(fmt::format("ctl{}/s2c", i));
     }
 
     task_opts dopt;
@@ -473,29 +510,44 @@ void netperf_workload::setup(syscalls& sys)
     sys.spawn(make_task([&](task_context& t) { return run_shell(t, listen, reaped); }), sopt);
 }
 
-task_code netperf_workload::run_netserver(task_context& t, counter& listen)
+task_code netperf_workload::run_netserver(task_context& t, tcp_listener& listen)
 {
     const fork_opts child{.comm = "netserver", .thread = false, .notify = nullptr};
-    for (unsigned i = 0; i < np_.instances; ++i) {
-        co_await t.wait_for(listen, i + 1, &cost_params::tcp_recv); // accept()
-        co_await t.fork([this, i](task_context& c) { return run_server(c, i); }, child);
+    for (unsigned k = 0; k < np_.instances; ++k) {
+        co_await tcp_accept(t, listen);
+        co_await t.fork([this, k](task_context& c) { return run_server(c, k); }, child);
     }
 }
 
-// recv_tcp_rr() / recv_udp_rr(): until the connection is closed (recv() returns 0).
-task_code netperf_workload::run_server(task_context& t, unsigned i)
+// process_requests() -> recv_omni(), for the k-th control connection accepted.
+task_code netperf_workload::run_server(task_context& t, unsigned k)
 {
-    instance& in = inst_[i];
+    instance& in = inst_[accepted_[k]];
     in.server = &t.task();
+    // recv_request(): the test's request.
+    if (!co_await t.read(*in.ctl_to_server, control_bytes))
+        co_return;
+    // recv_omni(): the data socket listens (TCP_RR), then send_response_n() names its port.
+    co_await t.write(*in.ctl_to_client, control_bytes);
+    if (in.data_listen)
+        co_await tcp_accept(t, *in.data_listen);
+    // Until the connection is closed (recv() returns 0).
     for (;;) {
         const bool got = co_await t.read(*in.to_server, np_.req);
         if (!got)
             break;
         co_await t.write(*in.to_client, np_.rsp);
     }
+    co_await t.close(*in.to_client); // close_data_socket()
+    // send_response_n(): the results; recv_request() then returns 0 at netperf's
+    // shutdown_control(), and the child closes the control connection and exits.
+    co_await t.write(*in.ctl_to_client, control_bytes);
+    while (co_await t.read(*in.ctl_to_server, control_bytes)) {
+    }
+    co_await t.close(*in.ctl_to_client);
 }
 
-task_code netperf_workload::run_shell(task_context& t, counter& listen, counter& reaped)
+task_code netperf_workload::run_shell(task_context& t, tcp_listener& listen, counter& reaped)
 {
     const fork_opts child{.comm = "netperf", .thread = false, .notify = &reaped};
     for (unsigned i = 0; i < np_.instances; ++i)
@@ -507,16 +559,26 @@ task_code netperf_workload::run_shell(task_context& t, counter& listen, counter&
     state_.mark("stop", stop);
 }
 
-// send_tcp_rr() / send_udp_rr(): -l seconds (or -l -N transactions) of request/response.
-task_code netperf_workload::run_netperf(task_context& t, unsigned i, counter& listen)
+// send_omni_inner(): the control exchange, -l seconds (or -l -N transactions) of
+// request/response, the results, shutdown_control().
+task_code netperf_workload::run_netperf(task_context& t, unsigned i, tcp_listener& listen)
 {
     instance& in = inst_[i];
     co_await t.exec(); // the exec() of the netperf binary
-    co_await t.signal(listen);          // connect(): the daemon's accept() returns
-    const sim_time start = co_await t.gettime();
+    // establish_control(): connect() (the daemon's accept() returns); its k-th accept()
+    // forks the child that serves this instance.
+    co_await tcp_connect(t, listen, &in.position);
+    accepted_[in.position] = i;
+    // send_request_n(), then recv_response_n(): the child answers once its data socket listens.
+    co_await t.write(*in.ctl_to_server, control_bytes);
+    if (!co_await t.read(*in.ctl_to_client, control_bytes))
+        co_return;
+    const sim_time start = co_await t.gettime(); // cpu_start()
     state_.mark(fmt::format("netperf{}/start", i), start);
     in.client = &t.task();
     in.start = t.now();
+    if (in.data_listen)
+        co_await tcp_connect(t, *in.data_listen); // connect_data_socket()
     const bool keep = np_.latency();
     for (u64 n = 0; np_.transactions ? n < np_.transactions : t.now() - in.start < np_.duration;
          ++n) {
@@ -529,8 +591,18 @@ task_code netperf_workload::run_netperf(task_context& t, unsigned i, counter& li
         if (keep)
             in.latency.add(static_cast<u64>(t.now() - sent) / 1000);
     }
-    in.end = t.now();
+    // disconnect_data_socket(): TCP shutdown(SHUT_WR), then recv() until the child's close.
     co_await t.close(*in.to_server);
+    if (!np_.udp)
+        while (co_await t.read(*in.to_client, 1)) {
+        }
+    in.end = t.now(); // cpu_stop()
+    // recv_response_n(): the child's results; shutdown_control(): shutdown(SHUT_WR), then
+    // select() until the child closes the control connection.
+    co_await t.read(*in.ctl_to_client, control_bytes);
+    co_await t.close(*in.ctl_to_server);
+    while (co_await t.read(*in.ctl_to_client, control_bytes)) {
+    }
 }
 
 bool netperf_workload::finished() const
@@ -663,6 +735,10 @@ std::string netperf_workload::report() const
     }
     if (np_.cpu_util)
         out += "# schedlab: -c/-C (CPU utilisation) is not modelled; see the scheduler summary\n";
+    if (listener_ && listener_->listen_overflows > 0)
+        out += fmt::format("# schedlab: netserver's accept queue overflowed: {} SYNs dropped "
+                           "(LISTENOVERFLOWS), at most {} connections waited for accept()\n",
+                           listener_->listen_overflows, listener_->max_queued);
     if (finished())
         out += fmt::format("# schedlab: {} instance{}: {:.2f} trans/s in total, {:.2f} per "
                            "instance (min {:.2f}, max {:.2f})\n",

@@ -2,10 +2,12 @@
 #pragma once
 /*
  * netperf TCP_RR / UDP_RR over loopback (HewlettPackard/netperf
- * nettest_bsd.c): N concurrent netperf processes, each with
- * one data connection to a netserver child forked for it, ping-pong a
+ * nettest_omni.c, the omni test the classic names migrate to): N concurrent
+ * netperf processes, each with a control connection to netserver, which
+ * forks a child for it, and one data connection to that child, ping-pong a
  * request of req bytes and a response of rsp bytes, one transaction in
- * flight, for -l seconds (or -l -N transactions).
+ * flight, for -l seconds (or -l -N transactions). The set-up and the results
+ * go over the control connection (netperf.cc's model comment).
  *
  * `--instances N` is schedlab's, not netperf's: it stands for the shell loop
  * "for i in 1..N: netperf ... &; wait" of the published evaluations (e.g.
@@ -20,10 +22,10 @@
  * `--netserver-foreground` (schedlab's) stands for `netserver -D`, which skips
  * daemonize(): netserver stays in the shell's session and autogroup.
  *
- * Not modelled: the control connection and netserver's per-test set-up
- * traffic, confidence intervals (-i/-I), interim results (-D), CPU
- * utilisation (-c/-C are accepted, and noted, but print no columns), output
- * selectors other than the latency statistics and the throughput (below), CPU
+ * Not modelled: the socket calls' own costs, confidence intervals (-i/-I),
+ * interim results (-D), CPU utilisation (-c/-C are accepted, and noted, but
+ * print no columns), output selectors other than the latency statistics and
+ * the throughput (below), CPU
  * binding (-T), bursts (-b), IPv6.
  *
  * Output selectors (test-specific -k, -o or -O, doc/netperf.texi "Omni Output
@@ -42,6 +44,7 @@
 #include "workload/program.h"
 #include "workload/workload.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -125,6 +128,13 @@ public:
         u64 trans = 0;
         channel* to_server = nullptr;
         channel* to_client = nullptr;
+        /// The control connection (TCP, for UDP_RR too): netperf's requests, the child's responses.
+        channel* ctl_to_server = nullptr;
+        channel* ctl_to_client = nullptr;
+        /// The child's data listen socket (TCP_RR only; null for UDP_RR).
+        tcp_listener* data_listen = nullptr;
+        /// Its control connection's place in netserver's accept order (its child's).
+        u64 position = 0;
         task_struct* client = nullptr;
         task_struct* server = nullptr;
         netperf_histogram latency; ///< per transaction, in us (only with a latency selector)
@@ -133,19 +143,32 @@ public:
     const netperf_params& params() const { return np_; }
     const std::vector<instance>& instances() const { return inst_; }
     const workload_state& state() const { return state_; }
+    /// netserver's control listen socket (set up by setup()).
+    const tcp_listener* listener() const { return listener_.get(); }
+    /// netserver.c create_listens(): listen(temp_socket, 1024).
+    static constexpr u32 netserver_backlog = 1024;
+    /// nettest_omni.c recv_omni(): listen(s_listen, backlog) with backlog = 5.
+    static constexpr u32 data_backlog = 5;
+    /// A control message: sizeof(union netperf_request_struct) or netperf_response_struct
+    /// (netlib.h: two ints and MAXSPECDATA = 162 ints), sent and received whole.
+    static constexpr u64 control_bytes = (2 + 162) * 4;
 
 private:
     u64 sock_send_size(bool local) const;
     u64 sock_recv_size(bool local) const;
     std::string omni_output(const instance& in) const;
-    task_code run_netserver(task_context& t, counter& listen);
+    task_code run_netserver(task_context& t, tcp_listener& listen);
     task_code run_server(task_context& t, unsigned i);
-    task_code run_shell(task_context& t, counter& listen, counter& reaped);
-    task_code run_netperf(task_context& t, unsigned i, counter& listen);
+    task_code run_shell(task_context& t, tcp_listener& listen, counter& reaped);
+    task_code run_netperf(task_context& t, unsigned i, tcp_listener& listen);
 
     netperf_params np_;
     workload_state state_;
     std::vector<instance> inst_;
+    std::unique_ptr<tcp_listener> listener_;
+    std::deque<tcp_listener> data_listeners_;
+    /// The k-th connection netserver accepts is instance accepted_[k]'s.
+    std::vector<unsigned> accepted_;
 };
 
 std::unique_ptr<workload> make_netperf_workload(const std::vector<std::string>& args);

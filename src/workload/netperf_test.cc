@@ -13,11 +13,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
 namespace schedlab {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 using testing::test_env;
 
 std::string netperf_error(const std::vector<std::string>& args)
@@ -159,6 +165,86 @@ TEST(netperf, every_instance_has_its_own_forked_netserver_child)
         EXPECT_EQ(in.trans, 50u);
     }
     EXPECT_EQ(servers.size(), 3u);
+}
+
+/*
+ * netserver.c create_listens() listens on the control port with listen(temp_socket, 1024)
+ * (HewlettPackard/netperf afc51ff9764741da4ed6702651fba9d9c23f8557): 1025 connections may
+ * wait for its accept() before a SYN is dropped (net.h tcp_listener), so no run of up to
+ * 1024 instances can overflow it.
+ */
+TEST(netperf, netserver_accepts_every_control_connection_from_a_backlog_of_1024)
+{
+    const np_run r = run_netperf({"-l", "-50", "--instances", "3"}, 4);
+    ASSERT_TRUE(r.w->finished());
+    ASSERT_NE(r.w->listener(), nullptr);
+    EXPECT_EQ(r.w->listener()->max_ack_backlog, 1024u);
+    EXPECT_EQ(r.w->listener()->accepted, 3u);
+    EXPECT_EQ(r.w->listener()->listen_overflows, 0u);
+    EXPECT_GE(r.w->listener()->max_queued, 1u);
+    EXPECT_THAT(r.w->report(), Not(HasSubstr("overflowed")));
+}
+
+/*
+ * nettest_omni.c send_omni_inner() (HewlettPackard/netperf afc51ff9764741da4ed6702651fba9d9c23f8557):
+ * netperf sends the test's request on the control connection and sleeps in
+ * recv_response_n() until its netserver child, forked at accept(), has created and
+ * listen()ed on its data socket (recv_omni(): listen(s_listen, 5)) and answered; only
+ * then does it start its timer and connect() the data connection, which the child
+ * accept()s. At the end the child closes the data connection, sends its results, and
+ * netperf shuts the control connection down (netlib.c shutdown_control()).
+ */
+TEST(netperf, the_timer_starts_after_the_childs_response_on_the_control_connection)
+{
+    for (const char* test : {"TCP_RR", "UDP_RR"}) {
+        SCOPED_TRACE(test);
+        const np_run r = run_netperf({"-t", test, "-l", "-50"}, 2);
+        ASSERT_TRUE(r.w->finished());
+        EXPECT_TRUE(r.t->k.all_exited());
+        const auto& in = r.w->instances().at(0);
+        ASSERT_NE(in.server, nullptr);
+        // The child was forked after the control connect() and answered before the timer.
+        EXPECT_GT(in.start, in.server->start_time);
+        EXPECT_EQ(in.ctl_to_server->stats().writes, 1u); // the request
+        EXPECT_EQ(in.ctl_to_server->stats().bytes_read, netperf_workload::control_bytes);
+        EXPECT_EQ(in.ctl_to_client->stats().writes, 2u); // the response, the results
+        EXPECT_EQ(in.ctl_to_client->stats().bytes_read, 2 * netperf_workload::control_bytes);
+        EXPECT_GE(in.ctl_to_client->stats().reader_sleeps, 1u); // netperf waited for the child
+        EXPECT_TRUE(in.ctl_to_server->write_closed());
+        EXPECT_TRUE(in.ctl_to_client->write_closed());
+        EXPECT_TRUE(in.to_client->write_closed()); // the child closed the data connection
+        EXPECT_EQ(in.trans, 50u);
+        if (std::string(test) == "TCP_RR") {
+            ASSERT_NE(in.data_listen, nullptr);
+            EXPECT_EQ(in.data_listen->max_ack_backlog, netperf_workload::data_backlog);
+            EXPECT_EQ(in.data_listen->accepted, 1u);
+            EXPECT_EQ(in.data_listen->listen_overflows, 0u);
+        } else {
+            EXPECT_EQ(in.data_listen, nullptr); // recv_omni(): UDP needs no accept()
+        }
+    }
+}
+
+/*
+ * netserver forks a child per accept(), so the k-th control connection established
+ * is served by the k-th child forked, whichever instance's it is.
+ */
+TEST(netperf, the_kth_control_connection_accepted_is_served_by_the_kth_child)
+{
+    const np_run r = run_netperf({"-l", "-50", "--instances", "6"}, 4);
+    ASSERT_TRUE(r.w->finished());
+    std::vector<std::pair<u64, int>> by_position;
+    for (const auto& in : r.w->instances()) {
+        ASSERT_NE(in.server, nullptr);
+        by_position.emplace_back(in.position, in.server->pid);
+    }
+    std::sort(by_position.begin(), by_position.end());
+    for (std::size_t k = 0; k < by_position.size(); ++k) {
+        EXPECT_EQ(by_position[k].first, k);
+        if (k > 0) {
+            EXPECT_GT(by_position[k].second, by_position[k - 1].second) << "child " << k;
+        }
+    }
 }
 
 /*
