@@ -253,12 +253,12 @@ TEST(update_curr_eevdf, in_6_12_did_preempt_short_reschedules_an_ineligible_curr
 
 /*
  * 6.18's set_protect_slice() without RUN_TO_PARITY still protects a minimum quantum:
- * min(normalized base slice, se->slice). Eight CPUs, so base_slice = 4 x 0.75 ms = 3 ms
- * and the quantum 0.75 ms. By hand: c (key 10 ms, ineligible) holds V up at ~3.4 ms, so
- * a (key 0, deadline 3 ms) and b (key 0.1 ms, deadline 1 ms) are both eligible and b
- * has the earlier deadline. a picked: vprot = min(3 ms, 0 + 0.75 ms) = 0.75 ms, so a
- * stays the pick until its vruntime reaches 0.75 ms, then b wins. With RUN_TO_PARITY
- * vprot is the deadline (3 ms): a is still the pick at 0.75 ms. 6.6 without
+ * min(normalized base slice, se->slice). Eight CPUs, so base_slice = 4 x 0.70 ms = 2.8 ms
+ * (6.18's 0.70 ms) and the quantum 0.70 ms. By hand: c (key 10 ms, ineligible) holds V up
+ * at ~3.4 ms, so a (key 0, deadline 3 ms) and b (key 0.1 ms, deadline 1 ms) are both
+ * eligible and b has the earlier deadline. a picked: vprot = min(3 ms, 0 + 0.70 ms) =
+ * 0.70 ms, so a stays the pick until its vruntime reaches 0.70 ms, then b wins. With
+ * RUN_TO_PARITY vprot is the deadline (3 ms): a is still the pick at 0.75 ms. 6.6 without
  * RUN_TO_PARITY protects nothing: b at once.
  */
 struct protect_scene {
@@ -291,11 +291,11 @@ struct protect_scene {
 TEST(pick_eevdf, from_6_18_no_run_to_parity_still_protects_a_minimum_quantum)
 {
     protect_scene nrp("6.18+NO_RUN_TO_PARITY");
-    ASSERT_EQ(nrp.f.k->tunables().base_slice, 3000000u);
-    EXPECT_EQ(nrp.a.se.vprot, nrp.c.min_vruntime + 750000);
+    ASSERT_EQ(nrp.f.k->tunables().base_slice, 2800000u);
+    EXPECT_EQ(nrp.a.se.vprot, nrp.c.min_vruntime + 700000);
     EXPECT_EQ(nrp.pick_at(0), &nrp.a.se);
-    EXPECT_EQ(nrp.pick_at(749999), &nrp.a.se);
-    EXPECT_EQ(nrp.pick_at(750000), &nrp.b.se);
+    EXPECT_EQ(nrp.pick_at(699999), &nrp.a.se);
+    EXPECT_EQ(nrp.pick_at(700000), &nrp.b.se);
     protect_scene rtp("6.18");
     EXPECT_EQ(rtp.a.se.vprot, rtp.a.se.deadline);
     EXPECT_EQ(rtp.pick_at(750000), &rtp.a.se);
@@ -348,8 +348,9 @@ TEST(place_entity_eevdf, from_6_12_a_migrated_entity_keeps_its_relative_deadline
 /*
  * yield_task_fair() of 6.18.2: an eligible curr's vruntime jumps to its deadline, then the
  * deadline moves one slice on; an ineligible curr keeps both. 6.6: only deadline += slice.
- * By hand (one CPU, slice 0.75 ms): a (curr) at key 0 with deadline 0.75 ms, b at key
- * b_key. b at 0: V = 0, a eligible. b at -0.1 ms: V = -0.05 ms, a ineligible.
+ * By hand (one CPU, slice 0.75 ms; 6.18's 0.70 ms): a (curr) at key 0 with deadline
+ * 0.75 ms, b at key b_key. b at 0: V = 0, a eligible. b at -0.1 ms: V = -0.05 ms, a
+ * ineligible.
  */
 std::pair<s64, s64> after_yield(const char* spec, s64 b_key)
 {
@@ -365,7 +366,7 @@ std::pair<s64, s64> after_yield(const char* spec, s64 b_key)
 
 TEST(yield_task_fair, from_6_18_an_eligible_curr_forfeits_its_vruntime_to_its_deadline)
 {
-    EXPECT_EQ(after_yield("6.18", 0), (std::pair<s64, s64>{750000, 1500000}));
+    EXPECT_EQ(after_yield("6.18", 0), (std::pair<s64, s64>{750000, 1450000}));
     EXPECT_EQ(after_yield("6.18", -100000), (std::pair<s64, s64>{0, 750000}));
     EXPECT_EQ(after_yield("6.6", 0), (std::pair<s64, s64>{0, 1500000}));
     EXPECT_EQ(after_yield("6.12", -100000), (std::pair<s64, s64>{0, 1500000}));

@@ -22,7 +22,7 @@ enum class fair_policy { cfs, eevdf };
 struct sched_params {
     fair_policy policy = fair_policy::eevdf;
     u32 hz = 250;                             ///< CONFIG_HZ: tick = 1e9 / hz ns
-    u64 base_slice_ns = 750'000;              ///< EEVDF sysctl_sched_base_slice (normalised)
+    u64 base_slice_ns = 750'000;              ///< sysctl_sched_base_slice, normalised; 6.18 700'000
     u64 latency_ns = 6'000'000;               ///< CFS sysctl_sched_latency (normalised)
     u64 min_granularity_ns = 750'000;         ///< CFS sysctl_sched_min_granularity (normalised)
     u64 wakeup_granularity_ns = 1'000'000;    ///< CFS sysctl_sched_wakeup_granularity (normalised)

@@ -601,6 +601,14 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
     kc.spec = spec;
     kc.base = d->name;
     kc.params.policy = d->policy;
+    // kernel: kernel/sched/fair.c sysctl_sched_base_slice / normalized_sysctl_sched_base_slice,
+    // 6.18.2 (gfunkmonk/linux-6.18.2 062668f4d006): 700000ULL, "0.70 msec * (1 + ilog(ncpus))",
+    // since 2ae891b82695 ("sched: Reduce the default slice to avoid tasks getting an extra
+    // tick", v6.15); 0.75 ms before it (6.6.87, 6.12.10: the 6.12 profile's trees are older
+    // than 6.12.y's backport of it, stable review Message-ID
+    // 20250527162500.375899078@linuxfoundation.org). The tip bases keep 0.75 ms.
+    if (std::string(d->name) == "6.18")
+        kc.params.base_slice_ns = 700'000;
     kc.behaviour = behaviour_of(d->name);
     auto make_available = [&kc](const feat_default& fd) {
         std::size_t pos = 0;

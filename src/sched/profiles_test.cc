@@ -53,6 +53,21 @@ TEST(make_kernel_config, gives_6_18_the_features_of_its_features_h_plus_ni_rando
     EXPECT_EQ(without, k612.features);
 }
 
+/*
+ * sysctl_sched_base_slice: 6.18.2's kernel/sched/fair.c has 700000ULL ("0.70 msec * (1 +
+ * ilog(ncpus))", 2ae891b82695, v6.15); 6.6.87's and 6.12.10's 750000ULL. On two CPUs the
+ * factor is 1 + ilog2(2) = 2: 1.4 ms against 1.5 ms.
+ */
+TEST(make_kernel_config, gives_6_18_the_0_70_ms_base_slice_of_its_fair_c)
+{
+    EXPECT_EQ(make_kernel_config("6.18").params.base_slice_ns, 700000u);
+    EXPECT_EQ(make_kernel_config("6.18+preempt=none").params.base_slice_ns, 700000u);
+    EXPECT_EQ(scale_tunables(make_kernel_config("6.18").params, 2).base_slice, 1400000u);
+    for (const char* v : {"6.12", "6.6", "tip-2023-12"})
+        EXPECT_EQ(make_kernel_config(v).params.base_slice_ns, 750000u) << v;
+    EXPECT_EQ(scale_tunables(make_kernel_config("6.12").params, 2).base_slice, 1500000u);
+}
+
 TEST(make_kernel_config, rejects_an_unknown_profile_with_a_hint)
 {
     EXPECT_THAT(error_of([] { make_kernel_config("6.7"); }),
