@@ -299,10 +299,13 @@ void shared_runq_drain(kernel& k)
 
 namespace {
 /*
- * kernel: newidle_balance() as SHARED_RUNQ v3 edits it (6/7, series
- * 20230809221218.163894-1-void@manifault.com): shared_runq_pick_next_task()
- * on entry, before idle_stamp and every gate, uncosted; its result is
- * returned if nonzero.
+ * kernel: newidle_balance() as SHARED_RUNQ v3 edits it (5/7 places the call, 6/7 fills
+ * it in; series 20230809221218.163894-1-void@manifault.com): shared_runq_pick_next_task()
+ * on entry, after ttwu_pending and cpu_active(), before idle_stamp and every gate,
+ * uncosted; its result is returned if nonzero, past the function's epilogue (no
+ * next_balance update, idle_stamp left as it was). Re-read 2026-12-07 (lane hb8) against
+ * 5/7 (-6-void@manifault.com), 6/7 and v6.5's newidle_balance() (sndrzt/linux-6.5
+ * 4f5cdb332210): as modelled.
  */
 int newidle_enter_v3(kernel& k, rq& this_rq)
 {
@@ -316,6 +319,10 @@ int newidle_enter_v3(kernel& k, rq& this_rq)
  * LLC (20230809221218.163894-7-void@manifault.com), unless Gautham's "noopt"
  * variant reverted that: sd = sd_llc, then sd->parent if sd_llc exists, so
  * none (only rd->overload gates) when the LLC is the top domain or absent.
+ * Only the gate's sd: the domain loop after it is for_each_domain(), which starts
+ * again at rq->sd (K Prateek Nayak, 3e32bec6-5e59-c66a-7676-7d15df2c961c@amd.com), so
+ * a pass past v3's gate balances SMT and the LLC before DIE as tip's does (test
+ * v3_past_its_gate_walks_the_domains_from_rq_sd; v4 6/8 added the skip in the loop).
  */
 sched_domain* newidle_gate_domain_v3(kernel& k, int this_cpu, sched_domain* sd)
 {

@@ -562,6 +562,54 @@ TEST(sched_balance_newidle, v3_gates_on_the_domain_above_the_llc_and_noopt_on_rq
     }
 }
 
+// kernel: v3 6/7's "Skip <= LLC domains" hunk (20230809221218.163894-7-void@manifault.com)
+// assigns only the gate's sd: the domain loop that follows is for_each_domain(this_cpu, sd),
+// which starts again at rq->sd (K Prateek Nayak, 3e32bec6-5e59-c66a-7676-7d15df2c961c@amd.com;
+// v3's code has no skip inside the loop, which v4 6/8 added). So once v3's gate is open,
+// the pass walks SMT and the LLC before the domains above it, as tip's does; only v4 skips
+// the SMT and LLC levels. By hand on milan-2s's cpu1 with nothing to pull anywhere and an
+// avg_idle above every domain's cost: tip, v3 and noopt balance SMT, MC, DIE and NUMA in
+// that order; v4 (tip-2023-12) only DIE and NUMA.
+TEST(sched_balance_newidle, v3_past_its_gate_walks_the_domains_from_rq_sd)
+{
+    struct sink final : decision_sink {
+        std::vector<std::string> passes;
+        void decision(const sched_decision& d) override
+        {
+            if (d.text.find(" domain_cost=") != std::string::npos)
+                passes.push_back(d.text.substr(0, d.text.find(' ')));
+        }
+    };
+    for (const char* spec : {"tip-2023-08", "tip-2023-08+shared_runq_v3",
+                             "tip-2023-08+shared_runq_v3_noopt", "tip-2023-12+shared_runq_v4"}) {
+        sched_fixture t(load_machine("milan-2s"), spec);
+        kernel& k = *t.k;
+        const cpu_sched_domains& cd = k.topology().cpu(1);
+        std::vector<std::string> all;
+        std::vector<std::string> above_llc;
+        bool past_llc = false;
+        for (const auto& sd : cd.domains) {
+            sd->max_newidle_lb_cost = usecs(1);
+            all.push_back(sd->name);
+            if (past_llc)
+                above_llc.push_back(sd->name);
+            past_llc = past_llc || sd.get() == cd.sd_llc;
+        }
+        ASSERT_EQ(all.size(), 4u) << "SMT, MC, DIE and NUMA";
+        ASSERT_EQ(above_llc.size(), 2u);
+        sink s;
+        k.decisions().set_sink(&s);
+        k.rd().overload = true;
+        rq& r = k.cpu_rq(1);
+        r.avg_idle = msecs(1);
+        k.set_this_cpu(1);
+        EXPECT_EQ(sched_balance_newidle(k, r), 0) << spec;
+        k.decisions().set_sink(nullptr);
+        const bool v4 = std::string(spec).find("v4") != std::string::npos;
+        EXPECT_EQ(s.passes, v4 ? above_llc : all) << spec;
+    }
+}
+
 TEST(sched_feat_set, switching_shared_runq_off_drains_the_shards)
 {
     queued_case c("tip-2023-08+shared_runq_v3");
