@@ -29,6 +29,7 @@ void idle_gap_stats::init(const std::vector<int>& llc_of_cpu, const std::vector<
     spell_llc_waiting.assign(n, 0);
     spell_gate_open.assign(n, 0);
     spell_gate.assign(n, 0);
+    spell_avg_idle.assign(n, 0);
     llcs.assign(static_cast<std::size_t>(nr_llcs), span_state{});
     for (const int l : llc_of_cpu)
         if (l >= 0)
@@ -71,6 +72,8 @@ void idle_gap_stats::nr_running_changed(int cpu, unsigned now_nr, sim_time now, 
         if (spell_llc_waiting[c]) {
             ++s.llc_waiting;
             s.llc_waiting_ns += static_cast<u64>(len);
+            s.avg_idle_sum += spell_avg_idle[c];
+            s.gate_sum += spell_gate[c];
             if (spell_gate_open[c])
                 ++s.gate_open;
             if (static_cast<u64>(len) >= spell_gate[c])
@@ -84,6 +87,7 @@ void idle_gap_stats::nr_running_changed(int cpu, unsigned now_nr, sim_time now, 
         spell_llc_waiting[c] = llc && llc->waiting ? 1 : 0;
         spell_gate_open[c] = avg_idle >= gate ? 1 : 0;
         spell_gate[c] = gate;
+        spell_avg_idle[c] = avg_idle;
     }
 }
 

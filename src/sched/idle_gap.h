@@ -45,6 +45,8 @@ struct idle_gap_stats {
         u64 llc_waiting_ns = 0;   ///< ... their length
         u64 gate_open = 0;        ///< ... whose avg_idle at their start reached the LLC's gate
         u64 longer_than_gate = 0; ///< ... which lasted at least that gate
+        u64 avg_idle_sum = 0;     ///< ... their avg_idle at the start, summed
+        u64 gate_sum = 0;         ///< ... and their gate
     };
     std::array<spell_bucket, nr_spell_buckets> spells{};
 
@@ -100,7 +102,7 @@ struct idle_gap_stats {
     std::vector<int> llc_of;
     std::vector<sim_time> spell_start;
     std::vector<u8> spell_llc_waiting, spell_gate_open;
-    std::vector<u64> spell_gate;
+    std::vector<u64> spell_gate, spell_avg_idle;
 };
 
 } // namespace schedlab

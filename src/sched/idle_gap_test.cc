@@ -46,6 +46,8 @@ TEST(idle_gap_stats, counts_a_spell_by_its_length_and_its_llc_then)
     EXPECT_EQ(g.spells[1].llc_waiting_ns, 700u);
     EXPECT_EQ(g.spells[1].gate_open, 1u);
     EXPECT_EQ(g.spells[1].longer_than_gate, 1u);
+    EXPECT_EQ(g.spells[1].avg_idle_sum, 50u);
+    EXPECT_EQ(g.spells[1].gate_sum, 40u);
     g.nr_running_changed(0, 1, 2000, 0, 0);
     g.nr_running_changed(1, 0, 3000, 10, 40000); // no task waits now; gate closed
     g.nr_running_changed(1, 1, 3300, 0, 0);

@@ -257,7 +257,7 @@ std::string format_idle_gap(const kernel& k)
                      pct(m.waiting_idle_ns, m.waiting_ns));
     s += "#   idle spells by length: count, CPU-s | of those, begun while a task of the LLC "
          "waited: count, CPU-s, avg_idle at the start >= the gate to the LLC's pass, lasted >= "
-         "that gate\n";
+         "that gate, mean avg_idle and gate (us)\n";
     for (std::size_t b = 0; b < g.spells.size(); ++b) {
         const auto& sp = g.spells[b];
         if (!sp.count)
@@ -268,9 +268,16 @@ std::string format_idle_gap(const kernel& k)
                 ? fmt::format("{:g}-{:g} us", lo,
                               static_cast<double>(idle_gap_stats::spell_bounds[b]) / 1000)
                 : fmt::format(">= {:g} us", lo);
-        s += fmt::format("#     {:<14} {:>10} {:>10.3f} | {:>10} {:>10.3f} {:>10} {:>10}\n", range,
-                         sp.count, s_of(sp.ns), sp.llc_waiting, s_of(sp.llc_waiting_ns),
-                         sp.gate_open, sp.longer_than_gate);
+        const auto mean_us = [&](u64 sum) {
+            return sp.llc_waiting
+                       ? static_cast<double>(sum) / static_cast<double>(sp.llc_waiting) / 1e3
+                       : 0.0;
+        };
+        s += fmt::format("#     {:<14} {:>10} {:>10.3f} | {:>10} {:>10.3f} {:>10} {:>10} {:>8.1f} "
+                         "{:>8.1f}\n",
+                         range, sp.count, s_of(sp.ns), sp.llc_waiting, s_of(sp.llc_waiting_ns),
+                         sp.gate_open, sp.longer_than_gate, mean_us(sp.avg_idle_sum),
+                         mean_us(sp.gate_sum));
     }
     s += fmt::format("#   wakeups placed {}: {:.1f}% on a CPU with no task; wait to run avg "
                      "{:.2f} us after those ({}), {:.2f} us after the others ({})\n",
