@@ -395,7 +395,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
     std::string schedstat_table_text, schedstat_raw_text;
     if (!o.schedstat.empty())
         hooks.after_run = [&](const kernel& k) {
-            schedstat_table_text = schedstat_table(k);
+            schedstat_table_text = schedstat_table(k) + format_idle_gap(k);
             if (o.schedstat == "raw")
                 schedstat_raw_text = schedstat_v15(k);
         };

@@ -859,6 +859,15 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
                                                   p.pid, p.comm, p.cpu, cpu)
                                     : fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}", p.pid,
                                                   p.comm, p.cpu, cpu, decisions_.last_placement()));
+    if (!on_cpu_queue) { // counting only (idle_gap.h): where the wakeup landed
+        idle_gap_stats& gap = lb_.gap;
+        ++gap.wakeups;
+        p.gap_placed = cpu_rq(cpu).nr_running == 0 ? 1 : 0;
+        gap.placed_on_idle += static_cast<u64>(p.gap_placed);
+        if (p.sched_class == &fair_sched_class)
+            gap.placed(decisions_.last_select_branch(), decisions_.last_sis_branch(),
+                       p.gap_placed == 1);
+    }
     if (cpu != p.cpu) {
         wake_flags |= WF_MIGRATED;
         set_task_cpu(p, cpu);
@@ -1174,7 +1183,13 @@ void kernel::sched_info_arrive(rq& r, task_struct& p)
         p.sched_info_.run_delay += delta;
         r.stats.run_delay += delta;
         p.sched_info_.last_queued = NOT_QUEUED;
+        if (p.gap_placed >= 0) { // counting only (idle_gap.h): the wait after a wakeup
+            idle_gap_stats& gap = lb_.gap;
+            (p.gap_placed ? gap.wait_after_idle_ns : gap.wait_after_busy_ns) += delta;
+            ++(p.gap_placed ? gap.waits_after_idle : gap.waits_after_busy);
+        }
     }
+    p.gap_placed = -1;
     p.sched_info_.last_arrival = r.clock;
     ++p.sched_info_.pcount;
     ++r.stats.pcount;

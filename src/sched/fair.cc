@@ -399,6 +399,7 @@ void enqueue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (k.config().behaviour.fair_server && rq_root_cfs(r).h_nr_running == 1) // 6.12: the first
         dl_server_start(k, r);                                                 // fair task
     add_nr_running(r, 1);
+    idle_gap_note(k, r); // counting only
 }
 
 // kernel: kernel/sched/fair.c pick_next_entity() -> dequeue_entities(DEQUEUE_DELAYED) and
@@ -549,6 +550,7 @@ bool dequeue_task_fair(kernel& k, rq& r, task_struct& p, int flags)
     if (cfs.my_se) // the group's entity on the root
         dequeue_task_group_level(k, r, cfs, p.policy == SCHED_IDLE, task_sleep, migrating_delayed);
     sub_nr_running(r, 1);
+    idle_gap_note(k, r); // counting only
     if (k.config().behaviour.fair_server && !rq_root_cfs(r).h_nr_running) // 6.12: the last
         dl_server_stop(k, r);                                              // fair task
     if (sched_feat_of(k, UTIL_EST) && !was_delayed)

@@ -441,12 +441,36 @@ void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util)
     if (env.sd->span_weight != llc_weight || !cd.sd_llc_shared)
         return;
     const u64 x = sum_util / static_cast<u64>(llc_weight);
+    ++k.lb().gap.scan_calls; // counting only
+    k.lb().gap.scan_util_sum += x;
     const u64 pct = env.sd->imbalance_pct;
     u64 tmp = x * x * pct * pct / (10000ULL * SCHED_CAPACITY_SCALE);
     tmp = std::min<u64>(tmp, SCHED_CAPACITY_SCALE);
     u64 y = SCHED_CAPACITY_SCALE - tmp;
     y = y * static_cast<u64>(llc_weight) / SCHED_CAPACITY_SCALE;
+    if (static_cast<int>(y) != cd.sd_llc_shared->nr_idle_scan) // counting only
+        k.lb().gap.nr_idle_scan_set(k.lb().llc_index(env.dst_cpu), static_cast<int>(y), k.now());
     cd.sd_llc_shared->nr_idle_scan = static_cast<int>(y);
+}
+
+/*
+ * model: counting only. The gate a spell is compared with: newidle_balance()'s (6.5) tests
+ * on the way to its LLC's pass, the first domain's max_newidle_lb_cost and then
+ * curr_cost + sd->max_newidle_lb_cost at each level, with each level's cost taken as its
+ * max_newidle_lb_cost: their sum up to sd_llc.
+ */
+void idle_gap_note(kernel& k, const rq& r)
+{
+    u64 gate = 0;
+    if (r.nr_running == 0) {
+        const cpu_sched_domains& cd = k.topology().cpu(r.cpu);
+        for (const auto& sd : cd.domains) {
+            gate += sd->max_newidle_lb_cost;
+            if (sd.get() == cd.sd_llc)
+                break;
+        }
+    }
+    k.lb().gap.nr_running_changed(r.cpu, r.nr_running, k.now(), r.avg_idle, gate);
 }
 
 /*
@@ -1679,6 +1703,15 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
         cpu_group_ids_.insert(cpu_group_ids_.end(), of_cpu.begin(), of_cpu.end());
         cpu_group_first_.push_back(cpu_group_ids_.size());
     }
+    std::vector<int> llc_of(static_cast<std::size_t>(nr_cpus), -1);
+    std::vector<int> llc_weight(topo.llc_shared.size(), 0);
+    for (int cpu = 0; cpu < nr_cpus; ++cpu)
+        for (std::size_t l = 0; l < topo.llc_shared.size(); ++l)
+            if (topo.llc_shared[l].get() == topo.cpu(cpu).sd_llc_shared) {
+                llc_of[static_cast<std::size_t>(cpu)] = static_cast<int>(l);
+                llc_weight[l] = topo.cpu(cpu).sd_llc_size;
+            }
+    gap.init(llc_of, llc_weight);
 }
 
 void lb_state::flush()

@@ -18,6 +18,7 @@
  * (`nohz`) and what only the model keeps (the group sums' cache, the cost of
  * the balancing calls) in struct lb_state, which the kernel owns (kernel::lb()).
  */
+#include "sched/idle_gap.h"
 #include "sched/nohz.h"
 #include "sched/sched.h"
 #include "sched/topology.h"
@@ -236,6 +237,10 @@ public:
 
     /// kernel: fair.c `static struct { ... } nohz`: NOHZ idle balancing (nohz.h).
     nohz_state nohz;
+    /// model: counting only, read by no decision (idle_gap.h; --schedstat prints it).
+    idle_gap_stats gap;
+    /// LLC index of each CPU in gap (its sd_llc_shared's in sched_topology::llc_shared), -1 none.
+    int llc_index(int cpu) const { return gap.llc_of[static_cast<std::size_t>(cpu)]; }
     /// model: the cost of the sched_balance_rq() calls since last reset.
     sim_dur last_lb_cost = 0;
     /*
@@ -318,6 +323,9 @@ void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, s
 bool update_sd_pick_busiest(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& sg,
                             const sg_lb_stats& sgs);
 void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util);
+/// model: counting only (idle_gap.h): r's nr_running may have changed; at a CPU's switch to
+/// no task, its avg_idle against the newly-idle gates' sum up to its LLC's domain.
+void idle_gap_note(kernel& k, const rq& r);
 void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds);
 long sibling_imbalance(const kernel& k, const lb_env& env, const sd_lb_stats& sds,
                        const sg_lb_stats& busiest, const sg_lb_stats& local);

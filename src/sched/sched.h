@@ -499,6 +499,9 @@ struct task_struct {
     sched_rt_entity rt;         ///< the rt class's (p->rt); after the fair path's fields
     sched_dl_entity dl;         ///< the deadline class's (p->dl)
     sched_ext_entity scx;       ///< the ext class's (p->scx)
+    /// model: counting only (idle_gap.h): its last wakeup chose a CPU with no task (1) or
+    /// with one (0), until it next runs; -1 none. Last: the hot fields keep their offsets.
+    s8 gap_placed = -1;
 
     bool is_idle_task() const { return pid == 0; }
     int task_nice() const { return static_prio_nice; }

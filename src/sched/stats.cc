@@ -227,6 +227,105 @@ std::string format_feature_stats(const kernel& k)
     return s;
 }
 
+std::string format_idle_gap(const kernel& k)
+{
+    const idle_gap_stats& g = k.lb().gap;
+    const sim_time now = k.now();
+    idle_gap_stats::span_state m = g.machine;
+    m.advance(now);
+    idle_gap_stats::span_state l; // the LLCs' sums
+    for (idle_gap_stats::span_state s : g.llcs) {
+        s.advance(now);
+        l.idle_ns += s.idle_ns;
+        l.idle_waiting_ns += s.idle_waiting_ns;
+        l.waiting_ns += s.waiting_ns;
+        l.waiting_idle_ns += s.waiting_idle_ns;
+    }
+    const auto pct = [](u64 a, u64 b) {
+        return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
+    };
+    const auto s_of = [](u64 ns) { return static_cast<double>(ns) / 1e9; };
+    std::string s =
+        "# idle gap (model's counters; nr_running == 0 is idle, nr_running - 1 waiting)\n";
+    s += fmt::format("#   idle {:.3f} CPU-s: {:.1f}% of it while a task of the CPU's LLC waited, "
+                     "{:.1f}% while one of the machine did\n",
+                     s_of(m.idle_ns), pct(l.idle_waiting_ns, l.idle_ns),
+                     pct(m.idle_waiting_ns, m.idle_ns));
+    s += fmt::format("#   waiting {:.3f} task-s: {:.1f}% of it while a CPU of the task's LLC was "
+                     "idle, {:.1f}% while one of the machine was\n",
+                     s_of(m.waiting_ns), pct(l.waiting_idle_ns, l.waiting_ns),
+                     pct(m.waiting_idle_ns, m.waiting_ns));
+    s += "#   idle spells by length: count, CPU-s | of those, begun while a task of the LLC "
+         "waited: count, CPU-s, avg_idle at the start >= the gate to the LLC's pass, lasted >= "
+         "that gate, mean avg_idle and gate (us)\n";
+    for (std::size_t b = 0; b < g.spells.size(); ++b) {
+        const auto& sp = g.spells[b];
+        if (!sp.count)
+            continue;
+        const double lo = b ? static_cast<double>(idle_gap_stats::spell_bounds[b - 1]) / 1000 : 0.0;
+        const std::string range =
+            b < idle_gap_stats::spell_bounds.size()
+                ? fmt::format("{:g}-{:g} us", lo,
+                              static_cast<double>(idle_gap_stats::spell_bounds[b]) / 1000)
+                : fmt::format(">= {:g} us", lo);
+        const auto mean_us = [&](u64 sum) {
+            return sp.llc_waiting
+                       ? static_cast<double>(sum) / static_cast<double>(sp.llc_waiting) / 1e3
+                       : 0.0;
+        };
+        s += fmt::format("#     {:<14} {:>10} {:>10.3f} | {:>10} {:>10.3f} {:>10} {:>10} {:>8.1f} "
+                         "{:>8.1f}\n",
+                         range, sp.count, s_of(sp.ns), sp.llc_waiting, s_of(sp.llc_waiting_ns),
+                         sp.gate_open, sp.longer_than_gate, mean_us(sp.avg_idle_sum),
+                         mean_us(sp.gate_sum));
+    }
+    s += fmt::format("#   wakeups placed {}: {:.1f}% on a CPU with no task; wait to run avg "
+                     "{:.2f} us after those ({}), {:.2f} us after the others ({})\n",
+                     g.wakeups, pct(g.placed_on_idle, g.wakeups),
+                     g.waits_after_idle ? static_cast<double>(g.wait_after_idle_ns) /
+                                              static_cast<double>(g.waits_after_idle) / 1e3
+                                        : 0.0,
+                     g.waits_after_idle,
+                     g.waits_after_busy ? static_cast<double>(g.wait_after_busy_ns) /
+                                              static_cast<double>(g.waits_after_busy) / 1e3
+                                        : 0.0,
+                     g.waits_after_busy);
+    std::vector<idle_gap_stats::placement_count> pl = g.placements;
+    std::stable_sort(pl.begin(), pl.end(),
+                     [](const auto& a, const auto& b) { return a.count > b.count; });
+    for (const auto& c : pl)
+        s += fmt::format(
+            "#     {:>10} ({:>5.1f}%, {:>5.1f}% of them on a CPU with no task)  {}{}{}\n", c.count,
+            pct(c.count, g.wakeups), pct(c.on_idle, c.count), c.select ? c.select : "?",
+            c.sis ? "; select_idle_sibling: " : "", c.sis ? c.sis : "");
+    const u64 sis_util_calls = g.sic_calls; // with SIS_UTIL every call reads nr_idle_scan
+    s += fmt::format("#   select_idle_cpu: {} calls ({} with has_idle_core): nr_idle_scan 0 "
+                     "(no scan) {}, depth ran out {}, found {}, none in the LLC {}; nr_idle_scan "
+                     "read avg {:.2f}\n",
+                     g.sic_calls, g.sic_idle_core, g.sic_scan_zero, g.sic_depth_out, g.sic_found,
+                     g.sic_none,
+                     sis_util_calls ? static_cast<double>(g.sic_nr_idle_scan_sum) /
+                                          static_cast<double>(sis_util_calls)
+                                    : 0.0);
+    u64 value_ns = g.scan_value_ns, zero_ns = g.scan_zero_ns;
+    for (std::size_t i = 0; i < g.scan_value.size(); ++i) {
+        const u64 dt = now > g.scan_since[i] ? static_cast<u64>(now - g.scan_since[i]) : 0;
+        value_ns += dt * static_cast<u64>(g.scan_value[i]);
+        if (g.scan_value[i] == 0)
+            zero_ns += dt;
+    }
+    const u64 llc_ns = static_cast<u64>(now) * g.scan_value.size();
+    s += fmt::format(
+        "#   SIS_UTIL nr_idle_scan: {} updates (sum_util / llc_weight avg {:.1f}), {} "
+        "changes; time-weighted avg {:.2f} per LLC, 0 for {:.1f}% of the LLCs' time\n",
+        g.scan_calls,
+        g.scan_calls ? static_cast<double>(g.scan_util_sum) / static_cast<double>(g.scan_calls)
+                     : 0.0,
+        g.scan_updates, llc_ns ? static_cast<double>(value_ns) / static_cast<double>(llc_ns) : 0.0,
+        pct(zero_ns, llc_ns));
+    return s;
+}
+
 std::vector<level_schedstat> schedstat_per_level(const kernel& k)
 {
     std::vector<level_schedstat> levels;

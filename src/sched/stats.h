@@ -39,6 +39,11 @@ std::string format_cpu_accounting(const kernel& k, sim_time begin);
 /// "# " lines; empty when none applies.
 std::string format_feature_stats(const kernel& k);
 
+/// The model's idle-gap counters (idle_gap.h) over the whole run: idle CPUs beside waiting
+/// tasks, idle spells against the newly-idle gate, wakeup placement and SIS_UTIL's scan depth,
+/// as "# " lines (printed with --schedstat).
+std::string format_idle_gap(const kernel& k);
+
 /// The kernel's "%*pb" bitmap form: 32-bit hex words, most significant first.
 std::string cpumask_hex(const class cpumask& m);
 
