@@ -1485,7 +1485,7 @@ void trigger_load_balance(kernel& k, rq& r)
 }
 
 namespace {
-void nohz_idle_balance_begin(kernel& k, rq& ilb_rq);
+bool nohz_idle_balance_begin(kernel& k, rq& ilb_rq);
 
 /*
  * kernel: __do_softirq() runs SCHED_SOFTIRQ again when it was raised during the run; then
@@ -1499,9 +1499,14 @@ void sched_balance_softirq_again(kernel& k, rq& r)
     lb_state::nohz_walk& nw = k.lb().ilb_walk(r.cpu);
     if (nw.kicked) {
         nw.kicked = false;
+        // The same run: nohz_idle_balance() returning true ends it, whatever raised it.
+        const bool raised = w.raised;
         w.raised = false;
-        nohz_idle_balance_begin(k, r);
-    } else if (w.raised) {
+        if (nohz_idle_balance_begin(k, r))
+            return;
+        w.raised = raised;
+    }
+    if (w.raised) {
         w.raised = false;
         sched_balance_softirq(k, r);
     }
@@ -1669,13 +1674,14 @@ void nohz_idle_balance(kernel& k, rq& ilb_rq)
 }
 
 namespace {
-void nohz_idle_balance_begin(kernel& k, rq& ilb_rq)
+// Starts a walk; false if the CPU is not idle or has a reschedule pending.
+bool nohz_idle_balance_begin(kernel& k, rq& ilb_rq)
 {
     const int this_cpu = ilb_rq.cpu;
     // nohz_csd_func(): rq->idle_balance = idle_cpu(cpu); no softirq unless idle and
     // !need_resched()
     if (!k.idle_cpu(this_cpu) || ilb_rq.need_resched)
-        return;
+        return false;
     lb_state::nohz_walk& nw = k.lb().ilb_walk(this_cpu);
     nw = lb_state::nohz_walk{};
     nw.active = true;
@@ -1684,6 +1690,7 @@ void nohz_idle_balance_begin(kernel& k, rq& ilb_rq)
     nw.next_balance = jiffies(k) + 60 * k.config().params.hz;
     nw.started = k.now();
     nohz_idle_balance_step(k, ilb_rq);
+    return true;
 }
 
 // for_each_cpu_wrap()'s next CPU of the live mask, or -1 at the end of the walk.
