@@ -2064,7 +2064,8 @@ void kernel::check_all()
     if (runnable != queued)
         errs += fmt::format("{} tasks are queued but the runqueues hold {}\n", runnable, queued);
     // The balancing code's kept group sums, one CPU's groups per check, in turn.
-    lb_.check_sums(static_cast<int>(check_rounds_++ % rqs_.size()), errs);
+    lb_.check_sums(static_cast<int>(check_rounds_ % rqs_.size()), errs);
+    lb_.check_walk(static_cast<int>(check_rounds_++ % rqs_.size()), errs);
     if (!errs.empty())
         sim_panic("scheduler invariant violated at t={} ns:\n{}\n{}", now(), errs, dump_state());
 }

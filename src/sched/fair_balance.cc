@@ -20,7 +20,9 @@
  * Time: a balancing attempt is instantaneous in simulated time; its cost
  * (lb_base + lb_scan_per_cpu per CPU read + lb_migrate_task per task; an attempt
  * should_we_balance() turns away: its rq line reads only) feeds
- * max_newidle_lb_cost and is charged to the balancing CPU as overhead.
+ * max_newidle_lb_cost and is charged to the CPU running it as overhead (the kicked CPU
+ * for a nohz idle balance); the periodic and the nohz walks go on at their next level
+ * when that work is done.
  */
 #include "sched/fair_balance.h"
 
@@ -895,16 +897,18 @@ namespace {
  * rq_lock_hold, held on across the tg->load_avg line time of the detaches or attaches
  * under it (cpu_charges::hold_across_lines()).
  */
-int detach_tasks_locked(kernel& k, lb_env& env, int this_cpu)
+int detach_tasks_locked(kernel& k, lb_env& env)
 {
+    const int this_cpu = k.smp_processor_id(); // the CPU running the balance: see sched_balance_rq()
     k.charges().lock_and_charge(env.src_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
     int detached = 0;
     k.charges().under_lock(env.src_rq->lock, this_cpu, [&] { detached = detach_tasks(k, env); });
     return detached;
 }
 
-void attach_tasks_locked(kernel& k, lb_env& env, int this_cpu)
+void attach_tasks_locked(kernel& k, lb_env& env)
 {
+    const int this_cpu = k.smp_processor_id();
     k.charges().lock_and_charge(env.dst_rq->lock, this_cpu, k.charges().params().rq_lock_hold);
     k.charges().under_lock(env.dst_rq->lock, this_cpu, [&] { attach_tasks(k, env); });
 }
@@ -927,6 +931,9 @@ void attach_tasks_locked(kernel& k, lb_env& env, int this_cpu)
  * parent's sgc line (read-mostly; its writers are not tracked) are not charged. An
  * attempt that walks the groups pays lb_base + its scan, its should_we_balance() reads
  * inside lb_base. Its cost (last_lb_cost) is also the newly-idle domain_cost's work.
+ * The rq locks it takes are taken by the CPU running it, smp_processor_id(): this_cpu,
+ * except in a nohz idle balance, where it is the kicked CPU (nohz_idle_balance_step()),
+ * which the caller charges with last_lb_cost too.
  */
 int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
                      int& continue_balancing)
@@ -979,9 +986,9 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
             env.loop_max = std::min<unsigned>(k.config().params.nr_migrate, busiest->nr_running);
             for (;;) { // more_balance:
                 k.update_rq_clock(*busiest);
-                const int cur = detach_tasks_locked(k, env, this_cpu);
+                const int cur = detach_tasks_locked(k, env);
                 if (cur) {
-                    attach_tasks_locked(k, env, this_cpu);
+                    attach_tasks_locked(k, env);
                     ld_moved += cur;
                 }
                 if (env.flags & LBF_NEED_BREAK) {
@@ -1183,15 +1190,17 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
  * with the trylock before the interval check); held by another CPU, the level is skipped
  * (`goto out`): not balanced, its last_balance kept, and a due level puts next_balance in
  * the past, so the CPU's next tick raises SCHED_SOFTIRQ again. The softirq holds the lock
- * until the level's work is done (sched_balance_softirq_level()); nohz_idle_balance()'s
- * walk, which takes no simulated time, takes and drops it at one instant.
+ * until the level's work is done (sched_balance_softirq_level()), and so does the kicked
+ * CPU's nohz_idle_balance() walk for a level it balances on another CPU's behalf
+ * (nohz_idle_balance_step()).
  * Differs: 6.18.10 takes it inside sched_balance_rq(), after should_we_balance() and only
  * for a due level, and a failure counts as balanced (last_balance = jiffies): Tim Chen's
  * "Skip sched_balance_running cmpxchg when balance is not due" (tip 2265c5d4deef), with
  * Peter Zijlstra's "Have SD_SERIALIZE affect newidle balancing" (tip 22c929d23ebf); not
  * modelled (the 6.18 profile is 6.18.2's code here).
  *
- * In three parts so that the softirq can run one level per event:
+ * In three parts so that the softirq, and the nohz idle balance walk, can run one level
+ * per event:
  * sched_balance_domains_begin() sets the locals, sched_balance_domains_step() visits
  * domains up to and including the next one that balances (true when the walk is over),
  * sched_balance_domains_end() stores the result.
@@ -1263,17 +1272,6 @@ void sched_balance_domains_end(kernel& k, rq& r, lb_state::balance_walk& w)
         r.max_idle_balance_cost = std::max<u64>(k.tunables().migration_cost, w.max_cost);
     if (w.update_next_balance)
         r.next_balance = w.next_balance;
-}
-
-// kernel: as above, the whole walk at once (for nohz_idle_balance(), whose cost is not charged;
-// an SD_SERIALIZE level's lock is taken and dropped at this instant).
-void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle)
-{
-    lb_state::balance_walk w;
-    sched_balance_domains_begin(k, r, idle, w);
-    while (!sched_balance_domains_step(k, r, w)) {
-    }
-    sched_balance_domains_end(k, r, w);
 }
 
 namespace {
@@ -1510,6 +1508,35 @@ void trigger_load_balance(kernel& k, rq& r)
     nohz_balancer_kick(k, r);
 }
 
+namespace {
+bool nohz_idle_balance_begin(kernel& k, rq& ilb_rq);
+
+/*
+ * kernel: __do_softirq() runs SCHED_SOFTIRQ again when it was raised during the run; then
+ * run_rebalance_domains() does the nohz idle balance if a kick's IPI set its flags
+ * (nohz_csd_func(): rq->nohz_idle_balance), else the CPU's own periodic balance. model: at
+ * the end of either walk on r's CPU.
+ */
+void sched_balance_softirq_again(kernel& k, rq& r)
+{
+    lb_state::balance_walk& w = k.lb().softirq_walk(r.cpu);
+    lb_state::nohz_walk& nw = k.lb().ilb_walk(r.cpu);
+    if (nw.kicked) {
+        nw.kicked = false;
+        // The same run: nohz_idle_balance() returning true ends it, whatever raised it.
+        const bool raised = w.raised;
+        w.raised = false;
+        if (nohz_idle_balance_begin(k, r))
+            return;
+        w.raised = raised;
+    }
+    if (w.raised) {
+        w.raised = false;
+        sched_balance_softirq(k, r);
+    }
+}
+} // namespace
+
 /*
  * kernel: kernel/sched/fair.c run_rebalance_domains(), 6.5 (the SCHED_SOFTIRQ handler),
  * and kernel/softirq.c __do_softirq(): the handler runs to its end whatever arrives
@@ -1526,7 +1553,7 @@ void trigger_load_balance(kernel& k, rq& r)
 void sched_balance_softirq(kernel& k, rq& r)
 {
     lb_state::balance_walk& w = k.lb().softirq_walk(r.cpu);
-    if (w.active) {
+    if (w.active || k.lb().ilb_walk(r.cpu).active) {
         w.raised = true;
         return;
     }
@@ -1559,10 +1586,7 @@ void sched_balance_softirq_level(kernel& k, rq& r)
     }
     sched_balance_domains_end(k, r, w);
     w.active = false;
-    if (w.raised) {
-        w.raised = false;
-        sched_balance_softirq(k, r);
-    }
+    sched_balance_softirq_again(k, r);
 }
 
 /*
@@ -1636,42 +1660,166 @@ void kick_ilb(kernel& k)
 }
 
 /*
- * kernel: kernel/sched/fair.c _nohz_idle_balance(), 6.5: the kicked CPU runs
- * rebalance_domains(CPU_IDLE) for every tickless idle CPU whose balance is
- * due, itself last, and stops if it gets work of its own.
+ * kernel: kernel/sched/fair.c nohz_csd_func() (core.c) -> SCHED_SOFTIRQ ->
+ * run_rebalance_domains() -> nohz_idle_balance() -> _nohz_idle_balance(), 6.5
+ * (sndrzt/linux-6.5 4f5cdb332210): the kick's IPI clears the CPU's kick flags and raises
+ * SCHED_SOFTIRQ only if the CPU is idle and has no reschedule pending; then the kicked
+ * CPU walks nohz.idle_cpus_mask from this_cpu + 1, wrapping (itself last). For each CPU
+ * still idle_cpu(), it stops if need_resched() (its own, set when a task is woken onto it;
+ * nohz.next_balance then keeps its value), updates the CPU's blocked averages
+ * (update_nohz_stats()), and if jiffies has reached that CPU's rq->next_balance runs
+ * rebalance_domains(rq, CPU_IDLE) for it; the earliest rq->next_balance seen becomes
+ * nohz.next_balance at the end. All of it runs on the kicked CPU, one CPU after another:
+ * the walk lasts the sum of its balances, and each later balance sees the machine as the
+ * earlier ones left it. model: the walk is a sequence of events (nohz_idle_balance_step()),
+ * one level of a balanced CPU's domains each (sched_balance_domains_step(), as the CPU's own
+ * softirq walk), its work (last_lb_cost: lb_base, scans, moves) charged to the kicked CPU,
+ * the next step when that work is done (cpu_charges::owed_until()), ordered before a
+ * deferred __schedule() of that instant (event_prio::softirq_level); a task woken onto the
+ * kicked CPU meanwhile is picked once the walk stops at its next need_resched() check.
+ * The mask is read as the walk goes (for_each_cpu_wrap() reads it live). Differs: the
+ * blocked-average updates and the rq clock updates under each rq's lock are not charged
+ * (nor are they in the CPU's own softirq walk); update_sg_lb_stats()'s line reads are
+ * priced from the balanced CPU (env.dst_cpu), where the kernel's reader is the kicked CPU;
+ * no NOHZ_STATS_KICK / NOHZ_NEXT_KICK only kicks (nohz.h); 5.15 walks the mask from CPU 0,
+ * skipping this_cpu, and balances this_cpu after it (not modelled: every profile wraps).
+ * Before this model (lane nohzwalk), the whole walk ran at one instant, uncharged, and
+ * stopped also when the kicked CPU was no longer idle_cpu().
  */
 void nohz_idle_balance(kernel& k, rq& ilb_rq)
 {
-    k.lb().nohz.ilb_kicked = false;
+    k.lb().nohz.ilb_kicked = false; // nohz_csd_func(): the kick flags are cleared
+    lb_state::nohz_walk& nw = k.lb().ilb_walk(ilb_rq.cpu);
+    if (nw.active || k.lb().softirq_walk(ilb_rq.cpu).active) {
+        nw.kicked = true; // SCHED_SOFTIRQ runs again after the run under way
+        return;
+    }
+    nohz_idle_balance_begin(k, ilb_rq);
+}
+
+namespace {
+// Starts a walk; false if the CPU is not idle or has a reschedule pending.
+bool nohz_idle_balance_begin(kernel& k, rq& ilb_rq)
+{
     const int this_cpu = ilb_rq.cpu;
-    u64 next_balance = jiffies(k) + 60 * k.config().params.hz;
-    bool update_next = false;
-    const cpumask idle_mask = k.lb().nohz.idle_cpus_mask;
-    bool abort = false;
-    for_each_cpu_wrap(idle_mask, this_cpu + 1, [&](int balance_cpu) {
-        if (!k.idle_cpu(balance_cpu))
-            return true;
-        if (ilb_rq.need_resched || !k.idle_cpu(this_cpu)) {
-            abort = true;
-            return false;
+    // nohz_csd_func(): rq->idle_balance = idle_cpu(cpu); no softirq unless idle and
+    // !need_resched()
+    if (!k.idle_cpu(this_cpu) || ilb_rq.need_resched)
+        return false;
+    lb_state::nohz_walk& nw = k.lb().ilb_walk(this_cpu);
+    nw = lb_state::nohz_walk{};
+    nw.active = true;
+    nw.start = this_cpu + 1;
+    nw.pos = this_cpu + 1;
+    nw.next_balance = jiffies(k) + 60 * k.config().params.hz;
+    nw.started = k.now();
+    nohz_idle_balance_step(k, ilb_rq);
+    return true;
+}
+
+// for_each_cpu_wrap()'s next CPU of the live mask, or -1 at the end of the walk.
+int nohz_walk_next_cpu(const cpumask& mask, lb_state::nohz_walk& nw)
+{
+    const int n = mask.nr_cpu_ids();
+    if (!nw.wrapped) {
+        const int cpu = nw.pos < n ? mask.next(nw.pos) : n;
+        if (cpu < n) {
+            nw.pos = cpu + 1;
+            return cpu;
         }
-        rq& r = k.cpu_rq(balance_cpu);
-        update_blocked_averages(k, balance_cpu);
-        if (jiffies(k) >= r.next_balance) {
-            k.set_this_cpu(balance_cpu);
-            k.update_rq_clock(r);
-            sched_balance_domains(k, r, CPU_IDLE);
-            k.lb().nohz.nohz_balances++;
+        nw.wrapped = true;
+        nw.pos = 0;
+    }
+    const int cpu = mask.next(nw.pos);
+    if (cpu < n && cpu < nw.start) {
+        nw.pos = cpu + 1;
+        return cpu;
+    }
+    return -1;
+}
+
+void nohz_idle_balance_end(kernel& k, rq& ilb_rq, bool abort)
+{
+    lb_state::nohz_walk& nw = k.lb().ilb_walk(ilb_rq.cpu);
+    if (!abort && nw.update_next_balance)
+        k.lb().nohz.next_balance = nw.next_balance;
+    nw.active = false;
+    if (k.decisions().on())
+        k.decisions().log(k.now(), ilb_rq.cpu, "nohz_idle_balance",
+                          fmt::format("walk: {} cpus visited, {} balanced, work {} ns over {} ns{}",
+                                      nw.visited, nw.balanced, nw.work, k.now() - nw.started,
+                                      abort ? " (stopped: need_resched)" : ""));
+    sched_balance_softirq_again(k, ilb_rq);
+}
+} // namespace
+
+// model: the kicked CPU's walk goes on (see nohz_idle_balance()): up to and including the
+// next level of a CPU's domains that balances, or to the end of the walk.
+void nohz_idle_balance_step(kernel& k, rq& ilb_rq)
+{
+    const int this_cpu = ilb_rq.cpu;
+    lb_state::nohz_walk& nw = k.lb().ilb_walk(this_cpu);
+    SIM_BUG_ON(!nw.active, "cpu{}: a nohz idle balance step with no walk under way", this_cpu);
+    bool worked = false;
+    while (!worked) {
+        k.set_this_cpu(this_cpu); // smp_processor_id() is the kicked CPU throughout
+        if (nw.balance_cpu < 0) {
+            const int balance_cpu = nohz_walk_next_cpu(k.lb().nohz.idle_cpus_mask, nw);
+            if (balance_cpu < 0) {
+                nohz_idle_balance_end(k, ilb_rq, false);
+                return;
+            }
+            if (!k.idle_cpu(balance_cpu))
+                continue;
+            if (ilb_rq.need_resched) {
+                nohz_idle_balance_end(k, ilb_rq, true);
+                return;
+            }
+            rq& r = k.cpu_rq(balance_cpu);
+            update_blocked_averages(k, balance_cpu);
+            k.set_this_cpu(this_cpu);
+            ++nw.visited;
+            if (jiffies(k) >= r.next_balance) {
+                k.update_rq_clock(r);
+                sched_balance_domains_begin(k, r, CPU_IDLE, nw.domains);
+                nw.balance_cpu = balance_cpu;
+                ++nw.balanced;
+                k.lb().nohz.nohz_balances++;
+            } else if (nw.next_balance > r.next_balance) {
+                nw.next_balance = r.next_balance;
+                nw.update_next_balance = true;
+                continue;
+            } else {
+                continue;
+            }
         }
-        if (next_balance > r.next_balance) {
-            next_balance = r.next_balance;
-            update_next = true;
+        rq& r = k.cpu_rq(nw.balance_cpu);
+        k.lb().last_lb_cost = 0;
+        const bool done = sched_balance_domains_step(k, r, nw.domains);
+        const sim_dur cost = k.lb().last_lb_cost;
+        k.lb().last_lb_cost = 0;
+        if (cost > 0) {
+            k.charges().charge_cpu(ilb_rq, cost, ACCT_BALANCE);
+            nw.work += static_cast<u64>(cost);
+            worked = true;
         }
-        return true;
-    });
+        if (nw.domains.holds_balancing) { // spin_unlock(&balancing) when the level's work is done
+            k.lb().balancing.until = k.charges().owed_until(ilb_rq);
+            nw.domains.holds_balancing = false;
+        }
+        if (done) {
+            sched_balance_domains_end(k, r, nw.domains);
+            if (nw.next_balance > r.next_balance) {
+                nw.next_balance = r.next_balance;
+                nw.update_next_balance = true;
+            }
+            nw.balance_cpu = -1;
+        }
+    }
     k.set_this_cpu(this_cpu);
-    if (!abort && update_next)
-        k.lb().nohz.next_balance = next_balance;
+    nw.next_step = k.charges().owed_until(ilb_rq);
+    k.sim().at(nw.next_step, event_prio::softirq_level, &k.lb(),
+               lb_state::EV_NOHZ_STEP | static_cast<u32>(this_cpu));
 }
 
 /* ---- the balancing state and its events ---- */
@@ -1684,6 +1832,7 @@ void lb_state::init(const sched_topology& topo, int nr_cpus)
     const cpumask empty(nr_cpus);
     masks_.assign(static_cast<std::size_t>(nr_cpus), cpu_masks{empty, empty, empty});
     walks_.assign(static_cast<std::size_t>(nr_cpus), balance_walk{});
+    ilb_walks_.assign(static_cast<std::size_t>(nr_cpus), nohz_walk{});
     balancing = {};
     cpu_part_.assign(static_cast<std::size_t>(nr_cpus), group_lb_sums{});
     cpu_dirty_.assign(static_cast<std::size_t>(nr_cpus), true);
@@ -1758,6 +1907,20 @@ void lb_state::check_sums(int cpu, std::string& errs)
     }
 }
 
+void lb_state::check_walk(int cpu, std::string& errs)
+{
+    if (static_cast<std::size_t>(cpu) >= ilb_walks_.size())
+        return;
+    const nohz_walk& nw = ilb_walk(cpu);
+    if (nw.active && nw.next_step < k_.now())
+        errs += fmt::format("cpu{}'s nohz idle balance walk was left half-done: its next step was "
+                            "due at t={}\n",
+                            cpu, nw.next_step);
+    if (!nw.active && nw.balance_cpu >= 0)
+        errs += fmt::format("cpu{}'s nohz idle balance walk ended in cpu{}'s balance\n", cpu,
+                            nw.balance_cpu);
+}
+
 void lb_state::fire(u64 arg)
 {
     const int cpu = static_cast<int>(static_cast<u32>(arg));
@@ -1778,6 +1941,10 @@ void lb_state::fire(u64 arg)
     case EV_SOFTIRQ_LEVEL:
         k_.count_event(kernel::EV_SOFTIRQ);
         sched_balance_softirq_level(k_, k_.cpu_rq(cpu));
+        break;
+    case EV_NOHZ_STEP:
+        k_.count_event(kernel::EV_ILB);
+        nohz_idle_balance_step(k_, k_.cpu_rq(cpu));
         break;
     default:
         SIM_BUG_ON(true, "lb_state: unknown event {:#x}", arg);

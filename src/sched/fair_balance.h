@@ -188,6 +188,8 @@ public:
     static constexpr u64 EV_ACTIVE_LB = 3ULL << 32; ///< active_load_balance_cpu_stop() on a CPU
     /// the periodic balance's next level on a CPU, once the last one's work is done
     static constexpr u64 EV_SOFTIRQ_LEVEL = 4ULL << 32;
+    /// nohz_idle_balance()'s next step on the kicked CPU, once the last one's work is done
+    static constexpr u64 EV_NOHZ_STEP = 5ULL << 32;
 
     /*
      * kernel: rebalance_domains()'s locals (sched_balance_domains() from 6.10), kept
@@ -215,15 +217,50 @@ public:
     balance_walk& softirq_walk(int cpu) { return walks_[static_cast<std::size_t>(cpu)]; }
 
     /*
+     * kernel: _nohz_idle_balance()'s locals (fair.c, 6.5), kept between the steps of one
+     * walk of nohz.idle_cpus_mask by the kicked CPU: the model runs each balanced CPU's
+     * rebalance_domains() one level at a time, each level when the kicked CPU has done the
+     * previous one's work (nohz_idle_balance_step()), so the loop's state waits here.
+     * model: `kicked` when another kick's IPI reached the CPU during a run of SCHED_SOFTIRQ
+     * (this walk or its own periodic one): it walks again after that run.
+     */
+    struct nohz_walk {
+        bool active = false;
+        bool kicked = false;
+        /// for_each_cpu_wrap(balance_cpu, nohz.idle_cpus_mask, this_cpu + 1), read as it
+        /// goes: `start` is this_cpu + 1, `pos` the next CPU to look from, `wrapped` once
+        /// it passed the last CPU and goes on from 0 up to `start`
+        int start = 0;
+        int pos = 0;
+        bool wrapped = false;
+        /// the CPU whose rebalance_domains() is under way (`domains` its locals), or -1
+        int balance_cpu = -1;
+        balance_walk domains;
+        u64 next_balance = 0;
+        bool update_next_balance = false;
+        /// when the walk's next step is due (its EV_NOHZ_STEP): the invariant check's
+        sim_time next_step = 0;
+        /* the walk's figures, for the decision log (not kernel state) */
+        sim_time started = 0;
+        int visited = 0;  ///< idle CPUs of the mask reached
+        int balanced = 0; ///< of those, the ones whose rebalance_domains() ran
+        u64 work = 0;     ///< the balancing work charged to the kicked CPU, ns
+    };
+    nohz_walk& ilb_walk(int cpu) { return ilb_walks_[static_cast<std::size_t>(cpu)]; }
+    /// The invariant check (kernel::check_all()): a walk under way on `cpu` has its next
+    /// step due now or later, and a walk not under way balances no CPU; appends errors.
+    void check_walk(int cpu, std::string& errs);
+
+    /*
      * kernel: fair.c `static DEFINE_SPINLOCK(balancing)` (read in 5.15.0, 6.1.0, 6.5.0 and
      * 6.6.87; 6.12.19 and 6.18.2 have the atomic_t `sched_balance_running` of 214c1b7f1395,
      * Message-ID 20240301110951.3707367-1-mingo@kernel.org, with a cmpxchg as the trylock), which
      * rebalance_domains() takes with a trylock at every SD_SERIALIZE (NUMA) level before
      * its interval check and drops after the level's load_balance(). One per kernel.
      * model: held from a level's balance until that level's work is done (the CPU's owed
-     * work after its charge, cpu_charges::owed_until()); a level that is not due, or one
-     * balanced by nohz_idle_balance() (whose work takes no simulated time), takes and drops
-     * it at one instant. The figures are the model's own (the kernel has no schedstat for
+     * work after its charge, cpu_charges::owed_until(): the kicked CPU's for a level that
+     * nohz_idle_balance() balances on another CPU's behalf); a level that is not due takes
+     * and drops it at one instant. The figures are the model's own (the kernel has no schedstat for
      * this): SD_SERIALIZE levels balanced, and those due but skipped because the lock was
      * held.
      */
@@ -297,6 +334,7 @@ private:
     };
     std::vector<cpu_masks> masks_;        ///< per CPU: the working masks above
     std::vector<balance_walk> walks_;     ///< per CPU: its SCHED_SOFTIRQ run under way
+    std::vector<nohz_walk> ilb_walks_;    ///< per CPU: its nohz idle balance walk under way
     std::vector<group_lb_sums> cpu_part_; ///< per CPU: its part of its groups' sums
     std::vector<char> cpu_dirty_;         ///< per CPU: changed since the last flush()
     std::vector<int> dirty_cpus_;         ///< the changed CPUs, in the order they changed
@@ -340,7 +378,6 @@ bool need_active_balance(lb_env& env);
 int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu_idle_type idle,
                      int& continue_balancing);
 void active_load_balance_cpu_stop(kernel& k, rq& busiest);
-void sched_balance_domains(kernel& k, rq& r, cpu_idle_type idle);
 int sched_balance_newidle(kernel& k, rq& this_rq);
 /// The newly-idle domain loop's next step, when this CPU gets there (rq::newidle).
 bool sched_balance_newidle_resume(kernel& k, rq& this_rq);
@@ -355,6 +392,7 @@ void nohz_balance_exit_idle(kernel& k, rq& r);
 void nohz_balancer_kick(kernel& k, rq& r);
 void kick_ilb(kernel& k);
 void nohz_idle_balance(kernel& k, rq& ilb_rq);
+void nohz_idle_balance_step(kernel& k, rq& ilb_rq);
 
 /* ---- fair_ni_random.cc: NI_RANDOM, a patch set (patchset.h) ---- */
 void update_newidle_stats(sched_domain& sd, u32 success);

@@ -1719,6 +1719,162 @@ TEST(sched_balance_softirq, a_numa_level_due_while_another_cpu_holds_balancing_i
 }
 
 /*
+ * The nohz idle balance walk in time (kernel: _nohz_idle_balance(), 6.5, sndrzt/linux-6.5
+ * 4f5cdb332210): the kicked CPU walks nohz.idle_cpus_mask from this_cpu + 1 and runs
+ * rebalance_domains(CPU_IDLE) for each due CPU, all of it its own work. The machine of
+ * rebal1_walk_case (2 LLCs x 2 cores x SMT2; domains SMT, MC = the LLC, PKG), every CPU
+ * idle and tickless for a second, every CPU's balance due, each load_balance() that walks
+ * the groups priced at 10 us (lb_base), one should_we_balance() turns away at nothing.
+ * cpu0 is kicked. should_we_balance() lets a CPU balance a level only as the first idle
+ * CPU of its local group, so cpu1 balances SMT (MC's group {0,1} is cpu0's turn): 10 us;
+ * cpu2 SMT and MC: 20 us; cpu3 10; cpu4 SMT, MC and PKG (its group {4..7}): 30; cpu5 10;
+ * cpu6 20; cpu7 10; cpu0, last, 30: 140 us, charged to cpu0, a level at a time.
+ */
+struct nohzwalk_case {
+    sched_fixture t;
+    static cost_params nohzwalk_costs()
+    {
+        cost_params c = sched_fixture::no_costs();
+        set_cost(c, "lb_base=10000", "nohzwalk test");
+        return c;
+    }
+    nohzwalk_case() : t(two_llc_smt2(), "6.5", 1, "", nohzwalk_costs())
+    {
+        t.run_for(secs(1));
+        for (int cpu = 0; cpu < 8; ++cpu) {
+            EXPECT_TRUE(t.k->idle_cpu(cpu));
+            EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
+            EXPECT_GE(jiffies(*t.k), t.k->cpu_rq(cpu).next_balance);
+            for (auto& sd : t.k->topology().cpu(cpu).domains)
+                sd->stats = {};
+        }
+        nohz_balances0 = t.k->lb().nohz.nohz_balances;
+        t.k->set_this_cpu(0);
+    }
+    u64 nohz_balances0 = 0;
+    u64 attempts(int cpu, std::size_t level)
+    {
+        return t.k->topology().cpu(cpu).domains[level]->stats.lb_count[CPU_IDLE];
+    }
+    u64 all_attempts()
+    {
+        u64 n = 0;
+        for (int cpu = 0; cpu < 8; ++cpu)
+            for (auto& sd : t.k->topology().cpu(cpu).domains)
+                n += sd->stats.lb_count[CPU_IDLE];
+        return n;
+    }
+    u64 balanced_cpus() { return t.k->lb().nohz.nohz_balances - nohz_balances0; }
+};
+
+/*
+ * At the kick only cpu1's SMT level has balanced and cpu0 owes its 10 us; the walk ends
+ * when cpu0 has done all 140 us, cpu0's own PKG level last. No balanced CPU owes any of
+ * it. (Before lane nohzwalk the whole walk ran at the kick's instant, uncharged: checked,
+ * this test failed there with all 8 CPUs balanced at t0 and nothing owed.)
+ */
+TEST(nohz_idle_balance, the_kicked_cpu_walks_a_level_at_a_time_and_pays_for_it)
+{
+    nohzwalk_case c;
+    rq& rq0 = c.t.k->cpu_rq(0);
+    const sim_time t0 = c.t.sim.now();
+    std::vector<u64> charged0;
+    for (int cpu = 0; cpu < 8; ++cpu)
+        charged0.push_back(c.t.k->charges().cpu(cpu).charged_ns);
+    nohz_idle_balance(*c.t.k, rq0);
+    EXPECT_TRUE(c.t.k->lb().ilb_walk(0).active);
+    EXPECT_EQ(c.all_attempts(), 1u);
+    EXPECT_EQ(c.attempts(1, 0), 1u) << "cpu1 first: this_cpu + 1";
+    EXPECT_EQ(c.balanced_cpus(), 1u);
+    EXPECT_EQ(c.t.k->charges().owed_until(rq0), t0 + usecs(10));
+    c.t.run_for(usecs(130) - 1);
+    EXPECT_TRUE(c.t.k->lb().ilb_walk(0).active);
+    EXPECT_EQ(c.balanced_cpus(), 8u) << "cpu0 itself, last, from t0 + 110 us";
+    EXPECT_EQ(c.attempts(0, 2), 0u) << "cpu0's PKG level at t0 + 130 us";
+    c.t.run_for(usecs(10));
+    EXPECT_EQ(c.attempts(0, 2), 1u);
+    EXPECT_TRUE(c.t.k->lb().ilb_walk(0).active) << "its work done at t0 + 140 us";
+    c.t.run_for(2);
+    EXPECT_FALSE(c.t.k->lb().ilb_walk(0).active);
+    EXPECT_EQ(c.t.k->charges().cpu(0).charged_ns - charged0[0], usecs(140));
+    for (int cpu = 1; cpu < 8; ++cpu)
+        EXPECT_EQ(c.t.k->charges().cpu(cpu).charged_ns, charged0[static_cast<std::size_t>(cpu)])
+            << "cpu" << cpu << " owes none of it";
+}
+
+/*
+ * A task woken onto the kicked CPU sets its need_resched(): the walk stops at its next
+ * CPU (after cpu1's 10 us), nohz.next_balance keeps its value (the abort path), and the
+ * task runs then. (Checked: fails before lane nohzwalk, which balanced all 8 at t0.)
+ */
+TEST(nohz_idle_balance, a_task_woken_on_the_kicked_cpu_stops_the_walk_at_its_next_cpu)
+{
+    nohzwalk_case c;
+    rq& rq0 = c.t.k->cpu_rq(0);
+    const u64 next_balance = c.t.k->lb().nohz.next_balance;
+    nohz_idle_balance(*c.t.k, rq0);
+    task_struct& w = c.t.spawn("nohzwalk-wakee", testlib::spin(), 0, 0, 0);
+    EXPECT_TRUE(rq0.need_resched);
+    c.t.run_for(usecs(5));
+    EXPECT_NE(rq0.curr, &w) << "the wakee waits for the walk's work so far";
+    c.t.run_for(usecs(100));
+    EXPECT_FALSE(c.t.k->lb().ilb_walk(0).active);
+    EXPECT_EQ(c.balanced_cpus(), 1u) << "stopped before cpu2";
+    EXPECT_EQ(c.attempts(2, 0), 0u);
+    EXPECT_EQ(c.t.k->lb().nohz.next_balance, next_balance);
+    EXPECT_EQ(rq0.curr, &w);
+}
+
+/*
+ * The walk reads the machine as it finds it: a task woken onto cpu5 while cpu0 works on
+ * cpu1..cpu4 makes cpu5 no longer idle_cpu() when the walk gets there, and it is skipped;
+ * the rest are balanced. (Checked: fails before lane nohzwalk, where cpu5 was balanced at
+ * t0.)
+ */
+TEST(nohz_idle_balance, a_cpu_busy_by_the_time_the_walk_reaches_it_is_skipped)
+{
+    nohzwalk_case c;
+    nohz_idle_balance(*c.t.k, c.t.k->cpu_rq(0));
+    c.t.spawn("nohzwalk-busy", testlib::spin(), 5, 0, 5);
+    c.t.run_for(usecs(300));
+    EXPECT_FALSE(c.t.k->lb().ilb_walk(0).active);
+    EXPECT_EQ(c.attempts(5, 0), 0u) << "cpu5 skipped";
+    EXPECT_EQ(c.attempts(6, 0), 1u);
+    EXPECT_EQ(c.balanced_cpus(), 7u);
+}
+
+/*
+ * A kick whose IPI reaches cpu0 during its own SCHED_SOFTIRQ run waits for the run's end
+ * (the softirq's pending bit); the tick raises SCHED_SOFTIRQ again meanwhile, and a task
+ * woken onto cpu0 makes it busy. At the run's end the kick starts no walk (nohz_csd_func():
+ * not idle), so run_rebalance_domains() does the CPU's own balance: cpu0's SMT level, due
+ * again, balances a second time. (Checked: before 46bb614 the raise was dropped with the
+ * kick, and SMT balanced once.)
+ */
+TEST(nohz_idle_balance, a_kick_deferred_past_a_softirq_run_that_finds_its_cpu_busy_leaves_the_own_run)
+{
+    rebal1_walk_case c;
+    sched_balance_softirq(*c.t.k, c.rq0());
+    ASSERT_TRUE(c.t.k->lb().softirq_walk(0).active);
+    nohz_idle_balance(*c.t.k, c.rq0());
+    EXPECT_TRUE(c.t.k->lb().ilb_walk(0).kicked) << "deferred: the softirq is running";
+    EXPECT_FALSE(c.t.k->lb().ilb_walk(0).active);
+    sched_balance_softirq(*c.t.k, c.rq0());
+    EXPECT_TRUE(c.t.k->lb().softirq_walk(0).raised);
+    c.t.spawn("nohzwalk-busy0", testlib::spin(), 0, 0, 0);
+    ASSERT_FALSE(c.t.k->idle_cpu(0));
+    c.t.k->topology().cpu(0).domains[0]->last_balance = 0; // SMT due again
+    c.t.k->cpu_rq(0).next_balance = 0;
+    c.t.run_for(usecs(100));
+    EXPECT_FALSE(c.t.k->lb().ilb_walk(0).active) << "no walk: cpu0 is busy";
+    EXPECT_FALSE(c.t.k->lb().softirq_walk(0).active);
+    u64 smt = 0;
+    for (const u64 n : c.doms()[0]->stats.lb_count)
+        smt += n;
+    EXPECT_EQ(smt, 2u) << "the own run after the first";
+}
+
+/*
  * The run's start state (fair_select.cc jiffies()): the machine has been up
  * SCHED_CLOCK_AT_START and idle since sd_init() stamped every domain's last_balance with
  * boot's jiffies (kernel/sched/topology.c, v6.5), and no ILB with NOHZ_BALANCE_KICK has run
