@@ -566,20 +566,64 @@ const char* preempt_model_name(preempt_model m)
     return "?";
 }
 
+namespace {
+/// `t` without the blanks around it (a kernel spec's terms: make_kernel_config()).
+std::string trim_spec_term(const std::string& t)
+{
+    const auto b = t.find_first_not_of(" \t\n");
+    return b == std::string::npos ? std::string()
+                                  : t.substr(b, t.find_last_not_of(" \t\n") - b + 1);
+}
+
+/// A `preempt=MODEL` term of a kernel spec (make_kernel_config()): sets the model, once.
+void apply_preempt_term(kernel_config& kc, const std::string& t, const std::string& spec,
+                        bool& seen_preempt, const std::string& where)
+{
+    // kernel: the preempt= boot parameter of CONFIG_PREEMPT_DYNAMIC (kernel/sched/
+    // core.c sched_dynamic_mode(); its none/voluntary/full names as documented in
+    // Documentation/admin-guide/kernel-parameters.txt; not read in a 6.6/6.18 tree).
+    if (seen_preempt)
+        throw config_error(where, fmt::format("two preempt= terms in kernel spec '{}'; "
+                                              "give one",
+                                              spec));
+    seen_preempt = true;
+    const std::string m = trim_spec_term(t.substr(8));
+    if (m == "none")
+        kc.behaviour.preempt = preempt_model::none;
+    else if (m == "voluntary")
+        kc.behaviour.preempt = preempt_model::voluntary;
+    else if (m == "full")
+        kc.behaviour.preempt = preempt_model::full;
+    else if (m == "lazy") {
+        // kernel: sched_dynamic_mode() accepts "lazy" with ARCH_HAS_PREEMPT_LAZY (x86,
+        // arm64, powerpc, riscv, s390, loongarch select it at 6.18); v6.13+ only.
+        if (!kc.behaviour.has_preempt_lazy)
+            throw config_error(where, fmt::format("kernel {} has no lazy preemption "
+                                                  "(PREEMPT_LAZY is v6.13+): '{}' needs "
+                                                  "the 6.18 profile",
+                                                  kc.base, t));
+        kc.behaviour.preempt = preempt_model::lazy;
+    } else if (m == "instant") // schedlab's own: the schedules before the models
+        kc.behaviour.preempt = preempt_model::instant;
+    else
+        throw config_error(where, fmt::format("unknown preemption model '{}' in kernel "
+                                              "spec '{}': give preempt=none, "
+                                              "preempt=voluntary, preempt=full, "
+                                              "preempt=lazy (6.18) or preempt=instant "
+                                              "(schedlab's own)",
+                                              m, spec));
+}
+} // namespace
+
 kernel_config make_kernel_config(const std::string& spec_in, const std::string& where)
 {
     // Blanks around the spec and its terms are ignored, as --features ignores them.
-    auto trimmed = [](const std::string& t) {
-        const auto b = t.find_first_not_of(" \t\n");
-        return b == std::string::npos ? std::string()
-                                      : t.substr(b, t.find_last_not_of(" \t\n") - b + 1);
-    };
-    const std::string spec = trimmed(spec_in);
+    const std::string spec = trim_spec_term(spec_in);
     std::vector<std::string> parts;
     for (std::size_t start = 0;;) { // "6.6+" has an empty last term (getline would drop it)
         const std::size_t plus = spec.find('+', start);
         parts.push_back(
-            trimmed(spec.substr(start, plus == std::string::npos ? plus : plus - start)));
+            trim_spec_term(spec.substr(start, plus == std::string::npos ? plus : plus - start)));
         if (plus == std::string::npos)
             break;
         start = plus + 1;
@@ -639,43 +683,11 @@ kernel_config make_kernel_config(const std::string& spec_in, const std::string& 
                 throw config_error(where, fmt::format("kernel {} has no sched_ext (the ext class "
                                                       "is v6.12+): '{}' needs 6.12 or later",
                                                       kc.base, t));
-            kc.ext = load_ext_policy(trimmed(t.substr(4)), where);
+            kc.ext = load_ext_policy(trim_spec_term(t.substr(4)), where);
             continue;
         }
         if (t.rfind("preempt=", 0) == 0) {
-            // kernel: the preempt= boot parameter of CONFIG_PREEMPT_DYNAMIC (kernel/sched/
-            // core.c sched_dynamic_mode(); its none/voluntary/full names as documented in
-            // Documentation/admin-guide/kernel-parameters.txt; not read in a 6.6/6.18 tree).
-            if (seen_preempt)
-                throw config_error(where, fmt::format("two preempt= terms in kernel spec '{}'; "
-                                                      "give one",
-                                                      spec));
-            seen_preempt = true;
-            const std::string m = trimmed(t.substr(8));
-            if (m == "none")
-                kc.behaviour.preempt = preempt_model::none;
-            else if (m == "voluntary")
-                kc.behaviour.preempt = preempt_model::voluntary;
-            else if (m == "full")
-                kc.behaviour.preempt = preempt_model::full;
-            else if (m == "lazy") {
-                // kernel: sched_dynamic_mode() accepts "lazy" with ARCH_HAS_PREEMPT_LAZY (x86,
-                // arm64, powerpc, riscv, s390, loongarch select it at 6.18); v6.13+ only.
-                if (!kc.behaviour.has_preempt_lazy)
-                    throw config_error(where, fmt::format("kernel {} has no lazy preemption "
-                                                          "(PREEMPT_LAZY is v6.13+): '{}' needs "
-                                                          "the 6.18 profile",
-                                                          kc.base, t));
-                kc.behaviour.preempt = preempt_model::lazy;
-            } else if (m == "instant") // schedlab's own: the schedules before the models
-                kc.behaviour.preempt = preempt_model::instant;
-            else
-                throw config_error(where, fmt::format("unknown preemption model '{}' in kernel "
-                                                      "spec '{}': give preempt=none, "
-                                                      "preempt=voluntary, preempt=full, "
-                                                      "preempt=lazy (6.18) or preempt=instant "
-                                                      "(schedlab's own)",
-                                                      m, spec));
+            apply_preempt_term(kc, t, spec, seen_preempt, where);
             continue;
         }
         if (std::none_of(t.begin(), t.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
