@@ -1732,13 +1732,8 @@ TEST(sched_balance_softirq, a_numa_level_due_while_another_cpu_holds_balancing_i
  */
 struct nohzwalk_case {
     sched_fixture t;
-    static cost_params nohzwalk_costs()
-    {
-        cost_params c = sched_fixture::no_costs();
-        set_cost(c, "lb_base=10000", "nohzwalk test");
-        return c;
-    }
-    nohzwalk_case() : t(two_llc_smt2(), "6.5", 1, "", nohzwalk_costs())
+    // rebal1_walk_case's prices: each load_balance() 10 us (lb_base), nothing else
+    nohzwalk_case() : t(two_llc_smt2(), "6.5", 1, "", rebal1_walk_case::rebal1_costs())
     {
         t.run_for(secs(1));
         for (int cpu = 0; cpu < 8; ++cpu) {
