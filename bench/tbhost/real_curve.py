@@ -3,10 +3,11 @@
 """Per-op CPU time of the real tbench runs on this host (docs/validation.md, "tbench on this
 host: real against the model").
 
-Reads the logs of bench/tbhost/curve.sh and pinned.sh (a line per run: the Throughput line of
-tbench, then /proc/stat's aggregate `cpu` line (curve) or the `cpu1` line (pinned) before and
-after the run) and prints, per run: MB/s, ops/s (MB/s over the loadfile's bytes per line),
-the busy share of the CPUs and its split (user, system, softirq), and the CPU time per op.
+Reads the logs of the lead's runs, docs/validation/tbhost/curve.log (curve.sh) and pinned.log
+(a line per run: the Throughput line of tbench, then /proc/stat's aggregate `cpu` line (curve)
+or the `cpu1` line (pinned) before and after the run) and prints, per run: MB/s, ops/s (MB/s
+over the loadfile's bytes per line), the busy share of the CPUs and its split (user, system,
+softirq), and the CPU time per op.
 
 Bytes per op: dbench 4.0's client.txt (Debian 12's dbench package, /usr/share/dbench/client.txt,
 458344 lines) moves 2488062937 payload bytes per pass (ReadX ret_size and WriteX size summed),
@@ -58,5 +59,6 @@ if __name__ == "__main__":
     show("unpinned, 2 CPUs (curve.sh: tbench -t 10 N, stat over the whole run)",
          parse(sys.argv[1], 2))
     print()
-    show("pinned to CPU 1 (pinned.sh: taskset -c 1 for tbench_srv and tbench -t 8 N; cpu1's stat)",
+    show("pinned to CPU 1 (taskset -c 1 tbench_srv; taskset -c 1 tbench -t 8 N 127.0.0.1; "
+         "cpu1's stat)",
          parse(sys.argv[2], 1))
