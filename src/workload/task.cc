@@ -420,8 +420,6 @@ std::optional<task_action> fork::step(task_context& t)
     to.thread = opts.thread;
     if (opts.allowed.nr_cpu_ids())
         to.allowed = opts.allowed;
-    if (opts.footprint_kib)
-        to.footprint_kib = *opts.footprint_kib;
     created = &t.sys().fork(p, std::move(child), to);
     return std::nullopt;
 }

@@ -172,8 +172,6 @@ struct fork_opts {
     bool thread = false;       ///< clone(CLONE_VM|CLONE_THREAD...) (pthread_create) vs fork()
     counter* notify = nullptr; ///< signalled when the child exits (SIGCHLD / join futex)
     cpumask allowed; ///< empty: inherit the parent's affinity (else sched_setaffinity first)
-    /// The child's hot working set (task_opts::footprint_kib); empty: task_opts' default.
-    std::optional<u32> footprint_kib;
 };
 
 /// A task behaviour from a coroutine factory: make_task([&](task_context& t) { return f(t, ...);

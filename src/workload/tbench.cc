@@ -422,11 +422,7 @@ void tbench_workload::setup(syscalls& sys)
  */
 task_code tbench_workload::run_daemon(task_context& t, tcp_listener& listen)
 {
-    const fork_opts server{.comm = "tbench_srv",
-                           .thread = false,
-                           .notify = nullptr,
-                           .allowed = {},
-                           .footprint_kib = server_footprint_kib};
+    const fork_opts server{.comm = "tbench_srv", .thread = false, .notify = nullptr};
     for (unsigned i = 0; i < tp_.clients; ++i) {
         const cost_params& c = t.costs();
         co_await t.syscall(c.waitpid_nohang + c.wait_scan_child * static_cast<sim_dur>(servers_alive_));
@@ -518,11 +514,7 @@ task_code tbench_workload::run_parent(task_context& t, tcp_listener& listen, cou
                                       counter& exits)
 {
     const unsigned n = tp_.clients;
-    const fork_opts client{.comm = "tbench",
-                           .thread = false,
-                           .notify = &exits,
-                           .allowed = {},
-                           .footprint_kib = client_footprint_kib};
+    const fork_opts client{.comm = "tbench", .thread = false, .notify = &exits};
     for (unsigned i = 0; i < n; ++i)
         co_await t.fork([this, i, &listen,
                          &release](task_context& c) { return run_client(c, i, listen, release); },

@@ -99,19 +99,6 @@ public:
     const tcp_listener* listener() const { return listener_.get(); }
     /// tbench_srv.c listener(): listen(sock, 20).
     static constexpr u32 tbench_srv_backlog = 20;
-    /*
-     * model: the hot working set of a client and of a server process (task_opts::
-     * footprint_kib, what cache_refill_cost() refills after other tasks ran on the core),
-     * measured on this project's guest (AMD EPYC KVM, 6.18.44, Debian 12's dbench 4.0;
-     * bench/tbhost/wss.py, docs/validation/tbhost/wss-n1.txt and wss-n2.txt): the pages each
-     * touched in 10 ms and 100 ms windows of a pinned run (clear_refs, then smaps_rollup's
-     * Referenced; the medians of 18 windows each), 264 KiB a client and 88 KiB a server
-     * (sockio.c's static and tbench_srv.c's stack buffer of 70000 bytes, 17 pages, are
-     * among them). Whole pages over hundreds of ops: an upper bound on the lines a run
-     * touches. The daemon and the parent keep the default.
-     */
-    static constexpr u32 client_footprint_kib = 264;
-    static constexpr u32 server_footprint_kib = 88;
 
 private:
     void sig_alarm(sim_time now);

@@ -154,52 +154,6 @@ tb_run run_tbench(const std::vector<std::string>& args, int cores, u64 seed = 1)
     return r;
 }
 
-/*
- * model: clients and servers carry their measured working sets (client_footprint_kib,
- * server_footprint_kib: bench/tbhost/wss.py), so on one CPU each more pair evicts the
- * others' and every op pays a larger refill (cost_model::cache_refill_cost()). Pinned to
- * one CPU of this project's guest the real tbench runs 41.3-42.0 k ops/s with one client and
- * 24.8-31.2 k with four (docs/validation/tbhost/real_curve.txt); with the default 16 KiB
- * footprints the model's four ran 95% of its one's rate.
- */
-/// One CPU with costs.def's hardware costs kept (test_env zeroes the refill prices).
-struct tbench_refill_env {
-    machine m = testing::small_machine(1);
-    simulation sim{1};
-    run_context ctx{sim, m, cost_params{}};
-    kernel k{sim, m, make_kernel_config("6.18"), ctx};
-};
-
-/// The lines the clients of `tbench -t 0.5 -c client-tiny.txt N` complete on one CPU.
-u64 tbench_lines_on_one_cpu(const std::string& clients, bool check_footprints)
-{
-    tbench_refill_env e;
-    e.k.set_check_level(check_level::sampled, 64);
-    tbench_workload w(parse_tbench_options({"-t", "0.5", "-c", "client-tiny.txt", clients}));
-    w.setup(e.k.sys());
-    e.k.run(secs(30));
-    EXPECT_TRUE(w.finished());
-    u64 lines = 0;
-    for (const auto& c : w.clients()) {
-        lines += c.line;
-        if (check_footprints) {
-            EXPECT_EQ(c.task->footprint_kib, tbench_workload::client_footprint_kib);
-            EXPECT_EQ(c.server->footprint_kib, tbench_workload::server_footprint_kib);
-        }
-    }
-    return lines;
-}
-
-TEST(tbench, pairs_sharing_a_cpu_refill_each_others_working_sets)
-{
-    const u64 one = tbench_lines_on_one_cpu("1", false);
-    const u64 four = tbench_lines_on_one_cpu("4", true);
-    EXPECT_EQ(tbench_workload::client_footprint_kib, 264u);
-    EXPECT_EQ(tbench_workload::server_footprint_kib, 88u);
-    // Both ran from the release to the first report (1 s) on the one CPU.
-    EXPECT_LT(static_cast<double>(four), 0.9 * static_cast<double>(one));
-}
-
 TEST(tbench, each_client_talks_to_its_own_forked_server_until_the_time_limit)
 {
     // -t 0.5: the first report (1 s after the release) is past the limit.
