@@ -22,39 +22,103 @@ const char* const where_tbench = "tbench";
 struct op_model {
     tbench_op op;
     const char* name;
-    u32 weight; ///< relative frequency
+    u32 weight; ///< lines of client.txt with the op
 };
 
 /*
- * model: the op mix of dbench 4's client.txt, in the proportions of a
- * typical dbench 4 per-op table (counts per 10 000 ops, rounded); Deltree is
- * a no-op in sockio and Mkdir is too rare to matter, so neither is drawn.
+ * model: the op mix of dbench 4.0's client.txt, its line counts per operation (the file as
+ * Debian 12's dbench 4.0 package installs it, /usr/share/dbench/client.txt: 458344 lines;
+ * bench/tbhost/loadfile_sizes.py counts them); Deltree is a no-op in sockio and Mkdir is
+ * too rare to matter (2 and 1 lines), so neither is drawn.
  */
 constexpr op_model op_table[] = {
-    {tbench_op::NTCreateX, "NTCreateX", 1730}, {tbench_op::Close, "Close", 1272},
-    {tbench_op::Rename, "Rename", 73},         {tbench_op::Unlink, "Unlink", 350},
-    {tbench_op::Deltree, "Deltree", 0},        {tbench_op::Mkdir, "Mkdir", 0},
-    {tbench_op::Qpathinfo, "Qpathinfo", 1569}, {tbench_op::Qfileinfo, "Qfileinfo", 273},
-    {tbench_op::Qfsinfo, "Qfsinfo", 287},      {tbench_op::Sfileinfo, "Sfileinfo", 141},
-    {tbench_op::Find, "Find", 607},            {tbench_op::WriteX, "WriteX", 854},
-    {tbench_op::ReadX, "ReadX", 2711},         {tbench_op::LockX, "LockX", 6},
-    {tbench_op::UnlockX, "UnlockX", 6},        {tbench_op::Flush, "Flush", 121},
+    {tbench_op::NTCreateX, "NTCreateX", 79230},
+    {tbench_op::Close, "Close", 58200},
+    {tbench_op::Rename, "Rename", 3355},
+    {tbench_op::Unlink, "Unlink", 16000},
+    {tbench_op::Deltree, "Deltree", 0},
+    {tbench_op::Mkdir, "Mkdir", 0},
+    {tbench_op::Qpathinfo, "Qpathinfo", 71814},
+    {tbench_op::Qfileinfo, "Qfileinfo", 12585},
+    {tbench_op::Qfsinfo, "Qfsinfo", 13168},
+    {tbench_op::Sfileinfo, "Sfileinfo", 6454},
+    {tbench_op::Find, "Find", 27765},
+    {tbench_op::WriteX, "WriteX", 39502},
+    {tbench_op::ReadX, "ReadX", 124199},
+    {tbench_op::LockX, "LockX", 258},
+    {tbench_op::UnlockX, "UnlockX", 258},
+    {tbench_op::Flush, "Flush", 5553},
 };
 
-/// A size drawn from {value, weight} pairs.
-u64 pick(rng_stream& r, std::initializer_list<std::pair<u64, u32>> dist)
+/// {value, lines of client.txt with it}, ascending by value.
+struct size_count {
+    u32 value;
+    u32 lines;
+};
+
+/*
+ * model: the sizes of client.txt's lines (bench/tbhost/loadfile_sizes.py --cxx prints these
+ * tables): ReadX's ret_size (sockio.c nb_readx(): the reply is 39 + 20 + ret_size bytes and
+ * tbench counts ret_size), WriteX's size (nb_writex(): the request is 39 + 20 + size, counted)
+ * and FIND_FIRST's count (nb_findfirst(): the reply is 39 + 90 * count). Their mean payload
+ * is 5428.4 bytes per line of the file.
+ */
+constexpr size_count readx_sizes[] = {
+    {2, 129}, {7, 258}, {8, 258}, {9, 129}, {12, 258}, {14, 258}, {15, 258}, {16, 258}, {20, 129},
+    {24, 387}, {42, 129}, {46, 129}, {64, 258}, {90, 129}, {92, 258}, {149, 129}, {158, 129},
+    {184, 387}, {248, 258}, {252, 129}, {256, 129}, {273, 129}, {276, 258}, {326, 129}, {399, 129},
+    {400, 129}, {408, 129}, {485, 129}, {491, 129}, {512, 1161}, {543, 648}, {568, 129},
+    {608, 129}, {640, 129}, {652, 129}, {725, 129}, {912, 129}, {935, 129}, {1024, 645},
+    {1026, 129}, {1280, 129}, {1385, 129}, {1386, 129}, {1536, 387}, {1600, 129}, {1784, 129},
+    {1980, 129}, {2048, 4644}, {2084, 387}, {2256, 129}, {2560, 258}, {3072, 387}, {3516, 129},
+    {3771, 129}, {3799, 129}, {3814, 129}, {4096, 83172}, {4688, 129}, {4948, 129}, {6652, 129},
+    {8192, 4644}, {8464, 129}, {10240, 258}, {10496, 129}, {16384, 1937}, {32768, 387},
+    {61440, 16641},
+};
+constexpr size_count writex_sizes[] = {
+    {1, 7424}, {4, 1}, {8, 1}, {49, 129}, {53, 258}, {64, 129}, {168, 129}, {491, 129}, {510, 387},
+    {512, 129}, {543, 129}, {1856, 129}, {2048, 1677}, {4089, 1}, {4096, 9942}, {4112, 2},
+    {7983, 129}, {8192, 1164}, {8866, 129}, {9298, 129}, {10438, 129}, {10575, 129}, {10845, 129},
+    {11540, 129}, {11588, 129}, {11615, 129}, {11991, 129}, {12006, 129}, {12288, 130},
+    {12543, 129}, {14984, 129}, {15360, 258}, {16050, 129}, {17654, 129}, {18630, 129},
+    {19054, 129}, {19490, 129}, {19584, 130}, {19979, 130}, {22848, 129}, {26634, 129}, {26637, 1},
+    {28489, 129}, {29253, 129}, {30118, 129}, {30183, 129}, {32768, 1}, {35257, 129}, {42388, 129},
+    {42652, 129}, {46731, 129}, {51456, 129}, {53077, 129}, {57088, 129}, {57598, 129},
+    {62591, 129}, {63488, 48}, {64850, 129}, {65536, 12658},
+};
+constexpr size_count find_counts[] = {
+    {0, 14328}, {3, 2}, {4, 2}, {5, 138}, {6, 258}, {7, 130}, {9, 130}, {10, 129}, {11, 12386},
+    {13, 2}, {17, 129}, {22, 2}, {26, 129},
+};
+
+/*
+ * The values of `n` lines drawn from a table by stratified quantiles (the j-th takes the
+ * value at cumulative fraction (2j + 1) / 2n), in an order shuffled with `r`: the lines'
+ * mean follows the file's however few they are.
+ */
+template <std::size_t K>
+std::vector<u64> stratified(const size_count (&table)[K], std::size_t n, rng_stream& r)
 {
-    u32 total = 0;
-    for (const auto& d : dist)
-        total += d.second;
-    u64 x = r.below(total);
-    for (const auto& d : dist) {
-        if (x < d.second)
-            return d.first;
-        x -= d.second;
+    u64 total = 0;
+    for (const size_count& e : table)
+        total += e.lines;
+    std::vector<u64> v;
+    v.reserve(n);
+    std::size_t k = 0;
+    u64 below = 0; // lines of the entries before table[k]
+    for (std::size_t j = 0; j < n; ++j) {
+        const u64 x = (2 * j + 1) * total / (2 * n);
+        while (x >= below + table[k].lines) {
+            below += table[k].lines;
+            ++k;
+        }
+        v.push_back(table[k].value);
     }
-    return dist.begin()->first;
+    for (std::size_t i = v.size(); i > 1; --i)
+        std::swap(v[i - 1], v[static_cast<std::size_t>(r.below(i))]);
+    return v;
 }
+
 } // namespace
 
 const char* tbench_op_name(tbench_op o)
@@ -66,34 +130,54 @@ const char* tbench_op_name(tbench_op o)
  * model: dbench's sockio.c turns each loadfile line into one exchange; the
  * request and reply sizes below follow sockio.c's message layouts (WriteX: 59 + size
  * / 55; ReadX: 59 / 59 + size; NTCreateX: 74 + 2 * name length / 87; Find:
- * reply 39 + 90 per entry; other metadata ops 40-90 / 39-84 bytes). File
- * names are 20-60 characters; ReadX/WriteX sizes are drawn from a discrete
- * mix of 512 B .. 64 KiB (mean about 22 KiB), an assumption: the real
- * client.txt could not be read.
+ * reply 39 + 90 per entry; other metadata ops 40-90 / 39-84 bytes). The lines are
+ * client.txt's in proportion: each op's count is its share of the file's lines (largest
+ * remainder), in an order drawn once (independent of the seed); ReadX and WriteX sizes and
+ * Find's entries are the file's, by stratified quantiles (stratified()), so the payload per
+ * line is the file's (5388 bytes a line here, 5428 in the file). File names are 20-60
+ * characters (drawn).
  */
 std::vector<tbench_line> tbench_loadfile(const std::string& name)
 {
     const bool tiny = name == "client-tiny.txt";
     const std::size_t nr_lines = tiny ? 357 : 1000;
     rng_stream r(0, "tbench/" + name); // a file: the same for every seed
-    u32 total = 0;
+    // Each op's count: its share of nr_lines, the remainders to the largest fractions.
+    u64 total = 0;
     for (const op_model& m : op_table)
         total += m.weight;
+    std::vector<std::size_t> count;
+    std::vector<std::pair<u64, std::size_t>> rest; // (remainder, op), largest first
+    std::size_t assigned = 0;
+    for (std::size_t o = 0; o < std::size(op_table); ++o) {
+        const u64 share = static_cast<u64>(op_table[o].weight) * nr_lines;
+        count.push_back(static_cast<std::size_t>(share / total));
+        assigned += count.back();
+        rest.emplace_back(share % total, o);
+    }
+    std::stable_sort(rest.begin(), rest.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (std::size_t i = 0; assigned < nr_lines; ++i, ++assigned)
+        ++count[rest[i].second];
+    std::vector<tbench_op> ops;
+    ops.reserve(nr_lines);
+    for (std::size_t o = 0; o < count.size(); ++o)
+        ops.insert(ops.end(), count[o], op_table[o].op);
+    for (std::size_t i = ops.size(); i > 1; --i)
+        std::swap(ops[i - 1], ops[static_cast<std::size_t>(r.below(i))]);
+    const auto nr_of = [&](tbench_op o) { return count[static_cast<std::size_t>(o)]; };
+    const std::vector<u64> reads = stratified(readx_sizes, nr_of(tbench_op::ReadX), r);
+    const std::vector<u64> writes = stratified(writex_sizes, nr_of(tbench_op::WriteX), r);
+    const std::vector<u64> finds = stratified(find_counts, nr_of(tbench_op::Find), r);
+    std::size_t next_read = 0;
+    std::size_t next_write = 0;
+    std::size_t next_find = 0;
     std::vector<tbench_line> lines;
     lines.reserve(nr_lines);
-    while (lines.size() < nr_lines) {
-        u64 x = r.below(total);
-        const op_model* m = &op_table[0];
-        for (const op_model& c : op_table) {
-            if (x < c.weight) {
-                m = &c;
-                break;
-            }
-            x -= c.weight;
-        }
+    for (const tbench_op op : ops) {
         const u64 len = static_cast<u64>(r.range(20, 60));
-        tbench_line l{m->op, 0, 39, 0};
-        switch (m->op) {
+        tbench_line l{op, 0, 39, 0};
+        switch (op) {
         case tbench_op::NTCreateX: l.req = 74 + 2 * len; l.rsp = 87; break;
         case tbench_op::Close: l.req = 45; break;
         case tbench_op::Rename: l.req = 70 + 4 * len; break;
@@ -106,15 +190,15 @@ std::vector<tbench_line> tbench_loadfile(const std::string& name)
         case tbench_op::Sfileinfo: l.req = 90; break;
         case tbench_op::Find:
             l.req = 78 + 2 * len;
-            l.rsp = 39 + 90 * static_cast<u64>(r.range(1, 20));
+            l.rsp = 39 + 90 * finds[next_find++];
             break;
         case tbench_op::WriteX:
-            l.payload = pick(r, {{512, 15}, {4096, 40}, {16384, 20}, {65536, 25}});
+            l.payload = writes[next_write++];
             l.req = 59 + l.payload;
             l.rsp = 55;
             break;
         case tbench_op::ReadX:
-            l.payload = pick(r, {{512, 10}, {4096, 35}, {16384, 20}, {32768, 15}, {65536, 20}});
+            l.payload = reads[next_read++];
             l.req = 59;
             l.rsp = 59 + l.payload;
             break;

@@ -8,10 +8,10 @@
  * strictly synchronous request/response exchange per line, until the time
  * limit. Throughput counts the ReadX/WriteX payload bytes after the warm-up.
  *
- * The loadfile is a model: dbench's client.txt could not be read
- * here, so a fixed sequence is drawn once (independent of the
- * seed) from an op mix in the proportions of a typical dbench 4 per-op
- * table, with sockio's request/reply sizes per op.
+ * The loadfile is a model of dbench 4.0's client.txt (458344 lines): a fixed sequence of
+ * 1000 lines (357 for client-tiny.txt) with the file's op mix and its ReadX/WriteX sizes and
+ * Find entry counts (tbench_loadfile(); the counts from the file as Debian 12's dbench
+ * package installs it), with sockio's request/reply sizes per op.
  *
  * `-t SECONDS` is dbench's time limit; dbench's default is 600 s, schedlab's
  * is 5 s (fractions allowed) so that a plain run stays short. The warm-up is

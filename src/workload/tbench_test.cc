@@ -93,6 +93,51 @@ TEST(tbench_loadfile, is_fixed_and_follows_the_op_mix_and_sockio_sizes)
     EXPECT_NEAR(static_cast<double>(creates) / 1000, 0.17, 0.04);
 }
 
+/*
+ * model: the loadfile carries client.txt's sizes (dbench 4.0, 458344 lines: 124199 ReadX of
+ * mean ret_size 11852.7 bytes, 39502 WriteX of mean size 25719.6, 5428.4 payload bytes a
+ * line; bench/tbhost/loadfile_sizes.py). The earlier drawn mix (512 B .. 64 KiB, mean about
+ * 22 KiB each) carried ~8500 bytes a line, 1.57 times the file's.
+ */
+TEST(tbench_loadfile, carries_client_txt_sizes_and_op_counts)
+{
+    const auto lines = tbench_loadfile("client.txt");
+    u64 payload = 0;
+    u64 reads = 0;
+    u64 writes = 0;
+    u64 reads_4k = 0;
+    u64 reads_60k = 0;
+    u64 finds_empty = 0;
+    u64 finds = 0;
+    for (const tbench_line& l : lines) {
+        payload += l.payload;
+        if (l.op == tbench_op::ReadX) {
+            ++reads;
+            reads_4k += l.payload == 4096;
+            reads_60k += l.payload == 61440;
+        }
+        writes += l.op == tbench_op::WriteX;
+        if (l.op == tbench_op::Find) {
+            ++finds;
+            finds_empty += l.rsp == 39;
+        }
+    }
+    // The file's shares of 1000 lines: ReadX 270.97, WriteX 86.18, FIND_FIRST 60.58.
+    EXPECT_EQ(reads, 271u);
+    EXPECT_EQ(writes, 86u);
+    EXPECT_EQ(finds, 61u);
+    EXPECT_NEAR(static_cast<double>(payload) / static_cast<double>(lines.size()), 5428.4, 100);
+    // ReadX: 67.0% of 4096 bytes, 13.4% of 61440; FIND_FIRST: 51.6% find nothing.
+    EXPECT_NEAR(static_cast<double>(reads_4k) / static_cast<double>(reads), 0.670, 0.01);
+    EXPECT_NEAR(static_cast<double>(reads_60k) / static_cast<double>(reads), 0.134, 0.01);
+    EXPECT_NEAR(static_cast<double>(finds_empty) / static_cast<double>(finds), 0.516, 0.02);
+    const auto tiny = tbench_loadfile("client-tiny.txt");
+    u64 tiny_payload = 0;
+    for (const tbench_line& l : tiny)
+        tiny_payload += l.payload;
+    EXPECT_NEAR(static_cast<double>(tiny_payload) / static_cast<double>(tiny.size()), 5428.4, 150);
+}
+
 struct tb_run {
     std::unique_ptr<tbench_workload> w;
     std::unique_ptr<test_env> t;
