@@ -1870,6 +1870,59 @@ TEST(nohz_idle_balance, a_kick_deferred_past_a_softirq_run_that_finds_its_cpu_bu
 }
 
 /*
+ * Lane nohzcost: who reads the lines. In 6.5's _nohz_idle_balance() (sndrzt/linux-6.5
+ * 4f5cdb332210, kernel/sched/fair.c) rebalance_domains(rq, CPU_IDLE) runs on the kicked CPU,
+ * so should_we_balance()'s idle_cpu() reads and update_sg_lb_stats()'s rq reads are that
+ * CPU's loads, whatever CPU they balance for. nohzwalk_case's machine (cores {0,4}, {1,5} in
+ * LLC0, {2,6}, {3,7} in LLC1, one socket), each load_balance() that walks the groups 10 us
+ * (lb_base), a line between the LLCs 10 us (line_pkg) and every other line free; only cpu2's
+ * balance due. cpu0, kicked, balances cpu2's SMT ({2},{6}), MC ({2,6},{3,7}) and DIE
+ * ({2,3,6,7},{0,1,4,5}) levels; each lets cpu2 balance (the first idle CPU of its group;
+ * those should_we_balance() reads are inside lb_base for an attempt that walks the groups),
+ * and update_sg_lb_stats() reads every CPU of the domain. From cpu0 each read of an LLC1
+ * CPU costs 10 us and of an LLC0 CPU nothing: SMT 10 + 2 x 10, MC 10 + 4 x 10, DIE
+ * 10 + 4 x 10: 130 us. Priced from cpu2 (before lane nohzcost) it was SMT 10, MC 10, DIE
+ * 10 + 4 x 10 (LLC0's CPUs): 70 us. (Checked: fails there with 70 us.)
+ */
+struct nohzcost_reader_case {
+    static cost_params nohzcost_reader_costs()
+    {
+        cost_params c = rebal1_walk_case::rebal1_costs();
+        set_cost(c, "line_pkg=10000", "nohzcost reader test");
+        return c;
+    }
+    sched_fixture t;
+    nohzcost_reader_case() : t(two_llc_smt2(), "6.5", 1, "", nohzcost_reader_costs())
+    {
+        t.run_for(secs(1));
+        for (int cpu = 0; cpu < 8; ++cpu) {
+            EXPECT_TRUE(t.k->idle_cpu(cpu));
+            EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
+            if (cpu != 2)
+                t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000; // not due
+            for (auto& sd : t.k->topology().cpu(cpu).domains)
+                sd->stats = {};
+        }
+        EXPECT_GE(jiffies(*t.k), t.k->cpu_rq(2).next_balance);
+        t.k->set_this_cpu(0);
+    }
+};
+
+TEST(nohz_idle_balance, the_kicked_cpu_reads_the_balanced_cpus_lines_from_where_it_is)
+{
+    nohzcost_reader_case c;
+    rq& rq0 = c.t.k->cpu_rq(0);
+    nohz_idle_balance(*c.t.k, rq0);
+    c.t.run_for(usecs(500));
+    const lb_state::nohz_walk& nw = c.t.k->lb().ilb_walk(0);
+    EXPECT_FALSE(nw.active);
+    EXPECT_EQ(nw.balanced, 1) << "cpu2 only";
+    for (const auto& sd : c.t.k->topology().cpu(2).domains)
+        EXPECT_EQ(sd->stats.lb_count[CPU_IDLE], 1u) << sd->name;
+    EXPECT_EQ(nw.work, static_cast<u64>(usecs(130)));
+}
+
+/*
  * The run's start state (fair_select.cc jiffies()): the machine has been up
  * SCHED_CLOCK_AT_START and idle since sd_init() stamped every domain's last_balance with
  * boot's jiffies (kernel/sched/topology.c, v6.5), and no ILB with NOHZ_BALANCE_KICK has run
