@@ -1518,6 +1518,44 @@ void trigger_load_balance(kernel& k, rq& r)
 }
 
 namespace {
+/*
+ * kernel: update_blocked_averages() (sched_balance_update_blocked_averages() from 6.10),
+ * 6.5 and 5.15.0, 6.1.0, 6.6.87, 6.12.y, 6.18.2 alike: it takes `cpu`'s rq lock
+ * (rq_lock_irqsave()) around its updates, on the CPU running it. model: that CPU
+ * (smp_processor_id(): the CPU itself in its softirq, the kicked CPU in a nohz walk) takes
+ * the lock (its wait, the lock's line from its last holder by distance, and rq_lock_hold,
+ * the model's price of a short path under an rq lock) and holds it across the tg->load_avg
+ * line time of the writes under it (update_tg_load_avg(), charged to it already). Lane
+ * nohzcost; before, the update was free. Not charged in the newly-idle balance, whose
+ * domain cost prices it as lb_scan_per_cpu (newidle_ops::blocked_averages_in_cost).
+ */
+void update_blocked_averages_locked(kernel& k, int cpu)
+{
+    const int this_cpu = k.smp_processor_id();
+    rq& r = k.cpu_rq(cpu);
+    k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
+    k.charges().under_lock(r.lock, this_cpu, [&] { update_blocked_averages(k, cpu); });
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_nohz_stats(), 6.5 (sndrzt/linux-6.5 4f5cdb332210;
+ * the same in 5.15.0, 6.1.0, 6.6.87, 6.12.y and 6.18.2): a CPU's blocked averages are
+ * updated by the walk only if it has blocked load (rq->has_blocked_load, set at each tick
+ * stop, cleared once nothing is left to decay) and not yet in this jiffy
+ * (rq->last_blocked_load_update_tick). Differs: its result, nohz.has_blocked for the next
+ * NOHZ_STATS_KICK, is not kept (no stats-only kicks, nohz.h).
+ */
+void update_nohz_stats(kernel& k, rq& r)
+{
+    if (!r.has_blocked_load)
+        return;
+    if (!k.lb().nohz.idle_cpus_mask.test(r.cpu))
+        return;
+    if (jiffies(k) <= r.last_blocked_load_update_tick) // !time_after(jiffies, ...)
+        return;
+    update_blocked_averages_locked(k, r.cpu);
+}
+
 bool nohz_idle_balance_begin(kernel& k, rq& ilb_rq);
 
 /*
@@ -1568,7 +1606,7 @@ void sched_balance_softirq(kernel& k, rq& r)
     }
     k.set_this_cpu(r.cpu);
     const cpu_idle_type idle = r.idle_balance ? CPU_IDLE : CPU_NOT_IDLE;
-    update_blocked_averages(k, r.cpu);
+    update_blocked_averages_locked(k, r.cpu); // charged to this CPU (lane nohzcost)
     sched_balance_domains_begin(k, r, idle, w);
     w.active = true;
     sched_balance_softirq_level(k, r);
@@ -1604,6 +1642,7 @@ void sched_balance_softirq_level(kernel& k, rq& r)
  */
 void nohz_balance_enter_idle(kernel& k, rq& r)
 {
+    r.has_blocked_load = true; // before the nohz_tick_stopped test, as the kernel's
     if (!k.lb().nohz.stop_tick(r.cpu))
         return;
     k.lb().nohz.tick_stops++;
@@ -1689,9 +1728,11 @@ void kick_ilb(kernel& k)
  * The mask is read as the walk goes (for_each_cpu_wrap() reads it live). The rq lines that
  * should_we_balance() and update_sg_lb_stats() read are priced from the kicked CPU, the
  * reader (smp_processor_id(); before lane nohzcost, from the balanced CPU, env.dst_cpu).
- * Differs: the blocked-average updates and the rq clock updates under each rq's lock are
- * not charged (nor are they in the CPU's own softirq walk); no NOHZ_STATS_KICK /
- * NOHZ_NEXT_KICK only kicks (nohz.h); 5.15 walks the mask from CPU 0, skipping this_cpu,
+ * Each visited CPU's update_nohz_stats() (its blocked averages under its rq lock, when it
+ * has blocked load and not yet this jiffy) and each due CPU's rq clock update under its
+ * lock are charged to the kicked CPU too (update_blocked_averages_locked(); lane
+ * nohzcost), and a visit that cost something moves the walk's next CPU past it.
+ * Differs: no NOHZ_STATS_KICK / NOHZ_NEXT_KICK only kicks (nohz.h); 5.15 walks the mask from CPU 0, skipping this_cpu,
  * and balances this_cpu after it (not modelled: every profile wraps).
  * Before this model (lane nohzwalk), the whole walk ran at one instant, uncharged, and
  * stopped also when the kicked CPU was no longer idle_cpu().
@@ -1756,8 +1797,10 @@ void nohz_idle_balance_end(kernel& k, rq& ilb_rq, bool abort)
     nw.active = false;
     if (k.decisions().on())
         k.decisions().log(k.now(), ilb_rq.cpu, "nohz_idle_balance",
-                          fmt::format("walk: {} cpus visited, {} balanced, work {} ns over {} ns{}",
-                                      nw.visited, nw.balanced, nw.work, k.now() - nw.started,
+                          fmt::format("walk: {} cpus visited, {} balanced, work {} ns (+{} ns rq locks "
+                                      "and blocked averages) over {} ns{}",
+                                      nw.visited, nw.balanced, nw.work, nw.upkeep,
+                                      k.now() - nw.started,
                                       abort ? " (stopped: need_resched)" : ""));
     sched_balance_softirq_again(k, ilb_rq);
 }
@@ -1786,20 +1829,29 @@ void nohz_idle_balance_step(kernel& k, rq& ilb_rq)
                 return;
             }
             rq& r = k.cpu_rq(balance_cpu);
-            update_blocked_averages(k, balance_cpu);
+            const u64 charged = k.charges().cpu(this_cpu).charged_ns;
+            update_nohz_stats(k, r);
             k.set_this_cpu(this_cpu);
             ++nw.visited;
             if (jiffies(k) >= r.next_balance) {
+                // rq_lock_irqsave(); update_rq_clock(); rq_unlock_irqrestore(): the lock's
+                // wait and line by distance; its hold (a clock read) is not priced
+                k.charges().lock_and_charge(r.lock, this_cpu, 0);
                 k.update_rq_clock(r);
+                nw.upkeep += k.charges().cpu(this_cpu).charged_ns - charged;
                 sched_balance_domains_begin(k, r, CPU_IDLE, nw.domains);
                 nw.balance_cpu = balance_cpu;
                 ++nw.balanced;
                 k.lb().nohz.nohz_balances++;
-            } else if (nw.next_balance > r.next_balance) {
-                nw.next_balance = r.next_balance;
-                nw.update_next_balance = true;
-                continue;
             } else {
+                if (nw.next_balance > r.next_balance) {
+                    nw.next_balance = r.next_balance;
+                    nw.update_next_balance = true;
+                }
+                // the next CPU once this one's blocked-average update is done, if any
+                const u64 spent = k.charges().cpu(this_cpu).charged_ns - charged;
+                nw.upkeep += spent;
+                worked = spent > 0;
                 continue;
             }
         }

@@ -245,6 +245,9 @@ public:
         int visited = 0;  ///< idle CPUs of the mask reached
         int balanced = 0; ///< of those, the ones whose rebalance_domains() ran
         u64 work = 0;     ///< the balancing work charged to the kicked CPU, ns
+        /// the rq locks (update_rq_clock()) and blocked-average updates (update_nohz_stats())
+        /// charged to the kicked CPU, ns
+        u64 upkeep = 0;
     };
     nohz_walk& ilb_walk(int cpu) { return ilb_walks_[static_cast<std::size_t>(cpu)]; }
     /// The invariant check (kernel::check_all()): a walk under way on `cpu` has its next
