@@ -167,7 +167,9 @@ bool update_newidle_cost(kernel& k, sched_domain& sd, u64 cost)
  *
  * Its price (env.swb_cost): each idle_cpu() of another CPU reads that CPU's rq (curr and
  * idle; nr_running and ttwu_pending when those match), and 6.6's is_core_idle() reads the
- * siblings' up to the first busy one. model: a line by distance per CPU read, as
+ * siblings' up to the first busy one; the reader is the CPU running the code
+ * (smp_processor_id(): dst_cpu, or the kicked CPU of a nohz idle balance, which reads
+ * every line from where it is). model: a line by distance per CPU read, as
  * update_sg_lb_stats() is charged (the model does not track which rq lines another CPU
  * wrote since this one last read them, so a read of an unchanged rq costs a transfer
  * too); no fixed part per read: idle_cpu() is three compares, against update_sg_lb_stats()'s
@@ -186,8 +188,9 @@ bool should_we_balance(kernel& k, lb_env& env)
     const sched_group& sg = env.sd->groups.front();
     cpumask& swb_cpus = k.lb().should_we_balance_tmpmask(env.dst_cpu);
     swb_cpus.assign_and(sg.balance_mask, *env.cpus);
+    const int reader = k.smp_processor_id(); // dst_cpu, or the kicked CPU in a nohz walk
     auto idle_cpu = [&](int cpu) {
-        env.swb_cost += k.charges().cm().line_cost(env.dst_cpu, cpu);
+        env.swb_cost += k.charges().cm().line_cost(reader, cpu);
         return k.idle_cpu(cpu);
     };
     int idle_smt = -1;
@@ -332,19 +335,23 @@ void sum_group_lb_stats(const kernel& k, const sched_group& group, group_lb_sums
 /*
  * What update_sd_lb_stats() reads of each of sd's groups when balancing for `dst_cpu`
  * (sched_domain::lb_group): the reading's cost (lb_scan_per_cpu + a cache line per CPU, by
- * distance), the group's id, capacity, weight and flags, and whether it is dst_cpu's own.
- * Kept per domain; rebuilt only if another CPU balances with it.
+ * distance from `reader`, the CPU running the balance: smp_processor_id(), dst_cpu but for
+ * a nohz idle balance, where it is the kicked CPU), the group's id, capacity, weight and
+ * flags, and whether it is dst_cpu's own. Kept per domain; rebuilt only if another CPU
+ * balances with it, or another CPU reads it.
  */
-const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain& sd, int dst_cpu)
+const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain& sd, int dst_cpu,
+                                                        int reader)
 {
-    if (sd.lb_groups_cpu == dst_cpu && sd.lb_groups.size() == sd.groups.size())
+    if (sd.lb_groups_cpu == dst_cpu && sd.lb_groups_reader == reader &&
+        sd.lb_groups.size() == sd.groups.size())
         return sd.lb_groups;
     sd.lb_groups.clear();
     for (const sched_group& g : sd.groups) {
         sched_domain::lb_group info;
         for_each_cpu(i, g.span)
         {
-            info.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(dst_cpu, i);
+            info.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(reader, i);
         }
         info.id = g.id;
         info.capacity = g.capacity;
@@ -354,6 +361,7 @@ const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain&
         sd.lb_groups.push_back(info);
     }
     sd.lb_groups_cpu = dst_cpu;
+    sd.lb_groups_reader = reader;
     return sd.lb_groups;
 }
 
@@ -361,11 +369,12 @@ const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain&
 void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, sg_lb_stats& sgs,
                              bool& sg_overload)
 {
+    const int reader = k.smp_processor_id(); // the CPU running the balance: see sd_lb_groups()
     for_each_cpu(i, group.span) {
         if (!env.cpus->test(i))
             continue;
         ++env.cpus_scanned;
-        env.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(env.dst_cpu, i);
+        env.scan_cost += k.charges().params().lb_scan_per_cpu + k.charges().cm().line_cost(reader, i);
         const rq& r = k.cpu_rq(i);
         sgs.group_load += cpu_load(r);
         sgs.group_util += cpu_util_cfs(k, i);
@@ -488,7 +497,7 @@ void update_sd_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds)
     sds.busiest_stat.group_type_ = group_has_spare;
     sds.all_cpus = *env.cpus == env.sd->span;
     sds.group_index = 0;
-    const auto& groups = sd_lb_groups(k, *env.sd, env.dst_cpu);
+    const auto& groups = sd_lb_groups(k, *env.sd, env.dst_cpu, k.smp_processor_id());
     for (const sched_group& sg : env.sd->groups) {
         const sched_domain::lb_group& info = groups[sds.group_index];
         const bool local_group = info.local; // sg.span.test(env.dst_cpu)
@@ -1509,6 +1518,44 @@ void trigger_load_balance(kernel& k, rq& r)
 }
 
 namespace {
+/*
+ * kernel: update_blocked_averages() (sched_balance_update_blocked_averages() from 6.10),
+ * 6.5 and 5.15.0, 6.1.0, 6.6.87, 6.12.y, 6.18.2 alike: it takes `cpu`'s rq lock
+ * (rq_lock_irqsave()) around its updates, on the CPU running it. model: that CPU
+ * (smp_processor_id(): the CPU itself in its softirq, the kicked CPU in a nohz walk) takes
+ * the lock (its wait, the lock's line from its last holder by distance, and rq_lock_hold,
+ * the model's price of a short path under an rq lock) and holds it across the tg->load_avg
+ * line time of the writes under it (update_tg_load_avg(), charged to it already). Lane
+ * nohzcost; before, the update was free. Not charged in the newly-idle balance, whose
+ * domain cost prices it as lb_scan_per_cpu (newidle_ops::blocked_averages_in_cost).
+ */
+void update_blocked_averages_locked(kernel& k, int cpu)
+{
+    const int this_cpu = k.smp_processor_id();
+    rq& r = k.cpu_rq(cpu);
+    k.charges().lock_and_charge(r.lock, this_cpu, k.charges().params().rq_lock_hold);
+    k.charges().under_lock(r.lock, this_cpu, [&] { update_blocked_averages(k, cpu); });
+}
+
+/*
+ * kernel: kernel/sched/fair.c update_nohz_stats(), 6.5 (sndrzt/linux-6.5 4f5cdb332210;
+ * the same in 5.15.0, 6.1.0, 6.6.87, 6.12.y and 6.18.2): a CPU's blocked averages are
+ * updated by the walk only if it has blocked load (rq->has_blocked_load, set at each tick
+ * stop, cleared once nothing is left to decay) and not yet in this jiffy
+ * (rq->last_blocked_load_update_tick). Differs: its result, nohz.has_blocked for the next
+ * NOHZ_STATS_KICK, is not kept (no stats-only kicks, nohz.h).
+ */
+void update_nohz_stats(kernel& k, rq& r)
+{
+    if (!r.has_blocked_load)
+        return;
+    if (!k.lb().nohz.idle_cpus_mask.test(r.cpu))
+        return;
+    if (jiffies(k) <= r.last_blocked_load_update_tick) // !time_after(jiffies, ...)
+        return;
+    update_blocked_averages_locked(k, r.cpu);
+}
+
 bool nohz_idle_balance_begin(kernel& k, rq& ilb_rq);
 
 /*
@@ -1559,7 +1606,7 @@ void sched_balance_softirq(kernel& k, rq& r)
     }
     k.set_this_cpu(r.cpu);
     const cpu_idle_type idle = r.idle_balance ? CPU_IDLE : CPU_NOT_IDLE;
-    update_blocked_averages(k, r.cpu);
+    update_blocked_averages_locked(k, r.cpu); // charged to this CPU (lane nohzcost)
     sched_balance_domains_begin(k, r, idle, w);
     w.active = true;
     sched_balance_softirq_level(k, r);
@@ -1595,6 +1642,7 @@ void sched_balance_softirq_level(kernel& k, rq& r)
  */
 void nohz_balance_enter_idle(kernel& k, rq& r)
 {
+    r.has_blocked_load = true; // before the nohz_tick_stopped test, as the kernel's
     if (!k.lb().nohz.stop_tick(r.cpu))
         return;
     k.lb().nohz.tick_stops++;
@@ -1677,12 +1725,15 @@ void kick_ilb(kernel& k)
  * the next step when that work is done (cpu_charges::owed_until()), ordered before a
  * deferred __schedule() of that instant (event_prio::softirq_level); a task woken onto the
  * kicked CPU meanwhile is picked once the walk stops at its next need_resched() check.
- * The mask is read as the walk goes (for_each_cpu_wrap() reads it live). Differs: the
- * blocked-average updates and the rq clock updates under each rq's lock are not charged
- * (nor are they in the CPU's own softirq walk); update_sg_lb_stats()'s line reads are
- * priced from the balanced CPU (env.dst_cpu), where the kernel's reader is the kicked CPU;
- * no NOHZ_STATS_KICK / NOHZ_NEXT_KICK only kicks (nohz.h); 5.15 walks the mask from CPU 0,
- * skipping this_cpu, and balances this_cpu after it (not modelled: every profile wraps).
+ * The mask is read as the walk goes (for_each_cpu_wrap() reads it live). The rq lines that
+ * should_we_balance() and update_sg_lb_stats() read are priced from the kicked CPU, the
+ * reader (smp_processor_id(); before lane nohzcost, from the balanced CPU, env.dst_cpu).
+ * Each visited CPU's update_nohz_stats() (its blocked averages under its rq lock, when it
+ * has blocked load and not yet this jiffy) and each due CPU's rq clock update under its
+ * lock are charged to the kicked CPU too (update_blocked_averages_locked(); lane
+ * nohzcost), and a visit that cost something moves the walk's next CPU past it.
+ * Differs: no NOHZ_STATS_KICK / NOHZ_NEXT_KICK only kicks (nohz.h); 5.15 walks the mask from CPU 0, skipping this_cpu,
+ * and balances this_cpu after it (not modelled: every profile wraps).
  * Before this model (lane nohzwalk), the whole walk ran at one instant, uncharged, and
  * stopped also when the kicked CPU was no longer idle_cpu().
  */
@@ -1746,8 +1797,10 @@ void nohz_idle_balance_end(kernel& k, rq& ilb_rq, bool abort)
     nw.active = false;
     if (k.decisions().on())
         k.decisions().log(k.now(), ilb_rq.cpu, "nohz_idle_balance",
-                          fmt::format("walk: {} cpus visited, {} balanced, work {} ns over {} ns{}",
-                                      nw.visited, nw.balanced, nw.work, k.now() - nw.started,
+                          fmt::format("walk: {} cpus visited, {} balanced, work {} ns (+{} ns rq locks "
+                                      "and blocked averages) over {} ns{}",
+                                      nw.visited, nw.balanced, nw.work, nw.upkeep,
+                                      k.now() - nw.started,
                                       abort ? " (stopped: need_resched)" : ""));
     sched_balance_softirq_again(k, ilb_rq);
 }
@@ -1776,20 +1829,29 @@ void nohz_idle_balance_step(kernel& k, rq& ilb_rq)
                 return;
             }
             rq& r = k.cpu_rq(balance_cpu);
-            update_blocked_averages(k, balance_cpu);
+            const u64 charged = k.charges().cpu(this_cpu).charged_ns;
+            update_nohz_stats(k, r);
             k.set_this_cpu(this_cpu);
             ++nw.visited;
             if (jiffies(k) >= r.next_balance) {
+                // rq_lock_irqsave(); update_rq_clock(); rq_unlock_irqrestore(): the lock's
+                // wait and line by distance; its hold (a clock read) is not priced
+                k.charges().lock_and_charge(r.lock, this_cpu, 0);
                 k.update_rq_clock(r);
+                nw.upkeep += k.charges().cpu(this_cpu).charged_ns - charged;
                 sched_balance_domains_begin(k, r, CPU_IDLE, nw.domains);
                 nw.balance_cpu = balance_cpu;
                 ++nw.balanced;
                 k.lb().nohz.nohz_balances++;
-            } else if (nw.next_balance > r.next_balance) {
-                nw.next_balance = r.next_balance;
-                nw.update_next_balance = true;
-                continue;
             } else {
+                if (nw.next_balance > r.next_balance) {
+                    nw.next_balance = r.next_balance;
+                    nw.update_next_balance = true;
+                }
+                // the next CPU once this one's blocked-average update is done, if any
+                const u64 spent = k.charges().cpu(this_cpu).charged_ns - charged;
+                nw.upkeep += spent;
+                worked = spent > 0;
                 continue;
             }
         }

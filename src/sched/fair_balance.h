@@ -245,6 +245,9 @@ public:
         int visited = 0;  ///< idle CPUs of the mask reached
         int balanced = 0; ///< of those, the ones whose rebalance_domains() ran
         u64 work = 0;     ///< the balancing work charged to the kicked CPU, ns
+        /// the rq locks (update_rq_clock()) and blocked-average updates (update_nohz_stats())
+        /// charged to the kicked CPU, ns
+        u64 upkeep = 0;
     };
     nohz_walk& ilb_walk(int cpu) { return ilb_walks_[static_cast<std::size_t>(cpu)]; }
     /// The invariant check (kernel::check_all()): a walk under way on `cpu` has its next
@@ -355,7 +358,8 @@ bool should_we_balance(kernel& k, lb_env& env);
 void update_sg_lb_stats(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& group,
                         const sched_domain::lb_group& info, sg_lb_stats& sgs, bool& sg_overload);
 void sum_group_lb_stats(const kernel& k, const sched_group& group, group_lb_sums& sums);
-const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain& sd, int dst_cpu);
+const std::vector<sched_domain::lb_group>& sd_lb_groups(kernel& k, sched_domain& sd, int dst_cpu,
+                                                        int reader);
 void update_sg_lb_stats_scan(kernel& k, lb_env& env, const sched_group& group, sg_lb_stats& sgs,
                              bool& sg_overload);
 bool update_sd_pick_busiest(kernel& k, lb_env& env, sd_lb_stats& sds, const sched_group& sg,

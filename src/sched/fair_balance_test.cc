@@ -1552,7 +1552,8 @@ struct rebal1_walk_case {
         return c;
     }
     static machine rebal1_machine() { return two_llc_smt2(); }
-    rebal1_walk_case() : t(rebal1_machine(), "6.5", 1, "", rebal1_costs())
+    rebal1_walk_case() : rebal1_walk_case(rebal1_costs()) {}
+    explicit rebal1_walk_case(cost_params costs) : t(rebal1_machine(), "6.5", 1, "", costs)
     {
         t.run_for(secs(1));
         for (auto& sd : doms()) {
@@ -1867,6 +1868,155 @@ TEST(nohz_idle_balance, a_kick_deferred_past_a_softirq_run_that_finds_its_cpu_bu
     for (const u64 n : c.doms()[0]->stats.lb_count)
         smt += n;
     EXPECT_EQ(smt, 2u) << "the own run after the first";
+}
+
+/*
+ * Lane nohzcost: who reads the lines. In 6.5's _nohz_idle_balance() (sndrzt/linux-6.5
+ * 4f5cdb332210, kernel/sched/fair.c) rebalance_domains(rq, CPU_IDLE) runs on the kicked CPU,
+ * so should_we_balance()'s idle_cpu() reads and update_sg_lb_stats()'s rq reads are that
+ * CPU's loads, whatever CPU they balance for. nohzwalk_case's machine (cores {0,4}, {1,5} in
+ * LLC0, {2,6}, {3,7} in LLC1, one socket), each load_balance() that walks the groups 10 us
+ * (lb_base), a line between the LLCs 10 us (line_pkg) and every other line free; only cpu2's
+ * balance due. cpu0, kicked, balances cpu2's SMT ({2},{6}), MC ({2,6},{3,7}) and DIE
+ * ({2,3,6,7},{0,1,4,5}) levels; each lets cpu2 balance (the first idle CPU of its group;
+ * those should_we_balance() reads are inside lb_base for an attempt that walks the groups),
+ * and update_sg_lb_stats() reads every CPU of the domain. From cpu0 each read of an LLC1
+ * CPU costs 10 us and of an LLC0 CPU nothing: SMT 10 + 2 x 10, MC 10 + 4 x 10, DIE
+ * 10 + 4 x 10: 130 us. Priced from cpu2 (before lane nohzcost) it was SMT 10, MC 10, DIE
+ * 10 + 4 x 10 (LLC0's CPUs): 70 us. (Checked: fails there with 70 us.)
+ */
+struct nohzcost_reader_case {
+    static cost_params nohzcost_reader_costs()
+    {
+        cost_params c = rebal1_walk_case::rebal1_costs();
+        set_cost(c, "line_pkg=10000", "nohzcost reader test");
+        return c;
+    }
+    sched_fixture t;
+    nohzcost_reader_case() : t(two_llc_smt2(), "6.5", 1, "", nohzcost_reader_costs())
+    {
+        t.run_for(secs(1));
+        for (int cpu = 0; cpu < 8; ++cpu) {
+            EXPECT_TRUE(t.k->idle_cpu(cpu));
+            EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
+            if (cpu != 2)
+                t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000; // not due
+            for (auto& sd : t.k->topology().cpu(cpu).domains)
+                sd->stats = {};
+        }
+        EXPECT_GE(jiffies(*t.k), t.k->cpu_rq(2).next_balance);
+        t.k->set_this_cpu(0);
+    }
+};
+
+TEST(nohz_idle_balance, the_kicked_cpu_reads_the_balanced_cpus_lines_from_where_it_is)
+{
+    nohzcost_reader_case c;
+    rq& rq0 = c.t.k->cpu_rq(0);
+    nohz_idle_balance(*c.t.k, rq0);
+    c.t.run_for(usecs(500));
+    const lb_state::nohz_walk& nw = c.t.k->lb().ilb_walk(0);
+    EXPECT_FALSE(nw.active);
+    EXPECT_EQ(nw.balanced, 1) << "cpu2 only";
+    for (const auto& sd : c.t.k->topology().cpu(2).domains)
+        EXPECT_EQ(sd->stats.lb_count[CPU_IDLE], 1u) << sd->name;
+    EXPECT_EQ(nw.work, static_cast<u64>(usecs(130)));
+}
+
+/*
+ * Lane nohzcost: the walk's upkeep. 6.5's _nohz_idle_balance() (sndrzt/linux-6.5
+ * 4f5cdb332210; the same in 5.15.0, 6.1.0, 6.6.87, 6.12.y, 6.18.2) calls
+ * update_nohz_stats() for each idle CPU it visits: update_blocked_averages() under that
+ * CPU's rq lock if the CPU has blocked load (set when its tick stopped) and was not updated
+ * in this jiffy; and for a CPU whose balance is due it takes the rq lock to update the
+ * clock. All on the kicked CPU. nohzwalk_case's machine, idle and tickless for a second,
+ * no CPU due, each rq lock's hold 1 us (rq_lock_hold), lines free: every CPU still has the
+ * blocked-load flag of its boot-time tick stop, so cpu0's walk updates all eight, 1 us
+ * each, one after another: 8 us, charged to cpu0; with nothing left to decay each flag is
+ * cleared. A second walk in the same jiffy, with the flags set again (a tick stop), updates
+ * none (the jiffy gate); one in the next jiffy updates all eight again. (Checked: fails
+ * before lane nohzcost, where the walk charged nothing and took no time.)
+ */
+struct nohzcost_stats_case {
+    static cost_params nohzcost_stats_costs()
+    {
+        cost_params c = rebal1_walk_case::rebal1_costs();
+        set_cost(c, "rq_lock_hold=1000", "nohzcost stats test");
+        return c;
+    }
+    sched_fixture t;
+    nohzcost_stats_case() : t(two_llc_smt2(), "6.5", 1, "", nohzcost_stats_costs())
+    {
+        t.run_for(secs(1));
+        for (int cpu = 0; cpu < 8; ++cpu) {
+            EXPECT_TRUE(t.k->idle_cpu(cpu));
+            EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
+            t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000; // no balance due
+        }
+        t.k->set_this_cpu(0);
+    }
+    u64 charged0() { return t.k->charges().cpu(0).charged_ns; }
+    void walk()
+    {
+        nohz_idle_balance(*t.k, t.k->cpu_rq(0));
+        t.run_for(usecs(100));
+        EXPECT_FALSE(t.k->lb().ilb_walk(0).active);
+    }
+};
+
+TEST(nohz_idle_balance, each_visited_cpus_blocked_averages_cost_the_kicked_cpu_once_a_jiffy)
+{
+    nohzcost_stats_case c;
+    for (int cpu = 0; cpu < 8; ++cpu)
+        ASSERT_TRUE(c.t.k->cpu_rq(cpu).has_blocked_load) << "cpu" << cpu << ": set at boot";
+    const sim_time t0 = c.t.sim.now();
+    const u64 before = c.charged0();
+    nohz_idle_balance(*c.t.k, c.t.k->cpu_rq(0));
+    EXPECT_EQ(c.t.k->charges().owed_until(c.t.k->cpu_rq(0)), t0 + usecs(1)) << "cpu1's update";
+    EXPECT_EQ(c.t.k->lb().ilb_walk(0).visited, 1) << "cpu2 when cpu1's is done";
+    c.t.run_for(usecs(100));
+    const lb_state::nohz_walk& nw = c.t.k->lb().ilb_walk(0);
+    EXPECT_FALSE(nw.active);
+    EXPECT_EQ(nw.visited, 8);
+    EXPECT_EQ(nw.balanced, 0);
+    EXPECT_EQ(nw.upkeep, static_cast<u64>(usecs(8)));
+    EXPECT_EQ(c.charged0() - before, static_cast<u64>(usecs(8)));
+    for (int cpu = 1; cpu < 8; ++cpu) {
+        EXPECT_FALSE(c.t.k->cpu_rq(cpu).has_blocked_load) << "cpu" << cpu << ": nothing to decay";
+        EXPECT_EQ(c.t.k->charges().cpu(cpu).charged_ns, 0u) << "cpu" << cpu << " pays none of it";
+    }
+    // The flags set again (a tick stop), the same jiffy: no update.
+    for (int cpu = 0; cpu < 8; ++cpu)
+        c.t.k->cpu_rq(cpu).has_blocked_load = true;
+    ASSERT_EQ(jiffies(*c.t.k), c.t.k->cpu_rq(1).last_blocked_load_update_tick);
+    c.walk();
+    EXPECT_EQ(c.t.k->lb().ilb_walk(0).upkeep, 0u);
+    // The next jiffy: all eight again.
+    const sim_dur tick = static_cast<sim_dur>(c.t.k->config().params.tick_nsec());
+    c.t.run_for(tick);
+    ASSERT_GT(jiffies(*c.t.k), c.t.k->cpu_rq(1).last_blocked_load_update_tick);
+    for (int cpu = 0; cpu < 8; ++cpu)
+        c.t.k->cpu_rq(cpu).next_balance = jiffies(*c.t.k) + 1000;
+    c.walk();
+    EXPECT_EQ(c.t.k->lb().ilb_walk(0).upkeep, static_cast<u64>(usecs(8)));
+}
+
+/*
+ * run_rebalance_domains() (6.5; sched_balance_softirq() from 6.10, the same) calls
+ * update_blocked_averages(this_cpu) before rebalance_domains(): the CPU takes its own rq
+ * lock first. rebal1_walk_case's scene with each rq lock's hold 1 us: cpu0 owes 1 us + SMT's
+ * 10 us at the tick, and its three levels are done at +31 us. (Checked: 10 and 30 us before
+ * lane nohzcost.)
+ */
+TEST(sched_balance_softirq, the_cpus_own_blocked_average_update_takes_its_rq_lock_first)
+{
+    rebal1_walk_case c(nohzcost_stats_case::nohzcost_stats_costs()); // + rq_lock_hold 1 us
+    const sim_time t0 = c.t.sim.now();
+    sched_balance_softirq(*c.t.k, c.rq0());
+    EXPECT_EQ(c.t.k->charges().owed_until(c.rq0()), t0 + usecs(11));
+    c.t.run_for(usecs(100));
+    EXPECT_EQ(c.idle_count(2), 1u);
+    EXPECT_EQ(c.t.k->charges().cpu(0).charged_ns, static_cast<u64>(usecs(31)));
 }
 
 /*

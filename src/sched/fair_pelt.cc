@@ -602,21 +602,33 @@ void update_load_avg_tg_se(cfs_rq& gcfs, int flags)
  * the root group). Autogroup on: each group's cfs_rq (removed load, decay,
  * update_tg_load_avg()), its entity unless it has nothing to carry
  * (skip_blocked_update()), then the root.
+ * It stamps the jiffy (update_blocked_load_tick()) and, when no cfs_rq of the CPU has
+ * load_avg or util_avg left (cfs_rq_has_blocked(); no RT, DL or IRQ signals are modelled,
+ * so others_have_blocked() is false), clears rq->has_blocked_load
+ * (update_blocked_load_status()); the same in 5.15.0, 6.1.0, 6.6.87, 6.12.y and 6.18.2
+ * (sched_balance_update_blocked_averages() from 6.10; lane nohzcost).
  * model: every autogroup's cfs_rq in the order the groups were created (the
- * kernel walks its leaf list, which holds those with load, children first).
+ * kernel walks its leaf list, which holds those with load, children first). The rq lock it
+ * takes is charged by its callers that the model prices (fair_balance.cc
+ * update_blocked_averages_locked()).
  */
 void update_blocked_averages(kernel& k, int cpu)
 {
     rq& r = k.cpu_rq(cpu);
+    r.last_blocked_load_update_tick = jiffies(k);
     k.update_rq_clock(r);
     cfs_rq& cfs = r.cfs;
     k.lb().lb_stats_changed(cpu);
+    auto has_blocked = [](const cfs_rq& c) { return c.avg.load_avg || c.avg.util_avg; };
     // No update_curr(): curr's runtime waits for its next update_curr() (the kernel's
     // update_blocked_averages() takes the rq lock and the clock, not curr's accounting).
     if (!cfs.tg) {
         update_cfs_rq_load_avg(r.clock_task, cfs);
+        if (!has_blocked(cfs))
+            r.has_blocked_load = false;
         return;
     }
+    bool blocked = false;
     for (task_group* tg : k.task_groups()) {
         cfs_rq& gcfs = *tg->cfs_rq_[static_cast<std::size_t>(cpu)];
         if (update_cfs_rq_load_avg(r.clock_task, gcfs))
@@ -624,10 +636,13 @@ void update_blocked_averages(kernel& k, int cpu)
         const tg_sched_entity& se = *gcfs.my_se;
         if (se.avg.load_avg || se.avg.util_avg || gcfs.propagate)
             update_load_avg_tg_se(gcfs, UPDATE_TG);
+        blocked = blocked || has_blocked(gcfs);
     }
     cfs_rq& root = r.root_cfs;
     __update_load_avg_cfs_rq(r.clock_task, root.avg, root.load.weight, cfs_h_nr_runnable(root),
                              root.curr != nullptr);
+    if (!blocked && !has_blocked(root))
+        r.has_blocked_load = false;
 }
 
 /*

@@ -708,6 +708,14 @@ struct alignas(64) rq {
     u64 wake_stamp = 0;     ///< SIS_PROP: jiffies of the last wake_avg_idle update
     u64 wake_avg_idle = 0;  ///< SIS_PROP: avg_idle / 2 at the last wakeup, aged per jiffy
     bool idle_balance = false; ///< the tick found the CPU idle (rebalance as CPU_IDLE)
+    /// kernel: rq->has_blocked_load (CONFIG_NO_HZ_COMMON): set at each tick stop
+    /// (nohz_balance_enter_idle()), cleared by update_blocked_averages() when no cfs_rq of
+    /// the CPU has load or util left to decay; read by update_nohz_stats()
+    bool has_blocked_load = false;
+    /// kernel: rq->last_blocked_load_update_tick: the jiffy of the last
+    /// update_blocked_averages() (update_blocked_load_tick()); update_nohz_stats() runs it
+    /// again only in a later jiffy
+    u64 last_blocked_load_update_tick = 0;
     bool active_balance = false;       ///< an active balance's stopper is queued on this CPU
     int push_cpu = 0;                  ///< ... and pushes a task to this CPU
     task_struct* exec_migrate = nullptr; ///< sched_exec()'s stopper is queued here for this task

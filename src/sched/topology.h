@@ -202,12 +202,12 @@ struct sched_domain {
     u32 nr_balance_failed = 0;
     /*
      * model: per group, by position, what update_sd_lb_stats() reads of it when balancing
-     * for lb_groups_cpu (fair_balance.cc sd_lb_groups()): built on first use, since the
-     * topology and the costs do not change, so the walk reads one short array and not each
-     * group's struct and span.
+     * for lb_groups_cpu, read by lb_groups_reader (fair_balance.cc sd_lb_groups()): built on
+     * first use, since the topology and the costs do not change, so the walk reads one short
+     * array and not each group's struct and span.
      */
     struct lb_group {
-        sim_dur scan_cost = 0; ///< reading the group's CPUs from lb_groups_cpu
+        sim_dur scan_cost = 0; ///< reading the group's CPUs from lb_groups_reader
         int id = -1;           ///< sched_group::id
         u32 capacity = 0;      ///< sched_group::capacity
         int weight = 0;        ///< sched_group::group_weight
@@ -216,6 +216,9 @@ struct sched_domain {
     };
     std::vector<lb_group> lb_groups;
     int lb_groups_cpu = -1;
+    /// the CPU reading the groups (smp_processor_id()): lb_groups_cpu, but the kicked CPU
+    /// in a nohz idle balance
+    int lb_groups_reader = -1;
     u64 last_balance = 0, max_newidle_lb_cost = 0, last_decay_max_lb_cost = 0; ///< ns
     /// NI_RANDOM (v6.19, 6.18.5+): newidle attempts and (weighted) successes, halved at
     /// 1024 attempts; newidle_ratio/1024 is the chance of the next attempt. sd_init: 50%.
