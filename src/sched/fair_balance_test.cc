@@ -1551,6 +1551,13 @@ struct rebal1_walk_case {
         set_cost(c, "lb_base=10000", "rebal1 test");
         return c;
     }
+    /// rebal1_costs() with one more price (`setting`: "name=value").
+    static cost_params rebal1_costs_with(const char* setting, const char* who)
+    {
+        cost_params c = rebal1_costs();
+        set_cost(c, setting, who);
+        return c;
+    }
     static machine rebal1_machine() { return two_llc_smt2(); }
     rebal1_walk_case() : rebal1_walk_case(rebal1_costs()) {}
     explicit rebal1_walk_case(cost_params costs) : t(rebal1_machine(), "6.5", 1, "", costs)
@@ -1733,14 +1740,19 @@ TEST(sched_balance_softirq, a_numa_level_due_while_another_cpu_holds_balancing_i
  */
 struct nohzwalk_case {
     sched_fixture t;
-    // rebal1_walk_case's prices: each load_balance() 10 us (lb_base), nothing else
-    nohzwalk_case() : t(two_llc_smt2(), "6.5", 1, "", rebal1_walk_case::rebal1_costs())
+    static constexpr int all_due = -1, none_due = -2;
+    // rebal1_walk_case's prices: each load_balance() 10 us (lb_base), nothing else; every
+    // CPU's balance due (or only `due`'s, or none's: the others' next_balance a second on)
+    nohzwalk_case() : nohzwalk_case(rebal1_walk_case::rebal1_costs(), all_due) {}
+    nohzwalk_case(cost_params costs, int due) : t(two_llc_smt2(), "6.5", 1, "", costs)
     {
         t.run_for(secs(1));
         for (int cpu = 0; cpu < 8; ++cpu) {
             EXPECT_TRUE(t.k->idle_cpu(cpu));
             EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
             EXPECT_GE(jiffies(*t.k), t.k->cpu_rq(cpu).next_balance);
+            if (due != all_due && cpu != due)
+                t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000; // not due
             for (auto& sd : t.k->topology().cpu(cpu).domains)
                 sd->stats = {};
         }
@@ -1885,27 +1897,12 @@ TEST(nohz_idle_balance, a_kick_deferred_past_a_softirq_run_that_finds_its_cpu_bu
  * 10 + 4 x 10: 130 us. Priced from cpu2 (before lane nohzcost) it was SMT 10, MC 10, DIE
  * 10 + 4 x 10 (LLC0's CPUs): 70 us. (Checked: fails there with 70 us.)
  */
-struct nohzcost_reader_case {
-    static cost_params nohzcost_reader_costs()
+struct nohzcost_reader_case : nohzwalk_case {
+    nohzcost_reader_case()
+        : nohzwalk_case(rebal1_walk_case::rebal1_costs_with("line_pkg=10000",
+                                                            "nohzcost reader test"),
+                        2)
     {
-        cost_params c = rebal1_walk_case::rebal1_costs();
-        set_cost(c, "line_pkg=10000", "nohzcost reader test");
-        return c;
-    }
-    sched_fixture t;
-    nohzcost_reader_case() : t(two_llc_smt2(), "6.5", 1, "", nohzcost_reader_costs())
-    {
-        t.run_for(secs(1));
-        for (int cpu = 0; cpu < 8; ++cpu) {
-            EXPECT_TRUE(t.k->idle_cpu(cpu));
-            EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
-            if (cpu != 2)
-                t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000; // not due
-            for (auto& sd : t.k->topology().cpu(cpu).domains)
-                sd->stats = {};
-        }
-        EXPECT_GE(jiffies(*t.k), t.k->cpu_rq(2).next_balance);
-        t.k->set_this_cpu(0);
     }
 };
 
@@ -1937,23 +1934,12 @@ TEST(nohz_idle_balance, the_kicked_cpu_reads_the_balanced_cpus_lines_from_where_
  * none (the jiffy gate); one in the next jiffy updates all eight again. (Checked: fails
  * before lane nohzcost, where the walk charged nothing and took no time.)
  */
-struct nohzcost_stats_case {
-    static cost_params nohzcost_stats_costs()
+struct nohzcost_stats_case : nohzwalk_case {
+    nohzcost_stats_case()
+        : nohzwalk_case(rebal1_walk_case::rebal1_costs_with("rq_lock_hold=1000",
+                                                            "nohzcost stats test"),
+                        none_due)
     {
-        cost_params c = rebal1_walk_case::rebal1_costs();
-        set_cost(c, "rq_lock_hold=1000", "nohzcost stats test");
-        return c;
-    }
-    sched_fixture t;
-    nohzcost_stats_case() : t(two_llc_smt2(), "6.5", 1, "", nohzcost_stats_costs())
-    {
-        t.run_for(secs(1));
-        for (int cpu = 0; cpu < 8; ++cpu) {
-            EXPECT_TRUE(t.k->idle_cpu(cpu));
-            EXPECT_TRUE(t.k->lb().nohz.idle_cpus_mask.test(cpu));
-            t.k->cpu_rq(cpu).next_balance = jiffies(*t.k) + 1000; // no balance due
-        }
-        t.k->set_this_cpu(0);
     }
     u64 charged0() { return t.k->charges().cpu(0).charged_ns; }
     void walk()
@@ -2010,7 +1996,8 @@ TEST(nohz_idle_balance, each_visited_cpus_blocked_averages_cost_the_kicked_cpu_o
  */
 TEST(sched_balance_softirq, the_cpus_own_blocked_average_update_takes_its_rq_lock_first)
 {
-    rebal1_walk_case c(nohzcost_stats_case::nohzcost_stats_costs()); // + rq_lock_hold 1 us
+    rebal1_walk_case c(rebal1_walk_case::rebal1_costs_with("rq_lock_hold=1000",
+                                                           "nohzcost softirq test"));
     const sim_time t0 = c.t.sim.now();
     sched_balance_softirq(*c.t.k, c.rq0());
     EXPECT_EQ(c.t.k->charges().owed_until(c.rq0()), t0 + usecs(11));
