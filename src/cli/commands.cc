@@ -393,6 +393,7 @@ int cmd_run(std::ostream& out, std::ostream& err, const run_options& o)
         hooks.extra_sinks.push_back(tl_capture->sink());
     }
     std::string schedstat_table_text, schedstat_raw_text;
+    hooks.idle_gaps = !o.schedstat.empty();
     if (!o.schedstat.empty())
         hooks.after_run = [&](const kernel& k) {
             schedstat_table_text = schedstat_table(k) + format_idle_gap(k);

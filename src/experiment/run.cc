@@ -167,6 +167,7 @@ run_result execute_run_as(const prepared_run& pr, const run_spec& spec, const ru
     k.add_sink(&summary);
     if (hooks.decisions)
         ctx.decisions.set_sink(hooks.decisions);
+    k.lb().gap.on = hooks.idle_gaps;
     for (trace_sink* sink : hooks.extra_sinks)
         k.add_sink(sink);
     w->setup(k.sys());

@@ -170,6 +170,9 @@ struct run_hooks {
     /// sampler in extra_sinks keeps it to read the kernel's state as the run goes; reads only).
     std::function<void(const kernel&)> before_run;
     decision_sink* decisions = nullptr;           ///< the decision log, if wanted (--explain)
+    /// Keep the model's idle-gap counters (sched/idle_gap.h; --schedstat prints them). They
+    /// decide nothing: a run's schedule is the same with or without them.
+    bool idle_gaps = false;
     /// Called every progress_every events during the run (run_progress_line); reads only.
     std::function<void(const simulation&)> progress;
     u64 progress_every = u64{1} << 18;

@@ -154,6 +154,42 @@ TEST(execute_run, before_run_sees_the_kernel_before_the_first_event_and_changes_
     EXPECT_EQ(watched.events_fired, plain.events_fired);
 }
 
+// The idle-gap counters (sched/idle_gap.h) are kept only when the run's observer asks
+// (`schedlab run --schedstat`): off, they stay 0; on, they count; the schedule is the same.
+TEST(execute_run, idle_gap_counters_are_kept_only_when_asked_and_change_nothing)
+{
+    const compare_plan p = plan_compare(small_compare());
+    struct gap_counts {
+        u64 wakeups = 0, placed_on_idle = 0, sic_calls = 0, waits = 0;
+        sim_time machine_since = 0;
+    };
+    auto run_with = [&](bool idle_gaps, gap_counts& got) {
+        run_hooks hooks;
+        hooks.idle_gaps = idle_gaps;
+        hooks.after_run = [&](const kernel& k) {
+            const idle_gap_stats& g = k.lb().gap;
+            got = {g.wakeups, g.placed_on_idle, g.sic_calls,
+                   g.waits_after_idle + g.waits_after_busy, g.machine.since};
+        };
+        return execute_run(p.runs[0], hooks);
+    };
+    gap_counts off, on;
+    const run_result plain = run_with(false, off);
+    const run_result counted = run_with(true, on);
+    EXPECT_EQ(off.wakeups, 0u);
+    EXPECT_EQ(off.placed_on_idle, 0u);
+    EXPECT_EQ(off.sic_calls, 0u);
+    EXPECT_EQ(off.waits, 0u);
+    EXPECT_EQ(off.machine_since, 0) << "no nr_running change was integrated";
+    EXPECT_GT(on.wakeups, 10u);
+    EXPECT_GT(on.sic_calls, 0u);
+    EXPECT_GT(on.waits, 0u);
+    EXPECT_GT(on.machine_since, 0);
+    EXPECT_EQ(counted.schedule_digest, plain.schedule_digest);
+    EXPECT_EQ(counted.events_fired, plain.events_fired);
+    EXPECT_EQ(counted.benchmark_output, plain.benchmark_output);
+}
+
 TEST(format_progress, bar_with_eta_on_a_terminal_and_plain_lines_otherwise)
 {
     // 10 of 40 done in 5 s: 0.5 s per run, 30 left -> 15 s

@@ -859,7 +859,7 @@ bool kernel::try_to_wake_up(task_struct& p, unsigned state, int wake_flags)
                                                   p.pid, p.comm, p.cpu, cpu)
                                     : fmt::format("pid {} ({}) prev cpu{} -> cpu{}: {}", p.pid,
                                                   p.comm, p.cpu, cpu, decisions_.last_placement()));
-    if (!on_cpu_queue) { // counting only (idle_gap.h): where the wakeup landed
+    if (!on_cpu_queue && lb_.gap.on) { // counting only (idle_gap.h): where the wakeup landed
         idle_gap_stats& gap = lb_.gap;
         ++gap.wakeups;
         p.gap_placed = cpu_rq(cpu).nr_running == 0 ? 1 : 0;

@@ -452,15 +452,16 @@ void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util)
     if (env.sd->span_weight != llc_weight || !cd.sd_llc_shared)
         return;
     const u64 x = sum_util / static_cast<u64>(llc_weight);
-    ++k.lb().gap.scan_calls; // counting only
-    k.lb().gap.scan_util_sum += x;
+    idle_gap_stats& gap = k.lb().gap; // counting only
+    gap.add(gap.scan_calls);
+    gap.add(gap.scan_util_sum, x);
     const u64 pct = env.sd->imbalance_pct;
     u64 tmp = x * x * pct * pct / (10000ULL * SCHED_CAPACITY_SCALE);
     tmp = std::min<u64>(tmp, SCHED_CAPACITY_SCALE);
     u64 y = SCHED_CAPACITY_SCALE - tmp;
     y = y * static_cast<u64>(llc_weight) / SCHED_CAPACITY_SCALE;
-    if (static_cast<int>(y) != cd.sd_llc_shared->nr_idle_scan) // counting only
-        k.lb().gap.nr_idle_scan_set(k.lb().llc_index(env.dst_cpu), static_cast<int>(y), k.now());
+    if (gap.on && static_cast<int>(y) != cd.sd_llc_shared->nr_idle_scan) // counting only
+        gap.nr_idle_scan_set(k.lb().llc_index(env.dst_cpu), static_cast<int>(y), k.now());
     cd.sd_llc_shared->nr_idle_scan = static_cast<int>(y);
 }
 
@@ -472,6 +473,8 @@ void update_idle_cpu_scan(kernel& k, lb_env& env, unsigned long sum_util)
  */
 void idle_gap_note(kernel& k, const rq& r)
 {
+    if (!k.lb().gap.on)
+        return;
     u64 gate = 0;
     if (r.nr_running == 0) {
         const cpu_sched_domains& cd = k.topology().cpu(r.cpu);

@@ -361,8 +361,8 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
         ~charge_on_exit() { k.charges().charge_cpu(r, cost, ACCT_IDLE_SCAN); }
     } charge{k, this_rq, scan_cost};
     idle_gap_stats& gap = k.lb().gap; // counting only
-    ++gap.sic_calls;
-    gap.sic_idle_core += has_idle_core ? 1 : 0;
+    gap.add(gap.sic_calls);
+    gap.add(gap.sic_idle_core, has_idle_core ? 1 : 0);
 
     if (sched_feat_of(k, SIS_PROP) && !has_idle_core) {
         this_sd = k.topology().cpu(k.smp_processor_id()).sd_llc;
@@ -385,9 +385,9 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
     if (sched_feat_of(k, SIS_UTIL)) {
         if (const sched_domain_shared* sds = k.topology().cpu(target).sd_llc_shared) {
             nr = sds->nr_idle_scan + 1;
-            gap.sic_nr_idle_scan_sum += static_cast<u64>(sds->nr_idle_scan);
+            gap.add(gap.sic_nr_idle_scan_sum, static_cast<u64>(sds->nr_idle_scan));
             if (nr == 1) {
-                ++gap.sic_scan_zero;
+                gap.add(gap.sic_scan_zero);
                 return -1;
             }
             // Patch sets may keep target without a scan (SIS_SHORT v6's hook B).
@@ -399,7 +399,7 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
     if (k.config().behaviour.sis_cluster_first && k.topology().sched_cluster_active)
         if (const std::optional<int> i = select_idle_cpu_in_cluster(
                 k, p, sd, cpus, has_idle_core, target, nr, idle_cpu_found, scan_cost)) {
-            ++(*i >= 0 ? gap.sic_found : gap.sic_depth_out);
+            gap.add(*i >= 0 ? gap.sic_found : gap.sic_depth_out);
             return *i;
         }
 
@@ -432,7 +432,7 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
     if (done) {
         // A fully idle core; or the scan depth ran out: "return -1" before the
         // SIS_PROP bookkeeping below (the scan's time is still spent).
-        ++(idle_cpu_found >= 0 ? gap.sic_found : gap.sic_depth_out);
+        gap.add(idle_cpu_found >= 0 ? gap.sic_found : gap.sic_depth_out);
         return idle_cpu_found;
     }
     if (has_idle_core) {
@@ -445,7 +445,7 @@ int select_idle_cpu(kernel& k, task_struct& p, sched_domain& sd, bool has_idle_c
         this_rq.wake_avg_idle -= std::min(this_rq.wake_avg_idle, time);
         update_avg(this_sd->avg_scan_cost, time);
     }
-    ++(idle_cpu_found >= 0 ? gap.sic_found : gap.sic_none);
+    gap.add(idle_cpu_found >= 0 ? gap.sic_found : gap.sic_none);
     return idle_cpu_found;
 }
 

@@ -21,6 +21,16 @@
 namespace schedlab {
 
 struct idle_gap_stats {
+    /// Counting at all: off unless the run's observer asks (run_hooks::idle_gaps, which
+    /// `schedlab run --schedstat` sets); off, every counter stays 0 and no hook does work.
+    bool on = false;
+    /// Adds n to counter c when counting.
+    void add(u64& c, u64 n = 1) const
+    {
+        if (on)
+            c += n;
+    }
+
     /// One group of CPUs (an LLC, or the machine): its counts now and its integrals so far.
     struct span_state {
         int idle = 0;            ///< CPUs with nr_running == 0

@@ -230,6 +230,8 @@ std::string format_feature_stats(const kernel& k)
 std::string format_idle_gap(const kernel& k)
 {
     const idle_gap_stats& g = k.lb().gap;
+    if (!g.on)
+        return "# idle-gap counters: not kept in this run (run_hooks::idle_gaps)\n";
     const sim_time now = k.now();
     idle_gap_stats::span_state m = g.machine;
     m.advance(now);
