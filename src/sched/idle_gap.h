@@ -3,7 +3,10 @@
 /*
  * model: counters of idle CPUs beside waiting tasks, of where wakeups land and of
  * SIS_UTIL's scan depth (issue 21, "tbench at 1024 clients"). Counting only: nothing here
- * is read by the scheduler, so no schedule moves. The kernel has no such counters; the
+ * is read by the scheduler, so no schedule moves; they are kept only when the run's observer
+ * asks (idle_gap_stats::on, from run_hooks::idle_gaps, which `schedlab run --schedstat` sets),
+ * and other runs skip their work (the saving was not measured). The kernel has no such
+ * counters; the
  * closest are schedstat's run_delay (a task's time queued) and the idle time in
  * /proc/stat, which do not say whether the two overlap within an LLC.
  *
