@@ -1297,9 +1297,11 @@ namespace {
  * each load_balance(). The model's elapsed time is its balancing work (lb_base,
  * scans, moves) plus every other charge to this CPU meanwhile: rq-lock and
  * tg->load_avg waits and transfers, remote rq lines (cpu_charge_state::charged_ns).
+ * `pending_elapsed` is what update_blocked_averages() took (its rq lock's wait, line
+ * and hold, its tg->load_avg line time), counted into the first domain balanced.
  * 5.15 takes t0 per domain, after update_blocked_averages() (!blocked_averages_in_cost).
  */
-int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_elapsed, bool defer)
+int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_elapsed, bool defer)
 {
     const int this_cpu = this_rq.cpu;
     const newidle_ops& nl = k.lb().newidle();
@@ -1351,11 +1353,10 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_el
             for (const auto hook : k.patches().newidle_balanced) // NI_RANDOM: the success rate
                 hook(k, sd, pulled_task ? weight : 0);
             const u64 t1 = charged.charged_ns;
-            const u64 work = static_cast<u64>(k.lb().last_lb_cost) + pending_cost;
+            const u64 work = static_cast<u64>(k.lb().last_lb_cost);
             const u64 domain_cost = work + pending_elapsed + (t1 - t0);
             t0 = t1;
             lb_work += work;
-            pending_cost = 0;
             pending_elapsed = 0;
             nl.record_cost(k, sd, domain_cost);
             if (k.decisions().on()) // the kernel's domain_cost, as update_newidle_cost() sees it
@@ -1386,6 +1387,10 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_el
 }
 } // namespace
 
+namespace {
+void update_blocked_averages_locked(kernel& k, int cpu);
+} // namespace
+
 /*
  * kernel: kernel/sched/fair.c newidle_balance() (sched_balance_newidle() from
  * 6.10), 6.1-6.6, and 5.15's gate and cost accounting (newidle_ops): when a CPU is about to go
@@ -1404,7 +1409,11 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_cost, u64 pending_el
  * patches edit this function (patchset.h): SHARED_RUNQ v3 pulls on entry and
  * gates on the domain above the LLC, v4 pulls once the root domain is
  * overloaded and skips the SMT/LLC domains (fair_shared_runq.cc); NI_RANDOM
- * tries each domain with its recent success rate (fair_ni_random.cc).
+ * tries each domain with its recent success rate (fair_ni_random.cc). Past the gate it
+ * drops this rq's lock and update_blocked_averages() takes it again
+ * (update_blocked_averages_locked(); 5.15.0, 6.1.0, 6.5, 6.6.87, 6.12.y and 6.18.2 alike;
+ * lane faithfix). Not modelled: raw_spin_rq_lock(this_rq) after the loop (its wait for a
+ * waker; the pick's hold is __schedule()'s one rq_lock_hold).
  * model: the whole function runs in the pick at one instant, but when prev is a
  * task (the CPU is going idle from it) only the first domain's pass does: the
  * next domain is considered once this CPU has done the work charged before it
@@ -1455,17 +1464,17 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
                               fmt::format("gate open: avg_idle={} gate {} max_newidle_lb_cost={}",
                                           this_rq.avg_idle, gate_sd ? gate_sd->name : "-",
                                           gate_sd ? gate_sd->max_newidle_lb_cost : 0));
-        // t0 before update_blocked_averages() (5.16+), or after it (5.15): see the loop.
+        // raw_spin_rq_unlock(this_rq); t0 before update_blocked_averages() (5.16+), or
+        // after it (5.15): see the loop. update_blocked_averages() takes this rq's lock
+        // again itself (rq_lock_irqsave()): its wait, the lock's line and its hold are
+        // elapsed time, in the first domain's cost from 5.16.
         const u64 t_before = k.charges().cpu(this_cpu).charged_ns;
-        update_blocked_averages(k, this_cpu);
-        u64 pending_cost = 0;
-        u64 pending_elapsed = 0;
-        if (nl.blocked_averages_in_cost) {
-            pending_cost = static_cast<u64>(k.charges().params().lb_scan_per_cpu);
-            pending_elapsed = k.charges().cpu(this_cpu).charged_ns - t_before;
-        }
+        update_blocked_averages_locked(k, this_cpu);
+        const u64 pending_elapsed = nl.blocked_averages_in_cost
+                                        ? k.charges().cpu(this_cpu).charged_ns - t_before
+                                        : 0;
         const bool defer = !this_rq.curr->is_idle_task();
-        pulled_task = newidle_domain_loop(k, this_rq, pending_cost, pending_elapsed, defer);
+        pulled_task = newidle_domain_loop(k, this_rq, pending_elapsed, defer);
     }
     if (rq_root_cfs(this_rq).h_nr_running && !pulled_task)
         pulled_task = 1;
@@ -1504,7 +1513,7 @@ bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
         return false;
     k.set_this_cpu(this_rq.cpu);
     k.update_rq_clock(this_rq);
-    if (newidle_domain_loop(k, this_rq, 0, 0, true))
+    if (newidle_domain_loop(k, this_rq, 0, true))
         this_rq.idle_stamp = 0;
     return w.active || k.charges().owed_until(this_rq) > k.now();
 }
@@ -1529,8 +1538,14 @@ namespace {
  * the lock (its wait, the lock's line from its last holder by distance, and rq_lock_hold,
  * the model's price of a short path under an rq lock) and holds it across the tg->load_avg
  * line time of the writes under it (update_tg_load_avg(), charged to it already). Lane
- * nohzcost; before, the update was free. Not charged in the newly-idle balance, whose
- * domain cost prices it as lb_scan_per_cpu (newidle_ops::blocked_averages_in_cost).
+ * nohzcost; before, the update was free. The newly-idle balance calls it too (lane
+ * faithfix): newidle_balance() drops this rq's lock (raw_spin_rq_unlock()), reads t0 and
+ * calls update_blocked_averages(this_cpu), which takes the lock again, so the CPU waits
+ * for a waker holding it, and from 5.16 the first domain's cost includes the wait, the
+ * lock's line and the hold (9e9af819db5d). Before, the model took no lock there and priced
+ * the update as lb_scan_per_cpu (40 ns, no source). Differs: the CPU's own hold from
+ * __schedule() is not released first (a CPU never waits for its own hold), so a waker
+ * that would slip in between waits behind both holds instead.
  */
 void update_blocked_averages_locked(kernel& k, int cpu)
 {

@@ -155,8 +155,8 @@ struct newidle_ops {
     /// The gate before any domain is balanced; `gate_sd` is the domain whose cost gates
     /// the pass (the base domain, or a patch set's: newidle_gate_domain).
     newidle_gate (*gate)(kernel& k, rq& this_rq, const sched_domain* gate_sd);
-    /// update_blocked_averages() (lb_scan_per_cpu) counts into the first domain's cost;
-    /// otherwise the cost is measured from after it.
+    /// update_blocked_averages() (its rq lock's wait, line and hold: lane faithfix) counts
+    /// into the first domain's cost; otherwise the cost is measured from after it.
     bool blocked_averages_in_cost;
     /// update_next_balance() for a domain before its cost check; otherwise after
     /// balancing it (or at the cost check that stops the pass).

@@ -413,6 +413,72 @@ TEST(sched_balance_newidle, a_domains_cost_is_the_elapsed_time_including_lock_wa
 }
 
 /*
+ * Lane faithfix: newidle_balance() (sndrzt/linux-6.5 4f5cdb332210; the same in 5.15.0,
+ * 6.1.0, 6.6.87, 6.12.y and 6.18.2's sched_balance_newidle()) drops this rq's lock, reads
+ * t0 (5.16+; 5.15 reads it per domain, after) and calls update_blocked_averages(this_cpu),
+ * which takes this rq's lock with rq_lock_irqsave(). A waker holding that lock for 50 us
+ * (cpu1 its last holder) makes cpu0 spin 50 us there, in the first domain's cost on 6.6 and
+ * not on 5.15, charged to cpu0 on both. cpu1's two spinners are pinned there, so the pass
+ * pulls nothing and takes no other lock of cpu0's (no attach_tasks()); costs are zero but
+ * for the wait. (Checked: on 6.6 the cost and the charge did not move before lane
+ * faithfix, which took no lock there.)
+ */
+struct faithfix_pinned_case {
+    sched_fixture t;
+    explicit faithfix_pinned_case(const char* kernel) : t(testlib::small_machine(2), kernel)
+    {
+        t.spawn("a", testlib::spin(), 0, 0, 1);
+        t.spawn("b", testlib::spin(), 0, 0, 1);
+        t.run_for(msecs(10));
+        t.k->set_this_cpu(0);
+    }
+    sched_domain& base() { return *t.k->topology().cpu(0).sd(); }
+    rq& rq0() { return t.k->cpu_rq(0); }
+};
+
+struct faithfix_newidle_result {
+    u64 cost;    ///< the base domain's max_newidle_lb_cost after the pass
+    u64 charged; ///< cpu0's charged_ns during it
+};
+
+faithfix_newidle_result faithfix_newidle_with_rq0_held(const char* kernel, sim_dur held_for)
+{
+    faithfix_pinned_case c(kernel);
+    EXPECT_TRUE(c.t.k->rd().overload) << kernel;
+    EXPECT_EQ(c.rq0().nr_running, 0u) << kernel;
+    c.base().max_newidle_lb_cost = 0;
+    c.rq0().avg_idle = msecs(1);
+    contended_lock& lock = c.rq0().lock;
+    lock.last_cpu = 1; // a waker on cpu1 holds cpu0's rq lock
+    lock.busy_until = c.t.k->now() + held_for;
+    const u64 acquisitions = lock.acquisitions;
+    const u64 before = c.t.k->charges().cpu(0).charged_ns;
+    const u64 attempts = c.base().stats.lb_count[CPU_NEWLY_IDLE];
+    EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 0) << kernel << ": all pinned";
+    EXPECT_EQ(c.base().stats.lb_count[CPU_NEWLY_IDLE], attempts + 1) << kernel;
+    EXPECT_EQ(c.rq0().nr_running, 0u) << kernel;
+    EXPECT_EQ(lock.acquisitions, acquisitions + 1) << kernel << ": update_blocked_averages()";
+    EXPECT_EQ(lock.last_cpu, 0) << kernel;
+    return {c.base().max_newidle_lb_cost, c.t.k->charges().cpu(0).charged_ns - before};
+}
+
+TEST(sched_balance_newidle, update_blocked_averages_takes_this_rqs_lock_and_waits_for_a_waker)
+{
+    const sim_dur spin = usecs(50);
+    for (const char* kernel : {"6.6", "tip-2023-08", "6.18+NO_NI_RANDOM"}) {
+        const faithfix_newidle_result free_lock = faithfix_newidle_with_rq0_held(kernel, 0);
+        const faithfix_newidle_result held = faithfix_newidle_with_rq0_held(kernel, spin);
+        EXPECT_EQ(held.charged, free_lock.charged + static_cast<u64>(spin)) << kernel;
+        EXPECT_EQ(held.cost, free_lock.cost + static_cast<u64>(spin))
+            << kernel << ": from 5.16 t0 is read before update_blocked_averages()";
+    }
+    const faithfix_newidle_result free_lock = faithfix_newidle_with_rq0_held("5.15", 0);
+    const faithfix_newidle_result held = faithfix_newidle_with_rq0_held("5.15", spin);
+    EXPECT_EQ(held.charged, free_lock.charged + static_cast<u64>(spin)) << "cpu0 still spins";
+    EXPECT_EQ(held.cost, free_lock.cost) << "5.15 reads t0 after update_blocked_averages()";
+}
+
+/*
  * kernel: load_balance() runs detach_tasks() under the busiest rq's lock (v6.5), and the
  * dequeue of a migrating task writes tg->load_avg (DO_DETACH, update_tg_load_avg()): a
  * balancer waiting for that line holds the lock meanwhile, so whoever takes it next (the

@@ -146,6 +146,11 @@ public:
     {
         return read_cost(c) + copy_cost(c, bytes);
     }
+    /// A recv(MSG_TRUNC) consumes the bytes without copying them to user space (TCP's
+    /// tcp_recvmsg_locked()): calls::read charges it read_cost() alone. false: such a read
+    /// copies as read() does (UDP's udp_recvmsg() copies up to the buffer and only reports
+    /// the datagram's length; the other channels' paths were not read for it).
+    virtual bool discards_truncated() const { return false; }
     /// The sleeping mutex a read()/write() holds around its work (pipe->mutex);
     /// nullptr: none modelled (the call is one burst, its effect at the end).
     virtual mutex* io_mutex() { return nullptr; }

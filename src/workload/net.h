@@ -90,6 +90,14 @@ public:
     u64 read_ready(const io_call& c) const override { return std::min(c.want - c.done, bytes_); }
     sim_dur write_cost(const cost_params& c) const override { return c.tcp_send; }
     sim_dur read_cost(const cost_params& c) const override { return c.tcp_recv; }
+    /*
+     * kernel: net/ipv4/tcp.c tcp_recvmsg_locked(), 6.5 (sndrzt/linux-6.5 4f5cdb332210; the
+     * same in 5.15.0 and 6.18.2): under MSG_TRUNC the found_ok_skb path skips
+     * skb_copy_datagram_msg() and goes on as for a copy (copied_seq, tcp_rcv_space_adjust(),
+     * tcp_eat_recv_skb()): the receive path's work (tcp_recv) without the copy
+     * (copy_per_kib).
+     */
+    bool discards_truncated() const override { return true; }
     /// tcp_send + copy + one softirq_rx per skb (the receive path runs in the sender's context).
     sim_dur write_syscall_cost(const cost_params& c, u64 bytes) const override;
     u64 bytes_queued() const override { return bytes_; }

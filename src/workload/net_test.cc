@@ -61,6 +61,56 @@ TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
     EXPECT_LT(cpu1, cpu0) << "the softirq work must not land on the receiver's CPU";
 }
 
+/// recv(MSG_WAITALL|MSG_TRUNC) of `n` bytes, as tbench's client reads a reply's body.
+task_code faithfix_recv_trunc(task_context& t, channel& ch, u64 n)
+{
+    const bool got = co_await t.recv_trunc(ch, n);
+    (void)got;
+}
+
+/*
+ * Lane faithfix: tcp_recvmsg_locked() (sndrzt/linux-6.5 4f5cdb332210 net/ipv4/tcp.c; the same
+ * in 5.15.0 and 6.18.2) skips skb_copy_datagram_msg() under MSG_TRUNC and consumes the bytes
+ * as it would after a copy. The receiver of the test above, reading with recv_trunc(): the
+ * same tcp_recv before its wait, nothing after it but the switch-in and the exit, and all
+ * 100 KiB consumed. (Checked: before lane faithfix, with read() in its place as tbench's
+ * client had, the copy was charged: 6000 ns more at 60 ns/KiB.) On a UDP channel MSG_TRUNC
+ * copies (udp_recvmsg() copies up to the buffer and reports the datagram's length).
+ */
+TEST(tcp_channel, a_recv_with_msg_trunc_consumes_the_bytes_without_their_copy)
+{
+    const cost_params c = no_jitter();
+    test_env t(2, 1, "6.6", c);
+    workload_state st;
+    tcp_channel& ch = st.make_channel<tcp_channel>("c2s");
+    const u64 n = 100 * 1024;
+    ASSERT_GT(copy_cost(c, n), 0);
+    task_struct* receiver = nullptr;
+    u64 at_wake = 0;
+    t.spawn_pinned(program_builder()
+                       .write(ch, n)
+                       .user([&](syscalls&, task_struct&) {
+                           at_wake = receiver->se.sum_exec_runtime;
+                           return sim_dur{0};
+                       })
+                       .build(),
+                   st, "sender", 0);
+    receiver = &t.spawn_pinned(
+        make_task([&](task_context& tc) { return faithfix_recv_trunc(tc, ch, n); }), "receiver",
+        1);
+    t.k.run(secs(1));
+    ASSERT_TRUE(t.k.all_exited());
+    EXPECT_EQ(ch.stats().bytes_read, n);
+    EXPECT_EQ(ch.bytes_queued(), 0u);
+    EXPECT_EQ(static_cast<sim_dur>(at_wake), c.context_switch + c.tcp_recv);
+    EXPECT_EQ(static_cast<sim_dur>(receiver->se.sum_exec_runtime - at_wake),
+              c.context_switch + c.exit)
+        << "no copy after the wakeup";
+    EXPECT_TRUE(ch.discards_truncated());
+    udp_channel udp("u");
+    EXPECT_FALSE(udp.discards_truncated());
+}
+
 TEST(tcp_channel, a_reader_returns_what_is_queued_and_sees_eof_after_close)
 {
     test_env t(2);

@@ -271,6 +271,10 @@ std::optional<task_action> write::step(task_context& t)
  * another reader emptying a socket between the check and the act (no modelled workload has
  * two readers on one socket) makes the attempt wait and pay its copy again when woken.
  * perf's readers loop on short reads: each pass is a new read() syscall.
+ * A recv(MSG_TRUNC) (task_context::recv_trunc()) on a channel that discards such reads
+ * (TCP: tcp_recvmsg_locked() moves copied_seq on and frees the skbs without
+ * skb_copy_datagram_msg() under MSG_TRUNC, 5.15.0, 6.5 and 6.18.2 alike) is charged
+ * read_cost() alone (tcp_recv), its copy 0; lane faithfix.
  */
 std::optional<task_action> read::step(task_context& t)
 {
@@ -278,9 +282,11 @@ std::optional<task_action> read::step(task_context& t)
     if (ph == phase::fresh) {
         io = {.want = left};
         const cost_params& c = t.costs();
-        const sim_dur base = ch.read_syscall_cost(c, left);
+        // MSG_TRUNC on TCP: tcp_recvmsg_locked() skips skb_copy_datagram_msg()
+        const bool discard = trunc && ch.discards_truncated();
+        const sim_dur base = discard ? ch.read_cost(c) : ch.read_syscall_cost(c, left);
         const sim_dur total = t.charge(base);
-        copy = locked_share(total, base, copy_cost(c, left));
+        copy = discard ? 0 : locked_share(total, base, copy_cost(c, left));
         if (!m) {
             ph = phase::syscall;
             return t.cpu(total - copy);

@@ -231,12 +231,15 @@ struct write {
     sim_dur hold = 0; ///< CPU time to run holding it, once taken
 };
 struct read {
-    read(channel& ch, u64 n) : ch(ch), left(n) {}
+    read(channel& ch, u64 n, bool trunc = false) : ch(ch), left(n), trunc(trunc) {}
     std::optional<task_action> step(task_context& t);
     bool starts_with_cpu() const { return true; }
     bool result() const { return !eof; }
     channel& ch;
     u64 left;
+    /// recv(MSG_TRUNC): a channel that discards such reads (channel::discards_truncated())
+    /// charges no copy
+    bool trunc;
     phase ph = phase::fresh;
     bool eof = false;
     io_call io;
@@ -440,6 +443,13 @@ public:
     call_awaiter<calls::read> read(channel& ch, u64 n)
     {
         return call_awaiter<calls::read>(*this, ch, n);
+    }
+    /// recv(fd, buf, n, MSG_WAITALL|MSG_TRUNC) as read(): on a channel that discards
+    /// truncated reads (a TCP socket: channel::discards_truncated()) the bytes are consumed
+    /// without their copy; on any other, the same as read().
+    call_awaiter<calls::read> recv_trunc(channel& ch, u64 n)
+    {
+        return call_awaiter<calls::read>(*this, ch, n, true);
     }
     /// poll(POLLIN) until readable (model: fs/select.c do_poll(): register, sleep, re-poll).
     call_awaiter<calls::poll> poll(channel& ch) { return call_awaiter<calls::poll>(*this, ch); }

@@ -371,8 +371,11 @@ void tbench_workload::sig_alarm(sim_time now)
  * - client: connect()s, exchanges 8 bytes each way with its server (sockio.c
  *   sio_setup()'s do_packets(child, 8, 8)), waits on the semaphore, then replays the loadfile
  *   (rewinding at its end) until flagged done, checked before every line:
- *   send the request, read the 4-byte reply header, read the rest of the
- *   reply; finally it closes the connection and exits;
+ *   send the request, read the 4-byte reply header (socklib.c read_sock(): recv(MSG_WAITALL)),
+ *   read the rest of the reply with recv(MSG_WAITALL|MSG_TRUNC) (do_packets(); sahlberg/dbench
+ *   sockio.c, unchanged from 2008's common backend format to dbench-5.00, and Debian 12's
+ *   dbench 4.0-2.1 under strace): on TCP its bytes are discarded, not copied (lane
+ *   faithfix); finally it closes the connection and exits;
  * - server: reads a 4-byte length, the rest of the request, sends the reply;
  *   until the connection is closed (read() returns 0), then exits.
  */
@@ -472,7 +475,7 @@ task_code tbench_workload::run_client(task_context& t, unsigned i, tcp_listener&
     // sockio.c sio_setup() ends with do_packets(child, 8, 8): an 8-byte request and the
     // server's 8-byte reply, before the client waits at the start barrier.
     co_await t.write(c2s, 8);
-    if (!co_await t.read(s2c, 4) || !co_await t.read(s2c, 4))
+    if (!co_await t.read(s2c, 4) || !co_await t.recv_trunc(s2c, 4))
         co_return;
     c.task = &t.task();
     ++nr_ready_;
@@ -490,7 +493,8 @@ task_code tbench_workload::run_client(task_context& t, unsigned i, tcp_listener&
                 eof = true;
                 break;
             }
-            const bool reply = co_await t.read(s2c, l.rsp - 4);
+            // sockio.c do_packets(): recv(sock, buf, recv_size-4, MSG_WAITALL|MSG_TRUNC)
+            const bool reply = co_await t.recv_trunc(s2c, l.rsp - 4);
             if (!reply) {
                 eof = true;
                 break;
