@@ -511,8 +511,10 @@ void builder::switched(const ftrace_event& e, sim_time ts)
         }
         // CPU time is counted from the switch (an inferred one: from its estimate).
         k.on_cpu_since = ts;
-        if (first_seen && rel > 0) // it existed before, and first runs now: it arrives now
-            push(k, {replay_step::sleep_until, rel, -1, 0});
+        // First seen switched in, with no waking of it in the window: it was runnable when
+        // the window began (woken, or preempted, before it; a waking is recorded whatever
+        // wakes the task), so it replays runnable from the start, as it was.
+        t_.before_window.runnable += first_seen;
     }
 }
 
@@ -575,9 +577,14 @@ void builder::event(const ftrace_event& e)
         return;
     const bool in_window = e.ts <= t_.t1;
     const sim_time rel = e.ts - t_.t0;
-    // A selected task first seen as the one running on a CPU: its CPU time counts from here.
-    if (e.curr_pid > 0 && !e.inferred && sel(e.curr_pid) && !tracks_.contains(e.curr_pid))
+    // A selected task first seen as the one running on a CPU: it was running when the window
+    // began (a task forked in the window has its track from the fork). Its CPU time counts
+    // from here: what it ran before is not in the trace.
+    if (e.curr_pid > 0 && !e.inferred && sel(e.curr_pid) && !tracks_.contains(e.curr_pid)) {
         track(e.curr_pid, e.ts, false).on_cpu_since = e.ts;
+        ++t_.before_window.running;
+        t_.before_window.running_unseen += e.ts - t_.t0;
+    }
     // The task did something after an early waking (other than switching out): it was not in
     // __schedule() then, so that waking ended no block.
     if (e.curr_pid > 0 && !(e.type == ftrace_event_type::sched_switch && e.pid == e.curr_pid))
@@ -615,22 +622,23 @@ void builder::event(const ftrace_event& e)
                 absent_waking(e);
             break;
         }
+        const bool task_ctx = e.in_task_context();
         if (in_window) {
             // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
-            const trace_irq_ctx ctx =
-                e.in_task_context() ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
+            const trace_irq_ctx ctx = task_ctx ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
             summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu, 120, ctx});
         }
         task_track& k = track(e.pid, e.ts, false);
+        const bool first_seen = created_;
         note_prio(e.pid, e.prio);
         if (!k.blocked && k.size() == 0 && k.on_cpu_since < 0 && !k.exited) {
             // First seen being woken: it was asleep since before the window.
+            t_.before_window.asleep += first_seen;
             k.blocked = true;
             k.block_ts = std::max(e.ts, t_.t0);
             k.block_step = 0;
             push(k, {replay_step::pending, 0, -1, 0});
         }
-        const bool task_ctx = e.in_task_context();
         const bool by_task = task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid);
         if (!k.blocked) {
             ++t_.causes.non_blocking_wakings;
@@ -885,6 +893,15 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
             "{} switch-ins were not recorded and are inferred from the next event naming the "
             "task ({} of them after a task other than idle)",
             t.quirks.total_inferred(), t.quirks.inferred_from_task));
+    if (const auto& bw = t.before_window; bw.running + bw.runnable + bw.asleep > 0)
+        t.warnings.push_back(fmt::format(
+            "{} selected tasks existed before the window (not forked in it): {} running at its "
+            "start (their CPU time before their first event, at most {:.3f} ms in all, is not "
+            "replayed), {} runnable (first seen switched in, with no waking of them: replayed "
+            "runnable from the start), {} asleep (first seen woken: replayed blocked until "
+            "that waking)",
+            bw.running + bw.runnable + bw.asleep, bw.running,
+            static_cast<double>(bw.running_unseen) / 1e6, bw.runnable, bw.asleep));
     if (t.quirks.stale_task_comms > 0)
         t.warnings.push_back(fmt::format("{} events carry a stale comm in the TASK-PID column; "
                                          "the comm of the event fields is used",

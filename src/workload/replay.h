@@ -240,6 +240,17 @@ struct replay_trace {
     /// scheduler tracepoint carries a deadline task's runtime, deadline or period; the
     /// replay's report says so in a WARNING line.
     u64 deadline_tasks = 0;
+    /// The selected tasks that existed before the window (not forked in it), by how each is
+    /// first seen: a trace cut out of a longer recording (or started while they ran) begins
+    /// with them mid-run. `running`: first seen as the task current on a CPU (its CPU time
+    /// before that event is not replayed: at most `running_unseen` ns in all, from the
+    /// window's start); `runnable`: first seen switched in with no waking of it in the window
+    /// (it was woken, or preempted, before the window: replayed runnable from the start);
+    /// `asleep`: first seen woken (replayed blocked from the start until that waking).
+    struct {
+        u64 running = 0, runnable = 0, asleep = 0;
+        sim_dur running_unseen = 0;
+    } before_window;
     /// sched_waking events in the trace (of any task): without any, no block has a cause
     /// and the trace's waking->run latencies and wakeup targets are unknown.
     u64 sched_waking_events = 0;
