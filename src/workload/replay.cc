@@ -271,9 +271,10 @@ struct task_track {
 class builder {
 public:
     builder(replay_trace& t, const std::unordered_map<int, pid_info>& info,
-            const std::unordered_map<int, bool>& selected, sim_dur idle_switch_delay)
+            const std::unordered_map<int, bool>& selected, sim_dur idle_switch_delay,
+            bool softirq_wakes)
         : t_(t), info_(info), selected_(selected), summary_(t.nr_cpus),
-          idle_switch_delay_(idle_switch_delay)
+          idle_switch_delay_(idle_switch_delay), softirq_wakes_(softirq_wakes)
     {
     }
 
@@ -322,6 +323,7 @@ private:
     std::unordered_map<int, task_track> tracks_;
     sched_summary summary_;
     sim_dur idle_switch_delay_; ///< -1: none measured (inferred switches at their latest)
+    bool softirq_wakes_;        ///< --softirq-wakes: a softirq waking is the current task's
     bool created_ = false;      ///< the last track() call created the task
     std::unordered_map<int, sim_time> last_wakeup_; ///< pid -> its last sched_waking/wakeup(_new)
 };
@@ -622,7 +624,10 @@ void builder::event(const ftrace_event& e)
                 absent_waking(e);
             break;
         }
-        const bool task_ctx = e.in_task_context();
+        // In the task's context; with --softirq-wakes also a softirq's while it is current
+        // (replay_options::softirq_wakes).
+        const bool task_ctx = e.in_task_context() ||
+                              (softirq_wakes_ && e.ctx == ftrace_context::softirq);
         if (in_window) {
             // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
             const trace_irq_ctx ctx = task_ctx ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
@@ -875,7 +880,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
 
     // Pass 2: the behaviour and the statistics.
     sched_trace_reader r(path);
-    builder b(t, info, selected, t.idle_switch_delay);
+    builder b(t, info, selected, t.idle_switch_delay, o.softirq_wakes);
     {
         trace_progress progress(std::cerr, "reading " + path + " (pass 2 of 2)", show_progress);
         ftrace_event e;
@@ -959,6 +964,8 @@ std::string replay_workload::options_text() const
         s += " --deps count";
     if (o_.sync_wakes)
         s += " --sync-wakes";
+    if (o_.softirq_wakes)
+        s += " --softirq-wakes";
     if (o_.rt_rr)
         s += " --rt-policy rr";
     if (o_.root_wakee_flips)
@@ -1393,6 +1400,10 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
          "gross: as traced"},
         {0, "sync-wakes", &o.sync_wakes, nullptr, nullptr,
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
+        {0, "softirq-wakes", &o.softirq_wakes, nullptr, nullptr,
+         "a waking in softirq context while a replayed task is current is that task's wake "
+         "(a dependency edge), as a loopback send's receive softirq is; default: an external "
+         "arrival"},
         {0, "deps", nullptr, nullptr, &deps,
          "flow: as count, and a task's k-th dependency wake (by any waker) waits until the "
          "task has passed its (k-1)-th dependency wait (default); reply: as flow, but a "
@@ -1416,6 +1427,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
                                              "[--deps flow|reply|count|edge|keep] [--sync-wakes] "
+                                             "[--softirq-wakes] "
                                              "[--rt-policy fifo|rr] [--wakee-flips N]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {

@@ -110,6 +110,17 @@ struct replay_options {
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
     bool sync_wakes = false;
+    /// --softirq-wakes: a sched_waking in softirq context while a selected task is current on
+    /// the CPU (the flags' third character 's') is that task's wake, a dependency edge like
+    /// one in process context, not an external arrival (the default). A softirq that a task's
+    /// own local_bh_enable() runs (net/core/dev.c __dev_queue_xmit(): rcu_read_unlock_bh()
+    /// -> do_softirq()) does its work: loopback TCP's receive (loopback_xmit() queues the
+    /// packet on the sending CPU's backlog, net_rx_action() delivers it and
+    /// sock_def_readable() wakes the reader) is the sender's send. A softirq run at an
+    /// interrupt's exit while the task happened to be current is not, and the trace cannot
+    /// tell the two apart: the option is the user's claim that the first kind dominates
+    /// (docs/replay.md, "The tbench traces").
+    bool softirq_wakes = false;
     /// --rt-policy rr: a task traced at an RT prio (0-98) replays as SCHED_RR, not
     /// SCHED_FIFO (the default): sched_switch and sched_waking print p->prio only, the same
     /// 99 - rt_priority for either policy, so a trace cannot tell them apart.

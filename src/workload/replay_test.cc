@@ -243,6 +243,21 @@ TEST_F(replay_build, a_window_cut_mid_run)
     EXPECT_EQ(steps_of(task(a, 31)), "until 0 run 10000");
     EXPECT_EQ(a.causes.external, 3u);
     EXPECT_EQ(a.causes.dependency, 0u);
+    // --softirq-wakes: the wakings in c's and s's softirqs are theirs, dependency edges; the
+    // one on the idle CPU stays external.
+    replay_options o;
+    o.softirq_wakes = true;
+    const replay_trace b = load_replay_trace(path, o);
+    EXPECT_EQ(steps_of(task(b, 21)), "wake 31 run 2000 wait 31:1 run 18000");
+    EXPECT_EQ(steps_of(task(b, 31)), "wait 21:1 run 8000 wake 21 run 2000");
+    EXPECT_EQ(steps_of(task(b, 22)), "run 5000 until 27000 run 2000");
+    EXPECT_EQ(b.causes.dependency, 2u);
+    EXPECT_EQ(b.causes.external, 1u);
+    EXPECT_EQ(b.causes.replies, 1u); // s's wake of c answers c's wake of s
+    // The trace's wakings by a task (the wakeup-target kind), with the option: s's of c. c's
+    // of s at 1000 comes before any switch on CPU 1, and the summary learns a CPU's current
+    // task from its switches (wakeup_target_tracker): it counts as by an interrupt.
+    EXPECT_EQ(b.summary.wakeup_targets.placed_by(waker_kind::task), 1u);
     EXPECT_EQ(a.summary.wakeup_targets.placed_by(waker_kind::task), 0u);
 }
 
@@ -600,9 +615,9 @@ TEST_F(replay_build, options)
     EXPECT_THROW(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--bogus"}),
                  config_error);
     EXPECT_THAT(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--sync-wakes",
-                                      "--deps", "edge", "--bursts", "gross"})
+                                      "--deps", "edge", "--bursts", "gross", "--softirq-wakes"})
                     ->command_line(),
-                HasSubstr("--bursts gross --deps edge --sync-wakes"));
+                HasSubstr("--bursts gross --deps edge --sync-wakes --softirq-wakes"));
     // --deps flow is the default and not printed; count is.
     EXPECT_THAT(
         make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--deps", "flow"})
