@@ -626,8 +626,8 @@ void builder::event(const ftrace_event& e)
         }
         // In the task's context; with --softirq-wakes also a softirq's while it is current
         // (replay_options::softirq_wakes).
-        const bool task_ctx = e.in_task_context() ||
-                              (softirq_wakes_ && e.ctx == ftrace_context::softirq);
+        const bool task_ctx =
+            e.in_task_context() || (softirq_wakes_ && e.ctx == ftrace_context::softirq);
         if (in_window) {
             // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
             const trace_irq_ctx ctx = task_ctx ? trace_irq_ctx::task : trace_irq_ctx::hardirq;

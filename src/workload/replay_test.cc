@@ -213,22 +213,22 @@ TEST_F(replay_build, blocks_with_their_causes)
 TEST_F(replay_build, a_window_cut_mid_run)
 {
     std::string t = header;
-    t += line("c-21", 1, "d.s5.", 1000, waking("s", 31, 1));          // c's send wakes s
+    t += line("c-21", 1, "d.s5.", 1000, waking("s", 31, 1)); // c's send wakes s
     t += line("c-21", 1, "d..2.", 1002, sw("c", 21, "S", "s", 31));
-    t += line("d-22", 0, "d..2.", 1005, sw("d", 22, "R", "t", 32));   // t runnable before
-    t += line("s-31", 1, "d.s5.", 1010, waking("c", 21, 1));          // s's send wakes c
+    t += line("d-22", 0, "d..2.", 1005, sw("d", 22, "R", "t", 32)); // t runnable before
+    t += line("s-31", 1, "d.s5.", 1010, waking("c", 21, 1));        // s's send wakes c
     t += line("s-31", 1, "d..2.", 1012, sw("s", 31, "S", "c", 21));
     t += line("t-32", 0, "d..2.", 1020, sw("t", 32, "S", "d", 22));
     t += line("d-22", 0, "d..2.", 1025, sw("d", 22, "S", "swapper/0", 0));
-    t += line("<idle>-0", 0, "d.s4.", 1027, waking("d", 22, 0));      // an interrupt's softirq
+    t += line("<idle>-0", 0, "d.s4.", 1027, waking("d", 22, 0)); // an interrupt's softirq
     t += line("<idle>-0", 0, "d..2.", 1028, sw("swapper/0", 0, "R", "d", 22));
     t += line("c-21", 1, "d..2.", 1030, sw("c", 21, "S", "swapper/1", 0));
     const std::string path = write("cut.txt", t);
     const replay_trace a = load_replay_trace(path, {});
     EXPECT_EQ(a.t0, 1'000'000);
-    EXPECT_EQ(a.before_window.running, 2u); // c, d
-    EXPECT_EQ(a.before_window.runnable, 1u); // t
-    EXPECT_EQ(a.before_window.asleep, 1u);   // s
+    EXPECT_EQ(a.before_window.running, 2u);           // c, d
+    EXPECT_EQ(a.before_window.runnable, 1u);          // t
+    EXPECT_EQ(a.before_window.asleep, 1u);            // s
     EXPECT_EQ(a.before_window.running_unseen, 5'000); // d's first event, 5 us in
     EXPECT_THAT(a.warnings,
                 ::testing::Contains(HasSubstr(
