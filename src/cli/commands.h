@@ -115,6 +115,7 @@ struct replay_command_options {
     std::string bursts = "net";   ///< --bursts net|gross (validated likewise)
     std::string deps = "flow";    ///< --deps flow|count|edge|keep (validated likewise)
     bool sync_wakes = false;      ///< --sync-wakes
+    bool softirq_wakes = false;   ///< --softirq-wakes
     std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
     std::string wakee_flips = "0";  ///< --wakee-flips N (validated with the workload's options)
     bool quiet = false;             ///< --quiet: no progress on stderr

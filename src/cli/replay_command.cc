@@ -178,6 +178,8 @@ int cmd_replay(std::ostream& out, std::ostream& err, const replay_command_option
                                      "--wakee-flips", o.wakee_flips};
     if (o.sync_wakes)
         argv.push_back("--sync-wakes");
+    if (o.softirq_wakes)
+        argv.push_back("--softirq-wakes");
     if (o.quiet)
         argv.push_back("--quiet");
     if (!o.comm.empty()) {
@@ -320,6 +322,10 @@ void add_replay_command(CLI::App& app, int& rc)
     replay->add_flag("--sync-wakes", rpl.sync_wakes,
                      "Replay dependency wakes as WF_SYNC wakeups, as pipe and socket writes make "
                      "(a trace does not say which were)");
+    replay->add_flag("--softirq-wakes", rpl.softirq_wakes,
+                     "A waking in softirq context while a replayed task is current is that "
+                     "task's wake (a dependency edge), as loopback TCP's receive, run in the "
+                     "sender's own softirq, is; default: an external arrival (docs/replay.md)");
     replay
         ->add_option("--rt-policy", rpl.rt_policy,
                      "fifo: tasks traced at an RT prio (0-98) replay as SCHED_FIFO at "

@@ -271,9 +271,10 @@ struct task_track {
 class builder {
 public:
     builder(replay_trace& t, const std::unordered_map<int, pid_info>& info,
-            const std::unordered_map<int, bool>& selected, sim_dur idle_switch_delay)
+            const std::unordered_map<int, bool>& selected, sim_dur idle_switch_delay,
+            bool softirq_wakes)
         : t_(t), info_(info), selected_(selected), summary_(t.nr_cpus),
-          idle_switch_delay_(idle_switch_delay)
+          idle_switch_delay_(idle_switch_delay), softirq_wakes_(softirq_wakes)
     {
     }
 
@@ -322,6 +323,7 @@ private:
     std::unordered_map<int, task_track> tracks_;
     sched_summary summary_;
     sim_dur idle_switch_delay_; ///< -1: none measured (inferred switches at their latest)
+    bool softirq_wakes_;        ///< --softirq-wakes: a softirq waking is the current task's
     bool created_ = false;      ///< the last track() call created the task
     std::unordered_map<int, sim_time> last_wakeup_; ///< pid -> its last sched_waking/wakeup(_new)
 };
@@ -511,8 +513,10 @@ void builder::switched(const ftrace_event& e, sim_time ts)
         }
         // CPU time is counted from the switch (an inferred one: from its estimate).
         k.on_cpu_since = ts;
-        if (first_seen && rel > 0) // it existed before, and first runs now: it arrives now
-            push(k, {replay_step::sleep_until, rel, -1, 0});
+        // First seen switched in, with no waking of it in the window: it was runnable when
+        // the window began (woken, or preempted, before it; a waking is recorded whatever
+        // wakes the task), so it replays runnable from the start, as it was.
+        t_.before_window.runnable += first_seen;
     }
 }
 
@@ -575,9 +579,14 @@ void builder::event(const ftrace_event& e)
         return;
     const bool in_window = e.ts <= t_.t1;
     const sim_time rel = e.ts - t_.t0;
-    // A selected task first seen as the one running on a CPU: its CPU time counts from here.
-    if (e.curr_pid > 0 && !e.inferred && sel(e.curr_pid) && !tracks_.contains(e.curr_pid))
+    // A selected task first seen as the one running on a CPU: it was running when the window
+    // began (a task forked in the window has its track from the fork). Its CPU time counts
+    // from here: what it ran before is not in the trace.
+    if (e.curr_pid > 0 && !e.inferred && sel(e.curr_pid) && !tracks_.contains(e.curr_pid)) {
         track(e.curr_pid, e.ts, false).on_cpu_since = e.ts;
+        ++t_.before_window.running;
+        t_.before_window.running_unseen += e.ts - t_.t0;
+    }
     // The task did something after an early waking (other than switching out): it was not in
     // __schedule() then, so that waking ended no block.
     if (e.curr_pid > 0 && !(e.type == ftrace_event_type::sched_switch && e.pid == e.curr_pid))
@@ -615,22 +624,26 @@ void builder::event(const ftrace_event& e)
                 absent_waking(e);
             break;
         }
+        // In the task's context; with --softirq-wakes also a softirq's while it is current
+        // (replay_options::softirq_wakes).
+        const bool task_ctx =
+            e.in_task_context() || (softirq_wakes_ && e.ctx == ftrace_context::softirq);
         if (in_window) {
             // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
-            const trace_irq_ctx ctx =
-                e.in_task_context() ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
+            const trace_irq_ctx ctx = task_ctx ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
             summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu, 120, ctx});
         }
         task_track& k = track(e.pid, e.ts, false);
+        const bool first_seen = created_;
         note_prio(e.pid, e.prio);
         if (!k.blocked && k.size() == 0 && k.on_cpu_since < 0 && !k.exited) {
             // First seen being woken: it was asleep since before the window.
+            t_.before_window.asleep += first_seen;
             k.blocked = true;
             k.block_ts = std::max(e.ts, t_.t0);
             k.block_step = 0;
             push(k, {replay_step::pending, 0, -1, 0});
         }
-        const bool task_ctx = e.in_task_context();
         const bool by_task = task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid);
         if (!k.blocked) {
             ++t_.causes.non_blocking_wakings;
@@ -867,7 +880,7 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
 
     // Pass 2: the behaviour and the statistics.
     sched_trace_reader r(path);
-    builder b(t, info, selected, t.idle_switch_delay);
+    builder b(t, info, selected, t.idle_switch_delay, o.softirq_wakes);
     {
         trace_progress progress(std::cerr, "reading " + path + " (pass 2 of 2)", show_progress);
         ftrace_event e;
@@ -885,6 +898,15 @@ replay_trace load_replay_trace(const std::string& path, const replay_options& o)
             "{} switch-ins were not recorded and are inferred from the next event naming the "
             "task ({} of them after a task other than idle)",
             t.quirks.total_inferred(), t.quirks.inferred_from_task));
+    if (const auto& bw = t.before_window; bw.running + bw.runnable + bw.asleep > 0)
+        t.warnings.push_back(fmt::format(
+            "{} selected tasks existed before the window (not forked in it): {} running at its "
+            "start (their CPU time before their first event, at most {:.3f} ms in all, is not "
+            "replayed), {} runnable (first seen switched in, with no waking of them: replayed "
+            "runnable from the start), {} asleep (first seen woken: replayed blocked until "
+            "that waking)",
+            bw.running + bw.runnable + bw.asleep, bw.running,
+            static_cast<double>(bw.running_unseen) / 1e6, bw.runnable, bw.asleep));
     if (t.quirks.stale_task_comms > 0)
         t.warnings.push_back(fmt::format("{} events carry a stale comm in the TASK-PID column; "
                                          "the comm of the event fields is used",
@@ -942,6 +964,8 @@ std::string replay_workload::options_text() const
         s += " --deps count";
     if (o_.sync_wakes)
         s += " --sync-wakes";
+    if (o_.softirq_wakes)
+        s += " --softirq-wakes";
     if (o_.rt_rr)
         s += " --rt-policy rr";
     if (o_.root_wakee_flips)
@@ -1376,6 +1400,10 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
          "gross: as traced"},
         {0, "sync-wakes", &o.sync_wakes, nullptr, nullptr,
          "dependency wakes are WF_SYNC wakeups, as pipe and socket writes make"},
+        {0, "softirq-wakes", &o.softirq_wakes, nullptr, nullptr,
+         "a waking in softirq context while a replayed task is current is that task's wake "
+         "(a dependency edge), as a loopback send's receive softirq is; default: an external "
+         "arrival"},
         {0, "deps", nullptr, nullptr, &deps,
          "flow: as count, and a task's k-th dependency wake (by any waker) waits until the "
          "task has passed its (k-1)-th dependency wait (default); reply: as flow, but a "
@@ -1399,6 +1427,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                                ? std::string("the trace file is missing: replay TRACE "
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
                                              "[--deps flow|reply|count|edge|keep] [--sync-wakes] "
+                                             "[--softirq-wakes] "
                                              "[--rt-policy fifo|rr] [--wakee-flips N]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {

@@ -110,6 +110,17 @@ struct replay_options {
     /// pipe_write() and a unix socket's sock_def_readable() make; a trace does not say which
     /// wakings were sync. Default: plain wakeups (wake_flags 0).
     bool sync_wakes = false;
+    /// --softirq-wakes: a sched_waking in softirq context while a selected task is current on
+    /// the CPU (the flags' third character 's') is that task's wake, a dependency edge like
+    /// one in process context, not an external arrival (the default). A softirq that a task's
+    /// own local_bh_enable() runs (net/core/dev.c __dev_queue_xmit(): rcu_read_unlock_bh()
+    /// -> do_softirq()) does its work: loopback TCP's receive (loopback_xmit() queues the
+    /// packet on the sending CPU's backlog, net_rx_action() delivers it and
+    /// sock_def_readable() wakes the reader) is the sender's send. A softirq run at an
+    /// interrupt's exit while the task happened to be current is not, and the trace cannot
+    /// tell the two apart: the option is the user's claim that the first kind dominates
+    /// (docs/replay.md, "The tbench traces").
+    bool softirq_wakes = false;
     /// --rt-policy rr: a task traced at an RT prio (0-98) replays as SCHED_RR, not
     /// SCHED_FIFO (the default): sched_switch and sched_waking print p->prio only, the same
     /// 99 - rt_priority for either policy, so a trace cannot tell them apart.
@@ -240,6 +251,17 @@ struct replay_trace {
     /// scheduler tracepoint carries a deadline task's runtime, deadline or period; the
     /// replay's report says so in a WARNING line.
     u64 deadline_tasks = 0;
+    /// The selected tasks that existed before the window (not forked in it), by how each is
+    /// first seen: a trace cut out of a longer recording (or started while they ran) begins
+    /// with them mid-run. `running`: first seen as the task current on a CPU (its CPU time
+    /// before that event is not replayed: at most `running_unseen` ns in all, from the
+    /// window's start); `runnable`: first seen switched in with no waking of it in the window
+    /// (it was woken, or preempted, before the window: replayed runnable from the start);
+    /// `asleep`: first seen woken (replayed blocked from the start until that waking).
+    struct {
+        u64 running = 0, runnable = 0, asleep = 0;
+        sim_dur running_unseen = 0;
+    } before_window;
     /// sched_waking events in the trace (of any task): without any, no block has a cause
     /// and the trace's waking->run latencies and wakeup targets are unknown.
     u64 sched_waking_events = 0;

@@ -200,6 +200,67 @@ TEST_F(replay_build, blocks_with_their_causes)
     EXPECT_EQ(r.summary.busy.at(0), 200'000 - 20'000);
 }
 
+/*
+ * A window cut out of a longer recording (bench/tbhost/cut_trace.py, in the shape of the tbench
+ * traces in data/traces): the tasks exist before it and the CPUs are mid-run. On CPU 1, c (21)
+ * is running and wakes s (31) from the softirq its own send ran, as loopback TCP's receive
+ * does ('s' flags); on CPU 0, d (22) is running and is preempted by t (32), whose waking came
+ * before the window. Later s wakes c back from its softirq, and an interrupt's softirq on the
+ * idle CPU 0 wakes d. Each is reported (before_window) and handled as the trace shows: c and
+ * d were running (d's 5 us before its first event are not in the trace), t was runnable
+ * (no arrival: it runs from the start), s asleep.
+ */
+TEST_F(replay_build, a_window_cut_mid_run)
+{
+    std::string t = header;
+    t += line("c-21", 1, "d.s5.", 1000, waking("s", 31, 1)); // c's send wakes s
+    t += line("c-21", 1, "d..2.", 1002, sw("c", 21, "S", "s", 31));
+    t += line("d-22", 0, "d..2.", 1005, sw("d", 22, "R", "t", 32)); // t runnable before
+    t += line("s-31", 1, "d.s5.", 1010, waking("c", 21, 1));        // s's send wakes c
+    t += line("s-31", 1, "d..2.", 1012, sw("s", 31, "S", "c", 21));
+    t += line("t-32", 0, "d..2.", 1020, sw("t", 32, "S", "d", 22));
+    t += line("d-22", 0, "d..2.", 1025, sw("d", 22, "S", "swapper/0", 0));
+    t += line("<idle>-0", 0, "d.s4.", 1027, waking("d", 22, 0)); // an interrupt's softirq
+    t += line("<idle>-0", 0, "d..2.", 1028, sw("swapper/0", 0, "R", "d", 22));
+    t += line("c-21", 1, "d..2.", 1030, sw("c", 21, "S", "swapper/1", 0));
+    const std::string path = write("cut.txt", t);
+    const replay_trace a = load_replay_trace(path, {});
+    EXPECT_EQ(a.t0, 1'000'000);
+    EXPECT_EQ(a.before_window.running, 2u);           // c, d
+    EXPECT_EQ(a.before_window.runnable, 1u);          // t
+    EXPECT_EQ(a.before_window.asleep, 1u);            // s
+    EXPECT_EQ(a.before_window.running_unseen, 5'000); // d's first event, 5 us in
+    EXPECT_THAT(a.warnings,
+                ::testing::Contains(HasSubstr(
+                    "4 selected tasks existed before the window (not forked in it): 2 running "
+                    "at its start (their CPU time before their first event, at most 0.005 ms "
+                    "in all, is not replayed), 1 runnable")));
+    // t runs from the start: no arrival at its first switch-in (before: "until 5000 run 15000").
+    EXPECT_EQ(steps_of(task(a, 32)), "run 15000");
+    EXPECT_EQ(steps_of(task(a, 22)), "run 5000 until 27000 run 2000");
+    // By default a softirq's waking is an external arrival at its traced time.
+    EXPECT_EQ(steps_of(task(a, 21)), "run 2000 until 10000 run 18000");
+    EXPECT_EQ(steps_of(task(a, 31)), "until 0 run 10000");
+    EXPECT_EQ(a.causes.external, 3u);
+    EXPECT_EQ(a.causes.dependency, 0u);
+    // --softirq-wakes: the wakings in c's and s's softirqs are theirs, dependency edges; the
+    // one on the idle CPU stays external.
+    replay_options o;
+    o.softirq_wakes = true;
+    const replay_trace b = load_replay_trace(path, o);
+    EXPECT_EQ(steps_of(task(b, 21)), "wake 31 run 2000 wait 31:1 run 18000");
+    EXPECT_EQ(steps_of(task(b, 31)), "wait 21:1 run 8000 wake 21 run 2000");
+    EXPECT_EQ(steps_of(task(b, 22)), "run 5000 until 27000 run 2000");
+    EXPECT_EQ(b.causes.dependency, 2u);
+    EXPECT_EQ(b.causes.external, 1u);
+    EXPECT_EQ(b.causes.replies, 1u); // s's wake of c answers c's wake of s
+    // The trace's wakings by a task (the wakeup-target kind), with the option: s's of c. c's
+    // of s at 1000 comes before any switch on CPU 1, and the summary learns a CPU's current
+    // task from its switches (wakeup_target_tracker): it counts as by an interrupt.
+    EXPECT_EQ(b.summary.wakeup_targets.placed_by(waker_kind::task), 1u);
+    EXPECT_EQ(a.summary.wakeup_targets.placed_by(waker_kind::task), 0u);
+}
+
 // A waking recorded just before the switch out it ends (the wakee was inside __schedule()),
 // and one that ends nothing because the wakee went on running.
 TEST_F(replay_build, wakings_that_race_with_the_switch_out)
@@ -554,9 +615,9 @@ TEST_F(replay_build, options)
     EXPECT_THROW(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--bogus"}),
                  config_error);
     EXPECT_THAT(make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--sync-wakes",
-                                      "--deps", "edge", "--bursts", "gross"})
+                                      "--deps", "edge", "--bursts", "gross", "--softirq-wakes"})
                     ->command_line(),
-                HasSubstr("--bursts gross --deps edge --sync-wakes"));
+                HasSubstr("--bursts gross --deps edge --sync-wakes --softirq-wakes"));
     // --deps flow is the default and not printed; count is.
     EXPECT_THAT(
         make_replay_workload({traces_dir + "schbench_m1_t2_r3.trace.txt.xz", "--deps", "flow"})
