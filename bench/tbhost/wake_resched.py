@@ -17,7 +17,9 @@ the waker's own CPU (the waker current there), it reads:
 - the waker's own history: its previous switch out (R or S), and, when it was S, the time from
   its own last waking to its switch in (its queue wait), in classes;
 - between one task's successive `N` wakings, the CPU time it ran (switch in to switch out,
-  summed), as percentiles.
+  summed), as percentiles;
+- after a preemption (`R`) by another task than the wakee: that task's previous switch out,
+  and whether it was woken (S) or switched out (R) less than 50 us before.
 
 usage: wake_resched.py TRACE   (.xz and .zst are read through xz / zstd -d)
 """
@@ -60,6 +62,8 @@ def analyse(path):
     ran = collections.Counter()  # pid -> CPU time (s) up to its last switch out
     last_flagged = {}  # pid -> its CPU time at its last `N` waking
     gaps = []
+    last_out_at = {}  # pid -> time of its last switch out
+    other_next = collections.Counter()
     for line in open_text(path):
         m = LINE.match(line)
         if not m:
@@ -82,10 +86,16 @@ def analyse(path):
                 else:
                     to = "another task"
                 by_flag[(w["flag"], state, to)] += 1
+                if state == "R" and nxt != w["wakee"]:
+                    before = last_out.get(nxt, "?")
+                    since = last_woken.get(nxt) if before == "S" else last_out_at.get(nxt)
+                    recent = since is not None and (ts - since) * 1e6 < 50
+                    other_next[(w["flag"], before, "< 50 us" if recent else ">= 50 us")] += 1
                 by_history[w["history"]][(w["flag"], state)] += 1
                 if w["history"] == "S":
                     by_wait[w["wait"]][(w["flag"], state)] += 1
             last_out[prev] = state
+            last_out_at[prev] = ts
             curr[cpu] = nxt
             switched_in[nxt] = ts
         elif event == "sched_wakeup" and comm.startswith("tbench"):
@@ -123,6 +133,10 @@ def analyse(path):
     for w in ("<10 us", "<30 us", "<60 us", ">=60 us"):
         if w in by_wait:
             print(f"  {w:>7}: {share(by_wait[w])}")
+    print("after a preemption by another task than the wakee: the need-resched flag, that task's "
+          "previous switch out, and how long before it was woken (S) or switched out (R):")
+    for k, v in sorted(other_next.items()):
+        print(f"  {k[0]} {k[1]} {k[2]:>8} {v:7d}")
     if gaps:
         gaps.sort()
         q = ", ".join(f"p{int(x * 100)} {gaps[int(x * len(gaps))]:.0f}"
