@@ -279,6 +279,7 @@ public:
     }
 
     void event(const ftrace_event& e);
+    void waking(const ftrace_event& e, bool in_window, sim_time rel);
     void finish();
 
 private:
@@ -571,6 +572,88 @@ void builder::note_prio(int pid, int prio)
         rt.prio_changed = true;
 }
 
+/*
+ * A sched_waking of a task: its summary line, and what the waking means for the task's
+ * behaviour (the end of a block: a timer, a dependency on the waker, an external arrival; or a
+ * waking of a task not blocked). Part of event().
+ */
+void builder::waking(const ftrace_event& e, bool in_window, sim_time rel)
+{
+    ++t_.sched_waking_events;
+    last_wakeup_[e.pid] = e.ts;
+    if (!sel(e.pid)) {
+        if (e.curr_pid > 0 && e.curr_pid != e.pid && sel(e.curr_pid))
+            absent_waking(e);
+        return;
+    }
+    // In the task's context; with --softirq-wakes also a softirq's while it is current
+    // (replay_options::softirq_wakes).
+    const bool task_ctx =
+        e.in_task_context() || (softirq_wakes_ && e.ctx == ftrace_context::softirq);
+    if (in_window) {
+        // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
+        const trace_irq_ctx ctx = task_ctx ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
+        summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu, 120, ctx});
+    }
+    task_track& k = track(e.pid, e.ts, false);
+    const bool first_seen = created_;
+    note_prio(e.pid, e.prio);
+    if (!k.blocked && k.size() == 0 && k.on_cpu_since < 0 && !k.exited) {
+        // First seen being woken: it was asleep since before the window.
+        t_.before_window.asleep += first_seen;
+        k.blocked = true;
+        k.block_ts = std::max(e.ts, t_.t0);
+        k.block_step = 0;
+        push(k, {replay_step::pending, 0, -1, 0});
+    }
+    const bool by_task = task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid);
+    if (!k.blocked) {
+        ++t_.causes.non_blocking_wakings;
+        if (k.on_cpu_since >= 0 && !k.exited && e.curr_pid != e.pid) {
+            cancel_early(k);
+            k.early.ts = e.ts;
+            k.early.ctx = e.ctx;
+            if (by_task) {
+                task_track& w = track(e.curr_pid, e.ts, false);
+                flush(w, e.ts);
+                k.early.waker = e.curr_pid;
+                k.early.waker_step = w.size();
+                w.tentative.push_back(w.size());
+                push(w, {replay_step::wake, 0, e.pid, 0});
+                if (w.req_waker == e.pid) {
+                    // w's first wake of the task whose wake started w's burst: a reply
+                    // if it ends a block; k's request step stays held until then.
+                    k.early.reply = true;
+                    k.early.req_step = w.req_step;
+                    w.req_waker = -1;
+                }
+            }
+        }
+        return;
+    }
+    if (e.ctx == ftrace_context::hardirq) {
+        resolve(k, {replay_step::sleep, e.ts - k.block_ts, -1, 0}, &t_.causes.timer);
+    } else if (by_task) {
+        task_track& w = track(e.curr_pid, e.ts, false);
+        flush(w, e.ts);
+        // Held tentative: the request of k's burst, until k replies to w or blocks.
+        const std::size_t at = w.size();
+        w.tentative.push_back(at);
+        push(w, {replay_step::wake, 0, e.pid, ++k.dep_wakes});
+        if (w.req_waker == e.pid) { // w answers k, whose wake of w started w's burst
+            mark_reply(k, w.req_step, w, at);
+            close_request(w);
+        }
+        resolve(k, {replay_step::wait, 0, e.curr_pid, ++k.wakes[e.curr_pid]},
+                &t_.causes.dependency);
+        k.req_waker = e.curr_pid;
+        k.req_step = at;
+    } else {
+        resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
+                &t_.causes.external);
+    }
+}
+
 void builder::event(const ftrace_event& e)
 {
     // Before the window (a CPU's older events were overwritten): the tasks' state is read
@@ -616,82 +699,9 @@ void builder::event(const ftrace_event& e)
     case ftrace_event_type::sched_wakeup:
         last_wakeup_[e.pid] = e.ts;
         break;
-    case ftrace_event_type::sched_waking: {
-        ++t_.sched_waking_events;
-        last_wakeup_[e.pid] = e.ts;
-        if (!sel(e.pid)) {
-            if (e.curr_pid > 0 && e.curr_pid != e.pid && sel(e.curr_pid))
-                absent_waking(e);
-            break;
-        }
-        // In the task's context; with --softirq-wakes also a softirq's while it is current
-        // (replay_options::softirq_wakes).
-        const bool task_ctx =
-            e.in_task_context() || (softirq_wakes_ && e.ctx == ftrace_context::softirq);
-        if (in_window) {
-            // The summary tells process context from an interrupt (softirq, NMI: as hardirq).
-            const trace_irq_ctx ctx = task_ctx ? trace_irq_ctx::task : trace_irq_ctx::hardirq;
-            summary_.sched_waking({rel, e.cpu, e.pid, &no_comm, e.target_cpu, 120, ctx});
-        }
-        task_track& k = track(e.pid, e.ts, false);
-        const bool first_seen = created_;
-        note_prio(e.pid, e.prio);
-        if (!k.blocked && k.size() == 0 && k.on_cpu_since < 0 && !k.exited) {
-            // First seen being woken: it was asleep since before the window.
-            t_.before_window.asleep += first_seen;
-            k.blocked = true;
-            k.block_ts = std::max(e.ts, t_.t0);
-            k.block_step = 0;
-            push(k, {replay_step::pending, 0, -1, 0});
-        }
-        const bool by_task = task_ctx && e.curr_pid != 0 && e.curr_pid != e.pid && sel(e.curr_pid);
-        if (!k.blocked) {
-            ++t_.causes.non_blocking_wakings;
-            if (k.on_cpu_since >= 0 && !k.exited && e.curr_pid != e.pid) {
-                cancel_early(k);
-                k.early.ts = e.ts;
-                k.early.ctx = e.ctx;
-                if (by_task) {
-                    task_track& w = track(e.curr_pid, e.ts, false);
-                    flush(w, e.ts);
-                    k.early.waker = e.curr_pid;
-                    k.early.waker_step = w.size();
-                    w.tentative.push_back(w.size());
-                    push(w, {replay_step::wake, 0, e.pid, 0});
-                    if (w.req_waker == e.pid) {
-                        // w's first wake of the task whose wake started w's burst: a reply
-                        // if it ends a block; k's request step stays held until then.
-                        k.early.reply = true;
-                        k.early.req_step = w.req_step;
-                        w.req_waker = -1;
-                    }
-                }
-            }
-            break;
-        }
-        if (e.ctx == ftrace_context::hardirq) {
-            resolve(k, {replay_step::sleep, e.ts - k.block_ts, -1, 0}, &t_.causes.timer);
-        } else if (by_task) {
-            task_track& w = track(e.curr_pid, e.ts, false);
-            flush(w, e.ts);
-            // Held tentative: the request of k's burst, until k replies to w or blocks.
-            const std::size_t at = w.size();
-            w.tentative.push_back(at);
-            push(w, {replay_step::wake, 0, e.pid, ++k.dep_wakes});
-            if (w.req_waker == e.pid) { // w answers k, whose wake of w started w's burst
-                mark_reply(k, w.req_step, w, at);
-                close_request(w);
-            }
-            resolve(k, {replay_step::wait, 0, e.curr_pid, ++k.wakes[e.curr_pid]},
-                    &t_.causes.dependency);
-            k.req_waker = e.curr_pid;
-            k.req_step = at;
-        } else {
-            resolve(k, {replay_step::sleep_until, std::max<sim_time>(rel, 0), -1, 0},
-                    &t_.causes.external);
-        }
+    case ftrace_event_type::sched_waking:
+        waking(e, in_window, rel);
         break;
-    }
     case ftrace_event_type::sched_wakeup_new:
         last_wakeup_[e.pid] = e.ts;
         note_prio(e.pid, e.prio);
