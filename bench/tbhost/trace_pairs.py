@@ -18,23 +18,12 @@ usage: trace_pairs.py TRACE [TRACE...]   (.xz and .zst are read through xz / zst
 """
 import collections
 import re
-import subprocess
 import sys
+
+from ftrace_text import fields, open_text
 
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+):\s+(\w+):\s+(.*)$")
 TB = ("tbench", "tbench_srv")
-
-
-def open_text(path):
-    if path.endswith(".xz"):
-        return subprocess.Popen(["xz", "-dc", path], stdout=subprocess.PIPE, text=True).stdout
-    if path.endswith(".zst"):
-        return subprocess.Popen(["zstd", "-dc", path], stdout=subprocess.PIPE, text=True).stdout
-    return open(path)
-
-
-def fields(s):
-    return dict(kv.split("=", 1) for kv in re.findall(r"\S+=\S+", s))
 
 
 def analyse(path):

@@ -18,6 +18,21 @@ namespace {
 using testing::no_jitter;
 using testing::test_env;
 
+/// The sender of the receive-path tests: writes `n` bytes to `ch` from CPU 0, then records in
+/// `at_wake` the receiver's CPU time at that point (the send has woken it).
+void spawn_tcp_sender(test_env& t, workload_state& st, tcp_channel& ch, u64 n,
+                      task_struct*& receiver, u64& at_wake)
+{
+    t.spawn_pinned(program_builder()
+                       .write(ch, n)
+                       .user([&receiver, &at_wake](syscalls&, task_struct&) {
+                           at_wake = receiver->se.sum_exec_runtime;
+                           return sim_dur{0};
+                       })
+                       .build(),
+                   st, "sender", 0);
+}
+
 TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
 {
     const cost_params c = no_jitter();
@@ -28,14 +43,7 @@ TEST(tcp_channel, the_receive_path_is_charged_to_the_senders_cpu)
     const u64 n = 100 * 1024;
     task_struct* receiver = nullptr;
     u64 at_wake = 0; // the receiver's CPU time when the send has woken it
-    t.spawn_pinned(program_builder()
-                       .write(ch, n)
-                       .user([&](syscalls&, task_struct&) {
-                           at_wake = receiver->se.sum_exec_runtime;
-                           return sim_dur{0};
-                       })
-                       .build(),
-                   st, "sender", 0);
+    spawn_tcp_sender(t, st, ch, n, receiver, at_wake);
     receiver = &t.spawn_pinned(program_builder().read(ch, n).build(), st, "receiver", 1);
     t.k.run(secs(1));
     ASSERT_TRUE(t.k.all_exited());
@@ -87,14 +95,7 @@ TEST(tcp_channel, a_recv_with_msg_trunc_consumes_the_bytes_without_their_copy)
     ASSERT_GT(copy_cost(c, n), 0);
     task_struct* receiver = nullptr;
     u64 at_wake = 0;
-    t.spawn_pinned(program_builder()
-                       .write(ch, n)
-                       .user([&](syscalls&, task_struct&) {
-                           at_wake = receiver->se.sum_exec_runtime;
-                           return sim_dur{0};
-                       })
-                       .build(),
-                   st, "sender", 0);
+    spawn_tcp_sender(t, st, ch, n, receiver, at_wake);
     receiver = &t.spawn_pinned(
         make_task([&](task_context& tc) { return faithfix_recv_trunc(tc, ch, n); }), "receiver",
         1);
