@@ -373,7 +373,7 @@ void tbench_workload::sig_alarm(sim_time now)
  *   (rewinding at its end) until flagged done, checked before every line:
  *   send the request, read the 4-byte reply header (socklib.c read_sock(): recv(MSG_WAITALL)),
  *   read the rest of the reply with recv(MSG_WAITALL|MSG_TRUNC) (do_packets(); sahlberg/dbench
- *   sockio.c, unchanged from 2008's common backend format to dbench-5.00, and Debian 12's
+ *   73ac2f13 sockio.c, unchanged from 2008's common backend format to dbench-5.00, and Debian 12's
  *   dbench 4.0-2.1 under strace): on TCP its bytes are discarded, not copied (lane
  *   faithfix); finally it closes the connection and exits;
  * - server: reads a 4-byte length, the rest of the request, sends the reply;
