@@ -1316,5 +1316,23 @@ TEST(wake_walk, a_wait_queues_walk_is_not_preempted_a_wake_up_q_walk_is)
     EXPECT_LT(first_run, second_woken) << "wake_up_q(): preempted after the first wakeup";
 }
 
+/*
+ * __wake_up_common_lock() drops the queue's lock after every WAITQUEUE_WALK_BREAK_CNT + 1 = 65
+ * entries (the bookmark): with the reschedule acting at once, an rt wakee on the waker's CPU
+ * runs there, after the 65th wakeup and before the 66th.
+ */
+TEST(wake_walk, a_wait_queues_walk_drops_its_lock_after_65_entries)
+{
+    walk_env w(70, false, true, "6.6+preempt=instant");
+    ASSERT_TRUE(w.e.k.all_exited());
+    // pids[69] is woken first (the queue's head), pids[69 - 64] 65th, pids[69 - 65] 66th
+    const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids[69], w.released);
+    const sim_time woken_65th = w.rec.first(w.rec.wakeups, w.pids[69 - 64], w.released);
+    const sim_time woken_66th = w.rec.first(w.rec.wakeups, w.pids[69 - 65], w.released);
+    ASSERT_GE(woken_65th, 0);
+    EXPECT_GE(first_run, woken_65th);
+    EXPECT_LT(first_run, woken_66th);
+}
+
 } // namespace
 } // namespace schedlab
