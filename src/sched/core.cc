@@ -1470,6 +1470,15 @@ void kernel::cpu_work_done(rq& r)
         __schedule(r, true);
         return;
     }
+    if (r.resched_deferred && p.burst_preempt_enable && !r.resched_lazy &&
+        (kc_.behaviour.preempt == preempt_model::full ||
+         kc_.behaviour.preempt == preempt_model::lazy ||
+         kc_.behaviour.preempt == preempt_model::instant)) {
+        // preempt_enable() -> preempt_schedule() at the burst's end (task_action).
+        p.burst_preempt_enable = false;
+        __schedule(r, true);
+        return;
+    }
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 1'000'000, "pid {} ({}) made no progress in 1e6 steps", p.pid, p.comm);
         in_task_step_ = true;
@@ -1484,6 +1493,7 @@ void kernel::cpu_work_done(rq& r)
             p.burst_spin = a.spin;
             p.burst_might_resched = a.might_resched_after;
             p.burst_nopreempt = a.nopreempt;
+            p.burst_preempt_enable = a.preempt_enable_after;
             if (r.resched_deferred && preempt_point(r, a)) {
                 // The deferred reschedule's preemption point: curr switches before the burst,
                 // which it runs when it is picked again (work_left).
@@ -1555,10 +1565,13 @@ void kernel::cpu_work_done(rq& r)
  * is deferred wherever curr is (resched_curr_lazy()); of curr's burst boundaries only one
  * after a system call's return to user mode (task_action::returned) acts on it, not one
  * between two user-mode bursts, which no kernel entry separates.
- * Every model, the default included: a burst the task layer marks task_action::nopreempt (a
+ * Every model, instant included: a burst the task layer marks task_action::nopreempt (a
  * wake-all's walk of a wait queue, which kernel/sched/wait.c __wake_up_common_lock() runs
  * under spin_lock_irqsave(), 6.5) defers a reschedule to the first later burst not so marked:
  * the walk's spin_unlock_irqrestore() (lane wakepace). Differs: interrupts still land in it.
+ * A burst marked task_action::preempt_enable_after (a wake_up_q() walk's try_to_wake_up(), the
+ * walk's unlock) ends at a preempt_enable(): full, lazy's full bit and instant act there,
+ * before the task's next step (cpu_work_done()).
  */
 bool kernel::preempt_defers(const rq& r) const
 {

@@ -108,6 +108,9 @@ std::optional<task_action> task_context::walk_step()
         if (owed_ + tail_ > 0) {
             task_action a = cpu(0);
             a.nopreempt = walk_.nopreempt;
+            // its end is a preempt_enable(): try_to_wake_up()'s in a wake_up_q() walk, the
+            // lock's drop at a wait queue walk's bookmark or end
+            a.preempt_enable_after = !walk_.nopreempt || walk_.next == walk_.pending.size();
             return a;
         }
         if (walk_.next == walk_.pending.size()) {

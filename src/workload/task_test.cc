@@ -1295,8 +1295,10 @@ TEST(wake_walk, the_first_wakee_runs_before_the_walk_ends)
  * An rt wakee on the waker's own CPU preempts it (wakeup_preempt()). A wait queue's walk runs
  * under spin_lock_irqsave(), so the switch waits for the walk's end (task_action::nopreempt),
  * after every wakee is woken, in every preemption model; a wake_up_q() walk (a futex's) is
- * preemptible, so with the reschedule acting at once (`preempt=instant`) the first wakee runs
- * before the second is woken. (The default, voluntary, defers both to the return to user.)
+ * preemptible, so with the reschedule acting at once (`preempt=instant`) or at the end of the
+ * first try_to_wake_up()'s preempt_enable() (`preempt=full`; task_action::preempt_enable_after)
+ * the first wakee runs before the second is woken. (The default, voluntary, defers both to the
+ * return to user.)
  */
 TEST(wake_walk, a_wait_queues_walk_is_not_preempted_a_wake_up_q_walk_is)
 {
@@ -1308,12 +1310,15 @@ TEST(wake_walk, a_wait_queues_walk_is_not_preempted_a_wake_up_q_walk_is)
         ASSERT_GE(last_woken, 0);
         EXPECT_GT(first_run, last_woken) << profile << ": after the walk's last wakeup";
     }
-    walk_env w(3, true, true, "6.6+preempt=instant");
-    ASSERT_TRUE(w.e.k.all_exited());
-    const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids.back(), w.released);
-    const sim_time second_woken = w.rec.first(w.rec.wakeups, w.pids[1], w.released);
-    ASSERT_GE(first_run, 0);
-    EXPECT_LT(first_run, second_woken) << "wake_up_q(): preempted after the first wakeup";
+    for (const char* profile : {"6.6+preempt=instant", "6.6+preempt=full"}) {
+        walk_env w(3, true, true, profile);
+        ASSERT_TRUE(w.e.k.all_exited());
+        const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids.back(), w.released);
+        const sim_time second_woken = w.rec.first(w.rec.wakeups, w.pids[1], w.released);
+        ASSERT_GE(first_run, 0);
+        EXPECT_LT(first_run, second_woken)
+            << profile << ": wake_up_q(), preempted after the first wakeup";
+    }
 }
 
 /*
