@@ -525,7 +525,12 @@ std::optional<task_action> wait_for::step(task_context& t)
     return std::nullopt;
 }
 
-// model: an event count + wake_up_all() of its waiters.
+/*
+ * model: an event count + wake_up_all() of its waiters, walked in time (struct wake_walk).
+ * kernel: a wait queue's __wake_up_common() under its lock (a parent's wait_chldexit, an accept
+ * queue) or, for a futex's or SysV semaphore's waiters (counter::wake_q), wake_up_q() after the
+ * lock (futex_wake(), do_semtimedop()), 6.5 (sndrzt/linux-6.5 4f5cdb332210).
+ */
 std::optional<task_action> signal::step(task_context& t)
 {
     if (started)
@@ -536,7 +541,7 @@ std::optional<task_action> signal::step(task_context& t)
     return std::nullopt;
 }
 
-// model: close() of the last writer; only the wakeups it makes are charged.
+// model: close() of the last writer; only the wakeups it makes are charged (walked in time).
 std::optional<task_action> close::step(task_context& t)
 {
     if (started)
