@@ -988,8 +988,9 @@ void kernel::ttwu_direct_activate(task_struct& p)
  * model: r's CPU is to run more of its own path (__schedule(), another try_to_wake_up() or a
  * fork's wake_up_new_task()) while wakees it activates directly still wait for the work
  * before their enqueue: in the kernel that try_to_wake_up() was over first, and the next
- * one's select_task_rq() sees its wakee queued (a wake_up_all() or wake_up_q() walk), so they
- * are activated now, in the order woken.
+ * one's select_task_rq() sees its wakee queued, so they are activated now, in the order woken.
+ * (A wake-all's walk reaches the next try_to_wake_up() only after a burst of the previous
+ * one's cost, by then activated: workload/channel.h struct wake_walk.)
  */
 void kernel::ttwu_direct_flush(rq& r)
 {
@@ -1469,6 +1470,15 @@ void kernel::cpu_work_done(rq& r)
         __schedule(r, true);
         return;
     }
+    if (r.resched_deferred && p.burst_preempt_enable && !r.resched_lazy &&
+        (kc_.behaviour.preempt == preempt_model::full ||
+         kc_.behaviour.preempt == preempt_model::lazy ||
+         kc_.behaviour.preempt == preempt_model::instant)) {
+        // preempt_enable() -> preempt_schedule() at the burst's end (task_action).
+        p.burst_preempt_enable = false;
+        __schedule(r, true);
+        return;
+    }
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 1'000'000, "pid {} ({}) made no progress in 1e6 steps", p.pid, p.comm);
         in_task_step_ = true;
@@ -1482,6 +1492,8 @@ void kernel::cpu_work_done(rq& r)
             p.burst_user = a.user || a.spin;
             p.burst_spin = a.spin;
             p.burst_might_resched = a.might_resched_after;
+            p.burst_nopreempt = a.nopreempt;
+            p.burst_preempt_enable = a.preempt_enable_after;
             if (r.resched_deferred && preempt_point(r, a)) {
                 // The deferred reschedule's preemption point: curr switches before the burst,
                 // which it runs when it is picked again (work_left).
@@ -1553,9 +1565,19 @@ void kernel::cpu_work_done(rq& r)
  * is deferred wherever curr is (resched_curr_lazy()); of curr's burst boundaries only one
  * after a system call's return to user mode (task_action::returned) acts on it, not one
  * between two user-mode bursts, which no kernel entry separates.
+ * Every model, instant included: a burst the task layer marks task_action::nopreempt (a
+ * wake-all's walk of a wait queue, which kernel/sched/wait.c __wake_up_common_lock() runs
+ * under spin_lock_irqsave(), 6.5) defers a reschedule to the first later burst not so marked:
+ * the walk's spin_unlock_irqrestore() (lane wakepace). Differs: interrupts still land in it.
+ * A burst marked task_action::preempt_enable_after (a wake_up_q() walk's try_to_wake_up(), the
+ * walk's unlock) ends at a preempt_enable(): full, lazy's full bit and instant act there,
+ * before the task's next step (cpu_work_done()).
  */
 bool kernel::preempt_defers(const rq& r) const
 {
+    // A wait queue's walk under spin_lock_irqsave() (task_action::nopreempt): every model.
+    if (r.curr->burst_nopreempt)
+        return true;
     const preempt_model m = kc_.behaviour.preempt;
     if (m == preempt_model::instant)
         return false; // the default
@@ -1594,11 +1616,15 @@ void kernel::irq_exit_to_user(rq& r)
 
 bool kernel::preempt_point(const rq& r, const task_action& a) const
 {
+    if (a.nopreempt) // the walk under the wait queue's lock goes on
+        return false;
     if (r.resched_lazy) // only exit_to_user_mode_loop() tests the lazy bit (and schedule())
         return a.returned; // a system call's return, not two user bursts back to back
     if (a.from_user || a.user || a.spin)
         return true;
     const preempt_model m = kc_.behaviour.preempt;
+    if (m == preempt_model::instant) // deferred only by a walk's lock (burst_nopreempt)
+        return true;
     return (m == preempt_model::full || m == preempt_model::lazy) && r.resched_own;
 }
 

@@ -162,6 +162,16 @@ struct task_action {
     /// The burst ends at a might_resched() (e.g. mutex_lock()'s might_sleep()): a preemption
     /// point under voluntary, before the task's next step.
     bool might_resched_after = false;
+    /*
+     * The burst runs with preemption and interrupts off (a wake-all walk of a wait queue under
+     * its spin_lock_irqsave(): workload/task.h wake_walk): a reschedule of the CPU waits, in
+     * every model, for the first burst after it that is not marked so (kernel::preempt_defers()).
+     */
+    bool nopreempt = false;
+    /// The burst ends at a preempt_enable() (a try_to_wake_up()'s end in a wake_up_q() walk,
+    /// a wait queue walk's spin_unlock_irqrestore()): under full (lazy's full bit) and
+    /// instant, a deferred reschedule acts there, before the task's next step.
+    bool preempt_enable_after = false;
 
     static task_action make(kind_t k, sim_dur ns = 0)
     {
@@ -485,6 +495,8 @@ struct task_struct {
     bool burst_user = false;   ///< the current burst is user-mode work (task_action::user)
     bool burst_might_resched = false; ///< it ends at a might_resched() (task_action)
     bool burst_spin = false;   ///< it is a mutex spin (task_action::spin)
+    bool burst_nopreempt = false; ///< it runs with preemption off (task_action::nopreempt)
+    bool burst_preempt_enable = false; ///< it ends at a preempt_enable() (task_action)
     rng_stream rng{0, ""};     ///< this task's own random stream ("task/<pid>")
     event_id timer;            ///< pending hrtimer (timed sleep), if any
     sim_time timer_expires = 0;     ///< its hard expiry: when `timer` was set to fire

@@ -46,23 +46,38 @@ bool wait_queue::remove(const task_struct& p)
     return true;
 }
 
-int wait_queue::wake_up(syscalls& sys, int nr_exclusive, int wake_flags)
+int wait_queue::wake_up(syscalls& sys, int nr_exclusive, int wake_flags, wake_walk* walk,
+                        bool wake_q)
 {
     ++nr_wake_calls_;
     int woken = 0;
+    int taken = 0;
     // Every visited entry is woken and (autoremove) dequeued, so the walk
     // always takes the head; it stops after the nr_exclusive-th exclusive one.
     while (!entries_.empty()) {
         const entry e = entries_.back();
         entries_.pop_back();
-        const bool ok = sys.try_to_wake_up(*e.p, TASK_NORMAL, wake_flags);
-        SIM_BUG_ON(!ok, "pid {} ({}) was on a wait queue but not asleep (state {:#x})", e.p->pid,
-                   e.p->comm, e.p->__state);
-        ++woken;
+        ++taken;
+        if (walk && (taken > 1 || walk->active)) { // after the walk in progress, if any
+            // __wake_up_common_lock(): the lock is dropped after every
+            // WAITQUEUE_WALK_BREAK_CNT + 1 entries; the cost of the last one before it is
+            // preemptible (the preemption point the unlock is comes before that cost).
+            const bool unlock_after = taken % (wake_walk::WAITQUEUE_WALK_BREAK_CNT + 1) == 0;
+            walk->pending.push_back({e.p, wake_flags, !wake_q && !unlock_after});
+        } else {
+            const bool ok = sys.try_to_wake_up(*e.p, TASK_NORMAL, wake_flags);
+            SIM_BUG_ON(!ok, "pid {} ({}) was on a wait queue but not asleep (state {:#x})",
+                       e.p->pid, e.p->comm, e.p->__state);
+            ++woken;
+        }
         if (e.exclusive && nr_exclusive > 0 && --nr_exclusive == 0)
             break;
     }
-    nr_woken_ += static_cast<u64>(woken);
+    if (walk && taken > 1 && !walk->active) {
+        walk->active = true;
+        walk->nopreempt = !wake_q; // the first wakee's cost, under the lock
+    }
+    nr_woken_ += static_cast<u64>(taken);
     return woken;
 }
 
@@ -79,12 +94,12 @@ sim_dur copy_cost(const cost_params& c, u64 bytes)
  * (and poll waiters) so readers see EOF; for sockets, the FIN reaching the
  * peer (tcp_fin() -> sk_data_ready / sk_state_change) does the same.
  */
-int channel::close_write(syscalls& sys)
+int channel::close_write(syscalls& sys, wake_walk* walk)
 {
     if (write_closed_)
         return 0;
     write_closed_ = true;
-    return rd_wait_.wake_up_all(sys, 0);
+    return rd_wait_.wake_up_all(sys, 0, walk);
 }
 
 void channel::pull_state_lines(syscalls& sys, const task_struct& p, u64 lines)
@@ -154,7 +169,7 @@ bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
             // Release the pipe, wake the reader if we made the pipe non-empty, sleep.
             c.nr_woken += unlock(sys, p);
             if (was_empty)
-                c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
+                c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
             wr_wait_.add_exclusive(p);
             c.waited = true;
             ++stats_.writer_sleeps;
@@ -175,9 +190,9 @@ bool pipe_channel::do_write(syscalls& sys, task_struct& p, io_call& c)
     const bool wake_next_writer = c.waited && !full();
     c.nr_woken += unlock(sys, p); // mutex_unlock() before the wakeups
     if (was_empty || poll_usage_)
-        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
+        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     if (wake_next_writer)
-        c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
+        c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     return true;
 }
 
@@ -217,9 +232,9 @@ bool pipe_channel::do_read(syscalls& sys, task_struct& p, io_call& c)
     const bool wake_next_reader = c.waited && !empty();
     c.nr_woken += unlock(sys, p); // mutex_unlock() before the wakeups
     if (was_full)
-        c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
+        c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     if (wake_next_reader)
-        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
+        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     return true;
 }
 
@@ -270,7 +285,7 @@ bool unix_stream_channel::write(syscalls& sys, task_struct& p, io_call& c)
         note_queued();
         // other->sk_data_ready(other): sock_def_readable()
         if (rd_wait_.has_sleeper())
-            c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
+            c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     }
     ++stats_.writes;
     return true;
@@ -306,7 +321,7 @@ bool unix_stream_channel::read(syscalls& sys, task_struct& p, io_call& c)
             wmem_alloc_ -= s.truesize;
             skbs_.pop_front();
             if (writable() && wr_wait_.has_sleeper())
-                c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC);
+                c.nr_woken += wr_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
         }
     }
     ++stats_.reads;

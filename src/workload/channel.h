@@ -33,6 +33,44 @@ namespace schedlab {
 class syscalls;
 
 /*
+ * The wakees of a wake-all that its waker walks in time (lane wakepace).
+ * kernel: kernel/sched/wait.c __wake_up_common(), 6.5 (sndrzt/linux-6.5 4f5cdb332210):
+ * the waker's CPU calls each entry's wake function (pollwake() or
+ * autoremove_wake_function() -> default_wake_function() -> try_to_wake_up()) in turn, under
+ * the queue's spin_lock_irqsave(), dropping and retaking it after every
+ * WAITQUEUE_WALK_BREAK_CNT + 1 entries (the bookmark, __wake_up_common_lock());
+ * kernel/sched/core.c wake_up_q() does the same over a list collected first (a futex's or a
+ * SysV semaphore's wakees, futex_wake() and do_semtimedop() after their locks are dropped),
+ * preemptible between wakeups. So wakee i+1 is selected and enqueued only after wakee i's
+ * try_to_wake_up() work, and wakee 1 may run while the walk goes on.
+ * model: wait_queue::wake_up() given a walk wakes the first entry it takes at once and moves
+ * the others, in order, here; the waker's task_context wakes one per step, after a burst of
+ * the previous one's cost (task_context::walk_step(), task.cc). Differs: the entries waiting
+ * here are off their wait queue already (the kernel's stay on it until woken; a second
+ * waker would spin on the lock and find them later).
+ */
+struct wake_walk {
+    /// kernel: WAITQUEUE_WALK_BREAK_CNT (kernel/sched/wait.c, 6.5)
+    static constexpr int WAITQUEUE_WALK_BREAK_CNT = 64;
+    struct entry {
+        task_struct* p;
+        int wake_flags;
+        bool nopreempt; ///< its cost runs under the queue's lock (not a wake_up_q() walk)
+    };
+    std::vector<entry> pending; ///< the wakees not yet woken, from `next` on
+    std::size_t next = 0;
+    bool active = false;    ///< a walk is in progress (its last wakee's cost may be unpaid)
+    bool nopreempt = false; ///< the cost of the wakee woken last runs under the lock
+    void reset()
+    {
+        pending.clear();
+        next = 0;
+        active = false;
+        nopreempt = false;
+    }
+};
+
+/*
  * model: include/linux/wait.h struct wait_queue_head with
  * autoremove_wake_function entries. Differs: every entry is removed when its
  * task is woken (the kernel keeps poll entries until poll returns; a second
@@ -59,9 +97,16 @@ public:
      * kernel: kernel/sched/wait.c __wake_up_common(), 6.6: walks the queue from
      * the head and wakes every non-exclusive entry and up to nr_exclusive
      * exclusive ones (nr_exclusive <= 0: all). Returns the number of tasks woken.
+     * With `walk`, only the first is woken now and the others are left to the walk
+     * (struct wake_walk), which the waker goes on with in time; `wake_q`: the walk is
+     * wake_up_q()'s over the entries (preemptible), not a wait queue's under its lock.
      */
-    int wake_up(syscalls& sys, int nr_exclusive, int wake_flags);
-    int wake_up_all(syscalls& sys, int wake_flags) { return wake_up(sys, 0, wake_flags); }
+    int wake_up(syscalls& sys, int nr_exclusive, int wake_flags, wake_walk* walk = nullptr,
+                bool wake_q = false);
+    int wake_up_all(syscalls& sys, int wake_flags, wake_walk* walk = nullptr, bool wake_q = false)
+    {
+        return wake_up(sys, 0, wake_flags, walk, wake_q);
+    }
 
     /// kernel: remove_wait_queue() / finish_wait(): drops p's entry if present.
     bool remove(const task_struct& p);
@@ -91,6 +136,7 @@ struct io_call {
     bool waited = false; ///< the task has slept inside this syscall
     bool eof = false;    ///< read: end of file (the writing side closed, nothing queued)
     int nr_woken = 0;    ///< tasks woken by this syscall (the caller charges costs().wakeup each)
+    wake_walk* walk = nullptr; ///< the caller's walk for the call's wake-alls (nullptr: at once)
 };
 
 /// Copy cost of `bytes` (copy_{from,to}_user) under the cost parameters.
@@ -162,7 +208,7 @@ public:
      * and pollers are woken and, once the queued bytes are read, read()
      * returns 0 (io_call::eof). Returns the number of tasks woken.
      */
-    virtual int close_write(syscalls& sys);
+    virtual int close_write(syscalls& sys, wake_walk* walk = nullptr);
     bool write_closed() const { return write_closed_; }
     /// Bytes written and not yet read.
     virtual u64 bytes_queued() const = 0;
@@ -417,6 +463,9 @@ struct counter {
     u64 value = 0;
     int wake_flags = 0;
     bool fifo = false;
+    /// The wake-all is wake_up_q()'s (a futex or SysV semaphore: preemptible between
+    /// wakeups), not a wait queue's under its lock (wait_chldexit, an accept queue).
+    bool wake_q = false;
     wait_queue waiters;
 };
 

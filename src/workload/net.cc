@@ -45,7 +45,7 @@ bool tcp_channel::write(syscalls& sys, task_struct& p, io_call& c)
         note_queued();
         // tcp_data_ready() -> sock_def_readable(), in the sender's softirq.
         if (rd_wait_.has_sleeper())
-            c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
+            c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     }
     ++stats_.writes;
     return true;
@@ -120,7 +120,7 @@ bool udp_channel::write(syscalls& sys, task_struct& p, io_call& c)
     bytes_ += c.want;
     note_queued();
     if (rd_wait_.has_sleeper())
-        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC);
+        c.nr_woken += rd_wait_.wake_up(sys, 1, WF_SYNC, c.walk);
     return true;
 }
 

@@ -72,6 +72,10 @@ counter& workload_state::make_counter(std::string name, int wake_flags)
     counter& c = *counters_.back();
     c.name = std::move(name);
     c.wake_flags = wake_flags;
+    // model: every counter the workloads make with WF_SYNC stands for a wait queue woken
+    // with __wake_up_sync_key() (a parent's wait_chldexit, a listener's accept queue), every
+    // other one for a futex's or a SysV semaphore's waiters, which wake_up_q() wakes.
+    c.wake_q = (wake_flags & WF_SYNC) == 0;
     return c;
 }
 

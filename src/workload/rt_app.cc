@@ -689,7 +689,9 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
         if (!cv.waiters.has_sleeper())
             break; // no memory: a signal without a waiter is lost
         co_await t.syscall(c.futex_wake);
-        const int nr = cv.waiters.wake_up(t.sys(), e.kind == rtapp_event::signal ? 1 : 0, 0);
+        // a broadcast's wakees: futex_wake()'s wake_up_q(), walked in time (struct wake_walk)
+        const int nr = cv.waiters.wake_up(t.sys(), e.kind == rtapp_event::signal ? 1 : 0, 0,
+                                          &t.walk(), true);
         t.owe(t.wake_cost(nr));
         break;
     }
@@ -704,7 +706,8 @@ task_code rtapp_workload::run_event(task_context& t, const rtapp_event& e, std::
             b.count = 0;
             ++b.generation;
             if (b.waiters.has_sleeper())
-                t.owe(t.charge(c.futex_wake) + t.wake_cost(b.waiters.wake_up_all(t.sys(), 0)));
+                t.owe(t.charge(c.futex_wake) +
+                      t.wake_cost(b.waiters.wake_up_all(t.sys(), 0, &t.walk(), true)));
             break;
         }
         const u64 gen = b.generation;

@@ -91,6 +91,52 @@ sim_dur task_context::wake_cost(int nr) const
     return nr > 0 ? sys_->charge(*p_, sys_->costs().wakeup * nr) : 0;
 }
 
+/*
+ * model: one step of a wake-all's walk (struct wake_walk, channel.h): first the burst of the
+ * cost of the wakee woken last (its costs().wakeup, jittered, after what the kernel charged
+ * the CPU for its try_to_wake_up(): the scan, the rq lock and lines or the IPI's send, which
+ * the CPU pays at the burst's start and at whose end a direct activation enqueues it,
+ * kernel::ttwu_queue_direct()), then the next wakee's try_to_wake_up(). A wait queue's walk
+ * runs under the queue's spin_lock_irqsave(): its bursts are task_action::nopreempt, but for
+ * the cost of the entry before each bookmark break; a wake_up_q() walk is preemptible.
+ * Differs: the kernel's try_to_wake_up() enqueues before the rest of its path; here the rest
+ * (costs().wakeup) is paid after the enqueue, before the next wakee's selection.
+ */
+std::optional<task_action> task_context::walk_step()
+{
+    for (;;) {
+        if (owed_ + tail_ > 0) {
+            task_action a = cpu(0);
+            a.nopreempt = walk_.nopreempt;
+            // its end is a preempt_enable(): try_to_wake_up()'s in a wake_up_q() walk, the
+            // lock's drop at a wait queue walk's bookmark or end
+            a.preempt_enable_after = !walk_.nopreempt || walk_.next == walk_.pending.size();
+            return a;
+        }
+        if (walk_.next == walk_.pending.size()) {
+            walk_.reset();
+            return std::nullopt;
+        }
+        const wake_walk::entry e = walk_.pending[walk_.next++];
+        walk_.nopreempt = e.nopreempt;
+        if (sys_->try_to_wake_up(*e.p, TASK_NORMAL, e.wake_flags))
+            add_tail(wake_cost(1));
+    }
+}
+
+int task_context::walk_finish()
+{
+    int woken = 0;
+    for (; walk_.next < walk_.pending.size(); ++walk_.next) {
+        const wake_walk::entry& e = walk_.pending[walk_.next];
+        if (sys_->try_to_wake_up(*e.p, TASK_NORMAL, e.wake_flags))
+            ++woken;
+    }
+    walk_.reset();
+    owe(wake_cost(woken));
+    return woken;
+}
+
 call_awaiter<calls::fork> task_context::fork(std::unique_ptr<task_behaviour> child,
                                              const fork_opts& opts)
 {
@@ -235,6 +281,7 @@ std::optional<task_action> write::step(task_context& t)
         if (auto a = locked_part(t, *m, mw, ph, hold))
             return a;
     io.nr_woken = 0;
+    io.walk = &t.walk(); // a wake-all's wakees after the first: the runner walks them
     if (!ch.write(t.sys(), t.task(), io)) {
         t.owe(t.wake_cost(io.nr_woken));
         if (m)
@@ -372,7 +419,8 @@ std::optional<task_action> futex_wake::step(task_context& t)
     if (ph == phase::done)
         return std::nullopt;
     ph = phase::done;
-    const int woken = nr ? waiters.wake_up(t.sys(), static_cast<int>(nr), 0) : 0;
+    // kernel: futex_wake(), 6.5: the wakees are collected under hb->lock, then wake_up_q()
+    const int woken = nr ? waiters.wake_up(t.sys(), static_cast<int>(nr), 0, &t.walk(), true) : 0;
     t.add_tail(t.wake_cost(woken));
     return std::nullopt;
 }
@@ -442,7 +490,7 @@ std::optional<task_action> barrier_wait::step(task_context& t)
         if (++b.arrived == b.parties) {
             b.arrived = 0;
             ++b.generation;
-            const int nr = b.waiters.wake_up_all(t.sys(), 0);
+            const int nr = b.waiters.wake_up_all(t.sys(), 0, &t.walk(), true); // futex_wake()
             ph = phase::done;
             t.add_tail(t.charge(t.costs().futex_wake) + t.wake_cost(nr));
             return std::nullopt;
@@ -477,24 +525,29 @@ std::optional<task_action> wait_for::step(task_context& t)
     return std::nullopt;
 }
 
-// model: an event count + wake_up_all() of its waiters.
+/*
+ * model: an event count + wake_up_all() of its waiters, walked in time (struct wake_walk).
+ * kernel: a wait queue's __wake_up_common() under its lock (a parent's wait_chldexit, an accept
+ * queue) or, for a futex's or SysV semaphore's waiters (counter::wake_q), wake_up_q() after the
+ * lock (futex_wake(), do_semtimedop()), 6.5 (sndrzt/linux-6.5 4f5cdb332210).
+ */
 std::optional<task_action> signal::step(task_context& t)
 {
     if (started)
         return std::nullopt;
     started = true;
     ++c.value;
-    t.add_tail(t.wake_cost(c.waiters.wake_up_all(t.sys(), c.wake_flags)));
+    t.add_tail(t.wake_cost(c.waiters.wake_up_all(t.sys(), c.wake_flags, &t.walk(), c.wake_q)));
     return std::nullopt;
 }
 
-// model: close() of the last writer; only the wakeups it makes are charged.
+// model: close() of the last writer; only the wakeups it makes are charged (walked in time).
 std::optional<task_action> close::step(task_context& t)
 {
     if (started)
         return std::nullopt;
     started = true;
-    t.add_tail(t.wake_cost(ch.close_write(t.sys())));
+    t.add_tail(t.wake_cost(ch.close_write(t.sys(), &t.walk())));
     return std::nullopt;
 }
 
@@ -564,6 +617,8 @@ task_action coroutine_task::step(syscalls& sys, task_struct& p)
     if (ctx_.killed_ && exit_ == exit_phase::running && !code_.done()) {
         ctx_.call_ = nullptr; // abandon the call in progress (the workload dequeued the task)
         code_.reset();
+        if (ctx_.walk_.active)
+            ctx_.walk_finish();
     }
     if (ctx_.next_ && !ctx_.killed_) {
         const task_action a = *ctx_.next_;
@@ -573,15 +628,25 @@ task_action coroutine_task::step(syscalls& sys, task_struct& p)
     ctx_.next_.reset();
     for (int guard = 0;; ++guard) {
         SIM_BUG_ON(guard > 10'000'000, "pid {} ({}): its code made no progress", p.pid, p.comm);
+        // A wake-all's walk goes on before anything else the task does (struct wake_walk).
+        if (ctx_.walk_.active)
+            if (const std::optional<task_action> a = ctx_.walk_step())
+                return *a;
         if (ctx_.call_) {
             // The previous call's tail, alone, before a call that acts first.
             if (ctx_.tail_ > 0 && !ctx_.call_->starts_with_cpu())
                 return ctx_.cpu(0);
-            if (const std::optional<task_action> a = ctx_.call_->step(ctx_))
+            if (const std::optional<task_action> a = ctx_.call_->step(ctx_)) {
+                // A call that blocks or yields after a wake-all wakes the rest at once first.
+                if (ctx_.walk_.active && a->kind != task_action::run)
+                    ctx_.walk_finish();
                 return *a;
+            }
             ctx_.call_ = nullptr;
             ctx_.ret_pending_ = true; // the call returns to user mode (after its tail)
             ctx_.sys_returned_ = !std::exchange(ctx_.user_work_done_, false);
+            if (ctx_.walk_.active)
+                continue; // the walk, before the return to user mode
         }
         if (code_.done())
             return exit_step();

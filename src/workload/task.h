@@ -419,6 +419,8 @@ public:
     /// That held burst is a mutex spin (task_action::spin).
     void mark_next_spin() { next_->spin = true; }
     sim_dur tail() const { return tail_; }
+    /// The wake-all walk the task's calls hand their wakees to (struct wake_walk).
+    wake_walk& walk() { return walk_; }
 
     /* ---- system calls (co_await them) ---- */
     /// Consumes `ns` of CPU (and what is owed); nothing if both are 0.
@@ -572,6 +574,13 @@ private:
     std::coroutine_handle<> current_; ///< the innermost running coroutine
     std::function<void()> at_exit_;
     bool killed_ = false;
+    wake_walk walk_; ///< a wake-all's wakees left to wake, one per step (walk_step())
+    /// The walk's next burst (the cost of the wakee woken last), or its next wakeup, or
+    /// nullopt once it is over.
+    std::optional<task_action> walk_step();
+    /// Wakes the walk's remaining wakees at once (the task blocks, exits or is killed) and
+    /// owes their cost: the number woken.
+    int walk_finish();
 };
 
 template <class Call> void call_awaiter<Call>::await_suspend(std::coroutine_handle<>) noexcept

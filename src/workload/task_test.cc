@@ -7,6 +7,7 @@
 #include "workload/task.h"
 
 #include "support/workload_env.h"
+#include "trace/tracepoints.h"
 #include "workload/program.h"
 
 #include <gtest/gtest.h>
@@ -1195,6 +1196,147 @@ TEST(task_code, a_behaviour_of_another_kind_cannot_be_forked_with_an_exit_notifi
             (void)a;
         },
         "exit notification");
+}
+
+/* ---- a wake-all walked in time (struct wake_walk; lane wakepace) ---- */
+
+/// Each sched_wakeup and each switch-in, in order.
+struct wake_recorder final : trace_sink {
+    std::vector<std::pair<int, sim_time>> wakeups;   ///< (pid, ts)
+    std::vector<std::pair<int, sim_time>> switch_ins; ///< (next pid, ts)
+    void sched_wakeup(const trace_sched_wakeup& e) override { wakeups.emplace_back(e.pid, e.ts); }
+    void sched_switch(const trace_sched_switch& e) override
+    {
+        switch_ins.emplace_back(e.next_pid, e.ts);
+    }
+    sim_time first(const std::vector<std::pair<int, sim_time>>& v, int pid, sim_time from) const
+    {
+        for (const auto& [p, ts] : v)
+            if (p == pid && ts >= from)
+                return ts;
+        return -1;
+    }
+};
+
+task_code walk_waiter(task_context& t, counter& c)
+{
+    co_await t.wait_for(c, 1);
+    co_await t.run(usecs(1));
+}
+
+task_code walk_releaser(task_context& t, counter& c, sim_time& released)
+{
+    co_await t.run(usecs(50));
+    released = t.now();
+    co_await t.signal(c);
+    co_await t.run(usecs(1));
+}
+
+/// `n` waiters, each pinned to its own CPU 1..n, woken by one signal() of a counter from CPU 0.
+struct walk_env {
+    /// `fifo_on_waker`: the waiters are SCHED_FIFO tasks pinned to the waker's CPU 0.
+    walk_env(int n, bool wake_q, bool fifo_on_waker = false, const std::string& profile = "6.6")
+        : e(fifo_on_waker ? 1 : n + 1, 1, profile, no_jitter())
+    {
+        e.k.add_sink(&rec);
+        counter& c = st.make_counter("c", wake_q ? 0 : WF_SYNC);
+        for (int i = 1; i <= n; ++i)
+            pids.push_back(
+                e.spawn_pinned(make_task([&c](task_context& t) { return walk_waiter(t, c); }),
+                               fmt::format("w{}", i), fifo_on_waker ? 0 : i,
+                               fifo_on_waker ? SCHED_FIFO : SCHED_NORMAL)
+                    .pid);
+        e.spawn_pinned(make_task([&](task_context& t) { return walk_releaser(t, c, released); }),
+                       "releaser", 0);
+        e.k.run(secs(1));
+    }
+    test_env e;
+    workload_state st;
+    wake_recorder rec;
+    std::vector<int> pids;
+    sim_time released = -1;
+};
+
+/*
+ * The waker wakes wakee i+1 only once it has paid wakee i's try_to_wake_up(): the
+ * sched_wakeups of one wake-all come one wakeup cost apart, in the order the queue is walked
+ * (add_wait_queue(): the last to wait first). Before the walk (all woken at the signal's
+ * instant, their cost charged after) every gap was 0.
+ */
+TEST(wake_walk, a_wake_all_wakes_each_sleeper_one_wakeup_cost_after_the_last)
+{
+    for (const bool wake_q : {false, true}) {
+        walk_env w(4, wake_q);
+        ASSERT_TRUE(w.e.k.all_exited());
+        const sim_dur cost = w.e.k.charges().params().wakeup;
+        ASSERT_GT(cost, 0);
+        std::vector<sim_time> at;
+        for (auto it = w.pids.rbegin(); it != w.pids.rend(); ++it) // the last waiter first
+            at.push_back(w.rec.first(w.rec.wakeups, *it, w.released));
+        ASSERT_EQ(at.front(), w.released) << "the first wakee at the signal";
+        for (std::size_t i = 1; i < at.size(); ++i)
+            EXPECT_EQ(at[i] - at[i - 1], cost) << "wakee " << i << (wake_q ? " (wake_up_q)" : "");
+    }
+}
+
+/// The first wakee, on an idle CPU of its own, runs while the waker still walks the queue.
+TEST(wake_walk, the_first_wakee_runs_before_the_walk_ends)
+{
+    walk_env w(4, false);
+    ASSERT_TRUE(w.e.k.all_exited());
+    const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids.back(), w.released);
+    const sim_time last_woken = w.rec.first(w.rec.wakeups, w.pids.front(), w.released);
+    ASSERT_GE(first_run, 0);
+    ASSERT_GE(last_woken, 0);
+    EXPECT_LT(first_run, last_woken);
+}
+
+/*
+ * An rt wakee on the waker's own CPU preempts it (wakeup_preempt()). A wait queue's walk runs
+ * under spin_lock_irqsave(), so the switch waits for the walk's end (task_action::nopreempt),
+ * after every wakee is woken, in every preemption model; a wake_up_q() walk (a futex's) is
+ * preemptible, so with the reschedule acting at once (`preempt=instant`) or at the end of the
+ * first try_to_wake_up()'s preempt_enable() (`preempt=full`; task_action::preempt_enable_after)
+ * the first wakee runs before the second is woken. (The default, voluntary, defers both to the
+ * return to user.)
+ */
+TEST(wake_walk, a_wait_queues_walk_is_not_preempted_a_wake_up_q_walk_is)
+{
+    for (const char* profile : {"6.6+preempt=instant", "6.6+preempt=full", "6.6"}) {
+        walk_env w(3, false, true, profile);
+        ASSERT_TRUE(w.e.k.all_exited());
+        const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids.back(), w.released);
+        const sim_time last_woken = w.rec.first(w.rec.wakeups, w.pids.front(), w.released);
+        ASSERT_GE(last_woken, 0);
+        EXPECT_GT(first_run, last_woken) << profile << ": after the walk's last wakeup";
+    }
+    for (const char* profile : {"6.6+preempt=instant", "6.6+preempt=full"}) {
+        walk_env w(3, true, true, profile);
+        ASSERT_TRUE(w.e.k.all_exited());
+        const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids.back(), w.released);
+        const sim_time second_woken = w.rec.first(w.rec.wakeups, w.pids[1], w.released);
+        ASSERT_GE(first_run, 0);
+        EXPECT_LT(first_run, second_woken)
+            << profile << ": wake_up_q(), preempted after the first wakeup";
+    }
+}
+
+/*
+ * __wake_up_common_lock() drops the queue's lock after every WAITQUEUE_WALK_BREAK_CNT + 1 = 65
+ * entries (the bookmark): with the reschedule acting at once, an rt wakee on the waker's CPU
+ * runs there, after the 65th wakeup and before the 66th.
+ */
+TEST(wake_walk, a_wait_queues_walk_drops_its_lock_after_65_entries)
+{
+    walk_env w(70, false, true, "6.6+preempt=instant");
+    ASSERT_TRUE(w.e.k.all_exited());
+    // pids[69] is woken first (the queue's head), pids[69 - 64] 65th, pids[69 - 65] 66th
+    const sim_time first_run = w.rec.first(w.rec.switch_ins, w.pids[69], w.released);
+    const sim_time woken_65th = w.rec.first(w.rec.wakeups, w.pids[69 - 64], w.released);
+    const sim_time woken_66th = w.rec.first(w.rec.wakeups, w.pids[69 - 65], w.released);
+    ASSERT_GE(woken_65th, 0);
+    EXPECT_GE(first_run, woken_65th);
+    EXPECT_LT(first_run, woken_66th);
 }
 
 } // namespace
