@@ -1663,14 +1663,28 @@ void kernel::start_tick(rq& r)
  * before task_tick(); the tick's return then preempts (irqentry_exit_cond_resched(), on
  * under lazy as under full). A lazy bit that task_tick() itself sets waits for the next tick
  * (or a return to user mode: the tick's own when curr was in user mode).
+ * kernel: the tick takes this rq's lock (rq_lock()) before update_rq_clock() and drops it
+ * (rq_unlock()) after task_tick(), calc_global_load_tick() and the other per-tick updates,
+ * before trigger_load_balance() (sched_balance_trigger() from 6.10): 5.15.0
+ * (sndrzt/linux-5.15 75c6ad16ec64), 6.5 (sndrzt/linux-6.5 4f5cdb332210) and 6.18.2
+ * (gfunkmonk/linux-6.18.2 062668f4d006) alike, on a busy CPU and on an idle one whose tick
+ * runs. model: the lock's wait for a waker holding it, its line and rq_lock_hold are
+ * charged to this CPU, and the lock is held across the tg->load_avg line time of the
+ * task_tick() under it (update_cfs_group(), update_tg_load_avg()), so a waker taking it
+ * meanwhile waits for both (lane rqlocks; before, the tick took no lock). Differs: the
+ * other per-tick updates under the lock (thermal/hw pressure, calc_global_load_tick(),
+ * task_tick_mm_cid()) have no price of their own but rq_lock_hold.
  */
 void kernel::sched_tick(rq& r)
 {
     this_cpu_ = r.cpu;
-    update_rq_clock(r);
-    if (r.resched_lazy)
-        resched_curr(r);
-    r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
+    charges_.lock_and_charge(r.lock, r.cpu, charges_.params().rq_lock_hold);
+    charges_.under_lock(r.lock, r.cpu, [&] {
+        update_rq_clock(r);
+        if (r.resched_lazy)
+            resched_curr(r);
+        r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
+    });
     r.idle_balance = idle_cpu(r.cpu);
     trigger_load_balance(*this, r);
     // The tick is tick_sched_timer(), an hrtimer (the CLOCK_MONOTONIC base, run before the

@@ -528,6 +528,43 @@ TEST(try_to_wake_up, a_direct_activation_enqueues_after_the_wakers_lock)
 }
 
 /*
+ * kernel: the tick takes its rq's lock (rq_lock()) around update_rq_clock() and task_tick()
+ * (scheduler_tick() of 5.15.0 sndrzt/linux-5.15 75c6ad16ec64 and 6.5 sndrzt/linux-6.5
+ * 4f5cdb332210, sched_tick() of 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006). Here cpu3
+ * runs a hog alone (busy: no wake list) and p, pinned to cpu3, sleeps; the lock's hold is
+ * 20 us, every other cost 0. At a tick of cpu3, cpu0 wakes p: its ttwu_queue() waits for
+ * the tick's 20 us hold, then holds the lock its own 20 us, so p is enqueued 40 us after
+ * the waking. Lane rqlocks; before, the tick took no lock and p was enqueued after 20 us
+ * (checked: this test failed so, cpu3's lock not held at its tick).
+ */
+TEST(sched_tick, a_direct_wakeup_waits_for_the_ticks_hold_of_the_targets_lock)
+{
+    for (const char* kernel : {"5.15", "6.5", "6.18"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(small_machine(4), kernel, 1, "", c);
+        t.spawn("hog", testlib::spin(), 3, 0, 3);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+        t.run_for(msecs(50)); // p ran on cpu3 between the hog's slices and sleeps
+        ASSERT_EQ(t.k->cpu_rq(3).nr_running, 1u) << kernel;
+        const auto tick = static_cast<s64>(t.k->config().params.tick_nsec());
+        const sim_time at = (t.sim.now() / tick + 2) * tick; // a tick of cpu3's, not the next
+        t.run_for(at - t.sim.now());
+        contended_lock& lock = t.k->cpu_rq(3).lock;
+        ASSERT_EQ(lock.last_cpu, 3) << kernel << ": the tick took cpu3's lock";
+        ASSERT_EQ(lock.busy_until, at + usecs(20)) << kernel;
+        t.k->set_this_cpu(0);
+        ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+        ASSERT_EQ(p.cpu, 3) << kernel;
+        EXPECT_FALSE(t.k->cpu_rq(3).ttwu_pending) << kernel << ": no wake list";
+        t.run_for(usecs(40) - 1);
+        EXPECT_FALSE(p.on_rq) << kernel << ": the waker still waits or holds the lock";
+        t.run_for(1);
+        EXPECT_TRUE(p.on_rq) << kernel << ": after the tick's hold and the waker's own";
+    }
+}
+
+/*
  * As above for an idle target: on 5.15 (ttwu_queue_cond() of v5.15.0) cpu0 activates p on
  * idle cpu3 of its LLC itself. Until cpu0 has held cpu3's lock its 20 us, cpu3 stays idle
  * (nothing for its pick: p is on no runqueue) and other CPUs' idle_cpu() finds it idle, as
