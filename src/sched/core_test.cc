@@ -565,6 +565,54 @@ TEST(sched_tick, a_direct_wakeup_waits_for_the_ticks_hold_of_the_targets_lock)
 }
 
 /*
+ * kernel: wake_up_new_task() takes the chosen rq's lock (__task_rq_lock()) after fork
+ * balancing and before activate_task() (5.15.0 sndrzt/linux-5.15 75c6ad16ec64, 6.5
+ * sndrzt/linux-6.5 4f5cdb332210, 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006). Here a parent
+ * on cpu0 forks a child that may run anywhere; fork balancing chooses the idle cpu1, whose
+ * lock is held 50 us more by cpu1 itself at the fork (as by its tick); the lock's hold is
+ * 20 us, every other cost 0. The child is enqueued once cpu0 has waited the 50 us and held
+ * the lock its 20 us. Lane rqlocks; before, the child was enqueued at the fork (checked:
+ * this test failed so).
+ */
+TEST(wake_up_new_task, the_child_is_enqueued_once_the_forker_holds_its_rqs_lock)
+{
+    for (const char* kernel : {"5.15", "6.5", "6.18"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(small_machine(2), kernel, 1, "", c);
+        task_struct* kid = nullptr;
+        sim_time forked_at = -1;
+        int steps = 0;
+        t.spawn("parent", testlib::behaviour([&](syscalls& k, task_struct& p) {
+                    if (steps++ == 0)
+                        return task_action::cpu(usecs(100)); // nothing owed at the fork
+                    if (kid)
+                        return task_action::sleep();
+                    contended_lock& l = t.k->cpu_rq(1).lock;
+                    l.last_cpu = 1;
+                    l.busy_until = k.now() + usecs(50);
+                    forked_at = k.now();
+                    task_opts o;
+                    o.comm = "child";
+                    o.allowed = cpumask(2);
+                    o.allowed.set_all();
+                    kid = &k.fork(p, testlib::spin(), o);
+                    return task_action::sleep();
+                }),
+                0, 0, 0);
+        while (!kid && t.sim.now() < msecs(1))
+            t.run_for(usecs(1));
+        ASSERT_NE(kid, nullptr) << kernel;
+        ASSERT_EQ(kid->cpu, 1) << kernel;
+        t.run_for(forked_at + usecs(70) - 1 - t.sim.now());
+        EXPECT_FALSE(kid->on_rq) << kernel << ": cpu0 still waits or holds cpu1's lock";
+        EXPECT_TRUE(t.k->idle_cpu(1)) << kernel;
+        t.run_for(1);
+        EXPECT_TRUE(kid->on_rq) << kernel << ": after the 50 us wait and the 20 us hold";
+    }
+}
+
+/*
  * As above for an idle target: on 5.15 (ttwu_queue_cond() of v5.15.0) cpu0 activates p on
  * idle cpu3 of its LLC itself. Until cpu0 has held cpu3's lock its 20 us, cpu3 stays idle
  * (nothing for its pick: p is on no runqueue) and other CPUs' idle_cpu() finds it idle, as
