@@ -457,7 +457,8 @@ faithfix_newidle_result faithfix_newidle_with_rq0_held(const char* kernel, sim_d
     EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 0) << kernel << ": all pinned";
     EXPECT_EQ(c.base().stats.lb_count[CPU_NEWLY_IDLE], attempts + 1) << kernel;
     EXPECT_EQ(c.rq0().nr_running, 0u) << kernel;
-    EXPECT_EQ(lock.acquisitions, acquisitions + 1) << kernel << ": update_blocked_averages()";
+    EXPECT_EQ(lock.acquisitions, acquisitions + 2)
+        << kernel << ": update_blocked_averages() and the relock after the loop (lane rqlocks)";
     EXPECT_EQ(lock.last_cpu, 0) << kernel;
     return {c.base().max_newidle_lb_cost, c.t.k->charges().cpu(0).charged_ns - before};
 }
@@ -476,6 +477,64 @@ TEST(sched_balance_newidle, update_blocked_averages_takes_this_rqs_lock_and_wait
     const faithfix_newidle_result held = faithfix_newidle_with_rq0_held("5.15", spin);
     EXPECT_EQ(held.charged, free_lock.charged + static_cast<u64>(spin)) << "cpu0 still spins";
     EXPECT_EQ(held.cost, free_lock.cost) << "5.15 reads t0 after update_blocked_averages()";
+}
+
+/*
+ * kernel: newidle_balance() takes this rq's lock again after its domain loop
+ * (raw_spin_rq_lock(this_rq): 5.15.0 sndrzt/linux-5.15 75c6ad16ec64, 6.5 sndrzt/linux-6.5
+ * 4f5cdb332210, 6.18.2's sched_balance_newidle() gfunkmonk/linux-6.18.2 062668f4d006). cpu1's
+ * task sleeps with the root domain overloaded (two tasks pinned to the other core) and
+ * avg_idle long: the SMT pass (10 us: lb_base) finds nothing and MC's pass follows it
+ * (sched_balance_newidle_resume()). During the SMT pass a CPU of cpu1's core takes cpu1's
+ * rq lock for 50 us (a waker's hold, set by hand); the relock after MC's pass waits for
+ * it, the wait counted on cpu1's lock and in no domain's cost. Lane rqlocks; before, the
+ * relock was not taken (checked: this test failed so, no wait on the lock).
+ */
+TEST(sched_balance_newidle, the_relock_after_the_loop_waits_for_a_waker_holding_this_rqs_lock)
+{
+    for (const char* spec : {"5.15", "6.6", "6.18+NO_NI_RANDOM"}) {
+        newidle_on_cpu1 f(spec);
+        ASSERT_TRUE(f.ready()) << spec;
+        sched_fixture& t = f.t;
+        kernel& kk = f.kk;
+        sched_domain& mc = *f.mc;
+        contended_lock& lock = kk.cpu_rq(1).lock;
+        bool armed = false; // the sleeper went to sleep: cpu1's SMT pass is under way
+        sim_time held_until = 0;
+        sim_dur wait_before = 0;
+        u64 mc_before = 0;
+        t.spawn("holder", testlib::behaviour([&](syscalls& k, task_struct&) {
+                    if (armed && !held_until && kk.cpu_rq(1).in_schedule) {
+                        wait_before = lock.wait_total;
+                        lock.last_cpu = f.sib;
+                        held_until = k.now() + usecs(50);
+                        lock.busy_until = held_until;
+                    }
+                    return task_action::cpu(usecs(1));
+                }),
+                f.sib, 0, f.sib);
+        t.run_for(usecs(100));
+        ASSERT_TRUE(kk.rd().overload) << spec;
+        auto phase = std::make_shared<int>(0);
+        t.spawn("sleeper", testlib::behaviour([&, phase](syscalls&, task_struct&) {
+                    if ((*phase)++ == 0)
+                        return task_action::cpu(usecs(10));
+                    kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                    mc_before = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                    armed = true;
+                    return task_action::sleep();
+                }),
+                1, 0, 1);
+        t.run_for(usecs(200));
+        ASSERT_GT(held_until, 0) << spec << ": the lock was taken during the SMT pass";
+        EXPECT_EQ(mc.stats.lb_count[CPU_NEWLY_IDLE], mc_before + 1) << spec << ": MC's pass ran";
+        EXPECT_EQ(lock.last_cpu, 1) << spec << ": cpu1 took its lock again";
+        const sim_dur waited = lock.wait_total - wait_before;
+        EXPECT_GT(waited, usecs(30)) << spec << ": the relock waited for the holder";
+        EXPECT_LT(waited, usecs(50)) << spec;
+        EXPECT_LT(mc.max_newidle_lb_cost, static_cast<u64>(usecs(30)))
+            << spec << ": the wait is in no domain's cost";
+    }
 }
 
 /*
