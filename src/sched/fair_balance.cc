@@ -1107,12 +1107,22 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
  * the last one allowed. Success resets the domain's nr_balance_failed. The
  * target's idleness is not re-checked. Differs: the stopper thread itself is
  * not a task here (its two context switches are not charged).
+ * kernel: the stopper takes the busiest rq's lock (rq_lock_irq()) before its checks and
+ * drops it after detach_one_task(); attach_one_task() then takes the target's (rq_lock())
+ * around the enqueue (6.5 sndrzt/linux-6.5 4f5cdb332210 and 6.18.2 gfunkmonk/linux-6.18.2
+ * 062668f4d006 alike; no double_lock_balance() here). model: both acquisitions are charged
+ * to the busiest CPU (their waits, lines and rq_lock_hold), each held across the
+ * tg->load_avg line time under it (lane rqlocks; before, neither was charged). Differs: the
+ * attach is done at the stopper's instant, not after the waits it was charged.
  */
 void active_load_balance_cpu_stop(kernel& k, rq& busiest)
 {
     const int push_cpu = busiest.push_cpu;
     busiest.active_balance = false;
     k.set_this_cpu(busiest.cpu);
+    cpu_charges& ch = k.charges();
+    ch.lock_and_charge(busiest.lock, busiest.cpu, ch.params().rq_lock_hold); // rq_lock_irq()
+    const u64 line_before = ch.line_ns(busiest.cpu);
     // "Is there any task to move?": the kernel's nr_running <= 1 counts the stopper.
     if (rq_root_cfs(busiest).h_nr_running < 1)
         return;
@@ -1173,11 +1183,15 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
     sd->stats.lb_gained[CPU_IDLE]++;
     sd->stats.alb_pushed++;
     sd->nr_balance_failed = 0; // "Active balancing done, reset the failure counter."
-    // attach_one_task(): enqueue, then the wakeup-preemption check.
+    ch.hold_across_lines(busiest.lock, busiest.cpu, line_before); // rq_unlock(busiest_rq)
+    // attach_one_task(): the target's lock, enqueue, then the wakeup-preemption check.
     rq& dst = k.cpu_rq(push_cpu);
-    k.update_rq_clock(dst);
-    k.activate_task(dst, *p, ENQUEUE_NOCLOCK);
-    k.wakeup_preempt(dst, *p, 0);
+    ch.lock_and_charge(dst.lock, busiest.cpu, ch.params().rq_lock_hold);
+    ch.under_lock(dst.lock, busiest.cpu, [&] {
+        k.update_rq_clock(dst);
+        k.activate_task(dst, *p, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(dst, *p, 0);
+    });
     if (k.decisions().on())
         k.decisions().log(k.now(), busiest.cpu, "active_balance",
                           fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));

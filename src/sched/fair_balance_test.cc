@@ -1103,6 +1103,37 @@ TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_mo
     EXPECT_EQ(running->cpu, busiest) << "the preempted task stays";
 }
 
+/*
+ * kernel: active_load_balance_cpu_stop() takes the busiest rq's lock (rq_lock_irq()) and,
+ * after detach_one_task(), attach_one_task() takes the target's (rq_lock()): 6.5
+ * sndrzt/linux-6.5 4f5cdb332210, 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006. The target's
+ * lock is held 50 us more by the target CPU when the stopper runs: the stopper's CPU waits
+ * for it before the enqueue, and takes both locks. Lane rqlocks; before, neither lock was
+ * taken (checked: this test failed so, no acquisition and no wait).
+ */
+TEST(active_load_balance_cpu_stop, takes_the_busiest_rqs_lock_then_waits_for_the_targets)
+{
+    active_case c(false);
+    for (int i = 0; i < 4; ++i)
+        c.balance();
+    int busiest = -1;
+    for_each_cpu(cpu, c.t.k->charges().cm().smt_mask(0))
+        if (busiest < 0)
+            busiest = cpu;
+    contended_lock& target = c.t.k->cpu_rq(c.dst).lock;
+    contended_lock& source = c.t.k->cpu_rq(busiest).lock;
+    target.last_cpu = c.dst;
+    target.busy_until = c.t.k->now() + usecs(50);
+    const sim_dur waited = target.wait_total;
+    const u64 source_taken = source.acquisitions;
+    c.t.run_for(usecs(1)); // the stopper runs on the busiest CPU
+    ASSERT_EQ(c.mc->stats.alb_pushed, 1u);
+    EXPECT_GT(target.wait_total - waited, usecs(48))
+        << "attach_one_task()'s rq_lock() waited for the target's 50 us hold";
+    EXPECT_EQ(source.acquisitions, source_taken + 2)
+        << "rq_lock_irq(busiest_rq), then the busiest CPU's __schedule()";
+}
+
 /// update_sd_lb_stats() of `domain` seen from an idle `dst`, as load_balance(CPU_IDLE) sees it.
 sd_lb_stats lb_stats(kernel& k, sched_domain& domain, int dst)
 {
