@@ -361,7 +361,7 @@ void kernel::sched_cgroup_fork(task_struct& p)
  * wakeup's (ttwu_queue_direct()): the forking CPU takes it when the selection is done -
  * its wait for another holder, the lock's line and rq_lock_hold, and the chosen rq's lines
  * when remote (pull_rq_lines()) are owed before the activation - and holds it across the
- * tg->load_avg line time and the IPI send under it (under_lock(), hold_across_send()).
+ * tg->load_avg line time and the IPI send under it (hold_across_lines(), hold_across_send()).
  * Lane rqlocks; before, the lock was not charged. spawn()'s tasks (init's forks) take no
  * lock: their forking CPU is not modelled.
  */
