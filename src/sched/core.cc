@@ -353,8 +353,17 @@ void kernel::sched_cgroup_fork(task_struct& p)
  * the forking CPU has done the work charged to it so far, the scan's reads
  * (find_idlest_cpu(), ACCT_IDLE_SCAN) and its tracepoints (cpu_charges::owed_until()):
  * an event then (EV_WAKE_UP_NEW), or at once when nothing is owed. spawn()'s tasks
- * (forked == false) are enqueued at once. Differs: the rq lock is not charged; no balance
- * callbacks yet.
+ * (forked == false) are enqueued at once. No balance callbacks yet.
+ * kernel: the chosen rq's lock (__task_rq_lock(), 5.15.0 sndrzt/linux-5.15 75c6ad16ec64,
+ * 6.5 sndrzt/linux-6.5 4f5cdb332210 and 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006 alike)
+ * is held from update_rq_clock() through activate_task(), check_preempt_curr()
+ * (wakeup_preempt() from 6.7) and task_woken() to task_rq_unlock(). model: as a direct
+ * wakeup's (ttwu_queue_direct()): the forking CPU takes it when the selection is done -
+ * its wait for another holder, the lock's line and rq_lock_hold, and the chosen rq's lines
+ * when remote (pull_rq_lines()) are owed before the activation - and holds it across the
+ * tg->load_avg line time and the IPI send under it (hold_across_lines(), hold_across_send()).
+ * Lane rqlocks; before, the lock was not charged. spawn()'s tasks (init's forks) take no
+ * lock: their forking CPU is not modelled.
  */
 void kernel::wake_up_new_task(task_struct& p, bool forked)
 {
@@ -364,6 +373,11 @@ void kernel::wake_up_new_task(task_struct& p, bool forked)
     // Fork balancing: set the CPU here, without migration accounting (__set_task_cpu()).
     const int cpu = select_task_rq(p, p.cpu, WF_FORK);
     p.cpu = p.wake_cpu = cpu;
+    if (forked) { // __task_rq_lock() of the chosen rq
+        rq& r = cpu_rq(cpu);
+        charges_.lock_and_charge(r.lock, this_cpu_, charges_.params().rq_lock_hold);
+        charges_.pull_rq_lines(r, this_cpu_);
+    }
     const sim_time at = forked ? charges_.owed_until(cpu_rq(this_cpu_)) : now();
     if (at > now()) {
         p.new_task_waker = this_cpu_;
@@ -380,15 +394,21 @@ void kernel::wake_up_new_task_activate(task_struct& p, int this_cpu, bool forked
     const int cpu = p.cpu;
     post_init_entity_util_avg(*this, p);
     rq& r = cpu_rq(cpu);
+    const u64 line_before = charges_.line_ns(this_cpu);
     update_rq_clock(r);
     activate_task(r, p, ENQUEUE_NOCLOCK);
     for (auto* s : sinks_)
         s->sched_wakeup_new({now(), this_cpu_, p.pid, &p.comm, cpu, p.prio});
     if (forked)
         charges_.charge_tracepoint(cpu_rq(this_cpu_));
+    const u64 ipi_before = charges_.ipi_send_ns(this_cpu);
     wakeup_preempt(r, p, WF_FORK);
     if (p.sched_class->task_woken)
         p.sched_class->task_woken(*this, r, p);
+    if (forked) { // task_rq_unlock(): the lock was held across the lines and the send
+        charges_.hold_across_lines(r.lock, this_cpu, line_before);
+        charges_.hold_across_send(r.lock, this_cpu, ipi_before);
+    }
 }
 
 /*
@@ -1689,14 +1709,28 @@ void kernel::start_tick(rq& r)
  * before task_tick(); the tick's return then preempts (irqentry_exit_cond_resched(), on
  * under lazy as under full). A lazy bit that task_tick() itself sets waits for the next tick
  * (or a return to user mode: the tick's own when curr was in user mode).
+ * kernel: the tick takes this rq's lock (rq_lock()) before update_rq_clock() and drops it
+ * (rq_unlock()) after task_tick(), calc_global_load_tick() and the other per-tick updates,
+ * before trigger_load_balance() (sched_balance_trigger() from 6.10): 5.15.0
+ * (sndrzt/linux-5.15 75c6ad16ec64), 6.5 (sndrzt/linux-6.5 4f5cdb332210) and 6.18.2
+ * (gfunkmonk/linux-6.18.2 062668f4d006) alike, on a busy CPU and on an idle one whose tick
+ * runs. model: the lock's wait for a waker holding it, its line and rq_lock_hold are
+ * charged to this CPU, and the lock is held across the tg->load_avg line time of the
+ * task_tick() under it (update_cfs_group(), update_tg_load_avg()), so a waker taking it
+ * meanwhile waits for both (lane rqlocks; before, the tick took no lock). Differs: the
+ * other per-tick updates under the lock (thermal/hw pressure, calc_global_load_tick(),
+ * task_tick_mm_cid()) have no price of their own but rq_lock_hold.
  */
 void kernel::sched_tick(rq& r)
 {
     this_cpu_ = r.cpu;
-    update_rq_clock(r);
-    if (r.resched_lazy)
-        resched_curr(r);
-    r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
+    charges_.lock_and_charge(r.lock, r.cpu, charges_.params().rq_lock_hold);
+    charges_.under_lock(r.lock, r.cpu, [&] {
+        update_rq_clock(r);
+        if (r.resched_lazy)
+            resched_curr(r);
+        r.curr->sched_class->task_tick(*this, r, *r.curr, 0);
+    });
     r.idle_balance = idle_cpu(r.cpu);
     trigger_load_balance(*this, r);
     // The tick is tick_sched_timer(), an hrtimer (the CLOCK_MONOTONIC base, run before the

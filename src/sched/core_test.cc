@@ -528,6 +528,91 @@ TEST(try_to_wake_up, a_direct_activation_enqueues_after_the_wakers_lock)
 }
 
 /*
+ * kernel: the tick takes its rq's lock (rq_lock()) around update_rq_clock() and task_tick()
+ * (scheduler_tick() of 5.15.0 sndrzt/linux-5.15 75c6ad16ec64 and 6.5 sndrzt/linux-6.5
+ * 4f5cdb332210, sched_tick() of 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006). Here cpu3
+ * runs a hog alone (busy: no wake list) and p, pinned to cpu3, sleeps; the lock's hold is
+ * 20 us, every other cost 0. At a tick of cpu3, cpu0 wakes p: its ttwu_queue() waits for
+ * the tick's 20 us hold, then holds the lock its own 20 us, so p is enqueued 40 us after
+ * the waking. Lane rqlocks; before, the tick took no lock and p was enqueued after 20 us
+ * (checked: this test failed so, cpu3's lock not held at its tick).
+ */
+TEST(sched_tick, a_direct_wakeup_waits_for_the_ticks_hold_of_the_targets_lock)
+{
+    for (const char* kernel : {"5.15", "6.5", "6.18"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(small_machine(4), kernel, 1, "", c);
+        t.spawn("hog", testlib::spin(), 3, 0, 3);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+        t.run_for(msecs(50)); // p ran on cpu3 between the hog's slices and sleeps
+        ASSERT_EQ(t.k->cpu_rq(3).nr_running, 1u) << kernel;
+        const auto tick = static_cast<s64>(t.k->config().params.tick_nsec());
+        const sim_time at = (t.sim.now() / tick + 2) * tick; // a tick of cpu3's, not the next
+        t.run_for(at - t.sim.now());
+        contended_lock& lock = t.k->cpu_rq(3).lock;
+        ASSERT_EQ(lock.last_cpu, 3) << kernel << ": the tick took cpu3's lock";
+        ASSERT_EQ(lock.busy_until, at + usecs(20)) << kernel;
+        t.k->set_this_cpu(0);
+        ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+        ASSERT_EQ(p.cpu, 3) << kernel;
+        EXPECT_FALSE(t.k->cpu_rq(3).ttwu_pending) << kernel << ": no wake list";
+        t.run_for(usecs(40) - 1);
+        EXPECT_FALSE(p.on_rq) << kernel << ": the waker still waits or holds the lock";
+        t.run_for(1);
+        EXPECT_TRUE(p.on_rq) << kernel << ": after the tick's hold and the waker's own";
+    }
+}
+
+/*
+ * kernel: wake_up_new_task() takes the chosen rq's lock (__task_rq_lock()) after fork
+ * balancing and before activate_task() (5.15.0 sndrzt/linux-5.15 75c6ad16ec64, 6.5
+ * sndrzt/linux-6.5 4f5cdb332210, 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006). Here a parent
+ * on cpu0 forks a child that may run anywhere; fork balancing chooses the idle cpu1, whose
+ * lock is held 50 us more by cpu1 itself at the fork (as by its tick); the lock's hold is
+ * 20 us, every other cost 0. The child is enqueued once cpu0 has waited the 50 us and held
+ * the lock its 20 us. Lane rqlocks; before, the child was enqueued at the fork (checked:
+ * this test failed so).
+ */
+TEST(wake_up_new_task, the_child_is_enqueued_once_the_forker_holds_its_rqs_lock)
+{
+    for (const char* kernel : {"5.15", "6.5", "6.18"}) {
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(small_machine(2), kernel, 1, "", c);
+        task_struct* kid = nullptr;
+        sim_time forked_at = -1;
+        int steps = 0;
+        t.spawn("parent", testlib::behaviour([&](syscalls& k, task_struct& p) {
+                    if (steps++ == 0)
+                        return task_action::cpu(usecs(100)); // nothing owed at the fork
+                    if (kid)
+                        return task_action::sleep();
+                    contended_lock& l = t.k->cpu_rq(1).lock;
+                    l.last_cpu = 1;
+                    l.busy_until = k.now() + usecs(50);
+                    forked_at = k.now();
+                    task_opts o;
+                    o.comm = "child";
+                    o.allowed = cpumask(2);
+                    o.allowed.set_all();
+                    kid = &k.fork(p, testlib::spin(), o);
+                    return task_action::sleep();
+                }),
+                0, 0, 0);
+        while (!kid && t.sim.now() < msecs(1))
+            t.run_for(usecs(1));
+        ASSERT_NE(kid, nullptr) << kernel;
+        ASSERT_EQ(kid->cpu, 1) << kernel;
+        t.run_for(forked_at + usecs(70) - 1 - t.sim.now());
+        EXPECT_FALSE(kid->on_rq) << kernel << ": cpu0 still waits or holds cpu1's lock";
+        EXPECT_TRUE(t.k->idle_cpu(1)) << kernel;
+        t.run_for(1);
+        EXPECT_TRUE(kid->on_rq) << kernel << ": after the 50 us wait and the 20 us hold";
+    }
+}
+
+/*
  * As above for an idle target: on 5.15 (ttwu_queue_cond() of v5.15.0) cpu0 activates p on
  * idle cpu3 of its LLC itself. Until cpu0 has held cpu3's lock its 20 us, cpu3 stays idle
  * (nothing for its pick: p is on no runqueue) and other CPUs' idle_cpu() finds it idle, as

@@ -1107,12 +1107,22 @@ int sched_balance_rq(kernel& k, int this_cpu, rq& this_rq, sched_domain& sd, cpu
  * the last one allowed. Success resets the domain's nr_balance_failed. The
  * target's idleness is not re-checked. Differs: the stopper thread itself is
  * not a task here (its two context switches are not charged).
+ * kernel: the stopper takes the busiest rq's lock (rq_lock_irq()) before its checks and
+ * drops it after detach_one_task(); attach_one_task() then takes the target's (rq_lock())
+ * around the enqueue (6.5 sndrzt/linux-6.5 4f5cdb332210 and 6.18.2 gfunkmonk/linux-6.18.2
+ * 062668f4d006 alike; no double_lock_balance() here). model: both acquisitions are charged
+ * to the busiest CPU (their waits, lines and rq_lock_hold), each held across the
+ * tg->load_avg line time under it (lane rqlocks; before, neither was charged). Differs: the
+ * attach is done at the stopper's instant, not after the waits it was charged.
  */
 void active_load_balance_cpu_stop(kernel& k, rq& busiest)
 {
     const int push_cpu = busiest.push_cpu;
     busiest.active_balance = false;
     k.set_this_cpu(busiest.cpu);
+    cpu_charges& ch = k.charges();
+    ch.lock_and_charge(busiest.lock, busiest.cpu, ch.params().rq_lock_hold); // rq_lock_irq()
+    const u64 line_before = ch.line_ns(busiest.cpu);
     // "Is there any task to move?": the kernel's nr_running <= 1 counts the stopper.
     if (rq_root_cfs(busiest).h_nr_running < 1)
         return;
@@ -1173,11 +1183,15 @@ void active_load_balance_cpu_stop(kernel& k, rq& busiest)
     sd->stats.lb_gained[CPU_IDLE]++;
     sd->stats.alb_pushed++;
     sd->nr_balance_failed = 0; // "Active balancing done, reset the failure counter."
-    // attach_one_task(): enqueue, then the wakeup-preemption check.
+    ch.hold_across_lines(busiest.lock, busiest.cpu, line_before); // rq_unlock(busiest_rq)
+    // attach_one_task(): the target's lock, enqueue, then the wakeup-preemption check.
     rq& dst = k.cpu_rq(push_cpu);
-    k.update_rq_clock(dst);
-    k.activate_task(dst, *p, ENQUEUE_NOCLOCK);
-    k.wakeup_preempt(dst, *p, 0);
+    ch.lock_and_charge(dst.lock, busiest.cpu, ch.params().rq_lock_hold);
+    ch.under_lock(dst.lock, busiest.cpu, [&] {
+        k.update_rq_clock(dst);
+        k.activate_task(dst, *p, ENQUEUE_NOCLOCK);
+        k.wakeup_preempt(dst, *p, 0);
+    });
     if (k.decisions().on())
         k.decisions().log(k.now(), busiest.cpu, "active_balance",
                           fmt::format("pushed pid {} to cpu{}", p->pid, push_cpu));
@@ -1389,6 +1403,21 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_elapsed, bool defer)
 
 namespace {
 void update_blocked_averages_locked(kernel& k, int cpu);
+
+/*
+ * kernel: newidle_balance()'s raw_spin_rq_lock(this_rq) after its domain loop (5.15.0
+ * sndrzt/linux-5.15 75c6ad16ec64, 6.5 sndrzt/linux-6.5 4f5cdb332210, 6.18.2's
+ * sched_balance_newidle() gfunkmonk/linux-6.18.2 062668f4d006 alike), after the last t1,
+ * so in no domain's cost nor in curr_cost; the pick goes on under it. model: this CPU
+ * takes its lock again (lock_and_charge()): its wait for a waker or balancer that took it
+ * while the loop ran, the lock's line from that holder and rq_lock_hold, the model's price
+ * of a short path under an rq lock (here the rest of the pick). Lane rqlocks; before, the
+ * relock was free and the pick's one hold was __schedule()'s.
+ */
+void newidle_relock(kernel& k, rq& this_rq)
+{
+    k.charges().lock_and_charge(this_rq.lock, this_rq.cpu, k.charges().params().rq_lock_hold);
+}
 } // namespace
 
 /*
@@ -1412,8 +1441,8 @@ void update_blocked_averages_locked(kernel& k, int cpu);
  * tries each domain with its recent success rate (fair_ni_random.cc). Past the gate it
  * drops this rq's lock and update_blocked_averages() takes it again
  * (update_blocked_averages_locked(); 5.15.0, 6.1.0, 6.5, 6.6.87, 6.12.y and 6.18.2 alike;
- * lane faithfix). Not modelled: raw_spin_rq_lock(this_rq) after the loop (its wait for a
- * waker; the pick's hold is __schedule()'s one rq_lock_hold).
+ * lane faithfix), and after the loop raw_spin_rq_lock(this_rq) takes it once more
+ * (newidle_relock(), lane rqlocks).
  * model: the whole function runs in the pick at one instant, but when prev is a
  * task (the CPU is going idle from it) only the first domain's pass does: the
  * next domain is considered once this CPU has done the work charged before it
@@ -1475,6 +1504,8 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
                                         : 0;
         const bool defer = !this_rq.curr->is_idle_task();
         pulled_task = newidle_domain_loop(k, this_rq, pending_elapsed, defer);
+        if (!this_rq.newidle.active) // the loop is over: raw_spin_rq_lock(this_rq)
+            newidle_relock(k, this_rq);
     }
     if (rq_root_cfs(this_rq).h_nr_running && !pulled_task)
         pulled_task = 1;
@@ -1491,8 +1522,9 @@ int sched_balance_newidle(kernel& k, rq& this_rq)
  * kernel: newidle_balance()'s domain loop, continued (see sched_balance_newidle()):
  * this CPU has done the work before the next domain. Stop if a task or a wakeup is
  * here (the loop's break; from v6.10 that next domain bails out at should_we_balance()
- * first), else balance the next domain (its avg_idle gate first). Returns true if it
- * charged another pass, whose end calls this again. model: the wakee's reschedule
+ * first), else balance the next domain (its avg_idle gate first). Once the loop is over
+ * this rq's lock is taken again (newidle_relock()). Returns true if it charged another
+ * pass or the relock, whose end calls this again. model: the wakee's reschedule
  * waits for this CPU's owed work (EV_RESCHED) and this comes first at that instant, so
  * the pick follows the loop as in the kernel.
  */
@@ -1502,19 +1534,23 @@ bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
     if (!w.active)
         return false;
     w.active = false;
+    if (!this_rq.curr->is_idle_task()) // another __schedule() took over, with its own lock
+        return false;
+    k.set_this_cpu(this_rq.cpu);
     // A wake list whose handler cleared ttwu_pending early (5.15, 6.1) and has not
     // enqueued yet (ttwu_activating) counts as pending: the kernel's IPI waits for
     // interrupts to be enabled, after this loop, so ttwu_pending is still set there.
-    if (!this_rq.ttwu_activating.empty() || !this_rq.curr->is_idle_task())
-        return false;
     // Up to 6.6 the loop broke after the last pass; from 6.10 the next domain bails out.
-    if ((this_rq.nr_running > 0 || this_rq.ttwu_pending) &&
-        !k.config().behaviour.newidle_break_on_swb)
-        return false;
-    k.set_this_cpu(this_rq.cpu);
-    k.update_rq_clock(this_rq);
-    if (newidle_domain_loop(k, this_rq, 0, true))
-        this_rq.idle_stamp = 0;
+    const bool stop = !this_rq.ttwu_activating.empty() ||
+                      ((this_rq.nr_running > 0 || this_rq.ttwu_pending) &&
+                       !k.config().behaviour.newidle_break_on_swb);
+    if (!stop) {
+        k.update_rq_clock(this_rq);
+        if (newidle_domain_loop(k, this_rq, 0, true))
+            this_rq.idle_stamp = 0;
+    }
+    if (!w.active)
+        newidle_relock(k, this_rq);
     return w.active || k.charges().owed_until(this_rq) > k.now();
 }
 

@@ -457,7 +457,8 @@ faithfix_newidle_result faithfix_newidle_with_rq0_held(const char* kernel, sim_d
     EXPECT_EQ(sched_balance_newidle(*c.t.k, c.rq0()), 0) << kernel << ": all pinned";
     EXPECT_EQ(c.base().stats.lb_count[CPU_NEWLY_IDLE], attempts + 1) << kernel;
     EXPECT_EQ(c.rq0().nr_running, 0u) << kernel;
-    EXPECT_EQ(lock.acquisitions, acquisitions + 1) << kernel << ": update_blocked_averages()";
+    EXPECT_EQ(lock.acquisitions, acquisitions + 2)
+        << kernel << ": update_blocked_averages() and the relock after the loop (lane rqlocks)";
     EXPECT_EQ(lock.last_cpu, 0) << kernel;
     return {c.base().max_newidle_lb_cost, c.t.k->charges().cpu(0).charged_ns - before};
 }
@@ -476,6 +477,64 @@ TEST(sched_balance_newidle, update_blocked_averages_takes_this_rqs_lock_and_wait
     const faithfix_newidle_result held = faithfix_newidle_with_rq0_held("5.15", spin);
     EXPECT_EQ(held.charged, free_lock.charged + static_cast<u64>(spin)) << "cpu0 still spins";
     EXPECT_EQ(held.cost, free_lock.cost) << "5.15 reads t0 after update_blocked_averages()";
+}
+
+/*
+ * kernel: newidle_balance() takes this rq's lock again after its domain loop
+ * (raw_spin_rq_lock(this_rq): 5.15.0 sndrzt/linux-5.15 75c6ad16ec64, 6.5 sndrzt/linux-6.5
+ * 4f5cdb332210, 6.18.2's sched_balance_newidle() gfunkmonk/linux-6.18.2 062668f4d006). cpu1's
+ * task sleeps with the root domain overloaded (two tasks pinned to the other core) and
+ * avg_idle long: the SMT pass (10 us: lb_base) finds nothing and MC's pass follows it
+ * (sched_balance_newidle_resume()). During the SMT pass a CPU of cpu1's core takes cpu1's
+ * rq lock for 50 us (a waker's hold, set by hand); the relock after MC's pass waits for
+ * it, the wait counted on cpu1's lock and in no domain's cost. Lane rqlocks; before, the
+ * relock was not taken (checked: this test failed so, no wait on the lock).
+ */
+TEST(sched_balance_newidle, the_relock_after_the_loop_waits_for_a_waker_holding_this_rqs_lock)
+{
+    for (const char* spec : {"5.15", "6.6", "6.18+NO_NI_RANDOM"}) {
+        newidle_on_cpu1 f(spec);
+        ASSERT_TRUE(f.ready()) << spec;
+        sched_fixture& t = f.t;
+        kernel& kk = f.kk;
+        sched_domain& mc = *f.mc;
+        contended_lock& lock = kk.cpu_rq(1).lock;
+        bool armed = false; // the sleeper went to sleep: cpu1's SMT pass is under way
+        sim_time held_until = 0;
+        sim_dur wait_before = 0;
+        u64 mc_before = 0;
+        t.spawn("holder", testlib::behaviour([&](syscalls& k, task_struct&) {
+                    if (armed && !held_until && kk.cpu_rq(1).in_schedule) {
+                        wait_before = lock.wait_total;
+                        lock.last_cpu = f.sib;
+                        held_until = k.now() + usecs(50);
+                        lock.busy_until = held_until;
+                    }
+                    return task_action::cpu(usecs(1));
+                }),
+                f.sib, 0, f.sib);
+        t.run_for(usecs(100));
+        ASSERT_TRUE(kk.rd().overload) << spec;
+        auto phase = std::make_shared<int>(0);
+        t.spawn("sleeper", testlib::behaviour([&, phase](syscalls&, task_struct&) {
+                    if ((*phase)++ == 0)
+                        return task_action::cpu(usecs(10));
+                    kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                    mc_before = mc.stats.lb_count[CPU_NEWLY_IDLE];
+                    armed = true;
+                    return task_action::sleep();
+                }),
+                1, 0, 1);
+        t.run_for(usecs(200));
+        ASSERT_GT(held_until, 0) << spec << ": the lock was taken during the SMT pass";
+        EXPECT_EQ(mc.stats.lb_count[CPU_NEWLY_IDLE], mc_before + 1) << spec << ": MC's pass ran";
+        EXPECT_EQ(lock.last_cpu, 1) << spec << ": cpu1 took its lock again";
+        const sim_dur waited = lock.wait_total - wait_before;
+        EXPECT_GT(waited, usecs(30)) << spec << ": the relock waited for the holder";
+        EXPECT_LT(waited, usecs(50)) << spec;
+        EXPECT_LT(mc.max_newidle_lb_cost, static_cast<u64>(usecs(30)))
+            << spec << ": the wait is in no domain's cost";
+    }
 }
 
 /*
@@ -1042,6 +1101,37 @@ TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_mo
     EXPECT_EQ(c.mc->stats.alb_pushed, 1u);
     EXPECT_EQ(older.cpu, c.dst);
     EXPECT_EQ(running->cpu, busiest) << "the preempted task stays";
+}
+
+/*
+ * kernel: active_load_balance_cpu_stop() takes the busiest rq's lock (rq_lock_irq()) and,
+ * after detach_one_task(), attach_one_task() takes the target's (rq_lock()): 6.5
+ * sndrzt/linux-6.5 4f5cdb332210, 6.18.2 gfunkmonk/linux-6.18.2 062668f4d006. The target's
+ * lock is held 50 us more by the target CPU when the stopper runs: the stopper's CPU waits
+ * for it before the enqueue, and takes both locks. Lane rqlocks; before, neither lock was
+ * taken (checked: this test failed so, no acquisition and no wait).
+ */
+TEST(active_load_balance_cpu_stop, takes_the_busiest_rqs_lock_then_waits_for_the_targets)
+{
+    active_case c(false);
+    for (int i = 0; i < 4; ++i)
+        c.balance();
+    int busiest = -1;
+    for_each_cpu(cpu, c.t.k->charges().cm().smt_mask(0))
+        if (busiest < 0)
+            busiest = cpu;
+    contended_lock& target = c.t.k->cpu_rq(c.dst).lock;
+    contended_lock& source = c.t.k->cpu_rq(busiest).lock;
+    target.last_cpu = c.dst;
+    target.busy_until = c.t.k->now() + usecs(50);
+    const sim_dur waited = target.wait_total;
+    const u64 source_taken = source.acquisitions;
+    c.t.run_for(usecs(1)); // the stopper runs on the busiest CPU
+    ASSERT_EQ(c.mc->stats.alb_pushed, 1u);
+    EXPECT_GT(target.wait_total - waited, usecs(48))
+        << "attach_one_task()'s rq_lock() waited for the target's 50 us hold";
+    EXPECT_EQ(source.acquisitions, source_taken + 2)
+        << "rq_lock_irq(busiest_rq), then the busiest CPU's __schedule()";
 }
 
 /// update_sd_lb_stats() of `domain` seen from an idle `dst`, as load_balance(CPU_IDLE) sees it.
