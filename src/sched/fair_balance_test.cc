@@ -1028,6 +1028,18 @@ struct active_case {
         mc->stats = {};
         t.k->set_this_cpu(dst);
     }
+    /// Four failed balances kick the stopper; returns the CPU it runs on (find_busiest_queue()'s
+    /// choice: the first CPU of core 0).
+    int fail_until_active_balance()
+    {
+        for (int i = 0; i < 4; ++i)
+            balance();
+        int busiest = -1;
+        for_each_cpu(cpu, t.k->charges().cm().smt_mask(0))
+            if (busiest < 0)
+                busiest = cpu;
+        return busiest;
+    }
     int balance()
     {
         int cont = 1;
@@ -1079,13 +1091,8 @@ TEST(sched_balance_rq, a_pinned_running_task_takes_out_one_pinned_and_backs_off)
 TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_move)
 {
     active_case c(false);
-    for (int i = 0; i < 4; ++i)
-        c.balance();
     // Which CPU got the stopper: find_busiest_queue()'s choice.
-    int busiest = -1;
-    for_each_cpu(cpu, c.t.k->charges().cm().smt_mask(0))
-        if (busiest < 0)
-            busiest = cpu;
+    const int busiest = c.fail_until_active_balance();
     rq& b = c.t.k->cpu_rq(busiest);
     task_struct* running = b.curr;
     ASSERT_FALSE(running->is_idle_task());
@@ -1114,12 +1121,7 @@ TEST(active_load_balance_cpu_stop, moves_the_least_recently_run_task_that_may_mo
 TEST(active_load_balance_cpu_stop, takes_the_busiest_rqs_lock_then_waits_for_the_targets)
 {
     active_case c(false);
-    for (int i = 0; i < 4; ++i)
-        c.balance();
-    int busiest = -1;
-    for_each_cpu(cpu, c.t.k->charges().cm().smt_mask(0))
-        if (busiest < 0)
-            busiest = cpu;
+    const int busiest = c.fail_until_active_balance();
     contended_lock& target = c.t.k->cpu_rq(c.dst).lock;
     contended_lock& source = c.t.k->cpu_rq(busiest).lock;
     target.last_cpu = c.dst;
