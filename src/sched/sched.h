@@ -164,8 +164,9 @@ struct task_action {
     bool might_resched_after = false;
     /*
      * The burst runs with preemption and interrupts off (a wake-all walk of a wait queue under
-     * its spin_lock_irqsave(): workload/task.h wake_walk): a reschedule of the CPU waits, in
-     * every model, for the first burst after it that is not marked so (kernel::preempt_defers()).
+     * its spin_lock_irqsave(): workload/channel.h struct wake_walk): a reschedule of the CPU
+     * waits, in every model, for the first burst after it that is not marked so
+     * (kernel::preempt_defers()).
      */
     bool nopreempt = false;
     /// The burst ends at a preempt_enable() (a try_to_wake_up()'s end in a wake_up_q() walk,
