@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 
 #include "sim/config_error.h"
+#include "sim/scratch_dir_test_support.h"
 #include "sim/test_support.h"
 
 #include <gmock/gmock.h>
@@ -31,14 +32,6 @@ using ::testing::HasSubstr;
 using test_support::slurp;
 using ::testing::Not;
 
-std::string fresh(const std::string& name)
-{
-    const std::string p = ::testing::TempDir() + "/sc-test-" + std::to_string(getpid()) + "-" + name;
-    for (const char* suffix : {"", "-wal", "-shm"})
-        std::filesystem::remove(p + suffix);
-    return p;
-}
-
 compare_options small_compare_stored(const std::string& store, int runs = 2)
 {
     compare_options o;
@@ -56,7 +49,8 @@ compare_options small_compare_stored(const std::string& store, int runs = 2)
 
 TEST(compare_store, keeps_every_run_and_runs_only_what_is_missing)
 {
-    const std::string store = fresh("compare.sqlite");
+    const test_support::scratch_files files;
+    const std::string store = files.path("compare.sqlite");
     std::ostringstream out1, err1, out2, err2, out3, err3, mem, memerr;
     ASSERT_EQ(cmd_compare(out1, err1, small_compare_stored(store)), 0) << err1.str();
     ASSERT_EQ(cmd_compare(out2, err2, small_compare_stored(store)), 0) << err2.str();
@@ -104,11 +98,10 @@ name = "pipe"
 command = "perf bench sched pipe -l 200"
 )";
 
-std::string write_spec(const std::string& name, const std::string& text = spec_text)
+std::string write_spec(const test_support::scratch_files& files, const std::string& name,
+                       const std::string& text = spec_text)
 {
-    const std::string p = ::testing::TempDir() + "/sc-test-" + std::to_string(getpid()) + "-" + name;
-    std::ofstream(p) << text;
-    return p;
+    return files.write(name, text);
 }
 
 /// Sweeps `spec` into `store` on 2 jobs; returns what it printed on stdout.
@@ -135,8 +128,9 @@ std::string export_json(const std::string& store)
 
 TEST(sweep, tables_are_compares_and_shards_merge_into_the_whole)
 {
-    const std::string spec = write_spec("sweep.toml");
-    const std::string whole = fresh("sweep-whole.sqlite");
+    const test_support::scratch_files files;
+    const std::string spec = write_spec(files, "sweep.toml");
+    const std::string whole = files.path("sweep-whole.sqlite");
     EXPECT_THAT(sweep_into(spec, whole),
                 HasSubstr("sweep t: 2 experiments, 12 of 12 runs stored in " + whole));
     sweep_options o;
@@ -158,8 +152,8 @@ TEST(sweep, tables_are_compares_and_shards_merge_into_the_whole)
     EXPECT_EQ(rep.str(), cmp.str());
 
     // shards 1/2 and 2/2 into two stores, merged: the same store as the whole sweep
-    const std::string a = fresh("sweep-a.sqlite"), b = fresh("sweep-b.sqlite"),
-                      merged = fresh("sweep-merged.sqlite");
+    const std::string a = files.path("sweep-a.sqlite"), b = files.path("sweep-b.sqlite"),
+                      merged = files.path("sweep-merged.sqlite");
     for (const auto& [shard, store] : {std::pair{"1/2", a}, std::pair{"2/2", b}}) {
         sweep_options so = o;
         so.shard = shard;
@@ -186,12 +180,13 @@ TEST(sweep, tables_are_compares_and_shards_merge_into_the_whole)
 
 TEST(export_, csv_has_one_row_per_run_and_metric_and_json_every_run)
 {
-    const std::string store = fresh("export.sqlite");
+    const test_support::scratch_files files;
+    const std::string store = files.path("export.sqlite");
     std::ostringstream out, err;
     ASSERT_EQ(cmd_compare(out, err, small_compare_stored(store)), 0);
     export_options e;
     e.files = {store};
-    const std::string csv_path = fresh("export.csv");
+    const std::string csv_path = files.path("export.csv");
     e.output = csv_path;
     ASSERT_EQ(cmd_export(out, err, e), 0);
     const std::string csv = slurp(csv_path);
@@ -230,8 +225,9 @@ TEST(export_, csv_has_one_row_per_run_and_metric_and_json_every_run)
 
 TEST(fidelity_, scores_from_a_store_as_from_the_json_file)
 {
-    const std::string store = fresh("fidelity.sqlite");
-    const std::string json = fresh("fidelity.json");
+    const test_support::scratch_files files;
+    const std::string store = files.path("fidelity.sqlite");
+    const std::string json = files.path("fidelity.json");
     compare_options c = small_compare_stored(store);
     c.spec.machine = "ryzen-7950x";
     c.spec.arms = {"tip-2023-08", "tip-2023-08+shared_runq_v3"};
@@ -266,10 +262,9 @@ struct child {
     std::string err_path;
 };
 
-/// Starts `schedlab ARGS...` with its stderr in a file named by `tag` (stdout discarded).
-child start_schedlab(const std::vector<std::string>& args, const std::string& tag)
+/// Starts `schedlab ARGS...` with its stderr in the file `err_path` (stdout discarded).
+child start_schedlab(const std::vector<std::string>& args, const std::string& err_path)
 {
-    const std::string err_path = ::testing::TempDir() + "/sc-test-" + std::to_string(getpid()) + "-" + tag + ".stderr";
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(SCHEDLAB_BIN));
     for (const std::string& a : args)
@@ -285,9 +280,9 @@ child start_schedlab(const std::vector<std::string>& args, const std::string& ta
     return {pid, err_path};
 }
 
-child start_sweep(const std::string& spec, const std::string& store, const std::string& tag)
+child start_sweep(const std::string& spec, const std::string& store, const std::string& err_path)
 {
-    return start_schedlab({"sweep", spec, "--store", store, "--jobs", "2"}, tag);
+    return start_schedlab({"sweep", spec, "--store", store, "--jobs", "2"}, err_path);
 }
 
 /// Waits until the store holds at least `n` runs (or `limit` passes); returns how many it holds.
@@ -324,11 +319,12 @@ loads = [1, 2]
 
 TEST(sweep_binary, killed_mid_way_then_resumed_loses_and_duplicates_nothing)
 {
-    const std::string spec = write_spec("kill.toml", long_spec); // 40 runs
-    const std::string reference = fresh("kill-ref.sqlite"), store = fresh("kill.sqlite");
+    const test_support::scratch_files files;
+    const std::string spec = write_spec(files, "kill.toml", long_spec); // 40 runs
+    const std::string reference = files.path("kill-ref.sqlite"), store = files.path("kill.sqlite");
     sweep_into(spec, reference);
     // SIGKILL: nothing runs at exit, a write may be cut off mid-transaction
-    child c = start_sweep(spec, store, "kill");
+    child c = start_sweep(spec, store, files.path("kill.stderr"));
     const std::size_t before = wait_for_runs(store, 3, std::chrono::seconds(120));
     kill(c.pid, SIGKILL);
     int status = 0;
@@ -343,7 +339,7 @@ TEST(sweep_binary, killed_mid_way_then_resumed_loses_and_duplicates_nothing)
     EXPECT_LT(killed_with, 40u) << "the sweep finished before it was killed";
 
     // SIGINT: a clean stop that says how to resume
-    c = start_sweep(spec, store, "int");
+    c = start_sweep(spec, store, files.path("int.stderr"));
     wait_for_runs(store, killed_with + 2, std::chrono::seconds(120));
     kill(c.pid, SIGINT);
     waitpid(c.pid, &status, 0);
@@ -367,13 +363,14 @@ TEST(sweep_binary, killed_mid_way_then_resumed_loses_and_duplicates_nothing)
 
 TEST(compare_binary, sigterm_keeps_the_finished_runs_and_the_same_command_finishes)
 {
-    const std::string store = fresh("term.sqlite");
+    const test_support::scratch_files files;
+    const std::string store = files.path("term.sqlite");
     const std::vector<std::string> args = {
         "compare", "--machine", "skylake-18c", "--kernel", "6.6",  "--kernel",
         "6.5",     "--runs",    "5",           "--jobs",   "2",    "--store",
         store,     "--format",  "amd",         "--",       "perf", "bench",
         "sched",   "messaging", "-g",          "1,2",      "-l",   "40"}; // 20 runs
-    child c = start_schedlab(args, "term");
+    child c = start_schedlab(args, files.path("term.stderr"));
     wait_for_runs(store, 3, std::chrono::seconds(120));
     kill(c.pid, SIGTERM);
     int status = 0;

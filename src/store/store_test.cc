@@ -3,6 +3,7 @@
 
 #include "experiment/plan.h"
 #include "sim/config_error.h"
+#include "sim/scratch_dir_test_support.h"
 #include "store/execute.h"
 
 #include <gmock/gmock.h>
@@ -22,15 +23,6 @@ namespace schedlab {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string temp_path(const std::string& name)
-{
-    const std::string p = ::testing::TempDir() + "/store-test-" + std::to_string(getpid()) + "-" + name;
-    std::filesystem::remove(p);
-    std::filesystem::remove(p + "-wal");
-    std::filesystem::remove(p + "-shm");
-    return p;
-}
 
 run_result fake_run(const std::string& arm, const std::string& load, u64 seed, double value)
 {
@@ -84,7 +76,8 @@ stored_experiment experiment_of(const std::vector<std::pair<std::string, run_res
 
 TEST(results_store, keeps_runs_by_key_and_reads_them_back_whole_or_for_tables)
 {
-    const std::string path = temp_path("roundtrip.sqlite");
+    const test_support::scratch_files files;
+    const std::string path = files.path("roundtrip.sqlite");
     std::vector<std::pair<std::string, run_result>> runs;
     for (const char* arm : {"6.6", "6.5"})
         for (u64 seed : {1, 2})
@@ -136,7 +129,8 @@ TEST(results_store, keeps_runs_by_key_and_reads_them_back_whole_or_for_tables)
 
 TEST(results_store, a_second_schedule_under_one_key_is_a_determinism_bug)
 {
-    const std::string path = temp_path("conflict.sqlite");
+    const test_support::scratch_files files;
+    const std::string path = files.path("conflict.sqlite");
     results_store s(path, true);
     run_result r = fake_run("6.6", "1", 1, 1.0);
     s.put("k", r);
@@ -155,8 +149,9 @@ TEST(results_store, a_second_schedule_under_one_key_is_a_determinism_bug)
 // the write lock is hit.
 TEST(results_store, openers_racing_to_create_a_new_store_all_succeed)
 {
+    const test_support::scratch_files files;
     for (int round = 0; round < 20; ++round) {
-        const std::string path = temp_path("race.sqlite");
+        const std::string path = files.path("race-" + std::to_string(round) + ".sqlite");
         std::vector<std::string> errors(4);
         std::vector<std::thread> openers;
         for (std::size_t i = 0; i < errors.size(); ++i)
@@ -177,7 +172,8 @@ TEST(results_store, openers_racing_to_create_a_new_store_all_succeed)
 
 TEST(results_store, refuses_files_that_are_not_stores_naming_them)
 {
-    const std::string text = temp_path("text.sqlite");
+    const test_support::scratch_files files;
+    const std::string text = files.path("text.sqlite");
     std::ofstream(text) << "hello, not a database at all, long enough to be read\n";
     try {
         results_store s(text, false, "--store");
@@ -188,7 +184,7 @@ TEST(results_store, refuses_files_that_are_not_stores_naming_them)
     }
     EXPECT_FALSE(looks_like_store(text));
 
-    const std::string other = temp_path("other.sqlite");
+    const std::string other = files.path("other.sqlite");
     sqlite3* db = nullptr;
     sqlite3_open(other.c_str(), &db);
     sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr);
@@ -201,7 +197,7 @@ TEST(results_store, refuses_files_that_are_not_stores_naming_them)
         EXPECT_THAT(e.what(), HasSubstr("not a schedlab store"));
     }
 
-    const std::string newer = temp_path("newer.sqlite");
+    const std::string newer = files.path("newer.sqlite");
     {
         results_store s(newer, true);
     }
@@ -215,7 +211,7 @@ TEST(results_store, refuses_files_that_are_not_stores_naming_them)
         EXPECT_THAT(e.what(), HasSubstr("store schema 99 is newer"));
     }
     try {
-        results_store s(temp_path("missing.sqlite"), false);
+        results_store s(files.path("missing.sqlite"), false);
         FAIL();
     } catch (const config_error& e) {
         EXPECT_THAT(e.what(), HasSubstr("no such store"));
@@ -224,7 +220,8 @@ TEST(results_store, refuses_files_that_are_not_stores_naming_them)
 
 TEST(results_store, merge_adds_what_is_missing_once_and_refuses_conflicts)
 {
-    const std::string a = temp_path("merge-a.sqlite"), b = temp_path("merge-b.sqlite");
+    const test_support::scratch_files files;
+    const std::string a = files.path("merge-a.sqlite"), b = files.path("merge-b.sqlite");
     std::vector<std::pair<std::string, run_result>> runs;
     for (u64 seed : {1, 2, 3})
         runs.emplace_back(fmt::format("key{}", seed), fake_run("6.6", "1", seed, 1.0));
@@ -248,7 +245,7 @@ TEST(results_store, merge_adds_what_is_missing_once_and_refuses_conflicts)
     ASSERT_EQ(sa.experiments().size(), 1u);
     EXPECT_EQ(sa.load(sa.experiments()[0], store_detail::full).size(), 3u);
 
-    const std::string c = temp_path("merge-c.sqlite");
+    const std::string c = files.path("merge-c.sqlite");
     {
         results_store sc(c, true);
         run_result other = runs[0].second;
@@ -312,8 +309,9 @@ TEST(plan_keys, differ_by_every_input_that_changes_a_run_and_only_by_those)
 // edited in place a new one (its old results are not reused).
 TEST(plan_keys, name_a_replayed_trace_by_its_content_not_its_path)
 {
+    const test_support::scratch_files files;
     const std::string traces = std::string(SCHEDLAB_SOURCE_DIR) + "/data/traces/";
-    const std::string a = temp_path("trace-a.txt.xz"), b = temp_path("trace-b.txt.xz");
+    const std::string a = files.path("trace-a.txt.xz"), b = files.path("trace-b.txt.xz");
     const auto copy = [](const std::string& from, const std::string& to) {
         std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
     };
