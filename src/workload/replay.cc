@@ -1238,6 +1238,9 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             break;
         }
         case replay_step::wait: {
+            // The wait is a system call of its own (futex_wait(), read()): the return to user
+            // mode of the call before it (a wake step's) comes first.
+            co_await t.return_to_user();
             ++nth_wait;
             counter& c = o_.edge_deps ? edge(pid_index_.at(s.pid), idx) : edge(idx, idx);
             const u64 target = o_.edge_deps ? s.k : nth_wait;
