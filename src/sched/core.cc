@@ -1506,8 +1506,15 @@ void kernel::cpu_work_done(rq& r)
         in_task_step_ = false;
         switch (a.kind) {
         case task_action::run:
-            if (a.ns <= 0)
+            if (a.ns <= 0) {
+                // A return to user mode with no CPU time (task_context::return_to_user()):
+                // a deferred reschedule's preemption point all the same.
+                if (a.from_user && r.resched_deferred && preempt_point(r, a)) {
+                    __schedule(r, true);
+                    return;
+                }
                 continue;
+            }
             p.work_left = a.ns;
             p.burst_user = a.user || a.spin;
             p.burst_spin = a.spin;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <deque>
 #include <iostream>
+#include <map>
 #include <regex>
 #include <unordered_map>
 
@@ -252,6 +253,9 @@ struct task_track {
     /// block or exit (no reply). -1: none open.
     int req_waker = -1;
     std::size_t req_step = 0;
+    /// The selected task that preempted this one (its switch out in R with that task next),
+    /// until this task runs again; -1: none.
+    int preempted_by = -1;
     std::size_t size() const { return base + open.size(); }
     replay_step& at(std::size_t i) { return open[i - base]; }
     /// A waking while the task was still on its CPU, after its last own event: it may be
@@ -308,6 +312,9 @@ private:
     /// The wake at step `reply` of `replier` answers the request at step `req` of
     /// `requester` (requester's wake of replier, which started the replier's burst).
     void mark_reply(task_track& requester, std::size_t req, task_track& replier, std::size_t reply);
+    /// k blocks with its request unanswered: a reply the trace implies (see the definition).
+    void implied_reply(task_track& k, sim_time ts);
+    int pid_of(const task_track& k) const { return t_.tasks[static_cast<std::size_t>(k.idx)].pid; }
     void resolve_early(task_track& k, sim_time ts);
     void summary_switch(const ftrace_event& e, sim_time ts);
     /// The task's prio from an event's fields (after the event made its track).
@@ -327,6 +334,9 @@ private:
     bool softirq_wakes_;        ///< --softirq-wakes: a softirq waking is the current task's
     bool created_ = false;      ///< the last track() call created the task
     std::unordered_map<int, sim_time> last_wakeup_; ///< pid -> its last sched_waking/wakeup(_new)
+    /// Per (requester, replier) pid: the requests answered by a traced reply, and those that
+    /// were not while the requester was not preempted by the replier (implied_reply).
+    std::map<std::pair<int, int>, std::pair<u64, u64>> answered_;
 };
 
 task_track& builder::track(int pid, sim_time ts, bool forked)
@@ -395,7 +405,55 @@ void builder::close_request(task_track& k)
         return;
     const int w = k.req_waker;
     k.req_waker = -1;
-    untentative(tracks_.at(w), k.req_step);
+    task_track& x = tracks_.at(w);
+    // Not answered, where the trace could have shown a reply (implied_reply)
+    if (!(x.at(k.req_step).flags & replay_step::request) && x.preempted_by != pid_of(k))
+        ++answered_[{w, pid_of(k)}].second;
+    untentative(x, k.req_step);
+}
+
+/*
+ * model: a reply the trace implies. try_to_wake_up() records sched_waking only for a task in
+ * a sleep state, so a reply to a requester that its replier preempted (on the requester's CPU,
+ * the wakeup preemption of the request) wakes nothing and leaves no event: the requester's
+ * later wait finds the reply already there (schbench, masoncl/schbench 513e18bbb8f0 and
+ * src/workload/schbench.cc: a worker's msg_and_wait() marks its futex BLOCKED, fposts the
+ * message thread and fwait()s; the message thread's fpost() of it turns the word to RUNNING
+ * and calls futex_wake() with no waiter, so the worker's fwait() returns at once; a pipe
+ * ping-pong's reply to a preempted writer the same). The trace shows the case:
+ * X's dependency wake of T ended T's block (the request), X was switched out runnable with T
+ * next on its CPU, and T blocked again before X ran, with no wake of X in that burst. When T
+ * answered most of X's requests the trace can show (those with X not preempted by T: more
+ * answered by a traced reply than not, so far in the trace), T's burst gets a wake of X at its
+ * end (the reply, marked as one) and X a dependency wait for it where it was preempted. The
+ * replay then keeps the trace's case (the wait finds its wake) where T preempts X again and
+ * makes X block and T wake it where they run apart, as the program would. A program that does
+ * not answer (perf bench messaging's receivers) has fewer traced replies than unanswered
+ * requests, and gets none.
+ */
+void builder::implied_reply(task_track& k, sim_time ts)
+{
+    if (k.req_waker < 0)
+        return;
+    task_track& x = tracks_.at(k.req_waker);
+    const int t_pid = pid_of(k);
+    if (x.preempted_by != t_pid || x.blocked || x.exited || x.on_cpu_since >= 0)
+        return;
+    const auto [replied, unanswered] = answered_[{k.req_waker, t_pid}];
+    if (replied <= unanswered)
+        return;
+    flush(k, ts);
+    // The reply, marked as it is pushed (the step may be committed at once).
+    replay_step reply{replay_step::wake, 0, k.req_waker, ++x.dep_wakes};
+    reply.flags |= replay_step::reply;
+    push(k, reply);
+    x.at(k.req_step).flags |= replay_step::request;
+    ++t_.causes.replies;
+    flush(x, ts);
+    push(x, {replay_step::wait, 0, t_pid, ++x.wakes[t_pid]});
+    ++t_.causes.implied_replies;
+    close_request(k); // x.preempted_by is still k's: not counted as unanswered
+    x.preempted_by = -1;
 }
 
 /*
@@ -413,6 +471,7 @@ void builder::mark_reply(task_track& requester, std::size_t req, task_track& rep
     requester.at(req).flags |= replay_step::request;
     replier.at(reply).flags |= replay_step::reply;
     ++t_.causes.replies;
+    ++answered_[{pid_of(requester), pid_of(replier)}].first; // traced: implied_reply()'s count
 }
 
 void builder::cancel_early(task_track& k)
@@ -491,6 +550,7 @@ void builder::switched(const ftrace_event& e, sim_time ts)
                 k.exited = true;
             }
         } else if (is_block_state(e.prev_state) && !k.blocked) {
+            implied_reply(k, ts);
             close_request(k); // the burst ended: a wake of its requester after is no reply
             flush(k, ts);
             k.blocked = true;
@@ -501,10 +561,13 @@ void builder::switched(const ftrace_event& e, sim_time ts)
                 resolve_early(k, ts);
         } else {
             cancel_early(k);
+            if (!is_block_state(e.prev_state))
+                k.preempted_by = sel(e.pid2) ? e.pid2 : -1;
         }
     }
     if (sel(e.pid2)) {
         task_track& k = track(e.pid2, ts, false);
+        k.preempted_by = -1;
         const bool first_seen = created_;
         if (k.blocked) {
             // Ran again with no waking recorded: a gap in the trace. The arrival is
@@ -1175,6 +1238,9 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             break;
         }
         case replay_step::wait: {
+            // The wait is a system call of its own (futex_wait(), read()): the return to user
+            // mode of the call before it (a wake step's) comes first.
+            co_await t.return_to_user();
             ++nth_wait;
             counter& c = o_.edge_deps ? edge(pid_index_.at(s.pid), idx) : edge(idx, idx);
             const u64 target = o_.edge_deps ? s.k : nth_wait;
@@ -1368,6 +1434,11 @@ std::string replay_workload::report() const
                          "{} replies made, {} of them waited for their request (requests are "
                          "not flow-held)\n",
                          t.causes.replies, replies_run_, replies_waited_);
+    if (t.causes.implied_replies > 0)
+        s += fmt::format("# implied replies: {} replies to a requester its replier had preempted "
+                         "(no waking recorded: the requester was runnable), replayed as a wake "
+                         "at the end of the replier's burst and the requester's wait for it\n",
+                         t.causes.implied_replies);
     if (t.deadline_tasks > 0)
         s += fmt::format("# WARNING: {} SCHED_DEADLINE tasks (traced prio -1) replayed as nice-0 "
                          "SCHED_NORMAL tasks: the trace has no runtime, deadline or period\n",

@@ -229,6 +229,9 @@ struct replay_causes {
     /// Request-reply pairs (replay_step::request and reply): dependency wakes of a task
     /// that answered, within the burst it started, the dependency wake of it by its wakee.
     u64 replies = 0;
+    /// Of those, replies the trace implies without a waking: the requester, preempted by its
+    /// replier, was runnable when the reply came (builder::implied_reply in replay.cc).
+    u64 implied_replies = 0;
 };
 
 /// A trace read for replay: the selected tasks' behaviour and the trace's statistics.

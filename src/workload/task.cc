@@ -86,6 +86,31 @@ task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
     return a;
 }
 
+/*
+ * kernel: kernel/entry/common.c syscall_exit_to_user_mode() -> exit_to_user_mode_loop(), v6.18
+ * (gfunkmonk/linux-6.18.2 062668f4d006): every system call returns to user mode through the
+ * loop that calls schedule() on need_resched, so two system calls have a preemption point
+ * between them under every preemption model. model: a call that starts with CPU time (its
+ * entry cost) gets that point from its burst (cpu(): task_action::from_user); one that acts
+ * first gets it from calls::return_point, which a caller puts before it where the two are
+ * separate system calls (a replayed trace's wait after its wake: the wait's entry is in its
+ * traced burst). Not put between a call's own parts (futex_wait()'s entry and its sleep_on:
+ * one system call, no return between). A burst of no length; nothing when the last call was
+ * user-mode work or without a preemption model.
+ */
+std::optional<task_action> task_context::return_point()
+{
+    if (!ret_pending_ || !sys_returned_ || !sys_->preempt_points())
+        return std::nullopt;
+    task_action a = task_action::cpu(0);
+    a.user = false;
+    a.from_user = true;
+    a.returned = true;
+    ret_pending_ = false;
+    sys_returned_ = false;
+    return a;
+}
+
 sim_dur task_context::wake_cost(int nr) const
 {
     return nr > 0 ? sys_->charge(*p_, sys_->costs().wakeup * nr) : 0;
@@ -549,6 +574,14 @@ std::optional<task_action> close::step(task_context& t)
     started = true;
     t.add_tail(t.wake_cost(ch.close_write(t.sys(), &t.walk())));
     return std::nullopt;
+}
+
+std::optional<task_action> return_point::step(task_context& t)
+{
+    if (started)
+        return std::nullopt;
+    started = true;
+    return t.return_point();
 }
 
 std::optional<task_action> yield::step(task_context&)

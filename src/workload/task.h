@@ -352,6 +352,13 @@ struct close {
     channel& ch;
     bool started = false;
 };
+/// The return to user mode between two system calls, before one that acts first.
+struct return_point {
+    std::optional<task_action> step(task_context& t);
+    bool starts_with_cpu() const { return false; }
+    void result() const {}
+    bool started = false;
+};
 struct yield {
     std::optional<task_action> step(task_context& t);
     bool starts_with_cpu() const { return false; }
@@ -397,6 +404,9 @@ public:
     /// a kernel burst of their own, ended by the return to user mode, and `ns` after it.
     /// `might_resched_after`: the burst ends at a might_resched() (task_action).
     task_action cpu(sim_dur ns, bool user = false, bool might_resched_after = false);
+    /// The return to user mode of the system call that completed, as a burst of no length
+    /// (a preemption point), if one is pending (calls::return_point).
+    std::optional<task_action> return_point();
     /// Adds CPU time the task pays at its next CPU burst (wakeups it made
     /// inside a call that then blocked, or in user-space code).
     void owe(sim_dur ns) { owed_ += ns; }
@@ -537,6 +547,12 @@ public:
     call_awaiter<calls::close> close(channel& ch) { return call_awaiter<calls::close>(*this, ch); }
     /// sched_yield().
     call_awaiter<calls::yield> yield() { return call_awaiter<calls::yield>(*this); }
+    /// The previous system call's return to user mode, as a preemption point of its own,
+    /// before a call that acts first and is a separate system call (calls::return_point).
+    call_awaiter<calls::return_point> return_to_user()
+    {
+        return call_awaiter<calls::return_point>(*this);
+    }
     /// Queues the task on `wq` and sleeps until woken (the sleep half of a
     /// blocking call whose condition the caller checked).
     call_awaiter<calls::sleep_on> sleep_on(wait_queue& wq, bool exclusive = true)

@@ -765,6 +765,52 @@ TEST(preempt_model, a_call_that_blocks_switches_when_it_blocks_under_none)
 }
 
 /*
+ * Two system calls have their return to user mode between them: a waker signals a counter
+ * (waking a SCHED_FIFO task on its own CPU: need_resched, deferred under none and voluntary)
+ * and then waits on another with no entry cost (a replayed trace's wait, whose entry is in its
+ * traced burst). With the return point between them (calls::return_point, as the replay puts
+ * it) exit_to_user_mode_loop() switches there: a preemption (nivcsw), the wakee answers, and
+ * the wait finds the answer. Without it the waker blocks first (nvcsw), as the two parts of
+ * one call do (futex_wait()'s entry and its sleep).
+ */
+task_code fifo_answerer(task_context& t, counter& c, counter& answer)
+{
+    co_await t.wait_for(c, 1);
+    co_await t.signal(answer);
+}
+
+task_code wake_then_wait(task_context& t, counter& c, counter& answer, bool return_point)
+{
+    co_await t.run(usecs(50));
+    co_await t.signal(c);
+    if (return_point)
+        co_await t.return_to_user();
+    co_await t.wait_for(answer, 1);
+    co_await t.run(usecs(10));
+}
+
+TEST(preempt_model, a_wake_then_a_separate_wait_switches_at_the_wakes_return_to_user)
+{
+    for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.18+preempt=none"}) {
+        for (const bool point : {true, false}) {
+            test_env e(1, 1, k, no_jitter());
+            counter c, answer;
+            e.spawn_pinned(make_task([&](task_context& t) { return fifo_answerer(t, c, answer); }),
+                           "fifo", 0, SCHED_FIFO);
+            task_struct& w = e.spawn_pinned(
+                make_task([&](task_context& t) { return wake_then_wait(t, c, answer, point); }),
+                "waker", 0);
+            e.k.run(secs(1));
+            EXPECT_TRUE(e.k.all_exited()) << k;
+            // nvcsw counts the exit's switch too
+            EXPECT_EQ(w.nivcsw, point ? 1u : 0u) << k << (point ? ": preempted at the return" : "");
+            EXPECT_EQ(w.nvcsw, point ? 1u : 2u)
+                << k << (point ? ": the wait found the answer" : "");
+        }
+    }
+}
+
+/*
  * voluntary against none: the remote wakeup lands in the part of a pipe write() before its
  * mutex_lock() (pipe_write 400 us, half of it held): voluntary switches at mutex_lock()'s
  * might_resched() (its might_sleep(), before it takes the mutex), none at the call's return.
