@@ -56,7 +56,11 @@ sim_dur task_context::charge(sim_dur base) const
  * and the return path; see add_tail()), before the user-space code and the next call. The
  * default joins them in one burst; with a preemption model the tail (with what is owed)
  * is a kernel-mode burst of its own and the next burst starts past the return to user
- * (task_action::from_user), where exit_to_user_mode_loop() acts on need_resched.
+ * (task_action::from_user), where exit_to_user_mode_loop() acts on need_resched. User-mode
+ * work of no length after a tail (a replay's net burst of 0: its traced time was all the
+ * kernel's) keeps that return as a burst of no length: the call's exit runs
+ * exit_to_user_mode_loop() whatever the user code then does (kernel/entry/common.c, 6.18:
+ * gfunkmonk/linux-6.18.2 062668f4d006).
  */
 task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
 {
@@ -74,8 +78,10 @@ task_action task_context::cpu(sim_dur ns, bool user, bool might_resched_after)
         task_action k = task_action::cpu(prefix);
         k.user = false;
         k.from_user = false;
-        if (ns <= 0)
+        if (ns <= 0 && !user)
             return k; // the return to user comes after it (ret_pending_ kept)
+        // User-mode work of no length (a replayed net burst of 0) still starts past the
+        // return to user mode: `a`, of no length, is that preemption point.
         ret_pending_ = false;
         sys_returned_ = false;
         next_ = a;

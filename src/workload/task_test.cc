@@ -811,6 +811,41 @@ TEST(preempt_model, a_wake_then_a_separate_wait_switches_at_the_wakes_return_to_
 }
 
 /*
+ * The same with user-mode work of no length between the wake and the wait (a replayed net
+ * burst of 0: the trace's time between the two calls was all the kernel's, the wake's cost):
+ * the wake's return to user mode lies before that work whatever its length, so the waker is
+ * preempted there (nivcsw 1) and its wait finds the answer. Before, run(0) took the wake's
+ * tail as its burst and dropped the return after it, and the return point before the wait
+ * found the last call was user work: the waker blocked first (nivcsw 0, nvcsw 2).
+ */
+task_code wake_nothing_then_wait(task_context& t, counter& c, counter& answer)
+{
+    co_await t.run(usecs(50));
+    co_await t.signal(c);
+    co_await t.run(0);
+    co_await t.return_to_user();
+    co_await t.wait_for(answer, 1);
+    co_await t.run(usecs(10));
+}
+
+TEST(preempt_model, user_work_of_no_length_after_a_wake_keeps_the_wakes_return_to_user)
+{
+    for (const char* k : {"6.6+preempt=none", "6.6+preempt=voluntary", "6.18+preempt=none"}) {
+        test_env e(1, 1, k, no_jitter());
+        counter c, answer;
+        e.spawn_pinned(make_task([&](task_context& t) { return fifo_answerer(t, c, answer); }),
+                       "fifo", 0, SCHED_FIFO);
+        task_struct& w = e.spawn_pinned(
+            make_task([&](task_context& t) { return wake_nothing_then_wait(t, c, answer); }),
+            "waker", 0);
+        e.k.run(secs(1));
+        EXPECT_TRUE(e.k.all_exited()) << k;
+        EXPECT_EQ(w.nivcsw, 1u) << k << ": preempted at the wake's return";
+        EXPECT_EQ(w.nvcsw, 1u) << k << ": the wait found the answer"; // the exit's switch
+    }
+}
+
+/*
  * voluntary against none: the remote wakeup lands in the part of a pipe write() before its
  * mutex_lock() (pipe_write 400 us, half of it held): voluntary switches at mutex_lock()'s
  * might_resched() (its might_sleep(), before it takes the mutex), none at the call's return.
