@@ -464,6 +464,26 @@ TEST_F(replay_build, wakings_of_tasks_not_replayed)
                                        "the waker's record_wakee() only"));
 }
 
+// A switch-in inferred after a task whose switch-out is not recorded (t preempts a at 1011; a
+// is next seen at 1060): with t not replayed, a is back at the CPU's previous event (t's
+// switch-in), so a's CPU time from 1011 is a's; with t replayed, at the revealing event, as
+// before (the two tasks' shares are both replayed).
+TEST_F(replay_build, a_switch_in_inferred_after_a_task_not_replayed_is_at_its_earliest)
+{
+    std::string t = header;
+    t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+    t += line("a-10", 0, "dNh3.", 1010, waking("t", 20, 0));
+    t += line("a-10", 0, "d..2.", 1011, sw("a", 10, "R", "t", 20));
+    t += line("a-10", 0, "d..2.", 1060, sw("a", 10, "S", "swapper/0", 0));
+    replay_options o;
+    o.comm_regex = "^a$";
+    const replay_trace r = load_replay_trace(write("t.txt", t), o);
+    EXPECT_EQ(steps_of(task(r, 10)), "run 10000 absent 20 run 50000");
+    EXPECT_EQ(r.quirks.inferred_from_task, 1u);
+    const replay_trace all = load_replay_trace(write("t.txt", t), {});
+    EXPECT_EQ(steps_of(task(all, 10)), "run 11000");
+}
+
 // Wakeup targets from a trace (trace/wakeup_target.h), by hand: the waking's CPU (the
 // event's), the wakee's previous CPU (target_cpu) and its next switch in; a softirq, the idle
 // task and a task not selected (the kworker) are not a traced waker.
