@@ -20,17 +20,14 @@ Per trace:
   nothing).
 """
 import collections
-import lzma
-import re
 import sys
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S{4,5})\s+(\d+\.\d+):\s+(\w+):\s+(.*)$')
-FIELD = re.compile(r'(\w+)=(\S+)')
+import ftrace_text
+
 MSG, WORKER = 'schbench-msg', 'schbench-worker'
 
 
 def scan(path):
-    op = lzma.open if path.endswith('.xz') else open
     workers = set()
     st = {}  # pid -> (state, cpu, how)
     cur = {}  # cpu -> comm running
@@ -41,58 +38,52 @@ def scan(path):
     last_sleep = None
     pending = {}
     on, posted = {}, {}
-    with op(path, 'rt') as f:
-        for ln in f:
-            m = LINE.match(ln)
-            if not m:
-                continue
-            comm, pid, cpu, _, ts, ev, rest = m.groups()
-            F = dict(FIELD.findall(rest))
-            cpu, t, pid = int(cpu), float(ts), int(pid)
-            if not comm.startswith('<idle>'):
-                cur[cpu] = comm
-            if ev == 'sched_switch':
-                pp, npid, ps = int(F['prev_pid']), int(F['next_pid']), F['prev_state']
-                for c, p in ((F['prev_comm'], pp), (F['next_comm'], npid)):
-                    if c == WORKER:
-                        workers.add(p)
-                if pp:
-                    st[pp] = ('R' if ps.startswith('R') else 'S', cpu, '')
-                if npid:
-                    st[npid] = ('run', cpu, '')
-                if pp in pending:
-                    handoff[(pending.pop(pp), ps[0])] += 1
-                if F['prev_comm'] == WORKER and ps == 'S' and t - on.get(pp, t) > 1e-3:
-                    silent['woke the thread' if posted.get(pp) else 'no waking of the thread'] += 1
-                if F['next_comm'] == WORKER:
-                    on[npid], posted[npid] = t, False
-                if F['prev_comm'] == MSG and not ps.startswith('R'):
-                    last_sleep = 'idle' if npid == 0 else 'task'
-                    if npid == 0:
-                        desc = []
-                        for w in sorted(workers):
-                            s, c, how = st.get(w, ('?', -1, ''))
-                            if s == 'run':
-                                desc.append('running' + (' (other CPU)' if c != cpu else ''))
-                            elif s in ('R', 'W'):
-                                desc.append('runnable' + (' here' if c == cpu else ' (other CPU)')
-                                            + how)
-                            else:
-                                desc.append('asleep')
-                        idle[' / '.join(sorted(desc))] += 1
-                cur[cpu] = F['next_comm']
-            elif ev in ('sched_wakeup', 'sched_wakeup_new'):
-                p, tc = int(F['pid']), int(F['target_cpu'])
-                st[p] = ('W', tc, ', woken by ' + comm.rsplit('-', 1)[0])
-                if cur.get(tc, 'swapper').startswith('swapper'):
-                    cur[tc] = F['comm']
-                if F['comm'] == MSG and comm.startswith(WORKER) and tc == cpu:
-                    pending[pid] = last_sleep
-            elif ev == 'sched_waking' and F['comm'] == MSG and comm.startswith(WORKER):
-                posted[pid] = True
-                tc = int(F['target_cpu'])
-                if tc != cpu:
-                    remote['idle' if cur.get(tc, 'swapper').startswith('swapper') else 'a task'] += 1
+    for comm, pid, cpu, _, ts, ev, F in ftrace_text.records(path):
+        cpu, t, pid = int(cpu), float(ts), int(pid)
+        if not comm.startswith('<idle>'):
+            cur[cpu] = comm
+        if ev == 'sched_switch':
+            pp, npid, ps = int(F['prev_pid']), int(F['next_pid']), F['prev_state']
+            for c, p in ((F['prev_comm'], pp), (F['next_comm'], npid)):
+                if c == WORKER:
+                    workers.add(p)
+            if pp:
+                st[pp] = ('R' if ps.startswith('R') else 'S', cpu, '')
+            if npid:
+                st[npid] = ('run', cpu, '')
+            if pp in pending:
+                handoff[(pending.pop(pp), ps[0])] += 1
+            if F['prev_comm'] == WORKER and ps == 'S' and t - on.get(pp, t) > 1e-3:
+                silent['woke the thread' if posted.get(pp) else 'no waking of the thread'] += 1
+            if F['next_comm'] == WORKER:
+                on[npid], posted[npid] = t, False
+            if F['prev_comm'] == MSG and not ps.startswith('R'):
+                last_sleep = 'idle' if npid == 0 else 'task'
+                if npid == 0:
+                    desc = []
+                    for w in sorted(workers):
+                        s, c, how = st.get(w, ('?', -1, ''))
+                        if s == 'run':
+                            desc.append('running' + (' (other CPU)' if c != cpu else ''))
+                        elif s in ('R', 'W'):
+                            desc.append('runnable' + (' here' if c == cpu else ' (other CPU)')
+                                        + how)
+                        else:
+                            desc.append('asleep')
+                    idle[' / '.join(sorted(desc))] += 1
+            cur[cpu] = F['next_comm']
+        elif ev in ('sched_wakeup', 'sched_wakeup_new'):
+            p, tc = int(F['pid']), int(F['target_cpu'])
+            st[p] = ('W', tc, ', woken by ' + comm.rsplit('-', 1)[0])
+            if cur.get(tc, 'swapper').startswith('swapper'):
+                cur[tc] = F['comm']
+            if F['comm'] == MSG and comm.startswith(WORKER) and tc == cpu:
+                pending[pid] = last_sleep
+        elif ev == 'sched_waking' and F['comm'] == MSG and comm.startswith(WORKER):
+            posted[pid] = True
+            tc = int(F['target_cpu'])
+            if tc != cpu:
+                remote['idle' if cur.get(tc, 'swapper').startswith('swapper') else 'a task'] += 1
     return idle, handoff, remote, silent
 
 

@@ -14,30 +14,20 @@ that are not R (wakeup and switch times in s, worker pid, CPU).
 """
 import argparse
 import collections
-import lzma
-import re
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S{4,5})\s+(\d+\.\d+):\s+(\w+):\s+(.*)$')
-FIELD = re.compile(r'(\w+)=(\S+)')
+import ftrace_text
 
 
 def handoffs(path):
-    op = lzma.open if path.endswith('.xz') else open
     pending = {}  # worker pid -> (wakeup s, cpu)
-    with op(path, 'rt') as f:
-        for ln in f:
-            m = LINE.match(ln)
-            if not m:
-                continue
-            comm, pid, cpu, _flags, ts, name, rest = m.groups()
-            fl = dict(FIELD.findall(rest))
-            if name == 'sched_wakeup' and comm.startswith('schbench-worker') and \
-                    fl.get('comm', '').startswith('schbench-msg') and \
-                    int(fl['target_cpu']) == int(cpu):
-                pending[pid] = (float(ts), int(cpu))
-            elif name == 'sched_switch' and fl['prev_pid'] in pending:
-                t0, c = pending.pop(fl['prev_pid'])
-                yield t0, float(ts), fl['prev_pid'], c, fl['prev_state'][0]
+    for comm, pid, cpu, _flags, ts, name, fl in ftrace_text.records(path):
+        if name == 'sched_wakeup' and comm.startswith('schbench-worker') and \
+                fl.get('comm', '').startswith('schbench-msg') and \
+                int(fl['target_cpu']) == int(cpu):
+            pending[pid] = (float(ts), int(cpu))
+        elif name == 'sched_switch' and fl['prev_pid'] in pending:
+            t0, c = pending.pop(fl['prev_pid'])
+            yield t0, float(ts), fl['prev_pid'], c, fl['prev_state'][0]
 
 
 def main():

@@ -17,21 +17,14 @@ tick's or a slice's. Pids are stripped from comms (schbench-worker-16000 -> schb
 """
 import argparse
 import collections
-import lzma
 import re
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S{4,5})\s+(\d+\.\d+):\s+(\w+):\s+(.*)$')
-FIELD = re.compile(r'(\w+)=(\S+)')
+import ftrace_text
 
 
 def events(path):
-    op = lzma.open if path.endswith('.xz') else open
-    with op(path, 'rt') as f:
-        for ln in f:
-            m = LINE.match(ln)
-            if m:
-                _comm, _pid, _cpu, _flags, ts, name, rest = m.groups()
-                yield float(ts) * 1e6, name, dict(FIELD.findall(rest))
+    for _comm, _pid, _cpu, _flags, ts, name, fields in ftrace_text.records(path):
+        yield float(ts) * 1e6, name, fields
 
 
 def how(since, ts):
