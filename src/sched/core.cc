@@ -1507,8 +1507,9 @@ void kernel::cpu_work_done(rq& r)
         switch (a.kind) {
         case task_action::run:
             if (a.ns <= 0) {
-                // A return to user mode with no CPU time (task_context::return_to_user()):
-                // a deferred reschedule's preemption point all the same.
+                // A return to user mode with no CPU time (task_context::return_point(), or
+                // cpu()'s user work of no length after a call's tail): a deferred
+                // reschedule's preemption point all the same (exit_to_user_mode_loop()).
                 if (a.from_user && r.resched_deferred && preempt_point(r, a)) {
                     __schedule(r, true);
                     return;
