@@ -11,11 +11,13 @@
 # pull when a load_balance entry's source CPU is on the other node than the pulling CPU (by
 # level and idle type); a shard pop likewise (SHARED_RUNQ). Also: the wakeups whose waker's
 # CPU is on the other node than the wakee's prev, by branch (the cross-node wakeups that
-# could move it); the sync rule's share of all wakeups; the newly-idle passes by node and the
-# moves per 100 ms of simulated time.
+# could move it); the sync rule's share of all wakeups; the newly-idle passes by node; the moves
+# per 100 ms of simulated time; and, after each NUMA pull across, the wakeups logged on the
+# pulling CPU (by the task running there next, mostly the pulled one) within W ns (-v W=N,
+# default 1 ms): how many take a wakee from the other node to the puller's.
 function node(c) { return int((c % (2 * half)) / half) }
 function cpun(s) { sub(/^cpu/, "", s); sub(/[^0-9].*$/, "", s); return s + 0 }
-BEGIN { if (!half) half = 128 }
+BEGIN { if (!half) half = 128; if (!W) W = 1000000 }
 { t = $1 + 0; me = cpun($2); w = int(t * 10); if (w > maxw) maxw = w }
 $3 == "select_task_rq" {
     for (i = 6; i <= NF; i++) if ($i == "prev") break
@@ -23,6 +25,9 @@ $3 == "select_task_rq" {
     r = $0; sub(/^.*-> cpu[0-9]+: /, "", r)
     br = r; sub(/;.*$/, "", br); sis = r; sub(/^[^;]*(; )?/, "", sis); sub(/select_idle_sibling: /, "", sis)
     wakes++; if (br ~ /\(sync\)/) syncw++
+    if ((me in pulled_at) && t * 1e9 - pulled_at[me] <= W) {
+        after++; if (node(x) != node(me)) { after_other++; if (node(y) == node(me)) after_drag++ }
+    }
     if (node(me) != node(x)) { opp++; oppb[br]++ }
     if (node(x) != node(y)) { cnt["wakeup: " br " | " sis]++; wto[node(y)]++; ww[w, node(y)]++ }
     next
@@ -31,7 +36,10 @@ $3 == "shared_runq" && $4 == "pulled" { pops++; if (node(cpun($8)) != node(me)) 
 $3 == "load_balance" && / pulled / {
     ty = $5; sub(/:$/, "", ty)
     for (i = 6; i <= NF; i++) if ($i == "from") break
-    if (node(cpun($(i + 1))) != node(me)) { cnt["pull: " $4 " " ty] += $7; lto[node(me)] += $7; lw[w, node(me)] += $7 }
+    if (node(cpun($(i + 1))) != node(me)) {
+        cnt["pull: " $4 " " ty] += $7; lto[node(me)] += $7; lw[w, node(me)] += $7
+        if ($4 == "NUMA") { pulled_at[me] = t * 1e9; numa_pulls++ }
+    }
     next
 }
 $3 == "newidle_balance" {
@@ -52,6 +60,8 @@ END {
     for (n = 0; n < 2; n++)
         printf "node %d newly idle: gate closed %d, open %d; passes SMT %d MC %d DIE %d NUMA %d; NUMA too costly %d\n", n,
             gate["closed:", n], gate["open:", n], pass["SMT", n], pass["MC", n], pass["DIE", n], pass["NUMA", n], numatoo[n]
+    printf "NUMA pulls across %d; wakeups logged on the puller within %d us of one: %d, of tasks on the other node %d, taken to the puller's node %d (%.2f a pull)\n",
+        numa_pulls, W / 1000, after, after_other, after_drag, numa_pulls ? after_drag / numa_pulls : 0
     printf "per 100 ms: from  wakeup moves to node 0, to 1  pulls to node 0, to 1\n"
     for (i = 0; i <= maxw; i++) printf "  %4.1f s  %7d %7d  %6d %6d\n", i / 10, ww[i, 0], ww[i, 1], lw[i, 0], lw[i, 1]
 }
