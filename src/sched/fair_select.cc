@@ -136,16 +136,22 @@ static bool runs_one_task_besides_delayed(const rq& r)
  * v6.15 (the 6.18 profile) "running only the waker" leaves out sched-delayed
  * tasks; before, a delayed task on the waker's CPU counts in nr_running.
  * Patch sets may add a last choice (SIS_SHORT v6's hook A, fair_sis_short.cc).
+ * model: the decision log names the rule that takes the waker's CPU, `wake_affine: waker
+ * cpu (idle)` or `(sync)` here, `(weight)` in wake_affine_weight() (lane hb8v3).
  */
 int wake_affine_idle(kernel& k, int this_cpu, int prev_cpu, int sync)
 {
-    if (available_idle_cpu(k, this_cpu) && k.topology().cpus_share_cache(this_cpu, prev_cpu))
+    if (available_idle_cpu(k, this_cpu) && k.topology().cpus_share_cache(this_cpu, prev_cpu)) {
+        k.decisions().select_branch("wake_affine: waker cpu (idle)");
         return available_idle_cpu(k, prev_cpu) ? prev_cpu : this_cpu;
+    }
     if (sync) {
         const rq& r = k.cpu_rq(this_cpu);
         if (k.config().behaviour.wa_idle_sync_skips_delayed ? runs_one_task_besides_delayed(r)
-                                                            : r.nr_running == 1)
+                                                            : r.nr_running == 1) {
+            k.decisions().select_branch("wake_affine: waker cpu (sync)");
             return this_cpu;
+        }
     }
     if (available_idle_cpu(k, prev_cpu))
         return prev_cpu;
@@ -164,6 +170,7 @@ int wake_affine_idle(kernel& k, int this_cpu, int prev_cpu, int sync)
 int wake_affine_weight(kernel& k, const sched_domain& sd, task_struct& p, int this_cpu,
                        int prev_cpu, int sync)
 {
+    k.decisions().select_branch("wake_affine: waker cpu (weight)");
     s64 this_eff_load = static_cast<s64>(cpu_load(k.cpu_rq(this_cpu)));
     if (sync) {
         const s64 current_load = static_cast<s64>(task_h_load(k, *k.current()));
@@ -863,9 +870,11 @@ int select_task_rq_fair(kernel& k, task_struct& p, int prev_cpu, int wake_flags)
     for (auto& tmp : k.topology().cpu(cpu).domains) {
         if (want_affine && tmp->has(SD_WAKE_AFFINE) && tmp->span.test(prev_cpu)) {
             if (cpu != prev_cpu) {
+                // wake_affine_idle() and wake_affine_weight() name the rule that chose cpu
+                k.decisions().select_branch("wake_affine: waker cpu");
                 new_cpu = wake_affine(k, *tmp, p, cpu, prev_cpu, sync);
-                k.decisions().select_branch(new_cpu == cpu ? "wake_affine: waker cpu"
-                                                           : "wake_affine: prev");
+                if (new_cpu != cpu)
+                    k.decisions().select_branch("wake_affine: prev");
             } else {
                 k.decisions().select_branch("waker cpu is prev");
             }

@@ -138,6 +138,39 @@ TEST(wake_affine, a_busy_prev_loses_the_wakee_to_a_less_loaded_waker_across_numa
     }
 }
 
+/*
+ * The decision log names the rule of wake_affine() that took the waker's CPU (the hackbench
+ * wakeups across the sockets, docs/validation.md "hackbench at 8 groups: the sync rule",
+ * lane hb8v3): a sync wakeup from a CPU running only the waker is wake_affine_idle()'s
+ * (`sync && cpu_rq(this_cpu)->nr_running == 1`, v6.5 fair.c) whatever the loads; with a
+ * second task there it falls to wake_affine_weight(), which here still prefers the waker's
+ * socket to a prev running three spinners. Either way the wakee leaves prev's socket.
+ */
+TEST(select_task_rq_fair, the_log_names_the_wake_affine_rule_that_took_the_wakers_cpu)
+{
+    for (const bool waker_alone : {true, false}) {
+        sched_fixture t(llc16_machine(), "tip-2023-08");
+        task_struct& waker = t.spawn("waker", testlib::spin(), 0, 0, 0);
+        if (!waker_alone)
+            t.spawn("waker-spin", testlib::spin(), 0, 0, 0);
+        for (int i = 0; i < 3; ++i)
+            t.spawn(fmt::format("prev-spin{}", i), testlib::spin(), 20, 0, 20);
+        task_struct& wakee = t.spawn("wakee", testlib::run_sleep(usecs(10), secs(10)), 20, 0, 20);
+        t.run_for(msecs(200)); // PELT loads settle; the wakee sleeps, prev stays busy
+        ASSERT_EQ(wakee.cpu, 20);
+        sched_domain* numa = fork_from_cpu0(t, wakee); // unpins it
+        ASSERT_TRUE(numa && numa->has(SD_WAKE_AFFINE));
+        ASSERT_EQ(t.k->cpu_rq(0).nr_running, waker_alone ? 1u : 2u);
+        waker.wakee_flips = 0;
+        wakee.wakee_flips = 0;
+        const int cpu = select_task_rq_fair(*t.k, wakee, 20, WF_TTWU | WF_SYNC);
+        EXPECT_LT(cpu, 16) << "the waker's socket";
+        EXPECT_STREQ(t.k->decisions().last_select_branch(),
+                     waker_alone ? "wake_affine: waker cpu (sync)"
+                                 : "wake_affine: waker cpu (weight)");
+    }
+}
+
 TEST(wake_affine, prefers_an_idle_prev_cpu_and_counts_no_move_on_6_6)
 {
     sched_fixture t(llc16_machine(), "6.6");
@@ -838,7 +871,7 @@ TEST(select_task_rq_fair, a_waker_with_twice_the_wakees_flips_leaves_it_on_its_b
         const char* branch;
     };
     for (const wake_case c :
-         {wake_case{1, 0, "wake_affine: waker cpu"}, wake_case{8, 1, "wake_wide"}}) {
+         {wake_case{1, 0, "wake_affine: waker cpu (weight)"}, wake_case{8, 1, "wake_wide"}}) {
         w0.wakee_flips = c.waker_flips;
         w0.last_wakee = &m; // record_wakee() adds no flip
         w0.wakee_flip_decay_ts = jiffies(*t.k);
