@@ -65,6 +65,7 @@ std::shared_ptr<const prepared_run> prepare_run(const run_spec& spec)
     for (const auto& c : spec.costs)
         apply_cost_override(costs, c, "--cost");
     std::shared_ptr<const workload> w = make_workload(spec.workload_argv);
+    kc.params.tick_phase_ns = w->tick_phase_ns(kc.params.tick_nsec());
     std::string command_line = w->command_line();
     return std::make_shared<prepared_run>(prepared_run{spec, std::move(m), std::move(kc), costs,
                                                        std::move(command_line), std::move(w)});

@@ -1377,9 +1377,8 @@ void kernel::__schedule(rq& r, bool preempt)
             const s64 tick = static_cast<s64>(kc_.params.tick_nsec());
             const sim_time next_timer =
                 prev->timer.valid() && prev->cpu == r.cpu ? prev->timer_expires : -1;
-            const cost_model::idle_choice idle_choice =
-                charges_.cpuidle_enter(r, kc_.behaviour.menu, tick, (now() / tick + 1) * tick,
-                                       next_timer);
+            const cost_model::idle_choice idle_choice = charges_.cpuidle_enter(
+                r, kc_.behaviour.menu, tick, kc_.params.next_tick_after(now()), next_timer);
             const u8 idle_state = idle_choice.state;
             update_idle_core(*this, r); // pick_next_task_idle() -> update_idle_core()
             /*
@@ -1705,8 +1704,13 @@ void kernel::start_tick(rq& r)
     if (r.tick_event.valid())
         return;
     // The tick restarts on the next jiffy boundary (tick_nohz_restart()).
-    const s64 tick = static_cast<s64>(kc_.params.tick_nsec());
-    const sim_time next = (now() / tick + 1) * tick;
+    // kernel: kernel/time/tick-sched.c, 6.18.2 (gfunkmonk/linux-6.18.2 062668f4d006):
+    // tick_init_jiffy_update() aligns the first period to a multiple of TICK_NSEC of
+    // CLOCK_MONOTONIC, tick_setup_sched_timer() offsets a CPU's only with skew_tick=, and
+    // tick_nohz_restart() forwards the timer from its last tick by TICK_NSEC: every CPU ticks on
+    // one grid. model: its phase against the run's time 0 is sched_params::tick_phase_ns (0 but
+    // for a replay, whose trace records its kernel's: replay_tick_phase()).
+    const sim_time next = kc_.params.next_tick_after(now());
     r.tick_event = sim_.at(next, event_prio::tick, this, ev_arg(EV_TICK, static_cast<u32>(r.cpu)));
 }
 

@@ -3,6 +3,8 @@
  * Whole-scheduler behaviour on tiny machines, every invariant checked after
  * every scheduling operation (check_level::every).
  */
+#include "sched/fair.h"
+#include "sched/profiles.h"
 #include "sched/testlib.h"
 #include "trace/tracepoints.h"
 
@@ -562,6 +564,36 @@ TEST(sched_tick, a_direct_wakeup_waits_for_the_ticks_hold_of_the_targets_lock)
         t.run_for(1);
         EXPECT_TRUE(p.on_rq) << kernel << ": after the tick's hold and the waker's own";
     }
+}
+
+/*
+ * The tick grid's phase (sched_params::tick_phase_ns, which a replay reads from its trace):
+ * with a phase of 1.5 ms a busy CPU's ticks fall at 1.5 + 4k ms, each taking the rq's lock for
+ * its 20 us hold (as above; here 40 us in all by 9.54 ms), and jiffies turn over on them.
+ * Checked: without the phase the ticks fell on multiples of 4 ms (the lock last taken at 8 ms).
+ */
+TEST(sched_tick, the_ticks_fall_on_the_grids_phase)
+{
+    cost_params c = sched_fixture::no_costs();
+    c.rq_lock_hold = usecs(20);
+    kernel_config kc = make_kernel_config("6.18");
+    kc.params.tick_phase_ns = 1'500'000;
+    sched_fixture t(small_machine(1), kc, 1, c);
+    t.spawn("hog", testlib::spin(), 0, 0, 0);
+    const sim_time at = msecs(9) + usecs(500);
+    t.run_for(at - t.sim.now());
+    const contended_lock& lock = t.k->cpu_rq(0).lock;
+    EXPECT_EQ(lock.last_cpu, 0);
+    EXPECT_GE(lock.busy_until, at + usecs(20)) << "the tick at 9.5 ms took the lock";
+    EXPECT_LT(lock.busy_until, at + usecs(100)) << "(its hold, then its balance's)";
+    EXPECT_EQ(kc.params.next_tick_after(at), at + msecs(4));
+    EXPECT_EQ(kc.params.next_tick_after(usecs(1499)), usecs(1500));
+    EXPECT_EQ(kc.params.next_tick_after(0), usecs(1500));
+    const u64 j = jiffies(*t.k);
+    t.run_for(msecs(4) - 1);
+    EXPECT_EQ(jiffies(*t.k), j) << "no jiffy before the next tick";
+    t.run_for(1);
+    EXPECT_EQ(jiffies(*t.k), j + 1);
 }
 
 /*

@@ -51,7 +51,8 @@ void update_avg(u64& avg, u64 sample)
 u64 jiffies(const kernel& k)
 {
     const u64 tick = k.config().params.tick_nsec();
-    return SCHED_CLOCK_AT_START / tick + static_cast<u64>(k.now()) / tick;
+    const u64 phase = k.config().params.tick_phase_ns % tick;
+    return SCHED_CLOCK_AT_START / tick + (static_cast<u64>(k.now()) + tick - phase) / tick - 1;
 }
 
 bool available_idle_cpu(const kernel& k, int cpu)

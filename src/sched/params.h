@@ -36,7 +36,21 @@ struct sched_params {
     s64 rt_runtime_us = 950'000;              ///< kernel.sched_rt_runtime_us; -1: no limit
     u32 rr_timeslice_ms = 100;                ///< kernel.sched_rr_timeslice_ms (RR_TIMESLICE)
 
+    /// The jiffy grid's phase: the ticks fall at tick_phase_ns + k * tick_nsec() of simulated
+    /// time (0: on multiples of the tick). Not a tunable: where the run's time 0 falls against
+    /// the kernel's ticks, which a replayed trace records (workload::tick_phase_ns()).
+    u64 tick_phase_ns = 0;
+
     u64 tick_nsec() const { return 1'000'000'000ULL / hz; }
+    /// The first jiffy boundary (a tick of the grid) after t.
+    sim_time next_tick_after(sim_time t) const
+    {
+        const s64 tick = static_cast<s64>(tick_nsec());
+        const s64 phase = static_cast<s64>(tick_phase_ns % tick_nsec());
+        const s64 d = t - phase;
+        const s64 k = d >= 0 ? d / tick + 1 : -((-d) / tick);
+        return phase + k * tick;
+    }
 };
 
 /// The tunables after boot-time scaling for a machine of nr_cpus CPUs.

@@ -726,6 +726,9 @@ void builder::event(const ftrace_event& e)
         return;
     const bool in_window = e.ts <= t_.t1;
     const sim_time rel = e.ts - t_.t0;
+    if (in_window && e.ctx == ftrace_context::softirq &&
+        t_.softirq_events.size() < replay_softirq_kept)
+        t_.softirq_events.push_back(rel);
     // A selected task first seen as the one running on a CPU: it was running when the window
     // began (a task forked in the window has its track from the fork). Its CPU time counts
     // from here: what it ran before is not in the trace.
@@ -1414,6 +1417,41 @@ std::string replay_workload::stalled() const
         trace_->path, static_cast<double>(since) / 1e9, stuck.size(), who);
 }
 
+sim_time replay_tick_phase(const replay_trace& t, sim_dur tick)
+{
+    constexpr sim_dur window = 100'000;
+    if (tick <= window || t.softirq_events.size() < 8)
+        return -1;
+    std::vector<sim_time> ph;
+    ph.reserve(t.softirq_events.size());
+    for (const sim_time e : t.softirq_events)
+        ph.push_back(e % tick);
+    std::sort(ph.begin(), ph.end());
+    // The window [ph[i], ph[i] + window) around the circle: a two-pointer count.
+    const std::size_t n = ph.size();
+    std::size_t best = 0, best_n = 0, j = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        j = std::max(j, i);
+        auto at = [&](std::size_t k) { return k < n ? ph[k] : ph[k - n] + tick; };
+        while (j < i + n && at(j) < ph[i] + window)
+            ++j;
+        if (j - i > best_n) {
+            best_n = j - i;
+            best = i;
+        }
+    }
+    if (2 * best_n < n)
+        return -1;
+    const std::size_t k = best + best_n / 10;
+    return k < n ? ph[k] : ph[k - n];
+}
+
+u64 replay_workload::tick_phase_ns(u64 tick_nsec) const
+{
+    const sim_time p = replay_tick_phase(*trace_, static_cast<sim_dur>(tick_nsec));
+    return p < 0 ? 0 : static_cast<u64>(p);
+}
+
 std::string replay_workload::report() const
 {
     const replay_trace& t = *trace_;
@@ -1441,6 +1479,11 @@ std::string replay_workload::report() const
                      "only ({} in this run), {} left out (per-CPU kernel threads, non-fair "
                      "tasks: no select_task_rq_fair())\n",
                      t.causes.absent_wakes, absent_wakes_run_, t.causes.absent_wakes_skipped);
+    if (const sim_time p = replay_tick_phase(t, 4'000'000); p >= 0)
+        s += fmt::format("# ticks: the traced kernel's 4 ms tick grid (HZ=250) at {:.3f} ms from "
+                         "time 0, from its {} softirq-context events; the replay's ticks fall "
+                         "on it\n",
+                         static_cast<double>(p) / 1e6, t.softirq_events.size());
     if (o_.flow)
         s += fmt::format("# flow control (--deps {}): {} dependency wakes waited for their "
                          "wakee to pass its previous dependency wait (a modelled buffer-full "

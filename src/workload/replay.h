@@ -268,7 +268,25 @@ struct replay_trace {
     /// sched_waking events in the trace (of any task): without any, no block has a cause
     /// and the trace's waking->run latencies and wakeup targets are unknown.
     u64 sched_waking_events = 0;
+    /// The times (from t0) of the window's events in softirq context (the flags column's
+    /// 's'), the first replay_softirq_kept of them: where the traced kernel's ticks fell
+    /// (replay_tick_phase()).
+    std::vector<sim_time> softirq_events;
 };
+
+/// How many softirq-context events replay_trace::softirq_events keeps.
+inline constexpr std::size_t replay_softirq_kept = 1u << 16;
+
+/// The phase (ns from the replay's time 0, in [0, tick)) of the traced kernel's tick grid for a
+/// tick of `tick` ns, from the trace's softirq-context events, or -1 where they show none.
+/// model: a tick's interrupt ends in the softirqs it raised (RCU's, the timer wheel's), whose
+/// wakeups the trace records in softirq context a few us after the tick; the ticks of every
+/// CPU share one grid (tick_sched_timer() on jiffy boundaries, no skew_tick). The grid is the
+/// 100 us window of phases (mod tick) that holds the most of those events, taken when it holds
+/// at least half of them and 8 or more (other interrupts' softirqs, e.g. loopback networking's
+/// in task context, fall at any phase: a trace they dominate shows no grid); the phase is that
+/// window's 10th percentile event.
+sim_time replay_tick_phase(const replay_trace& t, sim_dur tick);
 
 /// The nice a task replays at: its traced prio - 120 for a fair task's prio, else 0.
 int replay_nice(const replay_task& t);
@@ -309,6 +327,8 @@ public:
     std::string stalled() const override;
     std::string report() const override;
     std::vector<workload_metric> metrics() const override;
+    /// The traced kernel's tick grid (replay_tick_phase()), 0 where the trace shows none.
+    u64 tick_phase_ns(u64 tick_nsec) const override;
 
     const replay_trace& trace() const { return *trace_; }
 

@@ -484,6 +484,41 @@ TEST_F(replay_build, a_switch_in_inferred_after_a_task_not_replayed_is_at_its_ea
     EXPECT_EQ(steps_of(task(all, 10)), "run 11000");
 }
 
+// The traced kernel's tick grid, from its softirq-context events (replay_tick_phase()): ten
+// softirq wakings of rcu_preempt while a runs, 1.2 ms + 0-27 us past each 4 ms boundary of the
+// window (t0 = a's first event, 1000 us), and two elsewhere: the grid is at the cluster's 10th
+// percentile event, 1.203 ms, and the workload's ticks fall there. Spread over the tick, the
+// same events show no grid: -1, the workload's phase 0 (ticks on multiples of the tick, as
+// before). Checked: without the change the workload's phase was 0 in both.
+TEST_F(replay_build, the_tick_grid_is_read_from_the_softirq_events)
+{
+    auto trace = [&](auto phase_of) {
+        std::string t = header;
+        t += line("<idle>-0", 0, "d..2.", 1000, sw("swapper/0", 0, "R", "a", 10));
+        for (int k = 0; k < 12; ++k)
+            t += line("a-10", 0, "d.s3.", 1000 + phase_of(k), waking("rcu_preempt", 15, 0));
+        t += line("a-10", 0, "d..2.", 60000, sw("a", 10, "S", "swapper/0", 0));
+        return t;
+    };
+    const int jitter[] = {0, 3, 5, 8, 11, 14, 17, 20, 24, 27};
+    const std::string grid = trace([&](int k) {
+        return k < 10 ? 1200 + k * 4000 + jitter[k] : (k == 10 ? 2500 + 40000 : 3100 + 44000);
+    });
+    replay_options o;
+    o.comm_regex = "^a$";
+    const replay_trace r = load_replay_trace(write("grid.txt", grid), o);
+    EXPECT_EQ(r.softirq_events.size(), 12u);
+    EXPECT_EQ(replay_tick_phase(r, 4'000'000), 1'203'000);
+    const auto w = make_workload({"replay", path("grid.txt"), "--comm", "^a$"});
+    EXPECT_EQ(w->tick_phase_ns(4'000'000), 1'203'000u);
+
+    const std::string spread = trace([](int k) { return 100 + k * 4330; });
+    EXPECT_EQ(replay_tick_phase(load_replay_trace(write("spread.txt", spread), o), 4'000'000), -1);
+    EXPECT_EQ(
+        make_workload({"replay", path("spread.txt"), "--comm", "^a$"})->tick_phase_ns(4'000'000),
+        0u);
+}
+
 // Wakeup targets from a trace (trace/wakeup_target.h), by hand: the waking's CPU (the
 // event's), the wakee's previous CPU (target_cpu) and its next switch in; a softirq, the idle
 // task and a task not selected (the kworker) are not a traced waker.

@@ -10,6 +10,8 @@
  *     k.run(limit);
  *     fmt::print("{}", w->report());
  */
+#include "sim/time.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +66,14 @@ public:
     /// command line identify it. Non-empty, it replaces them: a file edited in place is a
     /// new run, the same file at two paths the same run.
     virtual std::string content_identity() const { return ""; }
+    /// Where the kernel's tick grid falls against the run's time 0, for a tick of `tick_nsec`
+    /// (sched_params::tick_phase_ns): 0 (the default) for a run that starts on a tick; a
+    /// replay's from its trace.
+    virtual u64 tick_phase_ns(u64 tick_nsec) const
+    {
+        (void)tick_nsec;
+        return 0;
+    }
 };
 
 } // namespace schedlab
