@@ -117,7 +117,7 @@ struct replay_command_options {
     bool sync_wakes = false;      ///< --sync-wakes
     bool softirq_wakes = false;   ///< --softirq-wakes
     std::string rt_policy = "fifo"; ///< --rt-policy fifo|rr
-    std::string wakee_flips = "0";  ///< --wakee-flips N (validated with the workload's options)
+    std::string wakee_flips = "trace"; ///< --wakee-flips trace|N (checked with the options)
     bool quiet = false;             ///< --quiet: no progress on stderr
     std::string trace_path;       ///< --trace FILE: the replay's tracepoints (ftrace text)
     std::string json_path; ///< --json FILE: the run's result and the trace's figures

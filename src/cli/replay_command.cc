@@ -334,8 +334,10 @@ void add_replay_command(CLI::App& app, int& rc)
     replay
         ->add_option("--wakee-flips", rpl.wakee_flips,
                      "The wakee_flips (record_wakee()'s count, read by wake_wide()) each task "
-                     "not forked by a replayed task starts with (not traced); a child forked "
-                     "in the replay inherits its parent's, as in the kernel")
+                     "not forked by a replayed task starts with (not traced); trace: each "
+                     "one's read from its first wakeups of its children in the trace, 0 where "
+                     "they do not tell it; a child forked in the replay inherits its parent's, "
+                     "as in the kernel")
         ->capture_default_str();
     replay->add_flag("--quiet", rpl.quiet,
                      "No progress on stderr while the trace is read (shown only on a terminal)");

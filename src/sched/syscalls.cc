@@ -22,6 +22,11 @@ int syscalls::nr_cpu_ids() const
     return k_.nr_cpu_ids();
 }
 
+int syscalls::llc_size(int cpu) const
+{
+    return k_.topology().cpu(cpu).sd_llc_size;
+}
+
 const machine& syscalls::mach() const
 {
     return k_.mach();

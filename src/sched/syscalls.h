@@ -57,6 +57,8 @@ public:
     /* ---- time and the machine ---- */
     sim_time now() const;
     int nr_cpu_ids() const;
+    /// kernel: per_cpu(sd_llc_size, cpu): the CPUs sharing `cpu`'s last-level cache.
+    int llc_size(int cpu) const;
     const machine& mach() const;
     const cost_params& costs() const;
     /// The kernel has a preemption model (`+preempt=`): the task layer splits a burst where

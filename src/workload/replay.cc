@@ -6,6 +6,7 @@
 #include "sim/config_error.h"
 #include "trace/progress.h"
 #include "workload/options.h"
+#include "workload/replay_flips.h"
 
 #include <fmt/format.h>
 
@@ -338,6 +339,8 @@ private:
     /// Per (requester, replier) pid: the requests answered by a traced reply, and those that
     /// were not while the requester was not preempted by the replier (implied_reply).
     std::map<std::pair<int, int>, std::pair<u64, u64>> answered_;
+    /// The selected tasks' wakee_flips as forms of their roots' (replay_flips.h).
+    flips_reader flips_;
 };
 
 task_track& builder::track(int pid, sim_time ts, bool forked)
@@ -354,6 +357,7 @@ task_track& builder::track(int pid, sim_time ts, bool forked)
     rt.first_cpu = pi.first_cpu;
     // A task the trace did not see forked existed before the window: it starts at 0.
     rt.start = forked ? std::max<sim_time>(ts - t_.t0, 0) : 0;
+    flips_.root(pid, t_.t0 + rt.start);
     t_.tasks.push_back(std::move(rt));
     return k;
 }
@@ -494,6 +498,7 @@ void builder::resolve_early(task_track& k, sim_time ts)
     --t_.causes.non_blocking_wakings;
     if (k.early.waker >= 0) {
         const int waker = k.early.waker;
+        flips_.record_wakee(waker, pid_of(k), ts); // placed once the switch out is done
         task_track& w = tracks_.at(waker);
         w.at(k.early.waker_step).k = ++k.dep_wakes;
         if (k.early.reply) { // the waker answered k's request
@@ -542,6 +547,8 @@ void builder::switched(const ftrace_event& e, sim_time ts, sim_time summary_ts)
             k.pending += ts - std::max(k.on_cpu_since, t_.t0);
             k.on_cpu_since = -1;
         }
+        if (k.exiting || is_dead_state(e.prev_state) || is_block_state(e.prev_state))
+            flips_.blocked(e.pid);
         if (k.exiting || is_dead_state(e.prev_state)) {
             cancel_early(k);
             close_request(k);
@@ -569,6 +576,7 @@ void builder::switched(const ftrace_event& e, sim_time ts, sim_time summary_ts)
     if (sel(e.pid2)) {
         task_track& k = track(e.pid2, ts, false);
         k.preempted_by = -1;
+        flips_.placed_on(e.pid2, e.cpu);
         const bool first_seen = created_;
         if (k.blocked) {
             // Ran again with no waking recorded: a gap in the trace. The arrival is
@@ -619,6 +627,7 @@ void builder::absent_waking(const ftrace_event& e)
         return;
     flush(w, e.ts);
     push(w, {replay_step::wake_absent, 0, e.pid, 0});
+    flips_.record_wakee(e.curr_pid, e.pid, e.ts);
     ++t_.causes.absent_wakes;
 }
 
@@ -694,6 +703,13 @@ void builder::waking(const ftrace_event& e, bool in_window, sim_time rel)
             }
         }
         return;
+    }
+    // A placed wakeup: select_task_rq_fair()'s record_wakee() on the current task, whatever
+    // the context.
+    if (e.curr_pid > 0 && e.curr_pid != e.pid && sel(e.curr_pid)) {
+        flips_.record_wakee(e.curr_pid, e.pid, e.ts);
+        if (by_task)
+            flips_.placed(e.curr_pid, e.pid, e.cpu, e.target_cpu);
     }
     if (e.ctx == ftrace_context::hardirq) {
         resolve(k, {replay_step::sleep, e.ts - k.block_ts, -1, 0}, &t_.causes.timer);
@@ -773,6 +789,7 @@ void builder::event(const ftrace_event& e)
                 std::min(e.ts, std::max(e.ts_lo, w == last_wakeup_.end() ? e.ts_lo : w->second));
         }
         switched(e, run_at, at);
+        flips_.cpu_switched(e.cpu, e.pid2);
         if (!e.inferred) {
             note_prio(e.pid, e.prio);
             note_prio(e.pid2, e.prio2);
@@ -781,6 +798,9 @@ void builder::event(const ftrace_event& e)
     }
     case ftrace_event_type::sched_wakeup:
         last_wakeup_[e.pid] = e.ts;
+        flips_.cpu_woken(e.pid, e.target_cpu);
+        if (sel(e.pid))
+            flips_.placed_on(e.pid, e.target_cpu);
         break;
     case ftrace_event_type::sched_waking:
         waking(e, in_window, rel);
@@ -807,6 +827,7 @@ void builder::event(const ftrace_event& e)
             task_track& child = tracks_[e.pid2];
             if (!p.exited) {
                 t_.tasks[static_cast<std::size_t>(child.idx)].parent = e.pid;
+                flips_.fork(e.pid, e.pid2);
                 flush(p, e.ts);
                 push(p, {replay_step::fork, 0, e.pid2, 0});
             }
@@ -840,6 +861,7 @@ void builder::finish()
         t_.tasks[static_cast<std::size_t>(k.idx)].steps.shrink_to_fit();
     }
     t_.summary = summary_.finish(t_.t1 - t_.t0);
+    t_.flips_roots = flips_.finish();
 }
 
 /// The notes on the tasks' policy and nice: what the traced prios give, and what they cannot.
@@ -1061,7 +1083,7 @@ std::string replay_workload::options_text() const
         s += " --softirq-wakes";
     if (o_.rt_rr)
         s += " --rt-policy rr";
-    if (o_.root_wakee_flips)
+    if (!o_.infer_wakee_flips)
         s += fmt::format(" --wakee-flips {}", o_.root_wakee_flips);
     return s;
 }
@@ -1192,7 +1214,7 @@ task_code replay_workload::run_task(task_context& t, std::size_t idx)
             co_await t.timeout_exact(left);
     }
     if (rt.parent < 0)
-        t.sys().set_wakee_flips(t.task(), o_.root_wakee_flips); // --wakee-flips: as of now
+        t.sys().set_wakee_flips(t.task(), start_flips_[idx]); // as of now
     u64 nth_wait = 0; // the task's dependency waits so far
     replay_steps::cursor cur(rt.steps);
     replay_step s;
@@ -1333,6 +1355,11 @@ void replay_workload::setup(syscalls& sys)
     life_.assign(tasks.size(), 0);
     for (std::size_t i = 0; i < tasks.size(); ++i)
         pid_index_[tasks[i].pid] = i;
+    start_flips_.assign(tasks.size(), o_.infer_wakee_flips ? 0 : o_.root_wakee_flips);
+    if (o_.infer_wakee_flips)
+        for (const flips_root& r : trace_->flips_roots)
+            start_flips_[pid_index_.at(r.pid)] = infer_wakee_flips(
+                r.evidence, [&sys](int cpu) { return sys.llc_size(cpu % sys.nr_cpu_ids()); });
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].parent >= 0)
             continue;
@@ -1484,6 +1511,7 @@ std::string replay_workload::report() const
                          "time 0, from its {} softirq-context events; the replay's ticks fall "
                          "on it\n",
                          static_cast<double>(p) / 1e6, t.softirq_events.size());
+    s += wakee_flips_report();
     if (o_.flow)
         s += fmt::format("# flow control (--deps {}): {} dependency wakes waited for their "
                          "wakee to pass its previous dependency wait (a modelled buffer-full "
@@ -1526,6 +1554,27 @@ std::vector<workload_metric> replay_workload::metrics() const
     return {{"elapsed", "s", static_cast<double>(last_exit_) / 1e9, false}};
 }
 
+std::string replay_workload::wakee_flips_report() const
+{
+    if (!o_.infer_wakee_flips)
+        return fmt::format("# wakee flips at the start (--wakee-flips {}): every task not forked "
+                           "by a replayed one\n",
+                           o_.root_wakee_flips);
+    std::string s = "# wakee flips at the start, read from the trace (--wakee-flips trace):";
+    for (const flips_root& r : trace_->flips_roots) {
+        u64 w = 0, p = 0;
+        for (const flips_evidence& e : r.evidence) {
+            w += e.where == wakeup_target::waker;
+            p += e.where == wakeup_target::prev && e.prev_busy;
+        }
+        const auto it = pid_index_.find(r.pid);
+        s += fmt::format(" pid {} {} ({} of its first wakeups of its children on the waker's CPU, "
+                         "{} on a busy previous one);",
+                         r.pid, it == pid_index_.end() ? 0 : start_flips_[it->second], w, p);
+    }
+    return s + " 0 for the other tasks not forked by a replayed one\n";
+}
+
 std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& args)
 {
     replay_options o;
@@ -1558,8 +1607,9 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
          "fifo: tasks traced at an RT prio replay as SCHED_FIFO (default); rr: as SCHED_RR "
          "(a trace cannot tell them apart)"},
         {0, "wakee-flips", nullptr, nullptr, &wakee_flips,
-         "the wakee_flips each task not forked by a replayed task starts with (not traced; "
-         "default 0); a forked child inherits its parent's"},
+         "the wakee_flips each task not forked by a replayed task starts with (not traced); "
+         "trace (default): each one's read from its first wakeups of its children in the "
+         "trace, 0 where they do not tell it; a forked child inherits its parent's"},
     };
     parse_options(args, specs, "replay", &positional);
     if (positional.size() != 1)
@@ -1569,7 +1619,7 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
                                              "[--comm REGEX] [--speed F] [--bursts net|gross] "
                                              "[--deps flow|reply|count|edge|keep] [--sync-wakes] "
                                              "[--softirq-wakes] "
-                                             "[--rt-policy fifo|rr] [--wakee-flips N]")
+                                             "[--rt-policy fifo|rr] [--wakee-flips trace|N]")
                                : fmt::format("one trace file, got {}", positional.size()));
     if (!speed.empty()) {
         std::size_t used = 0;
@@ -1604,9 +1654,11 @@ std::unique_ptr<workload> make_replay_workload(const std::vector<std::string>& a
             throw config_error("--rt-policy", fmt::format("'{}' is not fifo or rr", rt_policy));
         o.rt_rr = rt_policy == "rr";
     }
-    if (!wakee_flips.empty())
+    if (!wakee_flips.empty() && wakee_flips != "trace") {
+        o.infer_wakee_flips = false;
         o.root_wakee_flips = static_cast<u32>(
             parse_integer(wakee_flips, "--wakee-flips", "--wakee-flips", 0, 1000000));
+    }
     auto t = std::make_shared<const replay_trace>(load_replay_trace(positional[0], o));
     return std::make_unique<replay_workload>(std::move(t), std::move(o));
 }

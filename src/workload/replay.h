@@ -52,6 +52,7 @@
 #include "metrics/sched_summary.h"
 #include "trace/ftrace_parse.h"
 #include "workload/program.h"
+#include "workload/replay_flips.h"
 #include "workload/workload.h"
 
 #include <map>
@@ -128,9 +129,12 @@ struct replay_options {
     /// --wakee-flips N: the wakee_flips (record_wakee()'s count, which wake_wide() reads) each
     /// replayed task that the trace does not show forked by a replayed task starts with: its
     /// flips from before the trace, which no tracepoint records. A child forked in the replay
-    /// inherits its parent's (kernel::fork(), as dup_task_struct() copies them). Default 0.
+    /// inherits its parent's (kernel::fork(), as dup_task_struct() copies them).
+    /// --wakee-flips trace (infer_wakee_flips, the default): each such task's own count, read
+    /// from its first wakeups in the trace (replay_flips.h), 0 where they do not tell it.
     /// docs/replay.md, "The wake-all's turn is wake_wide()".
     u32 root_wakee_flips = 0;
+    bool infer_wakee_flips = true;
     /// --quiet: no progress on stderr while the trace is read (shown only on a terminal).
     /// Not part of the run's identity.
     bool quiet = false;
@@ -272,6 +276,9 @@ struct replay_trace {
     /// 's'), the first replay_softirq_kept of them: where the traced kernel's ticks fell
     /// (replay_tick_phase()).
     std::vector<sim_time> softirq_events;
+    /// The tasks not forked by a selected task whose first wakeups of their family tell their
+    /// wakee_flips at the start (replay_flips.h), with that evidence.
+    std::vector<flips_root> flips_roots;
 };
 
 /// How many softirq-context events replay_trace::softirq_events keeps.
@@ -335,6 +342,8 @@ public:
 private:
     /// The options as command_line() prints them (after the trace).
     std::string options_text() const;
+    /// The report's line on the wakee_flips the tasks not forked by a replayed one start with.
+    std::string wakee_flips_report() const;
     /// Task `idx`'s code: its steps as system calls, each decoded when the task reaches it.
     task_code run_task(task_context& t, std::size_t idx);
     /// run_task()'s run step `s`: the burst to run (--speed; --bursts net: net_burst(), with
@@ -420,6 +429,9 @@ private:
     std::vector<replay_wait> waiting_;
     /// Per task: 0 not forked yet, 1 forked (spawned) and not exited, 2 exited.
     std::vector<std::uint8_t> life_;
+    /// Per task not forked by a replayed one: the wakee_flips it starts with (--wakee-flips N,
+    /// or read from the trace on this run's machine: infer_wakee_flips()).
+    std::vector<u32> start_flips_;
 };
 
 /// Parses the replay's arguments; config_error names a bad one.

@@ -1231,7 +1231,8 @@ TEST_F(replay_round_trip, wakings_of_tasks_not_replayed_count_as_the_wakers_flip
  * flips, and a child it forks inherits them (kernel::fork(), as dup_task_struct() copies
  * record_wakee()'s fields). sh (a root) forks app, which wakes sh once and exits. By hand:
  * with --wakee-flips 5, sh starts at 5 and wakes no one: 5; app starts with sh's 5 and sh's
- * last_wakee (none), so its wake of sh is a flip: 6. Default (0): sh 0, app 1. Before
+ * last_wakee (none), so its wake of sh is a flip: 6. Default (trace: sh wakes none of its
+ * children, so the trace does not tell its flips: 0): sh 0, app 1. Before
  * (the model's fork gave a child 0 flips, and no option): app 1 whatever sh had.
  */
 TEST_F(replay_round_trip, a_roots_flips_from_before_the_trace_pass_to_its_children)
@@ -1275,6 +1276,8 @@ TEST_F(replay_round_trip, a_roots_flips_from_before_the_trace_pass_to_its_childr
     EXPECT_THAT(make_replay_workload({p, "--wakee-flips", "5"})->command_line(),
                 HasSubstr("--wakee-flips 5"));
     EXPECT_THAT(make_replay_workload({p, "--wakee-flips", "0"})->command_line(),
+                HasSubstr("--wakee-flips 0"));
+    EXPECT_THAT(make_replay_workload({p, "--wakee-flips", "trace"})->command_line(),
                 Not(HasSubstr("--wakee-flips")));
     for (const char* bad : {"-1", "x", "1.5", "2000000"})
         try {
