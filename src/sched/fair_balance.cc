@@ -1389,6 +1389,8 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_elapsed, bool defer)
         const bool stop = k.config().behaviour.newidle_break_on_swb
                               ? !continue_balancing
                               : this_rq.nr_running > 0 || this_rq.ttwu_pending;
+        if (!pulled_task && stop && !k.config().behaviour.newidle_break_on_swb)
+            ++(this_rq.nr_running > 0 ? sd.stats.newidle_stop_task : sd.stats.newidle_stop_wakeup);
         if (pulled_task || stop)
             break;
     }
@@ -1554,6 +1556,9 @@ bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
         k.update_rq_clock(this_rq);
         if (newidle_domain_loop(k, this_rq, 0, true))
             this_rq.idle_stamp = 0;
+    } else if (!k.config().behaviour.newidle_break_on_swb && w.next > 0) { // counting only
+        sd_schedstat& st = k.topology().cpu(this_rq.cpu).domains[w.next - 1]->stats;
+        ++(this_rq.nr_running > 0 ? st.newidle_stop_task : st.newidle_stop_wakeup);
     }
     if (!w.active)
         newidle_relock(k, this_rq);

@@ -288,9 +288,13 @@ TEST(sched_balance_newidle, a_wake_list_ipi_during_a_pass_is_taken_after_the_swi
                        }),
                        1, 0, -1);
     rec.pid = sleeper->pid;
+    const sd_schedstat smt_before = f.smt->stats;
     t.run_for(usecs(200));
     ASSERT_TRUE(woke);
     ASSERT_GE(*phase, 3);
+    // the summary's count (stats.cc): the loop ended after the SMT pass on a queued wakeup
+    EXPECT_EQ(f.smt->stats.newidle_stop_wakeup - smt_before.newidle_stop_wakeup, 1u);
+    EXPECT_EQ(f.smt->stats.newidle_stop_task - smt_before.newidle_stop_task, 0u);
     ASSERT_GE(rec.to_idle.size(), 1u);
     ASSERT_GE(rec.wakeup.size(), 1u);
     EXPECT_EQ(sleeper->cpu, 1);
