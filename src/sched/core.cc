@@ -620,6 +620,54 @@ void kernel::sched_done(rq& r)
     r.in_schedule_prev = -1;
     r.newidle.active = false;
     lb_.lb_stats_changed(r.cpu);
+    irqs_on_after_schedule(r);
+}
+
+/*
+ * kernel: kernel/sched/core.c __schedule(), 6.5 (sndrzt/linux-6.5 4f5cdb332210):
+ * local_irq_disable() (core.c:6609) before rq_lock(); interrupts come back on only in
+ * finish_task_switch() -> finish_lock_switch() -> raw_spin_rq_unlock_irq() (core.c:5251,
+ * 5133), on the idle task's side of the switch. newidle_balance() in the pick drops and
+ * retakes the rq lock without touching interrupts (raw_spin_rq_unlock() and
+ * raw_spin_rq_lock(), fair.c:11874, 11913; update_blocked_averages()'s rq_lock_irqsave()
+ * restores the off state); 6.18.2's sched_balance_newidle() alike (gfunkmonk/linux-6.18.2
+ * 062668f4d006, fair.c:12854, 12898; __schedule()'s local_irq_disable(), core.c:6813). So a
+ * wake list's IPI that reaches the CPU meanwhile leaves ttwu_pending set (the loop breaks on
+ * it, fair.c:11907) and nothing enqueued: newidle_balance() returns 0 with idle_stamp kept,
+ * the CPU switches to idle, and the IPI is taken at the irq enable: sched_ttwu_pending()
+ * (core.c:3859) enqueues, ttwu_do_activate()'s avg_idle sample runs from idle_stamp to then
+ * (core.c:3792), and resched_curr() of the idle task sends nothing (local); do_idle() finds
+ * need_resched, skips its idle loop (idle.c:258) and schedule_idle() (idle.c:310) switches
+ * to the wakee. The tick's and a sleeper's hrtimer interrupt (LOCAL_TIMER_VECTOR 0xec) wait
+ * too, and come after the IPI's (CALL_FUNCTION_SINGLE_VECTOR 0xfb; x86 takes the higher
+ * vector first; arch/x86/include/asm/irq_vectors.h).
+ * model: rq::in_schedule is that window (the work charged in __schedule() to idle and the
+ * newly-idle passes); what came during it is taken at its end, at this instant, the IPI
+ * first (event_prio::ipi before tick). Lane nibirq; before, each was taken at its instant
+ * during the window, so the wakee was enqueued during the pass. Differs: the window also
+ * covers work prev's path owed from before __schedule() (cpu_charges::switch_to_idle()).
+ */
+void kernel::irqs_on_after_schedule(rq& r)
+{
+    const auto cpu = static_cast<u32>(r.cpu);
+    if (r.ttwu_ipi_held) {
+        r.ttwu_ipi_held = false;
+        r.ttwu_ipi_event = sim_.after(0, event_prio::ipi, this, ev_arg(EV_TTWU_IPI, cpu));
+    }
+    if (r.tick_held) {
+        r.tick_held = false;
+        if (!r.tick_event.valid())
+            r.tick_event = sim_.after(0, event_prio::tick, this, ev_arg(EV_TICK, cpu));
+    }
+    for (const int pid : r.timers_held) {
+        task_struct* p = find_task_by_pid(pid);
+        // not woken meanwhile nor its timer armed anew; the CPU is awake: no idle exit first
+        if (!p || p->timer_cpu != r.cpu || p->timer.valid())
+            continue;
+        p->timer_cpu_awake = true;
+        p->timer = sim_.after(0, event_prio::tick, this, ev_arg(EV_TIMER, static_cast<u32>(pid)));
+    }
+    r.timers_held.clear();
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1701,7 +1749,7 @@ const char* acct_cat_name(acct_cat c)
 
 void kernel::start_tick(rq& r)
 {
-    if (r.tick_event.valid())
+    if (r.tick_event.valid() || r.tick_held)
         return;
     // The tick restarts on the next jiffy boundary (tick_nohz_restart()).
     // kernel: kernel/time/tick-sched.c, 6.18.2 (gfunkmonk/linux-6.18.2 062668f4d006):
@@ -1864,6 +1912,10 @@ void kernel::fire(u64 arg)
     case EV_TICK: {
         rq& r = cpu_rq(static_cast<int>(v));
         r.tick_event = {};
+        if (r.in_schedule) { // interrupts off in __schedule(): irqs_on_after_schedule()
+            r.tick_held = true;
+            break;
+        }
         // model: the wake-list IPI's handler is still enqueueing (an early ttwu_pending
         // clear, sched_ttwu_pending()): interrupts are off, the tick is taken after it.
         if (sim_.pending(r.ttwu_activate_event)) {
@@ -1874,6 +1926,11 @@ void kernel::fire(u64 arg)
         break;
     }
     case EV_TTWU_IPI: // the IPI's handler: hardirq context, as the tracepoints show it
+        if (cpu_rq(static_cast<int>(v)).in_schedule) { // see irqs_on_after_schedule()
+            cpu_rq(static_cast<int>(v)).ttwu_ipi_event = {};
+            cpu_rq(static_cast<int>(v)).ttwu_ipi_held = true;
+            break;
+        }
         irq_ctx_ = trace_irq_ctx::hardirq;
         sched_ttwu_pending(cpu_rq(static_cast<int>(v)));
         irq_ctx_ = trace_irq_ctx::task;
@@ -1927,33 +1984,51 @@ void kernel::fire(u64 arg)
         sched_done(r);
         break;
     }
-    case EV_TIMER: {
-        task_struct* p = find_task_by_pid(static_cast<int>(v));
-        SIM_BUG_ON(!p, "timer for unknown pid {}", v);
-        p->timer = {};
-        SIM_BUG_ON(p->timer_cpu < 0, "timer of pid {} is on no CPU's queue", v);
-        rq& tr = cpu_rq(p->timer_cpu);
-        if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
-            // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
-            const sim_dur d = charges_.remote_notify_delay(tr, this_cpu_, cost_model::notify::timer);
-            if (d > 0) {
-                p->timer_cpu_awake = true;
-                p->timer = sim_.after(d, event_prio::hrtimer, this, arg);
-                break;
-            }
-        }
-        // hrtimer_interrupt(): p's hard expiry has passed, so p runs, with every timer
-        // before it or within its slack.
-        hrtimer_run_sleepers(tr);
-        irq_exit_to_user(tr);
+    case EV_TIMER:
+        hrtimer_interrupt(v, arg);
         break;
-    }
     case EV_SOFTIRQ:
     case EV_ILB:
     case EV_ACTIVE_LB: // fired by lb_state (fair_balance.h)
         SIM_BUG_ON(true, "kernel: balancing event {:#x} on the kernel's handler", arg);
         break;
     }
+}
+
+/*
+ * model: a sleeper's hrtimer expiry (EV_TIMER, `arg`, of pid `pid`) reaches its CPU: held
+ * while that CPU has interrupts off (in __schedule() to idle, irqs_on_after_schedule(); in
+ * a wake list's handler, after it as the tick), delayed by an idle CPU's exit latency,
+ * else hrtimer_interrupt() runs the sleepers due.
+ */
+void kernel::hrtimer_interrupt(u32 pid, u64 arg)
+{
+    task_struct* p = find_task_by_pid(static_cast<int>(pid));
+    SIM_BUG_ON(!p, "timer for unknown pid {}", pid);
+    p->timer = {};
+    SIM_BUG_ON(p->timer_cpu < 0, "timer of pid {} is on no CPU's queue", pid);
+    rq& tr = cpu_rq(p->timer_cpu);
+    if (tr.in_schedule) { // interrupts off in __schedule(): irqs_on_after_schedule()
+        tr.timers_held.push_back(p->pid);
+        return;
+    }
+    if (sim_.pending(tr.ttwu_activate_event)) { // the wake list's handler, as the tick
+        p->timer = sim_.at(tr.ttwu_activate_at, event_prio::tick, this, arg); // after it
+        return;
+    }
+    if (tr.curr->is_idle_task() && !p->timer_cpu_awake) {
+        // The timer interrupt wakes an idle CPU: its handler runs after the exit latency.
+        const sim_dur d = charges_.remote_notify_delay(tr, this_cpu_, cost_model::notify::timer);
+        if (d > 0) {
+            p->timer_cpu_awake = true;
+            p->timer = sim_.after(d, event_prio::hrtimer, this, arg);
+            return;
+        }
+    }
+    // hrtimer_interrupt(): p's hard expiry has passed, so p runs, with every timer
+    // before it or within its slack.
+    hrtimer_run_sleepers(tr);
+    irq_exit_to_user(tr);
 }
 
 void kernel::run(sim_time limit)

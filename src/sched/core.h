@@ -321,6 +321,8 @@ private:
     u32 ttwu_write_seq_ = 0;
     void deactivate_prev(rq& r, task_struct& prev);
     void sched_done(rq& r); ///< model: the end of __schedule() to idle (rq::in_schedule)
+    void irqs_on_after_schedule(rq& r); ///< the interrupts held during in_schedule, taken
+    void hrtimer_interrupt(u32 pid, u64 arg); ///< a sleeper's timer expiry (EV_TIMER)
     void clear_tsk_need_resched(rq& r);
     void hrtimer_dequeue(task_struct& p);
     void hrtimer_run_sleepers(rq& r);

@@ -476,6 +476,61 @@ TEST(sched_ttwu_pending, v6_1_clears_ttwu_pending_before_the_enqueue)
     }
 }
 
+/*
+ * The wake list's handler runs with interrupts off (sched_ttwu_pending()'s
+ * rq_lock_irqsave(), 6.1-rc7 krr-io/linux-6.1.0 2a410d07ec5e and 6.5 sndrzt/linux-6.5
+ * 4f5cdb332210), so a sleeper's hrtimer that expires on that CPU while the handler waits
+ * for the rq lock is taken after it, as the tick is. The scene above: cpu4 wakes p onto
+ * idle cpu3's wake list at T; cpu3's handler holds the lock 20 us (rq_lock_hold) before the
+ * enqueue, which the model places at T + 20 us where ttwu_pending is cleared early (6.1).
+ * r, asleep on cpu3, has its timer at T + 10 us: 5.15 and 6.1 wake it at T + 20 us, after
+ * the handler (before, lane nibirq: at T + 10 us, inside it). Differs: from 6.2 the model
+ * enqueues at the IPI's instant and charges the hold as work owed, which holds no interrupt.
+ */
+TEST(sched_ttwu_pending, a_sleepers_hrtimer_waits_for_the_wake_lists_handler)
+{
+    for (const char* kernel : {"5.15", "6.1"}) {
+        symmetric_machine_spec s;
+        s.name = "test-2llc";
+        s.cores_per_socket = 8;
+        s.cores_per_llc = 4;
+        cost_params c = sched_fixture::no_costs();
+        c.rq_lock_hold = usecs(20);
+        sched_fixture t(make_symmetric_machine(s, "test"), kernel, 1, "", c);
+        struct wakings final : trace_sink {
+            int pid = -1;
+            std::vector<sim_time> at;
+            void sched_waking(const trace_sched_wakeup& w) override
+            {
+                if (w.pid == pid)
+                    at.push_back(w.ts);
+            }
+        } rec;
+        t.k->add_sink(&rec);
+        task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
+        const sim_time wake_at = msecs(1);
+        auto steps = std::make_shared<int>(0);
+        task_struct& r =
+            t.spawn("r", testlib::behaviour([wake_at, steps](syscalls& k, task_struct& self) {
+                        if ((*steps)++ == 0)
+                            return task_action::cpu(usecs(10));
+                        if (*steps == 2)
+                            k.schedule_timeout(self, wake_at + usecs(10) - k.now());
+                        return task_action::sleep();
+                    }),
+                    3, 0, 3);
+        rec.pid = r.pid;
+        t.run_for(wake_at - t.k->now()); // p and r ran on cpu3 and sleep; cpu3 idle
+        ASSERT_EQ(t.k->now(), wake_at);
+        ASSERT_EQ(r.timer_cpu, 3) << kernel;
+        t.k->set_this_cpu(4);
+        ASSERT_TRUE(t.k->wake_up_process(p)) << kernel;
+        t.run_for(usecs(100));
+        ASSERT_EQ(rec.at.size(), 1u) << kernel;
+        EXPECT_EQ(rec.at[0] - wake_at, usecs(20)) << kernel << ": after the handler";
+    }
+}
+
 /// Every sched_wakeup and sched_switch of a run.
 struct wakeups_and_switches final : trace_sink {
     std::vector<trace_sched_wakeup> wakeup;

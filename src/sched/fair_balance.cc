@@ -1389,6 +1389,8 @@ int newidle_domain_loop(kernel& k, rq& this_rq, u64 pending_elapsed, bool defer)
         const bool stop = k.config().behaviour.newidle_break_on_swb
                               ? !continue_balancing
                               : this_rq.nr_running > 0 || this_rq.ttwu_pending;
+        if (!pulled_task && stop && !k.config().behaviour.newidle_break_on_swb)
+            ++(this_rq.nr_running > 0 ? sd.stats.newidle_stop_task : sd.stats.newidle_stop_wakeup);
         if (pulled_task || stop)
             break;
     }
@@ -1448,7 +1450,11 @@ void newidle_relock(kernel& k, rq& this_rq)
  * next domain is considered once this CPU has done the work charged before it
  * (sched_balance_newidle_resume(), called when rq::in_schedule ends), so a wakeup
  * queued for this CPU during a pass ends the loop as in the kernel. Before, every
- * pass ran at once and such a wakee waited for all of them. The end of the
+ * pass ran at once and such a wakee waited for all of them. A wake list's IPI (and the
+ * tick, an hrtimer) that comes meanwhile is taken after the switch to idle, as in the
+ * kernel, whose __schedule() has interrupts off throughout: the loop breaks on
+ * ttwu_pending, returns 0 with idle_stamp kept, and the avg_idle sample runs to the IPI's
+ * enqueue (kernel::irqs_on_after_schedule(), lane nibirq). The end of the
  * function (max_idle_balance_cost, next_balance) is applied after each pass; the
  * kernel applies it once, with the same result.
  */
@@ -1537,9 +1543,11 @@ bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
     if (!this_rq.curr->is_idle_task()) // another __schedule() took over, with its own lock
         return false;
     k.set_this_cpu(this_rq.cpu);
-    // A wake list whose handler cleared ttwu_pending early (5.15, 6.1) and has not
-    // enqueued yet (ttwu_activating) counts as pending: the kernel's IPI waits for
-    // interrupts to be enabled, after this loop, so ttwu_pending is still set there.
+    // A wake list's IPI that came during the passes waits for interrupts to be enabled
+    // (kernel::irqs_on_after_schedule()), so ttwu_pending is what stops the loop. One whose
+    // handler began before __schedule() and cleared ttwu_pending early (5.15, 6.1) but has
+    // not enqueued yet (ttwu_activating) counts as pending: in the kernel that handler
+    // would have finished first, with interrupts off.
     // Up to 6.6 the loop broke after the last pass; from 6.10 the next domain bails out.
     const bool stop = !this_rq.ttwu_activating.empty() ||
                       ((this_rq.nr_running > 0 || this_rq.ttwu_pending) &&
@@ -1548,6 +1556,9 @@ bool sched_balance_newidle_resume(kernel& k, rq& this_rq)
         k.update_rq_clock(this_rq);
         if (newidle_domain_loop(k, this_rq, 0, true))
             this_rq.idle_stamp = 0;
+    } else if (!k.config().behaviour.newidle_break_on_swb && w.next > 0) { // counting only
+        sd_schedstat& st = k.topology().cpu(this_rq.cpu).domains[w.next - 1]->stats;
+        ++(this_rq.nr_running > 0 ? st.newidle_stop_task : st.newidle_stop_wakeup);
     }
     if (!w.active)
         newidle_relock(k, this_rq);

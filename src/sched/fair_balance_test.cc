@@ -209,6 +209,194 @@ TEST(sched_balance_newidle, a_wakeup_during_a_domains_pass_ends_the_loop_after_t
     EXPECT_LE((*starts)[1] - woken_at, usecs(10)) << "the sleeper waits for one pass, not two";
 }
 
+/// For the interrupt tests below: sched_waking, sched_wakeup and the switches on one CPU.
+struct irq_steps final : trace_sink {
+    int pid = -1;
+    int cpu = -1;
+    std::vector<sim_time> waking, wakeup;
+    std::vector<std::pair<int, int>> switches; ///< (prev, next) on `cpu`, in order
+    std::vector<sim_time> to_idle;             ///< pid's switches to idle on `cpu`
+    void sched_waking(const trace_sched_wakeup& w) override
+    {
+        if (w.pid == pid)
+            waking.push_back(w.ts);
+    }
+    void sched_wakeup(const trace_sched_wakeup& w) override
+    {
+        if (w.pid == pid)
+            wakeup.push_back(w.ts);
+    }
+    void sched_switch(const trace_sched_switch& s) override
+    {
+        if (s.cpu != cpu)
+            return;
+        switches.emplace_back(s.prev_pid, s.next_pid);
+        if (s.prev_pid == pid && s.next_pid == 0)
+            to_idle.push_back(s.ts);
+    }
+};
+
+/*
+ * kernel: __schedule() runs with interrupts off from local_irq_disable() to
+ * finish_task_switch()'s raw_spin_rq_unlock_irq(), and newidle_balance() drops and retakes
+ * only the lock (raw_spin_rq_unlock()/raw_spin_rq_lock(), sndrzt/linux-6.5 4f5cdb332210;
+ * 6.18.2's sched_balance_newidle() alike). The scene of the first test: the sleeper is woken
+ * during cpu1's SMT pass (10 us) and goes to cpu1's wake list; the IPI (no cost here: at
+ * once) cannot be taken then. The loop breaks on ttwu_pending with nothing enqueued,
+ * newidle_balance() returns 0 (idle_stamp kept), cpu1 switches to idle, and the IPI's
+ * sched_ttwu_pending() enqueues the sleeper at the irq enable: no poll sees it queued on
+ * cpu1 during the pass, its sched_wakeup is at the pass's end or later, the avg_idle sample
+ * runs from idle_stamp (the pick) to then, and cpu1's switches are sleeper -> idle ->
+ * sleeper. Before (lane nibirq), the IPI was taken at once: the sleeper was queued during
+ * the pass and the sample was the ~1 us to the wakeup.
+ */
+TEST(sched_balance_newidle, a_wake_list_ipi_during_a_pass_is_taken_after_the_switch_to_idle)
+{
+    newidle_on_cpu1 f("tip-2023-08");
+    ASSERT_TRUE(f.ready());
+    sched_fixture& t = f.t;
+    kernel& kk = f.kk;
+    task_struct* sleeper = nullptr;
+    bool woke = false;
+    bool queued_in_schedule = false; // a poll saw the wakee queued on cpu1 during the window
+    t.spawn("waker", testlib::behaviour([&](syscalls& k, task_struct&) {
+                const rq& r1 = kk.cpu_rq(1);
+                if (woke && r1.in_schedule && r1.nr_running > 0)
+                    queued_in_schedule = true;
+                if (!woke && sleeper && r1.in_schedule) {
+                    woke = true;
+                    k.wake_up_process(*sleeper);
+                }
+                return task_action::cpu(usecs(1));
+            }),
+            f.sib, 0, f.sib);
+    t.run_for(usecs(100));
+    ASSERT_TRUE(kk.rd().overload);
+    irq_steps rec;
+    rec.cpu = 1;
+    kk.add_sink(&rec);
+    auto phase = std::make_shared<int>(0);
+    u64 avg_idle_after = 0;
+    sleeper = &t.spawn("sleeper", testlib::behaviour([&, phase](syscalls&, task_struct&) {
+                           if ((*phase)++ % 2 == 0) {
+                               if (*phase == 3) // back from the wakeup
+                                   avg_idle_after = kk.cpu_rq(1).avg_idle;
+                               return task_action::cpu(usecs(10));
+                           }
+                           kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                           return task_action::sleep();
+                       }),
+                       1, 0, -1);
+    rec.pid = sleeper->pid;
+    const sd_schedstat smt_before = f.smt->stats;
+    t.run_for(usecs(200));
+    ASSERT_TRUE(woke);
+    ASSERT_GE(*phase, 3);
+    // the summary's count (stats.cc): the loop ended after the SMT pass on a queued wakeup
+    EXPECT_EQ(f.smt->stats.newidle_stop_wakeup - smt_before.newidle_stop_wakeup, 1u);
+    EXPECT_EQ(f.smt->stats.newidle_stop_task - smt_before.newidle_stop_task, 0u);
+    ASSERT_GE(rec.to_idle.size(), 1u);
+    ASSERT_GE(rec.wakeup.size(), 1u);
+    EXPECT_EQ(sleeper->cpu, 1);
+    EXPECT_FALSE(queued_in_schedule) << "the IPI waits for interrupts to be enabled";
+    EXPECT_GE(rec.wakeup[0] - rec.to_idle[0], usecs(10)) << "enqueued after the SMT pass";
+    // update_avg() of a sample of at least the pass: avg_idle + (sample - avg_idle) / 8
+    const u64 at_least = msecs(1) - (msecs(1) - usecs(10)) / 8;
+    EXPECT_GE(avg_idle_after, at_least) << "the sample runs from idle_stamp to the IPI";
+    const std::vector<std::pair<int, int>> want = {{sleeper->pid, 0}, {0, sleeper->pid}};
+    const auto slept = std::find(rec.switches.begin(), rec.switches.end(), want[0]);
+    ASSERT_LE(slept + 2, rec.switches.end());
+    const std::vector<std::pair<int, int>> got(slept, slept + 2);
+    EXPECT_EQ(got, want) << "to idle and back";
+}
+
+/*
+ * The tick and a sleeper's hrtimer are interrupts too (the local timer's vector): one that
+ * comes during cpu1's newly-idle passes is taken when they are over. (a) The tick: cpu1's
+ * task sleeps 3 us before a jiffy boundary with a 1 ms timeout (menu keeps the tick), every
+ * other CPU busy; the boundary's tick must not find cpu1 idle (lb_.nohz.idle_ticks) while
+ * cpu1 is still in __schedule(), and is taken at the passes' end, once. (b) The hrtimer: the
+ * sleeper's 5 us timeout expires during the 10 us SMT pass; its hrtimer_wakeup() (the
+ * sleeper's sched_waking) comes when the passes are over. Before (lane nibirq) both were
+ * taken at their instant.
+ */
+TEST(sched_balance_newidle, the_tick_and_an_hrtimer_during_the_passes_are_taken_after_them)
+{
+    for (const bool tick : {true, false}) {
+        SCOPED_TRACE(tick ? "the tick" : "an hrtimer");
+        newidle_on_cpu1 f("tip-2023-08");
+        ASSERT_TRUE(f.ready());
+        sched_fixture& t = f.t;
+        kernel& kk = f.kk;
+        for (int cpu = 0; cpu < 4; ++cpu) // every other CPU busy: only cpu1's idle ticks count
+            if (cpu != 1 && cpu != f.sib && cpu != f.other)
+                t.spawn("busy", testlib::spin(), cpu, 0, cpu);
+        struct poll {
+            sim_time at;
+            bool in_schedule;
+            u64 idle_ticks;
+        };
+        std::vector<poll> polls;
+        t.spawn("poller", testlib::behaviour([&](syscalls& k, task_struct&) {
+                    polls.push_back({k.now(), kk.cpu_rq(1).in_schedule, kk.lb().nohz.idle_ticks});
+                    return task_action::cpu(usecs(1));
+                }),
+                f.sib, 0, f.sib);
+        const auto jiffy = static_cast<sim_time>(kk.config().params.tick_nsec());
+        t.run_for(usecs(100));
+        ASSERT_TRUE(kk.rd().overload);
+        irq_steps rec;
+        rec.cpu = 1;
+        kk.add_sink(&rec);
+        auto phase = std::make_shared<int>(0);
+        sim_time boundary = 0;
+        task_struct& sleeper = t.spawn(
+            "sleeper", testlib::behaviour([&, phase, tick](syscalls& k, task_struct& p) {
+                if (*phase == 0) { // run to 3 us before the second jiffy boundary, in steps
+                    if (!boundary) // of at most 100 us (the ticks' balancing delays a step)
+                        boundary = (k.now() / jiffy + 2) * jiffy;
+                    const sim_time until = tick ? boundary - usecs(3) : usecs(110);
+                    if (k.now() < until)
+                        return task_action::cpu(std::min<sim_dur>(until - k.now(), usecs(100)));
+                    *phase = 1;
+                }
+                if ((*phase)++ == 1) {
+                    kk.cpu_rq(1).avg_idle = msecs(1); // a long expected idle
+                    k.schedule_timeout(p, tick ? msecs(1) : usecs(5));
+                    return task_action::sleep();
+                }
+                return task_action::do_exit();
+            }),
+            1, 0, 1);
+        rec.pid = sleeper.pid;
+        t.run_for(tick ? 3 * jiffy : usecs(200));
+        ASSERT_GE(rec.to_idle.size(), 1u); // the sleep (and the exit after it)
+        const sim_time went_idle = rec.to_idle[0];
+        const auto first_out = std::find_if(polls.begin(), polls.end(), [&](const poll& q) {
+            return q.at > went_idle && !q.in_schedule;
+        });
+        ASSERT_NE(first_out, polls.end());
+        ASSERT_GT(first_out - polls.begin(), 0);
+        const poll last_in = *(first_out - 1);
+        ASSERT_TRUE(last_in.in_schedule);
+        if (tick) {
+            ASSERT_LT(went_idle, boundary);
+            ASSERT_GT(last_in.at, boundary) << "the passes span the boundary";
+            const u64 at_switch = std::find_if(polls.begin(), polls.end(), [&](const poll& q) {
+                                      return q.at >= went_idle;
+                                  })->idle_ticks;
+            EXPECT_EQ(last_in.idle_ticks, at_switch) << "no tick while in __schedule()";
+            // at their end's instant (a poll then may come before it)
+            ASSERT_LT(first_out + 1, polls.end());
+            EXPECT_EQ((first_out + 1)->idle_ticks, at_switch + 1) << "the tick, when they end";
+        } else {
+            ASSERT_EQ(rec.waking.size(), 1u);
+            EXPECT_GT(rec.waking[0], last_in.at) << "hrtimer_wakeup() after the passes";
+            EXPECT_LE(rec.waking[0], first_out->at);
+        }
+    }
+}
+
 /*
  * kernel: sched_balance_newidle()'s break, `pulled_task || !continue_balancing` from
  * c829d6818b60 (v6.10; 6.12.19, 6.18.2), `pulled_task || nr_running > 0 || ttwu_pending`

@@ -703,6 +703,11 @@ struct alignas(64) rq {
     bool in_schedule = false;
     int in_schedule_prev = -1; ///< pid of prev, on_cpu until then (-1: none)
     event_id in_schedule_event;
+    /// model: the interrupts that reached this CPU during in_schedule, with interrupts off
+    /// in the kernel's __schedule(): taken when it ends (kernel::irqs_on_after_schedule())
+    bool ttwu_ipi_held = false; ///< the wake list's IPI (EV_TTWU_IPI)
+    bool tick_held = false;     ///< the tick (EV_TICK)
+    std::vector<int> timers_held; ///< sleepers' hrtimers, by pid (EV_TIMER)
     /// model: newidle_balance()'s domain loop still to run (sched_balance_newidle()).
     /// The kernel checks nr_running and ttwu_pending after each domain's pass (from
     /// v6.10, the next domain's should_we_balance() does), so a wakeup that arrives

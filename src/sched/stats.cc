@@ -362,9 +362,10 @@ std::string schedstat_table(const kernel& k)
                              t.lb_gained[i], t.lb_hot_gained[i], t.lb_nobusyq[i],
                              t.lb_nobusyg[i], t.fbg_count[i]);
         s += fmt::format("# {:<10} active balance: count {} failed {} pushed {}; wakeups: remote "
-                         "{} affine {}\n",
+                         "{} affine {}; newidle loop ended after this pass on a task {}, on a "
+                         "queued wakeup {}\n",
                          "", t.alb_count, t.alb_failed, t.alb_pushed, t.ttwu_wake_remote,
-                         t.ttwu_move_affine);
+                         t.ttwu_move_affine, t.newidle_stop_task, t.newidle_stop_wakeup);
     }
     return s;
 }

@@ -155,6 +155,10 @@ struct sd_schedstat {
     u64 ttwu_wake_remote = 0, ttwu_move_affine = 0, ttwu_move_balance = 0;
     /// Not in /proc/schedstat: find_busiest_group() calls per idle type (sched-scoreboard's view).
     u64 fbg_count[CPU_MAX_IDLE_TYPES] = {};
+    /// Not in /proc/schedstat (model, lane nibirq): newidle_balance()'s loop ended after this
+    /// domain's pass on a task (nr_running) or on a queued wakeup (ttwu_pending) found on the
+    /// CPU, 6.6's break (not counted under the v6.10 break, newidle_break_on_swb).
+    u64 newidle_stop_task = 0, newidle_stop_wakeup = 0;
 
     /// model: every counter added, for sums over CPUs (a level's, a node's); the kernel has
     /// none, its readers (show_schedstat()) print each domain's.
@@ -183,6 +187,8 @@ struct sd_schedstat {
         ttwu_wake_remote += o.ttwu_wake_remote;
         ttwu_move_affine += o.ttwu_move_affine;
         ttwu_move_balance += o.ttwu_move_balance;
+        newidle_stop_task += o.newidle_stop_task;
+        newidle_stop_wakeup += o.newidle_stop_wakeup;
         return *this;
     }
 };
