@@ -162,21 +162,49 @@ int wake_affine_idle(kernel& k, int this_cpu, int prev_cpu, int sync)
     return nr_cpumask_bits;
 }
 
+// The decision log's `wake_affine_weight` entry (model, below): the loads each side sums and
+// its factor (WA_BIAS; each side is also multiplied by the other CPU's capacity, not shown);
+// factors 0: a sync waker's load above its CPU's ended the comparison early.
+static void log_wake_affine_weight(kernel& k, const task_struct& p, int this_cpu, int prev_cpu,
+                                   s64 this_load, s64 current_load, s64 task_load, s64 this_pct,
+                                   s64 prev_pct, bool affine)
+{
+    if (!k.decisions().on())
+        return;
+    const s64 prev_load = static_cast<s64>(cpu_load(k.cpu_rq(prev_cpu)));
+    k.decisions().log(
+        k.now(), this_cpu, "wake_affine_weight",
+        fmt::format("pid {}: this cpu{} load {} - waker {} + task_h {} (x{}) vs prev cpu{} "
+                    "load {} - task_h {} (x{}){}: {}",
+                    p.pid, this_cpu, this_load, current_load, task_load, this_pct, prev_cpu,
+                    prev_load, task_load, prev_pct,
+                    prev_pct == 0 ? ", the sync waker's load above its CPU's" : "",
+                    affine ? "this" : "prev"));
+}
+
 /*
  * kernel: kernel/sched/fair.c wake_affine_weight(), 6.6 (== 5.15): move to
  * the waker's CPU if its load with p (minus the sync waker) is below prev's
  * load without p, with WA_BIAS tilting the comparison by half the domain's
  * imbalance margin towards prev.
+ * model: with the decision log on, a `wake_affine_weight` entry gives the inputs (the root
+ * cfs_rqs' cpu_load(), task_h_load() of the wakee and of a sync waker, the two factors) and
+ * the pick (lane rplwaw), read after the kernel's arithmetic, so it changes no schedule.
  */
 int wake_affine_weight(kernel& k, const sched_domain& sd, task_struct& p, int this_cpu,
                        int prev_cpu, int sync)
 {
     k.decisions().select_branch("wake_affine: waker cpu (weight)");
-    s64 this_eff_load = static_cast<s64>(cpu_load(k.cpu_rq(this_cpu)));
+    const s64 this_load = static_cast<s64>(cpu_load(k.cpu_rq(this_cpu)));
+    s64 this_eff_load = this_load;
+    s64 current_load = 0;
     if (sync) {
-        const s64 current_load = static_cast<s64>(task_h_load(k, *k.current()));
-        if (current_load > this_eff_load)
+        current_load = static_cast<s64>(task_h_load(k, *k.current()));
+        if (current_load > this_eff_load) {
+            log_wake_affine_weight(k, p, this_cpu, prev_cpu, this_load, current_load, 0, 0, 0,
+                                   true);
             return this_cpu;
+        }
         this_eff_load -= current_load;
     }
     const s64 task_load = static_cast<s64>(task_h_load(k, p));
@@ -194,7 +222,12 @@ int wake_affine_weight(kernel& k, const sched_domain& sd, task_struct& p, int th
     // that select_idle_sibling() will consider stacking the wakee on top of the waker.
     if (sync)
         prev_eff_load += 1;
-    return this_eff_load < prev_eff_load ? this_cpu : nr_cpumask_bits;
+    const bool affine = this_eff_load < prev_eff_load;
+    const bool bias = sched_feat_of(k, WA_BIAS);
+    log_wake_affine_weight(k, p, this_cpu, prev_cpu, this_load, current_load, task_load,
+                           bias ? 100 : 1,
+                           bias ? 100 + (static_cast<s64>(sd.imbalance_pct) - 100) / 2 : 1, affine);
+    return affine ? this_cpu : nr_cpumask_bits;
 }
 
 /*

@@ -171,6 +171,42 @@ TEST(select_task_rq_fair, the_log_names_the_wake_affine_rule_that_took_the_waker
     }
 }
 
+// The decision log's wake_affine_weight entry gives the loads compared and the pick (lane
+// rplwaw): each side's cpu_load() as the readers return it, the wakee's task_h_load() and the
+// WA_BIAS factors (MC's imbalance_pct 117: 100 against 108).
+TEST(wake_affine_weight, the_log_gives_the_loads_it_compared)
+{
+    struct sink final : decision_sink {
+        std::vector<std::string> texts;
+        void decision(const sched_decision& d) override
+        {
+            if (d.what == "wake_affine_weight")
+                texts.push_back(d.text);
+        }
+    };
+    sched_fixture t(llc16_machine(), "6.6");
+    t.spawn("waker", testlib::spin(), 0, 0, 0);
+    t.spawn("prev-spin", testlib::spin(), 0, 0, 5);
+    task_struct& wakee = t.spawn("wakee", testlib::run_sleep(usecs(10), secs(10)), 0, 0, 5);
+    t.run_for(msecs(50)); // the wakee sleeps, both CPUs busy
+    t.k->set_this_cpu(0);
+    sched_domain* sd = t.k->topology().cpu(0).sd_llc;
+    ASSERT_EQ(sd->imbalance_pct, 117u);
+    const u64 this_load = cpu_load(t.k->cpu_rq(0));
+    const u64 prev_load = cpu_load(t.k->cpu_rq(5));
+    const u64 task_h = task_h_load(*t.k, wakee);
+    sink s;
+    t.k->decisions().set_sink(&s);
+    const int cpu = wake_affine_weight(*t.k, *sd, wakee, 0, 5, /*sync=*/0);
+    t.k->decisions().set_sink(nullptr);
+    ASSERT_EQ(s.texts.size(), 1u);
+    EXPECT_EQ(s.texts[0],
+              fmt::format("pid {}: this cpu0 load {} - waker 0 + task_h {} (x100) vs prev cpu5 "
+                          "load {} - task_h {} (x108): {}",
+                          wakee.pid, this_load, task_h, prev_load, task_h,
+                          cpu == 0 ? "this" : "prev"));
+}
+
 TEST(wake_affine, prefers_an_idle_prev_cpu_and_counts_no_move_on_6_6)
 {
     sched_fixture t(llc16_machine(), "6.6");
