@@ -50,15 +50,15 @@ TEST(replay_flips, wake_wide_by_hand)
     EXPECT_FALSE(flips_wide(40, 1, 2)); // the slave below llc_size
 }
 
-constexpr const char* header = "# tracer: nop\n"
+constexpr const char* flips_header = "# tracer: nop\n"
                                "# entries-in-buffer/entries-written: 1/1   #P:2\n";
 
-std::string waking(const std::string& comm, int pid, int target)
+std::string flips_waking(const std::string& comm, int pid, int target)
 {
     return fmt::format("sched_waking: comm={} pid={} prio=120 target_cpu={:03}", comm, pid, target);
 }
 
-std::string wakeup(const std::string& comm, int pid, int target)
+std::string flips_wakeup(const std::string& comm, int pid, int target)
 {
     return fmt::format("sched_wakeup: comm={} pid={} prio=120 target_cpu={:03}", comm, pid, target);
 }
@@ -75,9 +75,9 @@ std::string wakeup(const std::string& comm, int pid, int target)
  */
 std::string wake_all_trace()
 {
-    std::string t = header;
+    std::string t = flips_header;
     t += line("<idle>-0", 1, "d..2.", 1000, sw("swapper/1", 0, "R", "m", 10));
-    t += line("m-10", 1, "d..3.", 1010, waking("k", 99, 1));
+    t += line("m-10", 1, "d..3.", 1010, flips_waking("k", 99, 1));
     long us = 1100;
     for (int c = 11; c <= 16; ++c, us += 100) {
         t += line("m-10", 1, ".....", us,
@@ -87,14 +87,14 @@ std::string wake_all_trace()
     }
     // 16 on its idle previous CPU (no evidence), 15 on the waker's, 14-11 on their busy
     // previous CPU (running 16).
-    t += line("m-10", 1, "d..3.", 2000, waking("m", 16, 0));
-    t += line("<idle>-0", 0, "dNh2.", 2001, wakeup("m", 16, 0));
+    t += line("m-10", 1, "d..3.", 2000, flips_waking("m", 16, 0));
+    t += line("<idle>-0", 0, "dNh2.", 2001, flips_wakeup("m", 16, 0));
     t += line("<idle>-0", 0, "d..2.", 2002, sw("swapper/0", 0, "R", "m", 16));
-    t += line("m-10", 1, "d..3.", 2003, waking("m", 15, 0));
-    t += line("m-10", 1, "d..4.", 2004, wakeup("m", 15, 1));
+    t += line("m-10", 1, "d..3.", 2003, flips_waking("m", 15, 0));
+    t += line("m-10", 1, "d..4.", 2004, flips_wakeup("m", 15, 1));
     for (int c = 14; c >= 11; --c) {
-        t += line("m-10", 1, "d..3.", 2005 + 2 * (14 - c), waking("m", c, 0));
-        t += line("m-10", 1, "d..4.", 2006 + 2 * (14 - c), wakeup("m", c, 0));
+        t += line("m-10", 1, "d..3.", 2005 + 2 * (14 - c), flips_waking("m", c, 0));
+        t += line("m-10", 1, "d..4.", 2006 + 2 * (14 - c), flips_wakeup("m", c, 0));
     }
     t += line("m-10", 1, "d..2.", 2020, sw("m", 10, "S", "m", 15));
     t += line("m-16", 0, "d..2.", 2030, sw("m", 16, "S", "m", 14));
