@@ -508,10 +508,10 @@ TEST(sched_ttwu_pending, a_sleepers_hrtimer_waits_for_the_wake_lists_handler)
         } rec;
         t.k->add_sink(&rec);
         task_struct& p = t.spawn("p", testlib::run_sleep(usecs(10), secs(10)), 3, 0, 3);
-        const sim_time wake_at = msecs(1);
+        constexpr sim_time wake_at = msecs(1);
         auto steps = std::make_shared<int>(0);
         task_struct& r =
-            t.spawn("r", testlib::behaviour([wake_at, steps](syscalls& k, task_struct& self) {
+            t.spawn("r", testlib::behaviour([steps](syscalls& k, task_struct& self) {
                         if ((*steps)++ == 0)
                             return task_action::cpu(usecs(10));
                         if (*steps == 2)
