@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "workload/replay.h"
 
+#include "sched/params.h"
 #include "sched/syscalls.h"
 #include "sim/bug.h"
 #include "sim/config_error.h"
@@ -1506,10 +1507,15 @@ std::string replay_workload::report() const
                      "only ({} in this run), {} left out (per-CPU kernel threads, non-fair "
                      "tasks: no select_task_rq_fair())\n",
                      t.causes.absent_wakes, absent_wakes_run_, t.causes.absent_wakes_skipped);
-    if (const sim_time p = replay_tick_phase(t, 4'000'000); p >= 0)
-        s += fmt::format("# ticks: the traced kernel's 4 ms tick grid (HZ=250) at {:.3f} ms from "
+    // The tick the run uses (prepare_run(): kc.params.tick_nsec(); CONFIG_HZ is the same in
+    // every profile, sched_params::hz).
+    const sched_params params;
+    if (const sim_time p = replay_tick_phase(t, static_cast<sim_dur>(params.tick_nsec()));
+        p >= 0)
+        s += fmt::format("# ticks: the traced kernel's {} ms tick grid (HZ={}) at {:.3f} ms from "
                          "time 0, from its {} softirq-context events; the replay's ticks fall "
                          "on it\n",
+                         static_cast<double>(params.tick_nsec()) / 1e6, params.hz,
                          static_cast<double>(p) / 1e6, t.softirq_events.size());
     s += wakee_flips_report();
     if (o_.flow)
