@@ -1510,8 +1510,7 @@ std::string replay_workload::report() const
     // The tick the run uses (prepare_run(): kc.params.tick_nsec(); CONFIG_HZ is the same in
     // every profile, sched_params::hz).
     const sched_params params;
-    if (const sim_time p = replay_tick_phase(t, static_cast<sim_dur>(params.tick_nsec()));
-        p >= 0)
+    if (const sim_time p = replay_tick_phase(t, static_cast<sim_dur>(params.tick_nsec())); p >= 0)
         s += fmt::format("# ticks: the traced kernel's {} ms tick grid (HZ={}) at {:.3f} ms from "
                          "time 0, from its {} softirq-context events; the replay's ticks fall "
                          "on it\n",
